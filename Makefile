@@ -1,0 +1,60 @@
+# The two set-up commands are `make demo` and `make test`; the rest are for developers.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+PREFIX ?= /usr/local
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+.PHONY: all build bootstrap test unit integration asan format demo install bench fuzz cluster-up cluster-down clean deb
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+# Unit tests, then the integration suite against the local cluster (started and stopped here).
+test: bootstrap build
+	cd $(BUILD) && ctest --output-on-failure -L '^$$' -LE integration
+	scripts/integration $(BUILD)
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -LE integration
+
+asan: bootstrap
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DROSSOCTL_SANITIZE=ON
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -LE integration
+	scripts/integration $(ASAN_BUILD)
+
+format:
+	find include src commands tests/unit tests/integration -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
+
+demo: bootstrap build
+	scripts/demo $(BUILD)
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+deb: build
+	cd $(BUILD) && cpack -G DEB
+
+bench: bootstrap build
+	bench/run $(BUILD)
+
+fuzz:
+	scripts/fuzz
+
+cluster-up:
+	tests/cluster/local-cluster up
+
+cluster-down:
+	tests/cluster/local-cluster down
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

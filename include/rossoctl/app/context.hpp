@@ -1,0 +1,85 @@
+#pragma once
+// The Context every command gets: streams, global options, clock, and the client it builds
+// lazily from them. No global state: tests build a Context with their own streams and a
+// fake transport.
+#include <chrono>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "rossoctl/clock.hpp"
+#include "rossoctl/kube/cancel.hpp"
+#include "rossoctl/kube/client.hpp"
+#include "rossoctl/kube/config.hpp"
+#include "rossoctl/kube/discovery.hpp"
+
+namespace rossoctl::app {
+
+struct GlobalOptions {
+    kube::ConfigOverrides config;
+    std::string requestTimeout = "0";
+    int verbosity = 0;
+    bool noColor = false;
+};
+
+struct Streams {
+    std::istream& in;
+    std::ostream& out;
+    std::ostream& err;
+    bool inIsTty = false;
+    bool outIsTty = false;
+    bool errIsTty = false;
+};
+
+// Builds the transport for a resolved config; the seam unit tests replace.
+using TransportFactory =
+    std::function<std::unique_ptr<kube::Transport>(const kube::RestConfig&, const kube::CancelFlag*)>;
+
+class Context {
+public:
+    Context(Streams streams, GlobalOptions globals, const Clock& clock, kube::Environment env,
+            TransportFactory transportFactory, const kube::CancelFlag* cancel);
+    ~Context();
+
+    std::istream& in() { return streams_.in; }
+    std::ostream& out() { return streams_.out; }
+    std::ostream& err() { return streams_.err; }
+    const Streams& streams() const { return streams_; }
+    const GlobalOptions& globals() const { return globals_; }
+    const Clock& clock() const { return clock_; }
+    const kube::Environment& environment() const { return env_; }
+    const kube::CancelFlag* cancelFlag() const { return cancel_; }
+    bool cancelled() const { return cancel_ && cancel_->cancelled(); }
+    // Color on stdout: a TTY, no --no-color, no NO_COLOR.
+    bool color() const;
+
+    // Resolves kubeconfig and flags once (the "complete" step); throws ConfigError/UsageError.
+    const kube::RestConfig& restConfig();
+    kube::Client& client();
+    kube::Discovery& discovery();
+    // -n, else the context's namespace, else "default".
+    std::string namespaceName();
+    // A second client with its own connection, for work done in parallel.
+    std::unique_ptr<kube::Client> newClient();
+
+private:
+    Streams streams_;
+    GlobalOptions globals_;
+    const Clock& clock_;
+    kube::Environment env_;
+    TransportFactory transportFactory_;
+    const kube::CancelFlag* cancel_;
+    std::unique_ptr<kube::RestConfig> config_;
+    std::unique_ptr<kube::Client> client_;
+    std::unique_ptr<kube::Discovery> discovery_;
+};
+
+// Runs a command body and turns what it throws into the documented exit code and one
+// line on stderr ("error: ..." or kubectl's "Error from server (Reason): ...").
+int runCommand(Context& context, const std::function<int(Context&)>& body);
+
+// "30s", "2m", "1h30m", "500ms", "0" -> milliseconds; throws UsageError naming the flag.
+std::chrono::milliseconds parseDuration(const std::string& text, const std::string& flag);
+
+}  // namespace rossoctl::app

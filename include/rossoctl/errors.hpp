@@ -1,0 +1,37 @@
+#pragma once
+// The error kinds every layer throws; the command runner maps each to its exit code.
+#include <stdexcept>
+#include <string>
+
+namespace rossoctl {
+
+// Exit codes of DESIGN.md section 2.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitBoundaryNotProven = 3;
+
+// A failure with a one-line message for stderr; exit code 1 unless a subclass says otherwise.
+class Error : public std::runtime_error {
+public:
+    explicit Error(const std::string& message, int exitCode = kExitError)
+        : std::runtime_error(message), exitCode_(exitCode) {}
+    int exitCode() const { return exitCode_; }
+
+private:
+    int exitCode_;
+};
+
+// Bad input found before any request was sent (exit 2).
+class UsageError : public Error {
+public:
+    explicit UsageError(const std::string& message) : Error(message, kExitUsage) {}
+};
+
+// A kubeconfig or credential that cannot be read or makes no sense.
+class ConfigError : public Error {
+public:
+    using Error::Error;
+};
+
+}  // namespace rossoctl

@@ -1,0 +1,43 @@
+#pragma once
+// ApiError: a metav1.Status failure from the apiserver, worded like kubectl's messages.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "rossoctl/errors.hpp"
+
+namespace rossoctl::kube {
+
+struct StatusCause {
+    std::string reason;
+    std::string message;
+    std::string field;
+};
+
+class ApiError : public Error {
+public:
+    ApiError(long code, std::string reason, std::string message, std::vector<StatusCause> causes,
+             nlohmann::json details = {});
+    long code() const { return code_; }
+    const std::string& reason() const { return reason_; }
+    const std::string& statusMessage() const { return message_; }
+    const std::vector<StatusCause>& causes() const { return causes_; }
+    const nlohmann::json& details() const { return details_; }
+    bool isNotFound() const { return code_ == 404; }
+    bool isConflict() const { return code_ == 409 && reason_ == "Conflict"; }
+    bool isAlreadyExists() const { return code_ == 409 && reason_ == "AlreadyExists"; }
+    bool isForbidden() const { return code_ == 403; }
+
+private:
+    long code_;
+    std::string reason_;
+    std::string message_;
+    std::vector<StatusCause> causes_;
+    nlohmann::json details_;
+};
+
+// Builds the error from a response: a Status body when there is one, else the HTTP status
+// and a short, safe excerpt of what the server sent (an HTML error page, say).
+ApiError apiErrorFromResponse(long httpStatus, const std::string& body);
+
+}  // namespace rossoctl::kube

@@ -1,0 +1,120 @@
+#pragma once
+// Typed REST verbs over the transport seam, with auth, retries, tracing and ApiError.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "rossoctl/clock.hpp"
+#include "rossoctl/kube/api_error.hpp"
+#include "rossoctl/kube/auth.hpp"
+#include "rossoctl/kube/cancel.hpp"
+#include "rossoctl/kube/config.hpp"
+#include "rossoctl/kube/resource.hpp"
+#include "rossoctl/kube/retry.hpp"
+#include "rossoctl/kube/trace.hpp"
+#include "rossoctl/kube/transport.hpp"
+
+namespace rossoctl::kube {
+
+using nlohmann::json;
+
+struct ListOptions {
+    std::string labelSelector;
+    std::string fieldSelector;
+    int limit = 0;  // page size; 0 = server default (all)
+    std::string continueToken;
+    std::string resourceVersion;
+    int timeoutSeconds = 0;  // watch only
+};
+
+struct DeleteOptions {
+    std::optional<std::string> preconditionUid;
+    std::optional<std::string> preconditionResourceVersion;
+    std::string propagationPolicy;  // Foreground | Background | Orphan
+    std::optional<int> gracePeriodSeconds;
+    bool dryRun = false;
+};
+
+enum class PatchType { Json, Merge, Apply };
+
+struct WriteOptions {
+    bool dryRun = false;  // dryRun=All: the apiserver validates and admits, stores nothing
+    std::string fieldManager = "rossoctl";
+    bool force = false;  // server-side apply conflicts
+};
+
+struct WatchEvent {
+    std::string type;  // ADDED MODIFIED DELETED BOOKMARK ERROR
+    json object;
+};
+
+// Requests sent, for benchmarks and `-v`; counted per client.
+struct RequestStats {
+    int requests = 0;
+    int retries = 0;
+};
+
+class Client {
+public:
+    Client(RestConfig config, std::unique_ptr<Transport> transport, const Clock& clock,
+           RequestTracer tracer, const CancelFlag* cancel = nullptr,
+           std::unique_ptr<Authenticator> authenticator = nullptr, RetryPolicy retry = {});
+
+    const RestConfig& config() const { return config_; }
+    const RequestStats& stats() const { return stats_; }
+
+    json get(const ResourceRef& ref, const std::string& ns, const std::string& name);
+    std::optional<json> getIfExists(const ResourceRef& ref, const std::string& ns,
+                                    const std::string& name);
+    // Every page, following `continue`; items merged into one List.
+    json list(const ResourceRef& ref, const std::string& ns, const ListOptions& options = {});
+    // One page at a time; return false from onPage to stop.
+    void listPages(const ResourceRef& ref, const std::string& ns, ListOptions options,
+                   const std::function<bool(const json& page)>& onPage);
+    json create(const ResourceRef& ref, const std::string& ns, const json& object,
+                const WriteOptions& options = {});
+    // PUT: object carries metadata.resourceVersion, so a concurrent change gives 409.
+    json update(const ResourceRef& ref, const std::string& ns, const json& object,
+                const WriteOptions& options = {});
+    json updateStatus(const ResourceRef& ref, const std::string& ns, const json& object);
+    json patch(const ResourceRef& ref, const std::string& ns, const std::string& name,
+               PatchType type, const std::string& body, const WriteOptions& options = {});
+    // Server-side apply of a whole object (field manager "rossoctl").
+    json apply(const ResourceRef& ref, const std::string& ns, const json& object,
+               const WriteOptions& options = {});
+    json remove(const ResourceRef& ref, const std::string& ns, const std::string& name,
+                const DeleteOptions& options = {});
+    // Streams events until onEvent returns false, the server ends the watch, or timeout.
+    // Throws ApiError for an ERROR event carrying a Status (e.g. 410 Gone).
+    void watch(const ResourceRef& ref, const std::string& ns, const ListOptions& options,
+               const std::function<bool(const WatchEvent&)>& onEvent,
+               std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
+    // A raw GET of an absolute API path (/version, /apis/GROUP); throws ApiError.
+    json getPath(const std::string& path);
+    // Any request; retries per policy when idempotent. Throws ApiError on >= 400.
+    HttpResponse request(const std::string& method, const std::string& pathAndQuery,
+                         const std::string& body = {}, const std::string& contentType = {},
+                         bool idempotent = true);
+    // An Upgrade request (WebSocket) with the same TLS and credentials.
+    std::unique_ptr<UpgradedConnection> upgrade(const std::string& pathAndQuery,
+                                                const Headers& headers);
+
+private:
+    HttpResponse sendOnce(HttpRequest& request);
+    HttpRequest prepare(const std::string& method, const std::string& pathAndQuery,
+                        const std::string& body, const std::string& contentType);
+
+    RestConfig config_;
+    std::unique_ptr<Transport> transport_;
+    const Clock& clock_;
+    RequestTracer tracer_;
+    const CancelFlag* cancel_;
+    std::unique_ptr<Authenticator> authenticator_;
+    RetryPolicy retry_;
+    RequestStats stats_;
+};
+
+}  // namespace rossoctl::kube

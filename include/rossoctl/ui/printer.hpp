@@ -1,0 +1,34 @@
+#pragma once
+// Output printers: table (aligned, wide, no headers), json, yaml, name.
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace rossoctl::ui {
+
+enum class OutputFormat { Table, Wide, Json, Yaml, Name };
+
+// Throws UsageError listing the accepted values.
+OutputFormat parseOutputFormat(const std::string& text, const std::vector<std::string>& allowed = {
+                                                            "table", "wide", "json", "yaml", "name"});
+
+struct Table {
+    std::vector<std::string> headers;
+    std::vector<std::vector<std::string>> rows;
+    std::vector<bool> wideOnly;  // per column; empty = none
+};
+
+void printTable(std::ostream& out, const Table& table, bool noHeaders, bool wide);
+void printJson(std::ostream& out, const nlohmann::json& value);
+void printYaml(std::ostream& out, const nlohmann::json& value);
+// "sandbox.agents.x-k8s.io/orders" for each object (kubectl's -o name).
+void printNames(std::ostream& out, const nlohmann::json& objects, const std::string& typeName);
+
+// A List of objects in the shape kubectl prints for -o json/yaml.
+nlohmann::json asList(const nlohmann::json& items);
+
+// kubectl-style ages: 45s, 5m, 3h, 2d, 1y.
+std::string formatAge(std::chrono::seconds age);
+
+}  // namespace rossoctl::ui
