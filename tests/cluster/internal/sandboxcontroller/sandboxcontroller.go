@@ -1,0 +1,98 @@
+// Package sandboxcontroller reconciles agents.x-k8s.io Sandboxes into Pods, a small
+// stand-in for the upstream agent-sandbox controller with the same observable behaviour.
+package sandboxcontroller
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+)
+
+// Main runs the controller until SIGINT or SIGTERM.
+func Main(args []string) int {
+	fs := flag.NewFlagSet("sandbox-controller", flag.ContinueOnError)
+	kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file (empty: in-cluster config)")
+	workers := fs.Int("workers", 2, "sandboxes reconciled in parallel")
+	resync := fs.Duration("resync", 10*time.Minute, "full resync period of the informers")
+	klog.InitFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := loadConfig(*kubeconfig)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox-controller:", err)
+		return 1
+	}
+	// Restart latency matters more than politeness on a test cluster.
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.UserAgent = "sandbox-controller"
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox-controller:", err)
+		return 1
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox-controller:", err)
+		return 1
+	}
+	version, err := waitForCRD(ctx, kube.Discovery())
+	if err != nil {
+		return 0 // stopped before the CRD appeared
+	}
+	if err := New(kube, dyn, GVR(version), *resync).Run(ctx, *workers); err != nil {
+		fmt.Fprintln(os.Stderr, "sandbox-controller:", err)
+		return 1
+	}
+	klog.Info("sandbox-controller: stopped")
+	return 0
+}
+
+func loadConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		return rest.InClusterConfig()
+	}
+	return clientcmd.BuildConfigFromFlags("", path)
+}
+
+// waitForCRD polls discovery until some Sandbox version we speak is served, since the
+// controller may start before the CRD is installed.
+func waitForCRD(ctx context.Context, d discovery.DiscoveryInterface) (string, error) {
+	logged := false
+	for {
+		for _, v := range Versions {
+			rl, err := d.ServerResourcesForGroupVersion(Group + "/" + v)
+			if err != nil {
+				continue
+			}
+			for _, r := range rl.APIResources {
+				if r.Name == Resource {
+					return v, nil
+				}
+			}
+		}
+		if !logged {
+			klog.Infof("sandbox-controller: waiting for the %s.%s CRD", Resource, Group)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
