@@ -33,11 +33,11 @@ struct Streams {
 };
 
 // Builds the transport for a resolved config; the seam unit tests replace.
-using TransportFactory =
-    std::function<std::unique_ptr<kube::Transport>(const kube::RestConfig&, const kube::CancelFlag*)>;
+using TransportFactory = std::function<std::unique_ptr<kube::Transport>(const kube::RestConfig&,
+                                                                        const kube::CancelFlag*)>;
 
 class Context {
-public:
+  public:
     Context(Streams streams, GlobalOptions globals, const Clock& clock, kube::Environment env,
             TransportFactory transportFactory, const kube::CancelFlag* cancel);
     ~Context();
@@ -63,7 +63,7 @@ public:
     // A second client with its own connection, for work done in parallel.
     std::unique_ptr<kube::Client> newClient();
 
-private:
+  private:
     Streams streams_;
     GlobalOptions globals_;
     const Clock& clock_;

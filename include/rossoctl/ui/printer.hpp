@@ -10,8 +10,9 @@ namespace rossoctl::ui {
 enum class OutputFormat { Table, Wide, Json, Yaml, Name };
 
 // Throws UsageError listing the accepted values.
-OutputFormat parseOutputFormat(const std::string& text, const std::vector<std::string>& allowed = {
-                                                            "table", "wide", "json", "yaml", "name"});
+OutputFormat parseOutputFormat(const std::string& text,
+                               const std::vector<std::string>& allowed = {"table", "wide", "json",
+                                                                          "yaml", "name"});
 
 struct Table {
     std::vector<std::string> headers;

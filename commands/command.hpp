@@ -1,0 +1,44 @@
+#pragma once
+// What every subcommand file uses to register itself: its Options live in a shared_ptr the
+// callback owns, and run() goes through app::runCommand for errors and exit codes.
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+
+#include "rossoctl/app/context.hpp"
+#include "rossoctl/ui/printer.hpp"
+
+namespace rossoctl::commands {
+
+// main implements it: the Context exists only once global flags are parsed.
+class CommandHost {
+  public:
+    virtual ~CommandHost() = default;
+    virtual app::Context& context() = 0;
+    virtual CLI::App& root() = 0;
+    void setExitCode(int code) { exitCode_ = code; }
+    int exitCode() const { return exitCode_; }
+
+  private:
+    int exitCode_ = 0;
+};
+
+template <class Options>
+void onRun(CLI::App* command, CommandHost& host, std::shared_ptr<Options> options,
+           int (*run)(app::Context&, Options&)) {
+    command->callback([&host, options, run] {
+        auto& context = host.context();
+        host.setExitCode(
+            app::runCommand(context, [&](app::Context& c) { return run(c, *options); }));
+    });
+}
+
+struct OutputFlags {
+    std::string output;
+    bool noHeaders = false;
+};
+
+// -o/--output and --no-headers, as kubectl spells them.
+void addOutputFlags(CLI::App* command, OutputFlags& flags, const std::string& allowed);
+
+}  // namespace rossoctl::commands

@@ -1,0 +1,56 @@
+// rossoctl version: the client's version, and the server's from /version.
+#include <fmt/format.h>
+
+#include "registry.hpp"
+#include "rossoctl/ui/printer.hpp"
+
+namespace rossoctl::commands {
+namespace {
+
+struct VersionOptions {
+    bool clientOnly = false;
+    std::string output;
+};
+
+nlohmann::json clientVersion() {
+    return {{"gitVersion", std::string("v") + ROSSOCTL_VERSION},
+            {"compiler", "gcc"},
+            {"platform", "linux/amd64"}};
+}
+
+int runVersion(app::Context& context, VersionOptions& options) {
+    // validate
+    auto format = ui::OutputFormat::Table;
+    if (!options.output.empty()) format = ui::parseOutputFormat(options.output, {"json", "yaml"});
+    // run
+    nlohmann::json result = {{"clientVersion", clientVersion()}};
+    if (!options.clientOnly) result["serverVersion"] = context.client().getPath("/version");
+    if (format == ui::OutputFormat::Json) {
+        ui::printJson(context.out(), result);
+    } else if (format == ui::OutputFormat::Yaml) {
+        ui::printYaml(context.out(), result);
+    } else {
+        context.out() << "Client Version: "
+                      << result["clientVersion"]["gitVersion"].get<std::string>() << '\n';
+        if (result.contains("serverVersion"))
+            context.out() << "Server Version: "
+                          << result["serverVersion"].value("gitVersion", "unknown") << '\n';
+    }
+    return 0;
+}
+
+}  // namespace
+
+void registerVersion(CLI::App& root, CommandHost& host) {
+    auto options = std::make_shared<VersionOptions>();
+    auto* command = root.add_subcommand("version", "Print the client and server versions");
+    command->add_flag("--client", options->clientOnly, "Client version only (no request)");
+    command->add_option("-o,--output", options->output, "Output format: json|yaml");
+    command->footer(
+        "Examples:\n"
+        "  rossoctl version\n"
+        "  rossoctl version --client -o json");
+    onRun(command, host, options, &runVersion);
+}
+
+}  // namespace rossoctl::commands

@@ -1,0 +1,122 @@
+#include "rossoctl/app/context.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <iostream>
+
+#include "rossoctl/kube/api_error.hpp"
+
+namespace rossoctl::app {
+
+Context::Context(Streams streams, GlobalOptions globals, const Clock& clock, kube::Environment env,
+                 TransportFactory transportFactory, const kube::CancelFlag* cancel)
+    : streams_(streams),
+      globals_(std::move(globals)),
+      clock_(clock),
+      env_(std::move(env)),
+      transportFactory_(std::move(transportFactory)),
+      cancel_(cancel) {}
+
+Context::~Context() = default;
+
+bool Context::color() const {
+    if (globals_.noColor || !streams_.outIsTty) return false;
+    auto noColor = env_.getenv ? env_.getenv("NO_COLOR") : std::nullopt;
+    return !noColor.has_value();
+}
+
+const kube::RestConfig& Context::restConfig() {
+    if (!config_) {
+        kube::ConfigOverrides overrides = globals_.config;
+        overrides.requestTimeout = parseDuration(globals_.requestTimeout, "--request-timeout");
+        config_ = std::make_unique<kube::RestConfig>(kube::resolveRestConfig(overrides, env_));
+    }
+    return *config_;
+}
+
+std::unique_ptr<kube::Client> Context::newClient() {
+    const auto& config = restConfig();
+    return std::make_unique<kube::Client>(config, transportFactory_(config, cancel_), clock_,
+                                          kube::RequestTracer(streams_.err, globals_.verbosity),
+                                          cancel_);
+}
+
+kube::Client& Context::client() {
+    if (!client_) client_ = newClient();
+    return *client_;
+}
+
+kube::Discovery& Context::discovery() {
+    if (!discovery_) {
+        discovery_ = std::make_unique<kube::Discovery>(
+            client(), clock_, kube::defaultDiscoveryCacheDir(env_, restConfig().server));
+    }
+    return *discovery_;
+}
+
+std::string Context::namespaceName() {
+    return restConfig().namespaceName;
+}
+
+int runCommand(Context& context, const std::function<int(Context&)>& body) {
+    try {
+        return body(context);
+    } catch (const kube::ApiError& e) {
+        context.err() << "Error from server (" << (e.reason().empty() ? "Unknown" : e.reason())
+                      << "): " << e.what() << '\n';
+        return kExitError;
+    } catch (const UsageError& e) {
+        context.err() << "error: " << e.what() << '\n';
+        return kExitUsage;
+    } catch (const Error& e) {
+        context.err() << "error: " << e.what() << '\n';
+        return e.exitCode();
+    } catch (const std::exception& e) {
+        context.err() << "error: " << e.what() << '\n';
+        return kExitError;
+    }
+}
+
+std::chrono::milliseconds parseDuration(const std::string& text, const std::string& flag) {
+    auto invalid = [&] {
+        return UsageError(fmt::format(
+            "invalid value \"{}\" for {}: want a duration such as 30s, 2m or 1h30m", text, flag));
+    };
+    if (text == "0") return std::chrono::milliseconds{0};
+    if (text.empty()) throw invalid();
+    double totalMs = 0;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t start = pos;
+        while (pos < text.size() &&
+               (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.'))
+            ++pos;
+        if (pos == start) throw invalid();
+        double number = 0;
+        try {
+            number = std::stod(text.substr(start, pos - start));
+        } catch (...) {
+            throw invalid();
+        }
+        size_t unitStart = pos;
+        while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) ++pos;
+        std::string unit = text.substr(unitStart, pos - unitStart);
+        double scale = 0;
+        if (unit == "ms")
+            scale = 1;
+        else if (unit == "s")
+            scale = 1000;
+        else if (unit == "m")
+            scale = 60'000;
+        else if (unit == "h")
+            scale = 3'600'000;
+        else
+            throw invalid();
+        totalMs += number * scale;
+        if (totalMs > 1e13) throw invalid();
+    }
+    return std::chrono::milliseconds{static_cast<long long>(totalMs)};
+}
+
+}  // namespace rossoctl::app

@@ -1,0 +1,153 @@
+// rossoctl: builds the command tree, parses the command line, runs one command.
+#include <curl/curl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <thread>
+
+#include "registry.hpp"
+#include "rossoctl/app/context.hpp"
+#include "rossoctl/kube/transport.hpp"
+
+namespace {
+
+using namespace rossoctl;
+
+// Blocks SIGINT/SIGTERM in every thread and turns them into the CancelFlag from a thread of
+// its own, so no signal handler (and no global) is needed; a second signal exits at once.
+class SignalWatcher {
+  public:
+    explicit SignalWatcher(kube::CancelFlag& cancel) {
+        sigemptyset(&set_);
+        sigaddset(&set_, SIGINT);
+        sigaddset(&set_, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+        std::thread([this, &cancel] {
+            for (;;) {
+                int signal = 0;
+                if (sigwait(&set_, &signal) != 0) continue;
+                if (cancel.cancelled()) _exit(128 + signal);
+                cancel.cancel();
+            }
+        }).detach();
+    }
+
+  private:
+    sigset_t set_{};
+};
+
+class Host : public commands::CommandHost {
+  public:
+    Host(CLI::App& root, app::GlobalOptions& globals, const kube::CancelFlag& cancel)
+        : root_(root), globals_(globals), cancel_(cancel) {}
+
+    app::Context& context() override {
+        if (!context_) {
+            app::Streams streams{std::cin,       std::cout,      std::cerr,
+                                 isatty(0) == 1, isatty(1) == 1, isatty(2) == 1};
+            context_ = std::make_unique<app::Context>(
+                streams, globals_, clock_, kube::Environment::fromProcess(),
+                [](const kube::RestConfig& config, const kube::CancelFlag* cancel) {
+                    return kube::makeCurlTransport(config, cancel);
+                },
+                &cancel_);
+        }
+        return *context_;
+    }
+    CLI::App& root() override { return root_; }
+
+  private:
+    CLI::App& root_;
+    app::GlobalOptions& globals_;
+    const kube::CancelFlag& cancel_;
+    SystemClock clock_;
+    std::unique_ptr<app::Context> context_;
+};
+
+void addGlobalFlags(CLI::App& root, app::GlobalOptions& globals) {
+    auto& c = globals.config;
+    const char* group = "Global flags";
+    root.add_option("--kubeconfig", c.kubeconfig, "Path to the kubeconfig file")->group(group);
+    root.add_option("--context", c.context, "The kubeconfig context to use")->group(group);
+    root.add_option("--cluster", c.cluster, "The kubeconfig cluster to use")->group(group);
+    root.add_option("--user", c.user, "The kubeconfig user to use")->group(group);
+    root.add_option("-n,--namespace", c.namespaceName, "The namespace (project) to use")
+        ->group(group);
+    root.add_option("-s,--server", c.server, "The address of the Kubernetes API server")
+        ->group(group);
+    root.add_option("--token", c.token, "Bearer token for authentication")->group(group);
+    root.add_option("--certificate-authority", c.certificateAuthority,
+                    "Path to a CA certificate file")
+        ->group(group);
+    root.add_flag("--insecure-skip-tls-verify", c.insecureSkipTlsVerify,
+                  "Do not verify the server's certificate (insecure)")
+        ->group(group);
+    root.add_option("--request-timeout", globals.requestTimeout,
+                    "How long to wait for one request (30s, 2m; 0 = no limit)", true)
+        ->group(group);
+    root.add_option("-v,--v", globals.verbosity,
+                    "Log level: 6 requests, 7 +headers, 8 +bodies (secrets masked)")
+        ->group(group);
+    root.add_flag("--no-color", globals.noColor, "Plain output without color (also NO_COLOR)")
+        ->group(group);
+}
+
+// One line on stderr for a command-line mistake, naming where help is.
+int reportParseError(const CLI::App& root, const CLI::ParseError& e) {
+    std::string where = "rossoctl";
+    const CLI::App* app = &root;
+    while (app != nullptr) {
+        auto selected = app->get_subcommands();
+        if (selected.empty()) break;
+        app = selected.front();
+        where += " " + app->get_name();
+    }
+    std::string message = e.what();
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    for (auto& ch : message)
+        if (ch == '\n') ch = ' ';
+    std::cerr << "error: " << message << " (see '" << where << " --help')\n";
+    return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    kube::CancelFlag cancel;
+    SignalWatcher signals(cancel);
+
+    app::GlobalOptions globals;
+    CLI::App root{
+        "rossoctl deploys AI agents into hardened Kubernetes sandboxes, changes them safely,\n"
+        "and proves that a sandbox is really isolated."};
+    root.name("rossoctl");
+    root.fallthrough();  // global flags work before and after the subcommand
+    root.set_help_all_flag("--help-all", "Help for every command");
+    root.footer(
+        "Exit codes: 0 success, 1 error, 2 usage error, 3 a sandbox boundary does not hold.\n"
+        "Run 'rossoctl COMMAND --help' for more about a command.");
+    addGlobalFlags(root, globals);
+
+    Host host(root, globals, cancel);
+    commands::registerVersion(root, host);
+    commands::registerCompletion(root, host);
+    commands::registerComplete(root, host);
+
+    try {
+        root.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return root.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return root.exit(e);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return root.exit(e);
+        return reportParseError(root, e);
+    }
+    if (root.get_subcommands().empty()) {
+        std::cout << root.help();
+        return 0;
+    }
+    return host.exitCode();
+}

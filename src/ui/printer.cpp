@@ -1,0 +1,93 @@
+#include "rossoctl/ui/printer.hpp"
+
+#include <algorithm>
+
+#include "rossoctl/errors.hpp"
+#include "rossoctl/ui/yaml.hpp"
+
+namespace rossoctl::ui {
+
+OutputFormat parseOutputFormat(const std::string& text, const std::vector<std::string>& allowed) {
+    std::string value = text.empty() ? "table" : text;
+    if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+        std::string list;
+        for (const auto& name : allowed) list += (list.empty() ? "" : ", ") + name;
+        throw UsageError("unsupported output format \"" + value + "\"; use one of: " + list);
+    }
+    if (value == "wide") return OutputFormat::Wide;
+    if (value == "json") return OutputFormat::Json;
+    if (value == "yaml") return OutputFormat::Yaml;
+    if (value == "name") return OutputFormat::Name;
+    return OutputFormat::Table;
+}
+
+void printTable(std::ostream& out, const Table& table, bool noHeaders, bool wide) {
+    std::vector<size_t> columns;
+    for (size_t i = 0; i < table.headers.size(); ++i)
+        if (wide || i >= table.wideOnly.size() || !table.wideOnly[i]) columns.push_back(i);
+    std::vector<size_t> widths(table.headers.size(), 0);
+    auto measure = [&](const std::vector<std::string>& row) {
+        for (size_t i : columns)
+            if (i < row.size()) widths[i] = std::max(widths[i], row[i].size());
+    };
+    if (!noHeaders) measure(table.headers);
+    for (const auto& row : table.rows) measure(row);
+    auto printRow = [&](const std::vector<std::string>& row) {
+        std::string line;
+        for (size_t c = 0; c < columns.size(); ++c) {
+            size_t i = columns[c];
+            const std::string cell = i < row.size() ? row[i] : "";
+            line += cell;
+            if (c + 1 < columns.size()) line += std::string(widths[i] - cell.size() + 3, ' ');
+        }
+        while (!line.empty() && line.back() == ' ') line.pop_back();
+        out << line << '\n';
+    };
+    if (!noHeaders) printRow(table.headers);
+    for (const auto& row : table.rows) printRow(row);
+}
+
+void printJson(std::ostream& out, const nlohmann::json& value) {
+    out << value.dump(4, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+}
+
+void printYaml(std::ostream& out, const nlohmann::json& value) {
+    out << jsonToYaml(value);
+}
+
+void printNames(std::ostream& out, const nlohmann::json& objects, const std::string& typeName) {
+    auto one = [&](const nlohmann::json& object) {
+        out << typeName << '/' << object["metadata"].value("name", "") << '\n';
+    };
+    if (objects.is_array()) {
+        for (const auto& object : objects) one(object);
+    } else if (objects.contains("items")) {
+        for (const auto& object : objects["items"]) one(object);
+    } else {
+        one(objects);
+    }
+}
+
+nlohmann::json asList(const nlohmann::json& items) {
+    return {{"apiVersion", "v1"},
+            {"kind", "List"},
+            {"metadata", {{"resourceVersion", ""}}},
+            {"items", items.is_array() ? items : nlohmann::json::array()}};
+}
+
+std::string formatAge(std::chrono::seconds age) {
+    long long s = std::max<long long>(0, age.count());
+    if (s < 120) return std::to_string(s) + "s";
+    long long m = s / 60;
+    if (m < 10) return std::to_string(m) + "m" + (s % 60 ? std::to_string(s % 60) + "s" : "");
+    if (m < 180) return std::to_string(m) + "m";
+    long long h = m / 60;
+    if (h < 8) return std::to_string(h) + "h" + (m % 60 ? std::to_string(m % 60) + "m" : "");
+    if (h < 48) return std::to_string(h) + "h";
+    long long d = h / 24;
+    if (d < 8) return std::to_string(d) + "d" + (h % 24 ? std::to_string(h % 24) + "h" : "");
+    if (d < 365 * 2) return std::to_string(d) + "d";
+    return std::to_string(d / 365) + "y";
+}
+
+}  // namespace rossoctl::ui

@@ -1,0 +1,150 @@
+#include "rossoctl/ui/yaml.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <regex>
+
+#include "rossoctl/errors.hpp"
+
+namespace rossoctl::ui {
+namespace {
+
+using nlohmann::json;
+
+// YAML 1.2 core schema: only plain (untagged, unquoted) scalars are typed.
+json typedScalar(const YAML::Node& node) {
+    const std::string& text = node.Scalar();
+    if (node.Tag() != "?") return text;
+    static const std::regex kInt(R"([-+]?[0-9]+)");
+    static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
+    if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL")
+        return nullptr;
+    if (text == "true" || text == "True" || text == "TRUE") return true;
+    if (text == "false" || text == "False" || text == "FALSE") return false;
+    if (std::regex_match(text, kInt)) {
+        try {
+            return std::stoll(text);
+        } catch (const std::out_of_range&) {
+            return text;
+        }
+    }
+    if (std::regex_match(text, kFloat)) return std::stod(text);
+    return text;
+}
+
+json toJson(const YAML::Node& node, int depth) {
+    // Hostile input can nest without end; stop long before the stack does.
+    if (depth > 200) throw Error("document nested too deeply");
+    switch (node.Type()) {
+        case YAML::NodeType::Null:
+        case YAML::NodeType::Undefined:
+            return nullptr;
+        case YAML::NodeType::Scalar:
+            return typedScalar(node);
+        case YAML::NodeType::Sequence: {
+            json array = json::array();
+            for (const auto& item : node) array.push_back(toJson(item, depth + 1));
+            return array;
+        }
+        case YAML::NodeType::Map: {
+            json object = json::object();
+            for (const auto& entry : node) {
+                if (!entry.first.IsScalar()) throw Error("mapping key is not a scalar");
+                object[entry.first.Scalar()] = toJson(entry.second, depth + 1);
+            }
+            return object;
+        }
+    }
+    return nullptr;
+}
+
+void emit(YAML::Emitter& out, const json& value) {
+    switch (value.type()) {
+        case json::value_t::object:
+            if (value.empty()) {
+                out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+                return;
+            }
+            out << YAML::BeginMap;
+            for (const auto& [key, item] : value.items()) {
+                out << YAML::Key << key << YAML::Value;
+                emit(out, item);
+            }
+            out << YAML::EndMap;
+            return;
+        case json::value_t::array:
+            if (value.empty()) {
+                out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
+                return;
+            }
+            out << YAML::BeginSeq;
+            for (const auto& item : value) emit(out, item);
+            out << YAML::EndSeq;
+            return;
+        case json::value_t::string: {
+            const auto& text = value.get_ref<const std::string&>();
+            // Quote strings that would read back as another type ("true", "3", "").
+            json reparsed;
+            try {
+                reparsed = typedScalar(YAML::Load(text));
+            } catch (...) {
+                reparsed = nullptr;
+            }
+            if (text.empty() || !reparsed.is_string() || reparsed != value)
+                out << YAML::DoubleQuoted << text;
+            else
+                out << text;
+            return;
+        }
+        case json::value_t::boolean:
+            out << (value.get<bool>() ? "true" : "false");
+            return;
+        case json::value_t::null:
+            out << YAML::Null;
+            return;
+        case json::value_t::number_float: {
+            double number = value.get<double>();
+            if (std::isfinite(number) && number == std::floor(number) && std::abs(number) < 1e15)
+                out << static_cast<long long>(number);
+            else
+                out << number;
+            return;
+        }
+        default:
+            out << value.dump();
+            return;
+    }
+}
+
+}  // namespace
+
+json yamlToJson(const std::string& text, const std::string& origin, bool allowMulti) {
+    try {
+        std::vector<YAML::Node> documents = YAML::LoadAll(text);
+        if (allowMulti) {
+            json all = json::array();
+            for (const auto& doc : documents)
+                if (!doc.IsNull()) all.push_back(toJson(doc, 0));
+            return all;
+        }
+        if (documents.empty()) return nullptr;
+        return toJson(documents.front(), 0);
+    } catch (const YAML::Exception& e) {
+        throw Error(origin + ": line " + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    } catch (const Error& e) {
+        throw Error(origin + ": " + e.what());
+    }
+}
+
+std::string jsonToYaml(const json& value) {
+    YAML::Emitter out;
+    out.SetIndent(2);
+    out.SetSeqFormat(YAML::Block);
+    emit(out, value);
+    std::string text = out.c_str();
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    return text;
+}
+
+}  // namespace rossoctl::ui
