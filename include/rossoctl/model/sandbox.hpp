@@ -1,0 +1,37 @@
+#pragma once
+// The agents.x-k8s.io Sandbox and the AgentRuntime that points at a workload.
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "rossoctl/model/pod.hpp"
+
+namespace rossoctl::model {
+
+struct SandboxOptions {
+    std::string name;
+    std::string namespaceName;
+    std::string version = "v1beta1";  // the served agents.x-k8s.io version
+    HardenedPodOptions pod;
+    std::string storage;  // a quantity: adds a volumeClaimTemplate for the work volume
+    bool service = false;
+    std::chrono::system_clock::time_point shutdownTime;
+};
+
+nlohmann::json buildSandbox(const SandboxOptions& options);
+
+struct TargetRef {
+    std::string apiVersion;
+    std::string kind;
+    std::string name;
+};
+
+nlohmann::json buildAgentRuntime(const std::string& name, const std::string& namespaceName,
+                                 const TargetRef& target);
+
+// Sandbox helpers that read the object, whichever version it is.
+bool sandboxReady(const nlohmann::json& sandbox, std::string* reason = nullptr,
+                  std::string* message = nullptr);
+std::string sandboxPodName(const nlohmann::json& sandbox);
+
+}  // namespace rossoctl::model

@@ -1,0 +1,80 @@
+#include "rossoctl/model/sandbox.hpp"
+
+#include "rossoctl/kube/timestamp.hpp"
+
+namespace rossoctl::model {
+
+using nlohmann::json;
+
+json buildSandbox(const SandboxOptions& options) {
+    HardenedPodOptions pod = options.pod;
+    pod.workVolumeFromClaim = !options.storage.empty();
+    auto lifetime = std::chrono::duration_cast<std::chrono::seconds>(
+        options.shutdownTime - std::chrono::system_clock::now());
+    if (!pod.activeDeadlineSeconds && lifetime.count() > 0)
+        pod.activeDeadlineSeconds = lifetime.count();
+    json spec = {
+        {"podTemplate",
+         {{"metadata", {{"labels", managedLabels(options.name)}}}, {"spec", hardenedPodSpec(pod)}}},
+        {"shutdownTime", kube::formatTimestamp(options.shutdownTime)},
+        {"shutdownPolicy", "Retain"},
+    };
+    // v1beta1 says it with operatingMode; v1alpha1 with replicas.
+    if (options.version == "v1alpha1")
+        spec["replicas"] = 1;
+    else
+        spec["operatingMode"] = "Running";
+    if (options.service) spec["service"] = true;
+    if (!options.storage.empty()) {
+        spec["volumeClaimTemplates"] =
+            json::array({{{"metadata", {{"name", kWorkVolume}}},
+                          {"spec",
+                           {{"accessModes", json::array({"ReadWriteOnce"})},
+                            {"resources", {{"requests", {{"storage", options.storage}}}}}}}}});
+    }
+    return {{"apiVersion", "agents.x-k8s.io/" + options.version},
+            {"kind", "Sandbox"},
+            {"metadata",
+             {{"name", options.name},
+              {"namespace", options.namespaceName},
+              {"labels", managedLabels(options.name)}}},
+            {"spec", spec}};
+}
+
+json buildAgentRuntime(const std::string& name, const std::string& namespaceName,
+                       const TargetRef& target) {
+    return {
+        {"apiVersion", "agent.rossoctl.dev/v1alpha1"},
+        {"kind", "AgentRuntime"},
+        {"metadata",
+         {{"name", name}, {"namespace", namespaceName}, {"labels", managedLabels(name)}}},
+        {"spec",
+         {{"type", "agent"},
+          {"targetRef",
+           {{"apiVersion", target.apiVersion}, {"kind", target.kind}, {"name", target.name}}}}}};
+}
+
+bool sandboxReady(const json& sandbox, std::string* reason, std::string* message) {
+    const json conditions = sandbox.contains("status")
+                                ? sandbox["status"].value("conditions", json::array())
+                                : json::array();
+    for (const auto& condition : conditions) {
+        if (condition.value("type", "") != "Ready") continue;
+        if (reason) *reason = condition.value("reason", "");
+        if (message) *message = condition.value("message", "");
+        return condition.value("status", "") == "True";
+    }
+    if (reason) *reason = "";
+    if (message) *message = "";
+    return false;
+}
+
+std::string sandboxPodName(const json& sandbox) {
+    const json& metadata = sandbox["metadata"];
+    if (metadata.contains("annotations") &&
+        metadata["annotations"].contains("agents.x-k8s.io/pod-name"))
+        return metadata["annotations"]["agents.x-k8s.io/pod-name"].get<std::string>();
+    return metadata.value("name", "");
+}
+
+}  // namespace rossoctl::model
