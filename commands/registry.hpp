@@ -7,5 +7,29 @@ namespace rossoctl::commands {
 void registerVersion(CLI::App& root, CommandHost& host);
 void registerCompletion(CLI::App& root, CommandHost& host);
 void registerComplete(CLI::App& root, CommandHost& host);
+// The groups (agents, sandbox, project) and their subcommands.
+void registerGroups(CLI::App& root, CommandHost& host);
+
+// agents
+void registerAgentsImport(CLI::App& agents, CommandHost& host);
+void registerAgentsList(CLI::App& agents, CommandHost& host);
+void registerAgentsGet(CLI::App& agents, CommandHost& host);
+void registerAgentsDelete(CLI::App& agents, CommandHost& host);
+void registerAgentsWait(CLI::App& agents, CommandHost& host);
+
+// sandbox
+void registerSandboxList(CLI::App& sandbox, CommandHost& host);
+void registerSandboxGet(CLI::App& sandbox, CommandHost& host);
+void registerSandboxSetEnv(CLI::App& sandbox, CommandHost& host);
+void registerSandboxRestart(CLI::App& sandbox, CommandHost& host);
+void registerSandboxExec(CLI::App& sandbox, CommandHost& host);
+void registerSandboxVerify(CLI::App& sandbox, CommandHost& host);
+void registerSandboxRun(CLI::App& sandbox, CommandHost& host);
+
+// project
+void registerProjectCreate(CLI::App& project, CommandHost& host);
+void registerProjectDelete(CLI::App& project, CommandHost& host);
+void registerProjectDescribe(CLI::App& project, CommandHost& host);
+void registerProjectList(CLI::App& project, CommandHost& host);
 
 }  // namespace rossoctl::commands

@@ -134,6 +134,7 @@ int main(int argc, char** argv) {
     commands::registerVersion(root, host);
     commands::registerCompletion(root, host);
     commands::registerComplete(root, host);
+    commands::registerGroups(root, host);
 
     try {
         root.parse(argc, argv);

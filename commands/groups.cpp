@@ -1,0 +1,18 @@
+// The command groups of DESIGN.md section 2 and the order their subcommands appear in help.
+#include "registry.hpp"
+
+namespace rossoctl::commands {
+
+void registerGroups(CLI::App& root, CommandHost& host) {
+    auto* agents = root.add_subcommand("agents", "Deploy and manage agents (any workload type)");
+    agents->require_subcommand(1);
+
+    auto* sandbox = root.add_subcommand("sandbox", "Inspect, change, restart, verify and run sandboxes");
+    sandbox->require_subcommand(1);
+
+    auto* project = root.add_subcommand("project", "Create and delete hardened sandbox projects");
+    project->require_subcommand(1);
+    (void)host;  // until every group has its subcommands
+}
+
+}  // namespace rossoctl::commands

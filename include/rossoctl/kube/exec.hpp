@@ -1,0 +1,50 @@
+#pragma once
+// pods/exec over WebSocket (v5.channel.k8s.io, falling back to v4): stdin, stdout, stderr
+// streamed, exit code read from the status channel.
+#include <chrono>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rossoctl/kube/client.hpp"
+
+namespace rossoctl::kube {
+
+struct ExecRequest {
+    std::string namespaceName;
+    std::string pod;
+    std::string container;  // empty: the pod's only container
+    std::vector<std::string> command;
+    bool tty = false;
+    std::chrono::milliseconds timeout{0};  // whole exec; 0 = none
+};
+
+struct ExecIo {
+    // Fills buffer with stdin bytes; returns 0 at end of input. Unset: no stdin.
+    std::function<size_t(char* buffer, size_t size)> readStdin;
+    std::function<void(std::string_view)> onStdout;
+    std::function<void(std::string_view)> onStderr;
+};
+
+struct ExecResult {
+    int exitCode = 0;
+    bool timedOut = false;
+    std::string protocol;  // v5.channel.k8s.io or v4.channel.k8s.io
+    std::string message;   // the Status message when the command failed to start
+};
+
+// Runs a command in a container. Throws ApiError when the upgrade is refused (pod not
+// found, forbidden, container not running) and TransportError when the stream breaks.
+ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io);
+
+// Convenience: run and capture both streams whole (small outputs only).
+struct CapturedExec {
+    ExecResult result;
+    std::string stdoutText;
+    std::string stderrText;
+};
+CapturedExec execCapture(Client& client, const ExecRequest& request,
+                         const std::string& stdinText = {});
+
+}  // namespace rossoctl::kube
