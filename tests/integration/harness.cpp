@@ -1,0 +1,189 @@
+#include "harness.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "rossoctl/clock.hpp"
+#include "rossoctl/kube/config.hpp"
+#include "rossoctl/kube/resource.hpp"
+
+namespace harness {
+
+using rossoctl::kube::resources::namespaces;
+
+std::string clusterDir() {
+    if (const char* dir = std::getenv("ROSSOCTL_CLUSTER_DIR")) return dir;
+    return std::string(ROSSOCTL_SOURCE_DIR) + "/.local-cluster";
+}
+
+std::string kubeconfigPath() { return clusterDir() + "/kubeconfig"; }
+std::string limitedKubeconfigPath() { return clusterDir() + "/kubeconfig-limited"; }
+std::string kubectlPath() { return std::string(ROSSOCTL_SOURCE_DIR) + "/tests/cluster/bin/kubectl"; }
+
+std::string outsideUrl(bool byAddress) {
+    std::ifstream file(clusterDir() + (byAddress ? "/outside-url-ip" : "/outside-url"));
+    std::string url;
+    std::getline(file, url);
+    return url;
+}
+
+RunResult run(const std::vector<std::string>& argv, const std::string& input,
+              const std::map<std::string, std::string>& env, int timeoutSeconds) {
+    int inPipe[2], outPipe[2], errPipe[2];
+    if (pipe(inPipe) || pipe(outPipe) || pipe(errPipe)) return {};
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(inPipe[0], 0);
+        dup2(outPipe[1], 1);
+        dup2(errPipe[1], 2);
+        for (int fd : {inPipe[0], inPipe[1], outPipe[0], outPipe[1], errPipe[0], errPipe[1]})
+            close(fd);
+        for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
+        std::vector<char*> args;
+        for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+        args.push_back(nullptr);
+        execvp(args[0], args.data());
+        _exit(127);
+    }
+    close(inPipe[0]);
+    close(outPipe[1]);
+    close(errPipe[1]);
+    // Feed stdin from a thread so a large input cannot deadlock against full output pipes.
+    std::thread feeder([fd = inPipe[1], input] {
+        signal(SIGPIPE, SIG_IGN);
+        size_t done = 0;
+        while (done < input.size()) {
+            ssize_t n = write(fd, input.data() + done, input.size() - done);
+            if (n <= 0) break;
+            done += static_cast<size_t>(n);
+        }
+        close(fd);
+    });
+    RunResult result;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSeconds);
+    pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
+    int open = 2;
+    bool killed = false;
+    while (open > 0) {
+        int waitMs = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          deadline - std::chrono::steady_clock::now())
+                                          .count());
+        if (waitMs <= 0) {
+            kill(pid, SIGKILL);
+            killed = true;
+            break;
+        }
+        if (poll(fds, 2, waitMs) <= 0) continue;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+            char buffer[65536];
+            ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
+            if (n <= 0) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                --open;
+            } else {
+                (i == 0 ? result.out : result.err).append(buffer, static_cast<size_t>(n));
+            }
+        }
+    }
+    for (auto& fd : fds)
+        if (fd.fd >= 0) close(fd.fd);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    feeder.join();
+    if (killed) result.err += "\n[harness: killed after timeout]";
+    result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return result;
+}
+
+RunResult rossoctl(const std::vector<std::string>& args, const std::string& input,
+                   const std::map<std::string, std::string>& env, int timeoutSeconds) {
+    std::vector<std::string> argv{ROSSOCTL_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::map<std::string, std::string> fullEnv{{"KUBECONFIG", kubeconfigPath()}};
+    for (const auto& [name, value] : env) fullEnv[name] = value;
+    return run(argv, input, fullEnv, timeoutSeconds);
+}
+
+rossoctl::kube::Client& admin() {
+    static rossoctl::SystemClock clock;
+    static std::unique_ptr<rossoctl::kube::Client> client = [] {
+        rossoctl::kube::ConfigOverrides overrides;
+        overrides.kubeconfig = kubeconfigPath();
+        auto env = rossoctl::kube::Environment::fromProcess();
+        auto config = rossoctl::kube::resolveRestConfig(overrides, env);
+        return std::make_unique<rossoctl::kube::Client>(
+            config, rossoctl::kube::makeCurlTransport(config, nullptr), clock,
+            rossoctl::kube::RequestTracer(std::cerr, 0));
+    }();
+    return *client;
+}
+
+TestNamespace::TestNamespace(const std::string& prefix, bool create, const nlohmann::json& labels) {
+    std::random_device random;
+    std::ostringstream name;
+    name << "it-" << prefix << "-" << std::hex << (random() & 0xffffff);
+    name_ = name.str();
+    if (create) {
+        nlohmann::json ns = {{"apiVersion", "v1"},
+                             {"kind", "Namespace"},
+                             {"metadata", {{"name", name_}, {"labels", labels}}}};
+        admin().create(namespaces(), "", ns);
+    }
+}
+
+TestNamespace::~TestNamespace() {
+    try {
+        admin().remove(namespaces(), "", name_);
+    } catch (...) {
+        // Already gone (the test deleted it) is fine.
+    }
+}
+
+bool eventually(const std::function<bool()>& fn, int timeoutSeconds) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSeconds);
+    while (std::chrono::steady_clock::now() < deadline) {
+        try {
+            if (fn()) return true;
+        } catch (...) {
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+}
+
+std::map<std::string, std::string> snapshot(const std::string& ns) {
+    using namespace rossoctl::kube;
+    std::map<std::string, std::string> objects;
+    std::vector<ResourceRef> kinds = {resources::pods(),          resources::services(),
+                                      resources::resourceQuotas(), resources::limitRanges(),
+                                      resources::networkPolicies(), resources::sandboxes("v1beta1"),
+                                      resources::deployments(),   resources::statefulSets(),
+                                      resources::jobs(),          resources::agentRuntimes()};
+    for (const auto& kind : kinds) {
+        try {
+            auto list = admin().list(kind, ns);
+            for (const auto& item : list["items"])
+                objects[kind.resource + "/" + item["metadata"]["name"].get<std::string>()] =
+                    item["metadata"].value("resourceVersion", "");
+        } catch (...) {
+            objects[kind.resource + "/<unreadable>"] = "";
+        }
+    }
+    if (auto nsObject = admin().getIfExists(namespaces(), "", ns))
+        objects["namespace/" + ns] = (*nsObject)["metadata"].value("resourceVersion", "");
+    return objects;
+}
+
+}  // namespace harness

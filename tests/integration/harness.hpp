@@ -1,0 +1,61 @@
+#pragma once
+// What every integration test uses: run the real rossoctl binary against the local cluster,
+// and read the cluster with the core client to check what changed.
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "rossoctl/kube/client.hpp"
+
+namespace harness {
+
+struct RunResult {
+    int exitCode = -1;
+    std::string out;
+    std::string err;
+};
+
+// The local cluster's state dir (ROSSOCTL_CLUSTER_DIR, else <repo>/.local-cluster).
+std::string clusterDir();
+std::string kubeconfigPath();         // admin
+std::string limitedKubeconfigPath();  // the non-admin user, namespace "limited"
+// outside-url / outside-url-ip files of the cluster.
+std::string outsideUrl(bool byAddress = false);
+
+// Runs `rossoctl ARGS` with KUBECONFIG set to the admin kubeconfig (unless env overrides it);
+// stdin from `input`; kills it after timeoutSeconds.
+RunResult rossoctl(const std::vector<std::string>& args, const std::string& input = {},
+                   const std::map<std::string, std::string>& env = {}, int timeoutSeconds = 180);
+// Runs any program the same way (kubectl from tests/cluster/bin, sh, ...).
+RunResult run(const std::vector<std::string>& argv, const std::string& input = {},
+              const std::map<std::string, std::string>& env = {}, int timeoutSeconds = 180);
+std::string kubectlPath();
+
+// An admin client for reading and arranging cluster state.
+rossoctl::kube::Client& admin();
+
+// A fresh namespace name for one test ("it-<prefix>-<random>"), created with the given
+// labels; deleted when the returned guard goes out of scope.
+class TestNamespace {
+public:
+    explicit TestNamespace(const std::string& prefix, bool create = true,
+                           const nlohmann::json& labels = nlohmann::json::object());
+    ~TestNamespace();
+    TestNamespace(const TestNamespace&) = delete;
+    TestNamespace& operator=(const TestNamespace&) = delete;
+    const std::string& name() const { return name_; }
+
+private:
+    std::string name_;
+};
+
+// Polls fn every 200 ms until it returns true or timeoutSeconds pass.
+bool eventually(const std::function<bool()>& fn, int timeoutSeconds = 60);
+
+// A stable snapshot of every object rossoctl may write in ns (kind/name -> resourceVersion),
+// to prove a failed command changed nothing.
+std::map<std::string, std::string> snapshot(const std::string& ns);
+
+}  // namespace harness
