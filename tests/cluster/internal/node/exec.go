@@ -1,0 +1,159 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
+	utilexec "k8s.io/utils/exec"
+)
+
+// ExecInContainer runs cmd in the container's namespaces, cgroups and identity:
+// `node enter` joins the cgroups, nsenter the namespaces and root, setpriv the uid.
+func (s *kubeletServer) ExecInContainer(ctx context.Context, name, _, ctr string, cmdline []string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
+	w, c, err := s.lookup(name, ctr)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	pid, running, cfg, cgroups := c.pid, c.running, c.cfg, c.cgroups
+	w.mu.Unlock()
+	if !running || cfg == nil {
+		return fmt.Errorf("container %q is not running", ctr)
+	}
+	if len(cmdline) == 0 {
+		return errors.New("no command given")
+	}
+	dirs := make([]string, 0, len(cgroups))
+	for _, d := range cgroups {
+		dirs = append(dirs, d)
+	}
+	args := []string{"node", "enter", "--cgroups", strings.Join(dirs, ","), "--",
+		"/usr/bin/nsenter", "-t", strconv.Itoa(pid), "-n", "-m", "-p", "-u", "-i", "-r", "-w", "--",
+		"/usr/bin/setpriv", "--reuid", fmt.Sprint(cfg.UID), "--regid", fmt.Sprint(cfg.GID)}
+	if len(cfg.Groups) == 0 {
+		args = append(args, "--clear-groups")
+	} else {
+		gs := make([]string, len(cfg.Groups))
+		for i, g := range cfg.Groups {
+			gs[i] = fmt.Sprint(g)
+		}
+		args = append(args, "--groups", strings.Join(gs, ","))
+	}
+	if cfg.NoNewPrivs {
+		args = append(args, "--no-new-privs")
+	}
+	args = append(append(append(args, "--", "/usr/bin/env", "-i", "--"), cfg.Env...), cmdline...)
+	cmd := exec.CommandContext(ctx, s.m.self, args...)
+	cmd.Args[0] = "localcluster"
+	cmd.WaitDelay = 2 * time.Second
+	var stdin io.WriteCloser
+	if tty {
+		master, slave, err := openPTY()
+		if err != nil {
+			return err
+		}
+		defer master.Close()
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		if err := cmd.Start(); err != nil {
+			slave.Close()
+			return err
+		}
+		slave.Close()
+		go func() {
+			for size := range resize {
+				ws := unix.Winsize{Row: size.Height, Col: size.Width}
+				_ = unix.IoctlSetWinsize(int(master.Fd()), unix.TIOCSWINSZ, &ws)
+			}
+		}()
+		if in != nil {
+			go func() { _, _ = io.Copy(master, in) }()
+		}
+		if out != nil {
+			go func() { _, _ = io.Copy(out, master) }()
+		}
+	} else {
+		cmd.Stdout, cmd.Stderr = out, errw
+		if in != nil {
+			stdin, err = cmd.StdinPipe()
+			if err != nil {
+				return err
+			}
+		}
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		if stdin != nil {
+			// Not waited for: a client that never closes stdin must not hang the exec.
+			go func() { _, _ = io.Copy(stdin, in); stdin.Close() }()
+		}
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code := ee.ExitCode()
+		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			code = 128 + int(st.Signal())
+		}
+		return utilexec.CodeExitError{Err: err, Code: code}
+	}
+	if errors.Is(err, exec.ErrWaitDelay) {
+		return nil
+	}
+	return err
+}
+
+func openPTY() (*os.File, *os.File, error) {
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock := 0
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, master.Fd(), unix.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		master.Close()
+		return nil, nil, e
+	}
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		master.Close()
+		return nil, nil, err
+	}
+	slave, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		master.Close()
+		return nil, nil, err
+	}
+	return master, slave, nil
+}
+
+// enterMain joins the given cgroups, then execs the rest of its arguments, so exec'd
+// processes are charged to (and killed with) the container.
+func enterMain(args []string) int {
+	if len(args) < 4 || args[0] != "--cgroups" || args[2] != "--" {
+		fmt.Fprintln(os.Stderr, "usage: node enter --cgroups DIR,... -- CMD...")
+		return 2
+	}
+	for _, dir := range strings.Split(args[1], ",") {
+		if dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte("0"), 0); err != nil {
+				fmt.Fprintf(os.Stderr, "enter: %v\n", err)
+				return 126
+			}
+		}
+	}
+	err := syscall.Exec(args[3], args[3:], os.Environ())
+	fmt.Fprintf(os.Stderr, "enter: %v\n", err)
+	return 126
+}
