@@ -35,6 +35,7 @@ type Controller struct {
 	queue     workqueue.TypedRateLimitingInterface[string]
 	now       func() time.Time
 	start     func(stop <-chan struct{})
+	onSynced  func() // optional: told once the caches are filled
 }
 
 // New wires informers for sandboxes at gvr and for the pods, services and claims it labels.
@@ -82,6 +83,9 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		return fmt.Errorf("caches did not sync")
 	}
 	klog.Infof("sandbox-controller: watching %s", c.gvr)
+	if c.onSynced != nil {
+		c.onSynced()
+	}
 	for i := 0; i < workers; i++ {
 		go func() {
 			for c.processNext(ctx) {

@@ -6,8 +6,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,6 +28,7 @@ func Main(args []string) int {
 	kubeconfig := fs.String("kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig file (empty: in-cluster config)")
 	workers := fs.Int("workers", 2, "sandboxes reconciled in parallel")
 	resync := fs.Duration("resync", 10*time.Minute, "full resync period of the informers")
+	health := fs.String("health-probe-bind-address", "", "serve /healthz and /readyz here (e.g. 127.0.0.1:8081; empty: off)")
 	klog.InitFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -50,16 +54,46 @@ func Main(args []string) int {
 		fmt.Fprintln(os.Stderr, "sandbox-controller:", err)
 		return 1
 	}
+	var ready atomic.Bool
+	if *health != "" {
+		if err := serveHealth(ctx, *health, &ready); err != nil {
+			fmt.Fprintln(os.Stderr, "sandbox-controller:", err)
+			return 1
+		}
+	}
 	version, err := waitForCRD(ctx, kube.Discovery())
 	if err != nil {
 		return 0 // stopped before the CRD appeared
 	}
-	if err := New(kube, dyn, GVR(version), *resync).Run(ctx, *workers); err != nil {
+	c := New(kube, dyn, GVR(version), *resync)
+	c.onSynced = func() { ready.Store(true) }
+	if err := c.Run(ctx, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "sandbox-controller:", err)
 		return 1
 	}
 	klog.Info("sandbox-controller: stopped")
 	return 0
+}
+
+// serveHealth answers /healthz while the process lives and /readyz once caches synced.
+func serveHealth(ctx context.Context, addr string, ready *atomic.Bool) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "caches not synced", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	return nil
 }
 
 func loadConfig(path string) (*rest.Config, error) {
