@@ -32,7 +32,6 @@ type container struct {
 	waiting      string                       // waiting reason before first start or after a config error
 	waitingMsg   string
 	backoff      time.Duration
-	nextStart    time.Time
 	cgroups      map[string]string
 	cfg          *InitConfig
 	cfgPath      string

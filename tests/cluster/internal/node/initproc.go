@@ -143,7 +143,8 @@ func buildRootfs(cfg *InitConfig) error {
 			}
 			continue
 		}
-		if err := bindMount(host, filepath.Join(root, d), true); err != nil {
+		// Not recursive: host submounts (a runtime's /etc/hosts, say) stay out of pods.
+		if err := bindMountFlags(host, filepath.Join(root, d), true, 0); err != nil {
 			return err
 		}
 	}
@@ -197,6 +198,10 @@ func mkMountpoint(target string, file bool) error {
 }
 
 func bindMount(src, target string, ro bool) error {
+	return bindMountFlags(src, target, ro, unix.MS_REC)
+}
+
+func bindMountFlags(src, target string, ro bool, rec uintptr) error {
 	fi, err := os.Stat(src)
 	if err != nil {
 		return err
@@ -204,7 +209,7 @@ func bindMount(src, target string, ro bool) error {
 	if err := mkMountpoint(target, !fi.IsDir()); err != nil {
 		return err
 	}
-	if err := unix.Mount(src, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+	if err := unix.Mount(src, target, "", unix.MS_BIND|rec, ""); err != nil {
 		return fmt.Errorf("bind %s: %w", src, err)
 	}
 	if ro {

@@ -124,6 +124,7 @@ func runNode(p paths, capa capacity) error {
 	klog.Infof("node %s registered, kubelet port %d", nodeName, port)
 	go heartbeat(ctx, client, capa, port)
 	go ensureAddons(ctx, admin, p, m.self)
+	go provision(ctx, admin, p)
 	go m.run(ctx)
 	<-ctx.Done()
 	klog.Infof("node stopping: killing pods")

@@ -178,18 +178,18 @@ func (w *podWorker) step(ctx context.Context, pod *v1.Pod) {
 	}
 }
 
-// startOrBackoff starts a container now or, after a crash, when its back-off has passed
-// (10s doubling to 5m, as the kubelet; the first restart is immediate).
+// startOrBackoff starts a container now or, after a crash, once its back-off has passed
+// since it exited (as the kubelet: the first restart is immediate, then 10s doubling to 5m).
 func (w *podWorker) startOrBackoff(ctx context.Context, pod *v1.Pod, c *container) {
 	w.mu.Lock()
 	restart := c.term != nil
-	if restart && time.Now().Before(c.nextStart) {
-		w.mu.Unlock()
-		return
-	}
 	if restart {
-		if time.Since(c.term.StartedAt.Time) > 10*time.Minute {
-			c.backoff = 0
+		if time.Since(c.term.FinishedAt.Time) < c.backoff {
+			w.mu.Unlock()
+			return
+		}
+		if c.term.FinishedAt.Sub(c.term.StartedAt.Time) > 10*time.Minute {
+			c.backoff = 0 // it ran long enough to be considered healthy again
 		}
 		c.last, c.term = c.term, nil
 		c.restartCount++
@@ -206,12 +206,11 @@ func (w *podWorker) startOrBackoff(ctx context.Context, pod *v1.Pod, c *containe
 		}
 		if restart {
 			c.restartCount--
-			c.term, c.last = c.last, nil
+			c.term = c.last
 		}
 		return
 	}
 	if restart {
-		c.nextStart = time.Now().Add(c.backoff)
 		c.backoff = min(max(c.backoff*2, 10*time.Second), 5*time.Minute)
 	}
 }
