@@ -70,7 +70,8 @@ func cleanupHost(p paths, keepPVCs bool) []error {
 		}
 		name := strings.SplitN(strings.TrimSuffix(f[1], ":"), "@", 2)[0]
 		if name == bridgeName || name == "rsout0" || strings.HasPrefix(name, "vrs") {
-			if err := run("", "ip", "link", "del", name); err != nil {
+			// A veth may vanish on its own once its peer's namespace is gone.
+			if err := run("", "ip", "link", "del", name); err != nil && !strings.Contains(err.Error(), "Cannot find device") {
 				errs = append(errs, err)
 			}
 		}

@@ -156,7 +156,7 @@ func (w *podWorker) start(ctx context.Context, pod *v1.Pod, c *container) error 
 		Args: args, Env: env, Cwd: c.spec.WorkingDir, UID: u, GID: g, Groups: groups,
 		NoNewPrivs:   sc != nil && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation,
 		ReadOnlyRoot: sc != nil && isTrue(sc.ReadOnlyRootFilesystem),
-		Mounts:       mounts, Cgroups: cg,
+		Mounts:       mounts, Cgroups: cg, Caps: containerCaps(sc),
 	}
 	cfgPath := w.m.paths.pod(uid, "config", c.spec.Name+".json")
 	_ = os.MkdirAll(filepath.Dir(cfgPath), 0o700)

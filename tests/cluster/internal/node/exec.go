@@ -40,8 +40,12 @@ func (s *kubeletServer) ExecInContainer(ctx context.Context, name, _, ctr string
 		dirs = append(dirs, d)
 	}
 	args := []string{"node", "enter", "--cgroups", strings.Join(dirs, ","), "--",
-		"/usr/bin/nsenter", "-t", strconv.Itoa(pid), "-n", "-m", "-p", "-u", "-i", "-r", "-w", "--",
-		"/usr/bin/setpriv", "--reuid", fmt.Sprint(cfg.UID), "--regid", fmt.Sprint(cfg.GID)}
+		"/usr/bin/nsenter", "-t", strconv.Itoa(pid), "-n", "-m", "-p", "-u", "-i", "-r", "-w", "--"}
+	if tty {
+		// The session (and job control) must live in the container's PID namespace.
+		args = append(args, "/usr/bin/setsid", "--ctty")
+	}
+	args = append(args, "/usr/bin/setpriv", "--reuid", fmt.Sprint(cfg.UID), "--regid", fmt.Sprint(cfg.GID))
 	if len(cfg.Groups) == 0 {
 		args = append(args, "--clear-groups")
 	} else {
@@ -54,19 +58,21 @@ func (s *kubeletServer) ExecInContainer(ctx context.Context, name, _, ctr string
 	if cfg.NoNewPrivs {
 		args = append(args, "--no-new-privs")
 	}
+	args = append(args, "--bounding-set", setprivBounding(cfg.Caps))
 	args = append(append(append(args, "--", "/usr/bin/env", "-i", "--"), cfg.Env...), cmdline...)
 	cmd := exec.CommandContext(ctx, s.m.self, args...)
 	cmd.Args[0] = "localcluster"
 	cmd.WaitDelay = 2 * time.Second
 	var stdin io.WriteCloser
 	if tty {
-		master, slave, err := openPTY()
+		master, slave, err := openPTY(fmt.Sprintf("/proc/%d/root/dev/pts", pid))
 		if err != nil {
 			return err
 		}
 		defer master.Close()
+		_ = slave.Chown(int(cfg.UID), -1)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := cmd.Start(); err != nil {
 			slave.Close()
 			return err
@@ -115,8 +121,10 @@ func (s *kubeletServer) ExecInContainer(ctx context.Context, name, _, ctr string
 	return err
 }
 
-func openPTY() (*os.File, *os.File, error) {
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
+// openPTY allocates the pair in the container's own devpts, so that ttyname() inside the
+// container resolves and the terminal belongs to it.
+func openPTY(devpts string) (*os.File, *os.File, error) {
+	master, err := os.OpenFile(devpts+"/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -130,7 +138,7 @@ func openPTY() (*os.File, *os.File, error) {
 		master.Close()
 		return nil, nil, err
 	}
-	slave, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	slave, err := os.OpenFile(devpts+"/"+strconv.Itoa(n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		master.Close()
 		return nil, nil, err

@@ -25,6 +25,9 @@ func TestHostNetworkRoundTrip(t *testing.T) {
 	if os.Geteuid() != 0 || os.Getenv("ROSSOCTL_NODE_ROOT_TESTS") != "1" || bin == "" {
 		t.Skip("needs root, ROSSOCTL_NODE_ROOT_TESTS=1 and NODE_TEST_BIN")
 	}
+	if exec.Command("ip", "link", "show", bridgeName).Run() == nil {
+		t.Skip("a local node is running on this host; not touching its network")
+	}
 	p := paths{t.TempDir()}
 	_ = os.MkdirAll(filepath.Join(p.dir, "logs"), 0o755)
 	_ = os.MkdirAll(p.node(), 0o755)

@@ -36,6 +36,7 @@ type InitConfig struct {
 	ReadOnlyRoot bool              `json:"readOnlyRoot,omitempty"`
 	Mounts       []Mount           `json:"mounts"`
 	Cgroups      map[string]string `json:"cgroups"`
+	Caps         []string          `json:"caps"`
 }
 
 // hostDirs are bound read-only from the host: the only "image" a container has.
@@ -107,6 +108,9 @@ func containerInit(cfg *InitConfig) error {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return err
 		}
+	}
+	if err := dropBoundingSet(cfg.Caps); err != nil {
+		return fmt.Errorf("capabilities: %w", err)
 	}
 	groups := make([]int, 0, len(cfg.Groups))
 	for _, g := range cfg.Groups {

@@ -136,7 +136,7 @@ func TestServiceDNAT(t *testing.T) {
 		"ip daddr 10.96.0.10 meta l4proto udp th dport 53 numgen random mod 2 vmap",
 		"dnat ip to 10.244.0.2:53",
 		"ip daddr 10.96.0.20 meta l4proto tcp th dport 80 dnat ip to 10.244.0.6:8080",
-		"ip saddr 10.244.0.0/24 ip daddr != { 10.244.0.0/24, 10.245.0.0/24 } drop",
+		"ip saddr 10.244.0.0/24 ip daddr != { 10.244.0.0/24, 10.245.0.0/24 } counter drop",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)

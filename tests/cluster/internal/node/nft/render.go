@@ -53,8 +53,8 @@ func Render(c Config) string {
 	w("  chain forward {\n    type filter hook forward priority filter; policy accept;")
 	// Safety first: pods reach only pods, services and the outside world; never beyond.
 	w("    ip saddr %s ip daddr %s reject", c.PodCIDR, c.ServiceNet)
-	w("    ip saddr %s ip daddr != { %s } drop", c.PodCIDR, strings.Join(c.Reachable, ", "))
-	w("    ip saddr %s ip daddr != %s drop", c.OutsideNet, c.PodCIDR)
+	w("    ip saddr %s ip daddr != { %s } counter drop", c.PodCIDR, strings.Join(c.Reachable, ", "))
+	w("    ip saddr %s ip daddr != %s counter drop", c.OutsideNet, c.PodCIDR)
 	w("    meta nfproto ipv6 iifname %q drop", c.Bridge)
 	w("    ct state established,related accept")
 	w("    ct state invalid drop")
