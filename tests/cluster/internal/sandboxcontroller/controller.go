@@ -103,7 +103,12 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	}
 	defer c.queue.Done(key)
 	if err := c.reconcile(ctx, key); err != nil {
-		klog.Warningf("sandbox %s: %v (retrying)", key, err)
+		// A conflict only means our cache trailed our own last write: retry quietly.
+		if apierrors.IsConflict(err) {
+			klog.V(4).Infof("sandbox %s: %v (retrying)", key, err)
+		} else {
+			klog.Warningf("sandbox %s: %v (retrying)", key, err)
+		}
 		c.queue.AddRateLimited(key)
 		return true
 	}
