@@ -25,6 +25,9 @@ type certSpec struct {
 	server bool
 	dns    []string
 	ips    []net.IP
+	// frontProxy signs with the front-proxy CA, which the apiserver trusts only for
+	// requestheader (aggregated API) authentication.
+	frontProxy bool
 }
 
 // leafCerts are the identities the control plane and the tests use, as kubeadm names them.
@@ -39,6 +42,7 @@ var leafCerts = []certSpec{
 	{name: "node", cn: "system:node:local-node", orgs: []string{"system:nodes"}},
 	{name: "controller-manager", cn: "system:kube-controller-manager"},
 	{name: "scheduler", cn: "system:kube-scheduler"},
+	{name: "front-proxy-client", cn: "front-proxy-client", frontProxy: true},
 }
 
 // keyPair is a parsed certificate with its private key, used to sign leaves.
@@ -63,7 +67,39 @@ func writeKey(path string, key crypto.Signer) error {
 	return writePEM(path, "PRIVATE KEY", der, 0o600)
 }
 
-func newCA(dir string) (*keyPair, error) {
+// loadOrCreateCA reads DIR/NAME.{crt,key}, creating them first when absent.
+func loadOrCreateCA(dir, name, cn string) (*keyPair, error) {
+	crtPEM, err := os.ReadFile(filepath.Join(dir, name+".crt"))
+	if errors.Is(err, os.ErrNotExist) {
+		return newCA(dir, name, cn)
+	} else if err != nil {
+		return nil, err
+	}
+	keyPEM, err := os.ReadFile(filepath.Join(dir, name+".key"))
+	if err != nil {
+		return nil, err
+	}
+	cb, _ := pem.Decode(crtPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, fmt.Errorf("%s: not PEM", name)
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	key, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("%s: key cannot sign", name)
+	}
+	return &keyPair{cert: cert, key: signer}, nil
+}
+
+func newCA(dir, name, cn string) (*keyPair, error) {
 	key, err := newKey()
 	if err != nil {
 		return nil, err
@@ -75,7 +111,7 @@ func newCA(dir string) (*keyPair, error) {
 	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber:          sn,
-		Subject:               pkix.Name{CommonName: "rossoctl-local-ca"},
+		Subject:               pkix.Name{CommonName: cn},
 		NotBefore:             now.Add(-time.Hour), // tolerate small clock skew between processes
 		NotAfter:              now.AddDate(10, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
@@ -90,10 +126,10 @@ func newCA(dir string) (*keyPair, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeKey(filepath.Join(dir, "ca.key"), key); err != nil {
+	if err := writeKey(filepath.Join(dir, name+".key"), key); err != nil {
 		return nil, err
 	}
-	if err := writePEM(filepath.Join(dir, "ca.crt"), "CERTIFICATE", der, 0o644); err != nil {
+	if err := writePEM(filepath.Join(dir, name+".crt"), "CERTIFICATE", der, 0o644); err != nil {
 		return nil, err
 	}
 	return &keyPair{cert: cert, key: key}, nil
@@ -148,24 +184,39 @@ func writeSAKeys(dir string) error {
 	return writePEM(filepath.Join(dir, "sa.pub"), "PUBLIC KEY", pub, 0o644)
 }
 
-// ensurePKI creates DIR/pki once; an existing CA is kept so restarts keep trusting old certs.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// ensurePKI fills in whatever DIR/pki lacks; existing files are kept so a restarted
+// cluster keeps trusting the certificates it handed out.
 func ensurePKI(dir string) error {
-	if _, err := os.Stat(filepath.Join(dir, "ca.crt")); err == nil {
-		return nil
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	ca, err := newCA(dir)
+	ca, err := loadOrCreateCA(dir, "ca", "rossoctl-local-ca")
 	if err != nil {
 		return fmt.Errorf("CA: %w", err)
 	}
+	frontProxy, err := loadOrCreateCA(dir, "front-proxy-ca", "rossoctl-local-front-proxy-ca")
+	if err != nil {
+		return fmt.Errorf("front-proxy CA: %w", err)
+	}
 	for _, s := range leafCerts {
-		if err := ca.issue(dir, s); err != nil {
+		if exists(filepath.Join(dir, s.name+".crt")) && exists(filepath.Join(dir, s.name+".key")) {
+			continue
+		}
+		signer := ca
+		if s.frontProxy {
+			signer = frontProxy
+		}
+		if err := signer.issue(dir, s); err != nil {
 			return fmt.Errorf("%s certificate: %w", s.name, err)
 		}
+	}
+	if exists(filepath.Join(dir, "sa.key")) && exists(filepath.Join(dir, "sa.pub")) {
+		return nil
 	}
 	return writeSAKeys(dir)
 }
