@@ -33,6 +33,7 @@ type container struct {
 	waitingMsg   string
 	backoff      time.Duration
 	cgroups      map[string]string
+	probes       probes
 	cfg          *InitConfig
 	cfgPath      string
 	termPath     string
@@ -151,8 +152,12 @@ func (w *podWorker) start(ctx context.Context, pod *v1.Pod, c *container) error 
 		return err
 	}
 	sc := c.spec.SecurityContext
+	netns := netnsPath(podNetNS(uid))
+	if pod.Spec.HostNetwork {
+		netns = ""
+	}
 	cfg := &InitConfig{
-		Rootfs: w.m.paths.pod(uid, "rootfs"), NetNS: netnsPath(podNetNS(uid)), Hostname: podHostname(pod),
+		Rootfs: w.m.paths.pod(uid, "rootfs"), NetNS: netns, Hostname: podHostname(pod),
 		Args: args, Env: env, Cwd: c.spec.WorkingDir, UID: u, GID: g, Groups: groups,
 		NoNewPrivs:   sc != nil && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation,
 		ReadOnlyRoot: sc != nil && isTrue(sc.ReadOnlyRootFilesystem),
@@ -186,7 +191,7 @@ func (w *podWorker) start(ctx context.Context, pod *v1.Pod, c *container) error 
 	c.cfg, c.cfgPath, c.cgroups, c.pause = cfg, cfgPath, cg, pause
 	c.pid, c.running, c.startedAt = cmd.Process.Pid, true, time.Now()
 	c.id = fmt.Sprintf("%s-%s-%d", uid[:8], c.spec.Name, c.restartCount)
-	c.term, c.waiting, c.waitingMsg = nil, "", ""
+	c.term, c.waiting, c.waitingMsg, c.probes = nil, "", "", probes{}
 	c.done = make(chan struct{})
 	go w.wait(cmd, c, c.done, logPath)
 	return nil

@@ -26,6 +26,12 @@ func (s *kubeletServer) ExecInContainer(ctx context.Context, name, _, ctr string
 	if err != nil {
 		return err
 	}
+	return s.m.execIn(ctx, w, c, cmdline, in, out, errw, tty, resize)
+}
+
+// execIn runs a command in a running container (exec requests and exec probes).
+func (m *Manager) execIn(ctx context.Context, w *podWorker, c *container, cmdline []string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
+	ctr := c.spec.Name
 	w.mu.Lock()
 	pid, running, cfg, cgroups := c.pid, c.running, c.cfg, c.cgroups
 	w.mu.Unlock()
@@ -60,10 +66,11 @@ func (s *kubeletServer) ExecInContainer(ctx context.Context, name, _, ctr string
 	}
 	args = append(args, "--bounding-set", setprivBounding(cfg.Caps))
 	args = append(append(append(args, "--", "/usr/bin/env", "-i", "--"), cfg.Env...), cmdline...)
-	cmd := exec.CommandContext(ctx, s.m.self, args...)
+	cmd := exec.CommandContext(ctx, m.self, args...)
 	cmd.Args[0] = "localcluster"
 	cmd.WaitDelay = 2 * time.Second
 	var stdin io.WriteCloser
+	var err error
 	if tty {
 		master, slave, err := openPTY(fmt.Sprintf("/proc/%d/root/dev/pts", pid))
 		if err != nil {

@@ -23,12 +23,12 @@ type Manager struct {
 	self    string // this binary, re-executed for `node init` and `node enter`
 	client  kubernetes.Interface
 	ipam    *ipam
-	onNet   func() // NetworkPolicy/service rules depend on pod IPs
+	onNet   func() error // NetworkPolicy/service rules depend on pod IPs
 	mu      sync.Mutex
 	workers map[types.UID]*podWorker
 }
 
-func newManager(p paths, client kubernetes.Interface, onNet func()) (*Manager, error) {
+func newManager(p paths, client kubernetes.Interface, onNet func() error) (*Manager, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -36,10 +36,11 @@ func newManager(p paths, client kubernetes.Interface, onNet func()) (*Manager, e
 	return &Manager{paths: p, self: self, client: client, ipam: newIPAM(), onNet: onNet, workers: map[types.UID]*podWorker{}}, nil
 }
 
-func (m *Manager) netChanged() {
+func (m *Manager) netChanged() error {
 	if m.onNet != nil {
-		m.onNet()
+		return m.onNet()
 	}
+	return nil
 }
 
 // run watches pods bound to this node and feeds their workers until ctx ends.

@@ -146,7 +146,7 @@ func (m *Manager) policyPods() []nft.Pod {
 		w.mu.Lock()
 		pod, ip, last := w.pod, w.ip, w.last
 		w.mu.Unlock()
-		if pod == nil || ip == "" {
+		if pod == nil || ip == "" || pod.Spec.HostNetwork {
 			continue
 		}
 		p := nft.Pod{Namespace: pod.Namespace, Name: pod.Name, IP: ip, Labels: pod.Labels, Ready: isReady(last)}

@@ -91,10 +91,12 @@ func runNode(p paths, capa capacity) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	nc := newNetController(p, admin)
-	m, err := newManager(p, client, func() {
-		if err := nc.apply(); err != nil {
+	m, err := newManager(p, client, func() error {
+		err := nc.apply()
+		if err != nil {
 			klog.Errorf("network rules: %v", err)
 		}
+		return err
 	})
 	if err != nil {
 		return err

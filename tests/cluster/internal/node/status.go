@@ -22,10 +22,11 @@ func (w *podWorker) containerStatus(pod *v1.Pod, c *container, podTerminal bool)
 	s.Started = &f
 	switch {
 	case c.running:
-		t := true
 		s.ContainerID = "rossoctl://" + c.id
 		s.State.Running = &v1.ContainerStateRunning{StartedAt: metav1.NewTime(c.startedAt)}
-		s.Started, s.Ready = &t, !podTerminal
+		started := c.spec.StartupProbe == nil || c.probes.startup.ok
+		ready := !podTerminal && started && (c.spec.ReadinessProbe == nil || c.probes.readiness.ok)
+		s.Started, s.Ready = &started, ready
 	case c.term != nil:
 		s.ContainerID = c.term.ContainerID
 		policy := pod.Spec.RestartPolicy
@@ -135,7 +136,7 @@ func (w *podWorker) pushStatus(ctx context.Context, pod *v1.Pod) {
 			w.mu.Unlock()
 			if flipped {
 				// Service endpoints and DNS follow readiness.
-				go w.m.netChanged()
+				go func() { _ = w.m.netChanged() }()
 			}
 			return
 		}

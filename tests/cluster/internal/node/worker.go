@@ -154,6 +154,7 @@ func (w *podWorker) step(ctx context.Context, pod *v1.Pod) {
 		w.mu.Unlock()
 		if running {
 			allDone = false
+			w.probeContainer(ctx, pod, c)
 			continue
 		}
 		if term == nil {
@@ -233,6 +234,11 @@ func (w *podWorker) killAll(grace time.Duration) {
 // setup creates the pod sandbox: directories, /etc files, network, volumes.
 func (w *podWorker) setup(ctx context.Context, pod *v1.Pod) error {
 	uid := string(pod.UID)
+	if pod.Spec.HostNetwork && w.ip == "" {
+		w.mu.Lock()
+		w.ip = "127.0.0.1" // the node's address, as for any host-network pod
+		w.mu.Unlock()
+	}
 	if w.ip == "" {
 		ip, err := w.m.ipam.allocate(uid)
 		if err != nil {
@@ -246,7 +252,10 @@ func (w *podWorker) setup(ctx context.Context, pod *v1.Pod) error {
 		w.mu.Lock()
 		w.ip = ip
 		w.mu.Unlock()
-		w.m.netChanged()
+		// Fail closed: no container starts before the rules that may isolate it are loaded.
+		if err := w.m.netChanged(); err != nil {
+			return err
+		}
 	}
 	if err := writeEtcFiles(w.m.paths, pod, w.ip); err != nil {
 		return err
@@ -286,7 +295,7 @@ func (w *podWorker) teardown() {
 	removeCgroupTree(uid)
 	teardownPodNetwork(uid)
 	w.m.ipam.release(uid)
-	w.m.netChanged()
+	_ = w.m.netChanged()
 	dir := w.m.paths.pod(uid)
 	for _, mp := range mountsUnder(dir) {
 		_ = unmountDetach(mp)

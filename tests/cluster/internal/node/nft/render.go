@@ -2,6 +2,7 @@ package nft
 
 import (
 	"fmt"
+	"net"
 	"sort"
 	"strings"
 
@@ -139,7 +140,7 @@ func renderServices(b *strings.Builder, c Config) []string {
 	sort.Slice(svcs, func(i, j int) bool { return svcs[i].ClusterIP < svcs[j].ClusterIP })
 	var dispatch []string
 	for _, s := range svcs {
-		if s.ClusterIP == "" || s.ClusterIP == corev1.ClusterIPNone || len(s.Selector) == 0 {
+		if ip := net.ParseIP(s.ClusterIP); ip == nil || ip.To4() == nil || len(s.Selector) == 0 {
 			continue
 		}
 		var eps []Pod
