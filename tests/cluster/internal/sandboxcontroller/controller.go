@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -238,6 +239,9 @@ func (c *Controller) ensureRunning(ctx context.Context, sb *Sandbox, obs *Observ
 	switch {
 	case obs.Pod == nil:
 		created, err := pods.Create(ctx, BuildPod(sb), metav1.CreateOptions{})
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			return nil // the sandbox goes with its namespace; retrying only adds noise
+		}
 		if apierrors.IsAlreadyExists(err) {
 			// The cache lags behind our own earlier create; read the real one.
 			created, err = pods.Get(ctx, PodName(sb), metav1.GetOptions{})
