@@ -84,7 +84,8 @@ void addGlobalFlags(CLI::App& root, app::GlobalOptions& globals) {
                   "Do not verify the server's certificate (insecure)")
         ->group(group);
     root.add_option("--request-timeout", globals.requestTimeout,
-                    "How long to wait for one request (30s, 2m; 0 = no limit)", true)
+                    "How long to wait for one request (30s, 2m; 0 = no limit)")
+        ->capture_default_str()
         ->group(group);
     root.add_option("-v,--v", globals.verbosity,
                     "Log level: 6 requests, 7 +headers, 8 +bodies (secrets masked)")

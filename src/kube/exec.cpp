@@ -1,0 +1,221 @@
+// pods/exec over WebSocket with the Kubernetes channel protocol: every binary message starts
+// with a channel byte (0 stdin, 1 stdout, 2 stderr, 3 status, 255 close in v5).
+#include "rossoctl/kube/exec.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "rossoctl/kube/base64.hpp"
+#include "rossoctl/kube/websocket.hpp"
+
+namespace rossoctl::kube {
+namespace {
+
+constexpr const char* kProtocolV5 = "v5.channel.k8s.io";
+constexpr const char* kProtocolV4 = "v4.channel.k8s.io";
+constexpr size_t kStdinChunk = 32 * 1024;
+constexpr std::chrono::milliseconds kReadSlice{250};
+
+std::string execPath(const ExecRequest& request) {
+    std::string query;
+    for (const auto& word : request.command) query += "&command=" + urlEncode(word);
+    if (!request.container.empty()) query += "&container=" + urlEncode(request.container);
+    query += "&stdout=true&stderr=true";
+    if (request.tty) query += "&tty=true";
+    return resourcePath(resources::pods(), request.namespaceName, request.pod, "exec") + "?" +
+           query.substr(1);
+}
+
+// Frames go out whole: the stdin thread and the reader (pongs, close) both write.
+class FrameWriter {
+  public:
+    explicit FrameWriter(UpgradedConnection& connection) : connection_(connection) {}
+    void send(WsOpcode opcode, std::string_view payload) {
+        std::lock_guard lock(mutex_);
+        connection_.write(encodeWsFrame(opcode, payload, static_cast<uint32_t>(random_())));
+    }
+
+  private:
+    UpgradedConnection& connection_;
+    std::mutex mutex_;
+    std::mt19937 random_{std::random_device{}()};
+};
+
+// The exit code a Status on channel 3 reports (metav1.Status, reason NonZeroExitCode).
+void readStatus(const std::string& payload, ExecResult& result) {
+    auto status = json::parse(payload, nullptr, false);
+    if (status.is_discarded() || !status.is_object()) {
+        result.exitCode = 1;
+        result.message = "unreadable exec status from the server";
+        return;
+    }
+    if (status.value("status", "") == "Success") {
+        result.exitCode = 0;
+        return;
+    }
+    result.message = status.value("message", "");
+    result.exitCode = 1;
+    if (status.value("reason", "") == "NonZeroExitCode" && status.contains("details")) {
+        for (const auto& cause : status["details"].value("causes", json::array())) {
+            if (cause.value("reason", "") != "ExitCode") continue;
+            try {
+                result.exitCode = std::stoi(cause.value("message", "1"));
+                result.message.clear();
+            } catch (...) {
+            }
+        }
+    }
+}
+
+}  // namespace
+
+ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
+    const bool withStdin = static_cast<bool>(io.readStdin);
+    std::string path = execPath(request);
+    if (withStdin) path += "&stdin=true";
+    std::random_device random;
+    std::string nonce(16, '\0');
+    for (auto& byte : nonce) byte = static_cast<char>(random() & 0xFF);
+    const std::string key = base64Encode(nonce);
+    auto connection = client.upgrade(
+        path, {{"Connection", "Upgrade"},
+               {"Upgrade", "websocket"},
+               {"Sec-WebSocket-Version", "13"},
+               {"Sec-WebSocket-Key", key},
+               {"Sec-WebSocket-Protocol", std::string(kProtocolV5) + ", " + kProtocolV4}});
+    const HttpResponse& handshake = connection->handshake();
+    if (handshake.status != 101)
+        throw Error(fmt::format("exec: the server answered {} instead of switching protocols",
+                                handshake.status));
+    if (handshake.header("sec-websocket-accept") != wsAcceptFor(key))
+        throw Error("exec: the server's WebSocket handshake does not match the request");
+
+    ExecResult result;
+    result.protocol = handshake.header("sec-websocket-protocol");
+    if (result.protocol != kProtocolV5 && result.protocol != kProtocolV4)
+        throw Error("exec: the server speaks no supported stream protocol (" + result.protocol +
+                    ")");
+    if (withStdin && result.protocol != kProtocolV5)
+        throw Error("exec: sending stdin needs v5.channel.k8s.io, which this server lacks");
+
+    FrameWriter writer(*connection);
+    std::atomic<bool> done{false};
+    std::thread stdinPump;
+    std::exception_ptr stdinFailure;
+    if (withStdin) {
+        stdinPump = std::thread([&] {
+            try {
+                std::string chunk(kStdinChunk + 1, '\0');
+                for (;;) {
+                    if (done.load()) return;
+                    chunk[0] = '\0';  // channel 0
+                    size_t n = io.readStdin(chunk.data() + 1, kStdinChunk);
+                    if (n == 0) break;
+                    writer.send(WsOpcode::Binary, std::string_view(chunk.data(), n + 1));
+                }
+                writer.send(WsOpcode::Binary, std::string("\xff\x00", 2));  // half-close stdin
+            } catch (...) {
+                if (!done.load()) stdinFailure = std::current_exception();
+            }
+        });
+    }
+    auto joinPump = [&] {
+        done.store(true);
+        if (stdinPump.joinable()) stdinPump.join();
+    };
+
+    const auto deadline = std::chrono::steady_clock::now() + request.timeout;
+    WsFrameParser parser;
+    int channel = -1;  // of the data message being reassembled from fragments
+    bool statusSeen = false;
+    std::string statusPayload;
+    std::vector<char> buffer(64 * 1024);
+    try {
+        for (bool open = true; open;) {
+            auto slice = kReadSlice;
+            if (request.timeout.count() > 0) {
+                auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now());
+                if (left.count() <= 0) {
+                    result.timedOut = true;
+                    break;
+                }
+                slice = std::min(slice, left);
+            }
+            size_t n = 0;
+            try {
+                n = connection->read(buffer.data(), buffer.size(), slice);
+            } catch (const TransportError& error) {
+                if (error.kind() == TransportError::Kind::Timeout) continue;
+                throw;
+            }
+            if (n == 0) break;  // the server closed the connection
+            parser.feed(std::string_view(buffer.data(), n));
+            while (auto frame = parser.next()) {
+                std::string_view payload = frame->payload;
+                if (frame->opcode == WsOpcode::Ping) {
+                    writer.send(WsOpcode::Pong, payload);
+                    continue;
+                }
+                if (frame->opcode == WsOpcode::Pong) continue;
+                if (frame->opcode == WsOpcode::Close) {
+                    try {
+                        writer.send(WsOpcode::Close, payload.substr(0, 2));
+                    } catch (const TransportError&) {
+                    }
+                    open = false;
+                    break;
+                }
+                if (frame->opcode != WsOpcode::Continuation) {
+                    if (payload.empty()) continue;
+                    channel = static_cast<unsigned char>(payload[0]);
+                    payload.remove_prefix(1);
+                }
+                if (channel == 1 && io.onStdout && !payload.empty()) io.onStdout(payload);
+                if (channel == 2 && io.onStderr && !payload.empty()) io.onStderr(payload);
+                if (channel == 3) {
+                    statusPayload.append(payload);
+                    if (frame->fin) statusSeen = true;
+                }
+            }
+        }
+    } catch (...) {
+        joinPump();
+        throw;
+    }
+    joinPump();
+    if (stdinFailure && !statusSeen) std::rethrow_exception(stdinFailure);
+    if (result.timedOut) {
+        result.exitCode = 124;
+        return result;
+    }
+    if (!statusSeen)
+        throw TransportError(TransportError::Kind::Reset,
+                             "exec: the stream ended before the command's exit status arrived");
+    readStatus(statusPayload, result);
+    return result;
+}
+
+CapturedExec execCapture(Client& client, const ExecRequest& request, const std::string& stdinText) {
+    CapturedExec captured;
+    ExecIo io;
+    io.onStdout = [&](std::string_view bytes) { captured.stdoutText.append(bytes); };
+    io.onStderr = [&](std::string_view bytes) { captured.stderrText.append(bytes); };
+    size_t offset = 0;
+    if (!stdinText.empty()) {
+        io.readStdin = [&](char* out, size_t size) {
+            size_t n = std::min(size, stdinText.size() - offset);
+            std::copy_n(stdinText.data() + offset, n, out);
+            offset += n;
+            return n;
+        };
+    }
+    captured.result = execInPod(client, request, io);
+    return captured;
+}
+
+}  // namespace rossoctl::kube

@@ -1,0 +1,193 @@
+// WebSocket framing and the exec channel protocol, against recorded server frames.
+#include "rossoctl/kube/exec.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "kube_fakes.hpp"
+#include "rossoctl/kube/websocket.hpp"
+
+using namespace rossoctl;
+using namespace rossoctl::kube;
+
+namespace {
+
+// An unmasked server frame, as the apiserver sends them.
+std::string serverFrame(uint8_t firstByte, const std::string& payload) {
+    std::string frame(1, static_cast<char>(firstByte));
+    if (payload.size() < 126) {
+        frame.push_back(static_cast<char>(payload.size()));
+    } else if (payload.size() <= 0xFFFF) {
+        frame.push_back(126);
+        frame.push_back(static_cast<char>(payload.size() >> 8));
+        frame.push_back(static_cast<char>(payload.size() & 0xFF));
+    } else {
+        frame.push_back(127);
+        for (int shift = 56; shift >= 0; shift -= 8)
+            frame.push_back(static_cast<char>((uint64_t{payload.size()} >> shift) & 0xFF));
+    }
+    return frame + payload;
+}
+
+std::string channel(char id, const std::string& text) {
+    return std::string(1, id) + text;
+}
+
+class ScriptedConnection : public UpgradedConnection {
+  public:
+    ScriptedConnection(HttpResponse handshake, std::string incoming, size_t readSize)
+        : handshake_(std::move(handshake)), incoming_(std::move(incoming)), readSize_(readSize) {}
+    const HttpResponse& handshake() const override { return handshake_; }
+    size_t read(char* buffer, size_t size, std::chrono::milliseconds) override {
+        size_t n = std::min({size, readSize_, incoming_.size() - offset_});
+        std::copy_n(incoming_.data() + offset_, n, buffer);
+        offset_ += n;
+        return n;
+    }
+    void write(std::string_view bytes) override { written->append(bytes); }
+    std::shared_ptr<std::string> written = std::make_shared<std::string>();
+
+  private:
+    HttpResponse handshake_;
+    std::string incoming_;
+    size_t offset_ = 0;
+    size_t readSize_;
+};
+
+struct ExecServer {
+    std::string frames;
+    std::string protocol = "v5.channel.k8s.io";
+    size_t readSize = 7;  // odd splits exercise the incremental parser
+    std::string requestUrl;
+    std::shared_ptr<std::string> written;
+};
+
+class ExecTransport : public Transport {
+  public:
+    explicit ExecTransport(ExecServer& server) : server_(server) {}
+    HttpResponse send(const HttpRequest&) override { return {}; }
+    void setClientCertificate(const ClientCertificate&) override {}
+    std::unique_ptr<UpgradedConnection> upgrade(const HttpRequest& request) override {
+        server_.requestUrl = request.url;
+        std::string key;
+        for (const auto& [name, value] : request.headers)
+            if (name == "Sec-WebSocket-Key") key = value;
+        HttpResponse handshake{101,
+                               {{"sec-websocket-accept", wsAcceptFor(key)},
+                                {"sec-websocket-protocol", server_.protocol}},
+                               {}};
+        auto connection =
+            std::make_unique<ScriptedConnection>(handshake, server_.frames, server_.readSize);
+        server_.written = connection->written;
+        return connection;
+    }
+
+  private:
+    ExecServer& server_;
+};
+
+CapturedExec runExec(ExecServer& server, const std::string& input = {}) {
+    testing::FakeClock clock;
+    std::ostringstream trace;
+    Client client(testing::fakeRestConfig(), std::make_unique<ExecTransport>(server), clock,
+                  RequestTracer(trace, 0));
+    ExecRequest request{"team1", "orders", "agent", {"sh", "-c", "echo hi; exit 7"}, false, {}};
+    return execCapture(client, request, input);
+}
+
+}  // namespace
+
+TEST_CASE("client frames are masked and decode back", "[websocket]") {
+    std::string frame = encodeWsFrame(WsOpcode::Binary, "hello", 0x01020304);
+    REQUIRE(frame.size() == 2 + 4 + 5);
+    CHECK(static_cast<uint8_t>(frame[0]) == 0x82);
+    CHECK(static_cast<uint8_t>(frame[1]) == (0x80 | 5));
+    WsFrameParser parser;
+    parser.feed(frame);
+    auto decoded = parser.next();
+    REQUIRE(decoded);
+    CHECK(decoded->payload == "hello");
+    for (size_t size : {125u, 126u, 65535u, 65536u}) {
+        WsFrameParser p;
+        p.feed(encodeWsFrame(WsOpcode::Binary, std::string(size, 'x'), 0xdeadbeef));
+        auto f = p.next();
+        REQUIRE(f);
+        CHECK(f->payload.size() == size);
+    }
+}
+
+TEST_CASE("the parser waits for whole frames and rejects bad ones", "[websocket]") {
+    std::string frame = serverFrame(0x82, std::string(300, 'a'));
+    WsFrameParser parser;
+    parser.feed(frame.substr(0, 3));
+    CHECK_FALSE(parser.next());
+    parser.feed(frame.substr(3));
+    REQUIRE(parser.next()->payload.size() == 300);
+
+    WsFrameParser reserved;
+    reserved.feed(std::string("\xF2\x00", 2));
+    CHECK_THROWS_AS(reserved.next(), Error);
+    WsFrameParser hugeControl;
+    hugeControl.feed(serverFrame(0x89, std::string(200, 'p')));
+    CHECK_THROWS_AS(hugeControl.next(), Error);
+    WsFrameParser tooBig(1024);
+    tooBig.feed(serverFrame(0x82, std::string(2048, 'b')));
+    CHECK_THROWS_AS(tooBig.next(), Error);
+}
+
+TEST_CASE("the accept key follows RFC 6455", "[websocket]") {
+    CHECK(wsAcceptFor("dGhlIHNhbXBsZSBub25jZQ==") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+}
+
+TEST_CASE("exec demultiplexes channels and reads the exit code", "[exec]") {
+    ExecServer server;
+    server.frames =
+        serverFrame(0x82, channel(1, "hello ")) +
+        serverFrame(0x02, channel(2, "warn")) +  // fragment start (stderr)
+        serverFrame(0x89, "ping!") +             // control frame in between
+        serverFrame(0x80, "ing\n") +             // continuation, still stderr
+        serverFrame(0x82, channel(1, "world\n")) +
+        serverFrame(
+            0x82,
+            channel(
+                3,
+                R"({"metadata":{},"status":"Failure","message":"command terminated with non-zero exit code","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"7"}]}})")) +
+        serverFrame(0x88, "\x03\xe8");
+    auto captured = runExec(server);
+    CHECK(captured.stdoutText == "hello world\n");
+    CHECK(captured.stderrText == "warning\n");
+    CHECK(captured.result.exitCode == 7);
+    CHECK(captured.result.protocol == "v5.channel.k8s.io");
+    CHECK(server.requestUrl.find("/api/v1/namespaces/team1/pods/orders/exec?command=sh&command=-c&"
+                                 "command=echo%20hi%3B%20exit%207&container=agent") !=
+          std::string::npos);
+    // A pong answered the ping, and a close answered the close.
+    WsFrameParser sent;
+    sent.feed(*server.written);
+    std::vector<WsOpcode> opcodes;
+    while (auto frame = sent.next()) opcodes.push_back(frame->opcode);
+    CHECK(opcodes == std::vector<WsOpcode>{WsOpcode::Pong, WsOpcode::Close});
+}
+
+TEST_CASE("exec sends stdin on channel 0 and half-closes it", "[exec]") {
+    ExecServer server;
+    server.readSize = 1 << 20;
+    server.frames = serverFrame(0x82, channel(3, R"({"status":"Success"})"));
+    auto captured = runExec(server, std::string(100 * 1024, 'z'));
+    CHECK(captured.result.exitCode == 0);
+    WsFrameParser sent;
+    sent.feed(*server.written);
+    size_t stdinBytes = 0;
+    bool halfClosed = false;
+    while (auto frame = sent.next()) {
+        if (frame->payload[0] == 0) stdinBytes += frame->payload.size() - 1;
+        if (frame->payload == std::string("\xff\x00", 2)) halfClosed = true;
+    }
+    CHECK(stdinBytes == 100 * 1024);
+    CHECK(halfClosed);
+}
+
+TEST_CASE("a stream cut before the status is an error, not success", "[exec]") {
+    ExecServer server;
+    server.frames = serverFrame(0x82, channel(1, "partial output"));
+    CHECK_THROWS_AS(runExec(server), TransportError);
+}
