@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -74,7 +75,20 @@ func writeKubeconfig(stateDir, pki, server string, k kubeconfigSpec) error {
 	cfg.AuthInfos[k.user] = &clientcmdapi.AuthInfo{ClientCertificateData: crt, ClientKeyData: key}
 	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: k.user, Namespace: k.namespace}
 	cfg.CurrentContext = "local"
-	return clientcmd.WriteToFile(*cfg, filepath.Join(stateDir, k.file))
+	data, err := clientcmd.Write(*cfg)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(stateDir, k.file)
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		return nil // unchanged: leave the file alone for readers that hold it open
+	}
+	// Write then rename, so a concurrent reader never sees a half-written kubeconfig.
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // FreePortsMain prints N distinct free TCP ports on 127.0.0.1, one a line. They are picked
