@@ -37,7 +37,12 @@ func ensureDNS(ctx context.Context, c kubernetes.Interface, p paths, self string
 			{Name: "dns-tcp", Port: 53, Protocol: v1.ProtocolTCP, TargetPort: intstr.FromInt32(53)},
 		}},
 	}
-	if _, err := c.CoreV1().Services("kube-system").Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	// Get first: with the ClusterIP taken, Create fails as Invalid before AlreadyExists.
+	if _, err := c.CoreV1().Services("kube-system").Get(ctx, svc.Name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+		if _, err := c.CoreV1().Services("kube-system").Create(ctx, svc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+	} else if err != nil {
 		return err
 	}
 	bin := filepath.Dir(self)
