@@ -125,6 +125,8 @@ func containerInit(cfg *InitConfig) error {
 	if err := syscall.Setuid(int(cfg.UID)); err != nil {
 		return fmt.Errorf("setuid: %w", err)
 	}
+	// The container starts with stdin, stdout and stderr only.
+	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	return syscall.Exec(cfg.Args[0], cfg.Args, cfg.Env)
 }
 

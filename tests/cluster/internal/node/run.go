@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -27,6 +29,9 @@ func runMain(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	// Descriptors inherited from whoever started the node (a driver's lock file, say) must
+	// never reach pod processes: Go passes on any fd that lacks close-on-exec.
+	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	p, err := absStateDir(*dir)
 	if err == nil {
 		err = runNode(p, capa)
