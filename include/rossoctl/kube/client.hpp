@@ -106,6 +106,13 @@ private:
     HttpResponse sendOnce(HttpRequest& request);
     HttpRequest prepare(const std::string& method, const std::string& pathAndQuery,
                         const std::string& body, const std::string& contentType);
+    // The retry loop; `streamed` (watch) turns retries off once bytes were handed out.
+    HttpResponse execute(HttpRequest& request, bool idempotent, const bool* streamed = nullptr);
+    // Sets Authorization and pushes an exec plugin's client certificate into the transport.
+    void authorize(HttpRequest& request);
+    void pause(std::chrono::milliseconds delay);
+    void throwIfCancelled() const;
+    json parseBody(const HttpRequest& request, const HttpResponse& response) const;
 
     RestConfig config_;
     std::unique_ptr<Transport> transport_;
@@ -115,6 +122,7 @@ private:
     std::unique_ptr<Authenticator> authenticator_;
     RetryPolicy retry_;
     RequestStats stats_;
+    std::optional<ClientCertificate> pushedCertificate_;
 };
 
 }  // namespace rossoctl::kube

@@ -32,6 +32,9 @@ struct HttpResponse {
     std::string header(std::string_view name) const;
 };
 
+// "OK", "Not Found", "Bad Gateway": the reason phrase for a status code, "" when unknown.
+std::string_view httpReasonPhrase(long status);
+
 // The connection could not carry the request (refused, reset, TLS, timeout).
 class TransportError : public Error {
 public:

@@ -1,0 +1,203 @@
+// Client: the request pipeline (auth, retries, tracing, errors); the verbs are in
+// client_verbs.cpp.
+#include "rossoctl/kube/client.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+namespace rossoctl::kube {
+
+namespace {
+
+constexpr std::chrono::milliseconds kCancelCheckInterval{200};
+
+bool sameCertificate(const ClientCertificate& a, const ClientCertificate& b) {
+    return a.certPem == b.certPem && a.keyPem == b.keyPem;
+}
+
+void eraseHeader(Headers& headers, std::string_view name) {
+    std::erase_if(headers, [&](const auto& header) {
+        return header.first.size() == name.size() &&
+               std::equal(name.begin(), name.end(), header.first.begin(), [](char a, char b) {
+                   return std::tolower(static_cast<unsigned char>(a)) ==
+                          std::tolower(static_cast<unsigned char>(b));
+               });
+    });
+}
+
+}  // namespace
+
+Client::Client(RestConfig config, std::unique_ptr<Transport> transport, const Clock& clock,
+               RequestTracer tracer, const CancelFlag* cancel,
+               std::unique_ptr<Authenticator> authenticator, RetryPolicy retry)
+    : config_(std::move(config)),
+      transport_(std::move(transport)),
+      clock_(clock),
+      tracer_(tracer),
+      cancel_(cancel),
+      authenticator_(std::move(authenticator)),
+      retry_(retry) {
+    // Built here, not by the caller, so it refers to this client's own copy of the config.
+    if (!authenticator_) authenticator_ = std::make_unique<Authenticator>(config_, clock_);
+}
+
+HttpRequest Client::prepare(const std::string& method, const std::string& pathAndQuery,
+                            const std::string& body, const std::string& contentType) {
+    HttpRequest request;
+    request.method = method;
+    request.url = config_.server + pathAndQuery;
+    request.headers = {{"Accept", "application/json"},
+                       {"User-Agent", std::string("rossoctl/") + ROSSOCTL_VERSION}};
+    if (!contentType.empty()) request.headers.emplace_back("Content-Type", contentType);
+    request.body = body;
+    request.timeout = config_.requestTimeout;
+    return request;
+}
+
+void Client::authorize(HttpRequest& request) {
+    eraseHeader(request.headers, "Authorization");
+    if (auto authorization = authenticator_->authorization()) {
+        request.headers.emplace_back("Authorization", *authorization);
+    }
+    auto certificate = authenticator_->pluginCertificate();
+    if (certificate &&
+        (!pushedCertificate_ || !sameCertificate(*pushedCertificate_, *certificate))) {
+        transport_->setClientCertificate(*certificate);
+        pushedCertificate_ = std::move(certificate);
+    }
+}
+
+HttpResponse Client::sendOnce(HttpRequest& request) {
+    authorize(request);
+    tracer_.request(request);
+    const auto started = clock_.monotonic();
+    ++stats_.requests;
+    HttpResponse response;
+    try {
+        response = transport_->send(request);
+    } catch (const TransportError& error) {
+        tracer_.failure(request, error.what());
+        throw;
+    }
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.monotonic() - started);
+    tracer_.response(request, response.status, took, response.body);
+    return response;
+}
+
+void Client::throwIfCancelled() const {
+    if (cancel_ && cancel_->cancelled()) {
+        throw TransportError(TransportError::Kind::Cancelled, "interrupted");
+    }
+}
+
+void Client::pause(std::chrono::milliseconds delay) {
+    // Slices, so Ctrl-C during a long Retry-After ends the wait promptly.
+    while (delay.count() > 0) {
+        throwIfCancelled();
+        auto slice = std::min(delay, kCancelCheckInterval);
+        clock_.sleepFor(slice);
+        delay -= slice;
+    }
+    throwIfCancelled();
+}
+
+HttpResponse Client::execute(HttpRequest& request, bool idempotent, const bool* streamed) {
+    bool reauthenticated = false;
+    for (int attempt = 1;; ++attempt) {
+        throwIfCancelled();
+        AttemptOutcome outcome;
+        outcome.attempt = attempt;
+        outcome.idempotent = idempotent;
+        HttpResponse response;
+        try {
+            response = sendOnce(request);
+        } catch (const TransportError& error) {
+            using Kind = TransportError::Kind;
+            if (error.kind() != Kind::Connect && error.kind() != Kind::Reset) throw;
+            if (streamed && *streamed) throw;
+            outcome.transportFailed = true;
+            outcome.connectFailed = error.kind() == Kind::Connect;
+            auto delay = retryDelay(retry_, outcome);
+            if (!delay) throw;
+            ++stats_.retries;
+            pause(*delay);
+            continue;
+        }
+        if (response.status == 401 && !reauthenticated && authenticator_->invalidate()) {
+            // Credentials may have rotated (exec plugin, token file): one fresh attempt.
+            reauthenticated = true;
+            --attempt;
+            ++stats_.retries;
+            continue;
+        }
+        if (response.status < 400) return response;
+        outcome.httpStatus = response.status;
+        outcome.retryAfter = response.header("Retry-After");
+        auto delay = retryDelay(retry_, outcome);
+        if (!delay) throw apiErrorFromResponse(response.status, response.body);
+        ++stats_.retries;
+        pause(*delay);
+    }
+}
+
+HttpResponse Client::request(const std::string& method, const std::string& pathAndQuery,
+                             const std::string& body, const std::string& contentType,
+                             bool idempotent) {
+    HttpRequest request = prepare(method, pathAndQuery, body, contentType);
+    return execute(request, idempotent);
+}
+
+json Client::parseBody(const HttpRequest& request, const HttpResponse& response) const {
+    if (response.body.empty()) return json::object();
+    json parsed = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded()) {
+        throw Error(fmt::format("the server sent a response to {} {} that is not JSON",
+                                request.method, request.url));
+    }
+    return parsed;
+}
+
+json Client::getPath(const std::string& path) {
+    HttpRequest request = prepare("GET", path, {}, {});
+    return parseBody(request, execute(request, true));
+}
+
+std::unique_ptr<UpgradedConnection> Client::upgrade(const std::string& pathAndQuery,
+                                                    const Headers& headers) {
+    HttpRequest request = prepare("GET", pathAndQuery, {}, {});
+    for (const auto& header : headers) {
+        eraseHeader(request.headers, header.first);
+        request.headers.push_back(header);
+    }
+    bool reauthenticated = false;
+    while (true) {
+        throwIfCancelled();
+        authorize(request);
+        tracer_.request(request);
+        const auto started = clock_.monotonic();
+        ++stats_.requests;
+        std::unique_ptr<UpgradedConnection> connection;
+        try {
+            connection = transport_->upgrade(request);
+        } catch (const TransportError& error) {
+            tracer_.failure(request, error.what());
+            throw;
+        }
+        const HttpResponse& handshake = connection->handshake();
+        auto took =
+            std::chrono::duration_cast<std::chrono::milliseconds>(clock_.monotonic() - started);
+        tracer_.response(request, handshake.status, took, handshake.body);
+        if (handshake.status == 401 && !reauthenticated && authenticator_->invalidate()) {
+            reauthenticated = true;
+            ++stats_.retries;
+            continue;
+        }
+        if (handshake.status >= 400) throw apiErrorFromResponse(handshake.status, handshake.body);
+        return connection;
+    }
+}
+
+}  // namespace rossoctl::kube

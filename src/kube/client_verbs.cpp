@@ -1,0 +1,190 @@
+// The typed verbs of Client: paths, query parameters, bodies, paging and watch streams.
+#include <fmt/format.h>
+
+#include <exception>
+#include <string>
+
+#include "rossoctl/kube/client.hpp"
+
+namespace rossoctl::kube {
+
+namespace {
+
+class Query {
+  public:
+    void add(std::string_view key, std::string_view value) {
+        if (value.empty()) return;
+        text_ += text_.empty() ? '?' : '&';
+        text_ += key;
+        text_ += '=';
+        text_ += urlEncode(value);
+    }
+    void addWriteOptions(const WriteOptions& options) {
+        if (options.dryRun) add("dryRun", "All");
+        add("fieldManager", options.fieldManager);
+    }
+    const std::string& text() const { return text_; }
+
+  private:
+    std::string text_;
+};
+
+Query listQuery(const ListOptions& options) {
+    Query query;
+    query.add("labelSelector", options.labelSelector);
+    query.add("fieldSelector", options.fieldSelector);
+    if (options.limit > 0) query.add("limit", std::to_string(options.limit));
+    query.add("continue", options.continueToken);
+    query.add("resourceVersion", options.resourceVersion);
+    return query;
+}
+
+std::string metadataField(const json& object, const char* field) {
+    auto metadata = object.find("metadata");
+    if (metadata == object.end() || !metadata->is_object()) return {};
+    auto value = metadata->find(field);
+    return value != metadata->end() && value->is_string() ? value->get<std::string>()
+                                                          : std::string{};
+}
+
+std::string requireName(const json& object, const ResourceRef& ref) {
+    std::string name = metadataField(object, "name");
+    if (name.empty()) {
+        throw UsageError(fmt::format("the {} object has no metadata.name", ref.kind));
+    }
+    return name;
+}
+
+// The namespace argument wins; else the object's own; cluster-scoped resources get none.
+std::string namespaceFor(const ResourceRef& ref, const std::string& ns, const json& object) {
+    if (!ref.namespaced) return {};
+    return ns.empty() ? metadataField(object, "namespace") : ns;
+}
+
+const char* contentTypeOf(PatchType type) {
+    switch (type) {
+        case PatchType::Json:
+            return "application/json-patch+json";
+        case PatchType::Merge:
+            return "application/merge-patch+json";
+        case PatchType::Apply:
+            return "application/apply-patch+yaml";
+    }
+    return "application/json";
+}
+
+}  // namespace
+
+json Client::get(const ResourceRef& ref, const std::string& ns, const std::string& name) {
+    return getPath(resourcePath(ref, ns, name));
+}
+
+std::optional<json> Client::getIfExists(const ResourceRef& ref, const std::string& ns,
+                                        const std::string& name) {
+    try {
+        return get(ref, ns, name);
+    } catch (const ApiError& error) {
+        if (error.isNotFound()) return std::nullopt;
+        throw;
+    }
+}
+
+void Client::listPages(const ResourceRef& ref, const std::string& ns, ListOptions options,
+                       const std::function<bool(const json& page)>& onPage) {
+    while (true) {
+        json page = getPath(resourcePath(ref, ns) + listQuery(options).text());
+        if (!onPage(page)) return;
+        std::string next = metadataField(page, "continue");
+        if (next.empty() || next == options.continueToken) return;
+        options.continueToken = std::move(next);
+        // A continued list must not also pin a resourceVersion; the token carries it.
+        options.resourceVersion.clear();
+    }
+}
+
+json Client::list(const ResourceRef& ref, const std::string& ns, const ListOptions& options) {
+    json merged;
+    json items = json::array();
+    std::string resourceVersion;
+    listPages(ref, ns, options, [&](const json& page) {
+        if (merged.is_null()) merged = page;
+        if (auto it = page.find("items"); it != page.end() && it->is_array()) {
+            for (const auto& item : *it) items.push_back(item);
+        }
+        resourceVersion = metadataField(page, "resourceVersion");
+        return true;
+    });
+    if (!merged.is_object()) merged = json::object();
+    merged["items"] = std::move(items);
+    json& metadata = merged["metadata"];
+    if (!metadata.is_object()) metadata = json::object();
+    metadata.erase("continue");
+    metadata.erase("remainingItemCount");
+    if (!resourceVersion.empty()) metadata["resourceVersion"] = resourceVersion;
+    return merged;
+}
+
+json Client::create(const ResourceRef& ref, const std::string& ns, const json& object,
+                    const WriteOptions& options) {
+    Query query;
+    query.addWriteOptions(options);
+    HttpRequest request =
+        prepare("POST", resourcePath(ref, namespaceFor(ref, ns, object)) + query.text(),
+                object.dump(), "application/json");
+    return parseBody(request, execute(request, /*idempotent=*/false));
+}
+
+json Client::update(const ResourceRef& ref, const std::string& ns, const json& object,
+                    const WriteOptions& options) {
+    Query query;
+    query.addWriteOptions(options);
+    std::string path = resourcePath(ref, namespaceFor(ref, ns, object), requireName(object, ref));
+    HttpRequest request = prepare("PUT", path + query.text(), object.dump(), "application/json");
+    // With metadata.resourceVersion a repeated PUT cannot overwrite anything: it gets 409.
+    bool idempotent = !metadataField(object, "resourceVersion").empty();
+    return parseBody(request, execute(request, idempotent));
+}
+
+json Client::updateStatus(const ResourceRef& ref, const std::string& ns, const json& object) {
+    std::string path =
+        resourcePath(ref, namespaceFor(ref, ns, object), requireName(object, ref), "status");
+    HttpRequest request = prepare("PUT", path, object.dump(), "application/json");
+    return parseBody(request, execute(request, !metadataField(object, "resourceVersion").empty()));
+}
+
+json Client::patch(const ResourceRef& ref, const std::string& ns, const std::string& name,
+                   PatchType type, const std::string& body, const WriteOptions& options) {
+    Query query;
+    query.addWriteOptions(options);
+    if (type == PatchType::Apply && options.force) query.add("force", "true");
+    HttpRequest request =
+        prepare("PATCH", resourcePath(ref, ns, name) + query.text(), body, contentTypeOf(type));
+    // A JSON patch may add to a list on every attempt; merge and apply converge.
+    return parseBody(request, execute(request, type != PatchType::Json));
+}
+
+json Client::apply(const ResourceRef& ref, const std::string& ns, const json& object,
+                   const WriteOptions& options) {
+    WriteOptions applyOptions = options;
+    if (applyOptions.fieldManager.empty()) applyOptions.fieldManager = "rossoctl";
+    // JSON is YAML, so the object goes as it is under the apply-patch+yaml content type.
+    return patch(ref, namespaceFor(ref, ns, object), requireName(object, ref), PatchType::Apply,
+                 object.dump(), applyOptions);
+}
+
+json Client::remove(const ResourceRef& ref, const std::string& ns, const std::string& name,
+                    const DeleteOptions& options) {
+    json body = {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
+    if (!options.propagationPolicy.empty()) body["propagationPolicy"] = options.propagationPolicy;
+    if (options.gracePeriodSeconds) body["gracePeriodSeconds"] = *options.gracePeriodSeconds;
+    if (options.preconditionUid) body["preconditions"]["uid"] = *options.preconditionUid;
+    if (options.preconditionResourceVersion) {
+        body["preconditions"]["resourceVersion"] = *options.preconditionResourceVersion;
+    }
+    if (options.dryRun) body["dryRun"] = json::array({"All"});
+    HttpRequest request =
+        prepare("DELETE", resourcePath(ref, ns, name), body.dump(), "application/json");
+    return parseBody(request, execute(request, /*idempotent=*/true));
+}
+
+}  // namespace rossoctl::kube

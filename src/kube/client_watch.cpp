@@ -1,0 +1,90 @@
+// Client::watch: newline-delimited JSON events read from a streaming response.
+#include <fmt/format.h>
+
+#include <exception>
+#include <string>
+
+#include "rossoctl/kube/client.hpp"
+
+namespace rossoctl::kube {
+
+namespace {
+
+bool isBlank(std::string_view line) {
+    return line.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+
+// One event line; throws ApiError for an ERROR event that carries a Status.
+WatchEvent parseWatchEvent(std::string_view line) {
+    json parsed = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!parsed.is_object() || !parsed.contains("type")) {
+        throw Error(fmt::format("the server sent a watch event that is not JSON: {}",
+                                maskSecrets(line.substr(0, 80))));
+    }
+    WatchEvent event{parsed.value("type", std::string{}), parsed.value("object", json::object())};
+    if (event.type == "ERROR") {
+        long code = event.object.value("code", 500L);
+        throw apiErrorFromResponse(code, event.object.dump());
+    }
+    return event;
+}
+
+}  // namespace
+
+void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOptions& options,
+                   const std::function<bool(const WatchEvent&)>& onEvent,
+                   std::chrono::milliseconds timeout) {
+    std::string query = "?watch=true";
+    auto add = [&](const char* key, const std::string& value) {
+        if (!value.empty()) query += fmt::format("&{}={}", key, urlEncode(value));
+    };
+    add("labelSelector", options.labelSelector);
+    add("fieldSelector", options.fieldSelector);
+    add("resourceVersion", options.resourceVersion);
+    if (options.timeoutSeconds > 0) add("timeoutSeconds", std::to_string(options.timeoutSeconds));
+
+    HttpRequest request = prepare("GET", resourcePath(ref, ns) + query, {}, {});
+    if (timeout.count() > 0) request.timeout = timeout;
+
+    std::string pending;
+    bool streamed = false;
+    bool stopped = false;
+    std::exception_ptr failure;
+    // Never throws: exceptions must not cross the transport (libcurl is C), so they are kept.
+    auto deliver = [&](std::string_view line) {
+        try {
+            if (!onEvent(parseWatchEvent(line))) stopped = true;
+        } catch (...) {
+            failure = std::current_exception();
+            stopped = true;
+        }
+        return !stopped;
+    };
+    request.onBodyChunk = [&](std::string_view chunk) {
+        streamed = true;
+        pending.append(chunk);
+        size_t start = 0;
+        for (size_t end; (end = pending.find('\n', start)) != std::string::npos; start = end + 1) {
+            std::string_view line(pending.data() + start, end - start);
+            if (!isBlank(line) && !deliver(line)) return false;
+        }
+        pending.erase(0, start);
+        return true;
+    };
+
+    try {
+        execute(request, /*idempotent=*/true, &streamed);
+    } catch (const TransportError& error) {
+        // The caller's own deadline, or a stream cut after events: both end the watch.
+        const bool deadline = error.kind() == TransportError::Kind::Timeout && timeout.count() > 0;
+        const bool cutAfterEvents = error.kind() == TransportError::Kind::Reset && streamed;
+        if (!deadline && !cutAfterEvents) throw;
+    }
+    if (failure) std::rethrow_exception(failure);
+    if (!stopped && !isBlank(pending)) {
+        deliver(pending);
+        if (failure) std::rethrow_exception(failure);
+    }
+}
+
+}  // namespace rossoctl::kube

@@ -1,0 +1,204 @@
+// maskSecrets and maskHeaderValue: what -v 7/8 output must never show.
+#include <strings.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <string>
+
+#include "rossoctl/kube/trace.hpp"
+
+namespace rossoctl::kube {
+
+namespace {
+
+constexpr std::string_view kMask = "***";
+
+bool isKeyChar(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+}
+
+// Keys compared without case, '-' or '_' so "client-key-data" and "clientKeyData" both match.
+bool isSecretKey(std::string_view key) {
+    static constexpr std::array<std::string_view, 10> kSecretKeys = {
+        "token",    "accesstoken",   "idtoken",      "refreshtoken",  "bearertoken",
+        "password", "clientkeydata", "clientsecret", "authorization", "privatekey"};
+    std::string normalized;
+    for (char c : key) {
+        if (c == '-' || c == '_') continue;
+        normalized += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return std::find(kSecretKeys.begin(), kSecretKeys.end(), normalized) != kSecretKeys.end();
+}
+
+bool equalsNoCase(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+bool startsWithNoCase(std::string_view text, size_t pos, std::string_view prefix) {
+    return text.size() - pos >= prefix.size() &&
+           strncasecmp(text.data() + pos, prefix.data(), prefix.size()) == 0;
+}
+
+// -----BEGIN ... PRIVATE KEY----- blocks keep their armour lines, lose their content; a block
+// cut off by truncation is masked to the end.
+std::string maskPemKeys(std::string_view text) {
+    std::string out;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t begin = text.find("-----BEGIN ", pos);
+        if (begin == std::string_view::npos) break;
+        size_t labelStart = begin + 11;
+        size_t labelEnd = text.find("-----", labelStart);
+        if (labelEnd == std::string_view::npos) break;
+        std::string_view label = text.substr(labelStart, labelEnd - labelStart);
+        size_t headerEnd = labelEnd + 5;
+        out.append(text.substr(pos, headerEnd - pos));
+        if (label.find("PRIVATE KEY") == std::string_view::npos) {
+            pos = headerEnd;
+            continue;
+        }
+        out.append(kMask);
+        size_t footer = text.find("-----END ", headerEnd);
+        pos = footer == std::string_view::npos ? text.size() : footer;
+    }
+    out.append(text.substr(std::min(pos, text.size())));
+    return out;
+}
+
+// JSON "key": "value" pairs, also when the JSON sits escaped inside another string
+// (\"token\":\"...\"), as in last-applied-configuration.
+std::string maskJsonValues(std::string_view text) {
+    std::string out;
+    size_t pos = 0;
+    size_t copied = 0;
+    while ((pos = text.find('"', pos)) != std::string_view::npos) {
+        const bool escaped = pos > 0 && text[pos - 1] == '\\';
+        const std::string_view quote = escaped ? "\\\"" : "\"";
+        size_t keyStart = pos + 1;
+        size_t keyEnd = keyStart;
+        while (keyEnd < text.size() && isKeyChar(text[keyEnd])) ++keyEnd;
+        size_t cursor = keyEnd;
+        if (escaped && cursor < text.size() && text[cursor] == '\\') ++cursor;
+        if (cursor >= text.size() || text[cursor] != '"' || keyEnd == keyStart) {
+            pos = keyEnd > keyStart ? keyEnd : pos + 1;
+            continue;
+        }
+        std::string_view key = text.substr(keyStart, keyEnd - keyStart);
+        ++cursor;
+        while (cursor < text.size() && (text[cursor] == ' ' || text[cursor] == '\t')) ++cursor;
+        if (cursor >= text.size() || text[cursor] != ':' || !isSecretKey(key)) {
+            pos = cursor;
+            continue;
+        }
+        ++cursor;
+        while (cursor < text.size() && (text[cursor] == ' ' || text[cursor] == '\t')) ++cursor;
+        if (text.substr(cursor, quote.size()) != quote) {
+            pos = cursor;
+            continue;
+        }
+        size_t valueStart = cursor + quote.size();
+        size_t valueEnd = valueStart;
+        while (valueEnd < text.size()) {
+            if (text[valueEnd] == '\\' && !escaped) {
+                valueEnd += 2;
+                continue;
+            }
+            if (text.substr(valueEnd, quote.size()) == quote) break;
+            ++valueEnd;
+        }
+        valueEnd = std::min(valueEnd, text.size());
+        out.append(text.substr(copied, valueStart - copied));
+        out.append(kMask);
+        copied = valueEnd;
+        pos = valueEnd + quote.size();
+    }
+    out.append(text.substr(std::min(copied, text.size())));
+    return out;
+}
+
+// YAML "key: value" lines (kubeconfig, apply bodies written as YAML).
+std::string maskYamlValues(std::string_view text) {
+    std::string out;
+    size_t lineStart = 0;
+    while (lineStart <= text.size()) {
+        size_t lineEnd = text.find('\n', lineStart);
+        if (lineEnd == std::string_view::npos) lineEnd = text.size();
+        std::string_view line = text.substr(lineStart, lineEnd - lineStart);
+        size_t keyStart = 0;
+        while (keyStart < line.size() && (line[keyStart] == ' ' || line[keyStart] == '-')) {
+            ++keyStart;
+        }
+        size_t keyEnd = keyStart;
+        while (keyEnd < line.size() && isKeyChar(line[keyEnd])) ++keyEnd;
+        const bool secretLine = keyEnd > keyStart && keyEnd + 1 < line.size() &&
+                                line[keyEnd] == ':' && line[keyEnd + 1] == ' ' &&
+                                isSecretKey(line.substr(keyStart, keyEnd - keyStart));
+        std::string_view value = secretLine ? line.substr(keyEnd + 2) : std::string_view{};
+        const bool blockScalar = !value.empty() && (value[0] == '|' || value[0] == '>');
+        if (secretLine && !blockScalar && value.find_first_not_of(' ') != std::string_view::npos) {
+            out.append(line.substr(0, keyEnd + 2));
+            out.append(kMask);
+        } else {
+            out.append(line);
+        }
+        if (lineEnd == text.size()) break;
+        out += '\n';
+        lineStart = lineEnd + 1;
+    }
+    return out;
+}
+
+bool isTokenChar(char c) {
+    return c != '"' && c != '\'' && c != '\\' && c != ',' &&
+           !std::isspace(static_cast<unsigned char>(c));
+}
+
+// "Bearer <anything>" wherever it appears, and bare JWTs (eyJ...x.y.z).
+std::string maskBearerAndJwt(std::string_view text) {
+    std::string out;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        if (startsWithNoCase(text, pos, "bearer ") && pos + 7 < text.size() &&
+            isTokenChar(text[pos + 7]) && text.substr(pos + 7, kMask.size()) != kMask) {
+            out.append(text.substr(pos, 7));
+            out.append(kMask);
+            pos += 7;
+            while (pos < text.size() && isTokenChar(text[pos])) ++pos;
+            continue;
+        }
+        if (text.compare(pos, 3, "eyJ") == 0) {
+            size_t end = pos;
+            int dots = 0;
+            while (end < text.size() && (isKeyChar(text[end]) || text[end] == '.')) {
+                dots += text[end] == '.';
+                ++end;
+            }
+            if (dots >= 2 && end - pos >= 20) {
+                out.append(kMask);
+                pos = end;
+                continue;
+            }
+        }
+        out += text[pos++];
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string maskSecrets(std::string_view text) {
+    return maskBearerAndJwt(maskYamlValues(maskJsonValues(maskPemKeys(text))));
+}
+
+std::string maskHeaderValue(std::string_view name, std::string_view value) {
+    if (equalsNoCase(name, "authorization") || equalsNoCase(name, "proxy-authorization")) {
+        size_t space = value.find(' ');
+        if (space == std::string_view::npos) return "<masked>";
+        return std::string(value.substr(0, space)) + " <masked>";
+    }
+    if (equalsNoCase(name, "cookie") || equalsNoCase(name, "set-cookie")) return "<masked>";
+    return maskSecrets(value);
+}
+
+}  // namespace rossoctl::kube

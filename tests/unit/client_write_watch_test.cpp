@@ -1,0 +1,201 @@
+#include <catch2/catch.hpp>
+
+#include "kube_fakes.hpp"
+#include "rossoctl/kube/client.hpp"
+
+using namespace rossoctl;
+using namespace rossoctl::kube;
+using rossoctl::testing::ClientFixture;
+
+namespace {
+
+std::string contentType(const HttpRequest& request) {
+    for (const auto& [key, value] : request.headers) {
+        if (key == "Content-Type") return value;
+    }
+    return {};
+}
+
+json sandboxObject() {
+    return json{{"apiVersion", "agents.x-k8s.io/v1alpha1"},
+                {"kind", "Sandbox"},
+                {"metadata", {{"name", "orders"}, {"namespace", "team-a"}}},
+                {"spec", {{"replicas", 1}}}};
+}
+
+}  // namespace
+
+TEST_CASE("apply is a server-side apply PATCH with field manager and force", "[client]") {
+    ClientFixture fixture;
+    fixture.server.reply(200, "{}");
+    WriteOptions options;
+    options.force = true;
+    fixture.client->apply(resources::sandboxes("v1alpha1"), "", sandboxObject(), options);
+    const HttpRequest& sent = fixture.server.last();
+    CHECK(sent.method == "PATCH");
+    CHECK(sent.url ==
+          "https://api.test:6443/apis/agents.x-k8s.io/v1alpha1/namespaces/team-a/sandboxes/"
+          "orders?fieldManager=rossoctl&force=true");
+    CHECK(contentType(sent) == "application/apply-patch+yaml");
+    CHECK(json::parse(sent.body) == sandboxObject());
+}
+
+TEST_CASE("apply of a cluster-scoped object has no namespace segment", "[client]") {
+    ClientFixture fixture;
+    fixture.server.reply(200, "{}");
+    fixture.client->apply(resources::namespaces(), "ignored",
+                          json{{"metadata", {{"name", "team-a"}}}});
+    CHECK(fixture.server.last().url ==
+          "https://api.test:6443/api/v1/namespaces/team-a?fieldManager=rossoctl");
+}
+
+TEST_CASE("patch types choose their content types; JSON patch is not retried", "[client]") {
+    ClientFixture fixture;
+    fixture.server.reply(200, "{}");
+    fixture.client->patch(resources::pods(), "a", "p", PatchType::Merge, R"({"metadata":{}})");
+    CHECK(contentType(fixture.server.last()) == "application/merge-patch+json");
+
+    fixture.server.reply(503, "");
+    CHECK_THROWS_AS(
+        fixture.client->patch(resources::pods(), "a", "p", PatchType::Json, R"([{"op":"add"}])"),
+        ApiError);
+    CHECK(contentType(fixture.server.last()) == "application/json-patch+json");
+    CHECK(fixture.server.requests.size() == 2);
+}
+
+TEST_CASE("create and update pass dryRun=All", "[client]") {
+    ClientFixture fixture;
+    WriteOptions dryRun;
+    dryRun.dryRun = true;
+    fixture.server.reply(201, "{}");
+    fixture.client->create(resources::sandboxes("v1alpha1"), "", sandboxObject(), dryRun);
+    CHECK(fixture.server.last().method == "POST");
+    CHECK(fixture.server.last().url ==
+          "https://api.test:6443/apis/agents.x-k8s.io/v1alpha1/namespaces/team-a/sandboxes"
+          "?dryRun=All&fieldManager=rossoctl");
+
+    json object = sandboxObject();
+    object["metadata"]["resourceVersion"] = "42";
+    fixture.server.reply(200, "{}");
+    fixture.client->update(resources::sandboxes("v1alpha1"), "team-a", object, dryRun);
+    CHECK(fixture.server.last().method == "PUT");
+    CHECK(fixture.server.last().url ==
+          "https://api.test:6443/apis/agents.x-k8s.io/v1alpha1/namespaces/team-a/sandboxes/"
+          "orders?dryRun=All&fieldManager=rossoctl");
+}
+
+TEST_CASE("update of a conflicting object gives a Conflict ApiError", "[client]") {
+    ClientFixture fixture;
+    fixture.server.reply(409, R"({"kind":"Status","code":409,"reason":"Conflict",
+        "message":"Operation cannot be fulfilled on sandboxes.agents.x-k8s.io \"orders\""})");
+    json object = sandboxObject();
+    object["metadata"]["resourceVersion"] = "41";
+    try {
+        fixture.client->update(resources::sandboxes("v1alpha1"), "team-a", object);
+        FAIL("no error thrown");
+    } catch (const ApiError& error) {
+        CHECK(error.isConflict());
+    }
+}
+
+TEST_CASE("remove sends DeleteOptions with preconditions", "[client]") {
+    ClientFixture fixture;
+    fixture.server.reply(200, R"({"kind":"Pod"})");
+    DeleteOptions options;
+    options.preconditionUid = "uid-1";
+    options.preconditionResourceVersion = "7";
+    options.propagationPolicy = "Background";
+    options.gracePeriodSeconds = 0;
+    options.dryRun = true;
+    fixture.client->remove(resources::pods(), "team-a", "orders-0", options);
+    const HttpRequest& sent = fixture.server.last();
+    CHECK(sent.method == "DELETE");
+    CHECK(sent.url == "https://api.test:6443/api/v1/namespaces/team-a/pods/orders-0");
+    json body = json::parse(sent.body);
+    CHECK(body["kind"] == "DeleteOptions");
+    CHECK(body["preconditions"]["uid"] == "uid-1");
+    CHECK(body["preconditions"]["resourceVersion"] == "7");
+    CHECK(body["propagationPolicy"] == "Background");
+    CHECK(body["gracePeriodSeconds"] == 0);
+    CHECK(body["dryRun"] == json::array({"All"}));
+}
+
+TEST_CASE("watch splits events across chunk boundaries", "[client]") {
+    ClientFixture fixture;
+    fixture.server.stream({R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})"
+                           "\n"
+                           R"({"type":"MODIFIED","obj)",
+                           R"(ect":{"metadata":{"name":"b"}}})",
+                           "\n\n"
+                           R"({"type":"DELETED","object":{"metadata":{"name":"c"}}})"});
+    ListOptions options;
+    options.fieldSelector = "metadata.name=a";
+    options.resourceVersion = "100";
+    std::vector<std::string> seen;
+    fixture.client->watch(resources::pods(), "team-a", options, [&](const WatchEvent& event) {
+        seen.push_back(event.type + ":" + event.object["metadata"]["name"].get<std::string>());
+        return true;
+    });
+    CHECK(seen == std::vector<std::string>{"ADDED:a", "MODIFIED:b", "DELETED:c"});
+    CHECK(fixture.server.last().url ==
+          "https://api.test:6443/api/v1/namespaces/team-a/pods?watch=true"
+          "&fieldSelector=metadata.name%3Da&resourceVersion=100");
+}
+
+TEST_CASE("watch stops when the callback returns false", "[client]") {
+    ClientFixture fixture;
+    fixture.server.stream(
+        {"{\"type\":\"ADDED\",\"object\":{}}\n{\"type\":\"ADDED\",\"object\":{}}\n"});
+    int events = 0;
+    fixture.client->watch(resources::pods(), "a", {}, [&](const WatchEvent&) {
+        ++events;
+        return false;
+    });
+    CHECK(events == 1);
+}
+
+TEST_CASE("a watch ERROR event with a Status is an ApiError", "[client]") {
+    ClientFixture fixture;
+    fixture.server.stream({R"({"type":"ERROR","object":{"kind":"Status","status":"Failure",)"
+                           R"("message":"too old resource version: 1 [2]","reason":"Expired",)"
+                           R"("code":410}})"
+                           "\n"});
+    try {
+        fixture.client->watch(resources::pods(), "a", {}, [](const WatchEvent&) { return true; });
+        FAIL("no error thrown");
+    } catch (const ApiError& error) {
+        CHECK(error.code() == 410);
+        CHECK(error.reason() == "Expired");
+    }
+}
+
+TEST_CASE("a watch ends quietly at its own deadline", "[client]") {
+    ClientFixture fixture;
+    fixture.server.fail(TransportError::Kind::Timeout, "timed out");
+    fixture.client->watch(
+        resources::pods(), "a", {}, [](const WatchEvent&) { return true; },
+        std::chrono::seconds(5));
+    CHECK(fixture.server.last().timeout == std::chrono::seconds(5));
+}
+
+TEST_CASE("-v 8 output never contains a token", "[client][trace]") {
+    const std::string token = "s3cr3t-token-0123456789";
+    ClientFixture fixture(8);
+    fixture.server.reply(201, R"({"kind":"TokenRequest","status":{"token":")" + token +
+                                  R"(","expirationTimestamp":"2030-01-01T00:00:00Z"}})");
+    json secret = {{"kind", "Secret"},
+                   {"metadata", {{"name", "kubeconfig"}}},
+                   {"stringData",
+                    {{"token", token},
+                     {"key.pem",
+                      "-----BEGIN RSA PRIVATE KEY-----\nMIIEsecretkey\n"
+                      "-----END RSA PRIVATE KEY-----\n"}}}};
+    fixture.client->create(resources::secrets(), "a", secret);
+    const std::string output = fixture.trace.str();
+    CHECK(output.find(token) == std::string::npos);
+    CHECK(output.find("s3cr3t") == std::string::npos);
+    CHECK(output.find("MIIEsecretkey") == std::string::npos);
+    CHECK(output.find("Authorization: Bearer <masked>") != std::string::npos);
+    CHECK(output.find("POST https://api.test:6443/api/v1/namespaces/a/secrets?fieldManager="
+                      "rossoctl 201 Created in ") != std::string::npos);
+}
