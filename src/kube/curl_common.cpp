@@ -37,7 +37,12 @@ bool contains(const std::string& text, std::string_view part) {
 std::string describeVerifyFailure(const std::string& detail, const std::string& host) {
     std::string what = "tls: failed to verify certificate: ";
     if (contains(detail, "does not match") || contains(detail, "no alternative certificate")) {
-        what += fmt::format("x509: certificate is not valid for {}", host);
+        // curl quotes the name it checked last: the tls-server-name when one is set.
+        size_t close = detail.rfind('\'');
+        size_t open = close == std::string::npos ? close : detail.rfind('\'', close - 1);
+        std::string checked =
+            open == std::string::npos ? host : detail.substr(open + 1, close - open - 1);
+        what += fmt::format("x509: certificate is not valid for {}", checked);
     } else if (contains(detail, "expired") || contains(detail, "not yet valid")) {
         what += "x509: certificate has expired or is not yet valid";
     } else {
