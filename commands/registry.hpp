@@ -7,6 +7,7 @@ namespace rossoctl::commands {
 void registerVersion(CLI::App& root, CommandHost& host);
 void registerCompletion(CLI::App& root, CommandHost& host);
 void registerComplete(CLI::App& root, CommandHost& host);
+void registerManpage(CLI::App& root, CommandHost& host);
 // The groups (agents, sandbox, project) and their subcommands.
 void registerGroups(CLI::App& root, CommandHost& host);
 
@@ -25,6 +26,7 @@ void registerSandboxRestart(CLI::App& sandbox, CommandHost& host);
 void registerSandboxExec(CLI::App& sandbox, CommandHost& host);
 void registerSandboxVerify(CLI::App& sandbox, CommandHost& host);
 void registerSandboxRun(CLI::App& sandbox, CommandHost& host);
+void registerSandboxPool(CLI::App& sandbox, CommandHost& host);
 
 // project
 void registerProjectCreate(CLI::App& project, CommandHost& host);

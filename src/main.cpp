@@ -109,7 +109,8 @@ int reportParseError(const CLI::App& root, const CLI::ParseError& e) {
     for (auto& ch : message)
         if (ch == '\n') ch = ' ';
     std::cerr << "error: " << message << " (see '" << where << " --help')\n";
-    return kExitUsage;
+    // sandbox run keeps 1 and 2 for the code it runs: its own failures are 125, as in docker run.
+    return where == "rossoctl sandbox run" ? 125 : kExitUsage;
 }
 
 }  // namespace
@@ -135,6 +136,7 @@ int main(int argc, char** argv) {
     commands::registerVersion(root, host);
     commands::registerCompletion(root, host);
     commands::registerComplete(root, host);
+    commands::registerManpage(root, host);
     commands::registerGroups(root, host);
 
     try {
