@@ -1,0 +1,49 @@
+#pragma once
+// A Sandbox's pod, found the way the controller knows it: pods whose ownerReferences carry
+// the Sandbox's UID, looked up by status.selector, else by the pod's name (the
+// agents.x-k8s.io/pod-name annotation or the Sandbox's own name).
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rossoctl/kube/client.hpp"
+
+namespace rossoctl::app {
+
+inline constexpr const char* kPodNameAnnotation = "agents.x-k8s.io/pod-name";
+
+// How to select the sandbox's pods in a LIST or watch.
+struct PodSelector {
+    std::string labelSelector;  // status.selector, when the controller has written it
+    std::string fieldSelector;  // metadata.name=<pod name> otherwise
+};
+PodSelector sandboxPodSelector(const nlohmann::json& sandbox);
+
+struct SandboxPods {
+    nlohmann::json list;                // the LIST answer (its resourceVersion starts a watch)
+    std::vector<nlohmann::json> owned;  // pods whose ownerReferences include the sandbox's UID
+};
+
+// One LIST request.
+SandboxPods findSandboxPods(kube::Client& client, const nlohmann::json& sandbox);
+
+bool ownedBy(const nlohmann::json& object, const std::string& ownerUid);
+std::string uidOf(const nlohmann::json& object);
+bool terminating(const nlohmann::json& object);
+bool podReady(const nlohmann::json& pod);
+// Succeeded or Failed: the controller does not recreate such a pod.
+bool podFinished(const nlohmann::json& pod);
+// The newest owned pod that is not being deleted.
+std::optional<nlohmann::json> currentPod(const std::vector<nlohmann::json>& pods);
+
+// Why the sandbox will not get a running pod: "is suspended (operatingMode Suspended)",
+// "expired at 2026-...", "has finished (PodFailed: ...)"; empty when it can run.
+std::string sandboxNotRunningReason(const nlohmann::json& sandbox,
+                                    std::chrono::system_clock::time_point now);
+
+// "Ready=False (PodNotReady: pod orders is Pending), Finished=False" for messages.
+std::string describeConditions(const nlohmann::json& sandbox);
+
+}  // namespace rossoctl::app

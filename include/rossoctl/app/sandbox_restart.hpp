@@ -1,0 +1,47 @@
+#pragma once
+// Restarting a Sandbox: delete exactly its current pod (UID precondition), then watch until
+// the controller's replacement (a new UID) is Ready and the Sandbox says Ready. Shared by
+// `sandbox restart`, `sandbox set-env --restart` and `sandbox verify`.
+#include <chrono>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rossoctl/clock.hpp"
+#include "rossoctl/kube/client.hpp"
+
+namespace rossoctl::app {
+
+struct RestartOptions {
+    bool wait = true;
+    std::chrono::milliseconds timeout{std::chrono::minutes(2)};  // 0 = none
+    const kube::CancelFlag* cancel = nullptr;
+    // Called as the restart moves on ("deleting pod orders", "waiting for a new pod", ...).
+    std::function<void(const std::string& step)> onStep;
+};
+
+struct RestartResult {
+    std::string podName;
+    std::string oldUid;
+    std::string newUid;  // empty with wait = false
+    std::chrono::milliseconds took{0};
+    // Things the user should know, e.g. the pod was replaced by someone else meanwhile.
+    std::vector<std::string> notes;
+};
+
+// Throws Error naming the sandbox for: not found, suspended, expired, finished, no pod,
+// timeout (with what the Sandbox's conditions say) and cancellation. `sandbox` may be passed
+// when the caller has just read or written it, saving a GET.
+RestartResult restartSandbox(kube::Client& client, const Clock& clock,
+                             const kube::ResourceRef& sandboxes, const std::string& ns,
+                             const std::string& name, const RestartOptions& options,
+                             std::optional<nlohmann::json> sandbox = std::nullopt);
+
+// "1234abcd…" from a UID, for result lines.
+std::string shortUid(const std::string& uid);
+// "sandbox/orders restarted (pod uid 1234abcd… → 5678ef01…, 2.1s)"
+std::string describeRestart(const std::string& name, const RestartResult& result);
+
+}  // namespace rossoctl::app

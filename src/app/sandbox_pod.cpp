@@ -1,0 +1,131 @@
+#include "rossoctl/app/sandbox_pod.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "rossoctl/kube/timestamp.hpp"
+#include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/sandbox.hpp"
+
+namespace rossoctl::app {
+
+using nlohmann::json;
+
+namespace {
+
+const json& metadataOf(const json& object) {
+    static const json empty = json::object();
+    if (object.contains("metadata") && object["metadata"].is_object()) return object["metadata"];
+    return empty;
+}
+
+const json& specOf(const json& object) {
+    static const json empty = json::object();
+    if (object.contains("spec") && object["spec"].is_object()) return object["spec"];
+    return empty;
+}
+
+}  // namespace
+
+std::string uidOf(const json& object) {
+    return metadataOf(object).value("uid", std::string{});
+}
+
+bool terminating(const json& object) {
+    return metadataOf(object).contains("deletionTimestamp") &&
+           !metadataOf(object)["deletionTimestamp"].is_null();
+}
+
+bool ownedBy(const json& object, const std::string& ownerUid) {
+    if (ownerUid.empty()) return false;
+    for (const auto& owner : metadataOf(object).value("ownerReferences", json::array())) {
+        if (owner.value("uid", "") == ownerUid) return true;
+    }
+    return false;
+}
+
+bool podReady(const json& pod) {
+    if (!pod.contains("status") || pod["status"].value("phase", "") != "Running") return false;
+    return kube::conditionTrue(pod, "Ready");
+}
+
+bool podFinished(const json& pod) {
+    if (!pod.contains("status")) return false;
+    const std::string phase = pod["status"].value("phase", "");
+    return phase == "Succeeded" || phase == "Failed";
+}
+
+PodSelector sandboxPodSelector(const json& sandbox) {
+    PodSelector selector;
+    if (sandbox.contains("status") && sandbox["status"].is_object())
+        selector.labelSelector = sandbox["status"].value("selector", std::string{});
+    if (selector.labelSelector.empty())
+        selector.fieldSelector = "metadata.name=" + model::sandboxPodName(sandbox);
+    return selector;
+}
+
+SandboxPods findSandboxPods(kube::Client& client, const json& sandbox) {
+    const PodSelector selector = sandboxPodSelector(sandbox);
+    kube::ListOptions options;
+    options.labelSelector = selector.labelSelector;
+    options.fieldSelector = selector.fieldSelector;
+    SandboxPods pods;
+    pods.list =
+        client.list(kube::resources::pods(), metadataOf(sandbox).value("namespace", ""), options);
+    const std::string uid = uidOf(sandbox);
+    for (const auto& pod : pods.list.value("items", json::array())) {
+        if (ownedBy(pod, uid)) pods.owned.push_back(pod);
+    }
+    return pods;
+}
+
+std::optional<json> currentPod(const std::vector<json>& pods) {
+    std::optional<json> newest;
+    for (const auto& pod : pods) {
+        if (terminating(pod)) continue;
+        // RFC 3339 in UTC compares as text.
+        if (!newest || metadataOf(pod).value("creationTimestamp", "") >
+                           metadataOf(*newest).value("creationTimestamp", ""))
+            newest = pod;
+    }
+    return newest;
+}
+
+std::string sandboxNotRunningReason(const json& sandbox,
+                                    std::chrono::system_clock::time_point now) {
+    const json& spec = specOf(sandbox);
+    if (spec.value("operatingMode", "") == "Suspended")
+        return "is suspended (operatingMode Suspended)";
+    if (spec.contains("replicas") && spec["replicas"].is_number() && spec["replicas"] == 0)
+        return "is suspended (replicas 0)";
+    if (spec.contains("shutdownTime") && spec["shutdownTime"].is_string()) {
+        auto shutdown = kube::parseTimestamp(spec["shutdownTime"].get<std::string>());
+        if (shutdown && *shutdown <= now)
+            return fmt::format("expired at {} (spec.shutdownTime)",
+                               spec["shutdownTime"].get<std::string>());
+    }
+    if (auto finished = kube::findCondition(sandbox, "Finished");
+        finished && finished->value("status", "") == "True")
+        return fmt::format("has finished ({}: {})", finished->value("reason", ""),
+                           finished->value("message", ""));
+    return {};
+}
+
+std::string describeConditions(const json& sandbox) {
+    std::vector<std::string> parts;
+    for (const char* type : {"Ready", "Suspended", "Finished"}) {
+        auto condition = kube::findCondition(sandbox, type);
+        if (!condition) continue;
+        std::string part = fmt::format("{}={}", type, condition->value("status", "Unknown"));
+        const std::string reason = condition->value("reason", "");
+        const std::string message = condition->value("message", "");
+        if (!reason.empty() || !message.empty())
+            part += fmt::format(" ({}{}{})", reason, reason.empty() || message.empty() ? "" : ": ",
+                                message);
+        parts.push_back(part);
+    }
+    if (parts.empty()) return "no conditions yet (is the agent-sandbox controller running?)";
+    return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace rossoctl::app

@@ -1,0 +1,228 @@
+#include "rossoctl/app/sandbox_restart.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "rossoctl/app/sandbox_pod.hpp"
+#include "rossoctl/kube/wait.hpp"
+
+namespace rossoctl::app {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+namespace {
+
+std::string formatSeconds(milliseconds duration) {
+    return fmt::format("{:.1f}s", static_cast<double>(duration.count()) / 1000.0);
+}
+
+class Restart {
+  public:
+    Restart(kube::Client& client, const Clock& clock, const kube::ResourceRef& sandboxes,
+            std::string ns, std::string name, const RestartOptions& options)
+        : client_(client),
+          clock_(clock),
+          sandboxes_(sandboxes),
+          ns_(std::move(ns)),
+          name_(std::move(name)),
+          options_(options),
+          started_(clock.monotonic()) {}
+
+    RestartResult run(std::optional<json> given) {
+        json sandbox = given ? std::move(*given) : getSandbox();
+        if (auto why = sandboxNotRunningReason(sandbox, clock_.now()); !why.empty())
+            fail(why + "; it has no pod to restart");
+        sandboxUid_ = uidOf(sandbox);
+        SandboxPods pods = findSandboxPods(client_, sandbox);
+        for (const auto& pod : pods.owned) {
+            oldUids_.insert(uidOf(pod));
+            if (!terminating(pod) && podFinished(pod))
+                fail(fmt::format(
+                    "pod {} ended in phase {} and is not recreated (the sandbox has "
+                    "finished); create the sandbox again",
+                    pod["metadata"].value("name", ""), pod["status"].value("phase", "")));
+        }
+        auto target = currentPod(pods.owned);
+        if (!target && pods.owned.empty())
+            fail(fmt::format("has no pod; the Sandbox says {}", describeConditions(sandbox)));
+        if (target) {
+            result_.podName = target->at("metadata").value("name", "");
+            result_.oldUid = uidOf(*target);
+            if (!deletePod(*target)) {
+                // Replaced under us: never delete the replacement; look once more.
+                pods = findSandboxPods(client_, sandbox);
+                for (const auto& pod : pods.owned) {
+                    if (uidOf(pod) != result_.oldUid && !terminating(pod))
+                        result_.notes.push_back(fmt::format(
+                            "pod {} was replaced by someone else (uid {}) before rossoctl "
+                            "deleted it; the replacement is kept",
+                            result_.podName, shortUid(uidOf(pod))));
+                }
+                oldUids_ = {result_.oldUid};
+                for (const auto& pod : pods.owned)
+                    if (terminating(pod)) oldUids_.insert(uidOf(pod));
+            }
+        } else {
+            // Only terminating pods: a restart is already under way; wait for its result.
+            result_.oldUid = uidOf(pods.owned.front());
+            result_.podName = pods.owned.front()["metadata"].value("name", "");
+        }
+        if (options_.wait) {
+            waitForNewPod(sandbox, pods.list);
+            waitForSandboxReady();
+        }
+        result_.took = elapsed();
+        return result_;
+    }
+
+  private:
+    [[noreturn]] void fail(const std::string& what) const {
+        throw Error(fmt::format("sandbox/{} {}", name_, what));
+    }
+
+    milliseconds elapsed() const {
+        return std::chrono::duration_cast<milliseconds>(clock_.monotonic() - started_);
+    }
+
+    // 0 = no deadline; throws when it has passed.
+    milliseconds remaining(const std::string& waitingFor) {
+        if (options_.timeout.count() == 0) return milliseconds{0};
+        milliseconds left = options_.timeout - elapsed();
+        if (left.count() <= 0) timedOut(waitingFor);
+        return left;
+    }
+
+    [[noreturn]] void timedOut(const std::string& waitingFor) {
+        json sandbox = getSandbox();
+        fail(fmt::format("timed out after {} waiting for {}; the Sandbox says {}",
+                         formatSeconds(options_.timeout), waitingFor, describeConditions(sandbox)));
+    }
+
+    void step(const std::string& text) const {
+        if (options_.onStep) options_.onStep(text);
+    }
+
+    json getSandbox() {
+        try {
+            return client_.get(sandboxes_, ns_, name_);
+        } catch (const kube::ApiError& error) {
+            if (!error.isNotFound()) throw;
+            fail(fmt::format("not found in namespace {}; run \"rossoctl sandbox list -n {}\"", ns_,
+                             ns_));
+        }
+    }
+
+    // False when the pod we meant was replaced before the delete reached it.
+    bool deletePod(const json& pod) {
+        step("deleting pod " + result_.podName);
+        kube::DeleteOptions options;
+        options.preconditionUid = uidOf(pod);
+        try {
+            client_.remove(kube::resources::pods(), ns_, result_.podName, options);
+        } catch (const kube::ApiError& error) {
+            if (error.isNotFound()) return true;  // gone already: the controller replaces it
+            if (error.code() == 409 || error.code() == 412) return false;
+            throw;
+        }
+        return true;
+    }
+
+    void waitForNewPod(const json& sandbox, const json& podList) {
+        step("waiting for a new ready pod");
+        const PodSelector selector = sandboxPodSelector(sandbox);
+        kube::WaitOptions wait;
+        wait.labelSelector = selector.labelSelector;
+        wait.fieldSelector = selector.fieldSelector;
+        wait.timeout = remaining("a new ready pod");
+        wait.cancel = options_.cancel;
+        wait.initialList = podList;
+        std::string failure;
+        auto outcome = kube::waitForSet(
+            client_, clock_, kube::resources::pods(), ns_, wait, [&](const kube::ObjectSet& set) {
+                for (const auto& [podName, pod] : set) {
+                    const std::string uid = uidOf(pod);
+                    if (!ownedBy(pod, sandboxUid_) || oldUids_.count(uid) || terminating(pod))
+                        continue;
+                    if (podFinished(pod)) {
+                        failure = fmt::format("new pod {} ended in phase {}", podName,
+                                              pod["status"].value("phase", ""));
+                        return true;
+                    }
+                    if (podReady(pod)) {
+                        result_.newUid = uid;
+                        result_.podName = podName;
+                        return true;
+                    }
+                }
+                return false;
+            });
+        check(outcome.outcome, "a new ready pod");
+        if (!failure.empty()) fail(failure);
+    }
+
+    void waitForSandboxReady() {
+        step("waiting for the Sandbox to be Ready");
+        kube::WaitOptions wait;
+        wait.timeout = remaining("the Sandbox's Ready condition");
+        wait.cancel = options_.cancel;
+        std::string failure;
+        auto outcome = kube::waitForObject(
+            client_, clock_, sandboxes_, ns_, name_, wait, [&](const std::optional<json>& sandbox) {
+                if (!sandbox) {
+                    failure = "was deleted while it restarted";
+                    return true;
+                }
+                if (kube::conditionTrue(*sandbox, "Finished")) {
+                    failure = "has finished: " + describeConditions(*sandbox);
+                    return true;
+                }
+                return kube::conditionTrue(*sandbox, "Ready");
+            });
+        check(outcome.outcome, "the Sandbox's Ready condition");
+        if (!failure.empty()) fail(failure);
+    }
+
+    void check(kube::WaitOutcome outcome, const std::string& waitingFor) {
+        if (outcome == kube::WaitOutcome::TimedOut) timedOut(waitingFor);
+        if (outcome == kube::WaitOutcome::Cancelled)
+            fail("restart interrupted while waiting for " + waitingFor +
+                 "; the old pod is already deleted");
+    }
+
+    kube::Client& client_;
+    const Clock& clock_;
+    const kube::ResourceRef& sandboxes_;
+    std::string ns_;
+    std::string name_;
+    const RestartOptions& options_;
+    std::chrono::steady_clock::time_point started_;
+    std::string sandboxUid_;
+    std::set<std::string> oldUids_;
+    RestartResult result_;
+};
+
+}  // namespace
+
+RestartResult restartSandbox(kube::Client& client, const Clock& clock,
+                             const kube::ResourceRef& sandboxes, const std::string& ns,
+                             const std::string& name, const RestartOptions& options,
+                             std::optional<json> sandbox) {
+    return Restart(client, clock, sandboxes, ns, name, options).run(std::move(sandbox));
+}
+
+std::string shortUid(const std::string& uid) {
+    return uid.size() > 8 ? uid.substr(0, 8) + "…" : uid;
+}
+
+std::string describeRestart(const std::string& name, const RestartResult& result) {
+    if (result.newUid.empty())
+        return fmt::format(
+            "sandbox/{} pod deleted (pod uid {}, {}); not waiting for its replacement", name,
+            shortUid(result.oldUid), formatSeconds(result.took));
+    return fmt::format("sandbox/{} restarted (pod uid {} → {}, {})", name, shortUid(result.oldUid),
+                       shortUid(result.newUid), formatSeconds(result.took));
+}
+
+}  // namespace rossoctl::app

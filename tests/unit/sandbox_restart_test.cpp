@@ -1,0 +1,160 @@
+#include "rossoctl/app/sandbox_restart.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "kube_fakes.hpp"
+
+using namespace rossoctl;
+using namespace rossoctl::kube;
+using rossoctl::testing::ClientFixture;
+
+namespace {
+
+json sandbox(bool ready, const std::string& mode = "Running") {
+    return {{"metadata", {{"name", "orders"}, {"namespace", "team1"}, {"uid", "sandbox-uid"}}},
+            {"spec", {{"operatingMode", mode}}},
+            {"status",
+             {{"selector", "agents.x-k8s.io/sandbox-name-hash=abc"},
+              {"conditions", json::array({{{"type", "Ready"},
+                                           {"status", ready ? "True" : "False"},
+                                           {"reason", ready ? "PodReady" : "PodNotReady"}}})}}}};
+}
+
+json pod(const std::string& uid, bool ready, const std::string& owner = "sandbox-uid",
+         const std::string& phase = "Running") {
+    return {{"metadata",
+             {{"name", "orders"},
+              {"uid", uid},
+              {"resourceVersion", "1"},
+              {"creationTimestamp", "2026-01-01T00:00:00Z"},
+              {"ownerReferences", json::array({{{"uid", owner}, {"kind", "Sandbox"}}})}}},
+            {"status",
+             {{"phase", phase},
+              {"conditions",
+               json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"}}})}}}};
+}
+
+std::string list(const std::string& rv, const json& items) {
+    return json{{"metadata", {{"resourceVersion", rv}}}, {"items", items}}.dump();
+}
+
+std::string event(const std::string& type, const json& object) {
+    return json{{"type", type}, {"object", object}}.dump() + "\n";
+}
+
+int countMethod(const testing::FakeServer& server, const std::string& method) {
+    int count = 0;
+    for (const auto& request : server.requests) count += request.method == method;
+    return count;
+}
+
+}  // namespace
+
+TEST_CASE("restart deletes the owned pod by UID and waits for a new ready one", "[restart]") {
+    ClientFixture fixture;
+    fixture.server.reply(200, list("10", json::array({pod("old", true), pod("x", true, "other")})));
+    fixture.server.reply(200, "{}");  // DELETE
+    fixture.server.stream({event("DELETED", pod("old", true)), event("ADDED", pod("new", false)),
+                           event("MODIFIED", pod("new", true))});
+    fixture.server.reply(200, list("20", json::array({sandbox(true)})));
+    app::RestartOptions options;
+    auto result =
+        app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                            "team1", "orders", options, sandbox(true));
+    CHECK(result.oldUid == "old");
+    CHECK(result.newUid == "new");
+    REQUIRE(fixture.server.requests.size() == 4);
+    const auto& remove = fixture.server.requests[1];
+    CHECK(remove.method == "DELETE");
+    CHECK(remove.url.find("/api/v1/namespaces/team1/pods/orders") != std::string::npos);
+    CHECK(json::parse(remove.body)["preconditions"]["uid"] == "old");
+    CHECK(fixture.server.requests[0].url.find(
+              "labelSelector=agents.x-k8s.io%2Fsandbox-name-hash%3Dabc") != std::string::npos);
+    CHECK(fixture.server.requests[2].url.find("resourceVersion=10") != std::string::npos);
+    CHECK(app::describeRestart("orders", result)
+              .rfind("sandbox/orders restarted (pod uid old → new", 0) == 0);
+}
+
+TEST_CASE("a pod replaced under the restart is never deleted", "[restart]") {
+    ClientFixture fixture;
+    fixture.server.reply(200, list("10", json::array({pod("old", true)})));
+    fixture.server.reply(409, json{{"kind", "Status"},
+                                   {"status", "Failure"},
+                                   {"code", 409},
+                                   {"reason", "Conflict"},
+                                   {"message",
+                                    "Precondition failed: UID in precondition: old, "
+                                    "UID in object meta: replacement"}}
+                                  .dump());
+    fixture.server.reply(200, list("12", json::array({pod("replacement", false)})));
+    fixture.server.stream({event("MODIFIED", pod("replacement", true))});
+    fixture.server.reply(200, list("20", json::array({sandbox(true)})));
+    app::RestartOptions options;
+    auto result =
+        app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                            "team1", "orders", options, sandbox(true));
+    CHECK(countMethod(fixture.server, "DELETE") == 1);
+    CHECK(result.newUid == "replacement");
+    REQUIRE(result.notes.size() == 1);
+    CHECK(result.notes[0].find("replaced by someone else") != std::string::npos);
+}
+
+TEST_CASE("wait=false returns right after the delete", "[restart]") {
+    ClientFixture fixture;
+    fixture.server.reply(200, list("10", json::array({pod("old", true)})));
+    fixture.server.reply(200, "{}");
+    app::RestartOptions options;
+    options.wait = false;
+    auto result =
+        app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                            "team1", "orders", options, sandbox(true));
+    CHECK(result.newUid.empty());
+    CHECK(fixture.server.requests.size() == 2);
+}
+
+TEST_CASE("restart refuses suspended, finished and podless sandboxes", "[restart]") {
+    app::RestartOptions options;
+    {
+        ClientFixture fixture;
+        CHECK_THROWS_WITH(
+            app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                                "team1", "orders", options, sandbox(false, "Suspended")),
+            Catch::Contains("sandbox/orders is suspended"));
+        CHECK(fixture.server.requests.empty());
+    }
+    {
+        ClientFixture fixture;
+        fixture.server.reply(200,
+                             list("1", json::array({pod("done", false, "sandbox-uid", "Failed")})));
+        CHECK_THROWS_WITH(
+            app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                                "team1", "orders", options, sandbox(false)),
+            Catch::Contains("ended in phase Failed"));
+        CHECK(countMethod(fixture.server, "DELETE") == 0);
+    }
+    {
+        ClientFixture fixture;
+        fixture.server.reply(200, list("1", json::array({pod("foreign", true, "someone-else")})));
+        CHECK_THROWS_WITH(
+            app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                                "team1", "orders", options, sandbox(false)),
+            Catch::Contains("has no pod"));
+        CHECK(countMethod(fixture.server, "DELETE") == 0);
+    }
+}
+
+TEST_CASE("a restart that times out says what the Sandbox's conditions say", "[restart]") {
+    ClientFixture fixture;
+    fixture.server.latency = std::chrono::seconds(1);
+    fixture.server.reply(200, list("10", json::array({pod("old", true)})));
+    fixture.server.reply(200, "{}");
+    fixture.server.stream({event("DELETED", pod("old", true))});
+    fixture.server.reply(200, sandbox(false).dump());  // the GET for the message
+    app::RestartOptions options;
+    options.timeout = std::chrono::seconds(3);
+    CHECK_THROWS_WITH(
+        app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                            "team1", "orders", options, sandbox(true)),
+        Catch::Contains("timed out after 3.0s waiting for a new ready pod") &&
+            Catch::Contains("Ready=False (PodNotReady)"));
+}
