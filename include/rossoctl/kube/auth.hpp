@@ -29,7 +29,10 @@ public:
     virtual ~ExecPluginRunner() = default;
     virtual std::string run(const ExecConfig& config, const std::string& execInfo) = 0;
 };
-std::unique_ptr<ExecPluginRunner> makeProcessExecPluginRunner();
+// fork/exec with stdin from /dev/null, stdout captured, stderr passed through; the plugin is
+// killed after timeout.
+std::unique_ptr<ExecPluginRunner> makeProcessExecPluginRunner(
+    std::chrono::milliseconds timeout = std::chrono::minutes(2));
 
 class Authenticator {
 public:
@@ -44,6 +47,9 @@ public:
 
 private:
     void refreshPluginIfNeeded();
+    bool usesPlugin() const;
+    // Re-reads tokenFile when it changed (or a minute passed); returns the current token.
+    const std::string& currentFileToken(bool force);
     const RestConfig& config_;
     const Clock& clock_;
     std::unique_ptr<ExecPluginRunner> runner_;
@@ -51,6 +57,8 @@ private:
     std::string fileToken_;
     std::chrono::system_clock::time_point fileTokenReadAt_{};
     long long fileTokenMtime_ = -1;
+    long long fileTokenSize_ = -1;
+    unsigned long long fileTokenInode_ = 0;
 };
 
 }  // namespace rossoctl::kube

@@ -27,6 +27,7 @@ struct ClusterEntry {
     std::string tlsServerName;
     std::string proxyUrl;
     bool insecureSkipTlsVerify = false;
+    std::string sourceFile;  // the kubeconfig that defined it, for error messages
 };
 
 struct UserEntry {
@@ -39,6 +40,7 @@ struct UserEntry {
     std::string username;
     std::string password;
     std::optional<ExecConfig> exec;
+    std::string sourceFile;  // the kubeconfig that defined it, for error messages
 };
 
 struct ContextEntry {
