@@ -9,10 +9,11 @@ void registerGroups(CLI::App& root, CommandHost& host) {
 
     auto* sandbox = root.add_subcommand("sandbox", "Inspect, change, restart, verify and run sandboxes");
     sandbox->require_subcommand(1);
+    registerSandboxExec(*sandbox, host);
+    registerSandboxVerify(*sandbox, host);
 
     auto* project = root.add_subcommand("project", "Create and delete hardened sandbox projects");
     project->require_subcommand(1);
-    (void)host;  // until every group has its subcommands
 }
 
 }  // namespace rossoctl::commands

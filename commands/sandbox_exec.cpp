@@ -1,0 +1,128 @@
+// rossoctl sandbox exec: run a command in a sandbox's pod, streams and exit code passed through.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "registry.hpp"
+#include "rossoctl/app/sandbox_pod.hpp"
+#include "rossoctl/kube/exec.hpp"
+#include "rossoctl/model/validation.hpp"
+
+namespace rossoctl::commands {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kExitCannotStart = 126;  // the shell's "found but could not be run"
+
+struct ExecCommandOptions {
+    std::string name;
+    std::string container;
+    bool stdinOpen = false;
+    std::vector<std::string> command;
+};
+
+// The sandbox's current pod, which must be Running.
+json runningPod(app::Context& context, const std::string& ns, const std::string& name) {
+    json sandbox;
+    try {
+        sandbox = context.client().get(context.discovery().sandboxes(), ns, name);
+    } catch (const kube::ApiError& error) {
+        if (!error.isNotFound()) throw;
+        throw Error(
+            fmt::format("sandbox/{} not found in namespace {}; run \"rossoctl sandbox list "
+                        "-n {}\"",
+                        name, ns, ns));
+    }
+    if (auto why = app::sandboxNotRunningReason(sandbox, context.clock().now()); !why.empty())
+        throw Error(fmt::format("sandbox/{} {}; it has no pod to run commands in", name, why));
+    const auto pod = app::currentPod(app::findSandboxPods(context.client(), sandbox).owned);
+    if (!pod)
+        throw Error(fmt::format("sandbox/{} has no pod; the Sandbox says {}", name,
+                                app::describeConditions(sandbox)));
+    const std::string phase = (*pod)["status"].value("phase", "Unknown");
+    if (phase != "Running")
+        throw Error(
+            fmt::format("sandbox/{}: pod {} is {}, not Running; wait with \"rossoctl "
+                        "agents wait {}\"",
+                        name, (*pod)["metadata"].value("name", ""), phase, name));
+    return *pod;
+}
+
+int runExec(app::Context& context, ExecCommandOptions& options) {
+    // validate
+    model::validateDnsSubdomain(options.name, "sandbox name");
+    if (!options.container.empty()) model::validateDnsLabel(options.container, "--container");
+    if (options.command.empty())
+        throw UsageError("give the command after --, e.g. rossoctl sandbox exec " + options.name +
+                         " -- ls /");
+
+    // complete
+    const std::string ns = context.namespaceName();
+    const json pod = runningPod(context, ns, options.name);
+
+    // run
+    kube::ExecRequest request;
+    request.namespaceName = ns;
+    request.pod = pod["metadata"].value("name", "");
+    request.container = options.container;
+    if (request.container.empty()) {
+        const json containers = pod["spec"].value("containers", json::array());
+        if (!containers.empty()) request.container = containers.front().value("name", "");
+    }
+    request.command = options.command;
+    kube::ExecIo io;
+    io.onStdout = [&](std::string_view bytes) {
+        context.out().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        context.out().flush();
+    };
+    io.onStderr = [&](std::string_view bytes) {
+        context.err().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        context.err().flush();
+    };
+    if (options.stdinOpen) {
+        const bool processStdin = &context.in() == &std::cin;
+        io.readStdin = [&context, processStdin](char* buffer, size_t size) -> size_t {
+            // The real stdin: read what is there now, so an interactive line goes at once.
+            if (processStdin) {
+                for (;;) {
+                    const ssize_t n = ::read(STDIN_FILENO, buffer, size);
+                    if (n >= 0) return static_cast<size_t>(n);
+                    if (errno != EINTR) return 0;
+                }
+            }
+            return static_cast<size_t>(
+                context.in().rdbuf()->sgetn(buffer, static_cast<std::streamsize>(size)));
+        };
+    }
+    const kube::ExecResult result = kube::execInPod(context.client(), request, io);
+    if (!result.message.empty()) {
+        context.err() << "error: " << result.message << '\n';
+        return kExitCannotStart;
+    }
+    return result.exitCode;
+}
+
+}  // namespace
+
+void registerSandboxExec(CLI::App& sandbox, CommandHost& host) {
+    auto options = std::make_shared<ExecCommandOptions>();
+    auto* command = sandbox.add_subcommand("exec", "Run a command in a sandbox's pod");
+    command->add_option("sandbox", options->name, "Sandbox name")->required();
+    command->add_option("-c,--container", options->container,
+                        "Container name (default: the pod's first container)");
+    command->add_flag("-i,--stdin", options->stdinOpen, "Pass stdin to the command");
+    command->add_option("command", options->command, "The command and its arguments, after --");
+    command->footer(
+        "Examples:\n"
+        "  rossoctl sandbox exec orders -n team1 -- ls -la /workspace\n"
+        "  echo 'print(1 + 1)' | rossoctl sandbox exec orders -i -- python3 -\n"
+        "  rossoctl sandbox exec orders -c sidecar -- sh -c 'env | sort'\n\n"
+        "Exit codes: the command's own exit status; 1 the sandbox or its Running pod cannot\n"
+        "be found or the exec is refused; 2 invalid arguments; 126 the command could not be\n"
+        "started.");
+    onRun(command, host, options, &runExec);
+}
+
+}  // namespace rossoctl::commands

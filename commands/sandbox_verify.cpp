@@ -1,0 +1,167 @@
+// rossoctl sandbox verify: prove the four isolation boundaries of a sandbox, with evidence.
+#include <fmt/format.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "registry.hpp"
+#include "rossoctl/model/validation.hpp"
+#include "rossoctl/verify/report.hpp"
+
+namespace rossoctl::commands {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxParallelSandboxes = 4;  // each uses up to four connections of its own
+
+struct VerifyCommandOptions {
+    std::vector<std::string> names;
+    bool all = false;
+    std::string egressTarget = "https://example.com";
+    bool noRestart = false;
+    std::string timeout = "2m";
+    OutputFlags output;
+};
+
+std::vector<std::string> sandboxNames(app::Context& context, const kube::ResourceRef& ref,
+                                      const std::string& ns, const VerifyCommandOptions& options) {
+    if (!options.all) return options.names;
+    std::vector<std::string> names;
+    for (const auto& item : context.client().list(ref, ns).value("items", json::array()))
+        names.push_back(item["metadata"].value("name", ""));
+    if (names.empty())
+        throw Error(
+            fmt::format("no sandboxes in namespace {}: nothing to verify; run \"rossoctl "
+                        "sandbox list -n {}\"",
+                        ns, ns));
+    return names;
+}
+
+int runVerify(app::Context& context, VerifyCommandOptions& options) {
+    // validate
+    for (const auto& name : options.names) model::validateDnsSubdomain(name, "sandbox name");
+    if (options.names.empty() && !options.all)
+        throw UsageError("name the sandboxes to verify, or use --all");
+    if (!options.names.empty() && options.all)
+        throw UsageError("give sandbox names or --all, not both");
+    const auto target = verify::parseEgressTarget(options.egressTarget);
+    if (!target)
+        throw UsageError(fmt::format(
+            "--egress-target {:?} is not an http:// or https:// URL (e.g. https://example.com)",
+            options.egressTarget));
+    const std::string format = options.output.output.empty() ? "table" : options.output.output;
+    if (format != "table" && format != "json" && format != "junit")
+        throw UsageError(fmt::format("--output {:?} is not one of table, json, junit", format));
+    verify::VerifyOptions verifyOptions;
+    verifyOptions.egressTarget = *target;
+    verifyOptions.restart = !options.noRestart;
+    verifyOptions.timeout = app::parseDuration(options.timeout, "--timeout");
+    verifyOptions.cancel = context.cancelFlag();
+
+    // complete
+    const std::string ns = context.namespaceName();
+    const kube::ResourceRef ref = context.discovery().sandboxes();
+    const auto names = sandboxNames(context, ref, ns, options);
+
+    // run: a few sandboxes at a time; each check makes its own connections.
+    std::mutex mutex;  // guards the streams and newClient
+    verify::ClientFactory newClient = [&] {
+        std::lock_guard lock(mutex);
+        return context.newClient();
+    };
+    std::vector<verify::SandboxReport> reports(names.size());
+    std::atomic<size_t> next{0};
+    bool firstTable = true;
+    auto worker = [&] {
+        for (size_t index; (index = next++) < names.size();) {
+            const std::string& name = names[index];
+            verify::VerifyOptions mine = verifyOptions;
+            mine.onStep = [&](const std::string& text) {
+                std::lock_guard lock(mutex);
+                if (context.streams().errIsTty)
+                    context.err() << "sandbox/" << name << ": " << text << '\n';
+            };
+            verify::SandboxReport& report = reports[index];
+            try {
+                auto client = newClient();
+                report =
+                    verify::verifySandbox(*client, newClient, context.clock(), ref, ns, name, mine);
+            } catch (const kube::ApiError& error) {
+                report.error = fmt::format("sandbox/{}: {}", name, error.what());
+            } catch (const std::exception& error) {
+                report.error = error.what();
+            }
+            report.name = name;
+            report.namespaceName = ns;
+            std::lock_guard lock(mutex);
+            if (!report.error.empty()) {
+                context.err() << "error: " << report.error << '\n';
+            } else if (format == "table") {
+                if (!firstTable) context.out() << '\n';
+                firstTable = false;
+                verify::printReportTable(context.out(), report, options.output.noHeaders);
+                context.out() << std::flush;
+            }
+        }
+    };
+    std::vector<std::thread> threads;
+    const size_t workers = std::min(kMaxParallelSandboxes, names.size());
+    for (size_t i = 0; i < workers; ++i) threads.emplace_back(worker);
+    for (auto& thread : threads) thread.join();
+
+    if (format == "json") {
+        if (names.size() == 1 && !options.all) {
+            ui::printJson(context.out(), verify::reportJson(reports.front()));
+        } else {
+            json items = json::array();
+            for (const auto& report : reports) items.push_back(verify::reportJson(report));
+            ui::printJson(context.out(), items);
+        }
+    } else if (format == "junit") {
+        verify::writeJunit(context.out(), reports);
+    }
+    return verify::exitCodeFor(reports);
+}
+
+}  // namespace
+
+void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
+    auto options = std::make_shared<VerifyCommandOptions>();
+    auto* command = sandbox.add_subcommand(
+        "verify", "Prove a sandbox's isolation: no token, no egress, limits, nothing survives");
+    command->add_option("sandboxes", options->names, "Sandbox names");
+    command->add_flag("--all", options->all, "Verify every sandbox in the namespace");
+    command
+        ->add_option("--egress-target", options->egressTarget, "A URL the sandbox must not reach")
+        ->capture_default_str();
+    command->add_flag("--no-restart", options->noRestart,
+                      "Do not delete the pod; \"nothing survives\" is then reported unproven");
+    command->add_option("--timeout", options->timeout, "How long to wait for the replacement pod")
+        ->capture_default_str();
+    addOutputFlags(command, options->output, "table|json|junit (default table)");
+    command->footer(
+        "Checks (each has a static part read from the API and a live part run in the pod;\n"
+        "a check passes only when both do, and a probe that cannot run makes it unproven):\n"
+        "  no service-account token  automountServiceAccountToken false, no projected token;\n"
+        "                            reading the token file fails\n"
+        "  egress denied             a NetworkPolicy isolates the pod's egress; a connection\n"
+        "                            to --egress-target fails within 5 s (curl, wget, python3\n"
+        "                            or bash /dev/tcp, whichever the image has)\n"
+        "  limits enforced           cpu and memory limits, a deadline, a ResourceQuota; the\n"
+        "                            cgroup memory limit matches\n"
+        "  nothing survives          no PVC or hostPath; a canary file is gone after the pod is\n"
+        "                            deleted and replaced (DELETES THE POD; --no-restart skips)\n\n"
+        "Examples:\n"
+        "  rossoctl sandbox verify orders -n team1\n"
+        "  rossoctl sandbox verify --all -n team1 --no-restart -o json\n"
+        "  rossoctl sandbox verify orders --egress-target http://10.0.0.5:8080 -o junit > "
+        "verify.xml\n\n"
+        "Exit codes: 0 every boundary holds, 3 a boundary fails or is unproven,\n"
+        "1 verification could not run (sandbox not found, pod not Running), 2 invalid "
+        "arguments.");
+    onRun(command, host, options, &runVerify);
+}
+
+}  // namespace rossoctl::commands

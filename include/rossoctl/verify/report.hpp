@@ -1,0 +1,32 @@
+#pragma once
+// How verification results are shown: a table per sandbox, JSON for scripts, JUnit XML for CI,
+// and the exit code of DESIGN.md section 2.
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rossoctl/verify/runner.hpp"
+
+namespace rossoctl::verify {
+
+// CHECK, RESULT, EVIDENCE (one line per evidence item, static first) and a summary line.
+void printReportTable(std::ostream& out, const SandboxReport& report, bool noHeaders);
+// "4 checks: 3 pass, 1 fail, 0 unproven (12.3s)"
+std::string summaryLine(const SandboxReport& report);
+
+nlohmann::json reportJson(const SandboxReport& report);
+
+// testsuites > testsuite per sandbox > testcase per check; fail = <failure>, unproven =
+// <skipped>, a sandbox that could not be verified = one <error> testcase.
+void writeJunit(std::ostream& out, const std::vector<SandboxReport>& reports);
+
+// Text safe in XML element content and attribute values (also drops characters XML 1.0
+// forbids).
+std::string xmlEscape(std::string_view text);
+
+// 0 all pass; 1 any sandbox could not be verified; 3 any boundary fails or is unproven.
+int exitCodeFor(const std::vector<SandboxReport>& reports);
+
+}  // namespace rossoctl::verify

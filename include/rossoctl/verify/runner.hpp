@@ -1,0 +1,47 @@
+#pragma once
+// Verifying one sandbox: read its pod and the objects around it, run the three independent
+// checks concurrently (each on its own connection), then the destructive one last.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rossoctl/clock.hpp"
+#include "rossoctl/kube/cancel.hpp"
+#include "rossoctl/kube/client.hpp"
+#include "rossoctl/verify/checks.hpp"
+
+namespace rossoctl::verify {
+
+struct SandboxReport {
+    std::string name;
+    std::string namespaceName;
+    std::string pod;
+    std::string podUid;
+    std::string container;
+    std::vector<CheckResult> checks;
+    std::string error;  // set when verification could not run at all
+    std::chrono::milliseconds took{0};
+    // fail if any check fails, else unproven if any is, else pass (error: fail).
+    Verdict verdict() const;
+};
+
+struct VerifyOptions {
+    EgressTarget egressTarget;
+    bool restart = true;  // false: the nothing-survives live part is skipped (unproven)
+    std::chrono::milliseconds timeout{std::chrono::minutes(2)};  // the restart's wait
+    const kube::CancelFlag* cancel = nullptr;
+    // Progress ("deleting pod orders to prove nothing survives").
+    std::function<void(const std::string&)> onStep;
+};
+
+using ClientFactory = std::function<std::unique_ptr<kube::Client>()>;
+
+// Throws Error when the sandbox cannot be verified: not found, not running, no Running pod.
+SandboxReport verifySandbox(kube::Client& client, const ClientFactory& newClient,
+                            const Clock& clock, const kube::ResourceRef& sandboxes,
+                            const std::string& ns, const std::string& name,
+                            const VerifyOptions& options);
+
+}  // namespace rossoctl::verify

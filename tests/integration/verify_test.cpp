@@ -1,0 +1,259 @@
+// sandbox verify and sandbox exec against the local cluster: a hardened sandbox passes all
+// four checks; each boundary broken on its own fails exactly that check, with evidence.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
+
+#include "harness.hpp"
+#include "rossoctl/kube/timestamp.hpp"
+#include "rossoctl/model/sandbox.hpp"
+
+using nlohmann::json;
+namespace resources = rossoctl::kube::resources;
+
+namespace {
+
+const rossoctl::kube::ResourceRef& sandboxes() {
+    static const auto ref = resources::sandboxes("v1beta1");
+    return ref;
+}
+
+json hardenedSandbox(const std::string& ns, const std::string& name) {
+    rossoctl::model::SandboxOptions options;
+    options.name = name;
+    options.namespaceName = ns;
+    options.pod.image = "busybox";
+    options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
+    return rossoctl::model::buildSandbox(options);
+}
+
+json& agentContainer(json& sandbox) {
+    return sandbox["spec"]["podTemplate"]["spec"]["containers"][0];
+}
+
+void createSandbox(const json& sandbox) {
+    harness::admin().create(sandboxes(), sandbox["metadata"]["namespace"], sandbox);
+}
+
+bool sandboxReady(const std::string& ns, const std::string& name) {
+    auto sandbox = harness::admin().getIfExists(sandboxes(), ns, name);
+    return sandbox && rossoctl::model::sandboxReady(*sandbox);
+}
+
+void waitReady(const std::string& ns, const std::vector<std::string>& names) {
+    for (const auto& name : names) {
+        INFO("sandbox " << ns << "/" << name << " Ready");
+        REQUIRE(harness::eventually([&] { return sandboxReady(ns, name); }, 120));
+    }
+}
+
+// A project as `rossoctl project create` writes it: default-deny, allow-dns, quota, limits.
+void createProject(const std::string& name) {
+    auto result = harness::rossoctl({"project", "create", name});
+    INFO(result.out << result.err);
+    REQUIRE(result.exitCode == 0);
+}
+
+const json& checkNamed(const json& report, const std::string& id) {
+    for (const auto& check : report["checks"])
+        if (check["id"] == id) return check;
+    FAIL("no check " << id);
+    static json none;
+    return none;
+}
+
+std::string evidenceOf(const json& check) {
+    std::string text;
+    for (const char* part : {"static", "live"})
+        for (const auto& line : check[part]["evidence"]) text += line.get<std::string>() + "\n";
+    return text;
+}
+
+// Exactly `failing` fails (the others pass), and its evidence names `cause`.
+void expectOnlyFailure(const json& report, const std::string& failing, const std::string& cause) {
+    INFO(report.dump(2));
+    CHECK(report["result"] == "fail");
+    for (const auto& check : report["checks"]) {
+        if (check["id"] == failing) {
+            CHECK(check["result"] == "fail");
+            CHECK_THAT(evidenceOf(check), Catch::Contains(cause));
+        } else {
+            CHECK(check["result"] == "pass");
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "[verify]") {
+    harness::TestNamespace project("verify", false);
+    createProject(project.name());
+    const std::string ns = project.name();
+    const std::string outside = harness::outsideUrl();
+
+    // (a) imported with rossoctl into a project created with rossoctl.
+    auto imported =
+        harness::rossoctl({"agents", "import", "--deployment-type", "sandbox", "from-image",
+                           "--name", "good", "--containerImage", "busybox", "-n", ns});
+    if (imported.exitCode != 0) {
+        WARN("agents import unavailable (" << imported.err << "): creating the same Sandbox");
+        createSandbox(hardenedSandbox(ns, "good"));
+    }
+    // (b) one boundary broken each.
+    json token = hardenedSandbox(ns, "token");
+    token["spec"]["podTemplate"]["spec"]["automountServiceAccountToken"] = true;
+    createSandbox(token);
+    json deadline = hardenedSandbox(ns, "deadline");
+    deadline["spec"].erase("shutdownTime");
+    deadline["spec"]["podTemplate"]["spec"].erase("activeDeadlineSeconds");
+    createSandbox(deadline);
+    {
+        rossoctl::model::SandboxOptions options;
+        options.name = "pvc";
+        options.namespaceName = ns;
+        options.pod.image = "busybox";
+        options.storage = "16Mi";
+        options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
+        createSandbox(rossoctl::model::buildSandbox(options));
+    }
+    // An image without curl: PATH holds only sh, cat and wget.
+    json noCurl = hardenedSandbox(ns, "nocurl");
+    agentContainer(noCurl)["command"] = {
+        "/usr/bin/sh", "-c",
+        "/usr/bin/mkdir -p /tmp/bin && /usr/bin/ln -s /usr/bin/sh /usr/bin/cat /usr/bin/wget "
+        "/tmp/bin/ && exec /usr/bin/sleep infinity"};
+    agentContainer(noCurl)["env"] = json::array({{{"name", "PATH"}, {"value", "/tmp/bin"}}});
+    createSandbox(noCurl);
+    // Egress open: a namespace with a quota but no NetworkPolicy.
+    harness::TestNamespace open("verify-open");
+    harness::admin().create(resources::resourceQuotas(), open.name(),
+                            {{"apiVersion", "v1"},
+                             {"kind", "ResourceQuota"},
+                             {"metadata", {{"name", "quota"}}},
+                             {"spec", {{"hard", {{"pods", "5"}, {"limits.memory", "4Gi"}}}}}});
+    createSandbox(hardenedSandbox(open.name(), "open"));
+
+    waitReady(ns, {"good", "token", "deadline", "pvc", "nocurl"});
+    waitReady(open.name(), {"open"});
+
+    SECTION("all four pass, with evidence and timing") {
+        auto result = harness::rossoctl(
+            {"sandbox", "verify", "good", "-n", ns, "--egress-target", outside, "-o", "json"});
+        INFO(result.out << result.err);
+        REQUIRE(result.exitCode == 0);
+        auto report = json::parse(result.out);
+        CHECK(report["result"] == "pass");
+        for (const auto& check : report["checks"]) {
+            CHECK(check["result"] == "pass");
+            WARN(check["id"].get<std::string>() << ": " << check["tookMs"] << " ms");
+        }
+        WARN("verify good: " << report["tookMs"] << " ms in all");
+        CHECK_THAT(evidenceOf(checkNamed(report, "egress")), Catch::Contains("could not connect"));
+        CHECK_THAT(evidenceOf(checkNamed(report, "nothing-survives")), Catch::Contains("is gone"));
+
+        auto table = harness::rossoctl(
+            {"sandbox", "verify", "good", "-n", ns, "--egress-target", outside, "--no-restart"});
+        CHECK(table.exitCode == 3);  // nothing-survives is unproven without a restart
+        CHECK_THAT(table.out, Catch::Contains("skipped with --no-restart"));
+        CHECK_THAT(table.out, Catch::Contains("3 pass, 0 fail, 1 unproven"));
+    }
+
+    SECTION("every broken boundary fails alone; JUnit parses") {
+        auto result = harness::rossoctl({"sandbox", "verify", "token", "deadline", "pvc", "-n", ns,
+                                         "--egress-target", outside, "-o", "json"});
+        INFO(result.out << result.err);
+        CHECK(result.exitCode == 3);
+        auto reports = json::parse(result.out);
+        REQUIRE(reports.size() == 3);
+        expectOnlyFailure(reports[0], "service-account-token",
+                          "automountServiceAccountToken: true");
+        expectOnlyFailure(reports[1], "limits", "no deadline");
+        expectOnlyFailure(reports[2], "nothing-survives", "persistentVolumeClaim");
+        CHECK_THAT(evidenceOf(checkNamed(reports[2], "nothing-survives")),
+                   Catch::Contains("survived the restart with its content"));
+
+        auto openResult = harness::rossoctl({"sandbox", "verify", "open", "-n", open.name(),
+                                             "--egress-target", outside, "-o", "json"});
+        INFO(openResult.out << openResult.err);
+        CHECK(openResult.exitCode == 3);
+        auto openReport = json::parse(openResult.out);
+        expectOnlyFailure(openReport, "egress", "egress is not isolated");
+        CHECK_THAT(evidenceOf(checkNamed(openReport, "egress")), Catch::Contains("connected to"));
+
+        auto junit = harness::rossoctl({"sandbox", "verify", "token", "-n", ns, "--no-restart",
+                                        "--egress-target", outside, "-o", "junit"});
+        CHECK(junit.exitCode == 3);
+        auto lint = harness::run({"xmllint", "--noout", "-"}, junit.out);
+        INFO(junit.out << lint.err);
+        CHECK(lint.exitCode == 0);
+        CHECK_THAT(junit.out, Catch::Contains("<failure message="));
+        CHECK_THAT(junit.out, Catch::Contains("<skipped message=\"unproven: "));
+    }
+
+    SECTION("an image without curl gets a verdict from wget") {
+        auto result = harness::rossoctl({"sandbox", "verify", "nocurl", "-n", ns, "--no-restart",
+                                         "--egress-target", outside, "-o", "json"});
+        INFO(result.out << result.err);
+        auto egress = checkNamed(json::parse(result.out), "egress");
+        CHECK(egress["live"]["probe"] == "wget");
+        CHECK(egress["result"] == "pass");
+    }
+
+    SECTION("sandbox exec: streams, stdin and exit code pass through") {
+        auto result = harness::rossoctl({"sandbox", "exec", "good", "-n", ns, "--", "sh", "-c",
+                                         "echo out; echo err >&2; exit 7"});
+        CHECK(result.exitCode == 7);
+        CHECK(result.out == "out\n");
+        CHECK(result.err == "err\n");
+        auto piped = harness::rossoctl({"sandbox", "exec", "good", "-n", ns, "-i", "--", "cat"},
+                                       "hello from stdin\n");
+        CHECK(piped.exitCode == 0);
+        CHECK(piped.out == "hello from stdin\n");
+        auto missing = harness::rossoctl({"sandbox", "exec", "absent", "-n", ns, "--", "true"});
+        CHECK(missing.exitCode == 1);
+        CHECK_THAT(missing.err, Catch::Contains("not found"));
+    }
+}
+
+TEST_CASE("sandbox verify: a pod that is not Running is a clear error, exit 1", "[verify]") {
+    harness::TestNamespace ns("verify-pending");
+    json pending = hardenedSandbox(ns.name(), "pending");
+    pending["spec"]["podTemplate"]["spec"]["nodeSelector"] = {{"rossoctl.dev/no-such-node", "x"}};
+    createSandbox(pending);
+    REQUIRE(harness::eventually(
+        [&] {
+            auto pod = harness::admin().getIfExists(resources::pods(), ns.name(), "pending");
+            return pod.has_value();
+        },
+        60));
+    const auto before = harness::snapshot(ns.name());
+    auto result = harness::rossoctl({"sandbox", "verify", "pending", "-n", ns.name()});
+    CHECK(result.exitCode == 1);
+    CHECK_THAT(result.err, Catch::Contains("not Running"));
+    CHECK(harness::snapshot(ns.name()) == before);
+    auto missing = harness::rossoctl({"sandbox", "verify", "nope", "-n", ns.name()});
+    CHECK(missing.exitCode == 1);
+    CHECK_THAT(missing.err, Catch::Contains("not found"));
+    auto usage = harness::rossoctl({"sandbox", "verify", "x", "--egress-target", "ftp://x"});
+    CHECK(usage.exitCode == 2);
+}
+
+TEST_CASE("sandbox verify --all on 20 sandboxes (timing)", "[.][verify-bench]") {
+    harness::TestNamespace project("verify-bench", false);
+    createProject(project.name());
+    std::vector<std::string> names;
+    for (int i = 0; i < 20; ++i) {
+        names.push_back("s" + std::to_string(i));
+        createSandbox(hardenedSandbox(project.name(), names.back()));
+    }
+    waitReady(project.name(), names);
+    const auto started = std::chrono::steady_clock::now();
+    auto result = harness::rossoctl({"sandbox", "verify", "--all", "-n", project.name(),
+                                     "--egress-target", harness::outsideUrl(), "-o", "json"},
+                                    {}, {}, 900);
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - started);
+    INFO(result.err);
+    CHECK(result.exitCode == 0);
+    WARN("verify --all, 20 sandboxes: " << took.count() << " ms");
+}

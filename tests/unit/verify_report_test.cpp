@@ -1,0 +1,102 @@
+// sandbox verify output: table, JSON, JUnit XML (escaping) and exit codes.
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include "rossoctl/verify/report.hpp"
+
+using namespace rossoctl::verify;
+
+namespace {
+
+SandboxReport sampleReport() {
+    SandboxReport report;
+    report.name = "orders";
+    report.namespaceName = "team1";
+    report.pod = "orders";
+    report.podUid = "1234";
+    report.container = "agent";
+    report.took = std::chrono::milliseconds(2500);
+    auto check = [](CheckKind kind, Verdict staticVerdict, Verdict liveVerdict,
+                    std::string evidence) {
+        CheckResult result;
+        result.kind = kind;
+        result.staticPart = {staticVerdict, {"static evidence"}, ""};
+        result.livePart = {liveVerdict, {std::move(evidence)}, "curl"};
+        result.took = std::chrono::milliseconds(120);
+        return result;
+    };
+    report.checks = {
+        check(CheckKind::ServiceAccountToken, Verdict::Pass, Verdict::Pass, "No such file"),
+        check(CheckKind::Egress, Verdict::Pass, Verdict::Fail,
+              "curl connected to <https://x?a=1&b=\"2\"> 'q'\x01"),
+        check(CheckKind::Limits, Verdict::Pass, Verdict::Unproven, "cgroup unreadable"),
+        check(CheckKind::NothingSurvives, Verdict::Pass, Verdict::Pass, "gone"),
+    };
+    return report;
+}
+
+}  // namespace
+
+TEST_CASE("xmlEscape: markup characters and forbidden control characters") {
+    CHECK(xmlEscape("a<b>&\"c'") == "a&lt;b&gt;&amp;&quot;c&apos;");
+    CHECK(xmlEscape("line1\nline2\t") == "line1&#10;line2&#9;");
+    CHECK(xmlEscape(std::string("x\x01y\x1b")) == "x\xEF\xBF\xBDy\xEF\xBF\xBD");
+    CHECK(xmlEscape("naïve → ok") == "naïve → ok");
+}
+
+TEST_CASE("JUnit: one suite per sandbox, failure for fail, skipped for unproven") {
+    SandboxReport broken;
+    broken.name = "gone";
+    broken.namespaceName = "team1";
+    broken.error = "sandbox/gone not found in namespace team1";
+    std::ostringstream out;
+    writeJunit(out, {sampleReport(), broken});
+    const std::string xml = out.str();
+    CHECK(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", 0) == 0);
+    CHECK(xml.find("tests=\"5\" failures=\"1\" errors=\"1\" skipped=\"1\"") != std::string::npos);
+    CHECK(xml.find("<testsuite name=\"team1/orders\" tests=\"4\" failures=\"1\"") !=
+          std::string::npos);
+    CHECK(xml.find("<testcase classname=\"rossoctl.sandbox.verify.team1.orders\" name=\"egress "
+                   "denied\" time=\"0.120\">") != std::string::npos);
+    CHECK(xml.find("<failure message=\"curl connected to &lt;https://x?a=1&amp;b=&quot;2&quot;&gt; "
+                   "&apos;q&apos;\xEF\xBF\xBD\"") != std::string::npos);
+    CHECK(xml.find("<skipped message=\"unproven: cgroup unreadable\"/>") != std::string::npos);
+    CHECK(xml.find("<error message=\"sandbox/gone not found in namespace team1\"") !=
+          std::string::npos);
+    CHECK(xml.find('\x01') == std::string::npos);
+}
+
+TEST_CASE("JSON: result, static and live evidence, timing per check") {
+    auto value = reportJson(sampleReport());
+    CHECK(value["result"] == "fail");
+    CHECK(value["tookMs"] == 2500);
+    REQUIRE(value["checks"].size() == 4);
+    CHECK(value["checks"][1]["id"] == "egress");
+    CHECK(value["checks"][1]["result"] == "fail");
+    CHECK(value["checks"][1]["live"]["probe"] == "curl");
+    CHECK(value["checks"][1]["static"]["result"] == "pass");
+    CHECK(value["checks"][2]["result"] == "unproven");
+    CHECK(value["checks"][0]["tookMs"] == 120);
+    CHECK(value["summary"]["fail"] == 1);
+}
+
+TEST_CASE("table: a row per evidence line and a summary") {
+    std::ostringstream out;
+    printReportTable(out, sampleReport(), false);
+    const std::string text = out.str();
+    CHECK(text.find("CHECK") != std::string::npos);
+    CHECK(text.find("static: static evidence") != std::string::npos);
+    CHECK(text.find("live (curl): No such file") != std::string::npos);
+    CHECK(text.find("sandbox/orders: fail — 4 checks: 2 pass, 1 fail, 1 unproven (2.5s)") !=
+          std::string::npos);
+}
+
+TEST_CASE("exit codes: 0 all pass, 3 fail or unproven, 1 could not verify") {
+    SandboxReport passing = sampleReport();
+    for (auto& check : passing.checks) check.livePart.verdict = Verdict::Pass;
+    CHECK(exitCodeFor({passing}) == 0);
+    CHECK(exitCodeFor({passing, sampleReport()}) == 3);
+    SandboxReport broken;
+    broken.error = "not found";
+    CHECK(exitCodeFor({sampleReport(), broken}) == 1);
+}
