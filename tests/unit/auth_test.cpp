@@ -9,13 +9,14 @@
 #include <sstream>
 #include <string>
 
+#include "config_test_support.hpp"
 #include "kube_fakes.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/base64.hpp"
-#include "temp_dir.hpp"
 
 using namespace rossoctl;
 using namespace rossoctl::kube;
+using rossoctl::testing::errorOf;
 using rossoctl::testing::FakeClock;
 using rossoctl::testing::TempDir;
 
@@ -98,15 +99,6 @@ class StderrCapture {
   private:
     int saved_;
 };
-
-std::string errorOf(const std::function<void()>& action) {
-    try {
-        action();
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
 
 class RecordingRunner : public ExecPluginRunner {
   public:
