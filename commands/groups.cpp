@@ -9,6 +9,8 @@ void registerGroups(CLI::App& root, CommandHost& host) {
 
     auto* sandbox = root.add_subcommand("sandbox", "Inspect, change, restart, verify and run sandboxes");
     sandbox->require_subcommand(1);
+    registerSandboxSetEnv(*sandbox, host);
+    registerSandboxRestart(*sandbox, host);
     registerSandboxExec(*sandbox, host);
     registerSandboxVerify(*sandbox, host);
 

@@ -1,0 +1,165 @@
+// rossoctl sandbox restart: replace sandboxes' pods (exactly theirs, by UID) and wait for the new
+// ones.
+#include "rossoctl/app/sandbox_restart.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "registry.hpp"
+#include "rossoctl/model/validation.hpp"
+
+namespace rossoctl::commands {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxWorkers = 16;  // parallel restarts, each with its own connection
+
+struct RestartCommandOptions {
+    std::vector<std::string> names;
+    std::string selector;
+    bool all = false;
+    bool wait = true;
+    std::string timeout = "2m";
+};
+
+// Result lines on stdout; on a terminal one progress line on stderr, redrawn in place.
+class RestartReporter {
+  public:
+    RestartReporter(app::Context& context, size_t total) : context_(context), total_(total) {}
+
+    void step(const std::string& name, const std::string& text) {
+        std::lock_guard lock(mutex_);
+        if (!context_.streams().errIsTty) return;
+        drawProgress(fmt::format("sandbox/{}: {}", name, text));
+    }
+
+    void done(const std::string& line, const std::vector<std::string>& notes, bool failed) {
+        std::lock_guard lock(mutex_);
+        ++finished_;
+        if (failed) ++failed_;
+        clearProgress();
+        for (const auto& note : notes) context_.err() << "note: " << note << '\n';
+        if (failed)
+            context_.err() << "error: " << line << '\n';
+        else
+            context_.out() << line << '\n' << std::flush;
+        if (context_.streams().errIsTty && finished_ < total_) drawProgress({});
+    }
+
+    size_t failed() const { return failed_; }
+
+  private:
+    void drawProgress(const std::string& latest) {
+        context_.err() << "\r\033[K" << fmt::format("restarting: {}/{} done", finished_, total_)
+                       << (latest.empty() ? "" : " · " + latest) << std::flush;
+        drawn_ = true;
+    }
+    void clearProgress() {
+        if (drawn_) context_.err() << "\r\033[K" << std::flush;
+        drawn_ = false;
+    }
+
+    app::Context& context_;
+    size_t total_;
+    std::mutex mutex_;
+    size_t finished_ = 0;
+    size_t failed_ = 0;
+    bool drawn_ = false;
+};
+
+std::vector<std::string> selectSandboxes(app::Context& context, const kube::ResourceRef& ref,
+                                         const std::string& ns,
+                                         const RestartCommandOptions& options) {
+    if (!options.names.empty()) return options.names;
+    kube::ListOptions list;
+    list.labelSelector = options.selector;
+    std::vector<std::string> names;
+    for (const auto& item : context.client().list(ref, ns, list).value("items", json::array()))
+        names.push_back(item["metadata"].value("name", ""));
+    return names;
+}
+
+int runRestart(app::Context& context, RestartCommandOptions& options) {
+    // validate
+    for (const auto& name : options.names) model::validateDnsSubdomain(name, "sandbox name");
+    const int ways = (options.names.empty() ? 0 : 1) + (options.selector.empty() ? 0 : 1) +
+                     (options.all ? 1 : 0);
+    if (ways == 0) throw UsageError("name the sandboxes to restart, or use -l SELECTOR or --all");
+    if (ways > 1) throw UsageError("give sandbox names, -l SELECTOR or --all, not several");
+    const auto timeout = app::parseDuration(options.timeout, "--timeout");
+
+    // complete
+    const std::string ns = context.namespaceName();
+    const kube::ResourceRef ref = context.discovery().sandboxes();
+    const auto names = selectSandboxes(context, ref, ns, options);
+    if (names.empty()) {
+        context.err() << "No sandboxes found in namespace " << ns
+                      << (options.selector.empty() ? "" : " matching " + options.selector) << ".\n";
+        return options.all ? kExitOk : kExitError;
+    }
+
+    // run: each worker owns a client (connection); the first worker reuses the context's.
+    RestartReporter reporter(context, names.size());
+    std::atomic<size_t> next{0};
+    auto worker = [&](kube::Client& client) {
+        for (size_t index; (index = next++) < names.size();) {
+            const std::string& name = names[index];
+            app::RestartOptions restart;
+            restart.wait = options.wait;
+            restart.timeout = timeout;
+            restart.cancel = context.cancelFlag();
+            restart.onStep = [&](const std::string& text) { reporter.step(name, text); };
+            try {
+                auto result = app::restartSandbox(client, context.clock(), ref, ns, name, restart);
+                reporter.done(app::describeRestart(name, result), result.notes, false);
+            } catch (const kube::ApiError& error) {
+                reporter.done(fmt::format("sandbox/{}: {}", name, error.what()), {}, true);
+            } catch (const std::exception& error) {
+                reporter.done(error.what(), {}, true);
+            }
+        }
+    };
+    const size_t workers = std::min(kMaxWorkers, names.size());
+    std::vector<std::unique_ptr<kube::Client>> clients;
+    for (size_t i = 1; i < workers; ++i) clients.push_back(context.newClient());
+    std::vector<std::thread> threads;
+    for (auto& client : clients) threads.emplace_back(worker, std::ref(*client));
+    worker(context.client());
+    for (auto& thread : threads) thread.join();
+    return reporter.failed() > 0 ? kExitError : kExitOk;
+}
+
+}  // namespace
+
+void registerSandboxRestart(CLI::App& sandbox, CommandHost& host) {
+    auto options = std::make_shared<RestartCommandOptions>();
+    auto* command = sandbox.add_subcommand(
+        "restart", "Replace sandboxes' pods and wait until the new pods are Ready");
+    command->add_option("sandboxes", options->names, "Sandbox names");
+    command->add_option("-l,--selector", options->selector,
+                        "Restart the sandboxes matching this label selector");
+    command->add_flag("--all", options->all, "Restart every sandbox in the namespace");
+    command
+        ->add_flag("--wait", options->wait,
+                   "Wait for a new Ready pod and the Sandbox's Ready condition (--wait=false: "
+                   "return after the delete)")
+        ->capture_default_str();
+    command->add_option("--timeout", options->timeout, "How long to wait per sandbox")
+        ->capture_default_str();
+    command->footer(
+        "Examples:\n"
+        "  rossoctl sandbox restart orders -n team1\n"
+        "  rossoctl sandbox restart -l app.kubernetes.io/managed-by=rossoctl --timeout 5m\n"
+        "  rossoctl sandbox restart --all --wait=false\n\n"
+        "Only the pod the sandbox owns (ownerReferences UID) is deleted, with a UID\n"
+        "precondition, so a pod that was replaced meanwhile is never deleted.\n"
+        "Exit codes: 0 all restarted, 1 any sandbox failed, 2 invalid arguments.");
+    onRun(command, host, options, &runRestart);
+}
+
+}  // namespace rossoctl::commands

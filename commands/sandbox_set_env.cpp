@@ -1,0 +1,193 @@
+// rossoctl sandbox set-env: edit a Sandbox's pod template env without losing a concurrent change.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "registry.hpp"
+#include "rossoctl/app/sandbox_restart.hpp"
+#include "rossoctl/model/env_edit.hpp"
+#include "rossoctl/model/validation.hpp"
+#include "rossoctl/ui/printer.hpp"
+
+namespace rossoctl::commands {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kMaxAttempts = 10;  // GET+PUT rounds before giving up on a busy object
+
+struct SetEnvOptions {
+    std::vector<std::string> arguments;  // SANDBOX then NAME=VALUE / NAME-
+    std::string container;
+    std::string envFile;
+    bool list = false;
+    bool restart = false;
+    bool dryRun = false;
+    std::string output;
+    std::string timeout = "2m";
+};
+
+std::string readEnvFile(const std::string& path) {
+    std::ifstream file(path);
+    if (!file) throw UsageError(fmt::format("--from-env-file: cannot read {}", path));
+    std::ostringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
+json& podSpecOf(json& sandbox, const std::string& name) {
+    json& spec = sandbox["spec"];
+    if (!spec.contains("podTemplate") || !spec["podTemplate"].contains("spec"))
+        throw Error(fmt::format("sandbox/{} has no spec.podTemplate.spec", name));
+    return spec["podTemplate"]["spec"];
+}
+
+// Jittered exponential backoff so concurrent writers spread out instead of colliding again.
+std::chrono::milliseconds conflictBackoff(int attempt, std::mt19937& random) {
+    const int base = std::min(1000, 25 << std::min(attempt, 6));
+    return std::chrono::milliseconds(std::uniform_int_distribution<int>(base / 2, base)(random));
+}
+
+int listEnv(app::Context& context, const kube::ResourceRef& ref, const std::string& ns,
+            const std::string& name, const SetEnvOptions& options,
+            std::optional<ui::OutputFormat> format) {
+    json sandbox = context.client().get(ref, ns, name);
+    json& container =
+        model::selectContainer(podSpecOf(sandbox, name), options.container, "sandbox/" + name);
+    if (format) {
+        json env = container.value("env", json::array());
+        if (*format == ui::OutputFormat::Json)
+            ui::printJson(context.out(), env);
+        else
+            ui::printYaml(context.out(), env);
+        return kExitOk;
+    }
+    context.out() << "# sandbox/" << name << ", container " << container.value("name", "") << '\n';
+    for (const auto& line : model::describeEnv(container)) context.out() << line << '\n';
+    return kExitOk;
+}
+
+int runSetEnv(app::Context& context, SetEnvOptions& options) {
+    // validate: every argument, before any request
+    if (options.arguments.empty())
+        throw UsageError("a sandbox name is required: rossoctl sandbox set-env SANDBOX NAME=VALUE");
+    const std::string name = options.arguments.front();
+    model::validateDnsSubdomain(name, "sandbox name");
+    const std::vector<std::string> edits(options.arguments.begin() + 1, options.arguments.end());
+    std::optional<ui::OutputFormat> format;
+    if (!options.output.empty()) format = ui::parseOutputFormat(options.output, {"json", "yaml"});
+    if (!options.container.empty()) model::validateDnsLabel(options.container, "-c/--container");
+    if (options.list && (!edits.empty() || !options.envFile.empty() || options.restart))
+        throw UsageError("--list shows the variables; it takes no changes and no --restart");
+    if (options.dryRun && options.restart)
+        throw UsageError("--dry-run writes nothing, so there is nothing to --restart");
+    const auto timeout = app::parseDuration(options.timeout, "--timeout");
+    std::vector<model::EnvVar> fromFile;
+    if (!options.envFile.empty())
+        fromFile = model::parseEnvFile(readEnvFile(options.envFile), options.envFile);
+    const model::EnvChange change = model::parseEnvChange(edits, fromFile);
+    if (!options.list && change.set.empty() && change.remove.empty())
+        throw UsageError(
+            "nothing to change: give NAME=VALUE or NAME- arguments or --from-env-file, or --list");
+
+    // complete
+    const std::string ns = context.namespaceName();
+    const kube::ResourceRef ref = context.discovery().sandboxes();
+    if (options.list) return listEnv(context, ref, ns, name, options, format);
+
+    // run: GET, change, PUT with resourceVersion; on 409 read again and redo the same change
+    std::mt19937 random(std::random_device{}());
+    kube::WriteOptions write;
+    write.dryRun = options.dryRun;
+    for (int attempt = 1;; ++attempt) {
+        json sandbox = context.client().get(ref, ns, name);
+        json& container =
+            model::selectContainer(podSpecOf(sandbox, name), options.container, "sandbox/" + name);
+        const model::EnvEditResult edit = model::applyEnvChange(container, change);
+        if (!edit.changed()) {
+            context.out() << "sandbox/" << name << ": environment unchanged\n";
+            return kExitOk;
+        }
+        json written;
+        try {
+            written = context.client().update(ref, ns, sandbox, write);
+        } catch (const kube::ApiError& error) {
+            if (!error.isConflict() || attempt >= kMaxAttempts) {
+                if (error.isConflict())
+                    throw Error(fmt::format(
+                        "sandbox/{} kept changing under us ({} attempts); nothing was written, "
+                        "try again",
+                        name, attempt));
+                throw;
+            }
+            context.clock().sleepFor(conflictBackoff(attempt, random));
+            continue;
+        }
+        const std::string dry = options.dryRun ? " (server dry run)" : "";
+        if (format == ui::OutputFormat::Json)
+            ui::printJson(context.out(), written);
+        else if (format == ui::OutputFormat::Yaml)
+            ui::printYaml(context.out(), written);
+        else
+            context.out() << fmt::format("sandbox/{} env updated{}: {}\n", name, dry,
+                                         model::summarizeEnvEdit(edit));
+        if (options.dryRun) return kExitOk;
+        if (!options.restart) {
+            context.err() << fmt::format(
+                "note: the running pod still has the old environment (the controller does not "
+                "apply template changes); run \"rossoctl sandbox restart {} -n {}\" to restart "
+                "it\n",
+                name, ns);
+            return kExitOk;
+        }
+        app::RestartOptions restart;
+        restart.timeout = timeout;
+        restart.cancel = context.cancelFlag();
+        auto result =
+            app::restartSandbox(context.client(), context.clock(), ref, ns, name, restart, written);
+        for (const auto& note : result.notes) context.err() << "note: " << note << '\n';
+        context.out() << app::describeRestart(name, result) << '\n';
+        return kExitOk;
+    }
+}
+
+}  // namespace
+
+void registerSandboxSetEnv(CLI::App& sandbox, CommandHost& host) {
+    auto options = std::make_shared<SetEnvOptions>();
+    auto* command = sandbox.add_subcommand(
+        "set-env", "Set, add or remove environment variables in a sandbox's pod template");
+    command
+        ->add_option("sandbox_and_changes", options->arguments,
+                     "SANDBOX, then NAME=VALUE to set (or add) and NAME- to remove")
+        ->required();
+    command->add_option("-c,--container", options->container,
+                        "Container to edit (default: \"agent\", else the only container)");
+    command->add_option("--from-env-file", options->envFile,
+                        "Read NAME=VALUE lines from a file (arguments win)");
+    command->add_flag("--list", options->list,
+                      "Print the current variables (references shown, never resolved)");
+    command->add_flag("--restart", options->restart,
+                      "Restart the sandbox's pod afterwards so the change takes effect");
+    command
+        ->add_option("--timeout", options->timeout,
+                     "With --restart: how long to wait for the new pod")
+        ->capture_default_str();
+    command->add_flag("--dry-run", options->dryRun,
+                      "Send the change as a server-side dry run; nothing is stored");
+    command->add_option("-o,--output", options->output,
+                        "Print the written Sandbox (or with --list the env) as json|yaml");
+    command->footer(
+        "Examples:\n"
+        "  rossoctl sandbox set-env orders MCP_URL=http://new-address:8080/mcp -n team1\n"
+        "  rossoctl sandbox set-env orders DEBUG- LOG_LEVEL=info --restart\n"
+        "  rossoctl sandbox set-env orders --list\n\n"
+        "A concurrent change is never lost: the write carries the resourceVersion it read and\n"
+        "is redone on a conflict. The running pod keeps its environment until it restarts.\n"
+        "Exit codes: 0 changed or unchanged, 1 API error, 2 invalid arguments (nothing sent).");
+    onRun(command, host, options, &runSetEnv);
+}
+
+}  // namespace rossoctl::commands
