@@ -36,7 +36,7 @@ json hardenedPodSpec(const HardenedPodOptions& options) {
 
     json volumes = json::array({{{"name", "tmp"}, {"emptyDir", json::object()}}});
     if (!options.workVolumeFromClaim)
-        volumes.insert(volumes.begin(), {{"name", kWorkVolume}, {"emptyDir", json::object()}});
+        volumes.insert(volumes.begin(), json{{"name", kWorkVolume}, {"emptyDir", json::object()}});
 
     json spec = {
         {"automountServiceAccountToken", false},
