@@ -13,6 +13,8 @@ void registerGroups(CLI::App& root, CommandHost& host) {
     registerSandboxRestart(*sandbox, host);
     registerSandboxExec(*sandbox, host);
     registerSandboxVerify(*sandbox, host);
+    registerSandboxRun(*sandbox, host);
+    registerSandboxPool(*sandbox, host);
 
     auto* project = root.add_subcommand("project", "Create and delete hardened sandbox projects");
     project->require_subcommand(1);

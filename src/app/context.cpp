@@ -42,6 +42,13 @@ std::unique_ptr<kube::Client> Context::newClient() {
                                           cancel_);
 }
 
+std::unique_ptr<kube::Client> Context::newUncancellableClient() {
+    const auto& config = restConfig();
+    return std::make_unique<kube::Client>(config, transportFactory_(config, nullptr), clock_,
+                                          kube::RequestTracer(streams_.err, globals_.verbosity),
+                                          nullptr);
+}
+
 kube::Client& Context::client() {
     if (!client_) client_ = newClient();
     return *client_;

@@ -62,6 +62,8 @@ class Context {
     std::string namespaceName();
     // A second client with its own connection, for work done in parallel.
     std::unique_ptr<kube::Client> newClient();
+    // A client Ctrl-C does not stop, for the cleanup that must run after it.
+    std::unique_ptr<kube::Client> newUncancellableClient();
 
   private:
     Streams streams_;

@@ -1,0 +1,107 @@
+// rossoctl sandbox pool: keep N warm hardened pods that `sandbox run --pool` claims, so a run
+// skips pod start-up.
+#include <fmt/format.h>
+
+#include "registry.hpp"
+#include "rossoctl/app/run/runner.hpp"
+#include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/validation.hpp"
+
+namespace rossoctl::commands {
+namespace {
+
+using nlohmann::json;
+
+struct PoolOptions {
+    int size = -1;
+    std::string image = app::run::kDefaultRunImage;
+    std::string workdir = "/workspace";
+    std::string cpu = "500m";
+    std::string memory = "512Mi";
+    std::string lifetime = "1h";
+    bool wait = false;
+    std::string timeout = "2m";
+};
+
+int runSandboxPool(app::Context& context, PoolOptions& options) {
+    // validate
+    if (options.size < 0 || options.size > 100)
+        throw UsageError("--size is required: the number of warm pods, 0 to 100 (0 empties it)");
+    model::validateImageReference(options.image, "--image");
+    if (model::parseQuantity(options.cpu, "--cpu") <= 0)
+        throw UsageError("--cpu must be more than 0");
+    if (model::parseQuantity(options.memory, "--memory") <= 0)
+        throw UsageError("--memory must be more than 0");
+    app::run::validateWorkdir(options.workdir);
+    const auto lifetime = model::parseLifetime(options.lifetime, "--lifetime");
+    const auto timeout = app::parseDuration(options.timeout, "--timeout");
+    const app::run::RunPodShape shape{options.image, options.cpu, options.memory, options.workdir};
+
+    // complete
+    const std::string ns = context.namespaceName();
+
+    // run
+    if (context.discovery().isServed("extensions.agents.x-k8s.io"))
+        context.err() << "note: SandboxWarmPool (extensions.agents.x-k8s.io) is served here; it "
+                         "warms Sandboxes, while sandbox run takes bare pods from this pool\n";
+    const auto status = app::run::reconcilePool(context.client(), ns, shape, options.size,
+                                                static_cast<long>(lifetime.count()));
+    context.out() << fmt::format("pool in {}: {} warm, {} starting, {} created, {} deleted\n", ns,
+                                 status.warm, status.starting, status.created, status.deleted);
+    if (!options.wait || options.size == 0) return 0;
+    kube::WaitOptions waitOptions;
+    waitOptions.labelSelector = fmt::format("{}={}", app::run::kPoolLabel, app::run::kPoolWarm);
+    waitOptions.timeout = timeout;
+    waitOptions.cancel = context.cancelFlag();
+    const std::string key = app::run::shapeKey(shape);
+    auto result = kube::waitForSet(
+        context.client(), context.clock(), kube::resources::pods(), ns, waitOptions,
+        [&](const kube::ObjectSet& pods) {
+            int running = 0;
+            for (const auto& [name, pod] : pods) {
+                const json annotations = pod["metadata"].value("annotations", json::object());
+                if (annotations.value(app::run::kPoolShapeAnnotation, "") == key &&
+                    pod.value("status", json::object()).value("phase", "") == "Running")
+                    ++running;
+            }
+            return running >= options.size;
+        });
+    if (!result.satisfied())
+        throw Error(fmt::format(
+            "the pool did not reach {} running pods within --timeout {}; see "
+            "kubectl -n {} get pods -l {}={}",
+            options.size, options.timeout, ns, app::run::kPoolLabel, app::run::kPoolWarm));
+    context.out() << fmt::format("pool in {}: {} warm\n", ns, options.size);
+    return 0;
+}
+
+}  // namespace
+
+void registerSandboxPool(CLI::App& sandbox, CommandHost& host) {
+    auto options = std::make_shared<PoolOptions>();
+    auto* command =
+        sandbox.add_subcommand("pool", "Keep N warm hardened pods ready for 'sandbox run --pool'");
+    command->add_option("--size", options->size, "Number of warm pods to keep (0 empties the pool)")
+        ->required();
+    command->add_option("--image", options->image, "Container image")->capture_default_str();
+    command->add_option("--workdir", options->workdir, "Working directory")->capture_default_str();
+    command->add_option("--cpu", options->cpu, "CPU limit")->capture_default_str();
+    command->add_option("--memory", options->memory, "Memory limit")->capture_default_str();
+    command
+        ->add_option("--lifetime", options->lifetime,
+                     "How long a warm pod lives unclaimed (activeDeadlineSeconds)")
+        ->capture_default_str();
+    command->add_flag("--wait", options->wait, "Wait until the pool's pods are running");
+    command->add_option("--timeout", options->timeout, "Longest to wait with --wait")
+        ->capture_default_str();
+    command->footer(
+        "Examples:\n"
+        "  rossoctl sandbox pool -n team1 --size 3 --wait\n"
+        "  rossoctl sandbox run -n team1 --pool -- python3 -c 'print(1)'\n"
+        "  rossoctl sandbox pool -n team1 --size 0\n\n"
+        "A run claims a warm pod of the same image, cpu, memory and workdir atomically, uses it\n"
+        "once, deletes it and starts a replacement. Re-run this command to top the pool up.");
+    onRun(command, host, options, &runSandboxPool);
+}
+
+}  // namespace rossoctl::commands

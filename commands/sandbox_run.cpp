@@ -1,0 +1,224 @@
+// rossoctl sandbox run: run code in an ephemeral hardened pod and return its streams, exit
+// status and artifacts.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "registry.hpp"
+#include "rossoctl/app/run/runner.hpp"
+#include "rossoctl/app/run/tar.hpp"
+#include "rossoctl/model/validation.hpp"
+
+namespace rossoctl::commands {
+namespace {
+
+namespace fs = std::filesystem;
+using app::run::kExitRunFailed;
+
+struct RunOptions {
+    std::string image = app::run::kDefaultRunImage;
+    std::vector<std::string> files;
+    std::string workdir = "/workspace";
+    std::vector<std::string> env;
+    std::string timeout = "60s";
+    std::string startTimeout = "2m";
+    std::string cpu = "500m";
+    std::string memory = "512Mi";
+    std::string artifacts;
+    bool keep = false;
+    bool stdinCode = false;
+    bool fromPool = false;
+    std::string output;
+    std::vector<std::string> command;
+};
+
+std::string readFile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw UsageError(fmt::format("--file {}: cannot read it", path.string()));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Each --file goes into the working directory under its own name; a directory goes whole.
+std::string uploadArchive(const std::vector<std::string>& files, int64_t mtime) {
+    if (files.empty()) return {};
+    std::string archive;
+    app::run::TarWriter writer(archive, mtime);
+    for (const auto& file : files) {
+        std::error_code error;
+        const fs::path path(file);
+        const auto status = fs::symlink_status(path, error);
+        fs::path normal = fs::absolute(path).lexically_normal();
+        if (normal.filename().empty()) normal = normal.parent_path();
+        const std::string base = normal.filename().string();
+        if (error || !fs::exists(status))
+            throw UsageError(fmt::format("--file {}: no such file or directory", file));
+        const auto execBit = [](const fs::path& p) {
+            return (fs::status(p).permissions() & fs::perms::owner_exec) != fs::perms::none ? 0755u
+                                                                                            : 0644u;
+        };
+        if (fs::is_regular_file(status)) {
+            writer.addFile(base, readFile(path), execBit(path));
+        } else if (fs::is_directory(status)) {
+            writer.addDirectory(base);
+            for (auto it = fs::recursive_directory_iterator(path); it != fs::end(it); ++it) {
+                const std::string name = base + "/" + fs::relative(it->path(), path).string();
+                if (it->is_symlink())
+                    throw UsageError(
+                        fmt::format("--file {}: {} is a symlink; copy what it points to instead",
+                                    file, it->path().string()));
+                if (it->is_directory())
+                    writer.addDirectory(name);
+                else if (it->is_regular_file())
+                    writer.addFile(name, readFile(it->path()), execBit(it->path()));
+            }
+        } else {
+            throw UsageError(fmt::format("--file {}: not a regular file or directory", file));
+        }
+    }
+    writer.finish();
+    return archive;
+}
+
+int runSandboxRun(app::Context& context, RunOptions& options) {
+    // validate: all input before any request
+    const bool json = !options.output.empty() &&
+                      ui::parseOutputFormat(options.output, {"json"}) == ui::OutputFormat::Json;
+    if (options.command.empty())
+        throw UsageError(
+            "give the command after --, e.g. rossoctl sandbox run -n team1 -- python3 main.py");
+    model::validateImageReference(options.image, "--image");
+    if (model::parseQuantity(options.cpu, "--cpu") <= 0)
+        throw UsageError("--cpu must be more than 0");
+    if (model::parseQuantity(options.memory, "--memory") <= 0)
+        throw UsageError("--memory must be more than 0");
+    app::run::validateWorkdir(options.workdir);
+    app::run::RunRequest request;
+    request.timeout = app::parseDuration(options.timeout, "--timeout");
+    if (request.timeout.count() <= 0)
+        throw UsageError("--timeout must be more than 0: nothing runs forever");
+    request.startTimeout = app::parseDuration(options.startTimeout, "--start-timeout");
+    if (request.startTimeout.count() <= 0) throw UsageError("--start-timeout must be more than 0");
+    for (const auto& assignment : options.env) {
+        auto var = model::parseEnvAssignment(assignment, "--env");
+        app::run::validateRunEnvName(var.name);
+        request.env.push_back(std::move(var));
+    }
+    request.shape = {options.image, options.cpu, options.memory, options.workdir};
+    request.command = options.command;
+    request.keep = options.keep;
+    request.fromPool = options.fromPool;
+    request.collect = !options.artifacts.empty();
+    request.artifactsDir = options.artifacts;
+    const auto now = std::chrono::system_clock::to_time_t(context.clock().now());
+    request.uploadTar = uploadArchive(options.files, static_cast<int64_t>(now));
+    if (options.stdinCode) {
+        std::ostringstream code;
+        code << context.in().rdbuf();
+        request.stdinData = code.str();
+    }
+
+    // complete
+    request.namespaceName = context.namespaceName();
+
+    // run
+    std::string stdoutText, stderrText;
+    app::run::RunCallbacks callbacks;
+    if (json) {
+        callbacks.onStdout = [&](std::string_view bytes) { stdoutText.append(bytes); };
+        callbacks.onStderr = [&](std::string_view bytes) { stderrText.append(bytes); };
+    } else {
+        callbacks.onStdout = [&](std::string_view bytes) {
+            context.out().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+            context.out().flush();
+        };
+        callbacks.onStderr = [&](std::string_view bytes) {
+            context.err().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+            context.err().flush();
+        };
+    }
+    callbacks.note = [&](const std::string& text) { context.err() << text << '\n'; };
+    const auto outcome = app::run::runInPod(
+        context.client(), [&] { return context.newUncancellableClient(); }, context.clock(),
+        context.cancelFlag(), request, callbacks);
+
+    for (const auto& why : outcome.rejected)
+        context.err() << "warning: artifact refused: " << why << '\n';
+    if (json) {
+        context.out() << app::run::runResultJson(outcome, stdoutText, stderrText)
+                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                      << '\n';
+    }
+    const std::string podState = outcome.deleted ? "deleted" : "kept";
+    if (outcome.cancelled)
+        context.err() << fmt::format("interrupted; pod {} {}\n", outcome.pod, podState);
+    else if (outcome.timedOut)
+        context.err() << fmt::format("error: the command ran longer than --timeout {}; pod {} {}\n",
+                                     options.timeout, outcome.pod, podState);
+    return outcome.exitCode;
+}
+
+}  // namespace
+
+void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
+    auto options = std::make_shared<RunOptions>();
+    auto* command = sandbox.add_subcommand(
+        "run", "Run code in an ephemeral hardened pod; return its output, exit code and artifacts");
+    command->add_option("--image", options->image, "Container image (needs sh, tar and sleep)")
+        ->capture_default_str();
+    command
+        ->add_option("--file", options->files,
+                     "File or directory to copy into the working directory (repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    command->add_option("--workdir", options->workdir, "Working directory (an emptyDir)")
+        ->capture_default_str();
+    command->add_option("--env", options->env, "Environment variable K=V (repeatable)")
+        ->expected(1)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    command
+        ->add_option("--timeout", options->timeout,
+                     "Longest the command may run; then it is killed and the exit code is 124")
+        ->capture_default_str();
+    command
+        ->add_option("--start-timeout", options->startTimeout,
+                     "Longest to wait for the pod to start")
+        ->capture_default_str();
+    command->add_option("--cpu", options->cpu, "CPU limit (and request)")->capture_default_str();
+    command->add_option("--memory", options->memory, "Memory limit (and request)")
+        ->capture_default_str();
+    command->add_option("--artifacts", options->artifacts,
+                        "Copy every file the code wrote under WORKDIR/out/ into this directory");
+    command->add_flag("--keep", options->keep, "Keep the pod afterwards (for debugging)");
+    command->add_flag("--stdin", options->stdinCode,
+                      "Pass this process's stdin to the command (e.g. code for python3 -)");
+    command->add_flag("--pool", options->fromPool,
+                      "Claim a warm pod from 'rossoctl sandbox pool' when one matches");
+    command->add_option("-o,--output", options->output,
+                        "json: {stdout, stderr, exitCode, timedOut, artifacts, durations}");
+    command->add_option("command", options->command, "The command and its arguments, after --");
+    command->footer(
+        "Examples:\n"
+        "  rossoctl sandbox run -n team1 --file main.py -- python3 main.py\n"
+        "  echo 'print(6 * 7)' | rossoctl sandbox run -n team1 --stdin -- python3 -\n"
+        "  rossoctl sandbox run -n team1 --file job/ --artifacts ./results -o json -- sh "
+        "job/run.sh\n\n"
+        "Output is streamed as it arrives; with -o json it is returned in one JSON object.\n"
+        "Exit codes: the command's own exit status; 124 it ran longer than --timeout; 125\n"
+        "rossoctl itself failed (bad flags included, as docker run does); 130 interrupted.\n"
+        "The pod is deleted in every case unless --keep.");
+    command->callback([&host, options] {
+        auto& context = host.context();
+        bool ranCode = false;  // an exit status from the code, not from rossoctl
+        const int code = app::runCommand(context, [&](app::Context& c) {
+            const int status = runSandboxRun(c, *options);
+            ranCode = true;
+            return status;
+        });
+        host.setExitCode(ranCode ? code : kExitRunFailed);
+    });
+}
+
+}  // namespace rossoctl::commands

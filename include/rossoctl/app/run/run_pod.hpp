@@ -1,0 +1,61 @@
+#pragma once
+// The pods `sandbox run` uses: an ephemeral hardened pod that only waits (the code arrives
+// over exec), warm pool pods of the same shape, the claim that takes one atomically, and the
+// command lines run inside them.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rossoctl/model/validation.hpp"
+
+namespace rossoctl::app::run {
+
+inline constexpr const char* kRunLabel = "rossoctl.dev/run";
+inline constexpr const char* kPoolLabel = "rossoctl.dev/pool";
+inline constexpr const char* kPoolWarm = "warm";
+inline constexpr const char* kPoolClaimed = "claimed";
+inline constexpr const char* kClaimedByAnnotation = "rossoctl.dev/claimed-by";
+inline constexpr const char* kPoolShapeAnnotation = "rossoctl.dev/pool-shape";
+inline constexpr const char* kContainerName = "run";
+inline constexpr const char* kDefaultRunImage = "docker.io/library/python:3.12-slim";
+// Upload and artifact collection happen inside the pod's deadline too.
+inline constexpr long kDeadlineMarginSeconds = 60;
+
+// What a pod must have for a run to use it.
+struct RunPodShape {
+    std::string image = kDefaultRunImage;
+    std::string cpu = "500m";
+    std::string memory = "512Mi";
+    std::string workdir = "/workspace";
+};
+
+// One string naming the shape, stored on warm pods so a run only claims a matching one.
+std::string shapeKey(const RunPodShape& shape);
+
+// A pod named `name` that sleeps until activeDeadlineSeconds = timeout + margin.
+nlohmann::json runPodManifest(const std::string& name, const RunPodShape& shape,
+                              long timeoutSeconds);
+// A warm pool pod (generateName) that sleeps for `lifetimeSeconds`.
+nlohmann::json warmPodManifest(const RunPodShape& shape, long lifetimeSeconds);
+
+// JSON patch that claims a warm pod only while it is still warm (the `test` op makes a
+// concurrent claimer fail with 422), marks it as a run and shortens its deadline.
+std::string claimPatch(const std::string& claimer, std::optional<long> activeDeadlineSeconds);
+
+// sh -c wrapper: cd WORKDIR, mkdir out, export each K=V, exec CMD.
+std::vector<std::string> runCommandLine(const std::string& workdir,
+                                        const std::vector<model::EnvVar>& env,
+                                        const std::vector<std::string>& command);
+// Exit 0 once WORKDIR is a mount point in the container.
+std::vector<std::string> mountedCommandLine(const std::string& workdir);
+std::vector<std::string> uploadCommandLine(const std::string& workdir);
+// Tar of WORKDIR/out on stdout; nothing when the directory does not exist.
+std::vector<std::string> collectCommandLine(const std::string& workdir);
+
+// --env names must be shell variable names, since the wrapper exports them.
+void validateRunEnvName(const std::string& name);
+// --workdir: absolute, normalized, not "/".
+void validateWorkdir(const std::string& workdir);
+
+}  // namespace rossoctl::app::run

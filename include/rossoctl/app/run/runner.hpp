@@ -1,0 +1,94 @@
+#pragma once
+// One `sandbox run`: get a pod (claim a warm one or create one), wait until it runs, upload
+// files, run the command with streams passed through live, collect artifacts, delete the pod.
+// The pod is deleted on every path out, Ctrl-C and timeouts included, with a client that
+// ignores the cancel flag.
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rossoctl/app/run/artifacts.hpp"
+#include "rossoctl/app/run/run_pod.hpp"
+#include "rossoctl/clock.hpp"
+#include "rossoctl/kube/cancel.hpp"
+#include "rossoctl/kube/client.hpp"
+
+namespace rossoctl::app::run {
+
+inline constexpr int kExitTimedOut = 124;
+inline constexpr int kExitRunFailed = 125;  // rossoctl itself failed (docker run's convention)
+inline constexpr int kExitInterrupted = 130;
+
+struct RunRequest {
+    std::string namespaceName;
+    RunPodShape shape;
+    std::vector<model::EnvVar> env;
+    std::string uploadTar;                 // empty: nothing to upload
+    std::optional<std::string> stdinData;  // the command's stdin
+    std::vector<std::string> command;
+    std::chrono::milliseconds timeout{60'000};
+    std::chrono::milliseconds startTimeout{120'000};
+    bool collect = false;
+    std::string artifactsDir;  // empty with collect: hash and list only
+    bool keep = false;
+    bool fromPool = false;
+};
+
+struct RunPhases {
+    std::chrono::milliseconds schedule{0}, upload{0}, run{0}, collect{0}, cleanup{0};
+};
+
+struct RunOutcome {
+    int exitCode = kExitRunFailed;
+    bool timedOut = false;
+    bool cancelled = false;
+    std::string pod;
+    bool warm = false;     // claimed from the pool
+    bool deleted = false;  // the pod is gone (not --keep)
+    std::vector<Artifact> artifacts;
+    std::vector<std::string> rejected;
+    RunPhases durations;
+};
+
+struct RunCallbacks {
+    std::function<void(std::string_view)> onStdout;
+    std::function<void(std::string_view)> onStderr;
+    std::function<void(const std::string&)> note;  // progress for stderr; may be unset
+};
+
+using ClientFactory = std::function<std::unique_ptr<kube::Client>()>;
+
+// Throws (after cleanup) when rossoctl itself fails; the outcome carries the code's result.
+RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, const Clock& clock,
+                    const kube::CancelFlag* cancel, const RunRequest& request,
+                    RunCallbacks& callbacks);
+
+// {stdout, stderr, exitCode, timedOut, artifacts: [{path, bytes, sha256}], durations: {...}}
+nlohmann::json runResultJson(const RunOutcome& outcome, const std::string& stdoutText,
+                             const std::string& stderrText);
+
+// Warm pool: pods of `shape` labelled rossoctl.dev/pool=warm.
+struct PoolStatus {
+    int warm = 0;  // Running and unclaimed
+    int starting = 0;
+    int created = 0;
+    int deleted = 0;
+};
+// Brings the pool of `shape` in ns to `size` pods (extra ones deleted newest first).
+PoolStatus reconcilePool(kube::Client& client, const std::string& ns, const RunPodShape& shape,
+                         int size, long lifetimeSeconds);
+struct ClaimedPod {
+    std::string name;
+    long poolLifetimeSeconds = 0;  // the warm pod's own deadline, for its replacement
+};
+// Claims one Running warm pod whose deadline leaves room for the run; nullopt when none.
+std::optional<ClaimedPod> claimWarmPod(kube::Client& client, const Clock& clock,
+                                       const std::string& ns, const RunPodShape& shape,
+                                       long timeoutSeconds, const std::string& claimer);
+
+}  // namespace rossoctl::app::run

@@ -1,0 +1,142 @@
+#include "rossoctl/app/run/run_pod.hpp"
+
+#include <fmt/format.h>
+
+#include "rossoctl/errors.hpp"
+#include "rossoctl/model/pod.hpp"
+
+namespace rossoctl::app::run {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kRunName = "sandbox-run";
+
+json shapedPod(const RunPodShape& shape, long deadlineSeconds) {
+    model::HardenedPodOptions options;
+    options.containerName = kContainerName;
+    options.image = shape.image;
+    options.command = {"sleep", std::to_string(deadlineSeconds)};
+    options.cpu = shape.cpu;
+    options.memory = shape.memory;
+    options.workdir = shape.workdir;
+    options.activeDeadlineSeconds = deadlineSeconds;
+    options.restartPolicy = "Never";
+    json spec = model::hardenedPodSpec(options);
+    spec["terminationGracePeriodSeconds"] = 1;  // the pod is thrown away; nothing to flush
+    json pod = json::object();  // built by key: a one-entry brace list would become an array
+    pod["apiVersion"] = "v1";
+    pod["kind"] = "Pod";
+    pod["metadata"]["labels"] = model::managedLabels(kRunName);
+    pod["spec"] = spec;
+    return pod;
+}
+
+std::string escapePointer(const std::string& key) {
+    std::string out;
+    for (char c : key) {
+        if (c == '~')
+            out += "~0";
+        else if (c == '/')
+            out += "~1";
+        else
+            out += c;
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string shapeKey(const RunPodShape& shape) {
+    return json({{"image", shape.image},
+                 {"cpu", shape.cpu},
+                 {"memory", shape.memory},
+                 {"workdir", shape.workdir}})
+        .dump();
+}
+
+json runPodManifest(const std::string& name, const RunPodShape& shape, long timeoutSeconds) {
+    json pod = shapedPod(shape, timeoutSeconds + kDeadlineMarginSeconds);
+    pod["metadata"]["name"] = name;
+    pod["metadata"]["labels"][kRunLabel] = "true";
+    return pod;
+}
+
+json warmPodManifest(const RunPodShape& shape, long lifetimeSeconds) {
+    json pod = shapedPod(shape, lifetimeSeconds);
+    pod["metadata"]["generateName"] = "rossoctl-pool-";
+    pod["metadata"]["labels"][kPoolLabel] = kPoolWarm;
+    pod["metadata"]["annotations"] = {{kPoolShapeAnnotation, shapeKey(shape)}};
+    return pod;
+}
+
+std::string claimPatch(const std::string& claimer, std::optional<long> activeDeadlineSeconds) {
+    const std::string pool = "/metadata/labels/" + escapePointer(kPoolLabel);
+    json patch = json::array({
+        {{"op", "test"}, {"path", pool}, {"value", kPoolWarm}},
+        {{"op", "replace"}, {"path", pool}, {"value", kPoolClaimed}},
+        {{"op", "add"},
+         {"path", "/metadata/labels/" + escapePointer(kRunLabel)},
+         {"value", "true"}},
+        {{"op", "add"},
+         {"path", "/metadata/annotations/" + escapePointer(kClaimedByAnnotation)},
+         {"value", claimer}},
+    });
+    // The apiserver lets a pod's deadline shrink, never grow.
+    if (activeDeadlineSeconds)
+        patch.push_back({{"op", "replace"},
+                         {"path", "/spec/activeDeadlineSeconds"},
+                         {"value", *activeDeadlineSeconds}});
+    return patch.dump();
+}
+
+std::vector<std::string> runCommandLine(const std::string& workdir,
+                                        const std::vector<model::EnvVar>& env,
+                                        const std::vector<std::string>& command) {
+    // Arguments travel as positional parameters, so no value is ever parsed by the shell.
+    std::vector<std::string> argv = {
+        "sh", "-c",
+        "cd \"$1\" || exit 125; shift; mkdir -p out 2>/dev/null; "
+        "while [ \"$1\" != -- ]; do export \"$1\" || exit 125; shift; done; shift; "
+        "exec \"$@\"",
+        "sh", workdir};
+    for (const auto& var : env) argv.push_back(var.name + "=" + var.value);
+    argv.push_back("--");
+    argv.insert(argv.end(), command.begin(), command.end());
+    return argv;
+}
+
+std::vector<std::string> mountedCommandLine(const std::string& workdir) {
+    return {"sh", "-c", "grep -q \" $1 \" /proc/self/mountinfo", "sh", workdir};
+}
+
+std::vector<std::string> uploadCommandLine(const std::string& workdir) {
+    return {"tar", "-x", "-m", "-f", "-", "-C", workdir};
+}
+
+std::vector<std::string> collectCommandLine(const std::string& workdir) {
+    return {"sh", "-c", "cd \"$1\"/out 2>/dev/null || exit 0; exec tar -c -f - .", "sh", workdir};
+}
+
+void validateRunEnvName(const std::string& name) {
+    bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!ok)
+        throw UsageError(fmt::format(
+            "invalid --env name \"{}\": use letters, digits and '_' (a shell variable name)",
+            name));
+}
+
+void validateWorkdir(const std::string& workdir) {
+    bool ok = workdir.size() > 1 && workdir.front() == '/' && workdir.back() != '/' &&
+              workdir.find("//") == std::string::npos && workdir.find(':') == std::string::npos &&
+              workdir.find(' ') == std::string::npos;
+    for (const char* bad : {"/./", "/../"})
+        ok = ok && (workdir + "/").find(bad) == std::string::npos;
+    if (!ok)
+        throw UsageError(fmt::format(
+            "invalid --workdir \"{}\": want an absolute path such as /workspace (not /)", workdir));
+}
+
+}  // namespace rossoctl::app::run

@@ -1,0 +1,326 @@
+#include "rossoctl/app/run/runner.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <random>
+
+#include "rossoctl/kube/api_error.hpp"
+#include "rossoctl/kube/exec.hpp"
+#include "rossoctl/kube/transport.hpp"
+#include "rossoctl/kube/wait.hpp"
+
+namespace rossoctl::app::run {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+namespace {
+
+std::string randomSuffix() {
+    std::random_device random;
+    return fmt::format("{:08x}", random());
+}
+
+std::string claimerId() {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    return fmt::format("{}/{}/{}", host, ::getpid(), randomSuffix());
+}
+
+long ceilSeconds(milliseconds duration) {
+    return static_cast<long>((duration.count() + 999) / 1000);
+}
+
+// Why a pod will never get to Running, or empty while it still may.
+std::string podCannotRun(const json& pod) {
+    const json status = pod.value("status", json::object());
+    const std::string phase = status.value("phase", "");
+    if (phase == "Succeeded" || phase == "Failed")
+        return fmt::format("ended ({}{})", phase,
+                           status.contains("reason") ? ": " + status.value("reason", "") : "");
+    for (const auto& container : status.value("containerStatuses", json::array())) {
+        const json waiting =
+            container.value("state", json::object()).value("waiting", json::object());
+        const std::string reason = waiting.value("reason", "");
+        if (reason == "ErrImagePull" || reason == "ImagePullBackOff" ||
+            reason == "InvalidImageName" || reason == "CreateContainerConfigError" ||
+            reason == "CreateContainerError")
+            return fmt::format("cannot start its container ({}: {})", reason,
+                               waiting.value("message", ""));
+    }
+    return {};
+}
+
+bool containerRunning(const json& pod) {
+    const json status = pod.value("status", json::object());
+    if (status.value("phase", "") != "Running") return false;
+    for (const auto& container : status.value("containerStatuses", json::array()))
+        if (container.value("state", json::object()).contains("running")) return true;
+    return false;
+}
+
+class Stopwatch {
+  public:
+    explicit Stopwatch(const Clock& clock) : clock_(clock), start_(clock.monotonic()) {}
+    milliseconds lap() {
+        const auto now = clock_.monotonic();
+        auto elapsed = std::chrono::duration_cast<milliseconds>(now - start_);
+        start_ = now;
+        return elapsed;
+    }
+
+  private:
+    const Clock& clock_;
+    std::chrono::steady_clock::time_point start_;
+};
+
+struct Cancelled {};
+
+class Run {
+  public:
+    Run(kube::Client& client, const Clock& clock, const kube::CancelFlag* cancel,
+        const RunRequest& request, RunCallbacks& callbacks, RunOutcome& outcome)
+        : client_(client),
+          clock_(clock),
+          cancel_(cancel),
+          request_(request),
+          callbacks_(callbacks),
+          outcome_(outcome) {}
+
+    void acquirePod() {
+        const long timeoutSeconds = ceilSeconds(request_.timeout);
+        if (request_.fromPool) {
+            const auto claimed = claimWarmPod(client_, clock_, request_.namespaceName,
+                                              request_.shape, timeoutSeconds, claimerId());
+            if (claimed) {
+                outcome_.pod = claimed->name;
+                outcome_.warm = true;
+                // Keep the pool at its size: the replacement starts while this run goes on.
+                client_.create(kube::resources::pods(), request_.namespaceName,
+                               warmPodManifest(request_.shape, claimed->poolLifetimeSeconds));
+                return;
+            }
+            note("no warm pod matches this run; starting a new pod");
+        }
+        outcome_.pod = "rossoctl-run-" + randomSuffix();
+        client_.create(kube::resources::pods(), request_.namespaceName,
+                       runPodManifest(outcome_.pod, request_.shape, timeoutSeconds));
+    }
+
+    void waitRunning() {
+        if (outcome_.warm) return;  // claimed while Running
+        kube::WaitOptions options;
+        options.timeout = request_.startTimeout;
+        options.cancel = cancel_;
+        std::string last = "not found";
+        std::string failure;  // set, not thrown: the predicate runs inside the watch stream
+        auto result = kube::waitForObject(
+            client_, clock_, kube::resources::pods(), request_.namespaceName, outcome_.pod, options,
+            [&](const std::optional<json>& pod) {
+                if (!pod) return false;
+                failure = podCannotRun(*pod);
+                last = pod->value("status", json::object()).value("phase", "Pending");
+                return !failure.empty() || containerRunning(*pod);
+            });
+        if (result.outcome == kube::WaitOutcome::Cancelled) throw Cancelled{};
+        if (!failure.empty()) throw Error(fmt::format("pod {} {}", outcome_.pod, failure));
+        if (!result.satisfied())
+            throw Error(fmt::format(
+                "pod {} did not start within {}s (still {}); check the namespace's quota and "
+                "events: kubectl -n {} describe pod {}",
+                outcome_.pod, ceilSeconds(request_.startTimeout), last, request_.namespaceName,
+                outcome_.pod));
+    }
+
+    // Running can be reported before the container's mounts exist (the local node does); a
+    // command sent then would not see the working volume, so wait until it is mounted.
+    void waitWorkdirMounted() {
+        for (int attempt = 0;; ++attempt) {
+            checkCancelled();
+            const auto probe =
+                kube::execCapture(client_, execRequest(mountedCommandLine(request_.shape.workdir)));
+            if (probe.result.exitCode == 0 && probe.result.message.empty()) return;
+            if (attempt >= 50)
+                throw Error(
+                    fmt::format("pod {}: {} is not mounted in the container ({}); does "
+                                "the image have sh and grep?",
+                                outcome_.pod, request_.shape.workdir,
+                                firstLine(probe.stderrText + probe.result.message)));
+            clock_.sleepFor(milliseconds(100));
+        }
+    }
+
+    void upload() {
+        if (request_.uploadTar.empty()) return;
+        auto captured = kube::execCapture(
+            client_, execRequest(uploadCommandLine(request_.shape.workdir)), request_.uploadTar);
+        if (captured.result.exitCode != 0 || !captured.result.message.empty())
+            throw Error(fmt::format("uploading files into pod {} failed (tar exit {}): {}",
+                                    outcome_.pod, captured.result.exitCode,
+                                    firstLine(captured.stderrText + captured.result.message)));
+    }
+
+    void runCommand() {
+        auto request =
+            execRequest(runCommandLine(request_.shape.workdir, request_.env, request_.command));
+        request.timeout = request_.timeout;
+        kube::ExecIo io;
+        io.onStdout = callbacks_.onStdout;
+        io.onStderr = callbacks_.onStderr;
+        size_t offset = 0;
+        if (request_.stdinData) {
+            const std::string& data = *request_.stdinData;
+            io.readStdin = [&](char* buffer, size_t size) {
+                const size_t n = std::min(size, data.size() - offset);
+                std::copy_n(data.data() + offset, n, buffer);
+                offset += n;
+                return n;
+            };
+        }
+        const auto result = kube::execInPod(client_, request, io);
+        outcome_.timedOut = result.timedOut;
+        outcome_.exitCode = result.timedOut ? kExitTimedOut : result.exitCode;
+        if (!result.timedOut && !result.message.empty())
+            throw Error(fmt::format("the command could not be started in pod {}: {}", outcome_.pod,
+                                    result.message));
+    }
+
+    void collect() {
+        if (!request_.collect || outcome_.timedOut) return;
+        ArtifactCollector collector(request_.artifactsDir);
+        std::string errors;
+        kube::ExecIo io;
+        io.onStdout = [&](std::string_view bytes) { collector.feed(bytes); };
+        io.onStderr = [&](std::string_view bytes) { errors.append(bytes); };
+        const auto result =
+            kube::execInPod(client_, execRequest(collectCommandLine(request_.shape.workdir)), io);
+        if (result.exitCode != 0)
+            throw Error(fmt::format("collecting artifacts from pod {} failed (tar exit {}): {}",
+                                    outcome_.pod, result.exitCode, firstLine(errors)));
+        collector.finish();
+        outcome_.artifacts = collector.artifacts();
+        outcome_.rejected = collector.rejected();
+    }
+
+    void checkCancelled() const {
+        if (cancel_ && cancel_->cancelled()) throw Cancelled{};
+    }
+
+  private:
+    kube::ExecRequest execRequest(std::vector<std::string> command) const {
+        kube::ExecRequest request;
+        request.namespaceName = request_.namespaceName;
+        request.pod = outcome_.pod;
+        request.container = kContainerName;
+        request.command = std::move(command);
+        return request;
+    }
+    static std::string firstLine(const std::string& text) {
+        return text.substr(0, text.find('\n'));
+    }
+    void note(const std::string& text) const {
+        if (callbacks_.note) callbacks_.note(text);
+    }
+
+    kube::Client& client_;
+    const Clock& clock_;
+    const kube::CancelFlag* cancel_;
+    const RunRequest& request_;
+    RunCallbacks& callbacks_;
+    RunOutcome& outcome_;
+};
+
+void deletePod(const ClientFactory& cleanupClient, const RunRequest& request, RunOutcome& outcome,
+               RunCallbacks& callbacks) {
+    if (outcome.pod.empty()) return;
+    if (request.keep) {
+        if (callbacks.note)
+            callbacks.note(fmt::format("kept pod {}; delete it with: kubectl -n {} delete pod {}",
+                                       outcome.pod, request.namespaceName, outcome.pod));
+        return;
+    }
+    auto client = cleanupClient();
+    kube::DeleteOptions options;
+    options.gracePeriodSeconds = 0;  // nothing in it is worth waiting for
+    try {
+        client->remove(kube::resources::pods(), request.namespaceName, outcome.pod, options);
+    } catch (const kube::ApiError& error) {
+        if (!error.isNotFound()) throw;
+    }
+    outcome.deleted = true;
+}
+
+}  // namespace
+
+RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, const Clock& clock,
+                    const kube::CancelFlag* cancel, const RunRequest& request,
+                    RunCallbacks& callbacks) {
+    RunOutcome outcome;
+    Run run(client, clock, cancel, request, callbacks, outcome);
+    Stopwatch watch(clock);
+    auto cleanup = [&] {
+        watch.lap();
+        deletePod(cleanupClient, request, outcome, callbacks);
+        outcome.durations.cleanup = watch.lap();
+    };
+    try {
+        run.acquirePod();
+        run.waitRunning();
+        run.waitWorkdirMounted();
+        outcome.durations.schedule = watch.lap();
+        run.checkCancelled();
+        run.upload();
+        outcome.durations.upload = watch.lap();
+        run.checkCancelled();
+        run.runCommand();
+        outcome.durations.run = watch.lap();
+        run.checkCancelled();
+        run.collect();
+        outcome.durations.collect = watch.lap();
+    } catch (const Cancelled&) {
+        outcome.cancelled = true;
+    } catch (const kube::TransportError& error) {
+        if (!(cancel && cancel->cancelled())) {
+            cleanup();
+            throw;
+        }
+        outcome.cancelled = true;
+    } catch (...) {
+        if (cancel && cancel->cancelled()) {
+            outcome.cancelled = true;
+        } else {
+            cleanup();
+            throw;
+        }
+    }
+    if (outcome.cancelled) outcome.exitCode = kExitInterrupted;
+    cleanup();
+    return outcome;
+}
+
+json runResultJson(const RunOutcome& outcome, const std::string& stdoutText,
+                   const std::string& stderrText) {
+    json artifacts = json::array();
+    for (const auto& artifact : outcome.artifacts)
+        artifacts.push_back(
+            {{"path", artifact.path}, {"bytes", artifact.bytes}, {"sha256", artifact.sha256}});
+    const auto& d = outcome.durations;
+    json result = {{"stdout", stdoutText},
+                   {"stderr", stderrText},
+                   {"exitCode", outcome.exitCode},
+                   {"timedOut", outcome.timedOut},
+                   {"artifacts", artifacts},
+                   {"durations",
+                    {{"schedule", d.schedule.count()},
+                     {"upload", d.upload.count()},
+                     {"run", d.run.count()},
+                     {"collect", d.collect.count()},
+                     {"cleanup", d.cleanup.count()}}},
+                   {"pod", outcome.pod},
+                   {"warm", outcome.warm}};
+    if (!outcome.rejected.empty()) result["rejectedArtifacts"] = outcome.rejected;
+    return result;
+}
+
+}  // namespace rossoctl::app::run
