@@ -34,8 +34,8 @@ std::vector<std::string> podsLeft(const std::string& ns, const std::string& sele
     rossoctl::kube::ListOptions options;
     options.labelSelector = selector;
     std::vector<std::string> names;
-    for (const auto& pod : harness::admin().list(resources::pods(), ns, options)["items"])
-        names.push_back(pod["metadata"]["name"]);
+    const json list = harness::admin().list(resources::pods(), ns, options);
+    for (const auto& pod : list["items"]) names.push_back(pod["metadata"]["name"]);
     return names;
 }
 
@@ -224,7 +224,8 @@ TEST_CASE("sandbox run: Ctrl-C deletes the pod", "[run]") {
     // Interrupt once the command is running in the pod.
     bool running = harness::eventually(
         [&] {
-            for (const auto& pod : harness::admin().list(resources::pods(), ns)["items"])
+            const json list = harness::admin().list(resources::pods(), ns);
+            for (const auto& pod : list["items"])
                 if (pod["status"].value("phase", "") == "Running") return true;
             return false;
         },
