@@ -6,9 +6,16 @@ namespace rossoctl::commands {
 void registerGroups(CLI::App& root, CommandHost& host) {
     auto* agents = root.add_subcommand("agents", "Deploy and manage agents (any workload type)");
     agents->require_subcommand(1);
+    registerAgentsImport(*agents, host);
+    registerAgentsList(*agents, host);
+    registerAgentsGet(*agents, host);
+    registerAgentsDelete(*agents, host);
+    registerAgentsWait(*agents, host);
 
     auto* sandbox = root.add_subcommand("sandbox", "Inspect, change, restart, verify and run sandboxes");
     sandbox->require_subcommand(1);
+    registerSandboxList(*sandbox, host);
+    registerSandboxGet(*sandbox, host);
     registerSandboxSetEnv(*sandbox, host);
     registerSandboxRestart(*sandbox, host);
     registerSandboxExec(*sandbox, host);
@@ -18,6 +25,10 @@ void registerGroups(CLI::App& root, CommandHost& host) {
 
     auto* project = root.add_subcommand("project", "Create and delete hardened sandbox projects");
     project->require_subcommand(1);
+    registerProjectCreate(*project, host);
+    registerProjectDelete(*project, host);
+    registerProjectDescribe(*project, host);
+    registerProjectList(*project, host);
 }
 
 }  // namespace rossoctl::commands

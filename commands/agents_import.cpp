@@ -1,0 +1,267 @@
+// rossoctl agents import [--deployment-type T] from-image: a hardened workload, its Service and
+// the AgentRuntime pointing at it, created (never overwritten) in one namespace.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "registry.hpp"
+#include "rossoctl/app/agent_import.hpp"
+#include "rossoctl/app/agents.hpp"
+
+namespace rossoctl::commands {
+namespace {
+
+using nlohmann::json;
+
+struct ImportOptions {
+    std::string deploymentType = "deployment";
+    std::string name;
+    std::string image;
+    std::string imagePullSecret;
+    std::vector<std::string> envVars;
+    std::string envVarsFile;
+    std::string port;
+    std::string cpu = "500m";
+    std::string memory = "512Mi";
+    std::string runtimeClass;
+    std::string storage;
+    bool service = false;
+    std::string lifetime;
+    std::string dryRun;  // "", none, client, server
+    std::string output;
+};
+
+std::string readEnvFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw UsageError(
+            fmt::format("--envVarsFile: cannot read \"{}\": {}", path, std::strerror(errno)));
+    std::stringstream text;
+    text << in.rdbuf();
+    if (in.bad()) throw UsageError(fmt::format("--envVarsFile: cannot read \"{}\"", path));
+    return text.str();
+}
+
+// Every flag checked; nothing here sends a request.
+app::ImportRequest validate(const ImportOptions& options) {
+    app::ImportRequest request;
+    auto type = model::parseWorkloadType(options.deploymentType);
+    if (!type)
+        throw UsageError(fmt::format(
+            "invalid --deployment-type \"{}\": use deployment, statefulset, job or sandbox",
+            options.deploymentType));
+    request.type = *type;
+    if (options.name.empty()) throw UsageError("--name is required");
+    request.name = options.name;
+    if (options.image.empty()) throw UsageError("--containerImage is required");
+    model::validateImageReference(options.image, "--containerImage");
+    request.image = options.image;
+    if (!options.imagePullSecret.empty())
+        model::validateDnsSubdomain(options.imagePullSecret, "--imagePullSecret");
+    request.imagePullSecret = options.imagePullSecret;
+    std::vector<model::EnvVar> fromFile, fromFlags;
+    if (!options.envVarsFile.empty())
+        fromFile = model::parseEnvFile(readEnvFile(options.envVarsFile),
+                                       "--envVarsFile " + options.envVarsFile);
+    for (const auto& assignment : options.envVars)
+        fromFlags.push_back(model::parseEnvAssignment(assignment, "--envVar"));
+    request.env = model::mergeEnv(fromFile, fromFlags);  // --envVar wins over the file
+    if (!options.port.empty()) request.port = model::parsePort(options.port, "--port");
+    for (const auto& [value, flag] :
+         {std::pair{options.cpu, "--cpu"}, {options.memory, "--memory"}})
+        if (model::parseQuantity(value, flag) <= 0)
+            throw UsageError(fmt::format("{} must be greater than zero", flag));
+    request.cpu = options.cpu;
+    request.memory = options.memory;
+    if (!options.storage.empty() && model::parseQuantity(options.storage, "--storage") <= 0)
+        throw UsageError("--storage must be greater than zero");
+    request.storage = options.storage;
+    if (!options.runtimeClass.empty())
+        model::validateDnsSubdomain(options.runtimeClass, "--runtime-class");
+    request.runtimeClass = options.runtimeClass;
+    request.service = options.service;
+    if (!options.lifetime.empty())
+        request.lifetime = model::parseLifetime(options.lifetime, "--lifetime");
+    if (!options.dryRun.empty() && options.dryRun != "none" && options.dryRun != "client" &&
+        options.dryRun != "server")
+        throw UsageError(
+            fmt::format("invalid --dry-run \"{}\": use none, client or server", options.dryRun));
+    app::checkImportRequest(request);
+    return request;
+}
+
+// --lifetime, else the namespace's default-lifetime annotation, else 24h.
+std::chrono::seconds defaultLifetime(app::Context& context, const std::string& ns) {
+    std::optional<json> namespaceObject;
+    try {
+        namespaceObject = context.client().getIfExists(kube::resources::namespaces(), "", ns);
+    } catch (const kube::ApiError& error) {
+        if (!error.isForbidden()) throw;  // a project member may not read its namespace
+        return app::kFallbackLifetime;
+    }
+    if (!namespaceObject)
+        throw Error(fmt::format(
+            "namespace \"{}\" not found; run \"rossoctl project create {}\" first", ns, ns));
+    const json& metadata = (*namespaceObject)["metadata"];
+    if (!metadata.contains("annotations") ||
+        !metadata["annotations"].contains(app::kDefaultLifetimeAnnotation))
+        return app::kFallbackLifetime;
+    std::string value = metadata["annotations"][app::kDefaultLifetimeAnnotation];
+    try {
+        return model::parseLifetime(value,
+                                    "annotation " + std::string(app::kDefaultLifetimeAnnotation));
+    } catch (const UsageError& e) {
+        throw Error(fmt::format("namespace \"{}\": {}; fix it or pass --lifetime", ns, e.what()));
+    }
+}
+
+// Refuses before writing anything when an agent (or a Service) of that name exists.
+void refuseExisting(app::Context& context, const app::ImportRequest& request) {
+    const std::string& ns = request.namespaceName;
+    auto& client = context.client();
+    bool exists = !app::findWorkloads(client, context.discovery(), ns, request.name).empty();
+    if (!exists && request.agentRuntime)
+        exists = client.getIfExists(kube::resources::agentRuntimes(), ns, request.name).has_value();
+    if (exists)
+        throw Error(fmt::format(
+            "agent \"{}\" already exists in namespace \"{}\"; delete it first with \"rossoctl "
+            "agents delete {} -n {}\"",
+            request.name, ns, request.name, ns));
+}
+
+std::string createdMessage(const std::vector<std::string>& created) {
+    std::string text;
+    for (const auto& name : created) text += (text.empty() ? "" : ", ") + name;
+    return text;
+}
+
+// Creates in order; after a partial failure says exactly what exists and how to remove it.
+std::vector<json> createAll(app::Context& context, const app::ImportRequest& request,
+                            const std::vector<app::PlannedObject>& planned, bool serverDryRun) {
+    std::vector<json> results;
+    std::vector<std::string> created;
+    kube::WriteOptions write;
+    write.dryRun = serverDryRun;
+    for (const auto& object : planned) {
+        const std::string label = app::typeName(object.ref) + "/" + request.name;
+        try {
+            results.push_back(
+                context.client().create(object.ref, request.namespaceName, object.object, write));
+            created.push_back(label);
+        } catch (const kube::ApiError& error) {
+            if (created.empty() && error.isAlreadyExists())
+                refuseExisting(context, request);  // lost a race: say it the same way
+            if (created.empty() || serverDryRun) throw;
+            throw Error(fmt::format(
+                "created {}, but creating {} failed: {}; remove what was created with \"rossoctl "
+                "agents delete {} -n {}\"",
+                createdMessage(created), label, error.what(), request.name, request.namespaceName));
+        }
+    }
+    return results;
+}
+
+int runImport(app::Context& context, ImportOptions& options) {
+    // validate: every flag, before any request
+    app::ImportRequest request = validate(options);
+    auto format = ui::OutputFormat::Table;
+    if (!options.output.empty())
+        format = ui::parseOutputFormat(options.output, {"json", "yaml", "name"});
+    // complete: namespace, served versions, default lifetime
+    request.namespaceName = context.namespaceName();
+    model::validateDnsLabel(request.namespaceName, "namespace");
+    auto& discovery = context.discovery();
+    if (request.type == model::WorkloadType::Sandbox)
+        request.sandboxVersion = discovery.sandboxes().version;
+    request.agentRuntime = discovery.pickVersion("agent.rossoctl.dev", {"v1alpha1"}).has_value();
+    bool needsLifetime =
+        request.type == model::WorkloadType::Sandbox || request.type == model::WorkloadType::Job;
+    if (needsLifetime && request.lifetime.count() == 0)
+        request.lifetime = defaultLifetime(context, request.namespaceName);
+    if (!request.agentRuntime)
+        context.err() << "Warning: the AgentRuntime API (agent.rossoctl.dev) is not served by this "
+                         "cluster; creating the workload alone\n";
+    const bool clientDryRun = options.dryRun == "client";
+    const bool serverDryRun = options.dryRun == "server";
+    auto planned = app::planImport(request, context.clock().now());
+    // run
+    std::vector<json> results;
+    if (clientDryRun) {
+        for (const auto& object : planned) results.push_back(object.object);
+    } else {
+        refuseExisting(context, request);
+        results = createAll(context, request, planned, serverDryRun);
+    }
+    if (format == ui::OutputFormat::Json || format == ui::OutputFormat::Yaml) {
+        json list = ui::asList(json(results));
+        format == ui::OutputFormat::Json ? ui::printJson(context.out(), list)
+                                         : ui::printYaml(context.out(), list);
+        return 0;
+    }
+    const char* suffix = clientDryRun ? " (dry run)" : serverDryRun ? " (server dry run)" : "";
+    for (size_t i = 0; i < planned.size(); ++i) {
+        context.out() << app::typeName(planned[i].ref) << '/' << request.name;
+        if (format != ui::OutputFormat::Name) context.out() << " created" << suffix;
+        context.out() << '\n';
+    }
+    if (!clientDryRun && !serverDryRun && format == ui::OutputFormat::Table)
+        context.err() << fmt::format("Next: wait for it with \"rossoctl agents wait {} -n {}\"\n",
+                                     request.name, request.namespaceName);
+    return 0;
+}
+
+}  // namespace
+
+void registerAgentsImport(CLI::App& agents, CommandHost& host) {
+    auto options = std::make_shared<ImportOptions>();
+    auto* import = agents.add_subcommand("import", "Deploy an agent as a hardened workload");
+    import->require_subcommand(1);
+    const char* typeHelp = "Workload: deployment|statefulset|job|sandbox (default deployment)";
+    import->add_option("--deployment-type,--deploymentType", options->deploymentType, typeHelp);
+
+    auto* command = import->add_subcommand(
+        "from-image",
+        "Deploy an agent from a container image, with an AgentRuntime pointing at it");
+    command->add_option("--deployment-type,--deploymentType", options->deploymentType, typeHelp);
+    command->add_option("--name", options->name, "Agent name (a DNS-1123 label)")->required();
+    command->add_option("--containerImage,--container-image", options->image, "Container image")
+        ->required();
+    command->add_option("--imagePullSecret,--image-pull-secret", options->imagePullSecret,
+                        "Secret for pulling the image");
+    command->add_option("--envVar,--env-var,--env", options->envVars,
+                        "Environment variable K=V (repeatable; wins over --envVarsFile)");
+    command->add_option("--envVarsFile,--env-vars-file", options->envVarsFile,
+                        "File of K=V lines ('#' comments allowed)");
+    command->add_option("--port", options->port, "Container port; also creates a Service");
+    command->add_option("--cpu", options->cpu, "CPU request and limit")->capture_default_str();
+    command->add_option("--memory", options->memory, "Memory request and limit")
+        ->capture_default_str();
+    command->add_option("--runtime-class,--runtimeClass", options->runtimeClass,
+                        "RuntimeClass for the pod (e.g. gvisor)");
+    command->add_option("--storage", options->storage,
+                        "Persistent work volume of this size (sandbox, statefulset)");
+    command->add_flag("--service", options->service, "Create a Service even without --port");
+    command->add_option("--lifetime", options->lifetime,
+                        "How long it may run (sandbox, job); default: the namespace's "
+                        "rossoctl.dev/default-lifetime, else 24h");
+    command->add_flag("--dry-run{client}", options->dryRun,
+                      "client: print the objects, send nothing; server: the server checks them, "
+                      "stores nothing");
+    command->add_option("-o,--output", options->output, "Output format: yaml|json|name");
+    command->footer(
+        "Examples:\n"
+        "  rossoctl agents import --deployment-type sandbox from-image --name orders \\\n"
+        "      --containerImage ghcr.io/acme/orders:1.4 --envVar MCP_URL=http://mcp:8080 -n team1\n"
+        "  rossoctl agents import from-image --name web --container-image nginx:1.27 --port 8080\n"
+        "  rossoctl agents import --deployment-type job from-image --name batch \\\n"
+        "      --containerImage python:3.12 --dry-run=client -o yaml\n"
+        "\n"
+        "Exit codes: 0 created, 1 API error or the agent already exists, 2 invalid flags "
+        "(nothing sent).");
+    onRun(command, host, options, &runImport);
+}
+
+}  // namespace rossoctl::commands

@@ -1,0 +1,74 @@
+#pragma once
+// Finding agents of every deployment type (by name or by the managed-by label) and the rows
+// `agents list/get` and `sandbox list/get` print for them.
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rossoctl/clock.hpp"
+#include "rossoctl/kube/client.hpp"
+#include "rossoctl/kube/discovery.hpp"
+#include "rossoctl/model/workload.hpp"
+#include "rossoctl/ui/printer.hpp"
+
+namespace rossoctl::app {
+
+struct AgentKind {
+    model::WorkloadType type;
+    kube::ResourceRef ref;
+};
+
+// The REST collection of a workload type; the Sandbox at the version the cluster serves
+// (throws Error naming what to install when agents.x-k8s.io is not served).
+kube::ResourceRef workloadResource(model::WorkloadType type, kube::Discovery& discovery);
+// Every type this cluster serves; the Sandbox is left out when agents.x-k8s.io is not served.
+std::vector<AgentKind> servedAgentKinds(kube::Discovery& discovery);
+// kubectl's name for a type in messages: "deployment.apps", "sandbox.agents.x-k8s.io".
+std::string typeName(const kube::ResourceRef& ref);
+
+struct Agent {
+    AgentKind kind;
+    nlohmann::json object;
+    std::string name() const;
+    std::string namespaceName() const;
+    bool managed() const;  // carries app.kubernetes.io/managed-by=rossoctl
+};
+
+// Every rossoctl-managed agent in ns ("" = every namespace), sorted by namespace then name.
+std::vector<Agent> listAgents(kube::Client& client, kube::Discovery& discovery,
+                              const std::string& ns);
+// Every workload of any agent type named `name` in ns, managed or not.
+std::vector<Agent> findWorkloads(kube::Client& client, kube::Discovery& discovery,
+                                 const std::string& ns, const std::string& name);
+// The managed agent named `name`; throws Error (exit 1) with what to do when there is none.
+Agent getAgent(kube::Client& client, kube::Discovery& discovery, const std::string& ns,
+               const std::string& name);
+
+// Pod name by the UID of its controlling owner, for the pods matching selector in ns.
+std::vector<std::pair<std::string, std::string>> podsByOwner(kube::Client& client,
+                                                             const std::string& ns,
+                                                             const std::string& selector);
+// The agent's current pod ("" when none): the Sandbox's own, else the newest with its labels.
+std::string agentPodName(kube::Client& client, const Agent& agent);
+
+// "5m" from metadata.creationTimestamp; "<unknown>" without one.
+std::string objectAge(const nlohmann::json& object, std::chrono::system_clock::time_point now);
+
+// Watches until the object is gone (or was never there); false when timeout passes first.
+bool waitUntilDeleted(kube::Client& client, const Clock& clock, const kube::ResourceRef& ref,
+                      const std::string& ns, const std::string& name,
+                      std::chrono::milliseconds timeout);
+
+// `sandbox list/get`: NAME READY REASON POD AGE, wide + IMAGE SHUTDOWN MESSAGE (NAMESPACE first
+// with allNamespaces); pod "" shows as <none>.
+ui::Table sandboxTable(bool allNamespaces);
+void addSandboxRow(ui::Table& table, const nlohmann::json& sandbox, const std::string& pod,
+                   std::chrono::system_clock::time_point now, bool allNamespaces);
+
+// Prints objects as -o json|yaml (one object, or a List) or name; false for table formats.
+bool printObjects(std::ostream& out, ui::OutputFormat format, const std::vector<Agent>& agents,
+                  bool single);
+
+}  // namespace rossoctl::app

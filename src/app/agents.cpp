@@ -1,0 +1,244 @@
+#include "rossoctl/app/agents.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "rossoctl/kube/timestamp.hpp"
+#include "rossoctl/model/sandbox.hpp"
+
+namespace rossoctl::app {
+
+using model::WorkloadType;
+using nlohmann::json;
+
+namespace {
+
+std::string managedSelector() {
+    return std::string(model::kManagedByLabel) + "=" + model::kManagedByValue;
+}
+
+std::string metadataString(const json& object, const char* key) {
+    if (!object.contains("metadata")) return "";
+    return object["metadata"].value(key, "");
+}
+
+}  // namespace
+
+kube::ResourceRef workloadResource(WorkloadType type, kube::Discovery& discovery) {
+    switch (type) {
+        case WorkloadType::Deployment:
+            return kube::resources::deployments();
+        case WorkloadType::StatefulSet:
+            return kube::resources::statefulSets();
+        case WorkloadType::Job:
+            return kube::resources::jobs();
+        case WorkloadType::Sandbox:
+            return discovery.sandboxes();
+    }
+    throw Error("unknown workload type");
+}
+
+std::vector<AgentKind> servedAgentKinds(kube::Discovery& discovery) {
+    std::vector<AgentKind> kinds;
+    for (auto type : model::allWorkloadTypes()) {
+        if (type == WorkloadType::Sandbox) {
+            auto version = discovery.pickVersion("agents.x-k8s.io", {"v1beta1", "v1alpha1"});
+            if (!version) continue;
+            kinds.push_back({type, kube::resources::sandboxes(*version)});
+        } else {
+            kinds.push_back({type, workloadResource(type, discovery)});
+        }
+    }
+    return kinds;
+}
+
+std::string typeName(const kube::ResourceRef& ref) {
+    std::string kind = ref.kind;
+    std::transform(kind.begin(), kind.end(), kind.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return ref.group.empty() ? kind : kind + "." + ref.group;
+}
+
+std::string Agent::name() const {
+    return metadataString(object, "name");
+}
+
+std::string Agent::namespaceName() const {
+    return metadataString(object, "namespace");
+}
+
+bool Agent::managed() const {
+    const json& metadata = object.contains("metadata") ? object["metadata"] : json::object();
+    if (!metadata.contains("labels") || !metadata["labels"].is_object()) return false;
+    return metadata["labels"].value(model::kManagedByLabel, "") == model::kManagedByValue;
+}
+
+std::vector<Agent> listAgents(kube::Client& client, kube::Discovery& discovery,
+                              const std::string& ns) {
+    std::vector<Agent> agents;
+    kube::ListOptions options;
+    options.labelSelector = managedSelector();
+    for (const auto& kind : servedAgentKinds(discovery)) {
+        json list = client.list(kind.ref, ns, options);
+        for (auto& item : list["items"]) agents.push_back({kind, std::move(item)});
+    }
+    std::stable_sort(agents.begin(), agents.end(), [](const Agent& a, const Agent& b) {
+        return std::make_pair(a.namespaceName(), a.name()) <
+               std::make_pair(b.namespaceName(), b.name());
+    });
+    return agents;
+}
+
+std::vector<Agent> findWorkloads(kube::Client& client, kube::Discovery& discovery,
+                                 const std::string& ns, const std::string& name) {
+    std::vector<Agent> found;
+    for (const auto& kind : servedAgentKinds(discovery)) {
+        if (auto object = client.getIfExists(kind.ref, ns, name))
+            found.push_back({kind, std::move(*object)});
+    }
+    return found;
+}
+
+Agent getAgent(kube::Client& client, kube::Discovery& discovery, const std::string& ns,
+               const std::string& name) {
+    auto found = findWorkloads(client, discovery, ns, name);
+    for (const auto& agent : found)
+        if (agent.managed()) return agent;
+    if (!found.empty())
+        throw Error(fmt::format(
+            "{} \"{}\" in namespace \"{}\" is not an agent: it lacks the label {}; rossoctl "
+            "leaves it alone",
+            typeName(found.front().kind.ref), name, ns, managedSelector()));
+    throw Error(fmt::format(
+        "agent \"{}\" not found in namespace \"{}\"; see the agents there with \"rossoctl agents "
+        "list -n {}\"",
+        name, ns, ns));
+}
+
+std::vector<std::pair<std::string, std::string>> podsByOwner(kube::Client& client,
+                                                             const std::string& ns,
+                                                             const std::string& selector) {
+    kube::ListOptions options;
+    options.labelSelector = selector;
+    json pods = client.list(kube::resources::pods(), ns, options)["items"];
+    // Newest first, so a replacement pod wins over the one being deleted.
+    std::stable_sort(pods.begin(), pods.end(), [](const json& a, const json& b) {
+        return metadataString(a, "creationTimestamp") > metadataString(b, "creationTimestamp");
+    });
+    std::vector<std::pair<std::string, std::string>> owned;
+    for (const auto& pod : pods) {
+        for (const auto& owner : pod["metadata"].value("ownerReferences", json::array()))
+            if (owner.value("controller", false))
+                owned.emplace_back(owner.value("uid", ""), metadataString(pod, "name"));
+    }
+    return owned;
+}
+
+std::string agentPodName(kube::Client& client, const Agent& agent) {
+    const std::string ns = agent.namespaceName();
+    if (agent.kind.type == WorkloadType::Sandbox) {
+        std::string pod = model::sandboxPodName(agent.object);
+        return client.getIfExists(kube::resources::pods(), ns, pod) ? pod : "";
+    }
+    kube::ListOptions options;
+    options.labelSelector =
+        fmt::format("{}={},{}", model::kNameLabel, agent.name(), managedSelector());
+    json pods = client.list(kube::resources::pods(), ns, options)["items"];
+    std::string newest, newestTime;
+    for (const auto& pod : pods) {
+        if (pod["metadata"].contains("deletionTimestamp")) continue;
+        std::string created = metadataString(pod, "creationTimestamp");
+        if (newest.empty() || created > newestTime) {
+            newest = metadataString(pod, "name");
+            newestTime = created;
+        }
+    }
+    return newest;
+}
+
+std::string objectAge(const json& object, std::chrono::system_clock::time_point now) {
+    auto created = kube::parseTimestamp(metadataString(object, "creationTimestamp"));
+    if (!created) return "<unknown>";
+    return ui::formatAge(std::chrono::duration_cast<std::chrono::seconds>(now - *created));
+}
+
+bool waitUntilDeleted(kube::Client& client, const Clock& clock, const kube::ResourceRef& ref,
+                      const std::string& ns, const std::string& name,
+                      std::chrono::milliseconds timeout) {
+    const auto deadline = clock.monotonic() + timeout;
+    for (;;) {
+        auto object = client.getIfExists(ref, ns, name);
+        if (!object) return true;
+        auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.monotonic());
+        if (left.count() <= 0) return false;
+        kube::ListOptions options;
+        options.fieldSelector = "metadata.name=" + name;
+        options.resourceVersion = (*object)["metadata"].value("resourceVersion", "");
+        options.timeoutSeconds = static_cast<int>(std::max<long long>(1, left.count() / 1000));
+        bool gone = false;
+        try {
+            client.watch(
+                ref, ns, options,
+                [&](const kube::WatchEvent& event) {
+                    gone = event.type == "DELETED";
+                    return !gone;
+                },
+                left + std::chrono::seconds(5));
+        } catch (const kube::ApiError& error) {
+            if (error.code() != 410) throw;  // too old a resourceVersion: read again
+        }
+        if (gone) return true;
+    }
+}
+
+ui::Table sandboxTable(bool allNamespaces) {
+    ui::Table table;
+    table.headers = {"NAME", "READY", "REASON", "POD", "AGE", "IMAGE", "SHUTDOWN", "MESSAGE"};
+    table.wideOnly = {false, false, false, false, false, true, true, true};
+    if (allNamespaces) {
+        table.headers.insert(table.headers.begin(), "NAMESPACE");
+        table.wideOnly.insert(table.wideOnly.begin(), false);
+    }
+    return table;
+}
+
+void addSandboxRow(ui::Table& table, const json& sandbox, const std::string& pod,
+                   std::chrono::system_clock::time_point now, bool allNamespaces) {
+    std::string reason, message;
+    bool ready = model::sandboxReady(sandbox, &reason, &message);
+    bool reported = sandbox.contains("status") && sandbox["status"].contains("conditions");
+    const json spec = sandbox.value("spec", json::object());
+    std::vector<std::string> row = {metadataString(sandbox, "name"),
+                                    ready ? "True" : (reported ? "False" : "Unknown"),
+                                    reason.empty() ? "<none>" : reason,
+                                    pod.empty() ? "<none>" : pod,
+                                    objectAge(sandbox, now),
+                                    model::workloadImage(WorkloadType::Sandbox, sandbox),
+                                    spec.value("shutdownTime", "<none>"),
+                                    message};
+    if (allNamespaces) row.insert(row.begin(), metadataString(sandbox, "namespace"));
+    table.rows.push_back(std::move(row));
+}
+
+bool printObjects(std::ostream& out, ui::OutputFormat format, const std::vector<Agent>& agents,
+                  bool single) {
+    if (format == ui::OutputFormat::Name) {
+        for (const auto& agent : agents)
+            out << typeName(agent.kind.ref) << '/' << agent.name() << '\n';
+        return true;
+    }
+    if (format != ui::OutputFormat::Json && format != ui::OutputFormat::Yaml) return false;
+    json items = json::array();
+    for (const auto& agent : agents) items.push_back(agent.object);
+    json document = single && items.size() == 1 ? items[0] : ui::asList(items);
+    if (format == ui::OutputFormat::Json)
+        ui::printJson(out, document);
+    else
+        ui::printYaml(out, document);
+    return true;
+}
+
+}  // namespace rossoctl::app
