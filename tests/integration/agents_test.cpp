@@ -109,6 +109,9 @@ TEST_CASE("every deployment type imports, becomes ready, lists, and deletes clea
 TEST_CASE("bad input and duplicates change nothing", "[agents]") {
     harness::TestNamespace ns("agents-bad", true, kRestricted);
     REQUIRE(harness::rossoctl(importArgs(ns.name(), "sandbox", "orders")).exitCode == 0);
+    // The controller and the node keep writing status until the sandbox is Ready: settle first.
+    REQUIRE(harness::rossoctl({"agents", "wait", "orders", "-n", ns.name(), "--timeout", "2m"})
+                .exitCode == 0);
     auto before = harness::snapshot(ns.name());
 
     std::vector<std::vector<std::string>> bad = {
