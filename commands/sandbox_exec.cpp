@@ -82,19 +82,16 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
         context.err().flush();
     };
     if (options.stdinOpen) {
-        const bool processStdin = &context.in() == &std::cin;
-        io.readStdin = [&context, processStdin](char* buffer, size_t size) -> size_t {
-            // The real stdin: read what is there now, so an interactive line goes at once.
-            if (processStdin) {
-                for (;;) {
-                    const ssize_t n = ::read(STDIN_FILENO, buffer, size);
-                    if (n >= 0) return static_cast<size_t>(n);
-                    if (errno != EINTR) return 0;
-                }
-            }
-            return static_cast<size_t>(
-                context.in().rdbuf()->sgetn(buffer, static_cast<std::streamsize>(size)));
-        };
+        if (&context.in() == &std::cin) {
+            // The real stdin, polled: an interactive line goes at once, and an exited command
+            // does not wait for the terminal or pipe to close.
+            io.stdinDescriptor = STDIN_FILENO;
+        } else {
+            io.readStdin = [&context](char* buffer, size_t size) -> size_t {
+                return static_cast<size_t>(
+                    context.in().rdbuf()->sgetn(buffer, static_cast<std::streamsize>(size)));
+            };
+        }
     }
     const kube::ExecResult result = kube::execInPod(context.client(), request, io);
     if (!result.message.empty()) {

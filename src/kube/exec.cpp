@@ -3,8 +3,11 @@
 #include "rossoctl/kube/exec.hpp"
 
 #include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -71,10 +74,25 @@ void readStatus(const std::string& payload, ExecResult& result) {
     }
 }
 
+// Reads what the descriptor has now; 0 at its end, or once `stop` is set while it is quiet
+// (a blocking read would keep the exec from returning after the command exits).
+size_t readDescriptor(int descriptor, char* buffer, size_t size, const std::atomic<bool>& stop) {
+    while (!stop.load()) {
+        pollfd ready{descriptor, POLLIN, 0};
+        const int polled = ::poll(&ready, 1, static_cast<int>(kReadSlice.count()));
+        if (polled < 0 && errno != EINTR) return 0;
+        if (polled <= 0) continue;
+        const ssize_t n = ::read(descriptor, buffer, size);
+        if (n >= 0) return static_cast<size_t>(n);
+        if (errno != EINTR && errno != EAGAIN) return 0;
+    }
+    return 0;
+}
+
 }  // namespace
 
 ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
-    const bool withStdin = static_cast<bool>(io.readStdin);
+    const bool withStdin = io.stdinDescriptor >= 0 || static_cast<bool>(io.readStdin);
     std::string path = execPath(request);
     if (withStdin) path += "&stdin=true";
     std::random_device random;
@@ -113,7 +131,11 @@ ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
                 for (;;) {
                     if (done.load()) return;
                     chunk[0] = '\0';  // channel 0
-                    size_t n = io.readStdin(chunk.data() + 1, kStdinChunk);
+                    size_t n = io.stdinDescriptor >= 0
+                                   ? readDescriptor(io.stdinDescriptor, chunk.data() + 1,
+                                                    kStdinChunk, done)
+                                   : io.readStdin(chunk.data() + 1, kStdinChunk);
+                    if (done.load()) return;
                     if (n == 0) break;
                     writer.send(WsOpcode::Binary, std::string_view(chunk.data(), n + 1));
                 }

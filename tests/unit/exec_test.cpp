@@ -1,7 +1,12 @@
 // WebSocket framing and the exec channel protocol, against recorded server frames.
 #include "rossoctl/kube/exec.hpp"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
 
 #include "kube_fakes.hpp"
 #include "rossoctl/kube/websocket.hpp"
@@ -38,19 +43,32 @@ class ScriptedConnection : public UpgradedConnection {
         : handshake_(std::move(handshake)), incoming_(std::move(incoming)), readSize_(readSize) {}
     const HttpResponse& handshake() const override { return handshake_; }
     size_t read(char* buffer, size_t size, std::chrono::milliseconds) override {
+        // A real server answers only after the command has read its stdin to the end.
+        if (holdUntilStdinClosed && !stdinClosed_.load()) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            throw TransportError(TransportError::Kind::Timeout, "no frame yet");
+        }
         size_t n = std::min({size, readSize_, incoming_.size() - offset_});
         std::copy_n(incoming_.data() + offset_, n, buffer);
         offset_ += n;
         return n;
     }
-    void write(std::string_view bytes) override { written->append(bytes); }
+    void write(std::string_view bytes) override {
+        written->append(bytes);
+        sentFrames_.feed(bytes);
+        while (auto frame = sentFrames_.next())
+            if (frame->payload == std::string("\xff\x00", 2)) stdinClosed_.store(true);
+    }
     std::shared_ptr<std::string> written = std::make_shared<std::string>();
+    bool holdUntilStdinClosed = false;
 
   private:
     HttpResponse handshake_;
     std::string incoming_;
     size_t offset_ = 0;
     size_t readSize_;
+    WsFrameParser sentFrames_;
+    std::atomic<bool> stdinClosed_{false};
 };
 
 struct ExecServer {
@@ -59,6 +77,7 @@ struct ExecServer {
     size_t readSize = 7;  // odd splits exercise the incremental parser
     std::string requestUrl;
     std::shared_ptr<std::string> written;
+    bool holdUntilStdinClosed = false;
 };
 
 class ExecTransport : public Transport {
@@ -78,6 +97,7 @@ class ExecTransport : public Transport {
         auto connection =
             std::make_unique<ScriptedConnection>(handshake, server_.frames, server_.readSize);
         server_.written = connection->written;
+        connection->holdUntilStdinClosed = server_.holdUntilStdinClosed;
         return connection;
     }
 
@@ -171,6 +191,7 @@ TEST_CASE("exec demultiplexes channels and reads the exit code", "[exec]") {
 TEST_CASE("exec sends stdin on channel 0 and half-closes it", "[exec]") {
     ExecServer server;
     server.readSize = 1 << 20;
+    server.holdUntilStdinClosed = true;
     server.frames = serverFrame(0x82, channel(3, R"({"status":"Success"})"));
     auto captured = runExec(server, std::string(100 * 1024, 'z'));
     CHECK(captured.result.exitCode == 0);
@@ -190,4 +211,32 @@ TEST_CASE("a stream cut before the status is an error, not success", "[exec]") {
     ExecServer server;
     server.frames = serverFrame(0x82, channel(1, "partial output"));
     CHECK_THROWS_AS(runExec(server), TransportError);
+}
+
+TEST_CASE("stdin from a descriptor that stays open does not hold up the exit", "[exec]") {
+    ExecServer server;
+    server.frames = serverFrame(0x82, channel(3, R"({"status":"Success"})"));
+    int pipeEnds[2];
+    REQUIRE(::pipe(pipeEnds) == 0);
+    REQUIRE(::write(pipeEnds[1], "typed\n", 6) == 6);
+    // Closes the pipe only if exec is still blocked after 5 s, so a regression fails, not hangs.
+    std::thread watchdog([&] {
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+        ::close(pipeEnds[1]);
+    });
+    testing::FakeClock clock;
+    std::ostringstream trace;
+    Client client(testing::fakeRestConfig(), std::make_unique<ExecTransport>(server), clock,
+                  RequestTracer(trace, 0));
+    ExecRequest request{"team1", "orders", "agent", {"true"}, false, {}};
+    ExecIo io;
+    io.stdinDescriptor = pipeEnds[0];
+    const auto started = std::chrono::steady_clock::now();
+    auto result = execInPod(client, request, io);
+    const auto took = std::chrono::steady_clock::now() - started;
+    watchdog.join();
+    ::close(pipeEnds[0]);
+    CHECK(result.exitCode == 0);
+    CHECK(took < std::chrono::seconds(2));
+    CHECK(server.requestUrl.find("&stdin=true") != std::string::npos);
 }

@@ -23,6 +23,9 @@ struct ExecRequest {
 struct ExecIo {
     // Fills buffer with stdin bytes; returns 0 at end of input. Unset: no stdin.
     std::function<size_t(char* buffer, size_t size)> readStdin;
+    // Alternatively a descriptor streamed as stdin (a terminal, a pipe). It is polled, so the
+    // exec returns once the command exits even while the descriptor stays open. -1: unused.
+    int stdinDescriptor = -1;
     std::function<void(std::string_view)> onStdout;
     std::function<void(std::string_view)> onStderr;
 };
