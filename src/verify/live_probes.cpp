@@ -177,6 +177,18 @@ bool saysNotConnected(const std::string& text) {
     return false;
 }
 
+// The line that says why there was no connection (GNU wget ends with "Giving up."), else the
+// last line.
+std::string notConnectedLine(const std::string& text) {
+    std::istringstream lines(text);
+    std::string reason;
+    for (std::string line; std::getline(lines, line);)
+        if (saysNotConnected(line)) reason = line;
+    if (reason.empty()) return lastLine(text);
+    while (!reason.empty() && (reason.back() == '\r' || reason.back() == ' ')) reason.pop_back();
+    return reason.size() > 200 ? reason.substr(0, 200) + "…" : reason;
+}
+
 }  // namespace
 
 Finding egressLive(const ProbeOutput& output, const EgressTarget& target) {
@@ -213,7 +225,8 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target) {
             const std::string status = match[1];
             if (status != "000") return connected("HTTP " + status + ", " + match[3].str());
             if (std::stod(match[2]) > 0) return connected("connected to " + match[3].str());
-            return refused(fmt::format("exit {}, {}", exitText, lastLine(output.stderrText)));
+            return refused(
+                fmt::format("exit {}, {}", exitText, notConnectedLine(output.stderrText)));
         }
     } else if (tool == "wget") {
         static const std::regex status(R"(HTTP/[0-9.]+ (\d{3}))");
@@ -224,7 +237,8 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target) {
         if (exitText == "5")
             return connected("TLS handshake reached: " + lastLine(output.stderrText));
         if (saysNotConnected(output.stderrText))
-            return refused(fmt::format("exit {}, {}", exitText, lastLine(output.stderrText)));
+            return refused(
+                fmt::format("exit {}, {}", exitText, notConnectedLine(output.stderrText)));
     } else {
         const std::string result = marker(output.stdoutText, "rossoctl-connect").value_or("");
         if (result.rfind("connected", 0) == 0) return connected(result);

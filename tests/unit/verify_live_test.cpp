@@ -168,6 +168,14 @@ TEST_CASE("egress parser: curl and wget outputs") {
     wget.stdoutText = "rossoctl-tool=wget\nrossoctl-exit=8\n";
     wget.stderrText = "  HTTP/1.1 404 Not Found\n";
     CHECK(egressLive(wget, target).verdict == Verdict::Fail);
+    // GNU wget's last line is "Giving up."; the evidence names the line before it.
+    wget.stdoutText = "rossoctl-tool=wget\nrossoctl-exit=4\n";
+    wget.stderrText =
+        "Connecting to outside.rossoctl.test (outside.rossoctl.test)|10.245.0.10|:80... failed: "
+        "Connection timed out.\nGiving up.\n\n";
+    auto timedOut = egressLive(wget, target);
+    CHECK(timedOut.verdict == Verdict::Pass);
+    CHECK(mentions(timedOut, "failed: Connection timed out."));
     wget.stdoutText = "rossoctl-tool=wget\nrossoctl-exit=1\n";
     wget.stderrText = "wget: something odd\n";
     CHECK(egressLive(wget, target).verdict == Verdict::Unproven);
