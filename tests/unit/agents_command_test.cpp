@@ -120,7 +120,7 @@ TEST_CASE("agents import rejects bad input before sending anything", "[agents]")
     }
     TestHost host;
     CHECK(host.run({"agents", "import", "from-image", "--name", "o", "--containerImage",
-                    "UPPER/case"}) == kExitUsage);
+                    "Busybox:1.36"}) == kExitUsage);
     CHECK(host.run({"agents", "import", "--deployment-type", "pod", "from-image", "--name", "o",
                     "--containerImage", "busybox"}) == kExitUsage);
     CHECK(host.err.str().find("deployment, statefulset, job or sandbox") != std::string::npos);
