@@ -48,8 +48,10 @@ void waitReady(const std::string& ns, const std::vector<std::string>& names) {
 }
 
 // A project as `rossoctl project create` writes it: default-deny, allow-dns, quota, limits.
-void createProject(const std::string& name) {
-    auto result = harness::rossoctl({"project", "create", name});
+void createProject(const std::string& name, const std::vector<std::string>& flags = {}) {
+    std::vector<std::string> args{"project", "create", name};
+    args.insert(args.end(), flags.begin(), flags.end());
+    auto result = harness::rossoctl(args);
     INFO(result.out << result.err);
     REQUIRE(result.exitCode == 0);
 }
@@ -240,7 +242,8 @@ TEST_CASE("sandbox verify: a pod that is not Running is a clear error, exit 1", 
 
 TEST_CASE("sandbox verify --all on 20 sandboxes (timing)", "[.][verify-bench]") {
     harness::TestNamespace project("verify-bench", false);
-    createProject(project.name());
+    // The default quota (cpu 4, memory 8Gi) holds 8 sandboxes of 500m / 512Mi, not 20.
+    createProject(project.name(), {"--cpu", "12", "--memory", "12Gi", "--pods", "25"});
     std::vector<std::string> names;
     for (int i = 0; i < 20; ++i) {
         names.push_back("s" + std::to_string(i));
