@@ -17,13 +17,18 @@ bool isBlank(std::string_view line) {
 // One event line; throws ApiError for an ERROR event that carries a Status.
 WatchEvent parseWatchEvent(std::string_view line) {
     json parsed = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!parsed.is_object() || !parsed.contains("type")) {
+    // Checked by type, so a malformed event is this one clean error, never a json exception.
+    const bool wellFormed = parsed.is_object() && parsed.contains("type") &&
+                            parsed["type"].is_string() &&
+                            (!parsed.contains("object") || parsed["object"].is_object());
+    if (!wellFormed) {
         throw Error(fmt::format("the server sent a watch event that is not JSON: {}",
                                 maskSecrets(line.substr(0, 80))));
     }
-    WatchEvent event{parsed.value("type", std::string{}), parsed.value("object", json::object())};
+    WatchEvent event{parsed["type"].get<std::string>(), parsed.value("object", json::object())};
     if (event.type == "ERROR") {
-        long code = event.object.value("code", 500L);
+        const auto& codeField = event.object.contains("code") ? event.object["code"] : json();
+        long code = codeField.is_number_integer() ? codeField.get<long>() : 500L;
         throw apiErrorFromResponse(code, event.object.dump());
     }
     return event;

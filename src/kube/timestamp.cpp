@@ -34,7 +34,18 @@ std::optional<std::chrono::system_clock::time_point> parseTimestamp(const std::s
     if (pos != rest.size()) return std::nullopt;
     time_t utc = timegm(&tm);
     if (utc == static_cast<time_t>(-1)) return std::nullopt;
-    return std::chrono::system_clock::from_time_t(utc - offsetSeconds);
+    // system_clock counts nanoseconds in 64 bits (years 1678-2261); beyond that a time is
+    // clamped a day short of the limit, so "9999-12-31" still reads as "far future".
+    const long long seconds = static_cast<long long>(utc) - offsetSeconds;
+    constexpr long long kLimit =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::duration::max())
+            .count() -
+        86400;
+    if (seconds > kLimit)
+        return std::chrono::system_clock::time_point(std::chrono::seconds(kLimit));
+    if (seconds < -kLimit)
+        return std::chrono::system_clock::time_point(std::chrono::seconds(-kLimit));
+    return std::chrono::system_clock::time_point(std::chrono::seconds(seconds));
 }
 
 std::string formatTimestamp(std::chrono::system_clock::time_point when) {

@@ -61,13 +61,23 @@ void validateEnvName(const std::string& value, const std::string& what) {
 double parseQuantity(const std::string& value, const std::string& what) {
     static const std::regex kQuantity(
         R"(([+]?)([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][-+]?[0-9]+)?)");
-    std::smatch match;
-    if (!std::regex_match(value, match, kQuantity))
-        throw UsageError(fmt::format(
+    auto invalid = [&] {
+        return UsageError(fmt::format(
             "invalid quantity \"{}\" for {}: use a number with an optional suffix such as 500m, "
             "2, 512Mi or 1Gi",
             printable(value), what));
-    double number = std::stod(match[2].str());
+    };
+    // stod throws on numbers out of double's range; that is bad input too, not a crash.
+    auto toNumber = [&](const std::string& text) {
+        try {
+            return std::stod(text);
+        } catch (const std::exception&) {
+            throw invalid();
+        }
+    };
+    std::smatch match;
+    if (!std::regex_match(value, match, kQuantity)) throw invalid();
+    double number = toNumber(match[2].str());
     const std::string suffix = match[4].str();
     static const std::vector<std::pair<std::string, double>> kScale = {{"m", 1e-3},
                                                                        {"k", 1e3},
@@ -83,11 +93,10 @@ double parseQuantity(const std::string& value, const std::string& what) {
                                                                        {"Pi", std::pow(1024.0, 5)},
                                                                        {"Ei", std::pow(1024.0, 6)}};
     if (suffix.empty()) return number;
-    if (suffix[0] == 'e' || suffix[0] == 'E')
-        return number * std::pow(10.0, std::stod(suffix.substr(1)));
+    // Binary and decimal suffixes first: "E" alone is exa, not an exponent without digits.
     for (const auto& [name, scale] : kScale)
         if (name == suffix) return number * scale;
-    return number;
+    return number * std::pow(10.0, toNumber(suffix.substr(1)));
 }
 
 void validateImageReference(const std::string& value, const std::string& what) {

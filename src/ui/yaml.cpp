@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <regex>
+#include <string_view>
+#include <vector>
 
 #include "rossoctl/errors.hpp"
 
@@ -119,9 +121,37 @@ void emit(YAML::Emitter& out, const json& value) {
 
 }  // namespace
 
+namespace {
+
+// The documents of a stream, split at "---" lines as kubectl does, each parsed with Load:
+// yaml-cpp 0.7's LoadAll loops forever on a stray ',' (jbeder/yaml-cpp#1040).
+std::vector<YAML::Node> loadDocuments(const std::string& text) {
+    std::vector<YAML::Node> documents;
+    std::string current;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        size_t end = text.find('\n', pos);
+        if (end == std::string::npos) end = text.size();
+        std::string_view line(text.data() + pos, end - pos);
+        if (line.substr(0, 3) == "---") {
+            if (current.find_first_not_of(" \t\r\n") != std::string::npos)
+                documents.push_back(YAML::Load(current));
+            current.clear();
+        } else {
+            current.append(line).append("\n");
+        }
+        pos = end + 1;
+    }
+    if (current.find_first_not_of(" \t\r\n") != std::string::npos)
+        documents.push_back(YAML::Load(current));
+    return documents;
+}
+
+}  // namespace
+
 json yamlToJson(const std::string& text, const std::string& origin, bool allowMulti) {
     try {
-        std::vector<YAML::Node> documents = YAML::LoadAll(text);
+        std::vector<YAML::Node> documents = loadDocuments(text);
         if (allowMulti) {
             json all = json::array();
             for (const auto& doc : documents)
