@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -35,6 +36,8 @@ struct ImportOptions {
 };
 
 std::string readEnvFile(const std::string& path) {
+    if (std::filesystem::is_directory(path))
+        throw UsageError(fmt::format("--envVarsFile: \"{}\" is a directory; give a file", path));
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw UsageError(
@@ -66,8 +69,14 @@ app::ImportRequest validate(const ImportOptions& options) {
     if (!options.envVarsFile.empty())
         fromFile = model::parseEnvFile(readEnvFile(options.envVarsFile),
                                        "--envVarsFile " + options.envVarsFile);
-    for (const auto& assignment : options.envVars)
-        fromFlags.push_back(model::parseEnvAssignment(assignment, "--envVar"));
+    for (const auto& assignment : options.envVars) {
+        auto var = model::parseEnvAssignment(assignment, "--envVar");
+        for (const auto& earlier : fromFlags)
+            if (earlier.name == var.name)
+                throw UsageError(
+                    fmt::format("--envVar {} is given twice; give each variable once", var.name));
+        fromFlags.push_back(std::move(var));
+    }
     request.env = model::mergeEnv(fromFile, fromFlags);  // --envVar wins over the file
     if (!options.port.empty()) request.port = model::parsePort(options.port, "--port");
     for (const auto& [value, flag] :

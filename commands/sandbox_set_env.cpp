@@ -1,6 +1,7 @@
 // rossoctl sandbox set-env: edit a Sandbox's pod template env without losing a concurrent change.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -30,6 +31,8 @@ struct SetEnvOptions {
 };
 
 std::string readEnvFile(const std::string& path) {
+    if (std::filesystem::is_directory(path))
+        throw UsageError(fmt::format("--from-env-file: {} is a directory; give a file", path));
     std::ifstream file(path);
     if (!file) throw UsageError(fmt::format("--from-env-file: cannot read {}", path));
     std::ostringstream text;

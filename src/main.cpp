@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <iostream>
 #include <thread>
 
@@ -23,18 +24,30 @@ class SignalWatcher {
         sigaddset(&set_, SIGINT);
         sigaddset(&set_, SIGTERM);
         pthread_sigmask(SIG_BLOCK, &set_, nullptr);
-        std::thread([this, &cancel] {
+        thread_ = std::thread([this, &cancel] {
             for (;;) {
                 int signal = 0;
                 if (sigwait(&set_, &signal) != 0) continue;
+                if (stopping_) return;
                 if (cancel.cancelled()) _exit(128 + signal);
                 cancel.cancel();
             }
-        }).detach();
+        });
     }
+    // Wakes the thread with a signal only it waits for, so it ends (and is joined) before
+    // main returns: nothing is left running or allocated at exit.
+    ~SignalWatcher() {
+        stopping_ = true;
+        pthread_kill(thread_.native_handle(), SIGTERM);
+        thread_.join();
+    }
+    SignalWatcher(const SignalWatcher&) = delete;
+    SignalWatcher& operator=(const SignalWatcher&) = delete;
 
   private:
     sigset_t set_{};
+    std::atomic<bool> stopping_{false};
+    std::thread thread_;
 };
 
 class Host : public commands::CommandHost {

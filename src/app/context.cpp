@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "rossoctl/kube/api_error.hpp"
+#include "rossoctl/model/validation.hpp"
 
 namespace rossoctl::app {
 
@@ -23,7 +24,7 @@ Context::~Context() = default;
 bool Context::color() const {
     if (globals_.noColor || !streams_.outIsTty) return false;
     auto noColor = env_.getenv ? env_.getenv("NO_COLOR") : std::nullopt;
-    return !noColor.has_value();
+    return !noColor.has_value() || noColor->empty();  // no-color.org: set and not empty
 }
 
 const kube::RestConfig& Context::restConfig() {
@@ -63,7 +64,10 @@ kube::Discovery& Context::discovery() {
 }
 
 std::string Context::namespaceName() {
-    return restConfig().namespaceName;
+    const std::string& name = restConfig().namespaceName;
+    // Checked here, once for every command, so a bad -n fails before any request.
+    model::validateDnsLabel(name, "namespace");
+    return name;
 }
 
 int runCommand(Context& context, const std::function<int(Context&)>& body) {

@@ -162,7 +162,11 @@ json Client::parseBody(const HttpRequest& request, const HttpResponse& response)
 
 json Client::getPath(const std::string& path) {
     HttpRequest request = prepare("GET", path, {}, {});
-    return parseBody(request, execute(request, true));
+    HttpResponse response = execute(request, true);
+    // A GET always has a body; none means the connection closed before it (curl reports 200).
+    if (response.body.empty())
+        throw Error(fmt::format("the server sent an empty response to GET {}", request.url));
+    return parseBody(request, response);
 }
 
 std::unique_ptr<UpgradedConnection> Client::upgrade(const std::string& pathAndQuery,

@@ -30,6 +30,10 @@ EnvChange parseEnvChange(const std::vector<std::string>& arguments,
                 argument));
         EnvVar assignment = parseEnvAssignment(argument, "argument \"" + argument + "\"");
         validateEnvName(assignment.name, "argument \"" + argument + "\"");
+        for (const auto& earlier : assignments)
+            if (earlier.name == assignment.name)
+                throw UsageError(
+                    fmt::format("{} is given twice; give each variable once", assignment.name));
         assignments.push_back(std::move(assignment));
     }
     change.set = mergeEnv(fromFile, assignments);

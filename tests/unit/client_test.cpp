@@ -232,3 +232,11 @@ TEST_CASE("a cancelled client sends nothing", "[client]") {
     }
     CHECK(fixture.server.requests.empty());
 }
+
+TEST_CASE("a GET answered without a body is an error, not an empty object", "[client]") {
+    // curl reports 200 when a server closes after the status line.
+    ClientFixture fixture(0, rossoctl::testing::fakeRestConfig());
+    fixture.server.reply(200, "");
+    CHECK_THROWS_WITH(fixture.client->getPath("/version"),
+                      Catch::Contains("the server sent an empty response to GET"));
+}
