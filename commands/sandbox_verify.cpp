@@ -101,7 +101,8 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
             } else if (format == "table") {
                 if (!firstTable) context.out() << '\n';
                 firstTable = false;
-                verify::printReportTable(context.out(), report, options.output.noHeaders);
+                verify::printReportTable(context.out(), report, options.output.noHeaders,
+                                         context.color());
                 context.out() << std::flush;
             }
         }

@@ -7,6 +7,24 @@
 
 namespace rossoctl::ui {
 
+namespace {
+
+// Columns line up by what the eye sees: a color's escape sequence takes no room.
+size_t visibleWidth(const std::string& cell) {
+    size_t width = 0;
+    for (size_t i = 0; i < cell.size(); ++i) {
+        if (cell[i] == '\033' && i + 1 < cell.size() && cell[i + 1] == '[') {
+            i = cell.find('m', i);
+            if (i == std::string::npos) break;
+            continue;
+        }
+        ++width;
+    }
+    return width;
+}
+
+}  // namespace
+
 OutputFormat parseOutputFormat(const std::string& text, const std::vector<std::string>& allowed) {
     std::string value = text.empty() ? "table" : text;
     if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
@@ -28,7 +46,7 @@ void printTable(std::ostream& out, const Table& table, bool noHeaders, bool wide
     std::vector<size_t> widths(table.headers.size(), 0);
     auto measure = [&](const std::vector<std::string>& row) {
         for (size_t i : columns)
-            if (i < row.size()) widths[i] = std::max(widths[i], row[i].size());
+            if (i < row.size()) widths[i] = std::max(widths[i], visibleWidth(row[i]));
     };
     if (!noHeaders) measure(table.headers);
     for (const auto& row : table.rows) measure(row);
@@ -38,7 +56,8 @@ void printTable(std::ostream& out, const Table& table, bool noHeaders, bool wide
             size_t i = columns[c];
             const std::string cell = i < row.size() ? row[i] : "";
             line += cell;
-            if (c + 1 < columns.size()) line += std::string(widths[i] - cell.size() + 3, ' ');
+            if (c + 1 < columns.size())
+                line += std::string(widths[i] - visibleWidth(cell) + 3, ' ');
         }
         while (!line.empty() && line.back() == ' ') line.pop_back();
         out << line << '\n';

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "rossoctl/errors.hpp"
+#include "rossoctl/ui/color.hpp"
 #include "rossoctl/ui/printer.hpp"
 
 namespace rossoctl::verify {
@@ -56,6 +57,18 @@ std::string partText(const char* which, const Finding& finding) {
 
 }  // namespace
 
+namespace {
+
+// pass green, fail red, unproven yellow: the column a reviewer scans first.
+std::string paintedVerdict(Verdict verdict, bool color) {
+    const ui::Color hue = verdict == Verdict::Pass   ? ui::Color::Green
+                          : verdict == Verdict::Fail ? ui::Color::Red
+                                                     : ui::Color::Yellow;
+    return ui::paint(hue, verdictName(verdict), color);
+}
+
+}  // namespace
+
 std::string summaryLine(const SandboxReport& report) {
     const Counts counts = countChecks(report);
     return fmt::format("sandbox/{}: {} — {} checks: {} pass, {} fail, {} unproven ({:.1f}s)",
@@ -64,14 +77,14 @@ std::string summaryLine(const SandboxReport& report) {
                        static_cast<double>(report.took.count()) / 1000.0);
 }
 
-void printReportTable(std::ostream& out, const SandboxReport& report, bool noHeaders) {
+void printReportTable(std::ostream& out, const SandboxReport& report, bool noHeaders, bool color) {
     ui::Table table;
     table.headers = {"CHECK", "RESULT", "EVIDENCE"};
     for (const auto& check : report.checks) {
         bool first = true;
         auto row = [&](const std::string& evidence) {
             table.rows.push_back({first ? checkTitle(check.kind) : "",
-                                  first ? verdictName(check.verdict()) : "", evidence});
+                                  first ? paintedVerdict(check.verdict(), color) : "", evidence});
             first = false;
         };
         for (const auto& line : check.staticPart.evidence) row("static: " + line);

@@ -91,6 +91,20 @@ TEST_CASE("table: a row per evidence line and a summary") {
           std::string::npos);
 }
 
+TEST_CASE("table: colored results keep their columns; no color means no escape codes") {
+    std::ostringstream plain, colored;
+    printReportTable(plain, sampleReport(), false, false);
+    printReportTable(colored, sampleReport(), false, true);
+    CHECK(plain.str().find('\033') == std::string::npos);
+    CHECK(colored.str().find("\033[31mfail\033[0m") != std::string::npos);
+    CHECK(colored.str().find("\033[33munproven\033[0m") != std::string::npos);
+    // Stripped of its escape codes, the colored table is the plain one, padding and all.
+    std::string stripped = colored.str();
+    for (size_t at; (at = stripped.find('\033')) != std::string::npos;)
+        stripped.erase(at, stripped.find('m', at) - at + 1);
+    CHECK(stripped == plain.str());
+}
+
 TEST_CASE("exit codes: 0 all pass, 3 fail or unproven, 1 could not verify") {
     SandboxReport passing = sampleReport();
     for (auto& check : passing.checks) check.livePart.verdict = Verdict::Pass;

@@ -12,7 +12,9 @@
 namespace rossoctl::verify {
 
 // CHECK, RESULT, EVIDENCE (one line per evidence item, static first) and a summary line.
-void printReportTable(std::ostream& out, const SandboxReport& report, bool noHeaders);
+// color paints each RESULT (only when the caller's stdout may take it).
+void printReportTable(std::ostream& out, const SandboxReport& report, bool noHeaders,
+                      bool color = false);
 // "4 checks: 3 pass, 1 fail, 0 unproven (12.3s)"
 std::string summaryLine(const SandboxReport& report);
 
