@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,10 +185,22 @@ func (w *podWorker) start(ctx context.Context, pod *v1.Pod, c *container) error 
 		Setsid:     true,
 		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS | syscall.CLONE_NEWIPC,
 	}
-	if err := cmd.Start(); err != nil {
+	// The child holds the write end until its exec (close-on-exec there), so EOF on the read
+	// end means the container's root is in place: before it, an exec would see the host's root.
+	started, startedW, err := os.Pipe()
+	if err != nil {
 		return err
 	}
-	_ = os.Remove(cfgPath + ".err")
+	defer started.Close()
+	cmd.ExtraFiles = []*os.File{startedW}
+	_ = os.Remove(cfgPath + ".err") // a previous attempt's; the child writes its own
+	err = cmd.Start()
+	startedW.Close()
+	if err != nil {
+		return err
+	}
+	_ = started.SetReadDeadline(time.Now().Add(30 * time.Second))
+	_, _ = io.Copy(io.Discard, started)
 	c.cfg, c.cfgPath, c.cgroups, c.pause = cfg, cfgPath, cg, pause
 	c.pid, c.running, c.startedAt = cmd.Process.Pid, true, time.Now()
 	c.id = fmt.Sprintf("%s-%s-%d", uid[:8], c.spec.Name, c.restartCount)
