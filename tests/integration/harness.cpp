@@ -6,10 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -24,12 +26,19 @@ using rossoctl::kube::resources::namespaces;
 
 std::string clusterDir() {
     if (const char* dir = std::getenv("ROSSOCTL_CLUSTER_DIR")) return dir;
-    return std::string(ROSSOCTL_SOURCE_DIR) + "/.local-cluster";
+    return std::string(ROSSOCTL_SOURCE_DIR).append("/.local-cluster");
 }
 
-std::string kubeconfigPath() { return clusterDir() + "/kubeconfig"; }
-std::string limitedKubeconfigPath() { return clusterDir() + "/kubeconfig-limited"; }
-std::string kubectlPath() { return std::string(ROSSOCTL_SOURCE_DIR) + "/tests/cluster/bin/kubectl"; }
+std::string kubeconfigPath() {
+    return clusterDir() + "/kubeconfig";
+}
+std::string limitedKubeconfigPath() {
+    return clusterDir() + "/kubeconfig-limited";
+}
+// append, not +: GCC 12 at -O2 warns falsely on a temporary + literal (-Warray-bounds).
+std::string kubectlPath() {
+    return std::string(ROSSOCTL_SOURCE_DIR).append("/tests/cluster/bin/kubectl");
+}
 
 std::string outsideUrl(bool byAddress) {
     std::ifstream file(clusterDir() + (byAddress ? "/outside-url-ip" : "/outside-url"));
@@ -114,7 +123,14 @@ RunResult rossoctl(const std::vector<std::string>& args, const std::string& inpu
     argv.insert(argv.end(), args.begin(), args.end());
     std::map<std::string, std::string> fullEnv{{"KUBECONFIG", kubeconfigPath()}};
     for (const auto& [name, value] : env) fullEnv[name] = value;
-    return run(argv, input, fullEnv, timeoutSeconds);
+    RunResult result = run(argv, input, fullEnv, timeoutSeconds);
+    // Never a terminal here: whatever a test ran, its output has no escape codes. Locked,
+    // since some tests run rossoctl from several threads and Catch's asserts are not safe.
+    static std::mutex assertMutex;
+    std::lock_guard lock(assertMutex);
+    CHECK(result.out.find('\033') == std::string::npos);
+    CHECK(result.err.find('\033') == std::string::npos);
+    return result;
 }
 
 rossoctl::kube::Client& admin() {
@@ -167,11 +183,11 @@ bool eventually(const std::function<bool()>& fn, int timeoutSeconds) {
 std::map<std::string, std::string> snapshot(const std::string& ns) {
     using namespace rossoctl::kube;
     std::map<std::string, std::string> objects;
-    std::vector<ResourceRef> kinds = {resources::pods(),          resources::services(),
-                                      resources::resourceQuotas(), resources::limitRanges(),
-                                      resources::networkPolicies(), resources::sandboxes("v1beta1"),
-                                      resources::deployments(),   resources::statefulSets(),
-                                      resources::jobs(),          resources::agentRuntimes()};
+    std::vector<ResourceRef> kinds = {
+        resources::pods(),         resources::services(),        resources::resourceQuotas(),
+        resources::limitRanges(),  resources::networkPolicies(), resources::sandboxes("v1beta1"),
+        resources::deployments(),  resources::statefulSets(),    resources::jobs(),
+        resources::agentRuntimes()};
     for (const auto& kind : kinds) {
         try {
             auto list = admin().list(kind, ns);

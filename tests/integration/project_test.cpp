@@ -1,6 +1,5 @@
 // project create/delete/describe/list against the local cluster.
 #include "rossoctl/model/project.hpp"
-#include "rossoctl/ui/yaml.hpp"
 
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -9,6 +8,7 @@
 #include "harness.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/resource.hpp"
+#include "rossoctl/ui/yaml.hpp"
 
 using nlohmann::json;
 using namespace rossoctl;
@@ -223,7 +223,8 @@ TEST_CASE("EgressFirewall and CiliumNetworkPolicy pass their upstream schemas", 
         std::string version;
     };
     std::vector<Schema> schemas = {
-        {std::string(ROSSOCTL_SOURCE_DIR) + "/tests/integration/testdata/egressfirewalls.crd.yaml",
+        {std::string(ROSSOCTL_SOURCE_DIR)
+             .append("/tests/integration/testdata/egressfirewalls.crd.yaml"),
          "k8s.ovn.org", "egressfirewalls", "v1"},
         {"/root/go/pkg/mod/github.com/cilium/cilium@v1.15.19/pkg/k8s/apis/cilium.io/client/crds/"
          "v2/ciliumnetworkpolicies.yaml",

@@ -63,14 +63,6 @@ void createSandbox(const std::string& ns, const std::string& name) {
     options.pod.env = {{"MCP_URL", "http://old-address:8080/mcp"}, {"LOG_LEVEL", "info"}};
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
     json sandbox = model::buildSandbox(options);
-    // model::hardenedPodSpec (src/model/pod.cpp) currently inserts the work volume as two
-    // arrays instead of one object; repair it here until that is fixed.
-    json& volumes = sandbox["spec"]["podTemplate"]["spec"]["volumes"];
-    json repaired = json::array({{{"name", model::kWorkVolume}, {"emptyDir", json::object()}}});
-    for (const auto& volume : volumes)
-        if (volume.is_object() && volume.value("name", "") != model::kWorkVolume)
-            repaired.push_back(volume);
-    volumes = repaired;
     harness::admin().create(sandboxRef(), ns, sandbox);
     readyPodUid(ns, name);
     REQUIRE(harness::eventually([&] { return model::sandboxReady(getSandbox(ns, name)); }, 60));

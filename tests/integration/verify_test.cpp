@@ -158,6 +158,19 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
         CHECK(table.exitCode == 3);  // nothing-survives is unproven without a restart
         CHECK_THAT(table.out, Catch::Contains("skipped with --no-restart"));
         CHECK_THAT(table.out, Catch::Contains("3 pass, 0 fail, 1 unproven"));
+
+        // On a terminal (script(1) gives it one) results are colored unless NO_COLOR or
+        // --no-color says otherwise; through a pipe, as above, never.
+        auto onTty = [&](const std::string& prefix, const std::string& flags) {
+            const std::string command = prefix + " " + ROSSOCTL_BINARY +
+                                        " sandbox verify good -n " + ns +
+                                        " --no-restart --egress-target " + outside + flags;
+            return harness::run({"script", "-qec", command, "/dev/null"}).out;
+        };
+        CHECK(table.out.find('\033') == std::string::npos);
+        CHECK_THAT(onTty("env -u NO_COLOR", ""), Catch::Contains("\033[32mpass\033[0m"));
+        CHECK(onTty("env NO_COLOR=1", "").find('\033') == std::string::npos);
+        CHECK(onTty("env -u NO_COLOR", " --no-color").find('\033') == std::string::npos);
     }
 
     SECTION("every broken boundary fails alone; JUnit parses") {
