@@ -32,7 +32,11 @@ struct WriteResult {
     std::string outcome;  // created, configured, unchanged, deleted
 };
 
-const char* kFinishHint = "run the same command again to finish";
+// The next action, named: a re-run converges, finishing what a failed run left half-way.
+std::string finishHint(const std::string& project) {
+    return fmt::format("run \"rossoctl project create {}\" again, with the same flags, to finish",
+                       project);
+}
 
 void validate(ProjectCreateOptions& options) {
     auto& project = options.project;
@@ -85,7 +89,7 @@ std::optional<json> checkExistingNamespace(app::Context& context,
     try {
         existing = context.client().getIfExists(resources::namespaces(), "", name);
     } catch (...) {
-        rethrowPartialWrite("get", resources::namespaces(), "", name, {}, kFinishHint);
+        rethrowPartialWrite("get", resources::namespaces(), "", name, {}, finishHint(name));
     }
     if (!existing) return existing;
     if (existing->value("status", json::object()).value("phase", "") == "Terminating")
@@ -129,7 +133,7 @@ WriteResult writeObject(app::Context& context, const model::PlannedObject& plann
         }
         return {after, outcome};
     } catch (...) {
-        rethrowPartialWrite(verb, planned.ref, ns, name, done, kFinishHint);
+        rethrowPartialWrite(verb, planned.ref, ns, name, done, finishHint(ns.empty() ? name : ns));
     }
 }
 
@@ -158,9 +162,9 @@ std::vector<std::string> pruneStale(app::Context& context, const model::ProjectP
             context.client().remove(candidate.ref, ns, name, deleteOptions);
         } catch (const kube::ApiError& error) {
             if (error.isNotFound() || error.isConflict()) continue;
-            rethrowPartialWrite(verb, candidate.ref, ns, name, done, kFinishHint);
+            rethrowPartialWrite(verb, candidate.ref, ns, name, done, finishHint(ns));
         } catch (...) {
-            rethrowPartialWrite(verb, candidate.ref, ns, name, done, kFinishHint);
+            rethrowPartialWrite(verb, candidate.ref, ns, name, done, finishHint(ns));
         }
         pruned.push_back(candidate.displayName());
         done.push_back(candidate.displayName() + " deleted");

@@ -20,9 +20,10 @@ kube::Discovery& discovery() {
 
 std::vector<std::string> importArgs(const std::string& ns, const std::string& type,
                                     const std::string& name, std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"agents",     "import", "-n",     ns,
-                                     "--deployment-type", type, "from-image", "--name",
-                                     name,       "--containerImage", "busybox:1.36"};
+    std::vector<std::string> args = {
+        "agents",      "import",     "-n",     ns,   "--deployment-type",
+        type,          "from-image", "--name", name, "--containerImage",
+        "busybox:1.36"};
     args.insert(args.end(), extra.begin(), extra.end());
     return args;
 }
@@ -47,15 +48,13 @@ bool nothingLeft(const std::string& ns, const std::string& name, const std::stri
 
 }  // namespace
 
-TEST_CASE("every deployment type imports, becomes ready, lists, and deletes cleanly",
-          "[agents]") {
+TEST_CASE("every deployment type imports, becomes ready, lists, and deletes cleanly", "[agents]") {
     for (std::string type : {"deployment", "statefulset", "job", "sandbox"}) {
         DYNAMIC_SECTION(type) {
             harness::TestNamespace ns("agents-" + type, true, kRestricted);
             const std::string name = "agent-" + type;
-            auto imported = harness::rossoctl(importArgs(ns.name(), type, name,
-                                                         {"--envVar", "MODE=test", "--port",
-                                                          "8080"}));
+            auto imported = harness::rossoctl(
+                importArgs(ns.name(), type, name, {"--envVar", "MODE=test", "--port", "8080"}));
             INFO(imported.err);
             REQUIRE(imported.exitCode == 0);
             CHECK(imported.out.find("/" + name + " created") != std::string::npos);
@@ -71,9 +70,8 @@ TEST_CASE("every deployment type imports, becomes ready, lists, and deletes clea
             auto workload = harness::admin().get(ref, ns.name(), name);
             CHECK(workload["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "rossoctl");
 
-            auto waited = harness::rossoctl({"agents", "wait", name, "-n", ns.name(),
-                                             "--timeout", "3m"},
-                                            {}, {}, 240);
+            auto waited = harness::rossoctl(
+                {"agents", "wait", name, "-n", ns.name(), "--timeout", "3m"}, {}, {}, 240);
             INFO(waited.err);
             REQUIRE(waited.exitCode == 0);
             CHECK(waited.out.find("is ready") != std::string::npos);
@@ -94,8 +92,8 @@ TEST_CASE("every deployment type imports, becomes ready, lists, and deletes clea
             REQUIRE(all.exitCode == 0);
             CHECK(all.out.find(ns.name()) != std::string::npos);
 
-            auto deleted = harness::rossoctl({"agents", "delete", name, "-n", ns.name()}, {}, {},
-                                             240);
+            auto deleted =
+                harness::rossoctl({"agents", "delete", name, "-n", ns.name()}, {}, {}, 240);
             INFO(deleted.err);
             REQUIRE(deleted.exitCode == 0);
             CHECK(harness::eventually([&] { return nothingLeft(ns.name(), name, type); }, 60));
@@ -114,10 +112,12 @@ TEST_CASE("bad input and duplicates change nothing", "[agents]") {
                 .exitCode == 0);
     auto before = harness::snapshot(ns.name());
 
-    std::vector<std::vector<std::string>> bad = {
-        {"--envVar", "9X=1"},      {"--port", "0"},        {"--memory", "lots"},
-        {"--lifetime", "-1h"},     {"--envVarsFile", "/nonexistent/env"},
-        {"--runtime-class", "A B"}};
+    std::vector<std::vector<std::string>> bad = {{"--envVar", "9X=1"},
+                                                 {"--port", "0"},
+                                                 {"--memory", "lots"},
+                                                 {"--lifetime", "-1h"},
+                                                 {"--envVarsFile", "/nonexistent/env"},
+                                                 {"--runtime-class", "A B"}};
     for (const auto& extra : bad) {
         auto result = harness::rossoctl(importArgs(ns.name(), "sandbox", "other", extra));
         INFO(extra.front() << ": " << result.err);
@@ -130,8 +130,9 @@ TEST_CASE("bad input and duplicates change nothing", "[agents]") {
         auto duplicate = harness::rossoctl(importArgs(ns.name(), type, "orders"));
         CHECK(duplicate.exitCode == 1);
         CHECK(duplicate.err == "error: agent \"orders\" already exists in namespace \"" +
-                                   ns.name() + "\"; delete it first with \"rossoctl agents delete "
-                                               "orders -n " +
+                                   ns.name() +
+                                   "\"; delete it first with \"rossoctl agents delete "
+                                   "orders -n " +
                                    ns.name() + "\"\n");
     }
     auto dryRun = harness::rossoctl(
@@ -176,8 +177,9 @@ TEST_CASE("sandbox list and get read sandboxes of both served versions", "[agent
     REQUIRE(harness::rossoctl({"agents", "wait", "beta", "-n", ns.name()}, {}, {}, 240).exitCode ==
             0);
     if (alphaServed)
-        REQUIRE(harness::rossoctl({"agents", "wait", "alpha", "-n", ns.name()}, {}, {}, 240)
-                    .exitCode == 0);
+        REQUIRE(
+            harness::rossoctl({"agents", "wait", "alpha", "-n", ns.name()}, {}, {}, 240).exitCode ==
+            0);
 
     auto listed = harness::rossoctl({"sandbox", "list", "-n", ns.name()});
     REQUIRE(listed.exitCode == 0);
@@ -195,6 +197,19 @@ TEST_CASE("sandbox list and get read sandboxes of both served versions", "[agent
         REQUIRE(got.exitCode == 0);
         CHECK(got.out.rfind("alpha", 0) == 0);
         CHECK(got.out.find("True") != std::string::npos);
+
+        // The walkthrough's change works on a sandbox written at v1alpha1 too.
+        auto changed =
+            harness::rossoctl({"sandbox", "set-env", "alpha", "MCP_URL=http://new-address:8080/mcp",
+                               "--restart", "-n", ns.name()});
+        INFO(changed.err);
+        REQUIRE(changed.exitCode == 0);
+        auto env = harness::rossoctl({"sandbox", "exec", "alpha", "-n", ns.name(), "--", "env"});
+        CHECK(env.out.find("MCP_URL=http://new-address:8080/mcp\n") != std::string::npos);
+        auto alpha =
+            harness::admin().get(kube::resources::sandboxes("v1alpha1"), ns.name(), "alpha");
+        CHECK(alpha["spec"]["podTemplate"]["spec"]["containers"][0]["env"].dump().find(
+                  "new-address") != std::string::npos);
     }
     auto json = harness::rossoctl({"sandbox", "get", "beta", "-n", ns.name(), "-o", "json"});
     REQUIRE(json.exitCode == 0);

@@ -159,12 +159,12 @@ TEST_CASE("bad input: one line on stderr, the documented exit code, nothing chan
                 .exitCode == 0);
     rossoctl::SystemClock clock;
     const auto sandboxes = rossoctl::kube::Discovery(harness::admin(), clock, "").sandboxes();
-    auto paused = harness::admin().get(sandboxes, ns.name(), "paused");
-    if (sandboxes.version == "v1alpha1")
-        paused["spec"]["replicas"] = 0;
-    else
-        paused["spec"]["operatingMode"] = "Suspended";
-    harness::admin().update(sandboxes, ns.name(), paused);
+    // A merge patch: the controller writes the sandbox too, so a read-modify-PUT could 409.
+    const std::string suspend = sandboxes.version == "v1alpha1"
+                                    ? R"({"spec":{"replicas":0}})"
+                                    : R"({"spec":{"operatingMode":"Suspended"}})";
+    harness::admin().patch(sandboxes, ns.name(), "paused", rossoctl::kube::PatchType::Merge,
+                           suspend);
     REQUIRE(harness::rossoctl({"agents", "wait", "orders", "--timeout", "2m", "-n", ns.name()})
                 .exitCode == 0);
     // Let the controllers settle before the snapshot.

@@ -29,8 +29,8 @@ TEST_CASE("20 concurrent project create runs of one project lose nothing", "[con
     auto& admin = harness::admin();
     auto names = [&](const rossoctl::kube::ResourceRef& kind) {
         std::vector<std::string> found;
-        for (const auto& item : admin.list(kind, ns.name())["items"])
-            found.push_back(item["metadata"]["name"]);
+        const json list = admin.list(kind, ns.name());  // kept: range-for would not extend it
+        for (const auto& item : list["items"]) found.push_back(item["metadata"]["name"]);
         std::sort(found.begin(), found.end());
         return found;
     };
@@ -43,9 +43,10 @@ TEST_CASE("20 concurrent project create runs of one project lose nothing", "[con
     CHECK(quota["spec"]["hard"]["pods"] == "7");
     auto nsObject = admin.get(resources::namespaces(), "", ns.name());
     CHECK(nsObject["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted");
-    // Every run owns the same fields: one field manager, no conflicts left behind.
+    // Every run owns the same fields: one field manager for the spec, no conflicts left
+    // behind (the quota controller owns status, as it does in any cluster).
     for (const auto& entry : quota["metadata"]["managedFields"])
-        CHECK(entry["manager"] == "rossoctl");
+        if (entry.value("subresource", "") != "status") CHECK(entry["manager"] == "rossoctl");
 }
 
 TEST_CASE("restart with the pod replaced between its read and its delete deletes nothing else",

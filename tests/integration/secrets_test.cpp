@@ -115,8 +115,9 @@ TEST_CASE("-v 8 never prints a token, a client key or an exec plugin's token", "
                 std::vector<std::string> args{"--kubeconfig", kubeconfig, "-v", level};
                 args.insert(args.end(), command.begin(), command.end());
                 auto result = harness::rossoctl(args, {}, {}, 60);
-                INFO(kind << ": " << command[0] << " " << command[1] << " -v " << level << " exit "
-                          << result.exitCode);
+                std::string line;
+                for (const auto& word : command) line += word + " ";
+                INFO(kind << ": " << line << "-v " << level << " exit " << result.exitCode);
                 // It really talked to the server, so the traces were really written.
                 CHECK(result.err.find("GET https://") != std::string::npos);
                 if (kind != "client key")
