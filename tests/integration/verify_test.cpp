@@ -165,7 +165,9 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
             const std::string command = prefix + " " + ROSSOCTL_BINARY +
                                         " sandbox verify good -n " + ns +
                                         " --no-restart --egress-target " + outside + flags;
-            return harness::run({"script", "-qec", command, "/dev/null"}).out;
+            return harness::run({"script", "-qec", command, "/dev/null"}, {},
+                                {{"KUBECONFIG", harness::kubeconfigPath()}})
+                .out;
         };
         CHECK(table.out.find('\033') == std::string::npos);
         CHECK_THAT(onTty("env -u NO_COLOR", ""), Catch::Contains("\033[32mpass\033[0m"));
