@@ -71,7 +71,8 @@ class Bench:
 
     def sandbox(self, name):
         self.run(self.r("agents", "import", "--deployment-type", "sandbox", "from-image", "--name", name,
-                        "--containerImage", "busybox", "--envVar", "MCP_URL=http://old:8080/mcp", "-n", self.ns))
+                        "--containerImage", "busybox", "--envVar", "MCP_URL=http://old:8080/mcp",
+                        "--cpu", "100m", "--memory", "64Mi", "-n", self.ns))
 
     def set_env(self):
         self.sandbox("bench-env")
@@ -155,12 +156,37 @@ class Bench:
         self.results.append({"title": "6. sandbox verify (one sandbox, by check)", "goal": "(measured)", "verify": data})
         print("6. verify:", json.dumps(data)[:400], flush=True)
 
+    def verify_all(self):
+        """--all over --verify-count sandboxes of their own project; kubectl has no equivalent."""
+        n, ns = self.a.verify_count, self.ns + "-verify"
+        self.run(self.r("project", "create", ns, "--cpu", "64", "--memory", "64Gi", "--pods", str(n + 10)))
+        try:
+            for i in range(n):
+                self.run(self.r("agents", "import", "--deployment-type", "sandbox", "from-image", "--name", f"v{i}",
+                                "--containerImage", "busybox", "--cpu", "100m", "--memory", "64Mi", "-n", ns))
+            self.run(self.k("wait", "-n", ns, "--for=condition=Ready", "sandbox", "--all", "--timeout=300s"))
+            start = time.perf_counter()
+            out = self.run(self.r("sandbox", "verify", "--all", "-n", ns, "-o", "json", "--egress-target", self.a.outside), check=False)
+            wall = time.perf_counter() - start
+            try:
+                reports = json.loads(out.stdout)
+                reports = reports if isinstance(reports, list) else reports.get("items", [reports])
+            except json.JSONDecodeError:
+                reports = []
+            passed = sum(1 for r in reports if r.get("result") == "pass")
+            row = {"title": f"6b. sandbox verify --all over {n}", "goal": "(measured)", "wall_ms": wall * 1000,
+                   "exit": out.returncode, "sandboxes": len(reports), "passed": passed}
+            self.results.append(row)
+            print("6b.", json.dumps(row), flush=True)
+        finally:
+            self.run(self.r("project", "delete", ns, "--yes"), check=False)
+
     def run_code(self):
         cold = series("sandbox run -- true (cold)", self.r("sandbox", "run", "-n", self.ns, "--", "true"), self.env, self.a.run_runs, warmup=1)
         row = {"title": "7. sandbox run -- true", "goal": "warm-pool p50 < 300 ms", "cold": cold}
-        pool = self.run(self.r("sandbox", "pool", "-n", self.ns, "--size", "3"), check=False)
+        pool = self.run(self.r("sandbox", "pool", "-n", self.ns, "--size", "3", "--wait"), check=False)
         if pool.returncode == 0:
-            warm = series("sandbox run -- true (warm pool)", self.r("sandbox", "run", "-n", self.ns, "--pool", "3", "--", "true"), self.env, self.a.run_runs, warmup=1)
+            warm = series("sandbox run -- true (warm pool)", self.r("sandbox", "run", "-n", self.ns, "--pool", "--", "true"), self.env, self.a.run_runs, warmup=1)
             row["warm"] = warm
             row["goal_met"] = warm["median_ms"] < 300
         else:
@@ -178,16 +204,19 @@ def main():
     p.add_argument("--list-count", type=int, default=int(os.environ.get("BENCH_LIST", 5000)))
     p.add_argument("--list-runs", type=int, default=5); p.add_argument("--project-runs", type=int, default=5)
     p.add_argument("--run-runs", type=int, default=int(os.environ.get("BENCH_RUN_RUNS", 20)))
+    p.add_argument("--verify-count", type=int, default=int(os.environ.get("BENCH_VERIFY", 50)))
     p.add_argument("--only", default=os.environ.get("BENCH_ONLY", ""))
     a = p.parse_args()
     a.outside = open(os.path.join(os.path.dirname(a.kubeconfig), "outside-url")).read().strip()
     b = Bench(a)
     steps = [("startup", b.startup), ("set-env", b.set_env), ("restart", b.restart), ("restart-many", b.restart_many),
-             ("list", b.list_many), ("project", b.project), ("verify", b.verify), ("run", b.run_code)]
+             ("list", b.list_many), ("project", b.project), ("verify", b.verify), ("verify-all", b.verify_all), ("run", b.run_code)]
     wanted = set(filter(None, a.only.split(",")))
-    needs_ns = any(n not in ("startup", "list", "project") for n, _ in steps if not wanted or n in wanted)
+    needs_ns = any(n not in ("startup", "list", "project", "verify-all") for n, _ in steps if not wanted or n in wanted)
     if needs_ns:
-        b.run([a.rossoctl, "project", "create", b.ns])
+        # The default quota fits 8 sandboxes; the restart step runs --many of them.
+        b.run([a.rossoctl, "project", "create", b.ns, "--cpu", "64", "--memory", "64Gi",
+               "--pods", str(a.many + 20)])
     try:
         for name, fn in steps:
             if wanted and name not in wanted:
@@ -227,6 +256,11 @@ def write_markdown(out, machine, results):
             warm = r.get("warm")
             lines.append(f"| {r['title']} | cold {r['cold']['median_ms']:.0f} ms ({r['cold']['p95_ms']:.0f}); warm "
                          f"{(str(round(warm['median_ms'])) + ' ms') if warm else 'n/a'} | | | | | {r['goal']} | {'yes' if r.get('goal_met') else 'no'} |")
+        elif "wall_ms" in r:
+            lines.append(f"| {r['title']} | {r['wall_ms']:.0f} ms, {r['passed']}/{r['sandboxes']} pass (exit {r['exit']}) | | | | | {r['goal']} | |")
+        elif "verify" in r and r["verify"].get("checks"):
+            by_check = ", ".join(f"{c['id']} {c.get('tookMs', 0):.0f} ms" for c in r["verify"]["checks"])
+            lines.append(f"| {r['title']} | {r['verify'].get('tookMs', 0):.0f} ms: {by_check} | | | | | {r['goal']} | |")
         elif "error" in r:
             lines.append(f"| {r['title']} | error: {r['error'][:80]} | | | | | | |")
     with open(os.path.join(out, "latest.md"), "w") as f:
