@@ -29,6 +29,11 @@ TEST_CASE("create, get, list with paging, update with a stale resourceVersion", 
     auto got = client.get(resources::configMaps(), ns.name(), "cm-0");
     CHECK(got["data"]["key"] == "v");
 
+    // The controller-manager adds kube-root-ca.crt on its own time; count it once it is there.
+    REQUIRE(harness::eventually([&] {
+        return client.getIfExists(resources::configMaps(), ns.name(), "kube-root-ca.crt")
+            .has_value();
+    }));
     ListOptions paged;
     paged.limit = 2;
     int pages = 0;

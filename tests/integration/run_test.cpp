@@ -241,7 +241,7 @@ TEST_CASE("sandbox run: Ctrl-C deletes the pod", "[run]") {
 }
 
 TEST_CASE("sandbox run: 50 runs cold and 50 from a warm pool leave nothing behind",
-          "[.][run-bench]") {
+          "[run][run-bench]") {
     harness::TestNamespace project("run-many", /*create=*/false);
     const std::string ns = project.name();
     createProject(ns);
