@@ -8,10 +8,44 @@
 namespace rossoctl::commands {
 namespace {
 
+constexpr int kPageSize = 500;  // kubectl's chunk size
+
 struct ListOptions {
     bool allNamespaces = false;
     OutputFlags output;
 };
+
+// A page at a time, keeping only each row: 5,000 sandboxes never sit in memory as JSON.
+// The server returns them in namespace/name order, as kubectl shows them.
+int printTablePaged(app::Context& context, const ListOptions& options, const kube::ResourceRef& ref,
+                    const std::string& ns, ui::OutputFormat format) {
+    auto& client = context.client();
+    // One pod list for all: the controller labels its pods with the sandbox-name-hash.
+    std::map<std::string, std::string> podByOwner;
+    for (const auto& [uid, pod] : app::podsByOwner(client, ns, "agents.x-k8s.io/sandbox-name-hash"))
+        podByOwner.emplace(uid, pod);  // newest first: keep the first
+    auto table = app::sandboxTable(options.allNamespaces);
+    const auto now = context.clock().now();
+    kube::ListOptions paged;
+    paged.limit = kPageSize;
+    client.listPages(ref, ns, paged, [&](const nlohmann::json& page) {
+        for (const auto& sandbox : page.value("items", nlohmann::json::array())) {
+            auto pod = podByOwner.find(sandbox["metadata"].value("uid", ""));
+            app::addSandboxRow(table, sandbox, pod == podByOwner.end() ? "" : pod->second, now,
+                               options.allNamespaces);
+        }
+        return true;
+    });
+    if (table.rows.empty()) {
+        context.err() << (ns.empty() ? std::string("No sandboxes found.")
+                                     : "No sandboxes found in namespace \"" + ns + "\".")
+                      << '\n';
+        return 0;
+    }
+    ui::printTable(context.out(), table, options.output.noHeaders,
+                   format == ui::OutputFormat::Wide);
+    return 0;
+}
 
 int runList(app::Context& context, ListOptions& options) {
     // validate
@@ -21,6 +55,8 @@ int runList(app::Context& context, ListOptions& options) {
     auto ref = context.discovery().sandboxes();
     // run
     auto& client = context.client();
+    if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide)
+        return printTablePaged(context, options, ref, ns, format);
     nlohmann::json sandboxes = client.list(ref, ns)["items"];
     std::vector<app::Agent> objects;
     for (auto& sandbox : sandboxes)
@@ -29,26 +65,7 @@ int runList(app::Context& context, ListOptions& options) {
         return std::make_pair(a.namespaceName(), a.name()) <
                std::make_pair(b.namespaceName(), b.name());
     });
-    if (app::printObjects(context.out(), format, objects, false)) return 0;
-    if (objects.empty()) {
-        context.err() << (ns.empty() ? std::string("No sandboxes found.")
-                                     : "No sandboxes found in namespace \"" + ns + "\".")
-                      << '\n';
-        return 0;
-    }
-    // One pod list for all: the controller labels its pods with the sandbox-name-hash.
-    std::map<std::string, std::string> podByOwner;
-    for (const auto& [uid, pod] : app::podsByOwner(client, ns, "agents.x-k8s.io/sandbox-name-hash"))
-        podByOwner.emplace(uid, pod);  // newest first: keep the first
-    auto table = app::sandboxTable(options.allNamespaces);
-    const auto now = context.clock().now();
-    for (const auto& sandbox : objects) {
-        auto pod = podByOwner.find(sandbox.object["metadata"].value("uid", ""));
-        app::addSandboxRow(table, sandbox.object, pod == podByOwner.end() ? "" : pod->second, now,
-                           options.allNamespaces);
-    }
-    ui::printTable(context.out(), table, options.output.noHeaders,
-                   format == ui::OutputFormat::Wide);
+    app::printObjects(context.out(), format, objects, false);  // json, yaml or name
     return 0;
 }
 
