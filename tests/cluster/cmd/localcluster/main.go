@@ -11,7 +11,6 @@ import (
 	"rossoctl.dev/localcluster/internal/controlplane"
 	"rossoctl.dev/localcluster/internal/node"
 	"rossoctl.dev/localcluster/internal/sandboxcontroller"
-	"rossoctl.dev/localcluster/internal/supervise"
 )
 
 var components = map[string]func(args []string) int{
@@ -25,7 +24,6 @@ var components = map[string]func(args []string) int{
 	// Helpers for the local-cluster driver.
 	"pki":        controlplane.PKIMain,
 	"free-ports": controlplane.FreePortsMain,
-	"supervise":  supervise.Main,
 }
 
 func usage() {

@@ -12,23 +12,20 @@ import (
 	"time"
 )
 
-// Main runs `SELF COMPONENT ARGS...` and starts it again after an exit it was not asked
-// for; SIGTERM/SIGINT are passed on and end the supervisor once the child has exited.
+// Main runs `PROGRAM ARGS...` and starts it again after an exit it was not asked for;
+// SIGTERM/SIGINT are passed on and end the supervisor once the child has exited.
 func Main(args []string) int {
-	if len(args) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: localcluster supervise COMPONENT [ARGS...]")
+	if len(args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: localcluster-supervise PROGRAM COMPONENT [ARGS...]")
 		return 2
 	}
-	self, err := os.Executable()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "supervise:", err)
-		return 1
-	}
+	self, args := args[0], args[1:]
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	backoff := time.Second
 	for {
 		cmd := exec.Command(self, args...)
+		cmd.Args[0] = "localcluster"
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
 		if err := cmd.Start(); err != nil {
 			fmt.Fprintln(os.Stderr, "supervise:", err)
