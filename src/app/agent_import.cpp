@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "rossoctl/app/agents.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/model/sandbox.hpp"
 
@@ -18,20 +19,6 @@ constexpr size_t kMaxStatefulSetName = 52;
 
 bool wantsService(const ImportRequest& request) {
     return request.service || request.port.has_value();
-}
-
-kube::ResourceRef resourceOf(WorkloadType type, const std::string& sandboxVersion) {
-    switch (type) {
-        case WorkloadType::Deployment:
-            return kube::resources::deployments();
-        case WorkloadType::StatefulSet:
-            return kube::resources::statefulSets();
-        case WorkloadType::Job:
-            return kube::resources::jobs();
-        case WorkloadType::Sandbox:
-            return kube::resources::sandboxes(sandboxVersion);
-    }
-    throw Error("unknown workload type");
 }
 
 }  // namespace
@@ -73,7 +60,7 @@ std::vector<PlannedObject> planImport(const ImportRequest& request,
     pod.imagePullSecret = request.imagePullSecret;
 
     std::vector<PlannedObject> planned;
-    const auto workloadRef = resourceOf(request.type, request.sandboxVersion);
+    const auto workloadRef = workloadResource(request.type, request.sandboxVersion);
     if (request.type == WorkloadType::Sandbox) {
         model::SandboxOptions options;
         options.name = request.name;

@@ -26,7 +26,7 @@ std::string metadataString(const json& object, const char* key) {
 
 }  // namespace
 
-kube::ResourceRef workloadResource(WorkloadType type, kube::Discovery& discovery) {
+kube::ResourceRef workloadResource(WorkloadType type, const std::string& sandboxVersion) {
     switch (type) {
         case WorkloadType::Deployment:
             return kube::resources::deployments();
@@ -35,9 +35,14 @@ kube::ResourceRef workloadResource(WorkloadType type, kube::Discovery& discovery
         case WorkloadType::Job:
             return kube::resources::jobs();
         case WorkloadType::Sandbox:
-            return discovery.sandboxes();
+            return kube::resources::sandboxes(sandboxVersion);
     }
     throw Error("unknown workload type");
+}
+
+kube::ResourceRef workloadResource(WorkloadType type, kube::Discovery& discovery) {
+    if (type == WorkloadType::Sandbox) return discovery.sandboxes();
+    return workloadResource(type, std::string());
 }
 
 std::vector<AgentKind> servedAgentKinds(kube::Discovery& discovery) {

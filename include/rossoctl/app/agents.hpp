@@ -23,6 +23,8 @@ struct AgentKind {
 // The REST collection of a workload type; the Sandbox at the version the cluster serves
 // (throws Error naming what to install when agents.x-k8s.io is not served).
 kube::ResourceRef workloadResource(model::WorkloadType type, kube::Discovery& discovery);
+// The same for a known Sandbox version (what an import plan already chose).
+kube::ResourceRef workloadResource(model::WorkloadType type, const std::string& sandboxVersion);
 // Every type this cluster serves; the Sandbox is left out when agents.x-k8s.io is not served.
 std::vector<AgentKind> servedAgentKinds(kube::Discovery& discovery);
 // kubectl's name for a type in messages: "deployment.apps", "sandbox.agents.x-k8s.io".
