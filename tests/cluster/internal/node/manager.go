@@ -123,7 +123,7 @@ func (m *Manager) find(ns, name, ctr string) (*podWorker, *container) {
 		if pod == nil || pod.Namespace != ns || pod.Name != name {
 			continue
 		}
-		for _, c := range append(append([]*container{}, w.ctrs...), w.inits...) {
+		for _, c := range append(append(append([]*container{}, w.ctrs...), w.inits...), w.ephs...) {
 			if c.spec.Name == ctr || (ctr == "" && !c.isInit) {
 				return w, c
 			}

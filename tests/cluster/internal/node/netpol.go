@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -83,7 +82,7 @@ func (n *netController) apply() error {
 		cfg.Namespaces[ns.Name] = ns.Labels
 	}
 	nps, _ := n.factory.Networking().V1().NetworkPolicies().Lister().List(labels.Everything())
-	cfg.Policies = append([]*networkingv1.NetworkPolicy(nil), nps...)
+	cfg.Policies = enforcedPolicies(nss, nps)
 	svcs, _ := n.factory.Core().V1().Services().Lister().List(labels.Everything())
 	for _, s := range svcs {
 		if s.Spec.Type == v1.ServiceTypeExternalName {

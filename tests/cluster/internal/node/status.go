@@ -79,6 +79,7 @@ func (w *podWorker) buildStatus(pod *v1.Pod) v1.PodStatus {
 		anyRunning = anyRunning || c.running
 		anyStarted = anyStarted || c.running || c.term != nil || c.last != nil
 	}
+	st.EphemeralContainerStatuses = w.ephemeralStatuses(pod)
 	switch {
 	case terminal:
 		st.Phase, st.Reason, st.Message = w.phase, w.reason, w.message

@@ -30,6 +30,7 @@ type podWorker struct {
 	started  time.Time
 	inits    []*container
 	ctrs     []*container
+	ephs     []*container // ephemeral containers, in the order they were added
 	phase    v1.PodPhase // Succeeded/Failed once terminal
 	reason   string
 	message  string
@@ -147,6 +148,7 @@ func (w *podWorker) step(ctx context.Context, pod *v1.Pod) {
 		w.startOrBackoff(ctx, pod, c)
 		return
 	}
+	w.startEphemerals(ctx, pod)
 	allDone, anyFailed := true, false
 	for _, c := range w.ctrs {
 		w.mu.Lock()
@@ -224,7 +226,7 @@ func (w *podWorker) setTerminal(phase v1.PodPhase, reason, message string) {
 
 func (w *podWorker) killAll(grace time.Duration) {
 	var wg sync.WaitGroup
-	for _, c := range append(append([]*container{}, w.inits...), w.ctrs...) {
+	for _, c := range append(append(append([]*container{}, w.inits...), w.ctrs...), w.ephs...) {
 		wg.Add(1)
 		go func() { defer wg.Done(); w.stop(c, grace) }()
 	}
