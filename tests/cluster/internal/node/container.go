@@ -39,6 +39,8 @@ type container struct {
 	cfgPath      string
 	termPath     string
 	done         chan struct{}
+	image        *image    // what the last pull resolved
+	pull         pullState // back-off after a failed pull
 }
 
 func (c *container) logPath(p paths, podUID string, restart int32) string {
@@ -92,7 +94,7 @@ func resolveCommand(c *v1.Container, env []string, mounts []Mount) ([]string, bo
 
 // identity applies pod- then container-level securityContext; runAsNonRoot is checked
 // against the uid the process will really have (root when nothing says otherwise).
-func identity(pod *v1.Pod, c *v1.Container) (uid, gid uint32, groups []uint32, err error) {
+func identity(pod *v1.Pod, c *v1.Container, img *image) (uid, gid uint32, groups []uint32, err error) {
 	var runAsUser, runAsGroup *int64
 	var nonRoot *bool
 	if psc := pod.Spec.SecurityContext; psc != nil {
@@ -115,19 +117,30 @@ func identity(pod *v1.Pod, c *v1.Container) (uid, gid uint32, groups []uint32, e
 			nonRoot = sc.RunAsNonRoot
 		}
 	}
+	imgUID, imgGID, named, err := imageUser(img)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	uid, gid = imgUID, imgGID
 	if runAsUser != nil {
 		uid = uint32(*runAsUser)
+		gid = uid // the image's passwd names its primary group, else its own id
+		if pgid, ok := passwdGID(img.rootfs, uid); ok && !img.host {
+			gid = pgid
+		}
 	}
 	if runAsGroup != nil {
 		gid = uint32(*runAsGroup)
-	} else {
-		gid = uid // no image metadata: the user's primary group is its own id
 	}
-	if isTrue(nonRoot) && uid == 0 {
-		if runAsUser == nil {
-			return 0, 0, nil, errors.New("container has runAsNonRoot and image will run as root (no image metadata: set runAsUser)")
+	if isTrue(nonRoot) {
+		switch {
+		case runAsUser == nil && named:
+			return 0, 0, nil, fmt.Errorf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root (pod: %q, container: %s)", img.config.User, podRef(pod), c.Name)
+		case runAsUser == nil && uid == 0:
+			return 0, 0, nil, fmt.Errorf("container has runAsNonRoot and image will run as root (pod: %q, container: %s)", podRef(pod), c.Name)
+		case uid == 0:
+			return 0, 0, nil, errors.New("container's runAsUser breaks non-root policy")
 		}
-		return 0, 0, nil, errors.New("container's runAsUser breaks non-root policy")
 	}
 	return uid, gid, groups, nil
 }
@@ -135,11 +148,16 @@ func identity(pod *v1.Pod, c *v1.Container) (uid, gid uint32, groups []uint32, e
 // start launches `node init` in new PID/mount/UTS/IPC namespaces; it becomes the container.
 func (w *podWorker) start(ctx context.Context, pod *v1.Pod, c *container) error {
 	uid := string(pod.UID)
+	img, err := w.pullImage(pod, c)
+	if err != nil {
+		return err
+	}
 	env, err := w.containerEnv(ctx, pod, &c.spec)
 	if err != nil {
 		return &configError{err}
 	}
-	u, g, groups, err := identity(pod, &c.spec)
+	env = imageEnv(img, env, specEnvNames(&c.spec))
+	u, g, groups, err := identity(pod, &c.spec, img)
 	if err != nil {
 		return &configError{err}
 	}
@@ -147,7 +165,21 @@ func (w *podWorker) start(ctx context.Context, pod *v1.Pod, c *container) error 
 	if err != nil {
 		return &configError{err}
 	}
-	args, pause := resolveCommand(&c.spec, env, mounts)
+	var args []string
+	pause := false
+	if img.host {
+		args, pause = resolveCommand(&c.spec, env, mounts)
+	} else if args = commandLine(&c.spec, img); len(args) == 0 {
+		return errors.New("failed to generate container spec: no command specified")
+	}
+	upper, err := w.containerLayer(uid, c, img)
+	if err != nil {
+		return err
+	}
+	cwd := c.spec.WorkingDir
+	if cwd == "" {
+		cwd = img.config.WorkingDir
+	}
 	cg, err := makeCgroups(uid, &c.spec)
 	if err != nil {
 		return err
@@ -159,7 +191,8 @@ func (w *podWorker) start(ctx context.Context, pod *v1.Pod, c *container) error 
 	}
 	cfg := &InitConfig{
 		Rootfs: w.m.paths.pod(uid, "rootfs"), NetNS: netns, Hostname: podHostname(pod),
-		Args: args, Env: env, Cwd: c.spec.WorkingDir, UID: u, GID: g, Groups: groups,
+		Image: imageRoot(img), Layer: upper,
+		Args: args, Env: env, Cwd: cwd, UID: u, GID: g, Groups: groups,
 		NoNewPrivs:   sc != nil && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation,
 		ReadOnlyRoot: sc != nil && isTrue(sc.ReadOnlyRootFilesystem),
 		Mounts:       mounts, Cgroups: cg, Caps: containerCaps(sc),
@@ -201,7 +234,7 @@ func (w *podWorker) start(ctx context.Context, pod *v1.Pod, c *container) error 
 	}
 	_ = started.SetReadDeadline(time.Now().Add(30 * time.Second))
 	_, _ = io.Copy(io.Discard, started)
-	c.cfg, c.cfgPath, c.cgroups, c.pause = cfg, cfgPath, cg, pause
+	c.cfg, c.cfgPath, c.cgroups, c.pause, c.image = cfg, cfgPath, cg, pause, img
 	c.pid, c.running, c.startedAt = cmd.Process.Pid, true, time.Now()
 	c.id = fmt.Sprintf("%s-%s-%d", uid[:8], c.spec.Name, c.restartCount)
 	c.term, c.waiting, c.waitingMsg, c.probes = nil, "", "", probes{}

@@ -33,7 +33,7 @@ func (s *kubeletServer) ExecInContainer(ctx context.Context, name, _, ctr string
 func (m *Manager) execIn(ctx context.Context, w *podWorker, c *container, cmdline []string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
 	ctr := c.spec.Name
 	w.mu.Lock()
-	pid, running, cfg, cgroups := c.pid, c.running, c.cfg, c.cgroups
+	pid, running, cfg, cgroups, cfgPath := c.pid, c.running, c.cfg, c.cgroups, c.cfgPath
 	w.mu.Unlock()
 	if !running || cfg == nil {
 		return fmt.Errorf("container %q is not running", ctr)
@@ -45,27 +45,14 @@ func (m *Manager) execIn(ctx context.Context, w *podWorker, c *container, cmdlin
 	for _, d := range cgroups {
 		dirs = append(dirs, d)
 	}
-	args := []string{"node", "enter", "--cgroups", strings.Join(dirs, ","), "--",
-		"/usr/bin/nsenter", "-t", strconv.Itoa(pid), "-n", "-m", "-p", "-u", "-i", "-r", "-w", "--"}
-	if tty {
-		// The session (and job control) must live in the container's PID namespace.
-		args = append(args, "/usr/bin/setsid", "--ctty")
+	if err := execLookup(pid, cfg.Env, cmdline[0]); err != nil {
+		return err
 	}
-	args = append(args, "/usr/bin/setpriv", "--reuid", fmt.Sprint(cfg.UID), "--regid", fmt.Sprint(cfg.GID))
-	if len(cfg.Groups) == 0 {
-		args = append(args, "--clear-groups")
-	} else {
-		gs := make([]string, len(cfg.Groups))
-		for i, g := range cfg.Groups {
-			gs[i] = fmt.Sprint(g)
-		}
-		args = append(args, "--groups", strings.Join(gs, ","))
-	}
-	if cfg.NoNewPrivs {
-		args = append(args, "--no-new-privs")
-	}
-	args = append(args, "--bounding-set", setprivBounding(cfg.Caps))
-	args = append(append(append(args, "--", "/usr/bin/env", "-i", "--"), cfg.Env...), cmdline...)
+	// Not -m: the helper runs from the host's mount namespace and takes the container's root
+	// itself, so the image needs none of nsenter, setpriv or env.
+	args := append([]string{"node", "enter", "--cgroups", strings.Join(dirs, ","), "--",
+		"/usr/bin/nsenter", "-t", strconv.Itoa(pid), "-n", "-p", "-u", "-i", "--"},
+		enterRootArgs(m.self, pid, cfgPath, tty, cmdline)...)
 	cmd := exec.CommandContext(ctx, m.self, args...)
 	cmd.Args[0] = "localcluster"
 	cmd.WaitDelay = 2 * time.Second

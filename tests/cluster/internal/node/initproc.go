@@ -24,6 +24,8 @@ type Mount struct {
 // InitConfig is everything `node init` needs to turn itself into a container process.
 type InitConfig struct {
 	Rootfs       string            `json:"rootfs"`
+	Image        string            `json:"image,omitempty"` // the image's root filesystem; empty: the host's dirs
+	Layer        string            `json:"layer,omitempty"` // the container's writable layer (upper and work dirs)
 	NetNS        string            `json:"netns"`
 	Hostname     string            `json:"hostname"`
 	Args         []string          `json:"args"`
@@ -127,15 +129,26 @@ func containerInit(cfg *InitConfig) error {
 	}
 	// The container starts with stdin, stdout and stderr only.
 	_ = unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
-	return syscall.Exec(cfg.Args[0], cfg.Args, cfg.Env)
+	argv0, err := lookPath(cfg.Args[0], cfg.Env)
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(argv0, cfg.Args, cfg.Env)
 }
 
 func buildRootfs(cfg *InitConfig) error {
 	root := cfg.Rootfs
-	if err := unix.Mount("rootfs", root, "tmpfs", 0, "mode=0755"); err != nil {
+	if cfg.Image != "" {
+		if err := mountImage(cfg); err != nil {
+			return err
+		}
+	} else if err := unix.Mount("rootfs", root, "tmpfs", 0, "mode=0755"); err != nil {
 		return fmt.Errorf("rootfs tmpfs: %w", err)
 	}
 	for _, d := range hostDirs {
+		if cfg.Image != "" {
+			break
+		}
 		host := "/" + d
 		fi, err := os.Lstat(host)
 		if err != nil {
@@ -155,9 +168,11 @@ func buildRootfs(cfg *InitConfig) error {
 		}
 	}
 	for _, d := range []string{"var/tmp", "var/run", "root", "home", "run", "opt"} {
-		_ = os.MkdirAll(filepath.Join(root, d), 0o755)
+		if cfg.Image == "" { // an image brings its own
+			_ = os.MkdirAll(filepath.Join(root, d), 0o755)
+		}
 	}
-	if err := mountSpecial(root); err != nil {
+	if err := mountSpecial(root, cfg.Image == ""); err != nil {
 		return err
 	}
 	if err := mountCgroups(root, cfg.Cgroups); err != nil {
@@ -183,9 +198,7 @@ func buildRootfs(cfg *InitConfig) error {
 		}
 	}
 	if cfg.ReadOnlyRoot {
-		if err := unix.Mount("", root, "", unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
-			return fmt.Errorf("read-only rootfs: %w", err)
-		}
+		return readOnlyRoot(cfg)
 	}
 	return nil
 }
@@ -233,7 +246,9 @@ func bindMountFlags(src, target string, ro bool, rec uintptr) error {
 	return nil
 }
 
-func mountSpecial(root string) error {
+// mountSpecial mounts /proc, /dev, /sys and, over the host's dirs only, a tmpfs /tmp: an
+// image's /tmp is part of its root filesystem, as with a real runtime.
+func mountSpecial(root string, tmp bool) error {
 	type mnt struct {
 		dir, fstype, src, data string
 		flags                  uintptr
@@ -247,6 +262,9 @@ func mountSpecial(root string) error {
 		{"sys", "sysfs", "sysfs", "", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_RDONLY},
 		{"tmp", "tmpfs", "tmpfs", "mode=1777", unix.MS_NOSUID | unix.MS_NODEV},
 	} {
+		if m.dir == "tmp" && !tmp {
+			continue
+		}
 		target := filepath.Join(root, m.dir)
 		if err := os.MkdirAll(target, 0o755); err != nil {
 			return err

@@ -26,6 +26,7 @@ type Manager struct {
 	onNet   func() error // NetworkPolicy/service rules depend on pod IPs
 	mu      sync.Mutex
 	workers map[types.UID]*podWorker
+	images  imageStore
 }
 
 func newManager(p paths, client kubernetes.Interface, onNet func() error) (*Manager, error) {
@@ -33,7 +34,8 @@ func newManager(p paths, client kubernetes.Interface, onNet func() error) (*Mana
 	if err != nil {
 		return nil, err
 	}
-	return &Manager{paths: p, self: self, client: client, ipam: newIPAM(), onNet: onNet, workers: map[types.UID]*podWorker{}}, nil
+	return &Manager{paths: p, self: self, client: client, ipam: newIPAM(), onNet: onNet, workers: map[types.UID]*podWorker{},
+		images: newImageStore(p, self)}, nil
 }
 
 func (m *Manager) netChanged() error {

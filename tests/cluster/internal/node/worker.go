@@ -204,8 +204,11 @@ func (w *podWorker) startOrBackoff(ctx context.Context, pod *v1.Pod, c *containe
 	if err != nil {
 		c.waiting, c.waitingMsg = "CreateContainerError", err.Error()
 		var ce *configError
+		var pe *pullError
 		if errors.As(err, &ce) {
 			c.waiting = "CreateContainerConfigError"
+		} else if errors.As(err, &pe) {
+			c.waiting = pe.reason
 		}
 		if restart {
 			c.restartCount--
