@@ -146,6 +146,7 @@ type pullState struct {
 	failedAt  time.Time
 	backoff   time.Duration
 	inBackoff bool
+	final     *pullError // ErrImageNeverPull, InvalidImageName: reported again without new events
 }
 
 // pullImage resolves the container's image, honouring imagePullPolicy and the back-off after
@@ -155,6 +156,9 @@ func (w *podWorker) pullImage(pod *v1.Pod, c *container) (*image, error) {
 	w.mu.Lock()
 	st := c.pull
 	w.mu.Unlock()
+	if st.final != nil && time.Since(st.failedAt) < st.backoff {
+		return nil, st.final
+	}
 	if !st.failedAt.IsZero() && time.Since(st.failedAt) < st.backoff {
 		msg := fmt.Sprintf("Back-off pulling image %q", ref)
 		if !st.inBackoff {
@@ -181,16 +185,22 @@ func (w *podWorker) pullImage(pod *v1.Pod, c *container) (*image, error) {
 		}
 		return img, nil
 	}
-	if pe, ok := err.(*pullError); ok {
-		w.m.event(pod, c, v1.EventTypeWarning, "InspectFailed", pe.msg)
-		w.m.event(pod, c, v1.EventTypeWarning, "Failed", "Error: "+pe.reason)
-		return nil, err
+	final, ok := err.(*pullError)
+	if !ok && c.spec.ImagePullPolicy == v1.PullNever {
+		final = &pullError{reason: "ErrImageNeverPull", msg: fmt.Sprintf("Container image %q is not present with pull policy of Never", ref)}
 	}
-	if c.spec.ImagePullPolicy == v1.PullNever {
-		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", ref)
-		w.m.event(pod, c, v1.EventTypeWarning, "ErrImageNeverPull", msg)
-		w.m.event(pod, c, v1.EventTypeWarning, "Failed", "Error: ErrImageNeverPull")
-		return nil, &pullError{reason: "ErrImageNeverPull", msg: msg}
+	if final != nil {
+		// Retrying cannot help: the events are recorded once a minute, not at every sync.
+		kind := "InspectFailed"
+		if final.reason == "ErrImageNeverPull" {
+			kind = "ErrImageNeverPull"
+		}
+		w.m.event(pod, c, v1.EventTypeWarning, kind, final.msg)
+		w.m.event(pod, c, v1.EventTypeWarning, "Failed", "Error: "+final.reason)
+		w.mu.Lock()
+		c.pull = pullState{failedAt: time.Now(), backoff: time.Minute, final: final}
+		w.mu.Unlock()
+		return nil, final
 	}
 	w.m.event(pod, c, v1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", ref))
 	w.m.event(pod, c, v1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %v", ref, err))
