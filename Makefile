@@ -4,6 +4,10 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# The local cluster runs the released agent-sandbox controller when its source is next to the
+# repo; AGENT_SANDBOX_SOURCE= (empty) selects the project's own controller.
+AGENT_SANDBOX_SOURCE ?= $(wildcard $(abspath $(CURDIR)/../shared/upstream/agent-sandbox-v0.5.6))
+export AGENT_SANDBOX_SOURCE
 
 .PHONY: all build bootstrap test unit integration asan format demo install bench fuzz cluster-up cluster-down clean deb
 
