@@ -37,7 +37,7 @@ asan: bootstrap
 	scripts/integration $(ASAN_BUILD)
 
 format:
-	find include src commands tests/unit tests/integration -name '*.cpp' -o -name '*.hpp' | xargs clang-format -i
+	scripts/format
 
 demo: bootstrap build
 	scripts/demo $(BUILD)

@@ -5,7 +5,7 @@
 namespace rossoctl {
 
 class Clock {
-public:
+  public:
     virtual ~Clock() = default;
     virtual std::chrono::system_clock::time_point now() const = 0;
     virtual std::chrono::steady_clock::time_point monotonic() const = 0;
@@ -13,7 +13,7 @@ public:
 };
 
 class SystemClock : public Clock {
-public:
+  public:
     std::chrono::system_clock::time_point now() const override;
     std::chrono::steady_clock::time_point monotonic() const override;
     void sleepFor(std::chrono::milliseconds duration) const override;

@@ -39,7 +39,7 @@ rossoctl::kube::Client& admin();
 // A fresh namespace name for one test ("it-<prefix>-<random>"), created with the given
 // labels; deleted when the returned guard goes out of scope.
 class TestNamespace {
-public:
+  public:
     explicit TestNamespace(const std::string& prefix, bool create = true,
                            const nlohmann::json& labels = nlohmann::json::object());
     ~TestNamespace();
@@ -47,7 +47,7 @@ public:
     TestNamespace& operator=(const TestNamespace&) = delete;
     const std::string& name() const { return name_; }
 
-private:
+  private:
     std::string name_;
 };
 

@@ -15,7 +15,7 @@ struct StatusCause {
 };
 
 class ApiError : public Error {
-public:
+  public:
     ApiError(long code, std::string reason, std::string message, std::vector<StatusCause> causes,
              nlohmann::json details = {});
     long code() const { return code_; }
@@ -28,7 +28,7 @@ public:
     bool isAlreadyExists() const { return code_ == 409 && reason_ == "AlreadyExists"; }
     bool isForbidden() const { return code_ == 403; }
 
-private:
+  private:
     long code_;
     std::string reason_;
     std::string message_;

@@ -25,7 +25,7 @@ ExecCredential parseExecCredential(const std::string& json, const std::string& e
 
 // Runs a plugin: the command with args, env added to the environment, KUBERNETES_EXEC_INFO.
 class ExecPluginRunner {
-public:
+  public:
     virtual ~ExecPluginRunner() = default;
     virtual std::string run(const ExecConfig& config, const std::string& execInfo) = 0;
 };
@@ -35,7 +35,7 @@ std::unique_ptr<ExecPluginRunner> makeProcessExecPluginRunner(
     std::chrono::milliseconds timeout = std::chrono::minutes(2));
 
 class Authenticator {
-public:
+  public:
     Authenticator(const RestConfig& config, const Clock& clock,
                   std::unique_ptr<ExecPluginRunner> runner = makeProcessExecPluginRunner());
     // The Authorization header value for the next request, if any.
@@ -45,7 +45,7 @@ public:
     // After a 401: drop cached credentials; true when retrying once may succeed.
     bool invalidate();
 
-private:
+  private:
     void refreshPluginIfNeeded();
     bool usesPlugin() const;
     // Re-reads tokenFile when it changed (or a minute passed); returns the current token.

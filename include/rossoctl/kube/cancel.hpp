@@ -5,11 +5,11 @@
 namespace rossoctl::kube {
 
 class CancelFlag {
-public:
+  public:
     void cancel() { cancelled_.store(true); }
     bool cancelled() const { return cancelled_.load(); }
 
-private:
+  private:
     std::atomic<bool> cancelled_{false};
 };
 

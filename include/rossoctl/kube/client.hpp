@@ -58,7 +58,7 @@ struct RequestStats {
 };
 
 class Client {
-public:
+  public:
     Client(RestConfig config, std::unique_ptr<Transport> transport, const Clock& clock,
            RequestTracer tracer, const CancelFlag* cancel = nullptr,
            std::unique_ptr<Authenticator> authenticator = nullptr, RetryPolicy retry = {});
@@ -102,7 +102,7 @@ public:
     std::unique_ptr<UpgradedConnection> upgrade(const std::string& pathAndQuery,
                                                 const Headers& headers);
 
-private:
+  private:
     HttpResponse sendOnce(HttpRequest& request);
     HttpRequest prepare(const std::string& method, const std::string& pathAndQuery,
                         const std::string& body, const std::string& contentType);

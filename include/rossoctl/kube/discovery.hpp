@@ -18,7 +18,7 @@ struct ApiGroupInfo {
 };
 
 class Discovery {
-public:
+  public:
     // cacheDir empty = no disk cache.
     Discovery(Client& client, const Clock& clock, std::string cacheDir);
     // nullopt when the group is not served at all.
@@ -30,7 +30,7 @@ public:
     ResourceRef sandboxes();
     bool isServed(const std::string& name) { return group(name).has_value(); }
 
-private:
+  private:
     std::optional<std::string> readCache(const std::string& group) const;
     void writeCache(const std::string& group, const std::string& body) const;
     Client& client_;

@@ -13,12 +13,12 @@ struct RetryPolicy {
 };
 
 struct AttemptOutcome {
-    int attempt = 1;            // 1-based, the attempt that just failed
-    bool idempotent = true;     // GET, PUT with resourceVersion, DELETE with precondition...
-    long httpStatus = 0;        // 0 when the transport failed
-    bool connectFailed = false; // the request never reached the server
+    int attempt = 1;             // 1-based, the attempt that just failed
+    bool idempotent = true;      // GET, PUT with resourceVersion, DELETE with precondition...
+    long httpStatus = 0;         // 0 when the transport failed
+    bool connectFailed = false;  // the request never reached the server
     bool transportFailed = false;
-    std::string retryAfter;     // Retry-After header, seconds
+    std::string retryAfter;  // Retry-After header, seconds
 };
 
 // nullopt = do not retry. 429 honours Retry-After; 5xx and resets only when idempotent;

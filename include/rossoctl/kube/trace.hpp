@@ -10,7 +10,7 @@
 namespace rossoctl::kube {
 
 class RequestTracer {
-public:
+  public:
     RequestTracer(std::ostream& err, int verbosity) : err_(err), verbosity_(verbosity) {}
     int verbosity() const { return verbosity_; }
     void request(const HttpRequest& request) const;
@@ -18,7 +18,7 @@ public:
                   std::string_view body) const;
     void failure(const HttpRequest& request, const std::string& what) const;
 
-private:
+  private:
     std::ostream& err_;
     int verbosity_;
 };

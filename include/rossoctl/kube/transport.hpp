@@ -37,18 +37,18 @@ std::string_view httpReasonPhrase(long status);
 
 // The connection could not carry the request (refused, reset, TLS, timeout).
 class TransportError : public Error {
-public:
+  public:
     enum class Kind { Connect, Timeout, Reset, Tls, Cancelled, Other };
     TransportError(Kind kind, const std::string& message) : Error(message), kind_(kind) {}
     Kind kind() const { return kind_; }
 
-private:
+  private:
     Kind kind_;
 };
 
 // A raw byte stream after an HTTP Upgrade (WebSocket for exec).
 class UpgradedConnection {
-public:
+  public:
     virtual ~UpgradedConnection() = default;
     virtual const HttpResponse& handshake() const = 0;  // status 101 and its headers
     // Reads up to buffer.size() bytes; returns 0 at end of stream. Waits at most timeout
@@ -63,7 +63,7 @@ struct ClientCertificate {
 };
 
 class Transport {
-public:
+  public:
     virtual ~Transport() = default;
     virtual HttpResponse send(const HttpRequest& request) = 0;
     // Sends request (with its Upgrade headers) and hands over the socket after 101.
