@@ -22,9 +22,11 @@ $(BUILD)/CMakeCache.txt:
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Unit tests, then the integration suite against the local cluster (started and stopped here).
+# Unit tests, a bounded fuzz smoke of what a hostile pod writes, then the integration suite
+# against the local cluster (started and stopped here).
 test: bootstrap build
 	cd $(BUILD) && ctest --output-on-failure -LE integration
+	scripts/fuzz --smoke
 	scripts/integration $(BUILD)
 
 unit: build

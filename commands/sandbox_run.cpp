@@ -11,6 +11,7 @@
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/model/validation.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -32,8 +33,21 @@ struct RunOptions {
     bool stdinCode = false;
     bool fromPool = false;
     std::string output;
+    std::string outputMaxBytes = "16Mi";
+    std::string artifactsMaxBytes = "1Gi";
+    std::string artifactsMaxFiles = "10000";
+    std::string artifactsMaxFileBytes = "512Mi";
     std::vector<std::string> command;
 };
+
+// A cap such as 512Mi or 10000: a whole number above 0.
+uint64_t parseCap(const std::string& value, const std::string& flag) {
+    const double number = model::parseQuantity(value, flag);
+    if (number < 1 || number > 9.0e18 ||
+        number != static_cast<double>(static_cast<uint64_t>(number)))
+        throw UsageError(fmt::format("{} must be a whole number above 0, e.g. 512Mi", flag));
+    return static_cast<uint64_t>(number);
+}
 
 std::string readFile(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -112,6 +126,12 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     request.fromPool = options.fromPool;
     request.collect = !options.artifacts.empty();
     request.artifactsDir = options.artifacts;
+    request.artifactLimits.maxBytes = parseCap(options.artifactsMaxBytes, "--artifacts-max-bytes");
+    request.artifactLimits.maxEntries =
+        parseCap(options.artifactsMaxFiles, "--artifacts-max-files");
+    request.artifactLimits.maxFileBytes =
+        parseCap(options.artifactsMaxFileBytes, "--artifacts-max-file-bytes");
+    const uint64_t outputCap = parseCap(options.outputMaxBytes, "--output-max-bytes");
     const auto now = std::chrono::system_clock::to_time_t(context.clock().now());
     request.uploadTar = uploadArchive(options.files, static_cast<int64_t>(now));
     if (options.stdinCode) {
@@ -124,7 +144,9 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     request.namespaceName = context.namespaceName();
 
     // run
-    std::string stdoutText, stderrText;
+    // -o json holds the streams until the end: capped, so a flood cannot exhaust memory.
+    auto stdoutText = app::run::CappedText::withLimit(static_cast<size_t>(outputCap));
+    auto stderrText = app::run::CappedText::withLimit(static_cast<size_t>(outputCap));
     app::run::RunCallbacks callbacks;
     if (json) {
         callbacks.onStdout = [&](std::string_view bytes) { stdoutText.append(bytes); };
@@ -145,7 +167,12 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
         context.cancelFlag(), request, callbacks);
 
     for (const auto& why : outcome.rejected)
-        context.err() << "warning: artifact refused: " << why << '\n';
+        context.err() << "warning: artifact refused: " << ui::escapeForTerminal(why) << '\n';
+    for (const auto* capped : {&stdoutText, &stderrText})
+        if (capped->dropped)
+            context.err() << fmt::format(
+                "warning: output truncated: {} bytes past --output-max-bytes {} were dropped\n",
+                capped->dropped, options.outputMaxBytes);
     if (json) {
         context.out() << app::run::runResultJson(outcome, stdoutText, stderrText)
                              .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
@@ -196,6 +223,23 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
                       "Pass this process's stdin to the command (e.g. code for python3 -)");
     command->add_flag("--pool", options->fromPool,
                       "Claim a warm pod from 'rossoctl sandbox pool' when one matches");
+    command
+        ->add_option("--output-max-bytes", options->outputMaxBytes,
+                     "With -o json: keep at most this much of stdout and of stderr (the rest is "
+                     "counted and reported as truncated)")
+        ->capture_default_str();
+    command
+        ->add_option("--artifacts-max-bytes", options->artifactsMaxBytes,
+                     "Refuse artifacts whose files add up to more than this")
+        ->capture_default_str();
+    command
+        ->add_option("--artifacts-max-files", options->artifactsMaxFiles,
+                     "Refuse artifacts with more entries (files, directories, links) than this")
+        ->capture_default_str();
+    command
+        ->add_option("--artifacts-max-file-bytes", options->artifactsMaxFileBytes,
+                     "Refuse an artifact file larger than this")
+        ->capture_default_str();
     command->add_option("-o,--output", options->output,
                         "json: {stdout, stderr, exitCode, timedOut, artifacts, durations}");
     command->add_option("command", options->command, "The command and its arguments, after --");

@@ -9,6 +9,7 @@
 
 #include "registry.hpp"
 #include "rossoctl/app/context.hpp"
+#include "rossoctl/app/process_hardening.hpp"
 #include "rossoctl/kube/transport.hpp"
 
 namespace {
@@ -129,6 +130,7 @@ int reportParseError(const CLI::App& root, const CLI::ParseError& e) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    app::disableCoreDumps();  // before any kubeconfig, token or key is read
     curl_global_init(CURL_GLOBAL_DEFAULT);
     kube::CancelFlag cancel;
     SignalWatcher signals(cancel);

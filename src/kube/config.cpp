@@ -229,6 +229,13 @@ RestConfig fromKubeConfig(const KubeConfig& config, const ConfigOverrides& overr
         applyUser(found->second, userName, files, rest);
     }
     applyTlsOverrides(overrides, rest);
+    // kubectl's rule and words: a CA together with insecure would silently verify nothing.
+    if (rest.insecureSkipTlsVerify && !rest.caData.empty()) {
+        const std::string message =
+            "specifying a root certificates file with the insecure flag is not allowed";
+        if (overrides.insecureSkipTlsVerify) throw UsageError(message);
+        throw ConfigError(contextLabel + ": " + message);
+    }
 
     std::string server = overrides.server.empty() ? cluster.server : overrides.server;
     if (server.empty()) {

@@ -90,6 +90,10 @@ class CurlUpgradedConnection : public UpgradedConnection {
 
     size_t receive(char* buffer, size_t size, std::optional<SteadyTime> deadline) {
         while (true) {
+            // Checked before every read, not only when the socket is quiet: a flood of output
+            // keeps it readable and would otherwise never let Ctrl-C through.
+            if (cancel_ && cancel_->cancelled())
+                throw TransportError(TransportError::Kind::Cancelled, "interrupted");
             size_t received = 0;
             CURLcode code;
             {
@@ -159,9 +163,11 @@ class CurlUpgradedConnection : public UpgradedConnection {
         handshake_.body = std::move(buffered_);
         buffered_.clear();
         std::string lengthHeader = handshake_.header("content-length");
-        size_t wanted = lengthHeader.empty()
-                            ? kMaxHandshakeBytes
-                            : std::min<size_t>(std::stoul(lengthHeader), kMaxHandshakeBytes);
+        // Digits only: a server's "Content-Length: lots" is read as absent, never thrown.
+        size_t wanted = kMaxHandshakeBytes;
+        if (!lengthHeader.empty() && lengthHeader.size() <= 12 &&
+            lengthHeader.find_first_not_of("0123456789") == std::string::npos)
+            wanted = std::min<size_t>(std::stoull(lengthHeader), kMaxHandshakeBytes);
         char chunk[4096];
         try {
             while (handshake_.body.size() < wanted) {

@@ -22,6 +22,7 @@ constexpr const char* kProtocolV5 = "v5.channel.k8s.io";
 constexpr const char* kProtocolV4 = "v4.channel.k8s.io";
 constexpr size_t kStdinChunk = 32 * 1024;
 constexpr std::chrono::milliseconds kReadSlice{250};
+constexpr size_t kMaxStatusBytes = 64 * 1024;
 
 std::string execPath(const ExecRequest& request) {
     std::string query;
@@ -200,6 +201,11 @@ ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
                 if (channel == 1 && io.onStdout && !payload.empty()) io.onStdout(payload);
                 if (channel == 2 && io.onStderr && !payload.empty()) io.onStderr(payload);
                 if (channel == 3) {
+                    // A Status is a few hundred bytes; the pod's side must not grow it freely.
+                    if (statusPayload.size() + payload.size() > kMaxStatusBytes)
+                        throw Error(fmt::format(
+                            "exec: the command's status message is over {} bytes; refused",
+                            kMaxStatusBytes));
                     statusPayload.append(payload);
                     if (frame->fin) statusSeen = true;
                 }

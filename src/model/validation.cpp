@@ -49,9 +49,16 @@ void validateDnsSubdomain(const std::string& value, const std::string& what) {
 }
 
 void validateEnvName(const std::string& value, const std::string& what) {
-    static const std::regex kEnvName("[-._a-zA-Z][-._a-zA-Z0-9]*");
     if (value.empty()) throw UsageError(what + ": a variable name must not be empty");
-    if (!std::regex_match(value, kEnvName))
+    // A plain loop, not std::regex: its recursion per character overflowed the stack on a
+    // 30,000-character name.
+    const auto allowed = [](char c, bool first) {
+        return std::isalpha(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_' ||
+               (!first && std::isdigit(static_cast<unsigned char>(c)));
+    };
+    bool valid = allowed(value[0], true);
+    for (size_t i = 1; valid && i < value.size(); ++i) valid = allowed(value[i], false);
+    if (!valid)
         throw UsageError(fmt::format(
             "{}: \"{}\" is not a valid variable name: use letters, digits, '_', '-' and '.', not "
             "starting with a digit",
@@ -76,7 +83,8 @@ double parseQuantity(const std::string& value, const std::string& what) {
         }
     };
     std::smatch match;
-    if (!std::regex_match(value, match, kQuantity)) throw invalid();
+    // Length first: std::regex recurses per character and a long input overflows the stack.
+    if (value.size() > 64 || !std::regex_match(value, match, kQuantity)) throw invalid();
     double number = toNumber(match[2].str());
     const std::string suffix = match[4].str();
     static const std::vector<std::pair<std::string, double>> kScale = {{"m", 1e-3},
@@ -104,7 +112,8 @@ void validateImageReference(const std::string& value, const std::string& what) {
     static const std::regex kImage(
         R"(((([a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)(\.[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?)*(:[0-9]+)?|\[[0-9a-fA-F:]+\](:[0-9]+)?)/)?[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*(/[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(@[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?)");
     if (value.empty()) throw UsageError(what + " must not be empty");
-    if (value.size() > 4096 || !std::regex_match(value, kImage))
+    // Length first (std::regex recurses per character); real references are far shorter.
+    if (value.size() > 1024 || !std::regex_match(value, kImage))
         throw UsageError(
             fmt::format("{} \"{}\" is not a valid image reference (expected e.g. "
                         "registry.example.com/team/agent:1.2)",
@@ -113,7 +122,8 @@ void validateImageReference(const std::string& value, const std::string& what) {
 
 int parsePort(const std::string& value, const std::string& what) {
     static const std::regex kDigits("[0-9]{1,5}");
-    if (!std::regex_match(value, kDigits) || std::stoi(value) < 1 || std::stoi(value) > 65535)
+    if (value.size() > 5 || !std::regex_match(value, kDigits) || std::stoi(value) < 1 ||
+        std::stoi(value) > 65535)
         throw UsageError(
             fmt::format("invalid port \"{}\" for {}: want 1-65535", printable(value), what));
     return std::stoi(value);

@@ -24,6 +24,8 @@ json typedScalar(const YAML::Node& node) {
         return nullptr;
     if (text == "true" || text == "True" || text == "TRUE") return true;
     if (text == "false" || text == "False" || text == "FALSE") return false;
+    // std::regex recurses per character; no number is this long, and the stack stays safe.
+    if (text.size() > 256) return text;
     if (std::regex_match(text, kInt)) {
         try {
             return std::stoll(text);

@@ -103,7 +103,8 @@ std::optional<EgressTarget> parseEgressTarget(const std::string& url) {
     static const std::regex pattern(
         R"(^(https?)://([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:([0-9]{1,5}))?(/[^\s]*)?$)");
     std::smatch match;
-    if (!std::regex_match(url, match, pattern)) return std::nullopt;
+    // std::regex recurses per character: bound the input before it can exhaust the stack.
+    if (url.size() > 2048 || !std::regex_match(url, match, pattern)) return std::nullopt;
     EgressTarget target;
     target.url = url;
     target.scheme = match[1];
@@ -221,7 +222,7 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target) {
         static const std::regex pattern(R"(http:(\d+) connect:([0-9.]+) ip:(\S*))");
         std::smatch match;
         const std::string line = marker(output.stdoutText, "rossoctl-curl").value_or("");
-        if (std::regex_search(line, match, pattern)) {
+        if (line.size() <= 1024 && std::regex_search(line, match, pattern)) {
             const std::string status = match[1];
             if (status != "000") return connected("HTTP " + status + ", " + match[3].str());
             if (std::stod(match[2]) > 0) return connected("connected to " + match[3].str());

@@ -5,6 +5,7 @@
 #include "rossoctl/errors.hpp"
 #include "rossoctl/ui/color.hpp"
 #include "rossoctl/ui/printer.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::verify {
 
@@ -51,7 +52,8 @@ Counts countChecks(const SandboxReport& report) {
 std::string partText(const char* which, const Finding& finding) {
     std::string text = fmt::format("{} ({}{}):", which, verdictName(finding.verdict),
                                    finding.probe.empty() ? "" : ", " + finding.probe);
-    for (const auto& line : finding.evidence) text += "\n  " + line;
+    // Evidence quotes what the pod printed: never let its control characters through.
+    for (const auto& line : finding.evidence) text += "\n  " + ui::escapeForTerminal(line);
     return text;
 }
 
@@ -84,7 +86,8 @@ void printReportTable(std::ostream& out, const SandboxReport& report, bool noHea
         bool first = true;
         auto row = [&](const std::string& evidence) {
             table.rows.push_back({first ? checkTitle(check.kind) : "",
-                                  first ? paintedVerdict(check.verdict(), color) : "", evidence});
+                                  first ? paintedVerdict(check.verdict(), color) : "",
+                                  ui::escapeForTerminal(evidence)});
             first = false;
         };
         for (const auto& line : check.staticPart.evidence) row("static: " + line);

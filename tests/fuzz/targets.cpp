@@ -120,6 +120,8 @@ const NamedTarget kTargets[] = {
     {"duration", duration},
     {"yaml", yaml},
     {"timestamp", timestamp},
+    {"tar", tarArchive},
+    {"exec_stream", execStream},
 };
 const size_t kTargetCount = sizeof kTargets / sizeof kTargets[0];
 

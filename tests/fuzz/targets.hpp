@@ -20,4 +20,8 @@ extern const NamedTarget kTargets[];
 extern const size_t kTargetCount;
 Target findTarget(std::string_view name);
 
+// In stream_targets.cpp (kube layer and extractor only, for a small CI fuzz build).
+void tarArchive(std::string_view input);
+void execStream(std::string_view input);
+
 }  // namespace fuzz

@@ -284,3 +284,38 @@ TEST_CASE("in-cluster config from the service account directory", "[config]") {
         CHECK(resolveRestConfig({}, env).server == "https://only-b.example");
     }
 }
+
+TEST_CASE("a CA together with insecure-skip-tls-verify is refused, as kubectl does", "[config]") {
+    TempDir dir;
+    dir.write("conf/ca.crt", "-----BEGIN CERTIFICATE-----\nca\n-----END CERTIFICATE-----\n");
+    dir.write("flag-ca.crt", "flag-ca-pem");
+    std::string both = R"(clusters:
+- name: c
+  cluster:
+    server: https://c.example
+    certificate-authority: ca.crt
+    insecure-skip-tls-verify: true
+contexts: [{name: x, context: {cluster: c}}]
+current-context: x
+)";
+    auto env = fakeEnvironment(dir, {{"KUBECONFIG", dir.write("conf/config", both)}});
+    const std::string kubectlSays =
+        "specifying a root certificates file with the insecure flag is not allowed";
+    CHECK_THROWS_WITH(resolveRestConfig({}, env), Catch::Contains(kubectlSays));
+
+    ConfigOverrides flags;
+    flags.insecureSkipTlsVerify = true;
+    flags.certificateAuthority = dir.file("flag-ca.crt");
+    CHECK_THROWS_AS(resolveRestConfig(flags, env), rossoctl::UsageError);
+    CHECK_THROWS_WITH(resolveRestConfig(flags, env), Catch::Contains(kubectlSays));
+
+    // The flag alone clears the file's CA (kubectl's override), so it is not refused.
+    flags.certificateAuthority.clear();
+    const RestConfig rest = resolveRestConfig(flags, env);
+    CHECK(rest.insecureSkipTlsVerify);
+    CHECK(rest.caData.empty());
+    // A CA flag replaces the file's insecure setting.
+    flags = {};
+    flags.certificateAuthority = dir.file("flag-ca.crt");
+    CHECK_FALSE(resolveRestConfig(flags, env).insecureSkipTlsVerify);
+}

@@ -271,3 +271,44 @@ TEST_CASE("an upgraded read times out", "[curl]") {
         CHECK(error.kind() == TransportError::Kind::Timeout);
     }
 }
+
+TEST_CASE("a refused upgrade with a non-numeric Content-Length is still reported", "[curl]") {
+    LoopbackServer server([](const std::string&, int fd) {
+        sendAll(fd,
+                "HTTP/1.1 403 Forbidden\r\nContent-Length: lots\r\nConnection: close\r\n\r\n"
+                "{\"message\":\"forbidden\"}");
+        ::shutdown(fd, SHUT_WR);
+    });
+    auto transport = makeCurlTransport(RestConfig{}, nullptr);
+    auto connection = transport->upgrade(get(server.url("/exec")));
+    CHECK(connection->handshake().status == 403);
+    CHECK(connection->handshake().body == "{\"message\":\"forbidden\"}");
+}
+
+TEST_CASE("Ctrl-C stops a read even while the server floods the connection", "[curl]") {
+    std::atomic<bool> stop{false};
+    LoopbackServer server([&](const std::string&, int fd) {
+        sendAll(fd, "HTTP/1.1 101 Switching Protocols\r\n\r\n");
+        const std::string flood(64 * 1024, 'y');
+        while (!stop.load()) sendAll(fd, flood);
+    });
+    CancelFlag cancel;
+    auto transport = makeCurlTransport(RestConfig{}, &cancel);
+    auto connection = transport->upgrade(get(server.url("/exec")));
+    char buffer[65536];
+    size_t total = 0;
+    bool cancelled = false;
+    try {
+        // Without the check before each read, this runs through all 4 GiB of the flood.
+        for (int i = 0; i < (1 << 16); ++i) {
+            total += connection->read(buffer, sizeof buffer, std::chrono::seconds(2));
+            if (total > (1 << 20)) cancel.cancel();
+        }
+    } catch (const TransportError& error) {
+        cancelled = error.kind() == TransportError::Kind::Cancelled;
+    }
+    stop.store(true);
+    connection.reset();
+    CHECK(cancelled);
+    CHECK(total < (8u << 20));
+}

@@ -240,3 +240,13 @@ TEST_CASE("stdin from a descriptor that stays open does not hold up the exit", "
     CHECK(took < std::chrono::seconds(2));
     CHECK(server.requestUrl.find("&stdin=true") != std::string::npos);
 }
+
+TEST_CASE("a status channel larger than any Status is refused, not buffered", "[exec]") {
+    ExecServer server;
+    server.readSize = 1 << 20;
+    // 1 MiB of status in 16 fragments: a Status is a few hundred bytes.
+    std::string frames = serverFrame(0x02, channel(3, std::string(64 * 1024, '{')));
+    for (int i = 0; i < 15; ++i) frames += serverFrame(0x00, std::string(64 * 1024, '{'));
+    server.frames = frames + serverFrame(0x80, "}");
+    CHECK_THROWS_WITH(runExec(server), Catch::Contains("status message is over"));
+}

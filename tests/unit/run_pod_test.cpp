@@ -1,9 +1,11 @@
 // The run pod, warm pool pod, claim patch, in-pod command lines and the -o json shape.
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/errors.hpp"
+#include "temp_dir.hpp"
 
 using namespace rossoctl::app::run;
 using nlohmann::json;
@@ -57,16 +59,14 @@ TEST_CASE("the claim patch tests the warm label before changing it", "[run]") {
     CHECK(json::parse(claimPatch("x", std::nullopt)).size() == 4);
 }
 
-TEST_CASE("the run command line passes env and arguments as words", "[run]") {
-    const auto argv = runCommandLine("/workspace", {{"A", "1 2"}, {"B", "--"}},
-                                     {"python3", "-c", "print('$HOME')"});
-    REQUIRE(argv.size() == 11);
+TEST_CASE("the run command line passes arguments as words and no env value", "[run]") {
+    const auto argv = runCommandLine("/workspace", {"python3", "-c", "print('$HOME')"});
+    REQUIRE(argv.size() == 8);
     CHECK(argv[0] == "sh");
     CHECK(argv[4] == "/workspace");
-    CHECK(argv[5] == "A=1 2");
-    CHECK(argv[6] == "B=--");
-    CHECK(argv[7] == "--");
-    CHECK(argv[10] == "print('$HOME')");
+    CHECK(argv[5] == "python3");
+    CHECK(argv[7] == "print('$HOME')");
+    CHECK_THAT(argv[2], Catch::Contains(". ./.rossoctl-env") && Catch::Contains("rm -f"));
     CHECK(uploadCommandLine("/w") ==
           std::vector<std::string>{"tar", "-x", "-m", "-f", "-", "-C", "/w"});
 }
@@ -98,4 +98,35 @@ TEST_CASE("-o json has the documented shape", "[run]") {
         CHECK(result["durations"][phase].is_number_integer());
     CHECK(result["durations"]["schedule"] == 1200);
     CHECK_FALSE(result.contains("rejectedArtifacts"));
+}
+
+TEST_CASE("--env values go in a file the shell reads literally, never in the command", "[run]") {
+    const std::string text =
+        envFileContent({{"A", "1 2"}, {"SECRET", "it's $(rm -rf /) `x` \\ \"q\"\nnext"}});
+    CHECK(text ==
+          "export A='1 2'\n"
+          "export SECRET='it'\\''s $(rm -rf /) `x` \\ \"q\"\nnext'\n");
+    // The shell's own reading gives back every byte.
+    rossoctl::testing::TempDir dir;
+    const std::string file = dir.write("env", text);
+    FILE* shell = ::popen((". " + file + " && printf %s \"$SECRET\"").c_str(), "r");
+    REQUIRE(shell != nullptr);
+    std::string value;
+    for (int c; (c = std::fgetc(shell)) != EOF;) value += static_cast<char>(c);
+    ::pclose(shell);
+    CHECK(value == "it's $(rm -rf /) `x` \\ \"q\"\nnext");
+}
+
+TEST_CASE("-o json output is capped and says how much was dropped", "[run]") {
+    auto out = CappedText::withLimit(5);
+    out.append("abc");
+    out.append("defgh");
+    CHECK(out.text == "abcde");
+    CHECK(out.dropped == 3);
+    RunOutcome outcome;
+    const json result = runResultJson(outcome, out, "err");
+    CHECK(result["stdout"] == "abcde");
+    CHECK(result["stdoutTruncated"] == true);
+    CHECK(result["stdoutDroppedBytes"] == 3);
+    CHECK_FALSE(result.contains("stderrTruncated"));
 }

@@ -1,10 +1,18 @@
 // The ustar writer and reader: round trips in any chunking, long names, binary data, and
 // interoperation with the GNU tar the pods run.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
+#include <thread>
 
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/errors.hpp"
@@ -129,4 +137,73 @@ TEST_CASE("TarReader reads GNU tar's gnu and pax formats", "[run][tar]") {
         CHECK(read.contents.at("./small.txt") == "small");
         if (format != "ustar") CHECK(read.contents.at("./" + kVeryLong) == allBytes(1000));
     }
+}
+
+namespace {
+
+// A pax header ("x") carrying `records`, then an empty file and the end of the archive.
+std::string withPax(const std::string& records) {
+    std::string archive;
+    TarWriter writer(archive, 0);
+    writer.addFile("PaxHeaders/f", records);
+    archive[156] = 'x';  // the typeflag; the checksum is recomputed below
+    unsigned sum = 0;
+    for (size_t i = 0; i < 512; ++i)
+        sum += (i >= 148 && i < 156) ? ' ' : static_cast<unsigned char>(archive[i]);
+    std::snprintf(archive.data() + 148, 8, "%06o", sum);
+    writer.addFile("f", "");
+    writer.finish();
+    return archive;
+}
+
+// Runs fn in a child process: true if it returned (or threw) within the time, false if it had
+// to be killed (a parser that loops forever must fail the test, not hang it).
+bool finishesWithin(std::chrono::seconds limit, const std::function<void()>& fn) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+        try {
+            fn();
+        } catch (...) {
+        }
+        ::_exit(0);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (::waitpid(child, &status, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            ::kill(child, SIGKILL);
+            ::waitpid(child, &status, 0);
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("a pax record with a negative or junk length is a damaged header, not a loop",
+          "[run][tar]") {
+    for (const std::string records : {"-5 x", "-5 path=a\n", "+9 path=a\n", "0x10 path=a\n",
+                                      "99999999999999999999999 path=a\n", "3 a\n", "5 a=b\n"}) {
+        INFO(records);
+        CHECK(finishesWithin(std::chrono::seconds(5), [&] { readAll(withPax(records), 512); }));
+        CHECK_THROWS_AS(readAll(withPax(records), 512), rossoctl::Error);
+    }
+}
+
+TEST_CASE("a non-numeric pax size is a damaged header, not a stray exception", "[run][tar]") {
+    for (const std::string records :
+         {"12 size=abc\n", "11 size=-1\n", "29 size=99999999999999999999\n"}) {
+        INFO(records);
+        CHECK_THROWS_AS(readAll(withPax(records), 512), rossoctl::Error);
+    }
+}
+
+TEST_CASE("a pax path or linkpath keeps an embedded NUL for the extractor to refuse",
+          "[run][tar]") {
+    const std::string value = std::string("..\0/x", 5);
+    const auto read = readAll(withPax("20 linkpath=" + value + "/y\n"), 512);
+    REQUIRE(read.entries.size() == 1);
+    CHECK(read.entries[0].linkTarget == value + "/y");
 }

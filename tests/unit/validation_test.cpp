@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "rossoctl/errors.hpp"
+#include "rossoctl/ui/yaml.hpp"
 
 using namespace rossoctl;
 using namespace rossoctl::model;
@@ -72,4 +73,19 @@ TEST_CASE("lifetimes", "[validation]") {
     CHECK(parseLifetime("1h30m", "--lifetime").count() == 5400);
     CHECK_THROWS_AS(parseLifetime("0", "--lifetime"), UsageError);
     CHECK_THROWS_AS(parseLifetime("tomorrow", "--lifetime"), UsageError);
+}
+
+TEST_CASE("30,000 characters of input are a usage error, never a stack overflow", "[validation]") {
+    const std::string longName(30'000, 'A');
+    CHECK(parseEnvAssignment(longName + "=x", "--env").name == longName);
+    CHECK_NOTHROW(validateEnvName(longName, "--env"));  // long but valid: a plain loop
+    CHECK_THROWS_AS(validateEnvName(longName + "!", "--env"), rossoctl::UsageError);
+    CHECK_THROWS_AS(parseQuantity(std::string(30'000, '1'), "--memory"), rossoctl::UsageError);
+    CHECK_THROWS_AS(parseQuantity("1" + std::string(30'000, '0') + "Mi", "--cpu"),
+                    rossoctl::UsageError);
+    CHECK_THROWS_AS(validateImageReference(std::string(30'000, 'a'), "--image"),
+                    rossoctl::UsageError);
+    CHECK_THROWS_AS(parsePort(std::string(30'000, '9'), "--port"), rossoctl::UsageError);
+    const auto number = rossoctl::ui::yamlToJson("v: " + std::string(30'000, '7'), "x.yaml");
+    CHECK(number["v"].is_string());
 }

@@ -92,19 +92,27 @@ std::string claimPatch(const std::string& claimer, std::optional<long> activeDea
 }
 
 std::vector<std::string> runCommandLine(const std::string& workdir,
-                                        const std::vector<model::EnvVar>& env,
                                         const std::vector<std::string>& command) {
-    // Arguments travel as positional parameters, so no value is ever parsed by the shell.
-    std::vector<std::string> argv = {
-        "sh", "-c",
-        "cd \"$1\" || exit 125; shift; mkdir -p out 2>/dev/null; "
-        "while [ \"$1\" != -- ]; do export \"$1\" || exit 125; shift; done; shift; "
-        "exec \"$@\"",
-        "sh", workdir};
-    for (const auto& var : env) argv.push_back(var.name + "=" + var.value);
-    argv.push_back("--");
+    // Arguments travel as positional parameters, so no value is ever parsed by the shell; the
+    // env file (uploaded, 0600) is read and removed before the code starts.
+    const std::string env = kEnvFileName;
+    const std::string script = "cd \"$1\" || exit 125; shift; mkdir -p out 2>/dev/null; if [ -f " +
+                               env + " ]; then . ./" + env + " || exit 125; rm -f " + env +
+                               "; fi; exec \"$@\"";
+    std::vector<std::string> argv = {"sh", "-c", script, "sh", workdir};
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
+}
+
+std::string envFileContent(const std::vector<model::EnvVar>& env) {
+    // Single quotes keep every byte literal; a quote inside becomes '\''.
+    std::string text;
+    for (const auto& var : env) {
+        std::string quoted;
+        for (char c : var.value) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        text += "export " + var.name + "='" + quoted + "'\n";
+    }
+    return text;
 }
 
 std::vector<std::string> mountedCommandLine(const std::string& workdir) {

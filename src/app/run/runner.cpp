@@ -5,10 +5,12 @@
 
 #include <random>
 
+#include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/kube/transport.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::app::run {
 
@@ -138,8 +140,9 @@ class Run {
     void waitWorkdirMounted() {
         for (int attempt = 0;; ++attempt) {
             checkCancelled();
-            const auto probe =
-                kube::execCapture(client_, execRequest(mountedCommandLine(request_.shape.workdir)));
+            auto probeRequest = execRequest(mountedCommandLine(request_.shape.workdir));
+            probeRequest.timeout = request_.startTimeout;
+            const auto probe = kube::execCapture(client_, probeRequest);
             if (probe.result.exitCode == 0 && probe.result.message.empty()) return;
             if (attempt >= 50)
                 throw Error(
@@ -151,10 +154,20 @@ class Run {
         }
     }
 
+    // --env values travel inside the uploaded tar (a 0600 file the wrapper sources and
+    // removes), never in the exec URL that audit logs, -v 6 and the pod's process list show.
     void upload() {
-        if (request_.uploadTar.empty()) return;
-        auto captured = kube::execCapture(
-            client_, execRequest(uploadCommandLine(request_.shape.workdir)), request_.uploadTar);
+        std::string archive;
+        if (!request_.env.empty()) {
+            TarWriter writer(archive, 0);
+            writer.addFile(kEnvFileName, envFileContent(request_.env), 0600);
+            if (request_.uploadTar.empty()) writer.finish();
+        }
+        archive += request_.uploadTar;  // tar archives concatenate
+        if (archive.empty()) return;
+        auto request = execRequest(uploadCommandLine(request_.shape.workdir));
+        request.timeout = request_.startTimeout;
+        auto captured = kube::execCapture(client_, request, archive);
         if (captured.result.exitCode != 0 || !captured.result.message.empty())
             throw Error(fmt::format("uploading files into pod {} failed (tar exit {}): {}",
                                     outcome_.pod, captured.result.exitCode,
@@ -162,8 +175,7 @@ class Run {
     }
 
     void runCommand() {
-        auto request =
-            execRequest(runCommandLine(request_.shape.workdir, request_.env, request_.command));
+        auto request = execRequest(runCommandLine(request_.shape.workdir, request_.command));
         request.timeout = request_.timeout;
         kube::ExecIo io;
         io.onStdout = callbacks_.onStdout;
@@ -183,23 +195,37 @@ class Run {
         outcome_.exitCode = result.timedOut ? kExitTimedOut : result.exitCode;
         if (!result.timedOut && !result.message.empty())
             throw Error(fmt::format("the command could not be started in pod {}: {}", outcome_.pod,
-                                    result.message));
+                                    firstLine(result.message)));
     }
 
-    void collect() {
+    // Bounded like the command: what is left of --timeout plus a short margin, whatever the
+    // pod streams; the extractor's caps bound the bytes.
+    void collect(milliseconds ranFor) {
         if (!request_.collect || outcome_.timedOut) return;
-        ArtifactCollector collector(request_.artifactsDir);
-        std::string errors;
+        ArtifactCollector collector(request_.artifactsDir, request_.artifactLimits);
+        CappedText errors = CappedText::withLimit(4096);
         kube::ExecIo io;
         io.onStdout = [&](std::string_view bytes) { collector.feed(bytes); };
         io.onStderr = [&](std::string_view bytes) { errors.append(bytes); };
-        const auto result =
-            kube::execInPod(client_, execRequest(collectCommandLine(request_.shape.workdir)), io);
-        if (result.exitCode != 0)
-            throw Error(fmt::format("collecting artifacts from pod {} failed (tar exit {}): {}",
-                                    outcome_.pod, result.exitCode, firstLine(errors)));
-        collector.finish();
-        outcome_.artifacts = collector.artifacts();
+        auto request = execRequest(collectCommandLine(request_.shape.workdir));
+        request.timeout = std::max(request_.timeout - ranFor, milliseconds(0)) + kCollectMargin;
+        try {
+            const auto result = kube::execInPod(client_, request, io);
+            if (result.timedOut)
+                throw Error(fmt::format(
+                    "collecting artifacts from pod {} took longer than {}s; what arrived was "
+                    "kept, its links refused",
+                    outcome_.pod, ceilSeconds(request.timeout)));
+            if (result.exitCode != 0)
+                throw Error(fmt::format("collecting artifacts from pod {} failed (tar exit {}): {}",
+                                        outcome_.pod, result.exitCode, firstLine(errors.text)));
+            collector.finish();
+        } catch (...) {
+            collector.abandon();
+            outcome_.artifacts = collector.files();
+            throw;
+        }
+        outcome_.artifacts = collector.files();
         outcome_.rejected = collector.rejected();
     }
 
@@ -216,8 +242,9 @@ class Run {
         request.command = std::move(command);
         return request;
     }
+    // The pod wrote it: one line, escaped, before it goes into a message for the terminal.
     static std::string firstLine(const std::string& text) {
-        return text.substr(0, text.find('\n'));
+        return ui::escapeForTerminal(text.substr(0, std::min<size_t>(text.find('\n'), 300)));
     }
     void note(const std::string& text) const {
         if (callbacks_.note) callbacks_.note(text);
@@ -276,7 +303,7 @@ RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, co
         run.runCommand();
         outcome.durations.run = watch.lap();
         run.checkCancelled();
-        run.collect();
+        run.collect(outcome.durations.run);
         outcome.durations.collect = watch.lap();
     } catch (const Cancelled&) {
         outcome.cancelled = true;
@@ -299,15 +326,15 @@ RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, co
     return outcome;
 }
 
-json runResultJson(const RunOutcome& outcome, const std::string& stdoutText,
-                   const std::string& stderrText) {
+json runResultJson(const RunOutcome& outcome, const CappedText& stdoutText,
+                   const CappedText& stderrText) {
     json artifacts = json::array();
     for (const auto& artifact : outcome.artifacts)
         artifacts.push_back(
             {{"path", artifact.path}, {"bytes", artifact.bytes}, {"sha256", artifact.sha256}});
     const auto& d = outcome.durations;
-    json result = {{"stdout", stdoutText},
-                   {"stderr", stderrText},
+    json result = {{"stdout", stdoutText.text},
+                   {"stderr", stderrText.text},
                    {"exitCode", outcome.exitCode},
                    {"timedOut", outcome.timedOut},
                    {"artifacts", artifacts},
@@ -320,6 +347,12 @@ json runResultJson(const RunOutcome& outcome, const std::string& stdoutText,
                    {"pod", outcome.pod},
                    {"warm", outcome.warm}};
     if (!outcome.rejected.empty()) result["rejectedArtifacts"] = outcome.rejected;
+    for (const auto& [name, capped] :
+         {std::pair{"stdout", &stdoutText}, std::pair{"stderr", &stderrText}}) {
+        if (capped->dropped == 0) continue;
+        result[std::string(name) + "Truncated"] = true;
+        result[std::string(name) + "DroppedBytes"] = capped->dropped;
+    }
     return result;
 }
 

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "rossoctl/errors.hpp"
 
@@ -78,28 +81,42 @@ std::string stripTrailingSlashes(std::string path) {
     return path;
 }
 
-void parsePax(const std::string& body, std::string& path, std::string& link, int64_t& size) {
-    size_t pos = 0;
-    while (pos < body.size()) {
-        const size_t space = body.find(' ', pos);
-        if (space == std::string::npos) throw Error("tar: damaged pax header");
-        size_t length = 0;
-        try {
-            length = std::stoul(body.substr(pos, space - pos));
-        } catch (...) {
+// Decimal digits only, at most 19 of them: a sign, a space or junk is a damaged header, never
+// a number that wraps (a negative record length once moved the parser backwards forever).
+std::optional<uint64_t> parseDecimal(std::string_view text) {
+    if (text.empty() || text.size() > 19) return std::nullopt;
+    uint64_t value = 0;
+    for (char c : text) {
+        if (c < '0' || c > '9') return std::nullopt;
+        value = value * 10 + static_cast<uint64_t>(c - '0');
+    }
+    return value;
+}
+
+void parsePax(std::string_view body, std::string& path, std::string& link, int64_t& size) {
+    while (!body.empty()) {
+        const size_t space = body.find(' ');
+        const auto length = parseDecimal(body.substr(0, std::min(space, body.size())));
+        // Each record is "LEN key=value\n" and LEN counts all of it, so it always moves forward.
+        if (space == std::string_view::npos || !length || *length <= space + 1 ||
+            *length > body.size() || body[*length - 1] != '\n')
             throw Error("tar: damaged pax header");
-        }
-        if (length < 5 || pos + length > body.size()) throw Error("tar: damaged pax header");
-        const std::string record = body.substr(space + 1, pos + length - space - 2);
+        const std::string_view record = body.substr(space + 1, *length - space - 2);
+        body.remove_prefix(*length);
         const size_t equals = record.find('=');
-        if (equals != std::string::npos) {
-            const std::string key = record.substr(0, equals);
-            const std::string value = record.substr(equals + 1);
-            if (key == "path") path = value;
-            if (key == "linkpath") link = value;
-            if (key == "size") size = static_cast<int64_t>(std::stoull(value));
+        if (equals == std::string_view::npos) throw Error("tar: damaged pax header");
+        const std::string_view key = record.substr(0, equals);
+        const std::string_view value = record.substr(equals + 1);
+        // Values keep any NUL they carry: the extractor refuses such names whole, rather than
+        // one check reading the whole value and the file system another cut at the NUL.
+        if (key == "path") path = std::string(value);
+        if (key == "linkpath") link = std::string(value);
+        if (key == "size") {
+            const auto bytes = parseDecimal(value);
+            if (!bytes || *bytes > static_cast<uint64_t>(INT64_MAX))
+                throw Error("tar: damaged pax header (size is not a number)");
+            size = static_cast<int64_t>(*bytes);
         }
-        pos += length;
     }
 }
 

@@ -43,10 +43,12 @@ nlohmann::json warmPodManifest(const RunPodShape& shape, long lifetimeSeconds);
 // concurrent claimer fail with 422), marks it as a run and shortens its deadline.
 std::string claimPatch(const std::string& claimer, std::optional<long> activeDeadlineSeconds);
 
-// sh -c wrapper: cd WORKDIR, mkdir out, export each K=V, exec CMD.
+// sh -c wrapper: cd WORKDIR, mkdir out, source and remove the env file if any, exec CMD.
 std::vector<std::string> runCommandLine(const std::string& workdir,
-                                        const std::vector<model::EnvVar>& env,
                                         const std::vector<std::string>& command);
+// The env file's text: one `export K='V'` line per variable (names are shell names).
+inline constexpr const char* kEnvFileName = ".rossoctl-env";
+std::string envFileContent(const std::vector<model::EnvVar>& env);
 // Exit 0 once WORKDIR is a mount point in the container.
 std::vector<std::string> mountedCommandLine(const std::string& workdir);
 std::vector<std::string> uploadCommandLine(const std::string& workdir);

@@ -3,7 +3,9 @@
 // files, run the command with streams passed through live, collect artifacts, delete the pod.
 // The pod is deleted on every path out, Ctrl-C and timeouts included, with a client that
 // ignores the cancel flag.
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -35,6 +37,7 @@ struct RunRequest {
     std::chrono::milliseconds startTimeout{120'000};
     bool collect = false;
     std::string artifactsDir;  // empty with collect: hash and list only
+    ExtractLimits artifactLimits;
     bool keep = false;
     bool fromPool = false;
 };
@@ -68,9 +71,33 @@ RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, co
                     const kube::CancelFlag* cancel, const RunRequest& request,
                     RunCallbacks& callbacks);
 
-// {stdout, stderr, exitCode, timedOut, artifacts: [{path, bytes, sha256}], durations: {...}}
-nlohmann::json runResultJson(const RunOutcome& outcome, const std::string& stdoutText,
-                             const std::string& stderrText);
+// Collecting artifacts may take this long past what is left of --timeout, and no longer.
+inline constexpr std::chrono::milliseconds kCollectMargin{15'000};
+
+// Captured output (-o json) kept up to a cap; bytes past it are counted, never stored.
+struct CappedText {
+    // Implicit on purpose: whole text, no cap (tests and callers without one).
+    CappedText(std::string whole = {}) : text(std::move(whole)) {}
+    CappedText(const char* whole) : text(whole) {}
+    static CappedText withLimit(size_t limit) {
+        CappedText capped;
+        capped.limit = limit;
+        return capped;
+    }
+    void append(std::string_view bytes) {
+        const size_t room = limit - std::min(limit, text.size());
+        text.append(bytes.substr(0, room));
+        if (bytes.size() > room) dropped += bytes.size() - room;
+    }
+    std::string text;
+    size_t limit = SIZE_MAX;
+    uint64_t dropped = 0;
+};
+
+// {stdout, stderr, exitCode, timedOut, artifacts: [{path, bytes, sha256}], durations: {...}},
+// plus stdoutTruncated/stdoutDroppedBytes (and for stderr) when a cap cut the output.
+nlohmann::json runResultJson(const RunOutcome& outcome, const CappedText& stdoutText,
+                             const CappedText& stderrText);
 
 // Warm pool: pods of `shape` labelled rossoctl.dev/pool=warm.
 struct PoolStatus {

@@ -1,0 +1,24 @@
+// Pod-controlled text (file names, probe output) reaches a terminal only as visible escapes.
+#include "rossoctl/ui/terminal_text.hpp"
+
+#include <catch2/catch.hpp>
+
+using rossoctl::ui::escapeForTerminal;
+
+TEST_CASE("control characters and bidi overrides become visible escapes", "[ui]") {
+    CHECK(escapeForTerminal("plain name.txt") == "plain name.txt");
+    CHECK(escapeForTerminal("caf\xc3\xa9 \xe2\x9c\x93") == "caf\xc3\xa9 \xe2\x9c\x93");
+    // ESC ] 0 ; title BEL: would retitle the terminal; CSI 2J would clear it.
+    CHECK(escapeForTerminal("\x1b]0;owned\x07") == "\\x1b]0;owned\\x07");
+    CHECK(escapeForTerminal("a\x1b[2Jb") == "a\\x1b[2Jb");
+    CHECK(escapeForTerminal("line\nnext\r\t") == "line\\nnext\\r\\t");
+    CHECK(escapeForTerminal(std::string("nul\0x", 5)) == "nul\\x00x");
+    CHECK(escapeForTerminal("\x7f") == "\\x7f");
+    CHECK(escapeForTerminal("\xc2\x9b"
+                            "31m") == "\\u009b31m");                              // C1 CSI
+    CHECK(escapeForTerminal("evil\xe2\x80\xaetxt.exe") == "evil\\u202etxt.exe");  // RLO
+    CHECK(escapeForTerminal("\xff\xc3") == "\\xff\\xc3");                         // invalid UTF-8
+    CHECK(escapeForTerminal("\xed\xa0\x80") == "\\xed\\xa0\\x80");                // a surrogate
+    // A backslash is doubled, so the pod cannot print what looks like an escape of ours.
+    CHECK(escapeForTerminal("a\\x1b") == "a\\\\x1b");
+}
