@@ -10,27 +10,28 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitBoundaryNotProven = 3;
+inline constexpr int kExitCancelled = 130;  // Ctrl-C (128 + SIGINT), as shells report it
 
 // A failure with a one-line message for stderr; exit code 1 unless a subclass says otherwise.
 class Error : public std::runtime_error {
-public:
+  public:
     explicit Error(const std::string& message, int exitCode = kExitError)
         : std::runtime_error(message), exitCode_(exitCode) {}
     int exitCode() const { return exitCode_; }
 
-private:
+  private:
     int exitCode_;
 };
 
 // Bad input found before any request was sent (exit 2).
 class UsageError : public Error {
-public:
+  public:
     explicit UsageError(const std::string& message) : Error(message, kExitUsage) {}
 };
 
 // A kubeconfig or credential that cannot be read or makes no sense.
 class ConfigError : public Error {
-public:
+  public:
     using Error::Error;
 };
 

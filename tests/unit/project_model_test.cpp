@@ -99,6 +99,17 @@ TEST_CASE("OpenShift: a ProjectRequest first, and its DNS pods allowed too", "[p
     CHECK((*find(plan, "networkpolicy/allow-dns"))["spec"]["egress"].size() == 2);
 }
 
+TEST_CASE("default-deny and allow-dns are written right after the namespace", "[project]") {
+    auto options = validOptions();
+    FakeResolver resolver;
+    auto plan = planProject(options, EgressMechanism::NetworkPolicy, resolver);
+    REQUIRE(plan.objects.size() >= 5);
+    CHECK(plan.objects[0].object["kind"] == "Namespace");
+    CHECK(plan.objects[1].displayName() == "networkpolicy/default-deny");
+    CHECK(plan.objects[2].displayName() == "networkpolicy/allow-dns");
+    CHECK(plan.objects[3].object["kind"] == "ResourceQuota");
+}
+
 TEST_CASE("plain NetworkPolicy pins resolved addresses as /32 and /128", "[project]") {
     auto options = validOptions();
     options.allowHosts = {parseAllowedHost("pypi.org:443"), parseAllowedHost("Outside.Example")};
