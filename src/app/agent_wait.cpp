@@ -48,6 +48,7 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
     const std::string name = agent.name();
     const bool sandbox = agent.kind.type == model::WorkloadType::Sandbox;
     json current = agent.object;
+    bool first = true;
     auto left = [&] {
         return std::max(milliseconds{1},
                         std::chrono::duration_cast<milliseconds>(deadline - clock.monotonic()));
@@ -57,6 +58,14 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
         kube::WaitOptions options;
         options.timeout = left();
         options.cancel = cancel;
+        if (first) {
+            // The object just read stands in for the first LIST: the watch starts from it.
+            options.initialList =
+                json{{"metadata",
+                      {{"resourceVersion", current["metadata"].value("resourceVersion", "")}}},
+                     {"items", json::array({current})}};
+            first = false;
+        }
         bool deleted = false;
         auto waited = kube::waitForObject(client, clock, agent.kind.ref, ns, name, options,
                                           [&](const std::optional<json>& object) {

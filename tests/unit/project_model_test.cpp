@@ -45,10 +45,10 @@ std::vector<std::string> names(const ProjectPlan& plan) {
 TEST_CASE("a project without hosts: namespace, quota, limits, deny, DNS", "[project]") {
     FakeResolver resolver;
     auto plan = planProject(validOptions(), EgressMechanism::NetworkPolicy, resolver);
-    CHECK(names(plan) == std::vector<std::string>{"namespace/team1", "resourcequota/sandbox-quota",
-                                                  "limitrange/sandbox-limits",
-                                                  "networkpolicy/default-deny",
-                                                  "networkpolicy/allow-dns"});
+    CHECK(names(plan) == std::vector<std::string>{"namespace/team1", "networkpolicy/default-deny",
+                                                  "networkpolicy/allow-dns",
+                                                  "resourcequota/sandbox-quota",
+                                                  "limitrange/sandbox-limits"});
     CHECK(resolver.asked.empty());
     for (const auto& object : plan.objects)
         CHECK(object.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "rossoctl");

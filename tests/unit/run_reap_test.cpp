@@ -19,24 +19,24 @@ json runPod(const std::string& name, const std::string& phase, const std::string
     return pod;
 }
 
-bool deadOwner(const std::string& owner) {
+bool ownerAlive(const std::string& owner) {
     return owner != "alive";
 }
 
 }  // namespace
 
 TEST_CASE("a run pod is left over when its run ended or its process is gone", "[run][fault]") {
-    CHECK(isLeftoverRunPod(runPod("a", "Running", "gone"), deadOwner));
-    CHECK(isLeftoverRunPod(runPod("b", "Failed", "alive"), deadOwner));  // deadline passed
-    CHECK_FALSE(isLeftoverRunPod(runPod("c", "Running", "alive"), deadOwner));
+    CHECK(isLeftoverRunPod(runPod("a", "Running", "gone"), ownerAlive));
+    CHECK(isLeftoverRunPod(runPod("b", "Failed", "alive"), ownerAlive));  // deadline passed
+    CHECK_FALSE(isLeftoverRunPod(runPod("c", "Running", "alive"), ownerAlive));
     // --keep: no owner, kept until its deadline.
-    CHECK_FALSE(isLeftoverRunPod(runPod("d", "Running", ""), deadOwner));
+    CHECK_FALSE(isLeftoverRunPod(runPod("d", "Running", ""), ownerAlive));
     json terminating = runPod("e", "Running", "gone");
     terminating["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
-    CHECK_FALSE(isLeftoverRunPod(terminating, deadOwner));
+    CHECK_FALSE(isLeftoverRunPod(terminating, ownerAlive));
     json notARun = runPod("f", "Failed", "gone");
     notARun["metadata"]["labels"] = json::object();
-    CHECK_FALSE(isLeftoverRunPod(notARun, deadOwner));
+    CHECK_FALSE(isLeftoverRunPod(notARun, ownerAlive));
 }
 
 TEST_CASE("this process is alive; a pid that is not, or one reused, is not", "[run][fault]") {
@@ -61,7 +61,7 @@ TEST_CASE("reaping deletes only leftovers, each with its UID as precondition", "
     fixture.server.reply(200, list.dump());
     fixture.server.reply(200, R"({"kind":"Status","status":"Success"})");
     fixture.server.reply(404, R"({"kind":"Status","code":404,"reason":"NotFound"})");
-    auto reaped = reapLeftoverRunPods(*fixture.client, "team1", deadOwner);
+    auto reaped = reapLeftoverRunPods(*fixture.client, "team1", ownerAlive);
     CHECK(reaped == std::vector<std::string>{"killed"});
     REQUIRE(fixture.server.requests.size() == 3);
     CHECK(fixture.server.requests[0].url.find("labelSelector=rossoctl.dev%2Frun%3Dtrue") !=
