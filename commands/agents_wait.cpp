@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "registry.hpp"
-#include "rossoctl/app/agents.hpp"
+#include "rossoctl/app/agent_wait.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -34,58 +34,31 @@ int runWait(app::Context& context, WaitOptions& options) {
     auto timeout = app::parseDuration(options.timeout, "--timeout");
     // complete
     const std::string ns = context.namespaceName();
-    auto& client = context.client();
-    const auto& clock = context.clock();
-    const auto deadline = clock.monotonic() + timeout;
-    // run: read once, then follow the watch from that resourceVersion
-    auto agent = app::getAgent(client, context.discovery(), ns, options.name);
+    // run: read once, then follow the workload (and a Sandbox's pod) until ready
+    auto agent = app::getAgent(context.client(), context.discovery(), ns, options.name);
     const std::string label = app::typeName(agent.kind.ref) + "/" + options.name;
-    json current = agent.object;
-    bool deleted = false;
-    for (;;) {
-        auto status = model::workloadStatus(agent.kind.type, current);
-        if (status.ready) {
+    const auto result =
+        app::waitForAgent(context.client(), context.clock(), agent, timeout, context.cancelFlag());
+    const auto& status = result.status;
+    using Outcome = app::AgentWaitResult::Outcome;
+    switch (result.outcome) {
+        case Outcome::Ready:
             context.out() << label << " is ready (" << status.reason << ")\n";
             return 0;
-        }
-        if (status.failed)
+        case Outcome::Failed:
             throw Error(fmt::format("{} will not become ready: {}: {}", label, status.reason,
                                     status.message));
-        if (deleted) throw Error(fmt::format("{} was deleted while waiting for it", label));
-        auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.monotonic());
-        if (left.count() <= 0 || context.cancelled())
-            throw Error(fmt::format("timed out after {} waiting for {} to be {}: {}",
-                                    options.timeout, label, readyMeaning(agent.kind.type),
-                                    status.message));
-        kube::ListOptions watchOptions;
-        watchOptions.fieldSelector = "metadata.name=" + options.name;
-        watchOptions.resourceVersion = current["metadata"].value("resourceVersion", "");
-        watchOptions.timeoutSeconds = static_cast<int>(std::max<long long>(1, left.count() / 1000));
-        try {
-            client.watch(
-                agent.kind.ref, ns, watchOptions,
-                [&](const kube::WatchEvent& event) {
-                    if (event.type == "BOOKMARK") return true;
-                    if (event.type == "DELETED") {
-                        deleted = true;
-                        return false;
-                    }
-                    current = event.object;
-                    auto now = model::workloadStatus(agent.kind.type, current);
-                    return !now.ready && !now.failed;
-                },
-                left);
-        } catch (const kube::ApiError& error) {
-            if (error.code() != 410) throw;
-            // The resourceVersion expired: read the object afresh and watch from there.
-            auto fresh = client.getIfExists(agent.kind.ref, ns, options.name);
-            if (!fresh)
-                deleted = true;
-            else
-                current = *fresh;
-        }
+        case Outcome::Deleted:
+            throw Error(fmt::format("{} was deleted while waiting for it", label));
+        case Outcome::Cancelled:
+            throw Error(fmt::format("interrupted while waiting for {} to be {}", label,
+                                    readyMeaning(agent.kind.type)));
+        case Outcome::TimedOut:
+            break;
     }
+    throw Error(fmt::format("timed out after {} waiting for {} to be {}: {}", options.timeout,
+                            label, readyMeaning(agent.kind.type),
+                            result.waitingFor.empty() ? status.message : result.waitingFor));
 }
 
 }  // namespace
@@ -103,7 +76,8 @@ void registerAgentsWait(CLI::App& agents, CommandHost& host) {
         "  rossoctl agents wait orders -n team1\n"
         "  rossoctl agents wait orders --timeout 5m && rossoctl sandbox verify orders\n"
         "\n"
-        "Exit codes: 0 ready, 1 timed out (the conditions are printed), failed or not found.");
+        "Exit codes: 0 ready, 1 timed out (the conditions are printed), failed or not found,\n"
+        "130 interrupted.");
     onRun(command, host, options, &runWait);
 }
 

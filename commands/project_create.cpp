@@ -7,6 +7,7 @@
 #include "project_common.hpp"
 #include "registry.hpp"
 #include "rossoctl/kube/api_error.hpp"
+#include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod.hpp"
 #include "rossoctl/model/project.hpp"
 
@@ -105,6 +106,9 @@ std::optional<json> checkExistingNamespace(app::Context& context,
     return existing;
 }
 
+// How long one write rides out an API server that is away (a restart, a failover).
+constexpr std::chrono::seconds kOutageBudget{60};
+
 WriteResult writeObject(app::Context& context, const model::PlannedObject& planned, bool dryRun,
                         const std::vector<std::string>& done) {
     auto& client = context.client();
@@ -112,13 +116,20 @@ WriteResult writeObject(app::Context& context, const model::PlannedObject& plann
     const std::string name = metadata.value("name", "");
     const std::string ns = metadata.value("namespace", "");
     std::string verb = "get";
-    try {
+    WriteResult result;
+    // Each step reads before it writes, so a step cut by an API outage is safe to repeat.
+    auto attempt = [&] {
+        verb = "get";
         if (planned.createOnly) {
             // A ProjectRequest is a one-shot request, not an object: ask only when missing.
-            if (client.getIfExists(resources::projects(), "", name))
-                return {planned.object, "unchanged"};
+            if (client.getIfExists(resources::projects(), "", name)) {
+                result = {planned.object, "unchanged"};
+                return;
+            }
             verb = "create";
-            return {client.create(planned.ref, ns, planned.object, {.dryRun = dryRun}), "created"};
+            result = {client.create(planned.ref, ns, planned.object, {.dryRun = dryRun}),
+                      "created"};
+            return;
         }
         auto before = client.getIfExists(planned.ref, ns, name);
         verb = "patch";
@@ -131,7 +142,11 @@ WriteResult writeObject(app::Context& context, const model::PlannedObject& plann
             outcome = oldVersion == after["metadata"].value("resourceVersion", "") ? "unchanged"
                                                                                    : "configured";
         }
-        return {after, outcome};
+        result = {after, outcome};
+    };
+    try {
+        kube::rideOutOutage(context.clock(), kOutageBudget, context.cancelFlag(), attempt);
+        return result;
     } catch (...) {
         rethrowPartialWrite(verb, planned.ref, ns, name, done, finishHint(ns.empty() ? name : ns));
     }

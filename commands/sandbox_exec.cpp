@@ -15,6 +15,7 @@ namespace {
 using nlohmann::json;
 
 constexpr int kExitCannotStart = 126;  // the shell's "found but could not be run"
+constexpr int kExitKilled = 137;       // 128 + SIGKILL
 
 struct ExecCommandOptions {
     std::string name;
@@ -97,6 +98,13 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
     if (!result.message.empty()) {
         context.err() << "error: " << result.message << '\n';
         return kExitCannotStart;
+    }
+    if (result.exitCode == kExitKilled) {
+        // SIGKILL from outside the command: say who, when the pod's status tells.
+        const std::string why =
+            app::whyContainerKilled(context.client(), ns, request.pod, request.container);
+        if (!why.empty())
+            context.err() << "note: the command was killed (exit 137): " << why << '\n';
     }
     return result.exitCode;
 }

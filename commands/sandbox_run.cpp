@@ -179,6 +179,8 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
                       << '\n';
     }
     const std::string podState = outcome.deleted ? "deleted" : "kept";
+    if (!outcome.killedWhy.empty())
+        context.err() << "note: the command was killed (exit 137): " << outcome.killedWhy << '\n';
     if (outcome.cancelled)
         context.err() << fmt::format("interrupted; pod {} {}\n", outcome.pod, podState);
     else if (outcome.timedOut)
@@ -252,7 +254,8 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
         "Output is streamed as it arrives; with -o json it is returned in one JSON object.\n"
         "Exit codes: the command's own exit status; 124 it ran longer than --timeout; 125\n"
         "rossoctl itself failed (bad flags included, as docker run does); 130 interrupted.\n"
-        "The pod is deleted in every case unless --keep.");
+        "The pod is deleted in every case unless --keep (through a short API outage too); the\n"
+        "pod of a run that was killed (kill -9) is deleted by the next run in the namespace.");
     command->callback([&host, options] {
         auto& context = host.context();
         bool ranCode = false;  // an exit status from the code, not from rossoctl

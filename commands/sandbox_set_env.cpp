@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "registry.hpp"
+#include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
 #include "rossoctl/model/env_edit.hpp"
 #include "rossoctl/model/validation.hpp"
@@ -72,6 +73,18 @@ int listEnv(app::Context& context, const kube::ResourceRef& ref, const std::stri
     return kExitOk;
 }
 
+int restartPod(app::Context& context, const kube::ResourceRef& ref, const std::string& ns,
+               const std::string& name, std::chrono::milliseconds timeout, const json& sandbox) {
+    app::RestartOptions restart;
+    restart.timeout = timeout;
+    restart.cancel = context.cancelFlag();
+    auto result =
+        app::restartSandbox(context.client(), context.clock(), ref, ns, name, restart, sandbox);
+    for (const auto& note : result.notes) context.err() << "note: " << note << '\n';
+    context.out() << app::describeRestart(name, result) << '\n';
+    return kExitOk;
+}
+
 int runSetEnv(app::Context& context, SetEnvOptions& options) {
     // validate: every argument, before any request
     if (options.arguments.empty())
@@ -110,6 +123,13 @@ int runSetEnv(app::Context& context, SetEnvOptions& options) {
             model::selectContainer(podSpecOf(sandbox, name), options.container, "sandbox/" + name);
         const model::EnvEditResult edit = model::applyEnvChange(container, change);
         if (!edit.changed()) {
+            // An earlier run may have written the template and failed before its restart.
+            if (options.restart && !options.dryRun &&
+                app::podEnvDiffers(context.client(), sandbox, container)) {
+                context.out() << fmt::format(
+                    "sandbox/{}: template already up to date; its running pod is not\n", name);
+                return restartPod(context, ref, ns, name, timeout, sandbox);
+            }
             context.out() << "sandbox/" << name << ": environment unchanged\n";
             return kExitOk;
         }
@@ -145,14 +165,7 @@ int runSetEnv(app::Context& context, SetEnvOptions& options) {
                 name, ns);
             return kExitOk;
         }
-        app::RestartOptions restart;
-        restart.timeout = timeout;
-        restart.cancel = context.cancelFlag();
-        auto result =
-            app::restartSandbox(context.client(), context.clock(), ref, ns, name, restart, written);
-        for (const auto& note : result.notes) context.err() << "note: " << note << '\n';
-        context.out() << app::describeRestart(name, result) << '\n';
-        return kExitOk;
+        return restartPod(context, ref, ns, name, timeout, written);
     }
 }
 

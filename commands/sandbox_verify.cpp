@@ -105,6 +105,11 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
                                          context.color());
                 context.out() << std::flush;
             }
+            if (!report.runError.empty())
+                context.err() << fmt::format(
+                    "error: sandbox/{}: the run broke ({}); what it left unproven was not "
+                    "tested, run verify again\n",
+                    name, report.runError);
         }
     };
     std::vector<std::thread> threads;
@@ -160,8 +165,8 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox verify orders --egress-target http://10.0.0.5:8080 -o junit > "
         "verify.xml\n\n"
         "Exit codes: 0 every boundary holds, 3 a boundary fails or is unproven,\n"
-        "1 verification could not run (sandbox not found, pod not Running), 2 invalid "
-        "arguments.");
+        "1 verification could not run or was cut short (sandbox not found, pod not Running,\n"
+        "the API server unreachable), 2 invalid arguments, 130 interrupted.");
     onRun(command, host, options, &runVerify);
 }
 

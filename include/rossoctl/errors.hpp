@@ -10,6 +10,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitBoundaryNotProven = 3;
+inline constexpr int kExitCancelled = 130;  // Ctrl-C (128 + SIGINT), as shells report it
 
 // A failure with a one-line message for stderr; exit code 1 unless a subclass says otherwise.
 class Error : public std::runtime_error {

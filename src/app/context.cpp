@@ -70,7 +70,9 @@ std::string Context::namespaceName() {
     return name;
 }
 
-int runCommand(Context& context, const std::function<int(Context&)>& body) {
+namespace {
+
+int runAndReport(Context& context, const std::function<int(Context&)>& body) {
     try {
         return body(context);
     } catch (const kube::ApiError& e) {
@@ -87,6 +89,16 @@ int runCommand(Context& context, const std::function<int(Context&)>& body) {
         context.err() << "error: " << e.what() << '\n';
         return kExitError;
     }
+}
+
+}  // namespace
+
+int runCommand(Context& context, const std::function<int(Context&)>& body) {
+    const int exitCode = runAndReport(context, body);
+    // Whatever a command made of its interruption (a time-out, an unproven check), the caller
+    // learns it was Ctrl-C; the command's own message has said what is left.
+    if (exitCode != kExitOk && context.cancelled()) return kExitCancelled;
+    return exitCode;
 }
 
 std::chrono::milliseconds parseDuration(const std::string& text, const std::string& flag) {

@@ -91,6 +91,52 @@ std::optional<json> currentPod(const std::vector<json>& pods) {
     return newest;
 }
 
+bool podEnvDiffers(kube::Client& client, const json& sandbox, const json& templateContainer) {
+    auto pod = currentPod(findSandboxPods(client, sandbox).owned);
+    if (!pod || !pod->contains("spec")) return false;
+    const std::string name = templateContainer.value("name", "");
+    const json wanted = templateContainer.value("env", json::array());
+    for (const auto& container : (*pod)["spec"].value("containers", json::array())) {
+        if (container.value("name", "") == name)
+            return container.value("env", json::array()) != wanted;
+    }
+    return false;
+}
+
+std::string whyContainerKilled(const std::optional<json>& pod, const std::string& container) {
+    if (!pod) return "the pod was deleted";
+    if (terminating(*pod)) return "the pod is being deleted";
+    const json status = pod->value("status", json::object());
+    const std::string podReason = status.value("reason", "");
+    if (podReason == "NodeLost" || podReason == "Evicted" || podReason == "DeadlineExceeded")
+        return fmt::format("the pod was stopped ({}: {})", podReason, status.value("message", ""));
+    for (const auto& item : status.value("containerStatuses", json::array())) {
+        if (!container.empty() && item.value("name", "") != container) continue;
+        for (const char* when : {"state", "lastState"}) {
+            const json terminated =
+                item.value(when, json::object()).value("terminated", json::object());
+            const std::string reason = terminated.value("reason", "");
+            if (reason == "OOMKilled")
+                return "it ran out of memory (OOMKilled: the container's memory limit was hit)";
+            if (!reason.empty() && reason != "Completed")
+                return fmt::format("the container was terminated ({})", reason);
+        }
+    }
+    for (const auto& condition : status.value("conditions", json::array()))
+        if (condition.value("type", "") == "Ready" && condition.value("status", "") == "Unknown")
+            return "the pod's node stopped reporting (node lost)";
+    return {};
+}
+
+std::string whyContainerKilled(kube::Client& client, const std::string& ns, const std::string& pod,
+                               const std::string& container) {
+    try {
+        return whyContainerKilled(client.getIfExists(kube::resources::pods(), ns, pod), container);
+    } catch (const std::exception&) {
+        return {};  // a message helper: the exit code already says the command was killed
+    }
+}
+
 std::string sandboxNotRunningReason(const json& sandbox,
                                     std::chrono::system_clock::time_point now) {
     const json& spec = specOf(sandbox);

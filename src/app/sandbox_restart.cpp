@@ -158,8 +158,20 @@ class Restart {
                 }
                 return false;
             });
+        if (outcome.outcome == kube::WaitOutcome::TimedOut && !replacementSeen(outcome.objects))
+            fail(fmt::format(
+                "timed out after {}: no replacement pod was ever created for pod {} (is the "
+                "agent-sandbox controller running?); the Sandbox's status predates the restart",
+                formatSeconds(options_.timeout), result_.podName));
         check(outcome.outcome, "a new ready pod");
         if (!failure.empty()) fail(failure);
+    }
+
+    // A pod of this sandbox other than the ones the restart replaces.
+    bool replacementSeen(const kube::ObjectSet& pods) const {
+        for (const auto& [podName, pod] : pods)
+            if (ownedBy(pod, sandboxUid_) && !oldUids_.count(uidOf(pod))) return true;
+        return false;
     }
 
     void waitForSandboxReady() {

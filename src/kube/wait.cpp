@@ -20,8 +20,42 @@ std::string nameOf(const json& object) {
 
 // A watch that outlives its server-side timeout by this much is a dead connection.
 constexpr std::chrono::seconds kWatchGrace{30};
+// Sleeps are cut into slices this long so Ctrl-C ends a backoff promptly.
+constexpr std::chrono::milliseconds kSleepSlice{100};
 
 }  // namespace
+
+std::chrono::milliseconds ReconnectBackoff::delay(int failures) const {
+    auto pause = initial;
+    for (int i = 1; i < failures && pause < max; ++i) pause *= 2;
+    return std::min(pause, max);
+}
+
+bool isOutage(const std::exception& error) {
+    if (const auto* transport = dynamic_cast<const TransportError*>(&error))
+        return transport->kind() != TransportError::Kind::Cancelled;
+    if (const auto* api = dynamic_cast<const ApiError*>(&error))
+        return api->code() >= 500 || api->code() == 429;
+    return false;
+}
+
+void rideOutOutage(const Clock& clock, std::chrono::milliseconds budget, const CancelFlag* cancel,
+                   const std::function<void()>& attempt, const ReconnectBackoff& backoff) {
+    const auto giveUp = clock.monotonic() + budget;
+    for (int failures = 1;; ++failures) {
+        try {
+            attempt();
+            return;
+        } catch (const std::exception& error) {
+            const auto pause = backoff.delay(failures);
+            if (!isOutage(error) || clock.monotonic() + pause >= giveUp) throw;
+            for (std::chrono::milliseconds slept{0}; slept < pause; slept += kSleepSlice) {
+                if (cancel && cancel->cancelled()) throw;
+                clock.sleepFor(std::min(kSleepSlice, pause - slept));
+            }
+        }
+    }
+}
 
 WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref,
                       const std::string& ns, const WaitOptions& options, const SetPredicate& done) {
@@ -35,12 +69,26 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
     std::optional<json> given = options.initialList;
     std::string version;
     bool needList = true;
-    try {
-        while (true) {
-            if (cancelled()) {
-                result.outcome = WaitOutcome::Cancelled;
-                return result;
-            }
+    int failuresInARow = 0;
+    // Waits out an outage until the deadline; false = the deadline or Ctrl-C came first.
+    auto backOff = [&]() {
+        ++failuresInARow;
+        auto pause = options.reconnect.delay(failuresInARow);
+        if (hasDeadline) {
+            const auto left = duration_cast<milliseconds>(deadline - clock.monotonic());
+            if (left <= pause) return false;
+        }
+        for (milliseconds slept{0}; slept < pause && !cancelled(); slept += kSleepSlice)
+            clock.sleepFor(std::min(kSleepSlice, pause - slept));
+        ++result.reconnects;
+        return true;
+    };
+    while (true) {
+        if (cancelled()) {
+            result.outcome = WaitOutcome::Cancelled;
+            return result;
+        }
+        try {
             if (needList) {
                 ListOptions listOptions;
                 listOptions.labelSelector = options.labelSelector;
@@ -52,6 +100,7 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
                     result.objects[nameOf(item)] = item;
                 version = resourceVersionOf(list);
                 needList = false;
+                failuresInARow = 0;
                 if (done(result.objects)) {
                     result.outcome = WaitOutcome::Satisfied;
                     return result;
@@ -73,37 +122,46 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
             watchOptions.timeoutSeconds =
                 static_cast<int>(std::min(leftSeconds, options.watchChunk).count());
             bool satisfied = false;
-            try {
-                client.watch(
-                    ref, ns, watchOptions,
-                    [&](const WatchEvent& event) {
-                        const std::string eventVersion = resourceVersionOf(event.object);
-                        if (!eventVersion.empty()) version = eventVersion;
-                        if (event.type == "BOOKMARK") return !cancelled();
-                        if (event.type == "DELETED")
-                            result.objects.erase(nameOf(event.object));
-                        else
-                            result.objects[nameOf(event.object)] = event.object;
-                        satisfied = done(result.objects);
-                        return !satisfied && !cancelled();
-                    },
-                    left);
-            } catch (const ApiError& error) {
-                // 410 Gone: our version was compacted away; start over from a fresh LIST.
-                if (error.code() != 410) throw;
-                ++result.relists;
-                needList = true;
-                continue;
-            }
+            client.watch(
+                ref, ns, watchOptions,
+                [&](const WatchEvent& event) {
+                    failuresInARow = 0;
+                    const std::string eventVersion = resourceVersionOf(event.object);
+                    if (!eventVersion.empty()) version = eventVersion;
+                    if (event.type == "BOOKMARK") return !cancelled();
+                    if (event.type == "DELETED")
+                        result.objects.erase(nameOf(event.object));
+                    else
+                        result.objects[nameOf(event.object)] = event.object;
+                    satisfied = done(result.objects);
+                    return !satisfied && !cancelled();
+                },
+                left);
             if (satisfied) {
                 result.outcome = WaitOutcome::Satisfied;
                 return result;
             }
+        } catch (const TransportError& error) {
+            if (error.kind() == TransportError::Kind::Cancelled) {
+                result.outcome = WaitOutcome::Cancelled;
+                return result;
+            }
+            if (!backOff()) {
+                if (cancelled()) continue;
+                throw;
+            }
+        } catch (const ApiError& error) {
+            if (error.code() == 410) {
+                // Our version was compacted away; start over from a fresh LIST.
+                ++result.relists;
+                needList = true;
+                continue;
+            }
+            if (!isOutage(error) || !backOff()) {
+                if (cancelled()) continue;
+                throw;
+            }
         }
-    } catch (const TransportError& error) {
-        if (error.kind() != TransportError::Kind::Cancelled) throw;
-        result.outcome = WaitOutcome::Cancelled;
-        return result;
     }
 }
 

@@ -223,14 +223,15 @@ ProjectPlan planProject(const ProjectOptions& options, EgressMechanism mechanism
     if (options.openshift)
         plan.objects.push_back({resources::projectRequests(), buildProjectRequest(options), true});
     plan.objects.push_back({resources::namespaces(), buildProjectNamespace(options)});
-    plan.objects.push_back({resources::resourceQuotas(), buildResourceQuota(options)});
-    plan.objects.push_back({resources::limitRanges(), buildLimitRange(options)});
+    // Isolation first: a run stopped half-way leaves a namespace that is denied, not open.
     plan.objects.push_back({resources::networkPolicies(), buildDefaultDeny(ns)});
     if (options.allowDns) {
         plan.objects.push_back(
             {resources::networkPolicies(), buildAllowDns(ns, options.openshift)});
         plan.egressSummary.push_back("DNS to kube-system/kube-dns (UDP and TCP 53)");
     }
+    plan.objects.push_back({resources::resourceQuotas(), buildResourceQuota(options)});
+    plan.objects.push_back({resources::limitRanges(), buildLimitRange(options)});
     if (!options.allowCidrs.empty()) {
         plan.objects.push_back(
             {resources::networkPolicies(), buildAllowCidrs(ns, options.allowCidrs)});

@@ -245,7 +245,7 @@ void writeJunit(std::ostream& out, const std::vector<SandboxReport>& reports) {
 int exitCodeFor(const std::vector<SandboxReport>& reports) {
     bool notProven = false;
     for (const auto& report : reports) {
-        if (!report.error.empty()) return kExitError;
+        if (!report.error.empty() || !report.runError.empty()) return kExitError;
         if (report.verdict() != Verdict::Pass) notProven = true;
     }
     return notProven ? kExitBoundaryNotProven : kExitOk;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <mutex>
 #include <random>
 #include <thread>
 
@@ -9,6 +10,7 @@
 #include "rossoctl/app/sandbox_restart.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/exec.hpp"
+#include "rossoctl/kube/wait.hpp"
 
 namespace rossoctl::verify {
 
@@ -76,12 +78,20 @@ class Verification {
         // Destructive: deletes the pod, so it runs after the others are done with it.
         report.checks[3] = timed(&Verification::nothingSurvivesCheck, CheckKind::NothingSurvives);
         report.took = since(started);
+        report.runError = runError_;
         return report;
     }
 
   private:
     [[noreturn]] void fail(const std::string& what) const {
         throw Error(fmt::format("sandbox/{} {}", name_, what));
+    }
+
+    // The first outage seen; the checks it broke stay unproven, and the run exits 1.
+    void noteIfOutage(const std::exception& error) {
+        if (!kube::isOutage(error)) return;
+        std::lock_guard lock(runErrorMutex_);
+        if (runError_.empty()) runError_ = error.what();
     }
 
     milliseconds since(std::chrono::steady_clock::time_point started) const {
@@ -130,6 +140,7 @@ class Verification {
         try {
             result = (this->*check)();
         } catch (const std::exception& error) {
+            noteIfOutage(error);
             // A thread must not throw; what broke becomes the live part's evidence.
             result.livePart =
                 Finding{Verdict::Unproven, {std::string("error: ") + error.what()}, ""};
@@ -156,6 +167,7 @@ class Verification {
             output.failure = captured.result.message;
             output.started = captured.result.message.empty();
         } catch (const std::exception& error) {
+            noteIfOutage(error);
             output.started = false;
             output.failure = error.what();
         }
@@ -234,6 +246,7 @@ class Verification {
             restarted = app::restartSandbox(client_, clock_, sandboxes_, ns_, name_, restart,
                                             inputs_.sandbox);
         } catch (const Error& error) {
+            noteIfOutage(error);
             result.livePart.evidence.push_back(fmt::format(
                 "canary written to {}, but the restart did not complete: {}", path, error.what()));
             return result;
@@ -264,6 +277,8 @@ class Verification {
     const VerifyOptions& options_;
     Inputs inputs_;
     std::string podName_;
+    std::mutex runErrorMutex_;
+    std::string runError_;
 };
 
 }  // namespace

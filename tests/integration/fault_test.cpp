@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "fault_server.hpp"
+#include "fault_support.hpp"
 #include "harness.hpp"
 #include "rossoctl/kube/resource.hpp"
 
@@ -33,35 +34,6 @@ bool oneLine(const std::string& text) {
            text.find("terminate called") == std::string::npos;
 }
 
-// Stops the apiserver for a short window and always starts it again, even if a check throws.
-class ApiserverOutage {
-  public:
-    ApiserverOutage() { control("stop"); }
-    ~ApiserverOutage() {
-        if (!restored_) restore();
-    }
-    void restore() {
-        restored_ = true;
-        control("start");
-        // Ready again for the admin client before the test goes on.
-        harness::eventually([] {
-            harness::admin().get(resources::namespaces(), "", "default");
-            return true;
-        });
-    }
-
-  private:
-    static void control(const std::string& verb) {
-        auto result =
-            harness::run({std::string(ROSSOCTL_SOURCE_DIR).append("/tests/cluster/local-cluster"),
-                          verb, "kube-apiserver"},
-                         {}, {}, 120);
-        INFO(result.out << result.err);
-        CHECK(result.exitCode == 0);
-    }
-    bool restored_ = false;
-};
-
 // Waits until the fault server has seen a request with all the parts.
 bool seen(const harness::FaultApiserver& server, const std::vector<std::string>& parts,
           int seconds = 60) {
@@ -69,30 +41,6 @@ bool seen(const harness::FaultApiserver& server, const std::vector<std::string>&
 }
 
 }  // namespace
-
-TEST_CASE("apiserver restarted in the middle of sandbox restart", "[fault]") {
-    harness::TestNamespace ns("fault-restart", true, kRestricted);
-    importAgent(ns.name(), "orders");
-    harness::FaultApiserver front;
-    auto running = std::async(std::launch::async, [&] {
-        return harness::rossoctl({"--kubeconfig", front.kubeconfig(), "sandbox", "restart",
-                                  "orders", "--timeout", "2m", "-n", ns.name()});
-    });
-    REQUIRE(seen(front, {"DELETE", "/pods/orders"}));
-    {
-        ApiserverOutage outage;
-        std::this_thread::sleep_for(std::chrono::seconds(2));
-    }
-    auto result = running.get();
-    INFO("exit " << result.exitCode << "\nstdout: " << result.out << "stderr: " << result.err);
-    // The watch for the replacement reconnects, or the command says where it stopped.
-    CHECK((result.exitCode == 0 || (result.exitCode == 1 && oneLine(result.err))));
-    CHECK(front.count({"DELETE", "/pods/orders"}) == 1);
-    auto rerun =
-        harness::rossoctl({"agents", "wait", "orders", "--timeout", "2m", "-n", ns.name()});
-    INFO(rerun.err);
-    CHECK(rerun.exitCode == 0);
-}
 
 TEST_CASE("apiserver restarted in the middle of sandbox verify", "[fault]") {
     harness::TestNamespace ns("fault-verify", true, kRestricted);
@@ -105,15 +53,14 @@ TEST_CASE("apiserver restarted in the middle of sandbox verify", "[fault]") {
             {"--kubeconfig", front.kubeconfig(), "sandbox", "verify", "orders", "-n", ns.name()});
     });
     REQUIRE(seen(front, {"/exec"}));
-    {
-        ApiserverOutage outage;
-        std::this_thread::sleep_for(std::chrono::seconds(2));
-    }
+    harness::apiserverOutage(std::chrono::seconds(6));
     auto result = running.get();
     INFO("exit " << result.exitCode << "\nstdout: " << result.out << "stderr: " << result.err);
     CHECK(result.err.find("terminate called") == std::string::npos);
-    CHECK(result.exitCode != 0);  // a boundary it could not check is not proven
-    CHECK(result.exitCode <= 3);
+    // A probe the outage broke is an error of the run (1, "run verify again"), never 3: CI
+    // reads 3 as a sandbox that is not isolated.
+    CHECK((result.exitCode == 0 || result.exitCode == 1));
+    if (result.exitCode == 1) CHECK(result.err.find("run verify again") != std::string::npos);
     auto rerun = harness::rossoctl({"sandbox", "verify", "orders", "-n", ns.name()});
     INFO(rerun.out << rerun.err);
     CHECK(rerun.exitCode == 0);
@@ -128,14 +75,13 @@ TEST_CASE("apiserver restarted in the middle of project create", "[fault]") {
             {"--kubeconfig", front.kubeconfig(), "project", "create", ns.name()});
     });
     REQUIRE(seen(front, {"PATCH", "/resourcequotas/"}));
-    {
-        ApiserverOutage outage;
-        std::this_thread::sleep_for(std::chrono::seconds(4));
-    }
+    // Isolation was written before the quota: a run stopped here leaves the namespace denied.
+    CHECK(harness::admin().getIfExists(resources::networkPolicies(), ns.name(), "default-deny"));
+    CHECK(harness::admin().getIfExists(resources::networkPolicies(), ns.name(), "allow-dns"));
+    harness::apiserverOutage(std::chrono::seconds(6));
     auto result = running.get();
     INFO("exit " << result.exitCode << "\nstdout: " << result.out << "stderr: " << result.err);
-    CHECK((result.exitCode == 0 || (result.exitCode == 1 && oneLine(result.err) &&
-                                    result.err.find("project create") != std::string::npos)));
+    CHECK(result.exitCode == 0);  // each write rides out the outage
     auto rerun = harness::rossoctl({"project", "create", ns.name()});
     INFO(rerun.err);
     CHECK(rerun.exitCode == 0);

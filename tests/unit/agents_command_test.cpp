@@ -217,14 +217,22 @@ TEST_CASE("agents wait follows a watch until the sandbox is Ready", "[agents]") 
     host.server.reply(404, kNotFound);  // job
     host.server.reply(200, R"({"metadata":{"name":"orders","resourceVersion":"5",)"
                            R"("labels":{"app.kubernetes.io/managed-by":"rossoctl"}}})");
-    json ready = {{"metadata", {{"name", "orders"}, {"resourceVersion", "6"}}},
-                  {"status", {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+    json ready = {
+        {"metadata",
+         {{"name", "orders"}, {"namespace", "team1"}, {"uid", "u1"}, {"resourceVersion", "6"}}},
+        {"status", {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
     host.server.stream({R"({"type":"MODIFIED","object":{"metadata":{"resourceVersion":"6"}}})"
                         "\n",
                         json{{"type", "MODIFIED"}, {"object", ready}}.dump() + "\n"});
+    // Ready=True is believed only with the pod it describes there and Ready.
+    json pod = {{"metadata", {{"name", "orders"}, {"ownerReferences", {{{"uid", "u1"}}}}}},
+                {"status", {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+    host.server.reply(
+        200, json{{"metadata", {{"resourceVersion", "7"}}}, {"items", json::array({pod})}}.dump());
     REQUIRE(host.run({"agents", "wait", "orders", "--timeout", "1m"}) == 0);
-    CHECK(host.server.last().url.find("watch=true") != std::string::npos);
-    CHECK(host.server.last().url.find("resourceVersion=5") != std::string::npos);
+    const auto& watch = host.server.requests[host.server.requests.size() - 2];
+    CHECK(watch.url.find("watch=true") != std::string::npos);
+    CHECK(watch.url.find("resourceVersion=5") != std::string::npos);
     CHECK(host.out.str() == "sandbox.agents.x-k8s.io/orders is ready (Ready)\n");
 }
 

@@ -45,10 +45,10 @@ std::vector<std::string> names(const ProjectPlan& plan) {
 TEST_CASE("a project without hosts: namespace, quota, limits, deny, DNS", "[project]") {
     FakeResolver resolver;
     auto plan = planProject(validOptions(), EgressMechanism::NetworkPolicy, resolver);
-    CHECK(names(plan) == std::vector<std::string>{"namespace/team1", "resourcequota/sandbox-quota",
-                                                  "limitrange/sandbox-limits",
-                                                  "networkpolicy/default-deny",
-                                                  "networkpolicy/allow-dns"});
+    CHECK(names(plan) == std::vector<std::string>{"namespace/team1", "networkpolicy/default-deny",
+                                                  "networkpolicy/allow-dns",
+                                                  "resourcequota/sandbox-quota",
+                                                  "limitrange/sandbox-limits"});
     CHECK(resolver.asked.empty());
     for (const auto& object : plan.objects)
         CHECK(object.object["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "rossoctl");
@@ -97,6 +97,17 @@ TEST_CASE("OpenShift: a ProjectRequest first, and its DNS pods allowed too", "[p
     CHECK(plan.objects.front().object["kind"] == "ProjectRequest");
     CHECK(plan.objects[1].object["kind"] == "Namespace");
     CHECK((*find(plan, "networkpolicy/allow-dns"))["spec"]["egress"].size() == 2);
+}
+
+TEST_CASE("default-deny and allow-dns are written right after the namespace", "[project]") {
+    auto options = validOptions();
+    FakeResolver resolver;
+    auto plan = planProject(options, EgressMechanism::NetworkPolicy, resolver);
+    REQUIRE(plan.objects.size() >= 5);
+    CHECK(plan.objects[0].object["kind"] == "Namespace");
+    CHECK(plan.objects[1].displayName() == "networkpolicy/default-deny");
+    CHECK(plan.objects[2].displayName() == "networkpolicy/allow-dns");
+    CHECK(plan.objects[3].object["kind"] == "ResourceQuota");
 }
 
 TEST_CASE("plain NetworkPolicy pins resolved addresses as /32 and /128", "[project]") {

@@ -148,7 +148,7 @@ TEST_CASE("a restart that times out says what the Sandbox's conditions say", "[r
     fixture.server.latency = std::chrono::seconds(1);
     fixture.server.reply(200, list("10", json::array({pod("old", true)})));
     fixture.server.reply(200, "{}");
-    fixture.server.stream({event("DELETED", pod("old", true))});
+    fixture.server.stream({event("DELETED", pod("old", true)), event("ADDED", pod("new", false))});
     fixture.server.reply(200, sandbox(false).dump());  // the GET for the message
     app::RestartOptions options;
     options.timeout = std::chrono::seconds(3);
@@ -157,4 +157,24 @@ TEST_CASE("a restart that times out says what the Sandbox's conditions say", "[r
                             "team1", "orders", options, sandbox(true)),
         Catch::Contains("timed out after 3.0s waiting for a new ready pod") &&
             Catch::Contains("Ready=False (PodNotReady)"));
+}
+
+TEST_CASE("a restart with no replacement pod says so, not the stale Ready=True", "[restart]") {
+    ClientFixture fixture;
+    fixture.server.latency = std::chrono::seconds(1);
+    fixture.server.reply(200, list("10", json::array({pod("old", true)})));
+    fixture.server.reply(200, "{}");
+    fixture.server.stream({event("DELETED", pod("old", true))});
+    app::RestartOptions options;
+    options.timeout = std::chrono::seconds(3);
+    std::string message;
+    try {
+        app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                            "team1", "orders", options, sandbox(true));
+    } catch (const Error& error) {
+        message = error.what();
+    }
+    CHECK(message.find("no replacement pod was ever created for pod orders") != std::string::npos);
+    CHECK(message.find("controller") != std::string::npos);
+    CHECK(message.find("Ready=True") == std::string::npos);
 }

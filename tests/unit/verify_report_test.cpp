@@ -114,3 +114,10 @@ TEST_CASE("exit codes: 0 all pass, 3 fail or unproven, 1 could not verify") {
     broken.error = "not found";
     CHECK(exitCodeFor({sampleReport(), broken}) == 1);
 }
+
+TEST_CASE("exit codes: a check left unproven by an API outage is 1, not 3", "[fault]") {
+    SandboxReport cutShort = sampleReport();
+    cutShort.runError = "connection refused";
+    CHECK(exitCodeFor({cutShort}) == 1);
+    CHECK(exitCodeFor({sampleReport()}) == 3);
+}

@@ -153,6 +153,142 @@ TEST_CASE("waitForObject selects by name and sees deletion", "[wait]") {
           std::string::npos);
 }
 
+namespace {
+
+// One request refused through all of the client's own retries (5 attempts).
+void refuse(ClientFixture& fixture) {
+    for (int attempt = 0; attempt < 5; ++attempt)
+        fixture.server.fail(TransportError::Kind::Connect, "connection refused");
+}
+
+}  // namespace
+
+TEST_CASE("reconnect backoff doubles and is capped", "[wait][fault]") {
+    ReconnectBackoff backoff;
+    CHECK(backoff.delay(1) == std::chrono::milliseconds(250));
+    CHECK(backoff.delay(2) == std::chrono::milliseconds(500));
+    CHECK(backoff.delay(4) == std::chrono::milliseconds(2000));
+    CHECK(backoff.delay(5) == std::chrono::milliseconds(4000));
+    CHECK(backoff.delay(50) == std::chrono::milliseconds(4000));
+}
+
+TEST_CASE("an outage shorter than the deadline is ridden out", "[wait][fault]") {
+    ClientFixture fixture;
+    fixture.server.reply(200, list("1", json::array({pod("a", "1", false)})));
+    fixture.server.stream({event("MODIFIED", pod("a", "2", false))});
+    refuse(fixture);  // the apiserver stops: re-watches are refused
+    refuse(fixture);
+    fixture.server.stream({event("MODIFIED", pod("a", "3", true))});
+    WaitOptions options;
+    options.timeout = std::chrono::seconds(25);
+    auto result =
+        waitForSet(*fixture.client, fixture.clock, resources::pods(), "ns", options, anyReady);
+    CHECK(result.satisfied());
+    CHECK(result.reconnects == 2);
+    // Re-watched from the last version seen, not from scratch.
+    CHECK(fixture.server.last().url.find("resourceVersion=2") != std::string::npos);
+}
+
+TEST_CASE("a LIST answered 503 while the apiserver starts is retried", "[wait][fault]") {
+    ClientFixture fixture;
+    for (int attempt = 0; attempt < 5; ++attempt) fixture.server.reply(503, "{}");
+    fixture.server.reply(200, list("4", json::array({pod("a", "4", true)})));
+    WaitOptions options;
+    options.timeout = std::chrono::seconds(60);
+    auto result =
+        waitForSet(*fixture.client, fixture.clock, resources::pods(), "ns", options, anyReady);
+    CHECK(result.satisfied());
+    CHECK(result.reconnects == 1);
+}
+
+TEST_CASE("an outage longer than the deadline is reported, within the deadline", "[wait][fault]") {
+    ClientFixture fixture;
+    fixture.server.reply(200, list("1", json::array({pod("a", "1", false)})));
+    for (int request = 0; request < 10; ++request) refuse(fixture);
+    WaitOptions options;
+    options.timeout = std::chrono::seconds(10);
+    const auto start = fixture.clock.monotonic();
+    CHECK_THROWS_AS(
+        waitForSet(*fixture.client, fixture.clock, resources::pods(), "ns", options, anyReady),
+        TransportError);
+    // The last refused request may start just before the deadline; its retries are bounded.
+    CHECK(fixture.clock.monotonic() - start < std::chrono::seconds(10 + 4));
+}
+
+TEST_CASE("an error a retry cannot fix ends the wait at once", "[wait][fault]") {
+    ClientFixture fixture;
+    fixture.server.reply(403, R"({"kind":"Status","code":403,"reason":"Forbidden"})");
+    WaitOptions options;
+    options.timeout = std::chrono::seconds(60);
+    CHECK_THROWS_AS(
+        waitForSet(*fixture.client, fixture.clock, resources::pods(), "ns", options, anyReady),
+        ApiError);
+    CHECK(fixture.server.requests.size() == 1);
+}
+
+namespace {
+
+// The user presses Ctrl-C during the first pause of the wait.
+class CancellingClock : public testing::FakeClock {
+  public:
+    explicit CancellingClock(CancelFlag& cancel) : cancel_(cancel) {}
+    void sleepFor(std::chrono::milliseconds duration) const override {
+        cancel_.cancel();
+        FakeClock::sleepFor(duration);
+    }
+
+  private:
+    CancelFlag& cancel_;
+};
+
+}  // namespace
+
+TEST_CASE("Ctrl-C during an outage's backoff ends the wait as cancelled", "[wait][fault]") {
+    CancelFlag cancel;
+    CancellingClock waitClock(cancel);
+    ClientFixture fixture;
+    fixture.server.reply(200, list("1", json::array({pod("a", "1", false)})));
+    refuse(fixture);
+    WaitOptions options;
+    options.cancel = &cancel;
+    options.timeout = std::chrono::seconds(60);
+    options.reconnect.initial = std::chrono::seconds(4);
+    auto result =
+        waitForSet(*fixture.client, waitClock, resources::pods(), "ns", options, anyReady);
+    CHECK(result.outcome == WaitOutcome::Cancelled);
+    // One slice of the 4 s pause, not all of it.
+    CHECK(waitClock.totalSlept() <= std::chrono::milliseconds(100));
+}
+
+TEST_CASE("rideOutOutage repeats a safe request through an outage, within its budget",
+          "[wait][fault]") {
+    testing::FakeClock clock;
+    int calls = 0;
+    rideOutOutage(clock, std::chrono::seconds(10), nullptr, [&] {
+        if (++calls < 4) throw TransportError(TransportError::Kind::Connect, "refused");
+    });
+    CHECK(calls == 4);
+    CHECK(clock.totalSlept() == std::chrono::milliseconds(250 + 500 + 1000));
+
+    calls = 0;
+    CHECK_THROWS_AS(rideOutOutage(clock, std::chrono::seconds(2), nullptr,
+                                  [&] {
+                                      ++calls;
+                                      throw TransportError(TransportError::Kind::Reset, "cut");
+                                  }),
+                    TransportError);
+    CHECK(calls == 4);  // 250 + 500 + 1000 ms slept; the next 2 s pause would pass the budget
+
+    calls = 0;
+    CHECK_THROWS_AS(rideOutOutage(clock, std::chrono::seconds(10), nullptr,
+                                  [&] {
+                                      ++calls;
+                                      throw ApiError(404, "NotFound", "gone", {});
+                                  }),
+                    ApiError);
+    CHECK(calls == 1);
+}
+
 TEST_CASE("conditions are read from status", "[wait]") {
     json object = {
         {"status",

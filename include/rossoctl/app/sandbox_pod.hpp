@@ -38,6 +38,20 @@ bool podFinished(const nlohmann::json& pod);
 // The newest owned pod that is not being deleted.
 std::optional<nlohmann::json> currentPod(const std::vector<nlohmann::json>& pods);
 
+// The env of `container` in the sandbox's current pod differs from `templateContainer`'s (a
+// template written without a restart); false when there is no current pod to compare.
+bool podEnvDiffers(kube::Client& client, const nlohmann::json& sandbox,
+                   const nlohmann::json& templateContainer);
+
+// Why a command in `container` of `pod` ended with SIGKILL (exit 137), when the pod's status
+// tells: "the pod was deleted", "it ran out of memory (OOMKilled, limit 64Mi)", "the node ... was
+// lost". Empty when it does not. One GET; never throws.
+std::string whyContainerKilled(kube::Client& client, const std::string& ns, const std::string& pod,
+                               const std::string& container);
+// The same, read from a pod already fetched (nullopt: the pod no longer exists).
+std::string whyContainerKilled(const std::optional<nlohmann::json>& pod,
+                               const std::string& container);
+
 // Why the sandbox will not get a running pod: "is suspended (operatingMode Suspended)",
 // "expired at 2026-...", "has finished (PodFailed: ...)"; empty when it can run.
 std::string sandboxNotRunningReason(const nlohmann::json& sandbox,

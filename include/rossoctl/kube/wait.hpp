@@ -1,7 +1,8 @@
 #pragma once
 // Waiting for API objects to reach a state: list, then watch from the list's resourceVersion,
-// re-list when the server says the version is gone (410), until a predicate holds, the
-// deadline passes or the user cancels. Never polls.
+// re-list when the server says the version is gone (410), reconnect with backoff while the
+// server is unreachable, until a predicate holds, the deadline passes or the user cancels.
+// Never polls.
 #include <chrono>
 #include <functional>
 #include <map>
@@ -18,6 +19,24 @@ namespace rossoctl::kube {
 // The objects currently matching the watched selector, keyed by metadata.name.
 using ObjectSet = std::map<std::string, nlohmann::json>;
 
+// Pause before reconnecting after `failures` failed attempts in a row: doubling, capped, as
+// client-go's reflector does, so a restarting apiserver is not hammered.
+struct ReconnectBackoff {
+    std::chrono::milliseconds initial{250};
+    std::chrono::milliseconds max{4000};
+    std::chrono::milliseconds delay(int failures) const;
+};
+
+// True for a failure an apiserver outage causes (connection refused or cut, 5xx, 429), which a
+// wait rides out until its deadline; false for errors a retry cannot fix (403, 404, bad input).
+bool isOutage(const std::exception& error);
+
+// Runs `attempt` again while it fails with an outage, pausing by `backoff`, until it succeeds,
+// fails otherwise, Ctrl-C, or `budget` has passed (then its last error is thrown). For requests
+// that are safe to repeat (GET, server-side apply, DELETE): the wait below does the same.
+void rideOutOutage(const Clock& clock, std::chrono::milliseconds budget, const CancelFlag* cancel,
+                   const std::function<void()>& attempt, const ReconnectBackoff& backoff = {});
+
 struct WaitOptions {
     std::string labelSelector;
     std::string fieldSelector;
@@ -27,14 +46,16 @@ struct WaitOptions {
     std::optional<nlohmann::json> initialList;
     // Longest single watch request; the wait re-watches from the last version after it.
     std::chrono::seconds watchChunk{300};
+    ReconnectBackoff reconnect;
 };
 
 enum class WaitOutcome { Satisfied, TimedOut, Cancelled };
 
 struct WaitResult {
     WaitOutcome outcome = WaitOutcome::TimedOut;
-    ObjectSet objects;  // the last state seen, for messages on timeout
-    int relists = 0;    // how often a 410 Gone forced a fresh LIST
+    ObjectSet objects;   // the last state seen, for messages on timeout
+    int relists = 0;     // how often a 410 Gone forced a fresh LIST
+    int reconnects = 0;  // how often an outage was ridden out
     bool satisfied() const { return outcome == WaitOutcome::Satisfied; }
 };
 

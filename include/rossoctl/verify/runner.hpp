@@ -22,6 +22,9 @@ struct SandboxReport {
     std::string container;
     std::vector<CheckResult> checks;
     std::string error;  // set when verification could not run at all
+    // An API outage or broken stream that left a check unproven: an error of the run (exit 1),
+    // not a boundary the sandbox leaves open (exit 3).
+    std::string runError;
     std::chrono::milliseconds took{0};
     // fail if any check fails, else unproven if any is, else pass (error: fail).
     Verdict verdict() const;

@@ -1,11 +1,12 @@
 #include "rossoctl/app/run/runner.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <random>
 
+#include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/app/run/tar.hpp"
+#include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/kube/transport.hpp"
@@ -24,11 +25,9 @@ std::string randomSuffix() {
     return fmt::format("{:08x}", random());
 }
 
-std::string claimerId() {
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    return fmt::format("{}/{}/{}", host, ::getpid(), randomSuffix());
-}
+// How long cleanup keeps retrying a DELETE the API server cannot take (an outage), so a pod
+// is not left behind by a short restart of the server.
+constexpr milliseconds kCleanupGrace{30'000};
 
 long ceilSeconds(milliseconds duration) {
     return static_cast<long>((duration.count() + 999) / 1000);
@@ -94,7 +93,7 @@ class Run {
         const long timeoutSeconds = ceilSeconds(request_.timeout);
         if (request_.fromPool) {
             const auto claimed = claimWarmPod(client_, clock_, request_.namespaceName,
-                                              request_.shape, timeoutSeconds, claimerId());
+                                              request_.shape, timeoutSeconds, currentRunOwner());
             if (claimed) {
                 outcome_.pod = claimed->name;
                 outcome_.warm = true;
@@ -106,8 +105,12 @@ class Run {
             note("no warm pod matches this run; starting a new pod");
         }
         outcome_.pod = "rossoctl-run-" + randomSuffix();
-        client_.create(kube::resources::pods(), request_.namespaceName,
-                       runPodManifest(outcome_.pod, request_.shape, timeoutSeconds));
+        json manifest = runPodManifest(outcome_.pod, request_.shape, timeoutSeconds);
+        // Lets a later run (or gc) tell this pod from a live run's once this process is gone;
+        // a pod kept on purpose has no owner to outlive.
+        if (!request_.keep)
+            manifest["metadata"]["annotations"][kRunOwnerAnnotation] = currentRunOwner();
+        client_.create(kube::resources::pods(), request_.namespaceName, manifest);
     }
 
     void waitRunning() {
@@ -193,6 +196,9 @@ class Run {
         const auto result = kube::execInPod(client_, request, io);
         outcome_.timedOut = result.timedOut;
         outcome_.exitCode = result.timedOut ? kExitTimedOut : result.exitCode;
+        if (outcome_.exitCode == 137)  // 128 + SIGKILL, from outside the command
+            outcome_.killedWhy =
+                whyContainerKilled(client_, request_.namespaceName, outcome_.pod, kContainerName);
         if (!result.timedOut && !result.message.empty())
             throw Error(fmt::format("the command could not be started in pod {}: {}", outcome_.pod,
                                     firstLine(result.message)));
@@ -258,8 +264,17 @@ class Run {
     RunOutcome& outcome_;
 };
 
-void deletePod(const ClientFactory& cleanupClient, const RunRequest& request, RunOutcome& outcome,
-               RunCallbacks& callbacks) {
+std::string leftBehind(const RunRequest& request, const RunOutcome& outcome,
+                       const std::string& why) {
+    return fmt::format(
+        "could not delete pod {} ({}); it is left in namespace {}: delete it with \"kubectl -n "
+        "{} delete pod {}\" (the next sandbox run in {} also removes it)",
+        outcome.pod, why, request.namespaceName, request.namespaceName, outcome.pod,
+        request.namespaceName);
+}
+
+void deletePod(const ClientFactory& cleanupClient, const Clock& clock, const RunRequest& request,
+               RunOutcome& outcome, RunCallbacks& callbacks) {
     if (outcome.pod.empty()) return;
     if (request.keep) {
         if (callbacks.note)
@@ -271,11 +286,44 @@ void deletePod(const ClientFactory& cleanupClient, const RunRequest& request, Ru
     kube::DeleteOptions options;
     options.gracePeriodSeconds = 0;  // nothing in it is worth waiting for
     try {
-        client->remove(kube::resources::pods(), request.namespaceName, outcome.pod, options);
-    } catch (const kube::ApiError& error) {
-        if (!error.isNotFound()) throw;
+        // No cancel flag: cleanup is what Ctrl-C asked for, and it must not be cut short.
+        kube::rideOutOutage(clock, kCleanupGrace, nullptr, [&] {
+            try {
+                client->remove(kube::resources::pods(), request.namespaceName, outcome.pod,
+                               options);
+            } catch (const kube::ApiError& error) {
+                if (!error.isNotFound()) throw;
+            }
+        });
+    } catch (const std::exception& error) {
+        throw Error(leftBehind(request, outcome, error.what()), kExitRunFailed);
     }
     outcome.deleted = true;
+}
+
+// Runs cleanup on a path that already has an error to report: a failed cleanup is said too.
+void deletePodAfterFailure(const ClientFactory& cleanupClient, const Clock& clock,
+                           const RunRequest& request, RunOutcome& outcome,
+                           RunCallbacks& callbacks) {
+    try {
+        deletePod(cleanupClient, clock, request, outcome, callbacks);
+    } catch (const Error& error) {
+        if (callbacks.note) callbacks.note(std::string("error: ") + error.what());
+    }
+}
+
+// Pods of earlier runs in this namespace whose process was killed: best effort, never fatal.
+void reapLeftovers(kube::Client& client, const RunRequest& request, RunCallbacks& callbacks) {
+    try {
+        for (const auto& name : reapLeftoverRunPods(client, request.namespaceName))
+            if (callbacks.note)
+                callbacks.note(
+                    fmt::format("deleted pod {}, left over by an interrupted run", name));
+    } catch (const std::exception& error) {
+        if (callbacks.note)
+            callbacks.note(fmt::format(
+                "note: could not look for pods left over by earlier runs: {}", error.what()));
+    }
 }
 
 }  // namespace
@@ -288,9 +336,13 @@ RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, co
     Stopwatch watch(clock);
     auto cleanup = [&] {
         watch.lap();
-        deletePod(cleanupClient, request, outcome, callbacks);
+        deletePod(cleanupClient, clock, request, outcome, callbacks);
         outcome.durations.cleanup = watch.lap();
     };
+    auto cleanupAfterFailure = [&] {
+        deletePodAfterFailure(cleanupClient, clock, request, outcome, callbacks);
+    };
+    reapLeftovers(client, request, callbacks);
     try {
         run.acquirePod();
         run.waitRunning();
@@ -309,7 +361,7 @@ RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, co
         outcome.cancelled = true;
     } catch (const kube::TransportError& error) {
         if (!(cancel && cancel->cancelled())) {
-            cleanup();
+            cleanupAfterFailure();
             throw;
         }
         outcome.cancelled = true;
@@ -317,7 +369,7 @@ RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, co
         if (cancel && cancel->cancelled()) {
             outcome.cancelled = true;
         } else {
-            cleanup();
+            cleanupAfterFailure();
             throw;
         }
     }

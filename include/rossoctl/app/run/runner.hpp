@@ -51,8 +51,9 @@ struct RunOutcome {
     bool timedOut = false;
     bool cancelled = false;
     std::string pod;
-    bool warm = false;     // claimed from the pool
-    bool deleted = false;  // the pod is gone (not --keep)
+    bool warm = false;      // claimed from the pool
+    bool deleted = false;   // the pod is gone (not --keep)
+    std::string killedWhy;  // exit 137: who killed the command, when the pod's status tells
     std::vector<Artifact> artifacts;
     std::vector<std::string> rejected;
     RunPhases durations;

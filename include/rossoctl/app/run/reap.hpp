@@ -1,0 +1,35 @@
+#pragma once
+// Pods of `sandbox run` whose run is over but which were never deleted: the process was
+// killed (kill -9, a lost terminal) or its cleanup could not reach the API server. The next run
+// in the namespace reaps them, and so can `gc`. A pod is a leftover when it has ended (its
+// deadline passed) or when the process that made it, on this host, no longer exists.
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "rossoctl/kube/client.hpp"
+
+namespace rossoctl::app::run {
+
+// Names the process that owns a run pod; stored on the pods it creates (not with --keep).
+inline constexpr const char* kRunOwnerAnnotation = "rossoctl.dev/run-owner";
+
+// "HOST/PID/START" (START: the process's start time in clock ticks since boot, so a reused
+// pid is not taken for the owner).
+std::string currentRunOwner();
+
+// Whether the owner an annotation names may still be running; unknown owners (another host,
+// unreadable) count as alive, so only what is surely abandoned is reaped.
+using OwnerAlive = std::function<bool(const std::string& owner)>;
+bool localOwnerAlive(const std::string& owner);
+
+// True when `pod` (a run pod) is left over by a run that is over.
+bool isLeftoverRunPod(const nlohmann::json& pod, const OwnerAlive& ownerAlive);
+
+// Deletes the leftover run pods in ns (one LIST; a UID precondition on each DELETE, so a pod
+// replaced meanwhile is kept); returns the names deleted.
+std::vector<std::string> reapLeftoverRunPods(kube::Client& client, const std::string& ns,
+                                             const OwnerAlive& ownerAlive = localOwnerAlive);
+
+}  // namespace rossoctl::app::run

@@ -1,0 +1,162 @@
+#include "fault_support.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "rossoctl/kube/resource.hpp"
+
+namespace harness {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+namespace resources = rossoctl::kube::resources;
+
+std::string clusterScript() {
+    if (const char* script = std::getenv("ROSSOCTL_CLUSTER_SCRIPT")) return script;
+    const fs::path beside =
+        fs::path(clusterDir()).parent_path() / "tests" / "cluster" / "local-cluster";
+    if (fs::exists(beside)) return beside.string();
+    return std::string(ROSSOCTL_SOURCE_DIR).append("/tests/cluster/local-cluster");
+}
+
+namespace {
+
+void control(const std::string& verb, const std::string& component) {
+    auto result = run({clusterScript(), verb, component, "--state-dir", clusterDir()}, {}, {}, 180);
+    INFO(verb << " " << component << ": " << result.out << result.err);
+    CHECK(result.exitCode == 0);
+}
+
+std::string readFile(const std::string& path) {
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+Stopped::Stopped(std::string component) : component_(std::move(component)) {
+    control("stop", component_);
+}
+
+Stopped::~Stopped() {
+    if (!restored_) restore();
+}
+
+void Stopped::restore() {
+    restored_ = true;
+    control("start", component_);
+    if (component_ == "kube-apiserver")
+        eventually([] {
+            admin().get(resources::namespaces(), "", "default");
+            return true;
+        });
+}
+
+void apiserverOutage(std::chrono::milliseconds length) {
+    Stopped apiserver("kube-apiserver");
+    std::this_thread::sleep_for(length);
+}
+
+Background::Background(const std::vector<std::string>& args) {
+    std::random_device random;
+    const std::string base = (fs::temp_directory_path() / "rossoctl-bg-").string() +
+                             std::to_string(random()) + std::to_string(::getpid());
+    outPath_ = base + ".out";
+    errPath_ = base + ".err";
+    std::vector<std::string> words = {ROSSOCTL_BINARY};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& word : words) argv.push_back(word.data());
+    argv.push_back(nullptr);
+    const std::string kubeconfig = "KUBECONFIG=" + kubeconfigPath();
+    std::vector<char*> env;
+    for (char** entry = environ; *entry; ++entry)
+        if (std::string_view(*entry).rfind("KUBECONFIG=", 0) != 0) env.push_back(*entry);
+    env.push_back(const_cast<char*>(kubeconfig.c_str()));
+    env.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, outPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    posix_spawn_file_actions_addopen(&actions, 2, errPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    const int spawned = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), env.data());
+    posix_spawn_file_actions_destroy(&actions);
+    REQUIRE(spawned == 0);
+}
+
+Background::~Background() {
+    if (running()) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    fs::remove(outPath_);
+    fs::remove(errPath_);
+}
+
+void Background::signal(int number) const {
+    ::kill(pid_, number);
+}
+
+bool Background::running() {
+    if (exitCode_) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return true;
+    exitCode_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return false;
+}
+
+RunResult Background::wait(int timeoutSeconds) {
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSeconds);
+    while (running() && std::chrono::steady_clock::now() < giveUp)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (running()) {
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+        exitCode_ = -1;  // hung: the test fails on the exit code
+    }
+    return {*exitCode_, readFile(outPath_), readFile(errPath_)};
+}
+
+void importReadyAgent(const std::string& ns, const std::string& name) {
+    auto result = rossoctl({"agents", "import", "--deployment-type", "sandbox", "from-image",
+                            "--name", name, "--containerImage", "busybox", "-n", ns});
+    INFO(result.err);
+    REQUIRE(result.exitCode == 0);
+    auto wait = rossoctl({"agents", "wait", name, "--timeout", "2m", "-n", ns});
+    INFO(wait.err);
+    REQUIRE(wait.exitCode == 0);
+}
+
+std::optional<json> pod(const std::string& ns, const std::string& name) {
+    return admin().getIfExists(resources::pods(), ns, name);
+}
+
+std::string uidOf(const std::optional<json>& object) {
+    if (!object) return {};
+    return (*object)["metadata"].value("uid", "");
+}
+
+std::vector<json> pods(const std::string& ns, const std::string& selector) {
+    rossoctl::kube::ListOptions options;
+    options.labelSelector = selector;
+    std::vector<json> items;
+    for (const auto& item : admin().list(resources::pods(), ns, options)["items"])
+        items.push_back(item);
+    return items;
+}
+
+}  // namespace harness
