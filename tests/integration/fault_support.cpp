@@ -153,9 +153,9 @@ std::string uidOf(const std::optional<json>& object) {
 std::vector<json> pods(const std::string& ns, const std::string& selector) {
     rossoctl::kube::ListOptions options;
     options.labelSelector = selector;
+    const json list = admin().list(resources::pods(), ns, options);  // kept: items refer into it
     std::vector<json> items;
-    for (const auto& item : admin().list(resources::pods(), ns, options)["items"])
-        items.push_back(item);
+    for (const auto& item : list["items"]) items.push_back(item);
     return items;
 }
 

@@ -20,7 +20,7 @@ json runPod(const std::string& name, const std::string& phase, const std::string
 }
 
 bool ownerAlive(const std::string& owner) {
-    return owner != "alive";
+    return owner == "alive";
 }
 
 }  // namespace
