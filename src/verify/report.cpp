@@ -5,6 +5,7 @@
 #include "rossoctl/errors.hpp"
 #include "rossoctl/ui/color.hpp"
 #include "rossoctl/ui/printer.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::verify {
 
@@ -87,16 +88,20 @@ void printReportTable(std::ostream& out, const SandboxReport& report, bool noHea
                                   first ? paintedVerdict(check.verdict(), color) : "", evidence});
             first = false;
         };
-        for (const auto& line : check.staticPart.evidence) row("static: " + line);
+        // Evidence may quote the pod: never let it reach a terminal as control characters.
+        for (const auto& line : check.staticPart.evidence) row("static: " + ui::terminalSafe(line));
         for (const auto& line : check.livePart.evidence)
-            row((check.livePart.probe.empty() ? "live: "
-                                              : "live (" + check.livePart.probe + "): ") +
-                line);
+            row(ui::terminalSafe((check.livePart.probe.empty()
+                                      ? "live: "
+                                      : "live (" + check.livePart.probe + "): ") +
+                                 line));
         if (first) row("");
     }
     out << fmt::format("sandbox/{} (namespace {}, pod {}, container {})\n", report.name,
                        report.namespaceName, report.pod, report.container);
     ui::printTable(out, table, noHeaders, false);
+    for (const auto& problem : report.runProblems)
+        out << "run problem (not the sandbox's): " << ui::terminalSafe(problem) << '\n';
     out << summaryLine(report) << '\n';
 }
 
@@ -127,6 +132,7 @@ json reportJson(const SandboxReport& report) {
                           {"tookMs", check.took.count()}});
     }
     out["checks"] = std::move(checks);
+    if (!report.runProblems.empty()) out["runProblems"] = report.runProblems;
     const Counts counts = countChecks(report);
     out["summary"] = {{"pass", counts.pass}, {"fail", counts.fail}, {"unproven", counts.unproven}};
     return out;
@@ -196,12 +202,11 @@ void writeJunit(std::ostream& out, const std::vector<SandboxReport>& reports) {
         }
         const Counts counts = countChecks(report);
         tests += static_cast<int>(report.checks.size());
-        failures += counts.fail;
-        skipped += counts.unproven;
+        failures += counts.fail + counts.unproven;
         suites += fmt::format(
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" "
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" "
             "time=\"{}\">\n",
-            xmlEscape(suiteName), report.checks.size(), counts.fail, counts.unproven,
+            xmlEscape(suiteName), report.checks.size(), counts.fail + counts.unproven,
             seconds(report.took));
         suites += fmt::format(
             "    <properties>\n      <property name=\"pod\" value=\"{}\"/>\n"
@@ -224,8 +229,11 @@ void writeJunit(std::ostream& out, const std::vector<SandboxReport>& reports) {
                     "      <failure message=\"{}\" type=\"BoundaryNotHeld\">{}</failure>\n",
                     xmlEscape(firstLine), xmlEscape(evidence));
             else if (check.verdict() == Verdict::Unproven)
-                suites += fmt::format("      <skipped message=\"unproven: {}\"/>\n",
-                                      xmlEscape(firstLine));
+                // Not proven is not held: a CI gate must go red, so never <skipped>.
+                suites += fmt::format(
+                    "      <failure message=\"unproven: {}\" "
+                    "type=\"BoundaryUnproven\">{}</failure>\n",
+                    xmlEscape(firstLine), xmlEscape(evidence));
             suites += fmt::format("      <system-out>{}</system-out>\n    </testcase>\n",
                                   xmlEscape(evidence));
         }
@@ -243,6 +251,8 @@ int exitCodeFor(const std::vector<SandboxReport>& reports) {
     bool notProven = false;
     for (const auto& report : reports) {
         if (!report.error.empty()) return kExitError;
+        // A broken run leaves checks unproven through no doing of the sandbox's.
+        if (!report.runProblems.empty() && report.verdict() != Verdict::Fail) return kExitError;
         if (report.verdict() != Verdict::Pass) notProven = true;
     }
     return notProven ? kExitBoundaryNotProven : kExitOk;

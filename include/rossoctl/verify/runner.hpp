@@ -22,6 +22,9 @@ struct SandboxReport {
     std::string container;
     std::vector<CheckResult> checks;
     std::string error;  // set when verification could not run at all
+    // The run itself broke (API connection lost, exec stream broken): what is unproven for
+    // these reasons is not the sandbox's doing, so it exits 1, not 3.
+    std::vector<std::string> runProblems;
     std::chrono::milliseconds took{0};
     // fail if any check fails, else unproven if any is, else pass (error: fail).
     Verdict verdict() const;
@@ -34,6 +37,8 @@ struct VerifyOptions {
     const kube::CancelFlag* cancel = nullptr;
     // Progress ("deleting pod orders to prove nothing survives").
     std::function<void(const std::string&)> onStep;
+    // The positive control for the egress probe; unset: connectFromHere.
+    ControlProbe control;
 };
 
 using ClientFactory = std::function<std::unique_ptr<kube::Client>()>;
