@@ -162,16 +162,22 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                                           {"--egress-target", "http://unreachable.invalid/"}});
     {
         // A legacy token Secret, mounted as a volume in one sandbox and in env in another.
+        // The token controller deletes a token Secret whose ServiceAccount does not exist.
+        admin.create(resources::serviceAccounts(), ns,
+                     {{"apiVersion", "v1"},
+                      {"kind", "ServiceAccount"},
+                      {"metadata", {{"name", "legacy"}}},
+                      {"automountServiceAccountToken", false}});
         admin.create(resources::secrets(), ns,
                      {{"apiVersion", "v1"},
                       {"kind", "Secret"},
                       {"metadata",
                        {{"name", "legacy-token"},
-                        {"annotations", {{"kubernetes.io/service-account.name", "default"}}}}},
+                        {"annotations", {{"kubernetes.io/service-account.name", "legacy"}}}}},
                       {"type", "kubernetes.io/service-account-token"}});
         json volume = smallSandbox(ns, "token-volume");
         podSpec(volume)["volumes"].push_back(
-            {{"name", "legacy"}, {"secret", {{"secretName", "legacy-token"}}}});
+            {{"name", "legacy"}, {"secret", {{"secretName", "legacy-token"}, {"optional", true}}}});
         agent(volume)["volumeMounts"].push_back(
             {{"name", "legacy"}, {"mountPath", "/var/run/legacy"}, {"readOnly", true}});
         add(volume, {"token-volume",
