@@ -7,6 +7,7 @@
 
 #include "registry.hpp"
 #include "rossoctl/model/validation.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 #include "rossoctl/verify/report.hpp"
 
 namespace rossoctl::commands {
@@ -14,7 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kMaxParallelSandboxes = 4;  // each uses up to four connections of its own
+// Mostly waiting (probe time-outs, pod restarts): many at once; each uses up to four
+// connections of its own.
+constexpr size_t kMaxParallelSandboxes = 12;
 
 struct VerifyCommandOptions {
     std::vector<std::string> names;
@@ -52,13 +55,15 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
             "--egress-target {:?} is not an http:// or https:// URL (e.g. https://example.com)",
             options.egressTarget));
     const std::string format = options.output.output.empty() ? "table" : options.output.output;
-    if (format != "table" && format != "json" && format != "junit")
-        throw UsageError(fmt::format("--output {:?} is not one of table, json, junit", format));
+    if (format != "table" && format != "json" && format != "junit" && format != "sarif")
+        throw UsageError(
+            fmt::format("--output {:?} is not one of table, json, junit, sarif", format));
     verify::VerifyOptions verifyOptions;
     verifyOptions.egressTarget = *target;
     verifyOptions.restart = !options.noRestart;
     verifyOptions.timeout = app::parseDuration(options.timeout, "--timeout");
     verifyOptions.cancel = context.cancelFlag();
+    verifyOptions.control = verify::connectFromHere;
 
     // complete
     const std::string ns = context.namespaceName();
@@ -97,7 +102,7 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
             report.namespaceName = ns;
             std::lock_guard lock(mutex);
             if (!report.error.empty()) {
-                context.err() << "error: " << report.error << '\n';
+                context.err() << "error: " << ui::escapeForTerminal(report.error) << '\n';
             } else if (format == "table") {
                 if (!firstTable) context.out() << '\n';
                 firstTable = false;
@@ -127,6 +132,8 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
         }
     } else if (format == "junit") {
         verify::writeJunit(context.out(), reports);
+    } else if (format == "sarif") {
+        ui::printJson(context.out(), verify::reportSarif(reports));
     }
     return verify::exitCodeFor(reports);
 }
@@ -146,18 +153,20 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
                       "Do not delete the pod; \"nothing survives\" is then reported unproven");
     command->add_option("--timeout", options->timeout, "How long to wait for the replacement pod")
         ->capture_default_str();
-    addOutputFlags(command, options->output, "table|json|junit (default table)");
+    addOutputFlags(command, options->output, "table|json|junit|sarif (default table)");
     command->footer(
         "Checks (each has a static part read from the API and a live part run in the pod;\n"
         "a check passes only when both do, and a probe that cannot run makes it unproven):\n"
-        "  no service-account token  automountServiceAccountToken false, no projected token;\n"
-        "                            reading the token file fails\n"
-        "  egress denied             a NetworkPolicy isolates the pod's egress; a connection\n"
-        "                            to --egress-target fails within 5 s (curl, wget, python3\n"
-        "                            or bash /dev/tcp, whichever the image has)\n"
+        "  no service-account token  automountServiceAccountToken false, no projected token,\n"
+        "                            no legacy token Secret; cat of the token file fails\n"
+        "  egress denied             the union of the policies selecting the pod opens nothing\n"
+        "                            beyond the project's DNS and allowed hosts/CIDRs; a\n"
+        "                            connection to --egress-target fails at connect level while\n"
+        "                            this machine reaches it (a dead target is unproven)\n"
         "  limits enforced           cpu and memory limits, a deadline, a ResourceQuota; the\n"
         "                            cgroup memory limit matches\n"
-        "  nothing survives          no PVC or hostPath; a canary file is gone after the pod is\n"
+        "  nothing survives          no volume that outlives the pod; canaries in every writable\n"
+        "                            mount and the root filesystem are gone after the pod is\n"
         "                            deleted and replaced (DELETES THE POD; --no-restart skips)\n\n"
         "Examples:\n"
         "  rossoctl sandbox verify orders -n team1\n"

@@ -115,7 +115,7 @@ complete -c rossoctl -n '__fish_seen_subcommand_from verify' -l all -d 'Verify e
 complete -c rossoctl -n '__fish_seen_subcommand_from verify' -l egress-target -d 'A URL the sandbox must not reach'
 complete -c rossoctl -n '__fish_seen_subcommand_from verify' -l no-restart -d 'Do not delete the pod; "nothing survives" is then reported unproven'
 complete -c rossoctl -n '__fish_seen_subcommand_from verify' -l timeout -d 'How long to wait for the replacement pod'
-complete -c rossoctl -n '__fish_seen_subcommand_from verify' -l output -d 'Output format: table|json|junit (default table)'
+complete -c rossoctl -n '__fish_seen_subcommand_from verify' -l output -d 'Output format: table|json|junit|sarif (default table)'
 complete -c rossoctl -n '__fish_seen_subcommand_from verify' -l no-headers -d 'Omit table headers'
 complete -c rossoctl -n '__fish_seen_subcommand_from verify' -a '(timeout 2 rossoctl __complete sandboxes 2>/dev/null)'
 complete -c rossoctl -n '__fish_seen_subcommand_from run' -l help -d 'Print this help message and exit'

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "rossoctl/model/egress.hpp"
 #include "rossoctl/model/pod.hpp"
 
 namespace rossoctl::model {
@@ -215,8 +216,30 @@ json buildCiliumAllowHosts(const std::string& namespaceName,
             {"spec", {{"endpointSelector", json::object()}, {"egress", egress}}}};
 }
 
+namespace {
+ProjectPlan planObjects(const ProjectOptions& options, EgressMechanism mechanism,
+                        HostResolver& resolver, std::vector<std::vector<std::string>>& pinned);
+}  // namespace
+
 ProjectPlan planProject(const ProjectOptions& options, EgressMechanism mechanism,
                         HostResolver& resolver) {
+    std::vector<std::vector<std::string>> pinned;
+    ProjectPlan plan = planObjects(options, mechanism, resolver, pinned);
+    // What the project allows, recorded where sandbox verify reads it back (a namespace is
+    // not writable by the project's own users, unlike its NetworkPolicies).
+    std::vector<std::pair<std::string, std::optional<int>>> hosts;
+    for (const auto& host : options.allowHosts) hosts.push_back({host.host, host.port});
+    for (auto& planned : plan.objects)
+        if (planned.object.value("kind", "") == "Namespace")
+            planned.object["metadata"]["annotations"][kAllowedEgressAnnotation] =
+                allowedEgressAnnotation(options.allowDns, options.allowDns && options.openshift,
+                                        options.allowCidrs, hosts, pinned);
+    return plan;
+}
+
+namespace {
+ProjectPlan planObjects(const ProjectOptions& options, EgressMechanism mechanism,
+                        HostResolver& resolver, std::vector<std::vector<std::string>>& pinned) {
     ProjectPlan plan;
     plan.mechanism = mechanism;
     const std::string& ns = options.name;
@@ -267,10 +290,12 @@ ProjectPlan planProject(const ProjectOptions& options, EgressMechanism mechanism
             }
             plan.objects.push_back({resources::networkPolicies(),
                                     buildAllowHostsPinned(ns, options.allowHosts, addresses)});
+            pinned = addresses;
         }
     }
     return plan;
 }
+}  // namespace
 
 std::vector<PlannedObject> optionalProjectObjects(const std::string& namespaceName) {
     auto named = [&](const kube::ResourceRef& ref, const std::string& kind, const char* name) {

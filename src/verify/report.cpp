@@ -100,6 +100,8 @@ void printReportTable(std::ostream& out, const SandboxReport& report, bool noHea
     out << fmt::format("sandbox/{} (namespace {}, pod {}, container {})\n", report.name,
                        report.namespaceName, report.pod, report.container);
     ui::printTable(out, table, noHeaders, false);
+    for (const auto& problem : report.runProblems)
+        out << "run problem (not the sandbox's): " << ui::escapeForTerminal(problem) << '\n';
     out << summaryLine(report) << '\n';
 }
 
@@ -130,6 +132,7 @@ json reportJson(const SandboxReport& report) {
                           {"tookMs", check.took.count()}});
     }
     out["checks"] = std::move(checks);
+    if (!report.runProblems.empty()) out["runProblems"] = report.runProblems;
     const Counts counts = countChecks(report);
     out["summary"] = {{"pass", counts.pass}, {"fail", counts.fail}, {"unproven", counts.unproven}};
     return out;
@@ -199,12 +202,11 @@ void writeJunit(std::ostream& out, const std::vector<SandboxReport>& reports) {
         }
         const Counts counts = countChecks(report);
         tests += static_cast<int>(report.checks.size());
-        failures += counts.fail;
-        skipped += counts.unproven;
+        failures += counts.fail + counts.unproven;
         suites += fmt::format(
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" "
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" "
             "time=\"{}\">\n",
-            xmlEscape(suiteName), report.checks.size(), counts.fail, counts.unproven,
+            xmlEscape(suiteName), report.checks.size(), counts.fail + counts.unproven,
             seconds(report.took));
         suites += fmt::format(
             "    <properties>\n      <property name=\"pod\" value=\"{}\"/>\n"
@@ -227,8 +229,11 @@ void writeJunit(std::ostream& out, const std::vector<SandboxReport>& reports) {
                     "      <failure message=\"{}\" type=\"BoundaryNotHeld\">{}</failure>\n",
                     xmlEscape(firstLine), xmlEscape(evidence));
             else if (check.verdict() == Verdict::Unproven)
-                suites += fmt::format("      <skipped message=\"unproven: {}\"/>\n",
-                                      xmlEscape(firstLine));
+                // Not proven is not held: a CI gate must go red, so never <skipped>.
+                suites += fmt::format(
+                    "      <failure message=\"unproven: {}\" "
+                    "type=\"BoundaryUnproven\">{}</failure>\n",
+                    xmlEscape(firstLine), xmlEscape(evidence));
             suites += fmt::format("      <system-out>{}</system-out>\n    </testcase>\n",
                                   xmlEscape(evidence));
         }
@@ -245,7 +250,12 @@ void writeJunit(std::ostream& out, const std::vector<SandboxReport>& reports) {
 int exitCodeFor(const std::vector<SandboxReport>& reports) {
     bool notProven = false;
     for (const auto& report : reports) {
-        if (!report.error.empty() || !report.runError.empty()) return kExitError;
+        if (!report.error.empty()) return kExitError;
+        // A broken run (an outage, a broken stream) leaves checks unproven through no doing of
+        // the sandbox's; a boundary proven open is still the sandbox's, exit 3.
+        if ((!report.runError.empty() || !report.runProblems.empty()) &&
+            report.verdict() != Verdict::Fail)
+            return kExitError;
         if (report.verdict() != Verdict::Pass) notProven = true;
     }
     return notProven ? kExitBoundaryNotProven : kExitOk;

@@ -20,6 +20,9 @@ using std::chrono::milliseconds;
 namespace {
 
 constexpr milliseconds kProbeTimeout{30000};
+constexpr milliseconds kControlTimeout{3000};
+// Beyond the probe's own connect time-out: the exec's set-up and the tool's start.
+constexpr milliseconds kExecMargin{8000};
 
 std::string randomHex(size_t length) {
     std::random_device random;
@@ -34,9 +37,40 @@ struct Inputs {
     json pod;
     json container;
     std::optional<json> serviceAccount;
+    std::optional<std::vector<std::string>> tokenSecrets;  // nullopt: could not list
     json networkPolicies;
     json resourceQuotas;
+    EgressInputs egress;
 };
+
+// A list that may be forbidden or not served: its items, or null with the reason noted.
+json optionalList(kube::Client& client, const kube::ResourceRef& ref, const std::string& ns,
+                  std::vector<std::string>& problems, const kube::ListOptions& options = {}) {
+    try {
+        return client.list(ref, ns, options).value("items", json::array());
+    } catch (const kube::ApiError& error) {
+        if (!error.isNotFound())
+            problems.push_back(fmt::format("could not list {}: {}", ref.resource, error.what()));
+        return nullptr;
+    }
+}
+
+std::vector<std::string> endpointAddresses(const json& endpoints) {
+    std::vector<std::string> addresses;
+    for (const auto& subset : endpoints.value("subsets", json::array()))
+        for (const auto& address : subset.value("addresses", json::array()))
+            addresses.push_back(address.value("ip", ""));
+    return addresses;
+}
+
+std::vector<std::string> nodeAddresses(const json& node) {
+    std::vector<std::string> addresses;
+    if (!node.contains("status")) return addresses;
+    for (const auto& address : node["status"].value("addresses", json::array()))
+        if (address.value("type", "") == "InternalIP" || address.value("type", "") == "ExternalIP")
+            addresses.push_back(address.value("address", ""));
+    return addresses;
+}
 
 class Verification {
   public:
@@ -77,6 +111,7 @@ class Verification {
         for (auto& thread : threads) thread.join();
         // Destructive: deletes the pod, so it runs after the others are done with it.
         report.checks[3] = timed(&Verification::nothingSurvivesCheck, CheckKind::NothingSurvives);
+        report.runProblems = runProblems_;
         report.took = since(started);
         report.runError = runError_;
         return report;
@@ -131,6 +166,55 @@ class Verification {
             client_.list(kube::resources::networkPolicies(), ns_).value("items", json::array());
         inputs_.resourceQuotas =
             client_.list(kube::resources::resourceQuotas(), ns_).value("items", json::array());
+        readTokenSecrets();
+        readEgressInputs();
+    }
+
+    void readTokenSecrets() {
+        kube::ListOptions options;
+        options.fieldSelector = "type=kubernetes.io/service-account-token";
+        std::vector<std::string> ignored;
+        const json items = optionalList(client_, kube::resources::secrets(), ns_, ignored, options);
+        if (!items.is_array()) return;
+        inputs_.tokenSecrets.emplace();
+        for (const auto& secret : items)
+            inputs_.tokenSecrets->push_back(secret["metadata"].value("name", ""));
+    }
+
+    // What the project allows and the ranges called out by name; each read may be forbidden
+    // to a project user, and then only narrows what can be named, never what is judged.
+    void readEgressInputs() {
+        auto& egress = inputs_.egress;
+        egress.probedPort = options_.egressTarget.port;
+        // Cilium policies add allowances: unreadable, they leave egress unproven.
+        egress.ciliumPolicies = optionalList(client_, kube::resources::ciliumNetworkPolicies(), ns_,
+                                             egress.unreadPolicies);
+        json firewall;
+        try {
+            firewall = client_.getIfExists(kube::resources::egressFirewalls(), ns_, "default")
+                           .value_or(json());
+        } catch (const kube::ApiError&) {
+        }
+        try {
+            const auto namespaceObject =
+                client_.getIfExists(kube::resources::namespaces(), "", ns_);
+            egress.allowance = model::projectAllowance(namespaceObject.value_or(json()), firewall);
+        } catch (const kube::ApiError& error) {
+            egress.readProblems.push_back(fmt::format(
+                "could not read namespace {} ({}): judged against DNS only", ns_, error.what()));
+        }
+        try {
+            const kube::ResourceRef endpoints{"", "v1", "endpoints", "Endpoints", true};
+            if (auto found = client_.getIfExists(endpoints, "default", "kubernetes"))
+                egress.apiServerAddresses = endpointAddresses(*found);
+            const kube::ResourceRef nodes{"", "v1", "nodes", "Node", false};
+            const std::string nodeName = inputs_.pod["spec"].value("nodeName", "");
+            if (!nodeName.empty())
+                if (auto node = client_.getIfExists(nodes, "", nodeName))
+                    egress.nodeAddresses = nodeAddresses(*node);
+        } catch (const kube::ApiError&) {
+            // Not allowed to read them: the public and metadata ranges are still named.
+        }
     }
 
     CheckResult timed(CheckResult (Verification::*check)(), CheckKind kind) {
@@ -141,23 +225,28 @@ class Verification {
             result = (this->*check)();
         } catch (const std::exception& error) {
             noteIfOutage(error);
-            // A thread must not throw; what broke becomes the live part's evidence.
+            // A thread must not throw; what broke becomes the live part's evidence, and a
+            // problem of the run (not of the sandbox).
             result.livePart =
                 Finding{Verdict::Unproven, {std::string("error: ") + error.what()}, ""};
+            std::lock_guard lock(mutex_);
+            runProblems_.push_back(checkId(kind) + ": " + error.what());
         }
         result.took = since(started);
         return result;
     }
 
     ProbeOutput exec(kube::Client& client, const std::string& pod,
-                     const std::vector<std::string>& command) {
+                     const std::vector<std::string>& command, milliseconds timeout = kProbeTimeout,
+                     const std::string& container = "") {
         ProbeOutput output;
         kube::ExecRequest request;
         request.namespaceName = ns_;
         request.pod = pod;
-        request.container = inputs_.container.value("name", "");
+        // Another container (a trusted probe) may run a probe that needs only the network.
+        request.container = container.empty() ? inputs_.container.value("name", "") : container;
         request.command = command;
-        request.timeout = kProbeTimeout;
+        request.timeout = timeout;
         try {
             auto captured = kube::execCapture(client, request);
             output.exitCode = captured.result.exitCode;
@@ -168,13 +257,19 @@ class Verification {
             output.started = captured.result.message.empty();
         } catch (const std::exception& error) {
             noteIfOutage(error);
+            // The API refused the exec or the stream broke: the run failed, not the sandbox.
             output.started = false;
             output.failure = error.what();
+            std::lock_guard lock(mutex_);
+            runProblems_.push_back(
+                fmt::format("exec {} in pod {}: {}", command.front(), pod, error.what()));
         }
         return output;
     }
 
-    ProbeOutput execInCurrentPod(const std::vector<std::string>& command) {
+    ProbeOutput execInCurrentPod(const std::vector<std::string>& command,
+                                 milliseconds timeout = kProbeTimeout,
+                                 const std::string& container = "") {
         std::unique_ptr<kube::Client> client;
         try {
             client = newClient_();
@@ -182,15 +277,17 @@ class Verification {
             ProbeOutput output;
             output.started = false;
             output.failure = error.what();
+            std::lock_guard lock(mutex_);
+            runProblems_.push_back(std::string("new connection: ") + error.what());
             return output;
         }
-        return exec(*client, podName_, command);
+        return exec(*client, podName_, command, timeout, container);
     }
 
     CheckResult tokenCheck() {
         CheckResult result;
         result.kind = CheckKind::ServiceAccountToken;
-        result.staticPart = tokenStatic(inputs_.pod, inputs_.serviceAccount);
+        result.staticPart = tokenStatic(inputs_.pod, inputs_.serviceAccount, inputs_.tokenSecrets);
         result.livePart = tokenLive(execInCurrentPod(tokenProbeCommand()));
         result.livePart.probe = "cat";
         return result;
@@ -199,9 +296,16 @@ class Verification {
     CheckResult egressCheck() {
         CheckResult result;
         result.kind = CheckKind::Egress;
-        result.staticPart = egressStatic(inputs_.pod, inputs_.networkPolicies);
+        result.staticPart = egressStatic(inputs_.pod, inputs_.networkPolicies, inputs_.egress);
         const auto& target = options_.egressTarget;
-        result.livePart = egressLive(execInCurrentPod(egressProbeCommand(target)), target);
+        const ControlProbe control = options_.control ? options_.control : connectFromHere;
+        const ControlResult reached = control(target, kControlTimeout);
+        // Without a control the probe still runs: a connection from the pod is a fail anyway.
+        const milliseconds connect =
+            reached.reached ? probeConnectTimeout(reached) : milliseconds(1000);
+        const auto command = egressProbeCommand(target, reached.address, connect);
+        result.livePart =
+            egressLive(execInCurrentPod(command, connect + kExecMargin), target, reached);
         return result;
     }
 
@@ -218,21 +322,25 @@ class Verification {
     CheckResult nothingSurvivesCheck() {
         CheckResult result;
         result.kind = CheckKind::NothingSurvives;
-        result.staticPart = nothingSurvivesStatic(inputs_.pod);
+        result.staticPart = nothingSurvivesStatic(inputs_.pod, inputs_.sandbox);
         result.livePart.probe = "canary";
         if (!options_.restart) {
             result.livePart.evidence.push_back(
                 "skipped with --no-restart: the canary test needs a pod restart, not proven");
             return result;
         }
-        const CanaryPlace place = canaryPlace(inputs_.pod, inputs_.container);
-        const std::string path = place.directory + "/.rossoctl-canary-" + randomHex(16);
+        const auto places = canaryPlaces(inputs_.pod, inputs_.container);
+        std::vector<std::string> paths;
+        const std::string name = ".rossoctl-canary-" + randomHex(16);
+        for (const auto& place : places)
+            paths.push_back((place.directory == "/" ? "" : place.directory) + "/" + name);
         const std::string content = "rossoctl canary " + randomHex(32);
-        const auto written = exec(client_, podName_, canaryWriteCommand(path, content));
-        if (auto problem = canaryWriteProblem(written, content); !problem.empty()) {
-            result.livePart.evidence.push_back(
-                fmt::format("could not write a canary to {} ({}), so the pod was not restarted: {}",
-                            place.directory, place.why, problem));
+        const auto written =
+            canariesWritten(exec(client_, podName_, canaryWriteCommand(paths, content)));
+        if (written.empty()) {
+            result.livePart.evidence.push_back(fmt::format(
+                "no canary could be written (tried {} places), so the pod was not restarted",
+                paths.size()));
             return result;
         }
         step(fmt::format("deleting pod {} to prove nothing survives (--no-restart skips this)",
@@ -247,19 +355,19 @@ class Verification {
                                             inputs_.sandbox);
         } catch (const Error& error) {
             noteIfOutage(error);
-            result.livePart.evidence.push_back(fmt::format(
-                "canary written to {}, but the restart did not complete: {}", path, error.what()));
+            result.livePart.evidence.push_back(
+                fmt::format("{} canaries written, but the restart did not complete: {}",
+                            written.size(), error.what()));
             return result;
         }
         const auto pods = app::findSandboxPods(client_, inputs_.sandbox);
         std::string newPod = restarted.podName;
         for (const auto& pod : pods.owned)
             if (app::uidOf(pod) == restarted.newUid) newPod = pod["metadata"].value("name", "");
-        const std::string summary =
-            fmt::format("{}, pod uid {} → {}", place.why, app::shortUid(restarted.oldUid),
-                        app::shortUid(restarted.newUid));
-        result.livePart = canaryAfterRestart(exec(client_, newPod, canaryReadCommand(path)), path,
-                                             content, summary);
+        const std::string summary = fmt::format("pod uid {} → {}", app::shortUid(restarted.oldUid),
+                                                app::shortUid(restarted.newUid));
+        result.livePart = canariesAfterRestart(exec(client_, newPod, canaryReadCommand(written)),
+                                               written, summary);
         result.livePart.probe = "canary";
         return result;
     }
@@ -279,6 +387,8 @@ class Verification {
     std::string podName_;
     std::mutex runErrorMutex_;
     std::string runError_;
+    std::mutex mutex_;  // guards runProblems_ (checks run on threads)
+    std::vector<std::string> runProblems_;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "rossoctl/model/egress.hpp"
 #include "rossoctl/verify/checks.hpp"
 
 namespace rossoctl::verify {
@@ -102,78 +103,60 @@ std::string joined(const std::vector<std::string>& parts, const std::string& sep
     return out;
 }
 
-// "app=x, tier in (a,b), !legacy"; empty for a selector that matches everything.
-std::string describeSelector(const json& selector) {
-    std::vector<std::string> parts;
-    if (at(selector, "matchLabels").is_object())
-        for (const auto& [key, value] : selector["matchLabels"].items())
-            parts.push_back(key + "=" + (value.is_string() ? value.get<std::string>() : ""));
-    for (const auto& expression : arrayAt(selector, "matchExpressions")) {
-        const std::string key = stringAt(expression, "key");
-        const std::string op = stringAt(expression, "operator");
-        std::vector<std::string> values;
-        for (const auto& value : arrayAt(expression, "values"))
-            values.push_back(value.is_string() ? value.get<std::string>() : value.dump());
-        if (op == "Exists")
-            parts.push_back(key);
-        else if (op == "DoesNotExist")
-            parts.push_back("!" + key);
-        else
-            parts.push_back(
-                fmt::format("{} {} ({})", key, op == "In" ? "in" : "notin", joined(values, ",")));
+// Secrets of type kubernetes.io/service-account-token reachable from the pod: a secret
+// volume, a projected secret source, env secretKeyRef or envFrom, in any container.
+Verdict legacyTokenSecrets(const json& pod, const std::optional<std::vector<std::string>>& tokens,
+                           std::vector<std::string>& evidence) {
+    std::vector<std::pair<std::string, std::string>> uses;  // secret, where
+    for (const auto& volume : arrayAt(podSpec(pod), "volumes")) {
+        const std::string name = stringAt(volume, "name", "?");
+        if (at(volume, "secret").is_object())
+            uses.push_back({stringAt(volume["secret"], "secretName"), "volume " + name});
+        for (const auto& source : arrayAt(at(volume, "projected"), "sources"))
+            if (at(source, "secret").is_object())
+                uses.push_back({stringAt(source["secret"], "name"), "projected volume " + name});
     }
-    return joined(parts);
-}
-
-std::string describePeer(const json& peer) {
-    if (at(peer, "ipBlock").is_object()) {
-        std::string text = stringAt(peer["ipBlock"], "cidr", "?");
-        std::vector<std::string> except;
-        for (const auto& cidr : arrayAt(peer["ipBlock"], "except"))
-            except.push_back(cidr.get<std::string>());
-        return except.empty() ? text : text + " except " + joined(except);
+    for (const char* key : {"initContainers", "containers", "ephemeralContainers"}) {
+        for (const auto& container : arrayAt(podSpec(pod), key)) {
+            const std::string where = "container " + stringAt(container, "name", "?");
+            for (const auto& env : arrayAt(container, "env")) {
+                const json& ref = at(at(env, "valueFrom"), "secretKeyRef");
+                if (ref.is_object())
+                    uses.push_back(
+                        {stringAt(ref, "name"),
+                         where + " env " + stringAt(env, "name", "?") + " (secretKeyRef)"});
+            }
+            for (const auto& from : arrayAt(container, "envFrom"))
+                if (at(from, "secretRef").is_object())
+                    uses.push_back({stringAt(from["secretRef"], "name"), where + " envFrom"});
+        }
     }
-    const json& pods = at(peer, "podSelector");
-    const json& namespaces = at(peer, "namespaceSelector");
-    const std::string podText = pods.is_object() ? describeSelector(pods) : "";
-    const std::string namespaceText = namespaces.is_object() ? describeSelector(namespaces) : "";
-    const std::string podPart = podText.empty() ? "all pods" : "pods " + podText;
-    if (!namespaces.is_object()) return podPart + " in this namespace";
-    return podPart +
-           (namespaceText.empty() ? " in all namespaces" : " in namespaces " + namespaceText);
-}
-
-std::string describePort(const json& port) {
-    std::string text = stringAt(port, "protocol", "TCP") + "/";
-    const json& number = at(port, "port");
-    if (number.is_null()) return text + "any";
-    text += number.is_string() ? number.get<std::string>() : number.dump();
-    if (at(port, "endPort").is_number()) text += "-" + port["endPort"].dump();
-    return text;
-}
-
-bool everyAddress(const json& peer) {
-    const json& block = at(peer, "ipBlock");
-    if (!block.is_object() || !arrayAt(block, "except").empty()) return false;
-    const std::string cidr = stringAt(block, "cidr");
-    return cidr == "0.0.0.0/0" || cidr == "::/0";
-}
-
-std::vector<std::string> policyTypes(const json& policy) {
-    std::vector<std::string> types;
-    for (const auto& type : arrayAt(at(policy, "spec"), "policyTypes"))
-        types.push_back(type.get<std::string>());
-    if (!at(at(policy, "spec"), "policyTypes").is_array()) {
-        // The API server's defaulting: Ingress always, Egress when egress rules exist.
-        types.push_back("Ingress");
-        if (!arrayAt(at(policy, "spec"), "egress").empty()) types.push_back("Egress");
+    Verdict verdict = Verdict::Pass;
+    for (const auto& [secret, where] : uses) {
+        if (!tokens) {
+            evidence.push_back(fmt::format(
+                "{} uses secret/{}, and the namespace's token Secrets could not be listed: it may "
+                "hold a service-account token",
+                where, secret));
+            if (verdict == Verdict::Pass) verdict = Verdict::Unproven;
+        } else if (std::find(tokens->begin(), tokens->end(), secret) != tokens->end()) {
+            evidence.push_back(fmt::format(
+                "{} exposes secret/{} of type kubernetes.io/service-account-token: a legacy "
+                "token",
+                where, secret));
+            verdict = Verdict::Fail;
+        }
     }
-    return types;
+    if (verdict == Verdict::Pass)
+        evidence.push_back(uses.empty() ? "no Secret mounted or in env"
+                                        : "no Secret the pod uses is a service-account token");
+    return verdict;
 }
 
 }  // namespace
 
-Finding tokenStatic(const json& pod, const std::optional<json>& serviceAccount) {
+Finding tokenStatic(const json& pod, const std::optional<json>& serviceAccount,
+                    const std::optional<std::vector<std::string>>& tokenSecrets) {
     Finding finding;
     bool holds = true;
     const json& podSetting = at(podSpec(pod), "automountServiceAccountToken");
@@ -211,85 +194,13 @@ Finding tokenStatic(const json& pod, const std::optional<json>& serviceAccount) 
         }
     }
     if (!projected) finding.evidence.push_back("no projected serviceAccountToken volume");
-    finding.verdict = holds && !projected ? Verdict::Pass : Verdict::Fail;
+    const Verdict legacy = legacyTokenSecrets(pod, tokenSecrets, finding.evidence);
+    finding.verdict = !holds || projected || legacy == Verdict::Fail ? Verdict::Fail : legacy;
     return finding;
 }
 
 bool labelSelectorMatches(const json& selector, const json& labels) {
-    if (!selector.is_object()) return false;  // a null selector selects nothing
-    auto labelValue = [&](const std::string& key) -> std::optional<std::string> {
-        const json& value = at(labels, key.c_str());
-        if (!value.is_string()) return std::nullopt;
-        return value.get<std::string>();
-    };
-    if (at(selector, "matchLabels").is_object())
-        for (const auto& [key, value] : selector["matchLabels"].items())
-            if (!value.is_string() || labelValue(key) != value.get<std::string>()) return false;
-    for (const auto& expression : arrayAt(selector, "matchExpressions")) {
-        const auto actual = labelValue(stringAt(expression, "key"));
-        const std::string op = stringAt(expression, "operator");
-        const json& values = arrayAt(expression, "values");
-        const bool listed =
-            actual && std::find(values.begin(), values.end(), json(*actual)) != values.end();
-        if (op == "In") {
-            if (!listed) return false;
-        } else if (op == "NotIn") {
-            if (listed) return false;
-        } else if (op == "Exists") {
-            if (!actual) return false;
-        } else if (op == "DoesNotExist") {
-            if (actual) return false;
-        } else {
-            return false;  // an operator we do not know cannot be shown to select the pod
-        }
-    }
-    return true;
-}
-
-Finding egressStatic(const json& pod, const json& networkPolicies) {
-    Finding finding;
-    const json& labels = at(at(pod, "metadata"), "labels");
-    int isolating = 0;
-    bool allowsEverything = false;
-    for (const auto& policy : networkPolicies.is_array() ? networkPolicies : emptyArray()) {
-        const std::string name = "networkpolicy/" + stringAt(at(policy, "metadata"), "name", "?");
-        if (!labelSelectorMatches(at(at(policy, "spec"), "podSelector"), labels)) continue;
-        const auto types = policyTypes(policy);
-        if (std::find(types.begin(), types.end(), "Egress") == types.end()) continue;
-        ++isolating;
-        const json& rules = arrayAt(at(policy, "spec"), "egress");
-        if (rules.empty())
-            finding.evidence.push_back(name + " selects the pod and denies all egress");
-        for (const auto& rule : rules) {
-            std::vector<std::string> ports;
-            for (const auto& port : arrayAt(rule, "ports")) ports.push_back(describePort(port));
-            std::vector<std::string> peers;
-            bool anyAddress = arrayAt(rule, "to").empty();
-            for (const auto& peer : arrayAt(rule, "to")) {
-                peers.push_back(describePeer(peer));
-                anyAddress = anyAddress || everyAddress(peer);
-            }
-            const std::string portText = ports.empty() ? "any port" : joined(ports);
-            const std::string peerText = peers.empty() ? "any destination" : joined(peers, "; ");
-            finding.evidence.push_back(
-                fmt::format("{} allows egress to {} on {}", name, peerText, portText));
-            if (anyAddress && ports.empty()) {
-                allowsEverything = true;
-                finding.evidence.push_back(name +
-                                           " allows all egress: a rule with every "
-                                           "destination and every port");
-            }
-        }
-    }
-    if (isolating == 0) {
-        finding.evidence.insert(
-            finding.evidence.begin(),
-            fmt::format("no NetworkPolicy selecting pod {} has Egress in policyTypes ({} "
-                        "policies in the namespace): egress is not isolated",
-                        podName(pod), networkPolicies.is_array() ? networkPolicies.size() : 0));
-    }
-    finding.verdict = isolating > 0 && !allowsEverything ? Verdict::Pass : Verdict::Fail;
-    return finding;
+    return model::labelSelectorMatches(selector, labels);
 }
 
 Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQuotas) {
@@ -348,34 +259,78 @@ Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQ
     return finding;
 }
 
-Finding nothingSurvivesStatic(const json& pod) {
+Finding nothingSurvivesStatic(const json& pod, const json& sandbox) {
+    // Volume types whose data lives outside the pod, and those that die with it.
+    static const std::vector<std::string> persistent = {"persistentVolumeClaim",
+                                                        "hostPath",
+                                                        "nfs",
+                                                        "iscsi",
+                                                        "cephfs",
+                                                        "rbd",
+                                                        "glusterfs",
+                                                        "awsElasticBlockStore",
+                                                        "gcePersistentDisk",
+                                                        "azureDisk",
+                                                        "azureFile",
+                                                        "fc",
+                                                        "flocker",
+                                                        "portworxVolume",
+                                                        "quobyte",
+                                                        "scaleIO",
+                                                        "storageos",
+                                                        "vsphereVolume",
+                                                        "photonPersistentDisk",
+                                                        "cinder",
+                                                        "flexVolume"};
+    static const std::vector<std::string> ephemeralTypes = {
+        "emptyDir", "configMap", "secret", "downwardAPI", "projected", "ephemeral", "image"};
+    auto listed = [](const std::vector<std::string>& list, const std::string& type) {
+        return std::find(list.begin(), list.end(), type) != list.end();
+    };
     Finding finding;
-    bool holds = true;
+    finding.verdict = Verdict::Pass;
     std::vector<std::string> ephemeral;
     for (const auto& volume : arrayAt(podSpec(pod), "volumes")) {
         const std::string name = stringAt(volume, "name", "?");
-        if (at(volume, "persistentVolumeClaim").is_object()) {
-            holds = false;
+        std::string type = "unknown";
+        for (const auto& [key, value] : volume.items())
+            if (key != "name") type = key;
+        if (listed(persistent, type)) {
+            finding.verdict = Verdict::Fail;
+            std::string detail = volume[type].is_object() ? volume[type].dump() : "";
+            if (type == "persistentVolumeClaim") detail = stringAt(volume[type], "claimName", "?");
+            if (type == "hostPath") detail = stringAt(volume[type], "path", "?");
             finding.evidence.push_back(
-                fmt::format("volume {} is persistentVolumeClaim {}: its data outlives the pod",
-                            name, stringAt(volume["persistentVolumeClaim"], "claimName", "?")));
-        } else if (at(volume, "hostPath").is_object()) {
-            holds = false;
-            finding.evidence.push_back(fmt::format("volume {} is hostPath {}: the node keeps it",
-                                                   name,
-                                                   stringAt(volume["hostPath"], "path", "?")));
-        } else {
-            std::string type = "other";
-            for (const auto& [key, value] : volume.items())
-                if (key != "name") type = key;
+                fmt::format("volume {} is {} {}: its data outlives the pod", name, type, detail));
+        } else if (type == "csi") {
+            if (finding.verdict == Verdict::Pass) finding.verdict = Verdict::Unproven;
+            finding.evidence.push_back(fmt::format(
+                "volume {} is csi driver {}: the driver decides whether data outlives the pod",
+                name, stringAt(volume["csi"], "driver", "?")));
+        } else if (listed(ephemeralTypes, type)) {
             ephemeral.push_back(fmt::format("{} ({})", name, type));
+        } else {
+            if (finding.verdict == Verdict::Pass) finding.verdict = Verdict::Unproven;
+            finding.evidence.push_back(
+                fmt::format("volume {} is of type {}, not known to die with the pod", name, type));
         }
     }
-    if (holds)
-        finding.evidence.push_back(ephemeral.empty()
-                                       ? "no volumes: no PVC or hostPath"
-                                       : "no PVC or hostPath; volumes: " + joined(ephemeral));
-    finding.verdict = holds ? Verdict::Pass : Verdict::Fail;
+    const json& spec = at(sandbox, "spec");
+    const json& claims = arrayAt(spec, "volumeClaimTemplates");
+    for (const auto& claim : claims) {
+        finding.verdict = Verdict::Fail;
+        finding.evidence.push_back(
+            fmt::format("the Sandbox's volumeClaimTemplates has {}: a PVC that outlives every pod",
+                        stringAt(at(claim, "metadata"), "name", "?")));
+    }
+    const std::string policy = stringAt(spec, "shutdownPolicy", "Retain");
+    if (!claims.empty() && policy == "Retain")
+        finding.evidence.push_back(
+            "shutdownPolicy Retain: the Sandbox and its claims are kept after shutdownTime");
+    if (finding.verdict == Verdict::Pass)
+        finding.evidence.push_back(
+            ephemeral.empty() ? "no volumes that outlive the pod; no volumes"
+                              : "no volumes that outlive the pod; volumes: " + joined(ephemeral));
     return finding;
 }
 

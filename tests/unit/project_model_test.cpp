@@ -2,6 +2,7 @@
 #include <map>
 
 #include "rossoctl/errors.hpp"
+#include "rossoctl/model/egress.hpp"
 #include "rossoctl/model/project.hpp"
 
 using namespace rossoctl::model;
@@ -129,6 +130,19 @@ TEST_CASE("plain NetworkPolicy pins resolved addresses as /32 and /128", "[proje
     const auto& cidrs = (*find(plan, "networkpolicy/allow-cidrs"))["spec"]["egress"][0]["to"];
     CHECK(cidrs == json::array({{{"ipBlock", {{"cidr", "10.20.0.0/16"}}}}}));
     CHECK(find(plan, "egressfirewall/default") == nullptr);
+
+    // What the project allows is recorded on its namespace, and sandbox verify's allowance
+    // read back from it covers exactly the policies written here.
+    const json& ns = *find(plan, "namespace/" + options.name);
+    const auto allowance = rossoctl::model::projectAllowance(ns);
+    json policies = json::array();
+    for (const auto& planned : plan.objects)
+        if (planned.object["kind"] == "NetworkPolicy") policies.push_back(planned.object);
+    const json pod = {{"metadata", {{"name", "p"}, {"labels", json::object()}}}};
+    CHECK(rossoctl::model::beyondAllowance(rossoctl::model::effectiveEgress(pod, policies),
+                                           allowance, std::nullopt)
+              .empty());
+    CHECK(allowance.origin.find("10.20.0.0/16") != std::string::npos);
 }
 
 TEST_CASE("a name that does not resolve stops the plan", "[project]") {

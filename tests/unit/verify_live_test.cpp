@@ -81,6 +81,15 @@ EgressTarget closedTarget() {
     return *parseEgressTarget("http://127.0.0.1:" + std::to_string(port) + "/");
 }
 
+ControlResult reached(const std::string& address = "127.0.0.1") {
+    ControlResult control;
+    control.reached = true;
+    control.address = address;
+    control.roundTrip = std::chrono::microseconds(300);
+    control.vantage = "this machine";
+    return control;
+}
+
 bool mentions(const Finding& finding, const std::string& text) {
     for (const auto& line : finding.evidence)
         if (line.find(text) != std::string::npos) return true;
@@ -119,14 +128,15 @@ TEST_CASE("egress probe: the first tool the image has is used, in the documented
                            {{"sh", "bash", "sleep"}, "bash"}}) {
         INFO("expected probe " << expected);
         auto output = runLocally(egressProbeCommand(target), tools);
-        auto finding = egressLive(output, target);
+        auto finding = egressLive(output, target, reached());
         INFO(output.stdoutText << output.stderrText);
         CHECK(finding.probe == expected);
         CHECK(finding.verdict == Verdict::Pass);
         CHECK(mentions(finding, "could not connect"));
     }
     SECTION("no tool at all: unproven") {
-        auto finding = egressLive(runLocally(egressProbeCommand(target), {"sh"}), target);
+        auto finding =
+            egressLive(runLocally(egressProbeCommand(target), {"sh"}), target, reached());
         CHECK(finding.verdict == Verdict::Unproven);
         CHECK(mentions(finding, "none of curl, wget, python3, bash"));
     }
@@ -136,8 +146,8 @@ TEST_CASE("egress probe: a connection that succeeds fails the check, with eviden
     Listener listener;
     const auto target = *parseEgressTarget("http://127.0.0.1:" + std::to_string(listener.port));
     for (const std::string tool : {"python3", "bash"}) {
-        auto finding =
-            egressLive(runLocally(egressProbeCommand(target), {"sh", tool, "sleep"}), target);
+        auto finding = egressLive(runLocally(egressProbeCommand(target), {"sh", tool, "sleep"}),
+                                  target, reached());
         CHECK(finding.probe == tool);
         CHECK(finding.verdict == Verdict::Fail);
         CHECK(mentions(finding, "connected"));
@@ -150,40 +160,127 @@ TEST_CASE("egress parser: curl and wget outputs") {
     curl.stdoutText =
         "rossoctl-tool=curl\nrossoctl-curl=http:200 connect:0.012 ip:93.184.215.14\n"
         "rossoctl-exit=0\n";
-    auto open = egressLive(curl, target);
+    auto open = egressLive(curl, target, reached());
     CHECK(open.verdict == Verdict::Fail);
     CHECK(mentions(open, "HTTP 200"));
     curl.stdoutText =
         "rossoctl-tool=curl\nrossoctl-curl=http:000 connect:0.000000 ip:\n"
         "rossoctl-exit=28\n";
     curl.stderrText = "curl: (28) Connection timed out after 5001 milliseconds\n";
-    auto closed = egressLive(curl, target);
+    auto closed = egressLive(curl, target, reached());
     CHECK(closed.verdict == Verdict::Pass);
     CHECK(mentions(closed, "Connection timed out after 5001"));
     // TLS failed after the TCP connection: egress is open.
     curl.stdoutText = "rossoctl-tool=curl\nrossoctl-curl=http:000 connect:0.004 ip:1.2.3.4\n";
-    CHECK(egressLive(curl, target).verdict == Verdict::Fail);
+    CHECK(egressLive(curl, target, reached()).verdict == Verdict::Fail);
 
     ProbeOutput wget;
     wget.stdoutText = "rossoctl-tool=wget\nrossoctl-exit=8\n";
     wget.stderrText = "  HTTP/1.1 404 Not Found\n";
-    CHECK(egressLive(wget, target).verdict == Verdict::Fail);
+    CHECK(egressLive(wget, target, reached()).verdict == Verdict::Fail);
     // GNU wget's last line is "Giving up."; the evidence names the line before it.
     wget.stdoutText = "rossoctl-tool=wget\nrossoctl-exit=4\n";
     wget.stderrText =
         "Connecting to outside.rossoctl.test (outside.rossoctl.test)|10.245.0.10|:80... failed: "
         "Connection timed out.\nGiving up.\n\n";
-    auto timedOut = egressLive(wget, target);
+    auto timedOut = egressLive(wget, target, reached());
     CHECK(timedOut.verdict == Verdict::Pass);
     CHECK(mentions(timedOut, "failed: Connection timed out."));
     wget.stdoutText = "rossoctl-tool=wget\nrossoctl-exit=1\n";
     wget.stderrText = "wget: something odd\n";
-    CHECK(egressLive(wget, target).verdict == Verdict::Unproven);
+    CHECK(egressLive(wget, target, reached()).verdict == Verdict::Unproven);
 
     ProbeOutput notStarted;
     notStarted.started = false;
     notStarted.failure = "executable file not found";
-    CHECK(egressLive(notStarted, target).verdict == Verdict::Unproven);
+    CHECK(egressLive(notStarted, target, reached()).verdict == Verdict::Unproven);
+}
+
+TEST_CASE("egress: only a connect failure with a reached control is a denial") {
+    const auto target = *parseEgressTarget("https://example.com");
+    ProbeOutput refused;
+    refused.stdoutText =
+        "rossoctl-tool=curl\nrossoctl-curl=http:000 connect:0.000000 ip:\n"
+        "rossoctl-exit=7\n";
+    refused.stderrText =
+        "curl: (7) Failed to connect to example.com port 443: Connection refused\n";
+    CHECK(egressLive(refused, target, reached()).verdict == Verdict::Pass);
+    SECTION("a dead target: the control did not reach it either") {
+        ControlResult dead;
+        dead.detail = "unreachable.invalid does not resolve here";
+        auto finding = egressLive(refused, target, dead);
+        CHECK(finding.verdict == Verdict::Unproven);
+        CHECK(mentions(finding, "a dead target proves nothing"));
+        auto control = connectFromHere(*parseEgressTarget("http://unreachable.invalid/"),
+                                       std::chrono::milliseconds(500));
+        CHECK_FALSE(control.reached);
+        CHECK_THAT(control.detail, Catch::Contains("unreachable.invalid"));
+    }
+    SECTION("an exec that ran out of time") {
+        ProbeOutput output = refused;
+        output.timedOut = true;
+        CHECK(egressLive(output, target, reached()).verdict == Verdict::Unproven);
+    }
+    SECTION("wget connected, then stalled: open") {
+        ProbeOutput wget;
+        wget.stdoutText = "rossoctl-tool=wget\nrossoctl-exit=4\n";
+        wget.stderrText =
+            "Connecting to 1.2.3.4:443... connected.\nRead error (Connection timed out) in "
+            "headers.\nGiving up.\n";
+        CHECK(egressLive(wget, target, reached()).verdict == Verdict::Fail);
+        wget.stderrText = "wget: download timed out\n";  // busybox: connect or read? unknown
+        CHECK(egressLive(wget, target, reached()).verdict == Verdict::Unproven);
+    }
+    SECTION("a tool that cannot run, a name that does not resolve, a message not known") {
+        ProbeOutput output;
+        output.stdoutText = "rossoctl-tool=curl\nrossoctl-exit=127\n";
+        output.stderrText = "sh: curl: not found\n";
+        CHECK(egressLive(output, target, reached()).verdict == Verdict::Unproven);
+        output.stdoutText =
+            "rossoctl-tool=curl\nrossoctl-curl=http:000 connect:0.000000 ip:\n"
+            "rossoctl-exit=6\n";
+        output.stderrText = "curl: (6) Could not resolve host: example.com\n";
+        CHECK(egressLive(output, target, reached()).verdict == Verdict::Unproven);
+        output.stdoutText =
+            "rossoctl-tool=python3\nrossoctl-connect=failed errno -2 Name or "
+            "service not known\nrossoctl-exit=0\n";
+        CHECK(egressLive(output, target, reached()).verdict == Verdict::Unproven);
+        output.stdoutText =
+            "rossoctl-tool=python3\nrossoctl-connect=failed errno 111 "
+            "Connection refused\nrossoctl-exit=0\n";
+        CHECK(egressLive(output, target, reached()).verdict == Verdict::Pass);
+    }
+    SECTION("text from the pod reaches the evidence without control characters") {
+        ProbeOutput output;
+        output.stdoutText = "rossoctl-tool=wget\nrossoctl-exit=1\n";
+        output.stderrText = "wget: \x1b]0;owned\x07odd\n";
+        auto finding = egressLive(output, target, reached());
+        CHECK(finding.verdict == Verdict::Unproven);
+        for (const auto& line : finding.evidence) CHECK(line.find('\x1b') == std::string::npos);
+    }
+}
+
+TEST_CASE("positive control: a TCP connection from here, its round trip sizes the time-out") {
+    Listener listener;
+    auto control = connectFromHere(
+        *parseEgressTarget("http://127.0.0.1:" + std::to_string(listener.port) + "/"),
+        std::chrono::milliseconds(1000));
+    CHECK(control.reached);
+    CHECK(control.address == "127.0.0.1");
+    CHECK_FALSE(connectFromHere(closedTarget(), std::chrono::milliseconds(1000)).reached);
+    ControlResult slow = reached();
+    CHECK(probeConnectTimeout(slow) == std::chrono::milliseconds(1012));
+    slow.roundTrip = std::chrono::milliseconds(80);
+    CHECK(probeConnectTimeout(slow) == std::chrono::milliseconds(4200));
+    slow.roundTrip = std::chrono::seconds(1);
+    CHECK(probeConnectTimeout(slow) == std::chrono::milliseconds(5000));
+    // The pod probes the address the control reached, with the time-out in the script's args.
+    auto command = egressProbeCommand(*parseEgressTarget("https://example.com"), "192.0.2.7",
+                                      std::chrono::milliseconds(1500));
+    CHECK(command[5] == "192.0.2.7");
+    CHECK(command[7] == "1.5");
+    CHECK(command[10] == "example.com:443:192.0.2.7");
+    CHECK(command[11] == "https://192.0.2.7:443/");
 }
 
 TEST_CASE("token probe: absent, readable, cannot run") {
@@ -195,13 +292,29 @@ TEST_CASE("token probe: absent, readable, cannot run") {
     SECTION("no cat in the image") {
         CHECK(tokenLive(runLocally(tokenProbeCommand(), {"sh"})).verdict == Verdict::Unproven);
     }
+    SECTION("cat a dangling link: its \"No such file\" is not about the token") {
+        ProbeOutput output;
+        output.exitCode = 0;
+        output.stdoutText = "rossoctl-token-exit=127\n";
+        output.stderrText = "rossoctl-probe: 2: cat: No such file or directory\n";
+        CHECK(tokenLive(output).verdict == Verdict::Unproven);
+        output.stdoutText = "rossoctl-token-exit=1\n";
+        output.stderrText = "sh: cat: No such file or directory\n";
+        CHECK(tokenLive(output).verdict == Verdict::Unproven);
+    }
+    SECTION("an exec that ran out of time is unproven") {
+        ProbeOutput output;
+        output.timedOut = true;
+        output.stdoutText = "rossoctl-token-exit=1\n";
+        CHECK(tokenLive(output).verdict == Verdict::Unproven);
+    }
     ProbeOutput readable;
-    readable.stdoutText = "rossoctl-token=readable\n";
+    readable.stdoutText = "rossoctl-token-exit=0\n";
     auto finding = tokenLive(readable);
     CHECK(finding.verdict == Verdict::Fail);
     CHECK(mentions(finding, "a token is mounted"));
     ProbeOutput denied;
-    denied.exitCode = 1;
+    denied.stdoutText = "rossoctl-token-exit=1\n";
     denied.stderrText =
         "cat: /var/run/secrets/kubernetes.io/serviceaccount/token: Permission denied\n";
     CHECK(tokenLive(denied).verdict == Verdict::Fail);
@@ -248,33 +361,47 @@ TEST_CASE("cgroup probe: v1 and v2 files, unlimited, mismatch, unreadable") {
     CHECK_FALSE(memoryLimitBytes(json::parse(R"({"resources": {}})")));
 }
 
-TEST_CASE("canary: place, write, read back") {
-    const json pod =
-        json::parse(R"({"spec": {"volumes": [{"name": "workspace", "emptyDir": {}}]}})");
+TEST_CASE("canaries: every writable mount and the root filesystem, read back") {
+    const json pod = json::parse(R"({"spec": {"volumes": [{"name": "workspace", "emptyDir": {}},
+        {"name": "config", "configMap": {"name": "c"}}, {"name": "data", "nfs": {"path": "/x"}}]}})");
     json container = json::parse(R"({"workingDir": "/workspace/",
-        "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}]})");
-    auto place = canaryPlace(pod, container);
-    CHECK(place.directory == "/workspace");
-    CHECK(place.why == "the emptyDir volume workspace mounted at the working directory");
+        "volumeMounts": [{"name": "workspace", "mountPath": "/workspace/"},
+                         {"name": "config", "mountPath": "/etc/config"},
+                         {"name": "data", "mountPath": "/data"},
+                         {"name": "workspace", "mountPath": "/tmp"}]})");
+    std::vector<std::string> directories;
+    for (const auto& place : canaryPlaces(pod, container)) directories.push_back(place.directory);
+    // configMap is read-only; /tmp is a volume here, so the root filesystem is /var/tmp and /.
+    CHECK(directories == std::vector<std::string>{"/workspace", "/data", "/tmp", "/var/tmp", "/"});
     container["volumeMounts"][0]["readOnly"] = true;
-    CHECK(canaryPlace(pod, container).directory == "/tmp");
-    CHECK(canaryPlace(pod, json::object()).directory == "/tmp");
+    CHECK(canaryPlaces(pod, container).front().directory == "/data");
 
     rossoctl::testing::TempDir dir;
-    const std::string path = dir.file(".rossoctl-canary-x");
+    const std::vector<std::string> paths = {dir.file("a"), dir.file("b"), "/nonexistent/dir/x"};
     const std::string content = "rossoctl canary 'quoted' $HOME";
-    auto written = runLocally(canaryWriteCommand(path, content), {"sh", "cat"});
-    CHECK(canaryWriteProblem(written, content).empty());
-    auto present = canaryAfterRestart(runLocally(canaryReadCommand(path), {"sh", "cat"}), path,
-                                      content, "pod uid a → b");
+    auto written = canariesWritten(runLocally(canaryWriteCommand(paths, content), {"sh", "cat"}));
+    CHECK(written == std::vector<std::string>{dir.file("a"), dir.file("b")});
+    auto present =
+        canariesAfterRestart(runLocally(canaryReadCommand(written), {"sh"}), written, "uid a → b");
     CHECK(present.verdict == Verdict::Fail);
-    CHECK(mentions(present, "survived the restart with its content"));
-    std::filesystem::remove(path);
-    auto gone = canaryAfterRestart(runLocally(canaryReadCommand(path), {"sh", "cat"}), path,
-                                   content, "pod uid a → b");
+    CHECK(mentions(present, dir.file("a") + " survived the restart"));
+    std::filesystem::remove(dir.file("a"));
+    CHECK(canariesAfterRestart(runLocally(canaryReadCommand(written), {"sh"}), written, "x")
+              .verdict == Verdict::Fail);  // b is still there
+    std::filesystem::remove(dir.file("b"));
+    auto gone =
+        canariesAfterRestart(runLocally(canaryReadCommand(written), {"sh"}), written, "uid a → b");
     CHECK(gone.verdict == Verdict::Pass);
-    CHECK_FALSE(
-        canaryWriteProblem(
-            runLocally(canaryWriteCommand("/nonexistent/dir/x", content), {"sh", "cat"}), content)
-            .empty());
+    CHECK(mentions(gone, "all 2 canaries are gone"));
+    SECTION("an answer that stops short, or a time-out, is unproven") {
+        ProbeOutput partial;
+        partial.stdoutText = "rossoctl-absent=" + dir.file("a") + "\n";
+        CHECK(canariesAfterRestart(partial, written, "x").verdict == Verdict::Unproven);
+        partial.stdoutText += "rossoctl-done=1\n";
+        CHECK(canariesAfterRestart(partial, written, "x").verdict == Verdict::Unproven);
+        ProbeOutput timedOut;
+        timedOut.timedOut = true;
+        CHECK(canaryWriteCommand({}, "x").size() == 5);
+        CHECK(canariesWritten(timedOut).empty());
+    }
 }

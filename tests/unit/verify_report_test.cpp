@@ -44,7 +44,7 @@ TEST_CASE("xmlEscape: markup characters and forbidden control characters") {
     CHECK(xmlEscape("naïve → ok") == "naïve → ok");
 }
 
-TEST_CASE("JUnit: one suite per sandbox, failure for fail, skipped for unproven") {
+TEST_CASE("JUnit: one suite per sandbox, failure for fail and for unproven") {
     SandboxReport broken;
     broken.name = "gone";
     broken.namespaceName = "team1";
@@ -53,14 +53,16 @@ TEST_CASE("JUnit: one suite per sandbox, failure for fail, skipped for unproven"
     writeJunit(out, {sampleReport(), broken});
     const std::string xml = out.str();
     CHECK(xml.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites", 0) == 0);
-    CHECK(xml.find("tests=\"5\" failures=\"1\" errors=\"1\" skipped=\"1\"") != std::string::npos);
-    CHECK(xml.find("<testsuite name=\"team1/orders\" tests=\"4\" failures=\"1\"") !=
+    CHECK(xml.find("tests=\"5\" failures=\"2\" errors=\"1\" skipped=\"0\"") != std::string::npos);
+    CHECK(xml.find("<testsuite name=\"team1/orders\" tests=\"4\" failures=\"2\"") !=
           std::string::npos);
     CHECK(xml.find("<testcase classname=\"rossoctl.sandbox.verify.team1.orders\" name=\"egress "
                    "denied\" time=\"0.120\">") != std::string::npos);
     CHECK(xml.find("<failure message=\"curl connected to &lt;https://x?a=1&amp;b=&quot;2&quot;&gt; "
                    "&apos;q&apos;\xEF\xBF\xBD\"") != std::string::npos);
-    CHECK(xml.find("<skipped message=\"unproven: cgroup unreadable\"/>") != std::string::npos);
+    CHECK(xml.find("<failure message=\"unproven: cgroup unreadable\" type=\"BoundaryUnproven\">") !=
+          std::string::npos);
+    CHECK(xml.find("<skipped") == std::string::npos);
     CHECK(xml.find("<error message=\"sandbox/gone not found in namespace team1\"") !=
           std::string::npos);
     CHECK(xml.find('\x01') == std::string::npos);
@@ -113,6 +115,49 @@ TEST_CASE("exit codes: 0 all pass, 3 fail or unproven, 1 could not verify") {
     SandboxReport broken;
     broken.error = "not found";
     CHECK(exitCodeFor({sampleReport(), broken}) == 1);
+    SECTION("a broken run is 1 unless a boundary fails outright") {
+        SandboxReport unproven = passing;
+        unproven.checks[2].livePart.verdict = Verdict::Unproven;
+        unproven.runProblems = {"exec sh in pod orders: connection reset"};
+        CHECK(exitCodeFor({unproven}) == 1);
+        SandboxReport failing = sampleReport();
+        failing.runProblems = unproven.runProblems;
+        CHECK(exitCodeFor({failing}) == 3);
+    }
+}
+
+TEST_CASE("SARIF 2.1.0: a result per failed or unproven check, one per unverifiable sandbox") {
+    SandboxReport broken;
+    broken.name = "gone";
+    broken.namespaceName = "team1";
+    broken.error = "sandbox/gone not found";
+    const auto sarif = reportSarif({sampleReport(), broken});
+    CHECK(sarif["version"] == "2.1.0");
+    REQUIRE(sarif["runs"].size() == 1);
+    const auto& run = sarif["runs"][0];
+    CHECK(run["tool"]["driver"]["rules"].size() == 5);
+    const auto& results = run["results"];
+    REQUIRE(results.size() == 3);
+    CHECK(results[0]["ruleId"] == "egress");
+    CHECK(results[0]["properties"]["verdict"] == "fail");
+    CHECK(results[0]["ruleIndex"] == 1);
+    CHECK(results[1]["ruleId"] == "limits");
+    CHECK(results[1]["properties"]["verdict"] == "unproven");
+    CHECK(results[1]["level"] == "error");
+    CHECK(results[2]["ruleId"] == "verify");
+    CHECK(results[0]["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] ==
+          "team1/sandbox/orders");
+}
+
+TEST_CASE("table: evidence from the pod reaches the terminal without control characters") {
+    SandboxReport report = sampleReport();
+    report.checks[1].livePart.evidence = {"wget: \x1b]0;title\x07 \x1b[2J\xc2\x9b" "31m"};
+    std::ostringstream out;
+    printReportTable(out, report, false);
+    CHECK(out.str().find('\x1b') == std::string::npos);
+    CHECK(out.str().find('\x07') == std::string::npos);
+    CHECK(out.str().find("\xc2\x9b") == std::string::npos);
+    CHECK(out.str().find("\\x1b]0;title") != std::string::npos);
 }
 
 TEST_CASE("exit codes: a check left unproven by an API outage is 1, not 3", "[fault]") {

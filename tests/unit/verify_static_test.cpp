@@ -92,12 +92,18 @@ TEST_CASE("labelSelectorMatches: matchLabels and every matchExpressions operator
     CHECK_FALSE(labelSelectorMatches(expression("app", "Gt", {"1"}), labels));
 }
 
-TEST_CASE("egress static: isolating policies, allowed destinations, allow-all") {
+TEST_CASE("egress static: the effective egress against the project's allowance") {
     const json pod = hardenedPod();
-    SECTION("no policy") {
+    const json dns = json::parse(R"({"metadata": {"name": "allow-dns"}, "spec": {
+      "podSelector": {}, "policyTypes": ["Egress"],
+      "egress": [{"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                          "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+                  "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}]}})");
+    SECTION("no policy: open, the metadata address named") {
         auto finding = egressStatic(pod, json::array());
         CHECK(finding.verdict == Verdict::Fail);
         CHECK(mentions(finding, "egress is not isolated"));
+        CHECK(mentions(finding, "opens the cloud metadata address 169.254.169.254"));
     }
     SECTION("ingress-only and non-selecting policies do not count") {
         json ingressOnly = defaultDeny();
@@ -106,41 +112,89 @@ TEST_CASE("egress static: isolating policies, allowed destinations, allow-all") 
         other["spec"]["podSelector"] = {{"matchLabels", {{"app", "billing"}}}};
         CHECK(egressStatic(pod, json::array({ingressOnly, other})).verdict == Verdict::Fail);
     }
-    SECTION("default deny plus DNS lists the destination") {
-        json dns = json::parse(R"({"metadata": {"name": "allow-dns"}, "spec": {
-          "podSelector": {}, "policyTypes": ["Egress"],
-          "egress": [{"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
-                              "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
-                      "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}]}})");
+    SECTION("default deny plus DNS passes, naming the policies") {
+        auto finding = egressStatic(pod, json::array({defaultDeny(), dns}));
+        CHECK(finding.verdict == Verdict::Pass);
+        CHECK(mentions(finding, "networkpolicy/default-deny, networkpolicy/allow-dns"));
+    }
+    SECTION("a /32 the project did not record fails, naming policy, rule and destination") {
         json cidr = json::parse(R"({"metadata": {"name": "allow-pypi"}, "spec": {
           "podSelector": {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["agent"]}]},
           "policyTypes": ["Egress"],
           "egress": [{"to": [{"ipBlock": {"cidr": "151.101.0.223/32"}}], "ports": [{"port": 443}]}]}})");
         auto finding = egressStatic(pod, json::array({defaultDeny(), dns, cidr}));
-        CHECK(finding.verdict == Verdict::Pass);
-        CHECK(
-            mentions(finding, "networkpolicy/default-deny selects the pod and denies all egress"));
-        CHECK(mentions(finding,
-                       "pods k8s-app=kube-dns in namespaces "
-                       "kubernetes.io/metadata.name=kube-system on UDP/53, TCP/53"));
-        CHECK(mentions(finding, "151.101.0.223/32 on TCP/443"));
-    }
-    SECTION("a rule allowing every destination and port fails") {
-        json open = json::parse(R"({"metadata": {"name": "allow-all"}, "spec": {
-          "podSelector": {}, "policyTypes": ["Egress"], "egress": [{}]}})");
-        auto finding = egressStatic(pod, json::array({defaultDeny(), open}));
         CHECK(finding.verdict == Verdict::Fail);
-        CHECK(mentions(finding, "networkpolicy/allow-all allows all egress"));
-        json world = json::parse(R"({"metadata": {"name": "world"}, "spec": {
-          "podSelector": {}, "egress": [{"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]}]}})");
-        CHECK(egressStatic(pod, json::array({world})).verdict == Verdict::Fail);
+        CHECK(mentions(finding,
+                       "networkpolicy/allow-pypi rule 1 allows 151.101.0.223/32 on TCP "
+                       "443: beyond the project, e.g. 151.101.0.223 TCP 443"));
+        CHECK(mentions(finding, "opens public addresses"));
+        EgressInputs recorded;
+        recorded.allowance = rossoctl::model::projectAllowance(
+            {{"metadata",
+              {{"annotations",
+                {{rossoctl::model::kAllowedEgressAnnotation,
+                  rossoctl::model::allowedEgressAnnotation(true, false, {"151.101.0.223/32"}, {},
+                                                           {})}}}}}});
+        CHECK(egressStatic(pod, json::array({defaultDeny(), dns, cidr}), recorded).verdict ==
+              Verdict::Pass);
     }
-    SECTION("policyTypes absent: Egress when egress rules exist") {
+    SECTION("policyTypes absent: Egress when egress rules exist; the API server is named") {
         json implicit = json::parse(R"({"metadata": {"name": "implicit"}, "spec": {
           "podSelector": {}, "egress": [{"to": [{"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}}]}]}})");
-        auto finding = egressStatic(pod, json::array({implicit}));
-        CHECK(finding.verdict == Verdict::Pass);
-        CHECK(mentions(finding, "10.0.0.0/8 except 10.1.0.0/16 on any port"));
+        EgressInputs inputs;
+        inputs.apiServerAddresses = {"10.96.0.1"};
+        inputs.nodeAddresses = {"10.1.0.5"};
+        auto finding = egressStatic(pod, json::array({implicit}), inputs);
+        CHECK(finding.verdict == Verdict::Fail);
+        CHECK(mentions(finding,
+                       "networkpolicy/implicit rule 1 allows 10.0.0.0/8 except "
+                       "10.1.0.0/16 on TCP 1-65535"));
+        CHECK(mentions(finding, "opens the API server (10.96.0.1)"));
+        CHECK_FALSE(mentions(finding, "the node network"));  // excepted
+    }
+    SECTION("a Cilium rule that cannot be evaluated is unproven, never a pass") {
+        json cnp = json::parse(R"([{"metadata": {"name": "c"}, "spec": {"endpointSelector": {},
+          "egress": [{"toServices": [{"k8sService": {"serviceName": "x"}}]}]}}])");
+        EgressInputs inputs;
+        inputs.ciliumPolicies = cnp;
+        auto finding = egressStatic(pod, json::array({defaultDeny(), dns}), inputs);
+        CHECK(finding.verdict == Verdict::Unproven);
+        CHECK(mentions(finding, "not evaluated"));
+    }
+}
+
+TEST_CASE("token static: legacy service-account-token Secrets in volumes and env") {
+    json pod = hardenedPod();
+    const std::vector<std::string> tokens = {"legacy-token"};
+    CHECK(tokenStatic(pod, std::nullopt, tokens).verdict == Verdict::Pass);
+    SECTION("a secret volume") {
+        pod["spec"]["volumes"].push_back(
+            {{"name", "t"}, {"secret", {{"secretName", "legacy-token"}}}});
+        auto finding = tokenStatic(pod, std::nullopt, tokens);
+        CHECK(finding.verdict == Verdict::Fail);
+        CHECK(mentions(finding, "volume t exposes secret/legacy-token"));
+    }
+    SECTION("a projected secret source") {
+        pod["spec"]["volumes"].push_back(
+            {{"name", "p"},
+             {"projected", {{"sources", {{{"secret", {{"name", "legacy-token"}}}}}}}}});
+        CHECK(tokenStatic(pod, std::nullopt, tokens).verdict == Verdict::Fail);
+    }
+    SECTION("env secretKeyRef in an init container, envFrom in an ephemeral one") {
+        pod["spec"]["initContainers"] = json::parse(R"([{"name": "init", "env": [{"name": "T",
+            "valueFrom": {"secretKeyRef": {"name": "legacy-token", "key": "token"}}}]}])");
+        auto finding = tokenStatic(pod, std::nullopt, tokens);
+        CHECK(finding.verdict == Verdict::Fail);
+        CHECK(mentions(finding, "container init env T (secretKeyRef) exposes secret/legacy-token"));
+        pod["spec"].erase("initContainers");
+        pod["spec"]["ephemeralContainers"] = json::parse(
+            R"([{"name": "debug", "envFrom": [{"secretRef": {"name": "legacy-token"}}]}])");
+        CHECK(tokenStatic(pod, std::nullopt, tokens).verdict == Verdict::Fail);
+    }
+    SECTION("an ordinary secret passes; when token Secrets cannot be listed it is unproven") {
+        pod["spec"]["volumes"].push_back({{"name", "s"}, {"secret", {{"secretName", "api-key"}}}});
+        CHECK(tokenStatic(pod, std::nullopt, tokens).verdict == Verdict::Pass);
+        CHECK(tokenStatic(pod, std::nullopt, std::nullopt).verdict == Verdict::Unproven);
     }
 }
 
@@ -180,7 +234,7 @@ TEST_CASE("limits static: every container, a deadline, a quota") {
     }
 }
 
-TEST_CASE("nothing survives static: PVC and hostPath fail") {
+TEST_CASE("nothing survives static: every volume that outlives the pod fails") {
     json pod = hardenedPod();
     CHECK(nothingSurvivesStatic(pod).verdict == Verdict::Pass);
     CHECK(mentions(nothingSurvivesStatic(pod), "workspace (emptyDir)"));
@@ -191,4 +245,29 @@ TEST_CASE("nothing survives static: PVC and hostPath fail") {
     CHECK(finding.verdict == Verdict::Fail);
     CHECK(mentions(finding, "persistentVolumeClaim workspace-orders"));
     CHECK(mentions(finding, "hostPath /var/data"));
+    for (const char* type : {"nfs", "iscsi", "cephfs", "rbd", "glusterfs", "awsElasticBlockStore",
+                             "gcePersistentDisk", "azureDisk", "azureFile"}) {
+        INFO(type);
+        pod["spec"]["volumes"] = json::array({{{"name", "v"}, {type, json::object()}}});
+        auto network = nothingSurvivesStatic(pod);
+        CHECK(network.verdict == Verdict::Fail);
+        CHECK(mentions(network, std::string("volume v is ") + type));
+    }
+    pod["spec"]["volumes"] = json::parse(R"([{"name": "c", "csi": {"driver": "x.example"}}])");
+    CHECK(nothingSurvivesStatic(pod).verdict == Verdict::Unproven);
+    pod["spec"]["volumes"] = json::parse(R"([{"name": "n", "newFancyVolume": {}}])");
+    CHECK(nothingSurvivesStatic(pod).verdict == Verdict::Unproven);
+}
+
+TEST_CASE("nothing survives static: the Sandbox's volumeClaimTemplates and shutdownPolicy") {
+    const json pod = hardenedPod();
+    json sandbox = json::parse(R"({"spec": {"shutdownPolicy": "Retain"}})");
+    CHECK(nothingSurvivesStatic(pod, sandbox).verdict == Verdict::Pass);
+    sandbox["spec"]["volumeClaimTemplates"] = json::parse(R"([{"metadata": {"name": "work"}}])");
+    auto finding = nothingSurvivesStatic(pod, sandbox);
+    CHECK(finding.verdict == Verdict::Fail);
+    CHECK(mentions(finding, "volumeClaimTemplates has work"));
+    CHECK(mentions(finding, "shutdownPolicy Retain"));
+    sandbox["spec"]["shutdownPolicy"] = "Delete";
+    CHECK(nothingSurvivesStatic(pod, sandbox).verdict == Verdict::Fail);
 }

@@ -3,10 +3,13 @@
 // objects read from the API, and each live probe is a shell script plus a pure parser of what
 // it printed, so both are unit-tested without a cluster.
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "rossoctl/model/egress.hpp"
 
 namespace rossoctl::verify {
 
@@ -39,23 +42,43 @@ struct CheckResult {
 // --- static parts ---------------------------------------------------------------------
 
 // automountServiceAccountToken false on the pod (or its ServiceAccount when the pod leaves it
-// unset) and no projected serviceAccountToken volume. serviceAccount: nullopt = not found.
-Finding tokenStatic(const nlohmann::json& pod, const std::optional<nlohmann::json>& serviceAccount);
+// unset), no projected serviceAccountToken volume, and no legacy token Secret (by name, from
+// tokenSecrets) in a volume, a projected source, env secretKeyRef or envFrom of any container.
+// serviceAccount: nullopt = not found; tokenSecrets: nullopt = could not be listed.
+Finding tokenStatic(
+    const nlohmann::json& pod, const std::optional<nlohmann::json>& serviceAccount,
+    const std::optional<std::vector<std::string>>& tokenSecrets = std::vector<std::string>{});
 
 // A metav1.LabelSelector (matchLabels and matchExpressions) against a label map.
 bool labelSelectorMatches(const nlohmann::json& selector, const nlohmann::json& labels);
 
-// NetworkPolicies (a List's items) selecting the pod with Egress in policyTypes; their allowed
-// destinations as evidence. Fails when none isolates egress or one allows everything.
-Finding egressStatic(const nlohmann::json& pod, const nlohmann::json& networkPolicies);
+// What the egress check reads besides the NetworkPolicies.
+struct EgressInputs {
+    EgressInputs();                 // the allowance: DNS to kube-dns only
+    nlohmann::json ciliumPolicies;  // a List's items; null when not served
+    model::EgressAllowance allowance;
+    std::vector<std::string> apiServerAddresses;
+    std::vector<std::string> nodeAddresses;
+    int probedPort = 443;
+    std::vector<std::string> readProblems;    // what could not be read, as evidence
+    std::vector<std::string> unreadPolicies;  // policies that could not be read: unproven
+};
+
+// The pod's effective egress (model/egress.hpp) against the project's allowance: fails on any
+// opening beyond it, naming policy, rule and one open destination; unproven when a rule could
+// not be evaluated.
+Finding egressStatic(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
+                     const EgressInputs& inputs = EgressInputs());
 
 // Every container has cpu and memory limits; activeDeadlineSeconds or the Sandbox's
 // shutdownTime is set; a ResourceQuota (a List's items) covers the namespace.
 Finding limitsStatic(const nlohmann::json& pod, const nlohmann::json& sandbox,
                      const nlohmann::json& resourceQuotas);
 
-// No persistentVolumeClaim or hostPath volume in the pod.
-Finding nothingSurvivesStatic(const nlohmann::json& pod);
+// No volume that outlives the pod (PVC, hostPath, network and cloud disks, ...), no
+// volumeClaimTemplates on the Sandbox; a volume type not known is unproven.
+Finding nothingSurvivesStatic(const nlohmann::json& pod,
+                              const nlohmann::json& sandbox = nlohmann::json());
 
 // --- live probes: the command to exec, and what its output means ----------------------
 
@@ -83,10 +106,33 @@ struct EgressTarget {
 // http(s)://HOST[:PORT][/PATH]; nullopt when it is not such a URL.
 std::optional<EgressTarget> parseEgressTarget(const std::string& url);
 
+// The positive control: the same target reached, in the same run, from a vantage point no
+// egress policy of the sandbox governs. Without it a denial in the pod proves nothing (the
+// target may be down, a typo, or the cluster may have no internet at all).
+struct ControlResult {
+    bool reached = false;
+    std::string address;  // the address connected to; the pod probes the same one
+    std::chrono::microseconds roundTrip{0};
+    std::string vantage;  // "this machine"
+    std::string detail;   // why it was not reached
+};
+using ControlProbe =
+    std::function<ControlResult(const EgressTarget&, std::chrono::milliseconds timeout)>;
+// A TCP connection from the machine running rossoctl.
+ControlResult connectFromHere(const EgressTarget& target, std::chrono::milliseconds timeout);
+// The pod's connect time-out: many round trips of the control, at least 1 s, at most 5 s.
+std::chrono::milliseconds probeConnectTimeout(const ControlResult& control);
+
 // The tools the egress probe tries, in order; the first the image has is used.
 std::vector<std::string> egressProbeOrder();
-std::vector<std::string> egressProbeCommand(const EgressTarget& target);
-Finding egressLive(const ProbeOutput& output, const EgressTarget& target);
+// address: the control's address (the pod connects to the same one; empty: the URL's host).
+std::vector<std::string> egressProbeCommand(
+    const EgressTarget& target, const std::string& address = "",
+    std::chrono::milliseconds connectTimeout = std::chrono::seconds(5));
+// Only a tool-level connect failure with a reached control is a pass; a connection is a fail;
+// a time-out of the exec, a missing tool or a message not known is unproven.
+Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
+                   const ControlResult& control);
 
 std::vector<std::string> cgroupProbeCommand();
 // expectedBytes: the container's memory limit; nullopt when it has none.
@@ -95,21 +141,24 @@ Finding limitsLive(const ProbeOutput& output, std::optional<long long> expectedB
 // The container's memory limit in bytes, if set.
 std::optional<long long> memoryLimitBytes(const nlohmann::json& container);
 
-// Where the canary goes: the container's workingDir when a writable volume is mounted there,
-// else /tmp; `why` says which.
+// Where canaries go: every writable mount of the container (volumes the kubelet mounts
+// read-only are left out) and the root filesystem (/tmp, /var/tmp, / unless a volume is
+// mounted there).
 struct CanaryPlace {
     std::string directory;
-    std::string volume;  // the volume name, empty for /tmp
-    std::string why;
+    std::string why;  // "the emptyDir volume workspace", "the root filesystem"
 };
-CanaryPlace canaryPlace(const nlohmann::json& pod, const nlohmann::json& container);
+std::vector<CanaryPlace> canaryPlaces(const nlohmann::json& pod, const nlohmann::json& container);
 
-// Writes CONTENT to PATH and prints it back; and reads PATH back after the restart.
-std::vector<std::string> canaryWriteCommand(const std::string& path, const std::string& content);
-std::vector<std::string> canaryReadCommand(const std::string& path);
-// Empty when the write worked, else why not.
-std::string canaryWriteProblem(const ProbeOutput& output, const std::string& content);
-Finding canaryAfterRestart(const ProbeOutput& output, const std::string& path,
-                           const std::string& content, const std::string& restartSummary);
+// Writes CONTENT to each PATH (a canary per place) and says which were written; and reads
+// them back after the restart.
+std::vector<std::string> canaryWriteCommand(const std::vector<std::string>& paths,
+                                            const std::string& content);
+std::vector<std::string> canaryReadCommand(const std::vector<std::string>& paths);
+// The paths the write command reports written (its content read back).
+std::vector<std::string> canariesWritten(const ProbeOutput& output);
+// Pass: every written canary is gone; fail: any survived; else unproven.
+Finding canariesAfterRestart(const ProbeOutput& output, const std::vector<std::string>& paths,
+                             const std::string& restartSummary);
 
 }  // namespace rossoctl::verify

@@ -20,15 +20,21 @@ std::string summaryLine(const SandboxReport& report);
 
 nlohmann::json reportJson(const SandboxReport& report);
 
-// testsuites > testsuite per sandbox > testcase per check; fail = <failure>, unproven =
-// <skipped>, a sandbox that could not be verified = one <error> testcase.
+// testsuites > testsuite per sandbox > testcase per check; fail and unproven = <failure>
+// (type BoundaryNotHeld / BoundaryUnproven), a sandbox that could not be verified = one <error>
+// testcase.
 void writeJunit(std::ostream& out, const std::vector<SandboxReport>& reports);
+
+// SARIF 2.1.0: one run, a rule per check, one result per failed or unproven check (level
+// error; properties.verdict says which), one per sandbox that could not be verified.
+nlohmann::json reportSarif(const std::vector<SandboxReport>& reports);
 
 // Text safe in XML element content and attribute values (also drops characters XML 1.0
 // forbids).
 std::string xmlEscape(std::string_view text);
 
-// 0 all pass; 1 any sandbox could not be verified; 3 any boundary fails or is unproven.
+// 0 all pass; 1 any sandbox could not be verified, or its run broke (and nothing failed);
+// 3 any boundary fails or is unproven.
 int exitCodeFor(const std::vector<SandboxReport>& reports);
 
 }  // namespace rossoctl::verify

@@ -25,6 +25,9 @@ struct SandboxReport {
     // An API outage or broken stream that left a check unproven: an error of the run (exit 1),
     // not a boundary the sandbox leaves open (exit 3).
     std::string runError;
+    // The run itself broke (API connection lost, exec stream broken): what is unproven for
+    // these reasons is not the sandbox's doing, so it exits 1, not 3.
+    std::vector<std::string> runProblems;
     std::chrono::milliseconds took{0};
     // fail if any check fails, else unproven if any is, else pass (error: fail).
     Verdict verdict() const;
@@ -37,6 +40,8 @@ struct VerifyOptions {
     const kube::CancelFlag* cancel = nullptr;
     // Progress ("deleting pod orders to prove nothing survives").
     std::function<void(const std::string&)> onStep;
+    // The positive control for the egress probe; unset: connectFromHere.
+    ControlProbe control;
 };
 
 using ClientFactory = std::function<std::unique_ptr<kube::Client>()>;

@@ -1,0 +1,303 @@
+// A pod's effective egress from the policies that select it, and what of it the project did
+// not allow. Anything not understood is recorded as unevaluable, never as closed.
+#include "rossoctl/model/egress.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "rossoctl/errors.hpp"
+
+namespace rossoctl::model {
+
+using nlohmann::json;
+
+namespace {
+
+const json& member(const json& object, const char* key) {
+    static const json null;
+    if (!object.is_object()) return null;
+    auto it = object.find(key);
+    return it == object.end() ? null : *it;
+}
+const json& arrayMember(const json& object, const char* key) {
+    static const json empty = json::array();
+    const json& value = member(object, key);
+    return value.is_array() ? value : empty;
+}
+std::string stringMember(const json& object, const char* key, const std::string& fallback = "") {
+    const json& value = member(object, key);
+    return value.is_string() ? value.get<std::string>() : fallback;
+}
+
+std::optional<Protocol> parseProtocol(const std::string& text) {
+    if (text.empty() || text == "TCP") return Protocol::TCP;
+    if (text == "UDP") return Protocol::UDP;
+    if (text == "SCTP") return Protocol::SCTP;
+    return std::nullopt;
+}
+
+bool allDigits(const std::string& text) {
+    return !text.empty() &&
+           std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The ports of a NetworkPolicy rule (or a Cilium toPorts entry): none listed = every port.
+PortSet rulePorts(const json& ports, std::vector<std::string>& notes, bool cilium) {
+    if (!ports.is_array() || ports.empty()) return PortSet::all();
+    PortSet set;
+    for (const auto& port : ports) {
+        const std::string protocolText = stringMember(port, "protocol");
+        std::vector<Protocol> protocols;
+        if (cilium && (protocolText == "ANY" || protocolText.empty()))
+            protocols = {Protocol::TCP, Protocol::UDP, Protocol::SCTP};
+        else if (auto protocol = parseProtocol(protocolText))
+            protocols = {*protocol};
+        else {
+            notes.push_back(
+                fmt::format("unknown protocol {:?}: counted as every protocol", protocolText));
+            protocols = {Protocol::TCP, Protocol::UDP, Protocol::SCTP};
+        }
+        const json& number = member(port, "port");
+        int first = 1, last = 65535;
+        if (number.is_number_integer()) {
+            first = last = number.get<int>();
+        } else if (number.is_string() && allDigits(number.get<std::string>())) {
+            first = last = std::stoi(number.get<std::string>());
+        } else if (number.is_string() && number.get<std::string>() != "0") {
+            // A named port is resolved against the destination pods: any number may carry it.
+            notes.push_back(
+                fmt::format("named port {:?} counted as every port", number.get<std::string>()));
+        }
+        const json& end = member(port, "endPort");
+        if (end.is_number_integer() && first == last) last = end.get<int>();
+        if (end.is_string() && allDigits(end.get<std::string>()) && first == last)
+            last = std::stoi(end.get<std::string>());
+        if (first == 0) first = 1, last = 65535;  // Cilium's "0" is every port
+        for (auto protocol : protocols) set.add(protocol, first, last);
+    }
+    return set;
+}
+
+std::vector<std::string> policyTypes(const json& spec) {
+    std::vector<std::string> types;
+    if (member(spec, "policyTypes").is_array()) {
+        for (const auto& type : spec["policyTypes"])
+            if (type.is_string()) types.push_back(type.get<std::string>());
+        return types;
+    }
+    // The API server's defaulting: Ingress always, Egress when egress rules exist.
+    types.push_back("Ingress");
+    if (!arrayMember(spec, "egress").empty()) types.push_back("Egress");
+    return types;
+}
+
+AddressSet ipBlockSet(const json& block, std::vector<std::string>& notes) {
+    AddressSet set;
+    try {
+        set = AddressSet::parse(stringMember(block, "cidr"));
+        for (const auto& except : arrayMember(block, "except"))
+            if (except.is_string()) set = set.minus(AddressSet::parse(except.get<std::string>()));
+    } catch (const Error& error) {
+        notes.push_back(std::string("ipBlock not understood: ") + error.what());
+    }
+    return set;
+}
+
+std::string selectorText(const json& selector) {
+    return selector.is_object() ? selector.dump() : "(own namespace)";
+}
+
+void addNetworkPolicy(const json& policy, const json& podLabels, EffectiveEgress& out) {
+    const json& spec = member(policy, "spec");
+    if (!labelSelectorMatches(member(spec, "podSelector"), podLabels)) return;
+    const auto types = policyTypes(spec);
+    if (std::find(types.begin(), types.end(), "Egress") == types.end()) return;
+    const std::string name =
+        "networkpolicy/" + stringMember(member(policy, "metadata"), "name", "?");
+    out.isolated = true;
+    out.isolatingPolicies.push_back(name);
+    int index = 0;
+    for (const auto& rule : arrayMember(spec, "egress")) {
+        ++index;
+        EgressGrant grant;
+        grant.source = fmt::format("{} rule {}", name, index);
+        grant.ports = rulePorts(member(rule, "ports"), grant.notes, false);
+        const json& peers = arrayMember(rule, "to");
+        std::vector<std::string> peerTexts;
+        if (peers.empty()) {
+            grant.addresses = AddressSet::everything();
+            grant.everyPod = true;
+            peerTexts.push_back("every destination");
+        }
+        for (const auto& peer : peers) {
+            if (member(peer, "ipBlock").is_object()) {
+                grant.addresses.add(ipBlockSet(peer["ipBlock"], grant.notes));
+                std::string text = stringMember(peer["ipBlock"], "cidr", "?");
+                std::string except;
+                for (const auto& cidr : arrayMember(peer["ipBlock"], "except"))
+                    except += (except.empty() ? "" : ",") + cidr.get<std::string>();
+                peerTexts.push_back(except.empty() ? text : text + " except " + except);
+            } else if (member(peer, "podSelector").is_object() ||
+                       member(peer, "namespaceSelector").is_object()) {
+                PodPeer pods{member(peer, "namespaceSelector"), member(peer, "podSelector")};
+                if (!pods.podSelector.is_object()) pods.podSelector = json::object();
+                grant.pods.push_back(pods);
+                peerTexts.push_back(fmt::format("pods {} in namespaces {}", pods.podSelector.dump(),
+                                                selectorText(pods.namespaceSelector)));
+            } else {
+                out.unevaluable.push_back(grant.source + ": a peer with no known selector");
+            }
+        }
+        std::string to;
+        for (const auto& text : peerTexts) to += (to.empty() ? "" : "; ") + text;
+        grant.text = to + " on " + grant.ports.describe();
+        out.grants.push_back(std::move(grant));
+    }
+}
+
+// Cilium's labels carry a source prefix ("k8s:app"); policies may use either spelling.
+json withoutSourcePrefix(const json& selector) {
+    json out = selector;
+    if (!member(selector, "matchLabels").is_object()) return out;
+    out["matchLabels"] = json::object();
+    for (const auto& [key, value] : selector["matchLabels"].items())
+        out["matchLabels"][key.rfind("k8s:", 0) == 0 ? key.substr(4) : key] = value;
+    return out;
+}
+
+PodPeer ciliumEndpointPeer(const json& selector) {
+    json pods = withoutSourcePrefix(selector);
+    const char* namespaceKey = "io.kubernetes.pod.namespace";
+    PodPeer peer{nullptr, pods};
+    if (member(pods, "matchLabels").is_object() && pods["matchLabels"].contains(namespaceKey)) {
+        peer.namespaceSelector = {
+            {"matchLabels", {{"kubernetes.io/metadata.name", pods["matchLabels"][namespaceKey]}}}};
+        peer.podSelector["matchLabels"].erase(namespaceKey);
+    }
+    return peer;
+}
+
+void addCiliumRule(const json& rule, const std::string& source, EffectiveEgress& out) {
+    EgressGrant grant;
+    grant.source = source;
+    PortSet ports;
+    bool anyPorts = false;
+    for (const auto& entry : arrayMember(rule, "toPorts")) {
+        anyPorts = true;
+        ports.add(rulePorts(member(entry, "ports"), grant.notes, true));
+    }
+    grant.ports = anyPorts ? ports : PortSet::all();
+    bool anyPeer = false;
+    for (const auto& cidr : arrayMember(rule, "toCIDR")) {
+        anyPeer = true;
+        grant.addresses.add(ipBlockSet({{"cidr", cidr}}, grant.notes));
+    }
+    for (const auto& set : arrayMember(rule, "toCIDRSet")) {
+        anyPeer = true;
+        grant.addresses.add(ipBlockSet(set, grant.notes));
+    }
+    for (const auto& selector : arrayMember(rule, "toEndpoints")) {
+        anyPeer = true;
+        grant.pods.push_back(ciliumEndpointPeer(selector));
+    }
+    for (const auto& fqdn : arrayMember(rule, "toFQDNs")) {
+        anyPeer = true;
+        const std::string name = stringMember(fqdn, "matchName");
+        grant.hostNames.push_back(name.empty() ? "pattern " + stringMember(fqdn, "matchPattern")
+                                               : name);
+    }
+    for (const auto& entity : arrayMember(rule, "toEntities")) {
+        anyPeer = true;
+        const std::string text = entity.is_string() ? entity.get<std::string>() : entity.dump();
+        if (text == "world" || text == "all") grant.addresses.add(AddressSet::everything());
+        if (text == "all" || text == "cluster") grant.everyPod = true;
+        if (text != "world" && text != "all" && text != "cluster")
+            out.unevaluable.push_back(fmt::format("{} allows entity {:?}", source, text));
+    }
+    for (const char* unknown : {"toServices", "toGroups", "toRequires", "toNodes"})
+        if (member(rule, unknown).is_array()) {
+            anyPeer = true;
+            out.unevaluable.push_back(fmt::format("{} uses {}", source, unknown));
+        }
+    if (!anyPeer) {  // only toPorts: every destination on those ports
+        grant.addresses = AddressSet::everything();
+        grant.everyPod = true;
+    }
+    grant.text = fmt::format("{} on {}", rule.dump(), grant.ports.describe());
+    if (grant.text.size() > 160) grant.text = grant.text.substr(0, 157) + "...";
+    out.grants.push_back(std::move(grant));
+}
+
+void addCiliumPolicy(const json& policy, const json& podLabels, EffectiveEgress& out) {
+    const std::string name =
+        "ciliumnetworkpolicy/" + stringMember(member(policy, "metadata"), "name", "?");
+    std::vector<json> specs;
+    if (member(policy, "spec").is_object()) specs.push_back(policy["spec"]);
+    for (const auto& spec : arrayMember(policy, "specs")) specs.push_back(spec);
+    for (const auto& spec : specs) {
+        const json& selector = member(spec, "endpointSelector");
+        if (!selector.is_object()) {
+            if (member(spec, "nodeSelector").is_object()) continue;  // host policy
+            out.unevaluable.push_back(name + " has no endpointSelector");
+            continue;
+        }
+        if (!labelSelectorMatches(withoutSourcePrefix(selector), podLabels)) continue;
+        // Deny-only policies do not isolate the endpoint, so they never count as closing it.
+        if (!member(spec, "egress").is_array()) continue;
+        out.isolated = true;
+        out.isolatingPolicies.push_back(name);
+        int index = 0;
+        for (const auto& rule : arrayMember(spec, "egress"))
+            addCiliumRule(rule, fmt::format("{} egress rule {}", name, ++index), out);
+    }
+}
+
+}  // namespace
+
+bool labelSelectorMatches(const json& selector, const json& labels) {
+    if (!selector.is_object()) return false;
+    auto labelValue = [&](const std::string& key) -> std::optional<std::string> {
+        const json& value = member(labels, key.c_str());
+        if (!value.is_string()) return std::nullopt;
+        return value.get<std::string>();
+    };
+    if (member(selector, "matchLabels").is_object())
+        for (const auto& [key, value] : selector["matchLabels"].items())
+            if (!value.is_string() || labelValue(key) != value.get<std::string>()) return false;
+    for (const auto& expression : arrayMember(selector, "matchExpressions")) {
+        const auto actual = labelValue(stringMember(expression, "key"));
+        const std::string op = stringMember(expression, "operator");
+        const json& values = arrayMember(expression, "values");
+        const bool listed =
+            actual && std::find(values.begin(), values.end(), json(*actual)) != values.end();
+        if ((op == "In" && !listed) || (op == "NotIn" && listed) || (op == "Exists" && !actual) ||
+            (op == "DoesNotExist" && actual))
+            return false;
+        if (op != "In" && op != "NotIn" && op != "Exists" && op != "DoesNotExist") return false;
+    }
+    return true;
+}
+
+EffectiveEgress effectiveEgress(const json& pod, const json& networkPolicies,
+                                const json& ciliumPolicies) {
+    EffectiveEgress out;
+    const json& labels = member(member(pod, "metadata"), "labels");
+    if (networkPolicies.is_array())
+        for (const auto& policy : networkPolicies) addNetworkPolicy(policy, labels, out);
+    if (ciliumPolicies.is_array())
+        for (const auto& policy : ciliumPolicies) addCiliumPolicy(policy, labels, out);
+    if (!out.isolated) {
+        // Nothing isolates egress: every destination is open.
+        EgressGrant grant;
+        grant.source = "no policy isolates egress";
+        grant.text = "every destination on every port";
+        grant.addresses = AddressSet::everything();
+        grant.everyPod = true;
+        grant.ports = PortSet::all();
+        out.grants.push_back(std::move(grant));
+    }
+    return out;
+}
+
+}  // namespace rossoctl::model

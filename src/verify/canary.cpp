@@ -1,0 +1,127 @@
+// The live half of "nothing survives": canaries in every writable mount and in the root
+// filesystem, read back after the pod has been replaced.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "probe_text.hpp"
+#include "rossoctl/verify/checks.hpp"
+
+namespace rossoctl::verify {
+
+using nlohmann::json;
+using namespace probe_text;
+
+namespace {
+
+std::string trimmed(std::string path) {
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    return path;
+}
+
+std::string volumeType(const json& pod, const std::string& volume) {
+    for (const auto& candidate : pod["spec"].value("volumes", json::array()))
+        if (candidate.value("name", "") == volume)
+            for (const auto& [key, value] : candidate.items())
+                if (key != "name") return key;
+    return "volume";
+}
+
+}  // namespace
+
+std::vector<CanaryPlace> canaryPlaces(const json& pod, const json& container) {
+    std::vector<CanaryPlace> places;
+    std::vector<std::string> mounted;
+    for (const auto& mount : container.value("volumeMounts", json::array())) {
+        const std::string path = trimmed(mount.value("mountPath", ""));
+        mounted.push_back(path);
+        if (path.empty() || mount.value("readOnly", false)) continue;
+        const std::string volume = mount.value("name", "");
+        const std::string type = volumeType(pod, volume);
+        // The kubelet mounts these read-only whatever the mount says.
+        if (type == "configMap" || type == "secret" || type == "projected" || type == "downwardAPI")
+            continue;
+        places.push_back({path, fmt::format("the {} volume {}", type, volume)});
+    }
+    for (const char* root : {"/tmp", "/var/tmp", "/"}) {
+        if (std::find(mounted.begin(), mounted.end(), root) != mounted.end()) continue;
+        places.push_back({root, "the root filesystem"});
+    }
+    return places;
+}
+
+std::vector<std::string> canaryWriteCommand(const std::vector<std::string>& paths,
+                                            const std::string& content) {
+    std::vector<std::string> command = {
+        "sh", "-c",
+        "c=$1; shift; umask 077\n"
+        "for p; do\n"
+        "  if printf '%s' \"$c\" > \"$p\" 2>/dev/null && [ \"$(cat \"$p\")\" = \"$c\" ]; then\n"
+        "    echo \"rossoctl-written=$p\"; else echo \"rossoctl-unwritable=$p\"; fi\n"
+        "done\necho rossoctl-done=1",
+        kScriptName, content};
+    command.insert(command.end(), paths.begin(), paths.end());
+    return command;
+}
+
+std::vector<std::string> canaryReadCommand(const std::vector<std::string>& paths) {
+    std::vector<std::string> command = {
+        "sh", "-c",
+        "for p; do if [ -e \"$p\" ]; then echo \"rossoctl-present=$p\"; "
+        "else echo \"rossoctl-absent=$p\"; fi; done\necho rossoctl-done=1",
+        kScriptName};
+    command.insert(command.end(), paths.begin(), paths.end());
+    return command;
+}
+
+namespace {
+
+std::vector<std::string> markedPaths(const std::string& text, const std::string& key) {
+    std::vector<std::string> paths;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind(key + "=", 0) == 0) paths.push_back(line.substr(key.size() + 1));
+    return paths;
+}
+
+}  // namespace
+
+std::vector<std::string> canariesWritten(const ProbeOutput& output) {
+    if (!output.started || output.timedOut || !marker(output.stdoutText, "rossoctl-done"))
+        return {};
+    return markedPaths(output.stdoutText, "rossoctl-written");
+}
+
+Finding canariesAfterRestart(const ProbeOutput& output, const std::vector<std::string>& paths,
+                             const std::string& restartSummary) {
+    if (!output.started) return notStarted(output, "sh");
+    if (output.timedOut || !marker(output.stdoutText, "rossoctl-done"))
+        return unproven(fmt::format("reading the canaries back gave no answer (exit {}: {})",
+                                    output.exitCode, lastLine(output.stderrText)));
+    const auto present = markedPaths(output.stdoutText, "rossoctl-present");
+    const auto absent = markedPaths(output.stdoutText, "rossoctl-absent");
+    Finding finding;
+    std::vector<std::string> unanswered;
+    for (const auto& path : paths) {
+        if (std::find(present.begin(), present.end(), path) != present.end()) {
+            finding.verdict = Verdict::Fail;
+            finding.evidence.push_back(
+                fmt::format("canary {} survived the restart ({}): data outlives the pod", path,
+                            restartSummary));
+        } else if (std::find(absent.begin(), absent.end(), path) == absent.end()) {
+            unanswered.push_back(path);
+        }
+    }
+    if (finding.verdict == Verdict::Fail) return finding;
+    if (!unanswered.empty())
+        return unproven(fmt::format("no answer for canary {} after the restart",
+                                    cleanLine(unanswered.front())));
+    finding.verdict = Verdict::Pass;
+    std::string list;
+    for (const auto& path : paths) list += (list.empty() ? "" : ", ") + path;
+    finding.evidence.push_back(fmt::format("all {} canaries are gone after the restart ({}): {}",
+                                           paths.size(), restartSummary, list));
+    return finding;
+}
+
+}  // namespace rossoctl::verify

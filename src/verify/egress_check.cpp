@@ -1,0 +1,71 @@
+// The static half of "egress denied": the pod's effective egress against what the project
+// allows. Every opening beyond it fails, naming the policy, the rule and one open destination.
+#include <fmt/format.h>
+
+#include "rossoctl/verify/checks.hpp"
+
+namespace rossoctl::verify {
+
+using nlohmann::json;
+
+EgressInputs::EgressInputs() : allowance(model::projectAllowance(json::object())) {}
+
+Finding egressStatic(const json& pod, const json& networkPolicies, const EgressInputs& inputs) {
+    Finding finding;
+    const auto effective = model::effectiveEgress(pod, networkPolicies, inputs.ciliumPolicies);
+    const auto excess = model::beyondAllowance(effective, inputs.allowance,
+                                               std::pair{model::Protocol::TCP, inputs.probedPort});
+    const auto calledOut = model::calledOutRanges(inputs.apiServerAddresses, inputs.nodeAddresses);
+    if (!effective.isolated)
+        finding.evidence.push_back(fmt::format(
+            "no NetworkPolicy selecting pod {} has Egress in policyTypes ({} policies in the "
+            "namespace): egress is not isolated",
+            pod["metadata"].value("name", "?"),
+            networkPolicies.is_array() ? networkPolicies.size() : 0));
+    for (const auto& open : excess) {
+        if (!open.example.empty())
+            finding.evidence.push_back(fmt::format("{} allows {}: beyond the project, e.g. {}",
+                                                   open.source, open.text, open.example));
+        if (!open.podsText.empty())
+            finding.evidence.push_back(
+                fmt::format("{} allows {}: beyond the project", open.source, open.podsText));
+        for (const auto& range : calledOut) {
+            for (const auto& [addresses, ports] : open.open) {
+                const auto hit = addresses.intersect(range.addresses);
+                if (hit.empty()) continue;
+                finding.evidence.push_back(fmt::format("{} opens {}: {} on {}", open.source,
+                                                       range.name, hit.describe(2),
+                                                       ports.describe()));
+                break;
+            }
+        }
+    }
+    for (const auto& grant : effective.grants)
+        for (const auto& note : grant.notes) finding.evidence.push_back(grant.source + ": " + note);
+    for (const auto& problem : effective.unevaluable)
+        finding.evidence.push_back(problem + ": not evaluated, so not proven closed");
+    for (const auto& problem : inputs.readProblems) finding.evidence.push_back(problem);
+    for (const auto& problem : inputs.unreadPolicies)
+        finding.evidence.push_back(problem + ": what they allow is not known, so not proven");
+    if (!excess.empty()) {
+        finding.verdict = Verdict::Fail;
+    } else if (!effective.unevaluable.empty() || !inputs.unreadPolicies.empty()) {
+        finding.verdict = Verdict::Unproven;
+    } else {
+        std::string policies;
+        for (const auto& name : effective.isolatingPolicies)
+            policies += (policies.empty() ? "" : ", ") + name;
+        finding.evidence.insert(
+            finding.evidence.begin(),
+            fmt::format("egress isolated by {}; every rule stays within what {}", policies,
+                        inputs.allowance.origin.rfind("the project allows", 0) == 0
+                            ? inputs.allowance.origin
+                            : "the project allows: " + inputs.allowance.origin));
+        finding.verdict = Verdict::Pass;
+    }
+    if (finding.verdict == Verdict::Fail)
+        finding.evidence.push_back("allowed: " + inputs.allowance.origin);
+    return finding;
+}
+
+}  // namespace rossoctl::verify

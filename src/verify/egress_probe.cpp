@@ -1,0 +1,226 @@
+// The live half of "egress denied": a connection attempt from the pod to the same address the
+// positive control reached from outside, and the strict reading of what the tool printed.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include "probe_text.hpp"
+#include "rossoctl/verify/checks.hpp"
+
+namespace rossoctl::verify {
+
+using namespace probe_text;
+using std::chrono::milliseconds;
+
+std::optional<EgressTarget> parseEgressTarget(const std::string& url) {
+    static const std::regex pattern(
+        R"(^(https?)://([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:([0-9]{1,5}))?(/[^\s]*)?$)");
+    std::smatch match;
+    if (!std::regex_match(url, match, pattern)) return std::nullopt;
+    EgressTarget target;
+    target.url = url;
+    target.scheme = match[1];
+    target.host = match[2];
+    if (target.host.front() == '[') target.host = target.host.substr(1, target.host.size() - 2);
+    target.port = match[4].matched ? std::stoi(match[4]) : (target.scheme == "https" ? 443 : 80);
+    if (target.port < 1 || target.port > 65535) return std::nullopt;
+    return target;
+}
+
+milliseconds probeConnectTimeout(const ControlResult& control) {
+    // Forty round trips leave room for a slower path from the pod; a lost SYN is resent
+    // after 1 s, so never less than that.
+    const auto scaled = std::chrono::duration_cast<milliseconds>(control.roundTrip * 40);
+    return std::clamp(scaled + milliseconds(1000), milliseconds(1000), milliseconds(5000));
+}
+
+std::vector<std::string> egressProbeOrder() {
+    return {"curl", "wget", "python3", "bash"};
+}
+
+std::vector<std::string> egressProbeCommand(const EgressTarget& target, const std::string& address,
+                                            milliseconds connectTimeout) {
+    std::string order;
+    for (const auto& tool : egressProbeOrder()) order += (order.empty() ? "" : " ") + tool;
+    const std::string ip = address.empty() ? target.host : address;
+    const bool v6 = ip.find(':') != std::string::npos;
+    const std::string bracketed = v6 ? "[" + ip + "]" : ip;
+    // wget has no --resolve: it gets the address in the URL (TLS may then fail, after connect).
+    const std::string addressUrl =
+        address.empty() ? target.url
+                        : fmt::format("{}://{}:{}/", target.scheme, bracketed, target.port);
+    const std::string resolve =
+        address.empty() ? "" : fmt::format("{}:{}:{}", target.host, target.port, bracketed);
+    const double seconds = static_cast<double>(connectTimeout.count()) / 1000.0;
+    // $1 URL, $2 address, $3 port, $4 seconds (decimal), $5 whole seconds, $6 tenths,
+    // $7 curl --resolve, $8 the URL with the address. Each branch prints rossoctl-* markers.
+    const std::string script = fmt::format(R"SH(tool=none
+for t in {order}; do if command -v "$t" >/dev/null 2>&1; then tool=$t; break; fi; done
+echo "rossoctl-tool=$tool"
+case $tool in
+curl)
+  curl -sS -o /dev/null --connect-timeout "$4" --max-time $(($5 + 3)) ${{7:+--resolve}} ${{7:+"$7"}} \
+    -w 'rossoctl-curl=http:%{{http_code}} connect:%{{time_connect}} ip:%{{remote_ip}}\n' "$1"
+  echo "rossoctl-exit=$?" ;;
+wget)
+  opts=; case "$(wget --help 2>&1)" in *--tries*) opts=--tries=1 ;; esac
+  case "$(wget --help 2>&1)" in *check-certificate*) opts="$opts --no-check-certificate" ;; esac
+  wget -S -O /dev/null -T "$5" $opts "$8"
+  echo "rossoctl-exit=$?" ;;
+python3)
+  python3 -c 'import socket, sys
+try:
+    s = socket.create_connection((sys.argv[1], int(sys.argv[2])), float(sys.argv[3]))
+    print("rossoctl-connect=connected " + str(s.getpeername()[0]))
+except socket.timeout:
+    print("rossoctl-connect=failed timeout")
+except OSError as e:
+    print("rossoctl-connect=failed errno " + str(e.errno) + " " + str(e.strerror))' "$2" "$3" "$4"
+  echo "rossoctl-exit=$?" ;;
+bash)
+  bash -c 'exec 3<>"/dev/tcp/$0/$1" && echo rossoctl-connect=connected' "$2" "$3" &
+  pid=$! i=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$i" -ge "$6" ]; then kill "$pid" 2>/dev/null; echo rossoctl-connect=timeout; break; fi
+    if sleep 0.1 2>/dev/null; then i=$((i + 1)); else sleep 1; i=$((i + 10)); fi
+  done
+  wait "$pid"; echo "rossoctl-exit=$?" ;;
+esac
+)SH",
+                                           fmt::arg("order", order));
+    return {"sh",
+            "-c",
+            script,
+            kScriptName,
+            target.url,
+            ip,
+            std::to_string(target.port),
+            fmt::format("{:.1f}", seconds),
+            std::to_string(static_cast<long>(std::ceil(seconds))),
+            std::to_string(static_cast<long>(std::ceil(seconds * 10))),
+            resolve,
+            addressUrl};
+}
+
+namespace {
+
+// Messages that say the tool tried to connect and the network refused or dropped it: the only
+// texts that count as denial.
+bool saysConnectFailed(const std::string& tool, const std::string& text) {
+    static const char* wgetPhrases[] = {
+        "failed: Connection refused", "failed: Connection timed out", "failed: No route to host",
+        "failed: Network is unreachable", "can't connect to remote host"};
+    static const char* socketPhrases[] = {"Connection refused", "No route to host",
+                                          "Network is unreachable", "Connection timed out"};
+    if (tool == "wget")
+        return std::any_of(std::begin(wgetPhrases), std::end(wgetPhrases),
+                           [&](const char* phrase) { return contains(text, phrase); });
+    return std::any_of(std::begin(socketPhrases), std::end(socketPhrases),
+                       [&](const char* phrase) { return contains(text, phrase); });
+}
+
+// The line that says why there was no connection, else the last line.
+std::string reasonLine(const std::string& tool, const std::string& text) {
+    std::istringstream lines(text);
+    std::string reason;
+    for (std::string line; std::getline(lines, line);)
+        if (saysConnectFailed(tool, line)) reason = line;
+    return reason.empty() ? lastLine(text) : cleanLine(reason);
+}
+
+}  // namespace
+
+Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
+                   const ControlResult& control) {
+    if (!output.started) return notStarted(output, "sh");
+    if (output.timedOut)
+        return unproven(
+            "the probe was still running when its time ran out: a time-out is not "
+            "a denial, live part unproven");
+    const std::string tool = marker(output.stdoutText, "rossoctl-tool").value_or("");
+    if (tool.empty())
+        return unproven(fmt::format("the probe script did not run (exit {}: {})", output.exitCode,
+                                    lastLine(output.stderrText)));
+    if (tool == "none")
+        return unproven(
+            "the image has none of curl, wget, python3, bash: no egress probe "
+            "can run, live part unproven");
+    const std::string where = control.address.empty() ? target.url
+                                                      : fmt::format("{} ({}:{})", target.url,
+                                                                    control.address, target.port);
+    Finding finding;
+    finding.probe = tool;
+    const std::string exitText = marker(output.stdoutText, "rossoctl-exit").value_or("?");
+    auto connected = [&](const std::string& detail) {
+        finding.verdict = Verdict::Fail;
+        finding.evidence.push_back(
+            fmt::format("{} connected to {} ({}): egress is open", tool, where, cleanLine(detail)));
+        return finding;
+    };
+    auto denied = [&](const std::string& detail) {
+        if (!control.reached) {
+            return unproven(fmt::format(
+                "{} could not connect to {} ({}), but the positive control could not reach it "
+                "either ({}): a dead target proves nothing, live part unproven",
+                tool, where, detail, control.detail.empty() ? "no control" : control.detail));
+        }
+        finding.verdict = Verdict::Pass;
+        finding.evidence.push_back(fmt::format(
+            "{} could not connect to {}: {}; the positive control from {} reached it in {:.1f} ms",
+            tool, where, detail, control.vantage,
+            static_cast<double>(control.roundTrip.count()) / 1000.0));
+        return finding;
+    };
+    if (exitText == "126" || exitText == "127")
+        return unproven(fmt::format("{} could not be run (exit {}: {}): live part unproven", tool,
+                                    exitText, lastLine(output.stderrText)),
+                        tool);
+    if (tool == "curl") {
+        static const std::regex pattern(R"(http:(\d+) connect:([0-9.]+) ip:(\S*))");
+        std::smatch match;
+        const std::string line = marker(output.stdoutText, "rossoctl-curl").value_or("");
+        if (std::regex_search(line, match, pattern)) {
+            const std::string status = match[1];
+            if (status != "000") return connected("HTTP " + status + ", " + match[3].str());
+            if (std::stod(match[2]) > 0) return connected("TCP connected to " + match[3].str());
+            // 7: could not connect; 28 with no connect time: the connect timed out.
+            if (exitText == "7" || exitText == "28")
+                return denied(
+                    fmt::format("exit {}, {}", exitText, reasonLine(tool, output.stderrText)));
+        }
+    } else if (tool == "wget") {
+        static const std::regex status(R"(HTTP/[0-9.]+ (\d{3}))");
+        std::smatch match;
+        if (contains(output.stderrText, "connected.")) return connected("wget said connected.");
+        if (std::regex_search(output.stderrText, match, status))
+            return connected("HTTP " + match[1].str());
+        if (exitText == "0") return connected("exit 0");
+        if (saysConnectFailed(tool, output.stderrText))
+            return denied(
+                fmt::format("exit {}, {}", exitText, reasonLine(tool, output.stderrText)));
+    } else {
+        const std::string result = marker(output.stdoutText, "rossoctl-connect").value_or("");
+        if (result.rfind("connected", 0) == 0) return connected(result);
+        if (result == "timeout" || result == "failed timeout")
+            return denied("no connection within the connect time-out");
+        const std::string detail = result.empty() ? lastLine(output.stderrText) : result;
+        if (saysConnectFailed(tool, detail + "\n" + output.stderrText))
+            return denied(cleanLine(detail.rfind("failed ", 0) == 0 ? detail.substr(7) : detail));
+    }
+    if (!control.reached)
+        return unproven(fmt::format("{} did not connect to {} (exit {}: {}), and the positive "
+                                    "control could not reach it either ({}): a dead target proves "
+                                    "nothing, live part unproven",
+                                    tool, where, exitText, lastLine(output.stderrText),
+                                    control.detail.empty() ? "no control" : control.detail),
+                        tool);
+    return unproven(fmt::format("{} gave no answer known to mean \"could not connect\" (exit {}: "
+                                "{}): live part unproven",
+                                tool, exitText, lastLine(output.stderrText)),
+                    tool);
+}
+
+}  // namespace rossoctl::verify

@@ -1,0 +1,306 @@
+// The adversarial matrix of sandbox verify (issue 14): sandboxes each open in one distinct way,
+// created together in one project and verified in parallel. Each must exit 3 with evidence
+// naming its cause; the hardened one passes; nothing passes through a dead target, a time-out
+// or a missing tool.
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <future>
+
+#include "harness.hpp"
+#include "rossoctl/model/sandbox.hpp"
+
+using nlohmann::json;
+namespace resources = rossoctl::kube::resources;
+
+namespace {
+
+const rossoctl::kube::ResourceRef& sandboxes() {
+    static const auto ref = resources::sandboxes("v1beta1");
+    return ref;
+}
+
+json smallSandbox(const std::string& ns, const std::string& name) {
+    rossoctl::model::SandboxOptions options;
+    options.name = name;
+    options.namespaceName = ns;
+    options.pod.image = "busybox";
+    options.pod.cpu = "100m";
+    options.pod.memory = "64Mi";
+    options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
+    return rossoctl::model::buildSandbox(options);
+}
+
+json& podSpec(json& sandbox) {
+    return sandbox["spec"]["podTemplate"]["spec"];
+}
+json& agent(json& sandbox) {
+    return podSpec(sandbox)["containers"][0];
+}
+
+// A NetworkPolicy that selects only the sandbox `name` (by the label rossoctl gives it).
+json policyFor(const std::string& policy, const std::string& name, const json& egress) {
+    return {{"apiVersion", "networking.k8s.io/v1"},
+            {"kind", "NetworkPolicy"},
+            {"metadata", {{"name", policy}}},
+            {"spec",
+             {{"podSelector", {{"matchLabels", {{"app.kubernetes.io/name", name}}}}},
+              {"policyTypes", json::array({"Egress"})},
+              {"egress", egress}}}};
+}
+
+json toCidrs(const std::vector<std::string>& cidrs, const json& ports = nullptr) {
+    json to = json::array();
+    for (const auto& cidr : cidrs) to.push_back({{"ipBlock", {{"cidr", cidr}}}});
+    json rule = {{"to", to}};
+    if (!ports.is_null()) rule["ports"] = ports;
+    return json::array({rule});
+}
+
+// PATH holds only the named host tools (the local node shares the host's /usr), plus any
+// extra shell lines run before the agent sleeps.
+void onlyTools(json& sandbox, const std::string& tools, const std::string& extra = "") {
+    agent(sandbox)["command"] = {"/usr/bin/sh", "-c",
+                                 "/usr/bin/mkdir -p /tmp/bin && for t in " + tools +
+                                     "; do /usr/bin/ln -s /usr/bin/$t /tmp/bin/; done; " + extra +
+                                     " exec /usr/bin/sleep infinity"};
+    agent(sandbox)["env"] = json::array({{{"name", "PATH"}, {"value", "/tmp/bin"}}});
+}
+
+struct Case {
+    std::string name;
+    std::string check;     // the check that must not pass
+    std::string verdict;   // fail or unproven
+    std::string evidence;  // what its evidence must name
+    std::vector<std::string> extraArgs;
+};
+
+std::string evidenceOf(const json& check) {
+    std::string text;
+    for (const char* part : {"static", "live"})
+        for (const auto& line : check[part]["evidence"]) text += line.get<std::string>() + "\n";
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
+    const auto suiteStarted = std::chrono::steady_clock::now();
+    harness::TestNamespace project("vmatrix", false);
+    const std::string ns = project.name();
+    {
+        auto created = harness::rossoctl(
+            {"project", "create", ns, "--cpu", "8", "--memory", "8Gi", "--pods", "40"});
+        INFO(created.out << created.err);
+        REQUIRE(created.exitCode == 0);
+    }
+    const std::string outside = harness::outsideUrl();
+    const int port = [&] {
+        const auto colon = outside.find(':', outside.find("//") + 2);
+        return colon == std::string::npos ? (outside.rfind("https", 0) == 0 ? 443 : 80)
+                                          : std::stoi(outside.substr(colon + 1));
+    }();
+    auto& admin = harness::admin();
+    auto addPolicy = [&](const json& policy) {
+        admin.create(resources::networkPolicies(), ns, policy);
+    };
+
+    std::vector<json> objects;
+    std::vector<Case> cases;
+    auto add = [&](json sandbox, Case expected) {
+        objects.push_back(std::move(sandbox));
+        cases.push_back(std::move(expected));
+    };
+
+    add(smallSandbox(ns, "hardened"), {"hardened", "", "pass", "", {}});
+    add(smallSandbox(ns, "all-but-port"),
+        {"all-but-port", "egress", "fail", "networkpolicy/all-but-port rule 1 allows", {}});
+    addPolicy(policyFor(
+        "all-but-port", "all-but-port",
+        toCidrs({"0.0.0.0/0"},
+                json::array({{{"protocol", "TCP"}, {"port", 1}, {"endPort", port - 1}},
+                             {{"protocol", "TCP"}, {"port", port + 1}, {"endPort", 65535}}}))));
+    add(smallSandbox(ns, "split-cidr"),
+        {"split-cidr", "egress", "fail", "networkpolicy/split-cidr rule 1 allows 0.0.0.0/1", {}});
+    addPolicy(policyFor("split-cidr", "split-cidr", toCidrs({"0.0.0.0/1", "128.0.0.0/1"})));
+    add(smallSandbox(ns, "additive"),
+        {"additive", "egress", "fail", "networkpolicy/additive-b rule 1 allows 8.8.8.8/32", {}});
+    addPolicy(policyFor("additive-a", "additive", json::array()));
+    addPolicy(
+        policyFor("additive-b", "additive",
+                  toCidrs({"8.8.8.8/32"}, json::array({{{"protocol", "UDP"}, {"port", 53}}}))));
+    add(smallSandbox(ns, "managed"), {"managed",
+                                      "egress",
+                                      "fail",
+                                      "networkpolicy/managed-style rule 1 allows 0.0.0.0/0 except",
+                                      {}});
+    addPolicy(policyFor(
+        "managed-style", "managed",
+        json::array(
+            {{{"to",
+               json::array(
+                   {{{"ipBlock",
+                      {{"cidr", "0.0.0.0/0"},
+                       {"except",
+                        {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16"}}}}},
+                    {{"ipBlock",
+                      {{"cidr", "::/0"}, {"except", {"fc00::/7", "fe80::/10"}}}}}})}}})));
+    add(smallSandbox(ns, "udp-only"), {"udp-only", "egress", "fail", "UDP 1-65535", {}});
+    addPolicy(policyFor("udp-only", "udp-only",
+                        toCidrs({"0.0.0.0/0"}, json::array({{{"protocol", "UDP"}}}))));
+    add(smallSandbox(ns, "metadata"),
+        {"metadata", "egress", "fail", "opens the cloud metadata address 169.254.169.254", {}});
+    addPolicy(policyFor(
+        "metadata", "metadata",
+        toCidrs({"169.254.169.254/32"}, json::array({{{"protocol", "TCP"}, {"port", 80}}}))));
+    add(smallSandbox(ns, "lateral"), {"lateral", "egress", "fail", "pods {} in namespaces", {}});
+    addPolicy(policyFor("lateral", "lateral",
+                        json::array({{{"to", json::array({{{"podSelector", json::object()}}})}}})));
+    add(smallSandbox(ns, "dead-target"), {"dead-target",
+                                          "egress",
+                                          "unproven",
+                                          "a dead target proves nothing",
+                                          {"--egress-target", "http://unreachable.invalid/"}});
+    {
+        // A legacy token Secret, mounted as a volume in one sandbox and in env in another.
+        // The token controller deletes a token Secret whose ServiceAccount does not exist.
+        admin.create(resources::serviceAccounts(), ns,
+                     {{"apiVersion", "v1"},
+                      {"kind", "ServiceAccount"},
+                      {"metadata", {{"name", "legacy"}}},
+                      {"automountServiceAccountToken", false}});
+        admin.create(resources::secrets(), ns,
+                     {{"apiVersion", "v1"},
+                      {"kind", "Secret"},
+                      {"metadata",
+                       {{"name", "legacy-token"},
+                        {"annotations", {{"kubernetes.io/service-account.name", "legacy"}}}}},
+                      {"type", "kubernetes.io/service-account-token"}});
+        json volume = smallSandbox(ns, "token-volume");
+        podSpec(volume)["volumes"].push_back(
+            {{"name", "legacy"}, {"secret", {{"secretName", "legacy-token"}, {"optional", true}}}});
+        agent(volume)["volumeMounts"].push_back(
+            {{"name", "legacy"}, {"mountPath", "/var/run/legacy"}, {"readOnly", true}});
+        add(volume, {"token-volume",
+                     "service-account-token",
+                     "fail",
+                     "volume legacy exposes secret/legacy-token",
+                     {}});
+        json env = smallSandbox(ns, "token-env");
+        agent(env)["env"] =
+            json::array({{{"name", "TOKEN"},
+                          {"valueFrom",
+                           {{"secretKeyRef",
+                             {{"name", "legacy-token"}, {"key", "token"}, {"optional", true}}}}}}});
+        add(env, {"token-env",
+                  "service-account-token",
+                  "fail",
+                  "env TOKEN (secretKeyRef) exposes secret/legacy-token",
+                  {}});
+    }
+    {
+        rossoctl::model::SandboxOptions options;
+        options.name = "claim-delete";
+        options.namespaceName = ns;
+        options.pod.image = "busybox";
+        options.pod.cpu = "100m";
+        options.pod.memory = "64Mi";
+        options.storage = "16Mi";
+        options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
+        json claim = rossoctl::model::buildSandbox(options);
+        claim["spec"]["shutdownPolicy"] = "Delete";
+        add(claim, {"claim-delete", "nothing-survives", "fail", "volumeClaimTemplates has", {}});
+        options.name = "claim-retain";
+        add(rossoctl::model::buildSandbox(options),
+            {"claim-retain", "nothing-survives", "fail", "shutdownPolicy Retain", {}});
+    }
+    {
+        json noCat = smallSandbox(ns, "missing-cat");
+        onlyTools(noCat, "sh wget");
+        add(noCat, {"missing-cat", "service-account-token", "unproven", "cat is not runnable", {}});
+        json noTools = smallSandbox(ns, "missing-tools");
+        onlyTools(noTools, "sh cat");
+        add(noTools,
+            {"missing-tools", "egress", "unproven", "none of curl, wget, python3, bash", {}});
+        // A curl that never returns: the exec runs out of time, which is not a denial.
+        json stalled = smallSandbox(ns, "stalled-probe");
+        onlyTools(stalled, "sh cat",
+                  "printf '#!/usr/bin/sh\\nexec /usr/bin/sleep 600\\n' > /tmp/bin/curl; "
+                  "/usr/bin/chmod +x /tmp/bin/curl;");
+        add(stalled, {"stalled-probe", "egress", "unproven", "its time ran out", {}});
+    }
+    for (const auto& sandbox : objects) admin.create(sandboxes(), ns, sandbox);
+    // Egress open at the namespace level: a namespace with a quota and no NetworkPolicy.
+    harness::TestNamespace open("vmatrix-open");
+    harness::admin().create(resources::resourceQuotas(), open.name(),
+                            {{"apiVersion", "v1"},
+                             {"kind", "ResourceQuota"},
+                             {"metadata", {{"name", "quota"}}},
+                             {"spec", {{"hard", {{"pods", "5"}, {"limits.memory", "4Gi"}}}}}});
+    admin.create(sandboxes(), open.name(), smallSandbox(open.name(), "no-policy"));
+
+    auto ready = [&](const std::string& space, const std::string& name) {
+        auto sandbox = admin.getIfExists(sandboxes(), space, name);
+        return sandbox && rossoctl::model::sandboxReady(*sandbox);
+    };
+    for (const auto& expected : cases) {
+        INFO("sandbox " << expected.name << " Ready");
+        REQUIRE(harness::eventually([&] { return ready(ns, expected.name); }, 180));
+    }
+    REQUIRE(harness::eventually([&] { return ready(open.name(), "no-policy"); }, 180));
+    const auto readyAt = std::chrono::steady_clock::now();
+
+    // Verify every sandbox at once, each in its own rossoctl process (its own exit code).
+    std::vector<std::future<harness::RunResult>> runs;
+    for (const auto& expected : cases) {
+        std::vector<std::string> args{"sandbox", "verify", expected.name, "-n", ns, "-o", "json"};
+        if (expected.extraArgs.empty()) args.insert(args.end(), {"--egress-target", outside});
+        args.insert(args.end(), expected.extraArgs.begin(), expected.extraArgs.end());
+        runs.push_back(std::async(std::launch::async,
+                                  [args] { return harness::rossoctl(args, {}, {}, 300); }));
+    }
+    cases.push_back({"no-policy", "egress", "fail", "egress is not isolated", {}});
+    runs.push_back(std::async(std::launch::async, [&] {
+        return harness::rossoctl({"sandbox", "verify", "no-policy", "-n", open.name(),
+                                  "--egress-target", outside, "-o", "json"},
+                                 {}, {}, 300);
+    }));
+
+    std::string matrix;
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const auto& expected = cases[i];
+        const auto result = runs[i].get();
+        INFO("case " << expected.name << "\n" << result.out << result.err);
+        const auto report = json::parse(result.out, nullptr, false);
+        REQUIRE(report.is_object());
+        std::string verdicts;
+        for (const auto& check : report["checks"])
+            verdicts +=
+                check["id"].get<std::string>() + "=" + check["result"].get<std::string>() + " ";
+        matrix += expected.name + ": exit " + std::to_string(result.exitCode) + ", " +
+                  report["result"].get<std::string>() + " (" + verdicts + ")\n";
+        if (expected.verdict == "pass") {
+            CHECK(result.exitCode == 0);
+            CHECK(report["result"] == "pass");
+            continue;
+        }
+        CHECK(result.exitCode == 3);
+        CHECK(report["result"] != "pass");
+        for (const auto& check : report["checks"]) {
+            if (check["id"] != expected.check) continue;
+            CHECK(check["result"] == expected.verdict);
+            CHECK_THAT(evidenceOf(check), Catch::Contains(expected.evidence));
+            matrix += "    " + expected.check + ": " +
+                      evidenceOf(check).substr(0, evidenceOf(check).find(expected.evidence) +
+                                                      expected.evidence.size() + 60) +
+                      "\n";
+        }
+    }
+    const auto now = std::chrono::steady_clock::now();
+    auto seconds = [](auto duration) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(duration).count() / 1000.0;
+    };
+    WARN("verify matrix, " << cases.size() << " sandboxes: ready after "
+                           << seconds(readyAt - suiteStarted) << " s, verified in "
+                           << seconds(now - readyAt) << " s\n"
+                           << matrix);
+}
