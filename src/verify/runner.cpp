@@ -9,6 +9,7 @@
 #include "rossoctl/app/sandbox_restart.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/exec.hpp"
+#include "rossoctl/verify/probe_site.hpp"
 
 namespace rossoctl::verify {
 
@@ -73,6 +74,7 @@ class Verification {
         threads.emplace_back(
             [&] { report.checks[2] = timed(&Verification::limitsCheck, CheckKind::Limits); });
         for (auto& thread : threads) thread.join();
+        if (trustedProbeRefused_) throw Error(trustedProbeProblem_);
         // Destructive: deletes the pod, so it runs after the others are done with it.
         report.checks[3] = timed(&Verification::nothingSurvivesCheck, CheckKind::NothingSurvives);
         report.took = since(started);
@@ -123,6 +125,32 @@ class Verification {
             client_.list(kube::resources::resourceQuotas(), ns_).value("items", json::array());
     }
 
+    // The egress probe runs where --trusted-probe says; a probe site that cannot start
+    // leaves that live part unproven (it never falls back to the pod's own tools).
+    void startProbeSite() {
+        const std::string target = inputs_.container.value("name", "");
+        egressSite_ = podProbeSite(target);
+        if (options_.trustedProbeImage.empty()) return;
+        TrustedProbeOptions trusted;
+        trusted.image = options_.trustedProbeImage;
+        trusted.cancel = options_.cancel;
+        step(fmt::format("adding ephemeral container ({}) to pod {} for the live probes",
+                         trusted.image, podName_));
+        try {
+            // On a connection of its own: this runs on the egress check's thread.
+            auto client = newClient_();
+            egressSite_ = startTrustedProbe(*client, clock_, inputs_.pod, target, trusted);
+        } catch (const TrustedProbeUnavailable& error) {
+            egressSite_ = ProbeSite{"", trusted.image};
+            trustedProbeProblem_ = error.what();
+        } catch (const Error& error) {
+            // Forbidden: the user asked for something they may not do; not a verdict.
+            egressSite_ = ProbeSite{"", trusted.image};
+            trustedProbeProblem_ = error.what();
+            trustedProbeRefused_ = true;
+        }
+    }
+
     CheckResult timed(CheckResult (Verification::*check)(), CheckKind kind) {
         const auto started = clock_.monotonic();
         CheckResult result;
@@ -139,12 +167,12 @@ class Verification {
     }
 
     ProbeOutput exec(kube::Client& client, const std::string& pod,
-                     const std::vector<std::string>& command) {
+                     const std::vector<std::string>& command, const std::string& container = {}) {
         ProbeOutput output;
         kube::ExecRequest request;
         request.namespaceName = ns_;
         request.pod = pod;
-        request.container = inputs_.container.value("name", "");
+        request.container = container.empty() ? inputs_.container.value("name", "") : container;
         request.command = command;
         request.timeout = kProbeTimeout;
         try {
@@ -162,7 +190,8 @@ class Verification {
         return output;
     }
 
-    ProbeOutput execInCurrentPod(const std::vector<std::string>& command) {
+    ProbeOutput execInCurrentPod(const std::vector<std::string>& command,
+                                 const std::string& container = {}) {
         std::unique_ptr<kube::Client> client;
         try {
             client = newClient_();
@@ -172,7 +201,7 @@ class Verification {
             output.failure = error.what();
             return output;
         }
-        return exec(*client, podName_, command);
+        return exec(*client, podName_, command, container);
     }
 
     CheckResult tokenCheck() {
@@ -181,6 +210,7 @@ class Verification {
         result.staticPart = tokenStatic(inputs_.pod, inputs_.serviceAccount);
         result.livePart = tokenLive(execInCurrentPod(tokenProbeCommand()));
         result.livePart.probe = "cat";
+        noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
         return result;
     }
 
@@ -189,7 +219,14 @@ class Verification {
         result.kind = CheckKind::Egress;
         result.staticPart = egressStatic(inputs_.pod, inputs_.networkPolicies);
         const auto& target = options_.egressTarget;
-        result.livePart = egressLive(execInCurrentPod(egressProbeCommand(target)), target);
+        startProbeSite();
+        if (!trustedProbeProblem_.empty()) {
+            result.livePart = Finding{Verdict::Unproven, {trustedProbeProblem_}, ""};
+        } else {
+            result.livePart = egressLive(
+                execInCurrentPod(egressProbeCommand(target), egressSite_.container), target);
+        }
+        noteProbeSite(result.livePart, egressSite_);
         return result;
     }
 
@@ -200,6 +237,7 @@ class Verification {
         result.livePart =
             limitsLive(execInCurrentPod(cgroupProbeCommand()), memoryLimitBytes(inputs_.container));
         result.livePart.probe = "cgroup";
+        noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
         return result;
     }
 
@@ -248,6 +286,7 @@ class Verification {
         result.livePart = canaryAfterRestart(exec(client_, newPod, canaryReadCommand(path)), path,
                                              content, summary);
         result.livePart.probe = "canary";
+        noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
         return result;
     }
 
@@ -264,6 +303,9 @@ class Verification {
     const VerifyOptions& options_;
     Inputs inputs_;
     std::string podName_;
+    ProbeSite egressSite_;
+    std::string trustedProbeProblem_;   // why the trusted probe is not available
+    bool trustedProbeRefused_ = false;  // the API forbade it: verification cannot run
 };
 
 }  // namespace
