@@ -12,7 +12,8 @@ namespace resources = rossoctl::kube::resources;
 
 namespace {
 
-constexpr const char* kProbeImage = "busybox:1.36";
+// curl in an image of its own: the local node builds it (tests/cluster/README.md, Images).
+constexpr const char* kProbeImage = "curlimages/curl:8";
 
 // A hardened sandbox whose agent put a liar first on PATH: curl and cat that report denial.
 json liarSandbox(const std::string& ns, const std::string& name) {

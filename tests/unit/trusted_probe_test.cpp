@@ -121,7 +121,7 @@ TEST_CASE("a cluster without ephemeral containers leaves the live probes unprove
     }
     SECTION("the node never reports the container") {
         ClientFixture fixture;
-        fixture.server.latency = std::chrono::seconds(30);
+        fixture.server.latency = std::chrono::seconds(60);  // the LIST uses up the wait
         auto trusted = options();
         trusted.startTimeout = std::chrono::seconds(60);
         fixture.server.reply(200, pod().dump());
