@@ -1,11 +1,13 @@
 // rossoctl project create: a namespace made safe for sandboxes (DESIGN.md section 3), written
 // with server-side apply so running it again converges and finishes a half-done run.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <set>
 
 #include "project_common.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/enforcement_check.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod.hpp"
@@ -26,6 +28,8 @@ struct ProjectCreateOptions {
     std::string dryRun;  // "", none, client, server
     bool adopt = false;
     std::string output;
+    bool noCheck = false;
+    std::string checkImage = app::EnforcementCheckOptions{}.image;
 };
 
 struct WriteResult {
@@ -255,6 +259,35 @@ void printSummary(app::Context& context, const model::ProjectOptions& project,
         project.name);
 }
 
+// The live proof that default-deny is enforced; exit 3 when it is not (or cannot be shown).
+int proveEnforcement(app::Context& context, const ProjectCreateOptions& options) {
+    if (options.noCheck || !options.dryRun.empty()) return 0;
+    app::EnforcementCheckOptions check;
+    check.image = options.checkImage;
+    check.cancel = context.cancelFlag();
+    const auto result = app::checkDefaultDenyEnforced(context.client(), context.clock(),
+                                                      options.project.name, check);
+    const double seconds = static_cast<double>(result.took.count()) / 1000;
+    if (result.verdict == app::Enforcement::Enforced) {
+        context.err() << fmt::format(
+            "Enforcement:    default-deny holds (checked live in {:.1f}s: {})\n", seconds,
+            result.evidence.back());
+        return 0;
+    }
+    const bool unproven = result.verdict == app::Enforcement::Unproven;
+    context.err() << fmt::format(
+        "error: {} in project {}: {}\n"
+        "The policies were written{}. {}Run \"rossoctl project create {} --no-check\" to skip this "
+        "check.\n",
+        unproven ? "could not prove that NetworkPolicy is enforced"
+                 : "NetworkPolicy is NOT ENFORCED: pods can reach what default-deny forbids",
+        options.project.name, fmt::join(result.evidence, "; "),
+        unproven ? "" : " but the cluster's network plugin ignores them",
+        unproven ? "" : "Use a network plugin that enforces NetworkPolicy (egress too). ",
+        options.project.name);
+    return kExitBoundaryNotProven;
+}
+
 int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     validate(options);
     auto& project = options.project;
@@ -299,10 +332,13 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
             lines.push_back(name + " deleted (no longer wanted)");
         waitForQuotaStatus(context, project.name);
     }
-    if (!options.output.empty()) return printObjects(context, options.output, printed), 0;
+    if (!options.output.empty()) {
+        printObjects(context, options.output, printed);
+        return proveEnforcement(context, options);
+    }
     for (const auto& line : lines) context.out() << line << '\n';
     printSummary(context, project, plan, options.dryRun);
-    return 0;
+    return proveEnforcement(context, options);
 }
 
 }  // namespace
@@ -362,6 +398,12 @@ void registerProjectCreate(CLI::App& project, CommandHost& host) {
                       "client: print the objects, write nothing; server: the apiserver checks "
                       "them (dryRun=All), stores nothing");
     command->add_option("-o,--output", options->output, "Print the objects: yaml|json|name");
+    command->add_flag("--no-check", options->noCheck,
+                      "Skip the live check that the default-deny policy is enforced");
+    command
+        ->add_option("--check-image", options->checkImage,
+                     "Image of the check's two short-lived pods (needs sh and python3 or nc)")
+        ->capture_default_str();
     command->footer(
         "Examples:\n"
         "  rossoctl project create team1\n"
@@ -371,7 +413,12 @@ void registerProjectCreate(CLI::App& project, CommandHost& host) {
         "\n"
         "Objects are written with server-side apply (field manager rossoctl, taking over fields\n"
         "others changed): run it again to converge or to finish a run that failed.\n"
-        "Exit codes: 0 done; 1 API error or refused namespace; 2 invalid input (nothing sent).");
+        "After writing, two short-lived pods prove the default-deny is enforced: a client reaches\n"
+        "a server while a temporary policy allows it, and cannot once it is gone (a network\n"
+        "plugin that ignores NetworkPolicy accepts the objects and enforces nothing).\n"
+        "Exit codes: 0 done; 1 API error or refused namespace; 2 invalid input (nothing sent);\n"
+        "3 the policies were written but are not enforced, or that could not be shown (--no-check\n"
+        "skips the check).");
     onRun(command, host, options, &runProjectCreate);
 }
 

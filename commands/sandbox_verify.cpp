@@ -24,6 +24,7 @@ struct VerifyCommandOptions {
     bool all = false;
     std::string egressTarget = "https://example.com";
     bool noRestart = false;
+    std::string trustedProbe;  // image of the ephemeral container the egress probe runs in
     std::string timeout = "2m";
     OutputFlags output;
 };
@@ -61,6 +62,11 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
     verify::VerifyOptions verifyOptions;
     verifyOptions.egressTarget = *target;
     verifyOptions.restart = !options.noRestart;
+    if (options.trustedProbe.find_first_of(" \t\n") != std::string::npos)
+        throw UsageError(
+            fmt::format("--trusted-probe {:?} is not an image reference (e.g. busybox:1.36)",
+                        options.trustedProbe));
+    verifyOptions.trustedProbeImage = options.trustedProbe;
     verifyOptions.timeout = app::parseDuration(options.timeout, "--timeout");
     verifyOptions.cancel = context.cancelFlag();
     verifyOptions.control = verify::connectFromHere;
@@ -151,6 +157,11 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         ->capture_default_str();
     command->add_flag("--no-restart", options->noRestart,
                       "Do not delete the pod; \"nothing survives\" is then reported unproven");
+    command
+        ->add_option("--trusted-probe", options->trustedProbe,
+                     "Run the egress probe in an ephemeral container of IMAGE, not with the "
+                     "pod's own tools")
+        ->type_name("IMAGE");
     command->add_option("--timeout", options->timeout, "How long to wait for the replacement pod")
         ->capture_default_str();
     addOutputFlags(command, options->output, "table|json|junit|sarif (default table)");
@@ -163,6 +174,10 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         "                            beyond the project's DNS and allowed hosts/CIDRs; a\n"
         "                            connection to --egress-target fails at connect level while\n"
         "                            this machine reaches it (a dead target is unproven)\n"
+        "                            With --trusted-probe IMAGE the probe runs in an ephemeral\n"
+        "                            container of IMAGE in the pod's network namespace (needs\n"
+        "                            patch on pods/ephemeralcontainers), so the agent cannot\n"
+        "                            replace the tools; evidence says where each probe ran\n"
         "  limits enforced           cpu and memory limits, a deadline, a ResourceQuota; the\n"
         "                            cgroup memory limit matches\n"
         "  nothing survives          no volume that outlives the pod; canaries in every writable\n"
@@ -171,6 +186,7 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         "Examples:\n"
         "  rossoctl sandbox verify orders -n team1\n"
         "  rossoctl sandbox verify --all -n team1 --no-restart -o json\n"
+        "  rossoctl sandbox verify orders --trusted-probe busybox:1.36\n"
         "  rossoctl sandbox verify orders --egress-target http://10.0.0.5:8080 -o junit > "
         "verify.xml\n\n"
         "Exit codes: 0 every boundary holds, 3 a boundary fails or is unproven,\n"

@@ -11,6 +11,7 @@
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/verify/probe_site.hpp"
 
 namespace rossoctl::verify {
 
@@ -109,6 +110,7 @@ class Verification {
         threads.emplace_back(
             [&] { report.checks[2] = timed(&Verification::limitsCheck, CheckKind::Limits); });
         for (auto& thread : threads) thread.join();
+        if (trustedProbeRefused_) throw Error(trustedProbeProblem_);
         // Destructive: deletes the pod, so it runs after the others are done with it.
         report.checks[3] = timed(&Verification::nothingSurvivesCheck, CheckKind::NothingSurvives);
         report.runProblems = runProblems_;
@@ -217,6 +219,32 @@ class Verification {
         }
     }
 
+    // The egress probe runs where --trusted-probe says; a probe site that cannot start
+    // leaves that live part unproven (it never falls back to the pod's own tools).
+    void startProbeSite() {
+        const std::string target = inputs_.container.value("name", "");
+        egressSite_ = podProbeSite(target);
+        if (options_.trustedProbeImage.empty()) return;
+        TrustedProbeOptions trusted;
+        trusted.image = options_.trustedProbeImage;
+        trusted.cancel = options_.cancel;
+        step(fmt::format("adding ephemeral container ({}) to pod {} for the live probes",
+                         trusted.image, podName_));
+        try {
+            // On a connection of its own: this runs on the egress check's thread.
+            auto client = newClient_();
+            egressSite_ = startTrustedProbe(*client, clock_, inputs_.pod, target, trusted);
+        } catch (const TrustedProbeUnavailable& error) {
+            egressSite_ = ProbeSite{"", trusted.image};
+            trustedProbeProblem_ = error.what();
+        } catch (const Error& error) {
+            // Forbidden: the user asked for something they may not do; not a verdict.
+            egressSite_ = ProbeSite{"", trusted.image};
+            trustedProbeProblem_ = error.what();
+            trustedProbeRefused_ = true;
+        }
+    }
+
     CheckResult timed(CheckResult (Verification::*check)(), CheckKind kind) {
         const auto started = clock_.monotonic();
         CheckResult result;
@@ -290,6 +318,7 @@ class Verification {
         result.staticPart = tokenStatic(inputs_.pod, inputs_.serviceAccount, inputs_.tokenSecrets);
         result.livePart = tokenLive(execInCurrentPod(tokenProbeCommand()));
         result.livePart.probe = "cat";
+        noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
         return result;
     }
 
@@ -303,9 +332,16 @@ class Verification {
         // Without a control the probe still runs: a connection from the pod is a fail anyway.
         const milliseconds connect =
             reached.reached ? probeConnectTimeout(reached) : milliseconds(1000);
-        const auto command = egressProbeCommand(target, reached.address, connect);
-        result.livePart =
-            egressLive(execInCurrentPod(command, connect + kExecMargin), target, reached);
+        startProbeSite();
+        if (!trustedProbeProblem_.empty()) {
+            result.livePart = Finding{Verdict::Unproven, {trustedProbeProblem_}, ""};
+        } else {
+            const auto command = egressProbeCommand(target, reached.address, connect);
+            result.livePart = egressLive(
+                execInCurrentPod(command, connect + kExecMargin, egressSite_.container), target,
+                reached);
+        }
+        noteProbeSite(result.livePart, egressSite_);
         return result;
     }
 
@@ -316,6 +352,7 @@ class Verification {
         result.livePart =
             limitsLive(execInCurrentPod(cgroupProbeCommand()), memoryLimitBytes(inputs_.container));
         result.livePart.probe = "cgroup";
+        noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
         return result;
     }
 
@@ -369,6 +406,7 @@ class Verification {
         result.livePart = canariesAfterRestart(exec(client_, newPod, canaryReadCommand(written)),
                                                written, summary);
         result.livePart.probe = "canary";
+        noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
         return result;
     }
 
@@ -389,6 +427,9 @@ class Verification {
     std::string runError_;
     std::mutex mutex_;  // guards runProblems_ (checks run on threads)
     std::vector<std::string> runProblems_;
+    ProbeSite egressSite_;
+    std::string trustedProbeProblem_;   // why the trusted probe is not available
+    bool trustedProbeRefused_ = false;  // the API forbade it: verification cannot run
 };
 
 }  // namespace

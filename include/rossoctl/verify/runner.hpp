@@ -36,6 +36,9 @@ struct SandboxReport {
 struct VerifyOptions {
     EgressTarget egressTarget;
     bool restart = true;  // false: the nothing-survives live part is skipped (unproven)
+    // Non-empty: the egress probe runs in an ephemeral container of this image (see
+    // probe_site.hpp), not with the pod's own tools.
+    std::string trustedProbeImage;
     std::chrono::milliseconds timeout{std::chrono::minutes(2)};  // the restart's wait
     const kube::CancelFlag* cancel = nullptr;
     // Progress ("deleting pod orders to prove nothing survives").

@@ -1,0 +1,59 @@
+#pragma once
+// The live check at the end of `project create`: NetworkPolicy objects are accepted by every
+// cluster, but only a network plugin that enforces them makes default-deny real. Two short-
+// lived pods in the project prove it: a client reaches a server once a temporary policy allows
+// exactly that (the positive control: the network and the server work, policies are acted
+// on), and cannot once that policy is gone (the project's default-deny holds egress).
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "rossoctl/clock.hpp"
+#include "rossoctl/kube/cancel.hpp"
+#include "rossoctl/kube/client.hpp"
+
+namespace rossoctl::app {
+
+enum class Enforcement { Enforced, NotEnforced, Unproven };
+
+struct EnforcementResult {
+    Enforcement verdict = Enforcement::Unproven;
+    std::vector<std::string> evidence;
+    std::chrono::milliseconds took{0};
+};
+
+struct EnforcementCheckOptions {
+    std::string image = "busybox:1.36";  // needs sh and python3 or nc
+    std::chrono::milliseconds startTimeout{std::chrono::seconds(60)};
+    std::chrono::milliseconds connectTimeout{std::chrono::seconds(1)};
+    // How long a rule change may take to reach the network plugin.
+    std::chrono::milliseconds settleTimeout{std::chrono::seconds(8)};
+    const kube::CancelFlag* cancel = nullptr;
+};
+
+inline constexpr int kEnforcementCheckPort = 8080;
+inline constexpr const char* kEnforcementCheckLabel = "rossoctl.dev/enforcement-check";
+
+// The objects the check creates, named after `id`: the server and client pods, the policy that
+// opens the server's ingress for the whole check, and the control policy allowing the client's
+// egress to it.
+struct EnforcementObjects {
+    nlohmann::json server;
+    nlohmann::json client;
+    nlohmann::json serverIngress;
+    nlohmann::json control;
+};
+EnforcementObjects enforcementObjects(const std::string& ns, const std::string& id,
+                                      const EnforcementCheckOptions& options);
+
+// The command exec'd in the client: connects to HOST PORT within SECONDS and prints
+// "rossoctl-connect=connected" or "rossoctl-connect=failed REASON".
+std::vector<std::string> connectProbeCommand(const std::string& host, int port, int seconds);
+
+// Runs the check in namespace ns and removes what it created on every path out.
+EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& clock,
+                                           const std::string& ns,
+                                           const EnforcementCheckOptions& options);
+
+}  // namespace rossoctl::app

@@ -1,0 +1,61 @@
+#pragma once
+// Where a live probe runs. By default in the pod's own container, with tools the agent
+// controls; with --trusted-probe IMAGE in an ephemeral container added to the pod
+// (pods/ephemeralcontainers) that shares its network namespace but not its filesystem, so
+// the agent cannot replace the tools or forge what they print.
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+#include "rossoctl/clock.hpp"
+#include "rossoctl/errors.hpp"
+#include "rossoctl/kube/cancel.hpp"
+#include "rossoctl/kube/client.hpp"
+#include "rossoctl/verify/checks.hpp"
+
+namespace rossoctl::verify {
+
+struct ProbeSite {
+    std::string container;  // what pods/exec targets
+    std::string image;      // the trusted probe's image; empty: the pod's own container
+    bool trusted() const { return !image.empty(); }
+    // "live (trusted probe IMAGE)" or "live (from the pod)": the evidence line that says
+    // where a probe ran.
+    std::string label() const;
+};
+
+ProbeSite podProbeSite(const std::string& container);
+
+// Puts site.label() first in the finding's evidence.
+void noteProbeSite(Finding& finding, const ProbeSite& site);
+
+// The cluster or its node cannot run the trusted probe (no pods/ephemeralcontainers, the
+// container never started, the image could not be pulled): the live parts it was to prove
+// are unproven; they never fall back to the pod's own tools.
+class TrustedProbeUnavailable : public Error {
+  public:
+    using Error::Error;
+};
+
+struct TrustedProbeOptions {
+    std::string image;
+    std::string name;  // the ephemeral container's name; empty: rossoctl-probe-RANDOM
+    // How long the container lives (its command sleeps this long): ephemeral containers
+    // cannot be removed from a pod, so the one added by verify ends on its own.
+    std::chrono::seconds lifetime{600};
+    std::chrono::milliseconds startTimeout{std::chrono::seconds(60)};
+    const kube::CancelFlag* cancel = nullptr;
+};
+
+// The ephemeral container added to the pod: PodSecurity "restricted" compliant, sleeping
+// for `lifetime`, in the process namespace of `targetContainer`.
+nlohmann::json trustedProbeContainer(const std::string& name, const std::string& targetContainer,
+                                     const TrustedProbeOptions& options);
+
+// Adds the ephemeral container to pod and waits until it runs. Throws Error when RBAC
+// forbids pods/ephemeralcontainers, TrustedProbeUnavailable when it cannot run.
+ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const nlohmann::json& pod,
+                            const std::string& targetContainer, const TrustedProbeOptions& options);
+
+}  // namespace rossoctl::verify

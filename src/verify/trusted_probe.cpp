@@ -1,0 +1,154 @@
+#include <fmt/format.h>
+
+#include <random>
+
+#include "rossoctl/kube/wait.hpp"
+#include "rossoctl/verify/probe_site.hpp"
+
+namespace rossoctl::verify {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr long long kNobody = 65534;
+
+std::string randomSuffix() {
+    std::random_device random;
+    return fmt::format("{:06x}", random() & 0xffffff);
+}
+
+// The container's entry in status.ephemeralContainerStatuses, if the node reported one.
+std::optional<json> ephemeralStatus(const json& pod, const std::string& name) {
+    const auto& status = pod.value("status", json::object());
+    for (const auto& entry : status.value("ephemeralContainerStatuses", json::array())) {
+        if (entry.value("name", "") == name) return entry;
+    }
+    return std::nullopt;
+}
+
+// Why the container will not run, or "" while it may still start.
+std::string startFailure(const json& status) {
+    const auto& state = status.value("state", json::object());
+    if (state.contains("terminated")) {
+        const auto& terminated = state["terminated"];
+        return fmt::format(
+            "exited ({}, code {}{})", terminated.value("reason", "no reason"),
+            terminated.value("exitCode", -1),
+            terminated.value("message", "").empty() ? "" : ": " + terminated.value("message", ""));
+    }
+    if (state.contains("waiting")) {
+        const std::string reason = state["waiting"].value("reason", "");
+        if (reason == "ContainerCreating" || reason == "PodInitializing" || reason.empty())
+            return {};
+        return fmt::format("{}{}", reason,
+                           state["waiting"].value("message", "").empty()
+                               ? ""
+                               : ": " + state["waiting"].value("message", ""));
+    }
+    return {};
+}
+
+}  // namespace
+
+std::string ProbeSite::label() const {
+    return trusted() ? fmt::format("live (trusted probe {})", image) : "live (from the pod)";
+}
+
+ProbeSite podProbeSite(const std::string& container) {
+    return ProbeSite{container, ""};
+}
+
+void noteProbeSite(Finding& finding, const ProbeSite& site) {
+    finding.evidence.insert(finding.evidence.begin(), site.label());
+}
+
+json trustedProbeContainer(const std::string& name, const std::string& targetContainer,
+                           const TrustedProbeOptions& options) {
+    json container = {{"name", name},
+                      {"image", options.image},
+                      {"command", json::array({"sleep", std::to_string(options.lifetime.count())})},
+                      {"securityContext",
+                       {{"allowPrivilegeEscalation", false},
+                        {"capabilities", {{"drop", json::array({"ALL"})}}},
+                        {"runAsNonRoot", true},
+                        {"runAsUser", kNobody},
+                        {"runAsGroup", kNobody},
+                        {"readOnlyRootFilesystem", true},
+                        {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
+                      {"terminationMessagePolicy", "File"},
+                      {"stdin", false},
+                      {"tty", false}};
+    if (!targetContainer.empty()) container["targetContainerName"] = targetContainer;
+    return container;
+}
+
+ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const json& pod,
+                            const std::string& targetContainer,
+                            const TrustedProbeOptions& options) {
+    const auto& metadata = pod.value("metadata", json::object());
+    const std::string ns = metadata.value("namespace", "");
+    const std::string podName = metadata.value("name", "");
+    const std::string uid = metadata.value("uid", "");
+    const std::string name =
+        options.name.empty() ? "rossoctl-probe-" + randomSuffix() : options.name;
+    // A strategic merge adds to spec.ephemeralContainers by name, keeping earlier ones.
+    const json patch = {{"spec",
+                         {{"ephemeralContainers",
+                           json::array({trustedProbeContainer(name, targetContainer, options)})}}}};
+    try {
+        client.request(
+            "PATCH",
+            kube::resourcePath(kube::resources::pods(), ns, podName, "ephemeralcontainers"),
+            patch.dump(), "application/strategic-merge-patch+json", false);
+    } catch (const kube::ApiError& error) {
+        if (error.isForbidden())
+            throw Error(fmt::format(
+                "--trusted-probe: may not add an ephemeral container to pod {} in namespace {} "
+                "({}); it needs permission to patch pods/ephemeralcontainers there, or verify "
+                "without --trusted-probe",
+                podName, ns, error.what()));
+        if (error.isNotFound())
+            throw TrustedProbeUnavailable(fmt::format(
+                "--trusted-probe: the cluster does not serve pods/ephemeralcontainers for pod {} "
+                "({}): live probes unproven",
+                podName, error.what()));
+        throw TrustedProbeUnavailable(
+            fmt::format("--trusted-probe: the cluster refused ephemeral container {} in pod {} "
+                        "({}): live probes unproven",
+                        name, podName, error.what()));
+    }
+    std::string failure;
+    kube::WaitOptions wait;
+    wait.timeout = options.startTimeout;
+    wait.cancel = options.cancel;
+    const auto result =
+        kube::waitForObject(client, clock, kube::resources::pods(), ns, podName, wait,
+                            [&](const std::optional<json>& current) {
+                                if (!current || (*current)["metadata"].value("uid", "") != uid) {
+                                    failure = "the pod was replaced or deleted";
+                                    return true;
+                                }
+                                const auto status = ephemeralStatus(*current, name);
+                                if (!status) return false;
+                                if (status->value("state", json::object()).contains("running"))
+                                    return true;
+                                failure = startFailure(*status);
+                                return !failure.empty();
+                            });
+    if (result.outcome == kube::WaitOutcome::Cancelled) throw Error("cancelled");
+    if (!result.satisfied())
+        throw TrustedProbeUnavailable(fmt::format(
+            "--trusted-probe: ephemeral container {} in pod {} did not start within {}s (does "
+            "the node support ephemeral containers?): live probes unproven",
+            name, podName,
+            std::chrono::duration_cast<std::chrono::seconds>(options.startTimeout).count()));
+    if (!failure.empty())
+        throw TrustedProbeUnavailable(
+            fmt::format("--trusted-probe: ephemeral container {} ({}) in pod {} did not run: {}: "
+                        "live probes unproven",
+                        name, options.image, podName, failure));
+    return ProbeSite{name, options.image};
+}
+
+}  // namespace rossoctl::verify

@@ -1,0 +1,156 @@
+// sandbox verify --trusted-probe: the egress probe runs in an ephemeral container the agent
+// cannot touch. A pod whose own curl lies ("could not connect") fools the probe run from the
+// pod, not the trusted one.
+#include <catch2/catch.hpp>
+#include <chrono>
+
+#include "harness.hpp"
+#include "rossoctl/model/sandbox.hpp"
+
+using nlohmann::json;
+namespace resources = rossoctl::kube::resources;
+
+namespace {
+
+// curl in an image of its own: the local node builds it (tests/cluster/README.md, Images).
+constexpr const char* kProbeImage = "curlimages/curl:8";
+
+// A hardened sandbox whose agent put a liar first on PATH: curl and cat that report denial.
+json liarSandbox(const std::string& ns, const std::string& name) {
+    rossoctl::model::SandboxOptions options;
+    options.name = name;
+    options.namespaceName = ns;
+    options.pod.image = "busybox";
+    options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
+    json sandbox = rossoctl::model::buildSandbox(options);
+    auto& container = sandbox["spec"]["podTemplate"]["spec"]["containers"][0];
+    container["command"] = {
+        "sh", "-c",
+        "mkdir -p /tmp/bin && "
+        "printf '#!/bin/sh\\necho \"curl: (7) Failed to connect: Connection refused\" >&2\\n"
+        "exit 7\\n' > /tmp/bin/curl && "
+        "printf '#!/bin/sh\\necho \"cat: $1: No such file or directory\" >&2\\nexit 1\\n' "
+        "> /tmp/bin/cat && chmod +x /tmp/bin/curl /tmp/bin/cat && exec sleep infinity"};
+    container["env"] =
+        json::array({{{"name", "PATH"}, {"value", "/tmp/bin:/usr/local/bin:/usr/bin:/bin"}}});
+    return sandbox;
+}
+
+const json& checkNamed(const json& report, const std::string& id) {
+    for (const auto& check : report["checks"])
+        if (check["id"] == id) return check;
+    FAIL("no check " << id);
+    static json none;
+    return none;
+}
+
+std::string joined(const json& lines) {
+    std::string text;
+    for (const auto& line : lines) text += line.get<std::string>() + "\n";
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE("sandbox verify --trusted-probe runs the probe in an ephemeral container",
+          "[trusted-probe]") {
+    // No NetworkPolicy: egress is open, whatever the pod's tools say.
+    harness::TestNamespace open("trusted");
+    harness::admin().create(resources::resourceQuotas(), open.name(),
+                            {{"apiVersion", "v1"},
+                             {"kind", "ResourceQuota"},
+                             {"metadata", {{"name", "quota"}}},
+                             {"spec", {{"hard", {{"pods", "5"}, {"limits.memory", "4Gi"}}}}}});
+    const auto sandboxes = resources::sandboxes("v1beta1");
+    harness::admin().create(sandboxes, open.name(), liarSandbox(open.name(), "liar"));
+    REQUIRE(harness::eventually(
+        [&] {
+            auto sandbox = harness::admin().getIfExists(sandboxes, open.name(), "liar");
+            return sandbox && rossoctl::model::sandboxReady(*sandbox);
+        },
+        120));
+    const std::string outside = harness::outsideUrl();
+    auto verify = [&](const std::vector<std::string>& extra) {
+        std::vector<std::string> args{"sandbox",      "verify",          "liar",  "-n", open.name(),
+                                      "--no-restart", "--egress-target", outside, "-o", "json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return harness::rossoctl(args);
+    };
+
+    SECTION("from the pod the lie is believed; the trusted probe finds the open egress") {
+        auto fromPod = verify({});
+        INFO(fromPod.out << fromPod.err);
+        const auto podEgress = checkNamed(json::parse(fromPod.out), "egress");
+        CHECK(podEgress["live"]["evidence"][0] == "live (from the pod)");
+        CHECK(podEgress["live"]["result"] != "fail");  // the liar's "could not connect"
+
+        const auto started = std::chrono::steady_clock::now();
+        auto trusted = verify({"--trusted-probe", kProbeImage});
+        const auto took = std::chrono::steady_clock::now() - started;
+        INFO(trusted.out << trusted.err);
+        CHECK(trusted.exitCode == 3);
+        const auto report = json::parse(trusted.out);
+        const auto& egress = checkNamed(report, "egress");
+        CHECK(egress["live"]["evidence"][0] ==
+              std::string("live (trusted probe ") + kProbeImage + ")");
+        CHECK(egress["live"]["result"] == "fail");
+        CHECK_THAT(joined(egress["live"]["evidence"]), Catch::Contains("connected"));
+        // The other live parts still come from the pod, and say so.
+        CHECK(checkNamed(report, "limits")["live"]["evidence"][0] == "live (from the pod)");
+        WARN("verify --trusted-probe: "
+             << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+
+        // The node reports the ephemeral container running in the pod.
+        auto pods = harness::admin().list(resources::pods(), open.name());
+        REQUIRE(pods["items"].size() == 1);
+        bool running = false;
+        for (const auto& status :
+             pods["items"][0]["status"].value("ephemeralContainerStatuses", json::array()))
+            running =
+                running || (status["name"].get<std::string>().rfind("rossoctl-probe-", 0) == 0 &&
+                            status["state"].contains("running"));
+        CHECK(running);
+    }
+
+    SECTION("RBAC without pods/ephemeralcontainers is a clear error, never a pass") {
+        const std::string ns = open.name();
+        harness::admin().create(
+            {"rbac.authorization.k8s.io", "v1", "roles", "Role", true}, ns,
+            {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+             {"kind", "Role"},
+             {"metadata", {{"name", "verify-without-debug"}}},
+             {"rules", json::array({{{"apiGroups", {"agents.x-k8s.io"}},
+                                     {"resources", {"sandboxes"}},
+                                     {"verbs", {"get", "list", "watch"}}},
+                                    {{"apiGroups", {""}},
+                                     {"resources", {"pods", "serviceaccounts", "resourcequotas"}},
+                                     {"verbs", {"get", "list", "watch"}}},
+                                    {{"apiGroups", {""}},
+                                     {"resources", {"pods/exec"}},
+                                     {"verbs", {"create", "get"}}},
+                                    {{"apiGroups", {"networking.k8s.io"}},
+                                     {"resources", {"networkpolicies"}},
+                                     {"verbs", {"get", "list"}}}})}});
+        harness::admin().create(
+            {"rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true}, ns,
+            {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+             {"kind", "RoleBinding"},
+             {"metadata", {{"name", "verify-without-debug"}}},
+             {"roleRef",
+              {{"apiGroup", "rbac.authorization.k8s.io"},
+               {"kind", "Role"},
+               {"name", "verify-without-debug"}}},
+             {"subjects", json::array({{{"apiGroup", "rbac.authorization.k8s.io"},
+                                        {"kind", "User"},
+                                        {"name", "limited"}}})}});
+        auto result =
+            harness::rossoctl({"sandbox", "verify", "liar", "-n", ns, "--no-restart",
+                               "--egress-target", outside, "--trusted-probe", kProbeImage},
+                              {}, {{"KUBECONFIG", harness::limitedKubeconfigPath()}});
+        INFO(result.out << result.err);
+        CHECK(result.exitCode == 1);
+        CHECK_THAT(result.err, Catch::Contains("pods/ephemeralcontainers") &&
+                                   Catch::Contains("without --trusted-probe"));
+        CHECK(result.out.find("pass") == std::string::npos);
+    }
+}

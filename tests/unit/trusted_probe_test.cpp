@@ -1,0 +1,162 @@
+#include <catch2/catch.hpp>
+
+#include "kube_fakes.hpp"
+#include "rossoctl/verify/probe_site.hpp"
+
+using namespace rossoctl;
+using namespace rossoctl::verify;
+using nlohmann::json;
+using rossoctl::testing::ClientFixture;
+
+namespace {
+
+json pod(const json& ephemeralStatuses = json::array()) {
+    return {{"metadata",
+             {{"name", "orders-pod"},
+              {"namespace", "team1"},
+              {"uid", "pod-uid"},
+              {"resourceVersion", "5"}}},
+            {"status", {{"phase", "Running"}, {"ephemeralContainerStatuses", ephemeralStatuses}}}};
+}
+
+json probeStatus(const json& state) {
+    return {{"name", "probe-1"}, {"state", state}};
+}
+
+std::string list(const json& items) {
+    return json{{"metadata", {{"resourceVersion", "7"}}}, {"items", items}}.dump();
+}
+
+std::string event(const std::string& type, const json& object) {
+    return json{{"type", type}, {"object", object}}.dump() + "\n";
+}
+
+TrustedProbeOptions options() {
+    TrustedProbeOptions trusted;
+    trusted.image = "busybox:1.36";
+    trusted.name = "probe-1";
+    return trusted;
+}
+
+}  // namespace
+
+TEST_CASE("the trusted probe container passes PodSecurity restricted and ends on its own",
+          "[trusted-probe]") {
+    auto trusted = options();
+    trusted.lifetime = std::chrono::seconds(300);
+    const json container = trustedProbeContainer("probe-1", "agent", trusted);
+    CHECK(container["image"] == "busybox:1.36");
+    CHECK(container["targetContainerName"] == "agent");
+    CHECK(container["command"] == json::array({"sleep", "300"}));
+    const auto& security = container["securityContext"];
+    CHECK(security["allowPrivilegeEscalation"] == false);
+    CHECK(security["runAsNonRoot"] == true);
+    CHECK(security["runAsUser"] != 0);
+    CHECK(security["capabilities"]["drop"] == json::array({"ALL"}));
+    CHECK(security["seccompProfile"]["type"] == "RuntimeDefault");
+    CHECK_FALSE(container.contains("resources"));  // not allowed on ephemeral containers
+    CHECK_FALSE(trustedProbeContainer("p", "", trusted).contains("targetContainerName"));
+}
+
+TEST_CASE("the trusted probe is added through pods/ephemeralcontainers and waited for",
+          "[trusted-probe]") {
+    ClientFixture fixture;
+    fixture.server.reply(200, pod().dump());                // PATCH
+    fixture.server.reply(200, list(json::array({pod()})));  // LIST: not reported yet
+    fixture.server.stream(
+        {event("MODIFIED",
+               pod(json::array({probeStatus({{"waiting", {{"reason", "ContainerCreating"}}}})}))),
+         event("MODIFIED", pod(json::array({probeStatus({{"running", {{"startedAt", "x"}}}})})))});
+    const auto site = startTrustedProbe(*fixture.client, fixture.clock, pod(), "agent", options());
+    CHECK(site.container == "probe-1");
+    CHECK(site.trusted());
+    CHECK(site.label() == "live (trusted probe busybox:1.36)");
+    const auto& patch = fixture.server.requests.at(0);
+    CHECK(patch.method == "PATCH");
+    CHECK(patch.url.find("/api/v1/namespaces/team1/pods/orders-pod/ephemeralcontainers") !=
+          std::string::npos);
+    bool strategic = false;
+    for (const auto& [key, value] : patch.headers)
+        strategic = strategic || value == "application/strategic-merge-patch+json";
+    CHECK(strategic);
+    const json body = json::parse(patch.body);
+    CHECK(body["spec"]["ephemeralContainers"][0]["name"] == "probe-1");
+    CHECK(body["spec"]["ephemeralContainers"][0]["targetContainerName"] == "agent");
+}
+
+TEST_CASE("RBAC refusing pods/ephemeralcontainers is an error, not an unproven verdict",
+          "[trusted-probe]") {
+    ClientFixture fixture;
+    fixture.server.reply(403, json{{"kind", "Status"},
+                                   {"code", 403},
+                                   {"reason", "Forbidden"},
+                                   {"message",
+                                    "pods \"orders-pod\" is forbidden: User \"dev\" "
+                                    "cannot patch resource \"pods/ephemeralcontainers\""}}
+                                  .dump());
+    try {
+        startTrustedProbe(*fixture.client, fixture.clock, pod(), "agent", options());
+        FAIL("no error");
+    } catch (const TrustedProbeUnavailable&) {
+        FAIL("forbidden must not be reported as unavailable");
+    } catch (const Error& error) {
+        CHECK_THAT(error.what(), Catch::Contains("patch pods/ephemeralcontainers") &&
+                                     Catch::Contains("without --trusted-probe"));
+    }
+}
+
+TEST_CASE("a cluster without ephemeral containers leaves the live probes unproven",
+          "[trusted-probe]") {
+    SECTION("the subresource is not served") {
+        ClientFixture fixture;
+        fixture.server.reply(404,
+                             json{{"kind", "Status"},
+                                  {"code", 404},
+                                  {"reason", "NotFound"},
+                                  {"message", "the server could not find the requested resource"}}
+                                 .dump());
+        CHECK_THROWS_AS(
+            startTrustedProbe(*fixture.client, fixture.clock, pod(), "agent", options()),
+            TrustedProbeUnavailable);
+    }
+    SECTION("the node never reports the container") {
+        ClientFixture fixture;
+        fixture.server.latency = std::chrono::seconds(60);  // the LIST uses up the wait
+        auto trusted = options();
+        trusted.startTimeout = std::chrono::seconds(60);
+        fixture.server.reply(200, pod().dump());
+        fixture.server.reply(200, list(json::array({pod()})));
+        CHECK_THROWS_WITH(
+            startTrustedProbe(*fixture.client, fixture.clock, pod(), "agent", trusted),
+            Catch::Contains("did not start within 60s") && Catch::Contains("unproven"));
+    }
+    SECTION("the image cannot be pulled") {
+        ClientFixture fixture;
+        fixture.server.reply(200, pod().dump());
+        fixture.server.reply(
+            200, list(json::array({pod(json::array({probeStatus(
+                     {{"waiting",
+                       {{"reason", "ImagePullBackOff"}, {"message", "no such image"}}}})}))})));
+        CHECK_THROWS_WITH(
+            startTrustedProbe(*fixture.client, fixture.clock, pod(), "agent", options()),
+            Catch::Contains("ImagePullBackOff: no such image"));
+    }
+    SECTION("the pod is replaced while waiting") {
+        ClientFixture fixture;
+        json other = pod();
+        other["metadata"]["uid"] = "new-uid";
+        fixture.server.reply(200, pod().dump());
+        fixture.server.reply(200, list(json::array({other})));
+        CHECK_THROWS_AS(
+            startTrustedProbe(*fixture.client, fixture.clock, pod(), "agent", options()),
+            TrustedProbeUnavailable);
+    }
+}
+
+TEST_CASE("evidence says where a live probe ran", "[trusted-probe]") {
+    Finding finding{Verdict::Pass, {"could not connect"}, "curl"};
+    noteProbeSite(finding, podProbeSite("agent"));
+    CHECK(finding.evidence.front() == "live (from the pod)");
+    noteProbeSite(finding, ProbeSite{"probe-1", "busybox:1.36"});
+    CHECK(finding.evidence.front() == "live (trusted probe busybox:1.36)");
+}
