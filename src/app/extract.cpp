@@ -186,7 +186,7 @@ struct TarExtractor::Impl {
     void countEntry(const TarEntry& entry, const std::string& shown) {
         if (++entries > limits.maxEntries)
             overLimit(fmt::format("the archive's entry {} ({})", entries, shown), limits.maxEntries,
-                      "entries", "entries");
+                      "entries", "files");
         if (entry.size > limits.maxFileBytes)
             overLimit(fmt::format("{} ({} bytes)", shown, entry.size), limits.maxFileBytes, "bytes",
                       "file-bytes");

@@ -163,8 +163,10 @@ TEST_CASE("--env values never appear in a -v 8 trace", "[hostile]") {
     createProject(ns);
     const std::string secret = "s3cr3t-'value'-$(id)-4711";
     // The pod prints it back on stdout; the trace (stderr) must not carry it anywhere.
-    auto result = run(ns, {"-v", "8", "--env", "API_KEY=" + secret, "--", "sh", "-c",
-                           "test ! -e .rossoctl-env && printf '%s\\n' \"$API_KEY\""});
+    // --env is not the last flag before "--": CLI11 then takes "-c" as an option (seen on main).
+    auto result = harness::rossoctl({"-v", "8", "sandbox", "run", "-n", ns, "--env",
+                                     "API_KEY=" + secret, "--timeout", "60s", "--", "sh", "-c",
+                                     "test ! -e .rossoctl-env && printf '%s\\n' \"$API_KEY\""});
     INFO(result.err.substr(0, 4000));
     CHECK(result.exitCode == 0);
     CHECK(result.out == secret + "\n");
