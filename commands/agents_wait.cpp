@@ -2,12 +2,15 @@
 #include <fmt/format.h>
 
 #include "registry.hpp"
+#include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/agents.hpp"
 
 namespace rossoctl::commands {
 namespace {
 
 using nlohmann::json;
+
+constexpr std::chrono::milliseconds kPodCheckEvery{2000};
 
 struct WaitOptions {
     std::string name;
@@ -42,6 +45,7 @@ int runWait(app::Context& context, WaitOptions& options) {
     const std::string label = app::typeName(agent.kind.ref) + "/" + options.name;
     json current = agent.object;
     bool deleted = false;
+    bool watched = false;
     for (;;) {
         auto status = model::workloadStatus(agent.kind.type, current);
         if (status.ready) {
@@ -52,6 +56,11 @@ int runWait(app::Context& context, WaitOptions& options) {
             throw Error(fmt::format("{} will not become ready: {}: {}", label, status.reason,
                                     status.message));
         if (deleted) throw Error(fmt::format("{} was deleted while waiting for it", label));
+        // A pod that cannot start (its image cannot be pulled, say) ends the wait early; its
+        // pods are looked at once a watch has shown the workload is not ready by itself.
+        if (watched)
+            if (auto failure = app::agentStartFailure(client, ns, agent.kind.type, current))
+                throw Error(fmt::format("{} will not become ready: {}", label, *failure));
         auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.monotonic());
         if (left.count() <= 0 || context.cancelled())
@@ -61,7 +70,10 @@ int runWait(app::Context& context, WaitOptions& options) {
         kube::ListOptions watchOptions;
         watchOptions.fieldSelector = "metadata.name=" + options.name;
         watchOptions.resourceVersion = current["metadata"].value("resourceVersion", "");
-        watchOptions.timeoutSeconds = static_cast<int>(std::max<long long>(1, left.count() / 1000));
+        // The pods are looked at between watches, so the server ends each after kPodCheckEvery.
+        const auto chunk = std::min(left, kPodCheckEvery);
+        watchOptions.timeoutSeconds =
+            static_cast<int>(std::max<long long>(1, chunk.count() / 1000));
         try {
             client.watch(
                 agent.kind.ref, ns, watchOptions,
@@ -76,6 +88,7 @@ int runWait(app::Context& context, WaitOptions& options) {
                     return !now.ready && !now.failed;
                 },
                 left);
+            watched = true;
         } catch (const kube::ApiError& error) {
             if (error.code() != 410) throw;
             // The resourceVersion expired: read the object afresh and watch from there.
