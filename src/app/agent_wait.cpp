@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/wait.hpp"
 
@@ -40,6 +41,8 @@ kube::WaitOutcome waitForSandboxPod(kube::Client& client, const Clock& clock, co
 
 }  // namespace
 
+constexpr milliseconds kPodCheckEvery{2000};
+
 AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Agent& agent,
                              milliseconds timeout, const kube::CancelFlag* cancel) {
     AgentWaitResult result;
@@ -56,7 +59,9 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
     for (;;) {
         result.waitingFor = "";
         kube::WaitOptions options;
-        options.timeout = left();
+        // Watches of at most kPodCheckEvery: between them the pods are looked at, so a pod that
+        // cannot start (an image that cannot be pulled) ends the wait instead of its time-out.
+        options.timeout = std::min(left(), kPodCheckEvery);
         options.cancel = cancel;
         if (first) {
             // The object just read stands in for the first LIST: the watch starts from it.
@@ -76,6 +81,15 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
                                               return result.status.ready || result.status.failed;
                                           });
         if (!waited.satisfied()) {
+            if (waited.outcome == kube::WaitOutcome::TimedOut && clock.monotonic() < deadline) {
+                if (auto failure = agentStartFailure(client, ns, agent.kind.type, current)) {
+                    result.outcome = Outcome::Failed;
+                    result.status.reason = "PodCannotStart";
+                    result.status.message = *failure;
+                    return result;
+                }
+                continue;
+            }
             result.outcome = fromWait(waited.outcome);
             return result;
         }

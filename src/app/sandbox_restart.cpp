@@ -6,6 +6,7 @@
 
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/pod_failure.hpp"
 
 namespace rossoctl::app {
 
@@ -148,6 +149,10 @@ class Restart {
                     if (podFinished(pod)) {
                         failure = fmt::format("new pod {} ended in phase {}", podName,
                                               pod["status"].value("phase", ""));
+                        return true;
+                    }
+                    if (auto cannotStart = model::podStartFailure(pod)) {
+                        failure = fmt::format("new pod {}: {}", podName, *cannotStart);
                         return true;
                     }
                     if (podReady(pod)) {

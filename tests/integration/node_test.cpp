@@ -35,10 +35,11 @@ harness::RunResult execIn(const std::string& ns, const std::string& pod,
     return kubectl({"exec", "-n", ns, pod, "--", "sh", "-c", script});
 }
 
-// A pod that sleeps; its YAML with optional extra spec lines (already indented by two).
+// A pod that sleeps; its YAML with optional extra spec lines (already indented by two). The
+// image has curl and getent, which the network tests run.
 std::string sleeperPod(const std::string& name, const std::string& extraSpec = {}) {
     return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n" + extraSpec +
-           "  containers: [{name: main, image: busybox, command: [sleep, '3600']}]\n";
+           "  containers: [{name: main, image: 'curlimages/curl:8', command: [sleep, '3600']}]\n";
 }
 
 const char* kTokenPath = "/var/run/secrets/kubernetes.io/serviceaccount/token";

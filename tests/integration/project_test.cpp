@@ -29,7 +29,7 @@ json plainPod(const std::string& name, const std::string& ns) {
             {"spec",
              {{"automountServiceAccountToken", false},
               {"containers", json::array({{{"name", "main"},
-                                           {"image", "busybox"},
+                                           {"image", "curlimages/curl:8"},
                                            {"command", json::array({"sleep", "3600"})},
                                            {"securityContext", securityContext}}})}}}};
 }

@@ -22,7 +22,7 @@ json hardenedSandbox(const std::string& ns, const std::string& name) {
     rossoctl::model::SandboxOptions options;
     options.name = name;
     options.namespaceName = ns;
-    options.pod.image = "busybox";
+    options.pod.image = "curlimages/curl:8";  // curl: the first probe tool verify tries
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
     return rossoctl::model::buildSandbox(options);
 }
@@ -96,7 +96,7 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
     // (a) imported with rossoctl into a project created with rossoctl.
     auto imported =
         harness::rossoctl({"agents", "import", "--deployment-type", "sandbox", "from-image",
-                           "--name", "good", "--containerImage", "busybox", "-n", ns});
+                           "--name", "good", "--containerImage", "curlimages/curl:8", "-n", ns});
     if (imported.exitCode != 0) {
         WARN("agents import unavailable (" << imported.err << "): creating the same Sandbox");
         createSandbox(hardenedSandbox(ns, "good"));
@@ -113,18 +113,14 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
         rossoctl::model::SandboxOptions options;
         options.name = "pvc";
         options.namespaceName = ns;
-        options.pod.image = "busybox";
+        options.pod.image = "curlimages/curl:8";
         options.storage = "16Mi";
         options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
         createSandbox(rossoctl::model::buildSandbox(options));
     }
-    // An image without curl: PATH holds only sh, cat and wget.
+    // An image without curl: busybox has sh, cat and its wget applet.
     json noCurl = hardenedSandbox(ns, "nocurl");
-    agentContainer(noCurl)["command"] = {
-        "/usr/bin/sh", "-c",
-        "/usr/bin/mkdir -p /tmp/bin && /usr/bin/ln -s /usr/bin/sh /usr/bin/cat /usr/bin/wget "
-        "/tmp/bin/ && exec /usr/bin/sleep infinity"};
-    agentContainer(noCurl)["env"] = json::array({{{"name", "PATH"}, {"value", "/tmp/bin"}}});
+    agentContainer(noCurl)["image"] = "busybox:1.36";
     createSandbox(noCurl);
     // Egress open: a namespace with a quota but no NetworkPolicy.
     harness::TestNamespace open("verify-open");

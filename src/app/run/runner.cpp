@@ -11,6 +11,7 @@
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/kube/transport.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/pod_failure.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::app::run {
@@ -40,17 +41,7 @@ std::string podCannotRun(const json& pod) {
     if (phase == "Succeeded" || phase == "Failed")
         return fmt::format("ended ({}{})", phase,
                            status.contains("reason") ? ": " + status.value("reason", "") : "");
-    for (const auto& container : status.value("containerStatuses", json::array())) {
-        const json waiting =
-            container.value("state", json::object()).value("waiting", json::object());
-        const std::string reason = waiting.value("reason", "");
-        if (reason == "ErrImagePull" || reason == "ImagePullBackOff" ||
-            reason == "InvalidImageName" || reason == "CreateContainerConfigError" ||
-            reason == "CreateContainerError")
-            return fmt::format("cannot start its container ({}: {})", reason,
-                               waiting.value("message", ""));
-    }
-    return {};
+    return model::podStartFailure(pod).value_or("");
 }
 
 bool containerRunning(const json& pod) {
@@ -129,7 +120,7 @@ class Run {
                 return !failure.empty() || containerRunning(*pod);
             });
         if (result.outcome == kube::WaitOutcome::Cancelled) throw Cancelled{};
-        if (!failure.empty()) throw Error(fmt::format("pod {} {}", outcome_.pod, failure));
+        if (!failure.empty()) throw Error(fmt::format("pod {}: {}", outcome_.pod, failure));
         if (!result.satisfied())
             throw Error(fmt::format(
                 "pod {} did not start within {}s (still {}); check the namespace's quota and "
