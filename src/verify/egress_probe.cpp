@@ -66,9 +66,11 @@ curl)
     -w 'rossoctl-curl=http:%{{http_code}} connect:%{{time_connect}} ip:%{{remote_ip}}\n' "$1"
   echo "rossoctl-exit=$?" ;;
 wget)
-  opts=; case "$(wget --help 2>&1)" in *--tries*) opts=--tries=1 ;; esac
-  case "$(wget --help 2>&1)" in *check-certificate*) opts="$opts --no-check-certificate" ;; esac
-  wget -S -O /dev/null -T "$5" $opts "$8"
+  help=$(wget --help 2>&1); opts=
+  case "$help" in *--tries*) opts=--tries=1 ;; esac
+  case "$help" in *check-certificate*) opts="$opts --no-check-certificate" ;; esac
+  case "$help" in *--timeout*|*"-T SEC"*) opts="$opts -T $5" ;; esac
+  wget -S -O /dev/null $opts "$8"
   echo "rossoctl-exit=$?" ;;
 python3)
   python3 -c 'import socket, sys

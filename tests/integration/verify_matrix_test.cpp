@@ -23,7 +23,7 @@ json smallSandbox(const std::string& ns, const std::string& name) {
     rossoctl::model::SandboxOptions options;
     options.name = name;
     options.namespaceName = ns;
-    options.pod.image = "busybox";
+    options.pod.image = "curlimages/curl:8";  // curl: the first probe tool verify tries
     options.pod.cpu = "100m";
     options.pod.memory = "64Mi";
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
@@ -56,13 +56,14 @@ json toCidrs(const std::vector<std::string>& cidrs, const json& ports = nullptr)
     return json::array({rule});
 }
 
-// PATH holds only the named host tools (the local node shares the host's /usr), plus any
-// extra shell lines run before the agent sleeps.
+// On busybox:1.36, PATH holds only the named applets, plus any extra shell lines run before
+// the agent sleeps.
 void onlyTools(json& sandbox, const std::string& tools, const std::string& extra = "") {
-    agent(sandbox)["command"] = {"/usr/bin/sh", "-c",
-                                 "/usr/bin/mkdir -p /tmp/bin && for t in " + tools +
-                                     "; do /usr/bin/ln -s /usr/bin/$t /tmp/bin/; done; " + extra +
-                                     " exec /usr/bin/sleep infinity"};
+    agent(sandbox)["image"] = "busybox:1.36";
+    agent(sandbox)["command"] = {"/bin/sh", "-c",
+                                 "/bin/mkdir -p /tmp/bin && for t in " + tools +
+                                     "; do /bin/ln -s /bin/busybox /tmp/bin/$t; done; " + extra +
+                                     " exec /bin/sleep infinity"};
     agent(sandbox)["env"] = json::array({{{"name", "PATH"}, {"value", "/tmp/bin"}}});
 }
 
@@ -224,8 +225,8 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
         // A curl that never returns: the exec runs out of time, which is not a denial.
         json stalled = smallSandbox(ns, "stalled-probe");
         onlyTools(stalled, "sh cat",
-                  "printf '#!/usr/bin/sh\\nexec /usr/bin/sleep 600\\n' > /tmp/bin/curl; "
-                  "/usr/bin/chmod +x /tmp/bin/curl;");
+                  "printf '#!/bin/sh\\nexec /bin/sleep 600\\n' > /tmp/bin/curl; "
+                  "/bin/chmod +x /tmp/bin/curl;");
         add(stalled, {"stalled-probe", "egress", "unproven", "its time ran out", {}});
     }
     for (const auto& sandbox : objects) admin.create(sandboxes(), ns, sandbox);
