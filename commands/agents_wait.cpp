@@ -1,8 +1,10 @@
 // rossoctl agents wait N: watches the agent's workload until it is ready, whatever its type.
 #include <fmt/format.h>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
+#include "rossoctl/app/sandbox_pod.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -13,6 +15,12 @@ struct WaitOptions {
     std::string name;
     std::string timeout = "2m";
 };
+
+// Why a Sandbox cannot become Ready however long one waits (suspended, expired, finished).
+std::string neverReady(const app::Agent& agent, const json& object, const Clock& clock) {
+    if (agent.kind.type != model::WorkloadType::Sandbox) return {};
+    return app::sandboxNotRunningReason(object, clock.now());
+}
 
 std::string readyMeaning(model::WorkloadType type) {
     switch (type) {
@@ -30,6 +38,7 @@ std::string readyMeaning(model::WorkloadType type) {
 
 int runWait(app::Context& context, WaitOptions& options) {
     // validate
+    options.name = objectName(options.name, agentTypes(), "agent");
     model::validateDnsSubdomain(options.name, "agent name");
     auto timeout = app::parseDuration(options.timeout, "--timeout");
     // complete
@@ -52,6 +61,8 @@ int runWait(app::Context& context, WaitOptions& options) {
             throw Error(fmt::format("{} will not become ready: {}: {}", label, status.reason,
                                     status.message));
         if (deleted) throw Error(fmt::format("{} was deleted while waiting for it", label));
+        if (auto why = neverReady(agent, current, clock); !why.empty())
+            throw Error(fmt::format("{} will not become Ready: it {}", label, why));
         auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.monotonic());
         if (left.count() <= 0 || context.cancelled())
@@ -73,7 +84,7 @@ int runWait(app::Context& context, WaitOptions& options) {
                     }
                     current = event.object;
                     auto now = model::workloadStatus(agent.kind.type, current);
-                    return !now.ready && !now.failed;
+                    return !now.ready && !now.failed && neverReady(agent, current, clock).empty();
                 },
                 left);
         } catch (const kube::ApiError& error) {

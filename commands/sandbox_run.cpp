@@ -110,6 +110,12 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     request.command = options.command;
     request.keep = options.keep;
     request.fromPool = options.fromPool;
+    // Checked before anything runs: finding out after the code ran loses its artifacts.
+    if (!options.artifacts.empty() && std::filesystem::exists(options.artifacts) &&
+        !std::filesystem::is_directory(options.artifacts))
+        throw UsageError(fmt::format(
+            "--artifacts {}: not a directory; give a directory (it is created if missing)",
+            options.artifacts));
     request.collect = !options.artifacts.empty();
     request.artifactsDir = options.artifacts;
     const auto now = std::chrono::system_clock::to_time_t(context.clock().now());
@@ -147,9 +153,7 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     for (const auto& why : outcome.rejected)
         context.err() << "warning: artifact refused: " << why << '\n';
     if (json) {
-        context.out() << app::run::runResultJson(outcome, stdoutText, stderrText)
-                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                      << '\n';
+        ui::printJson(context.out(), app::run::runResultJson(outcome, stdoutText, stderrText));
     }
     const std::string podState = outcome.deleted ? "deleted" : "kept";
     if (outcome.cancelled)
