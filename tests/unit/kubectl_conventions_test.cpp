@@ -79,6 +79,10 @@ class CliHost : public commands::CommandHost {
     std::unique_ptr<app::Context> context_;
 };
 
+long lineCount(const std::string& text) {
+    return std::count(text.begin(), text.end(), '\n');
+}
+
 const std::string kNotFound = R"({"kind":"Status","code":404,"reason":"NotFound"})";
 
 std::string sandboxJson(const std::string& name, const std::string& env = "") {
@@ -198,7 +202,7 @@ TEST_CASE("a mistyped command is named, with the nearest one, exit 2", "[convent
         CHECK(host.run(c.args) == kExitUsage);
         CHECK(host.err.str().find(c.message) != std::string::npos);
         CHECK(host.err.str().find("not expected") == std::string::npos);
-        CHECK(std::count(host.err.str().begin(), host.err.str().end(), '\n') == 1);
+        CHECK(lineCount(host.err.str()) == 1);
         CHECK(host.server.requests.empty());
     }
 }
@@ -275,7 +279,7 @@ TEST_CASE("sandbox restart orders orders restarts and prints once", "[convention
     for (const auto& line : host.sent())
         if (line.find("/sandboxes/orders") != std::string::npos) ++gets;
     CHECK(gets == 1);
-    CHECK(std::count(host.err.str().begin(), host.err.str().end(), '\n') == 1);
+    CHECK(lineCount(host.err.str()) == 1);
 }
 
 // --- (7) not-found hints --------------------------------------------------------------------
