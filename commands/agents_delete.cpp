@@ -2,6 +2,7 @@
 // go with it), whatever type it is.
 #include <fmt/format.h>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
 
@@ -60,6 +61,7 @@ std::vector<Target> findTargets(app::Context& context, const std::string& ns,
 
 int runDelete(app::Context& context, DeleteOptions& options) {
     // validate
+    options.name = objectName(options.name, agentTypes(), "agent");
     model::validateDnsSubdomain(options.name, "agent name");
     auto timeout = app::parseDuration(options.timeout, "--timeout");
     auto format = ui::OutputFormat::Table;

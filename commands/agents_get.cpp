@@ -1,4 +1,5 @@
 // rossoctl agents get N: which workload runs the agent, whether it is ready, its image and pod.
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
 
@@ -12,13 +13,19 @@ struct GetOptions {
 
 int runGet(app::Context& context, GetOptions& options) {
     // validate
+    options.name = objectName(options.name, agentTypes(), "agent");
     model::validateDnsSubdomain(options.name, "agent name");
-    auto format = ui::parseOutputFormat(options.output.output);
+    const bool templated = isTemplateOutput(options.output.output);
+    auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
+    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
+    printTemplate(ignored, options.output, {}, false);
     // complete
     const std::string ns = context.namespaceName();
     // run
     auto agent = app::getAgent(context.client(), context.discovery(), ns, options.name);
-    if (app::printObjects(context.out(), format, {agent}, true)) return 0;
+    if (printTemplate(context.out(), options.output, {agent.object}, true)) return 0;
+    if (app::printObjects(context.out(), format, {agent}, true, options.output.showManagedFields))
+        return 0;
     auto status = model::workloadStatus(agent.kind.type, agent.object);
     std::string pod = app::agentPodName(context.client(), agent);
     ui::Table table;

@@ -8,9 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agent_import.hpp"
 #include "rossoctl/app/agents.hpp"
+#include "rossoctl/app/limit_range.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -94,10 +96,6 @@ app::ImportRequest validate(const ImportOptions& options) {
     request.service = options.service;
     if (!options.lifetime.empty())
         request.lifetime = model::parseLifetime(options.lifetime, "--lifetime");
-    if (!options.dryRun.empty() && options.dryRun != "none" && options.dryRun != "client" &&
-        options.dryRun != "server")
-        throw UsageError(
-            fmt::format("invalid --dry-run \"{}\": use none, client or server", options.dryRun));
     app::checkImportRequest(request);
     return request;
 }
@@ -175,6 +173,7 @@ std::vector<json> createAll(app::Context& context, const app::ImportRequest& req
 
 int runImport(app::Context& context, ImportOptions& options) {
     // validate: every flag, before any request
+    const DryRun dryRun = parseDryRun(options.dryRun, context.err());
     app::ImportRequest request = validate(options);
     auto format = ui::OutputFormat::Table;
     if (!options.output.empty())
@@ -193,8 +192,8 @@ int runImport(app::Context& context, ImportOptions& options) {
     if (!request.agentRuntime)
         context.err() << "Warning: the AgentRuntime API (agent.rossoctl.dev) is not served by this "
                          "cluster; creating the workload alone\n";
-    const bool clientDryRun = options.dryRun == "client";
-    const bool serverDryRun = options.dryRun == "server";
+    const bool clientDryRun = dryRun == DryRun::Client;
+    const bool serverDryRun = dryRun == DryRun::Server;
     auto planned = app::planImport(request, context.clock().now());
     // run
     std::vector<json> results;
@@ -202,6 +201,13 @@ int runImport(app::Context& context, ImportOptions& options) {
         for (const auto& object : planned) results.push_back(object.object);
     } else {
         refuseExisting(context, request);
+        // A pod the LimitRange refuses is never created: say so now, exit 2, write nothing.
+        const auto ranges =
+            context.client().list(kube::resources::limitRanges(), request.namespaceName);
+        if (auto why = app::limitRangeViolation(ranges, request.namespaceName, request.cpu,
+                                                request.memory);
+            !why.empty())
+            throw UsageError(why);
         results = createAll(context, request, planned, serverDryRun);
     }
     if (format == ui::OutputFormat::Json || format == ui::OutputFormat::Yaml) {
@@ -256,9 +262,9 @@ void registerAgentsImport(CLI::App& agents, CommandHost& host) {
     command->add_option("--lifetime", options->lifetime,
                         "How long it may run (sandbox, job); default: the namespace's "
                         "rossoctl.dev/default-lifetime, else 24h");
-    command->add_flag("--dry-run{client}", options->dryRun,
-                      "client: print the objects, send nothing; server: the server checks them, "
-                      "stores nothing");
+    addDryRunFlag(command, options->dryRun,
+                  "client: print the objects, send nothing; server: the server checks them, "
+                  "stores nothing");
     command->add_option("-o,--output", options->output, "Output format: yaml|json|name");
     command->footer(
         "Examples:\n"

@@ -1,23 +1,38 @@
 // rossoctl agents list: every rossoctl-managed agent, whatever workload runs it.
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
+#include "rossoctl/ui/jsonpath.hpp"
 
 namespace rossoctl::commands {
 namespace {
 
 struct ListOptions {
     bool allNamespaces = false;
+    std::string selector;
     OutputFlags output;
 };
 
 int runList(app::Context& context, ListOptions& options) {
     // validate
-    auto format = ui::parseOutputFormat(options.output.output);
+    const bool templated = isTemplateOutput(options.output.output);
+    auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
+    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
+    printTemplate(ignored, options.output, {}, false);
     // complete
     const std::string ns = options.allNamespaces ? "" : context.namespaceName();
     // run
-    auto agents = app::listAgents(context.client(), context.discovery(), ns);
-    if (app::printObjects(context.out(), format, agents, false)) return 0;
+    auto agents = app::listAgents(context.client(), context.discovery(), ns, options.selector);
+    if (!options.output.sortBy.empty())
+        std::stable_sort(agents.begin(), agents.end(),
+                         [&](const app::Agent& a, const app::Agent& b) {
+                             return ui::lessByPath(a.object, b.object, options.output.sortBy);
+                         });
+    std::vector<nlohmann::json> objects;
+    for (const auto& agent : agents) objects.push_back(agent.object);
+    if (printTemplate(context.out(), options.output, objects, false)) return 0;
+    if (app::printObjects(context.out(), format, agents, false, options.output.showManagedFields))
+        return 0;
     if (agents.empty()) {
         context.err() << (ns.empty() ? std::string("No agents found.")
                                      : "No agents found in namespace \"" + ns + "\".")
@@ -54,6 +69,7 @@ void registerAgentsList(CLI::App& agents, CommandHost& host) {
     command->alias("ls");
     command->add_flag("-A,--all-namespaces", options->allNamespaces,
                       "List agents in every namespace");
+    addSelectorFlag(command, options->selector);
     addOutputFlags(command, options->output, "table|wide|json|yaml|name");
     command->footer(
         "Agents are the deployments, statefulsets, jobs and sandboxes labelled\n"

@@ -1,8 +1,10 @@
 // rossoctl agents wait N: watches the agent's workload until it is ready, whatever its type.
 #include <fmt/format.h>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agent_wait.hpp"
+#include "rossoctl/app/sandbox_pod.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -13,6 +15,12 @@ struct WaitOptions {
     std::string name;
     std::string timeout = "2m";
 };
+
+// Why a Sandbox cannot become Ready however long one waits (suspended, expired, finished).
+std::string neverReady(const app::Agent& agent, const json& object, const Clock& clock) {
+    if (agent.kind.type != model::WorkloadType::Sandbox) return {};
+    return app::sandboxNotRunningReason(object, clock.now());
+}
 
 std::string readyMeaning(model::WorkloadType type) {
     switch (type) {
@@ -30,6 +38,7 @@ std::string readyMeaning(model::WorkloadType type) {
 
 int runWait(app::Context& context, WaitOptions& options) {
     // validate
+    options.name = objectName(options.name, agentTypes(), "agent");
     model::validateDnsSubdomain(options.name, "agent name");
     auto timeout = app::parseDuration(options.timeout, "--timeout");
     // complete
@@ -37,6 +46,8 @@ int runWait(app::Context& context, WaitOptions& options) {
     // run: read once, then follow the workload (and a Sandbox's pod) until ready
     auto agent = app::getAgent(context.client(), context.discovery(), ns, options.name);
     const std::string label = app::typeName(agent.kind.ref) + "/" + options.name;
+    if (auto why = neverReady(agent, agent.object, context.clock()); !why.empty())
+        throw Error(fmt::format("{} will not become Ready: it {}", label, why));
     const auto result =
         app::waitForAgent(context.client(), context.clock(), agent, timeout, context.cancelFlag());
     const auto& status = result.status;

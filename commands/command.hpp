@@ -36,6 +36,8 @@ void onRun(CLI::App* command, CommandHost& host, std::shared_ptr<Options> option
 struct OutputFlags {
     std::string output;
     bool noHeaders = false;
+    bool showManagedFields = false;
+    std::string sortBy;  // --sort-by=JSONPATH
 };
 
 // -o/--output and --no-headers, as kubectl spells them.

@@ -1,9 +1,11 @@
 // The command groups of DESIGN.md section 2 and the order their subcommands appear in help.
+#include "conventions.hpp"
 #include "registry.hpp"
 
 namespace rossoctl::commands {
 
 void registerGroups(CLI::App& root, CommandHost& host) {
+    useKubectlHelp(root);
     auto* agents = root.add_subcommand("agents", "Deploy and manage agents (any workload type)");
     agents->require_subcommand(1);
     registerAgentsImport(*agents, host);

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 
 namespace rossoctl::commands {
@@ -38,7 +39,7 @@ void writeOptions(std::ostringstream& page, const CLI::App* app) {
         if (option->get_positional() || option->get_name() == "--help" ||
             option->get_name().empty())
             continue;
-        std::string names = option->get_name(false, true);
+        std::string names = optionDisplayName(option);
         page << ".TP\n.B " << roff(names) << "\n" << roff(option->get_description());
         if (!option->get_default_str().empty())
             page << " (default " << roff(option->get_default_str()) << ")";

@@ -3,8 +3,13 @@
 namespace rossoctl::commands {
 
 void addOutputFlags(CLI::App* command, OutputFlags& flags, const std::string& allowed) {
-    command->add_option("-o,--output", flags.output, "Output format: " + allowed);
+    command->add_option("-o,--output", flags.output,
+                        "Output format: " + allowed + "|jsonpath=TEMPLATE|custom-columns=SPEC");
     command->add_flag("--no-headers", flags.noHeaders, "Omit table headers");
+    command->add_flag("--show-managed-fields", flags.showManagedFields,
+                      "Keep metadata.managedFields in json and yaml output");
+    command->add_option("--sort-by", flags.sortBy,
+                        "Sort by a JSONPath, e.g. --sort-by=.metadata.creationTimestamp");
 }
 
 }  // namespace rossoctl::commands

@@ -19,7 +19,8 @@ nlohmann::json getProjectNamespace(app::Context& context, const std::string& nam
     auto found = context.client().getIfExists(kube::resources::namespaces(), "", name);
     if (!found)
         throw Error(fmt::format(
-            "project \"{}\" not found; run \"rossoctl project create {}\" first", name, name));
+            "project \"{}\" does not exist; see the projects with \"rossoctl project list\"",
+            name));
     return *found;
 }
 

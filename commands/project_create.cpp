@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "conventions.hpp"
 #include "project_common.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/enforcement_check.hpp"
@@ -27,6 +28,7 @@ struct ProjectCreateOptions {
     std::string egress = "auto";
     std::string dryRun;  // "", none, client, server
     bool adopt = false;
+    bool force = false;
     std::string output;
     bool noCheck = false;
     std::string checkImage = app::EnforcementCheckOptions{}.image;
@@ -51,14 +53,16 @@ void validate(ProjectCreateOptions& options) {
     for (const auto& cidr : options.cidrs) {
         auto canonical = model::parseCidr(cidr);
         if (seen.insert(canonical).second) project.allowCidrs.push_back(canonical);
+        // A /0 is every address: the summary's "everything else denied" would not hold.
+        if ((canonical == "0.0.0.0/0" || canonical == "::/0") && !options.force)
+            throw UsageError(fmt::format(
+                "--allow-cidr {} allows egress to every address, so the project would have no "
+                "egress boundary; add --force if that is really wanted",
+                cidr));
     }
     project.allowDns = !options.noDns;
     project.egress = model::parseEgressMechanism(options.egress);
     model::validateProjectOptions(project);
-    if (options.dryRun == "none") options.dryRun.clear();
-    if (!options.dryRun.empty() && options.dryRun != "client" && options.dryRun != "server")
-        throw UsageError(
-            fmt::format("invalid --dry-run \"{}\": use none, client or server", options.dryRun));
     if (!options.output.empty()) ui::parseOutputFormat(options.output, {"yaml", "json", "name"});
 }
 
@@ -112,6 +116,25 @@ std::optional<json> checkExistingNamespace(app::Context& context,
 
 // How long one write rides out an API server that is away (a restart, a failover).
 constexpr std::chrono::seconds kOutageBudget{60};
+
+bool isEgressPolicy(const kube::ResourceRef& ref) {
+    return ref.resource == "networkpolicies" || ref.resource == "egressfirewalls" ||
+           ref.resource == "ciliumnetworkpolicies";
+}
+
+// A re-run writes exactly this run's --allow-host/--allow-cidr: an earlier run's are not kept.
+// When that changed the policy, say so where it cannot be missed.
+void warnEgressChanged(app::Context& context, const ProjectCreateOptions& options) {
+    std::string allowed;
+    for (const auto& host : options.hosts) allowed += (allowed.empty() ? "" : ", ") + host;
+    for (const auto& cidr : options.cidrs) allowed += (allowed.empty() ? "" : ", ") + cidr;
+    context.err() << fmt::format(
+        "Warning: the egress policy of project {} changed: egress is now allowed only to {}{}. "
+        "Flags of earlier runs are not kept; repeat every --allow-host/--allow-cidr still "
+        "wanted.\n",
+        options.project.name, allowed.empty() ? "nothing" : allowed,
+        options.noDns ? "" : " (and DNS)");
+}
 
 WriteResult writeObject(app::Context& context, const model::PlannedObject& planned, bool dryRun,
                         const std::vector<std::string>& done) {
@@ -213,20 +236,16 @@ void waitForQuotaStatus(app::Context& context, const std::string& ns) {
 
 void printObjects(app::Context& context, const std::string& output, const json& objects) {
     auto format = ui::parseOutputFormat(output, {"yaml", "json", "name"});
-    if (format == ui::OutputFormat::Json) {
+    if (format != ui::OutputFormat::Name) {  // one List, as every multi-object output
         json items = json::array();
         for (const auto& object : objects) items.push_back(withoutManagedFields(object));
-        return ui::printJson(context.out(), ui::asList(items));
+        return format == ui::OutputFormat::Json ? ui::printJson(context.out(), ui::asList(items))
+                                                : ui::printYaml(context.out(), ui::asList(items));
     }
     for (const auto& object : objects) {
-        if (format == ui::OutputFormat::Name) {
-            std::string kind = object.value("kind", "");
-            std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
-            context.out() << kind << '/' << object["metadata"].value("name", "") << '\n';
-        } else {
-            context.out() << "---\n";
-            ui::printYaml(context.out(), withoutManagedFields(object));
-        }
+        std::string kind = object.value("kind", "");
+        std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
+        context.out() << kind << '/' << object["metadata"].value("name", "") << '\n';
     }
 }
 
@@ -289,6 +308,7 @@ int proveEnforcement(app::Context& context, const ProjectCreateOptions& options)
 }
 
 int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
+    options.dryRun = dryRunText(parseDryRun(options.dryRun, context.err()));
     validate(options);
     auto& project = options.project;
     // complete: what the cluster serves decides the namespace kind and the egress mechanism
@@ -312,6 +332,7 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     auto existing = checkExistingNamespace(context, options);
     std::vector<std::string> done;
     std::vector<std::string> lines;
+    bool egressChanged = false;
     for (const auto& planned : plan.objects) {
         // A namespace that does not exist yet cannot hold dry-run objects: stop after it.
         if (serverDryRun && !existing && planned.ref.namespaced) {
@@ -322,14 +343,20 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
             break;
         }
         auto result = writeObject(context, planned, serverDryRun, done);
+        egressChanged |= existing && !serverDryRun && isEgressPolicy(planned.ref) &&
+                         result.outcome != "unchanged";
         printed.push_back(result.object);
         done.push_back(planned.displayName() + " " + result.outcome);
         lines.push_back(planned.displayName() + " " + result.outcome +
                         (serverDryRun ? " (server dry run)" : ""));
     }
     if (!serverDryRun) {
-        for (const auto& name : pruneStale(context, plan, project.name, done))
+        for (const auto& name : pruneStale(context, plan, project.name, done)) {
             lines.push_back(name + " deleted (no longer wanted)");
+            egressChanged |= existing && (name.find("networkpolic") != std::string::npos ||
+                                          name.find("egressfirewall") != std::string::npos);
+        }
+        if (egressChanged) warnEgressChanged(context, options);
         waitForQuotaStatus(context, project.name);
     }
     if (!options.output.empty()) {
@@ -392,11 +419,13 @@ void registerProjectCreate(CLI::App& project, CommandHost& host) {
         ->add_option("--egress", options->egress,
                      "Named-host mechanism: auto|networkpolicy|egressfirewall|cilium")
         ->capture_default_str();
+    command->add_flag("--force", options->force,
+                      "Allow --allow-cidr 0.0.0.0/0 or ::/0 (egress to every address)");
     command->add_flag("--adopt", options->adopt,
                       "Turn an existing namespace rossoctl did not create into a project");
-    command->add_flag("--dry-run{client}", options->dryRun,
-                      "client: print the objects, write nothing; server: the apiserver checks "
-                      "them (dryRun=All), stores nothing");
+    addDryRunFlag(command, options->dryRun,
+                  "client: print the objects, write nothing; server: the apiserver checks "
+                  "them (dryRun=All), stores nothing");
     command->add_option("-o,--output", options->output, "Print the objects: yaml|json|name");
     command->add_flag("--no-check", options->noCheck,
                       "Skip the live check that the default-deny policy is enforced");

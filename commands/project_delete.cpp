@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "conventions.hpp"
 #include "project_common.hpp"
 #include "registry.hpp"
 #include "rossoctl/kube/api_error.hpp"
@@ -98,6 +99,7 @@ void waitUntilGone(app::Context& context, const std::string& name,
 }
 
 int runProjectDelete(app::Context& context, ProjectDeleteOptions& options) {
+    options.name = objectName(options.name, {namespaceType()}, "project");
     model::validateProjectName(options.name);
     auto timeout = app::parseDuration(options.timeout, "--timeout");
     if (!options.yes && !context.streams().inIsTty)

@@ -2,6 +2,7 @@
 // sandboxes of a project.
 #include <fmt/format.h>
 
+#include "conventions.hpp"
 #include "project_common.hpp"
 #include "registry.hpp"
 #include "rossoctl/kube/api_error.hpp"
@@ -140,6 +141,7 @@ void printHuman(app::Context& context, const json& info) {
 }
 
 int runProjectDescribe(app::Context& context, ProjectDescribeOptions& options) {
+    options.name = objectName(options.name, {namespaceType()}, "project");
     model::validateDnsLabel(options.name, "project name");
     auto format = ui::OutputFormat::Table;
     if (!options.output.empty()) format = ui::parseOutputFormat(options.output, {"json", "yaml"});

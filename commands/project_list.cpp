@@ -1,10 +1,12 @@
 // rossoctl project list: the namespaces rossoctl made into sandbox projects.
 #include <fmt/format.h>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/model/pod.hpp"
 #include "rossoctl/model/project.hpp"
+#include "rossoctl/ui/jsonpath.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -12,20 +14,33 @@ namespace {
 using nlohmann::json;
 
 struct ProjectListOptions {
+    std::string selector;
     OutputFlags output;
 };
 
 int runProjectList(app::Context& context, ProjectListOptions& options) {
     auto format = ui::OutputFormat::Table;
-    if (!options.output.output.empty()) format = ui::parseOutputFormat(options.output.output);
+    const bool templated = isTemplateOutput(options.output.output);
+    if (!options.output.output.empty() && !templated)
+        format = ui::parseOutputFormat(options.output.output);
+    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
+    printTemplate(ignored, options.output, {}, false);
     kube::ListOptions listOptions;
-    listOptions.labelSelector = std::string(model::kSandboxProjectLabel) + "=true";
+    listOptions.labelSelector = std::string(model::kSandboxProjectLabel) + "=true" +
+                                (options.selector.empty() ? "" : "," + options.selector);
     auto list = context.client().list(kube::resources::namespaces(), "", listOptions);
     json items = list.value("items", json::array());
     for (auto& item : items) {
+        if (!options.output.showManagedFields) item = ui::withoutManagedFields(std::move(item));
         item["apiVersion"] = "v1";
         item["kind"] = "Namespace";
     }
+    if (!options.output.sortBy.empty()) {
+        std::vector<json> sorted(items.begin(), items.end());
+        ui::sortByPath(sorted, options.output.sortBy);
+        items = json(sorted);
+    }
+    if (printTemplate(context.out(), options.output, {items.begin(), items.end()}, false)) return 0;
     switch (format) {
         case ui::OutputFormat::Json:
             ui::printJson(context.out(), ui::asList(items));
@@ -71,6 +86,8 @@ void registerProjectList(CLI::App& project, CommandHost& host) {
     auto options = std::make_shared<ProjectListOptions>();
     auto* command = project.add_subcommand(
         "list", "List sandbox projects (namespaces labelled rossoctl.dev/sandbox-project=true)");
+    command->alias("ls");
+    addSelectorFlag(command, options->selector);
     addOutputFlags(command, options->output, "table|wide|json|yaml|name");
     command->footer(
         "Examples:\n"

@@ -4,6 +4,7 @@
 
 #include <iostream>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/exec.hpp"
@@ -53,6 +54,7 @@ json runningPod(app::Context& context, const std::string& ns, const std::string&
 
 int runExec(app::Context& context, ExecCommandOptions& options) {
     // validate
+    options.name = objectName(options.name, {sandboxType()}, "sandbox");
     model::validateDnsSubdomain(options.name, "sandbox name");
     if (!options.container.empty()) model::validateDnsLabel(options.container, "--container");
     if (options.command.empty())

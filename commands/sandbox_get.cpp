@@ -1,6 +1,7 @@
-// rossoctl sandbox get S: one Sandbox with whether it is Ready, why not, and its pod.
+// rossoctl sandbox get S...: sandboxes with whether they are Ready, why not, and their pods.
 #include <fmt/format.h>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
 #include "rossoctl/model/sandbox.hpp"
@@ -9,47 +10,66 @@ namespace rossoctl::commands {
 namespace {
 
 struct GetOptions {
-    std::string name;
+    std::vector<std::string> names;  // NAME or sandbox/NAME, as -o name prints them
     OutputFlags output;
 };
 
 int runGet(app::Context& context, GetOptions& options) {
     // validate
-    model::validateDnsSubdomain(options.name, "sandbox name");
-    auto format = ui::parseOutputFormat(options.output.output);
+    const auto names = objectNames(options.names, {sandboxType()}, "sandbox");
+    for (const auto& name : names) model::validateDnsSubdomain(name, "sandbox name");
+    const bool templated = isTemplateOutput(options.output.output);
+    auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
+    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
+    printTemplate(ignored, options.output, {}, false);
     // complete
     const std::string ns = context.namespaceName();
     auto ref = context.discovery().sandboxes();
-    // run
+    // run: every name is looked up; a missing one is reported after the found ones are printed
     auto& client = context.client();
-    auto sandbox = client.getIfExists(ref, ns, options.name);
-    if (!sandbox)
-        throw Error(fmt::format(
-            "sandbox \"{}\" not found in namespace \"{}\"; see the sandboxes there with "
-            "\"rossoctl sandbox list -n {}\"",
-            options.name, ns, ns));
-    app::Agent agent{{model::WorkloadType::Sandbox, ref}, *sandbox};
-    if (app::printObjects(context.out(), format, {agent}, true)) return 0;
-    std::string pod = app::agentPodName(client, agent);
-    auto table = app::sandboxTable(false);
-    app::addSandboxRow(table, *sandbox, pod, context.clock().now(), false);
-    ui::printTable(context.out(), table, options.output.noHeaders,
-                   format == ui::OutputFormat::Wide);
-    return 0;
+    std::vector<app::Agent> found;
+    std::vector<std::string> missing;
+    for (const auto& name : names) {
+        auto sandbox = client.getIfExists(ref, ns, name);
+        if (sandbox)
+            found.push_back({{model::WorkloadType::Sandbox, ref}, *sandbox});
+        else
+            missing.push_back(name);
+    }
+    std::vector<nlohmann::json> objects;
+    for (const auto& agent : found) objects.push_back(agent.object);
+    const bool single = names.size() == 1;
+    const bool printed =
+        found.empty() || printTemplate(context.out(), options.output, objects, single) ||
+        app::printObjects(context.out(), format, found, single, options.output.showManagedFields);
+    if (!printed) {
+        auto table = app::sandboxTable(false);
+        for (const auto& agent : found)
+            app::addSandboxRow(table, agent.object, app::agentPodName(client, agent),
+                               context.clock().now(), false);
+        ui::printTable(context.out(), table, options.output.noHeaders,
+                       format == ui::OutputFormat::Wide);
+    }
+    for (const auto& name : missing)
+        context.err() << fmt::format(
+            "error: sandbox \"{}\" not found in namespace \"{}\"; see the sandboxes there with "
+            "\"rossoctl sandbox list -n {}\"\n",
+            name, ns, ns);
+    return missing.empty() ? kExitOk : kExitError;
 }
 
 }  // namespace
 
 void registerSandboxGet(CLI::App& sandbox, CommandHost& host) {
     auto options = std::make_shared<GetOptions>();
-    auto* command = sandbox.add_subcommand("get", "Show one sandbox: Ready, reason, pod, age");
-    command->add_option("name", options->name, "Sandbox name")->required();
+    auto* command = sandbox.add_subcommand("get", "Show sandboxes: Ready, reason, pod, age");
+    command->add_option("name", options->names, "Sandbox names (NAME or sandbox/NAME)")->required();
     addOutputFlags(command, options->output, "table|wide|json|yaml|name");
     command->footer(
         "Examples:\n"
         "  rossoctl sandbox get orders -n team1\n"
-        "  rossoctl sandbox get orders -o wide\n"
-        "  rossoctl sandbox get orders -o yaml\n"
+        "  rossoctl sandbox get orders billing -o wide\n"
+        "  rossoctl sandbox list -o name | xargs rossoctl sandbox get -o yaml\n"
         "\n"
         "Exit codes: 0 found, 1 not found or API error, 2 invalid arguments.");
     onRun(command, host, options, &runGet);

@@ -2,8 +2,10 @@
 #include <algorithm>
 #include <map>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
+#include "rossoctl/ui/jsonpath.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -12,6 +14,7 @@ constexpr int kPageSize = 500;  // kubectl's chunk size
 
 struct ListOptions {
     bool allNamespaces = false;
+    std::string selector;
     OutputFlags output;
 };
 
@@ -26,16 +29,26 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
         podByOwner.emplace(uid, pod);  // newest first: keep the first
     auto table = app::sandboxTable(options.allNamespaces);
     const auto now = context.clock().now();
+    auto addRow = [&](const nlohmann::json& sandbox) {
+        auto pod = podByOwner.find(sandbox["metadata"].value("uid", ""));
+        app::addSandboxRow(table, sandbox, pod == podByOwner.end() ? "" : pod->second, now,
+                           options.allNamespaces);
+    };
+    std::vector<nlohmann::json> sorted;  // --sort-by: every sandbox first, then the rows
     kube::ListOptions paged;
     paged.limit = kPageSize;
+    paged.labelSelector = options.selector;
     client.listPages(ref, ns, paged, [&](const nlohmann::json& page) {
         for (const auto& sandbox : page.value("items", nlohmann::json::array())) {
-            auto pod = podByOwner.find(sandbox["metadata"].value("uid", ""));
-            app::addSandboxRow(table, sandbox, pod == podByOwner.end() ? "" : pod->second, now,
-                               options.allNamespaces);
+            if (options.output.sortBy.empty())
+                addRow(sandbox);
+            else
+                sorted.push_back(sandbox);
         }
         return true;
     });
+    if (!options.output.sortBy.empty()) ui::sortByPath(sorted, options.output.sortBy);
+    for (const auto& sandbox : sorted) addRow(sandbox);
     if (table.rows.empty()) {
         context.err() << (ns.empty() ? std::string("No sandboxes found.")
                                      : "No sandboxes found in namespace \"" + ns + "\".")
@@ -49,7 +62,10 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
 
 int runList(app::Context& context, ListOptions& options) {
     // validate
-    auto format = ui::parseOutputFormat(options.output.output);
+    const bool templated = isTemplateOutput(options.output.output);
+    auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
+    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
+    printTemplate(ignored, options.output, {}, false);
     // complete
     const std::string ns = options.allNamespaces ? "" : context.namespaceName();
     auto ref = context.discovery().sandboxes();
@@ -57,15 +73,22 @@ int runList(app::Context& context, ListOptions& options) {
     auto& client = context.client();
     if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide)
         return printTablePaged(context, options, ref, ns, format);
-    nlohmann::json sandboxes = client.list(ref, ns)["items"];
+    kube::ListOptions selected;
+    selected.labelSelector = options.selector;
+    nlohmann::json sandboxes = client.list(ref, ns, selected)["items"];
+    if (printTemplate(context.out(), options.output, {sandboxes.begin(), sandboxes.end()}, false))
+        return 0;
     std::vector<app::Agent> objects;
     for (auto& sandbox : sandboxes)
         objects.push_back({{model::WorkloadType::Sandbox, ref}, std::move(sandbox)});
-    std::stable_sort(objects.begin(), objects.end(), [](const app::Agent& a, const app::Agent& b) {
+    std::stable_sort(objects.begin(), objects.end(), [&](const app::Agent& a, const app::Agent& b) {
+        if (!options.output.sortBy.empty())
+            return ui::lessByPath(a.object, b.object, options.output.sortBy);
         return std::make_pair(a.namespaceName(), a.name()) <
                std::make_pair(b.namespaceName(), b.name());
     });
-    app::printObjects(context.out(), format, objects, false);  // json, yaml or name
+    app::printObjects(context.out(), format, objects, false,
+                      options.output.showManagedFields);  // json, yaml or name
     return 0;
 }
 
@@ -77,6 +100,7 @@ void registerSandboxList(CLI::App& sandbox, CommandHost& host) {
     command->alias("ls");
     command->add_flag("-A,--all-namespaces", options->allNamespaces,
                       "List sandboxes in every namespace");
+    addSelectorFlag(command, options->selector);
     addOutputFlags(command, options->output, "table|wide|json|yaml|name");
     command->footer(
         "Examples:\n"

@@ -26,7 +26,9 @@ struct PoolOptions {
 int runSandboxPool(app::Context& context, PoolOptions& options) {
     // validate
     if (options.size < 0 || options.size > 100)
-        throw UsageError("--size is required: the number of warm pods, 0 to 100 (0 empties it)");
+        throw UsageError(fmt::format(
+            "invalid --size {}: the number of warm pods is 0 to 100 (0 empties the pool)",
+            options.size));
     model::validateImageReference(options.image, "--image");
     if (model::parseQuantity(options.cpu, "--cpu") <= 0)
         throw UsageError("--cpu must be more than 0");

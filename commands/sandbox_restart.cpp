@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/model/validation.hpp"
 
@@ -75,7 +76,7 @@ class RestartReporter {
 std::vector<std::string> selectSandboxes(app::Context& context, const kube::ResourceRef& ref,
                                          const std::string& ns,
                                          const RestartCommandOptions& options) {
-    if (!options.names.empty()) return options.names;
+    if (!options.names.empty()) return objectNames(options.names, {sandboxType()}, "sandbox");
     kube::ListOptions list;
     list.labelSelector = options.selector;
     std::vector<std::string> names;
@@ -86,7 +87,8 @@ std::vector<std::string> selectSandboxes(app::Context& context, const kube::Reso
 
 int runRestart(app::Context& context, RestartCommandOptions& options) {
     // validate
-    for (const auto& name : options.names) model::validateDnsSubdomain(name, "sandbox name");
+    for (const auto& name : objectNames(options.names, {sandboxType()}, "sandbox"))
+        model::validateDnsSubdomain(name, "sandbox name");
     const int ways = (options.names.empty() ? 0 : 1) + (options.selector.empty() ? 0 : 1) +
                      (options.all ? 1 : 0);
     if (ways == 0) throw UsageError("name the sandboxes to restart, or use -l SELECTOR or --all");
@@ -140,7 +142,7 @@ void registerSandboxRestart(CLI::App& sandbox, CommandHost& host) {
     auto options = std::make_shared<RestartCommandOptions>();
     auto* command = sandbox.add_subcommand(
         "restart", "Replace sandboxes' pods and wait until the new pods are Ready");
-    command->add_option("sandboxes", options->names, "Sandbox names");
+    command->add_option("sandboxes", options->names, "Sandbox names (NAME or sandbox/NAME)");
     command->add_option("-l,--selector", options->selector,
                         "Restart the sandboxes matching this label selector");
     command->add_flag("--all", options->all, "Restart every sandbox in the namespace");

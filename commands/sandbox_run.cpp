@@ -124,6 +124,12 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     request.command = options.command;
     request.keep = options.keep;
     request.fromPool = options.fromPool;
+    // Checked before anything runs: finding out after the code ran loses its artifacts.
+    if (!options.artifacts.empty() && std::filesystem::exists(options.artifacts) &&
+        !std::filesystem::is_directory(options.artifacts))
+        throw UsageError(fmt::format(
+            "--artifacts {}: not a directory; give a directory (it is created if missing)",
+            options.artifacts));
     request.collect = !options.artifacts.empty();
     request.artifactsDir = options.artifacts;
     request.artifactLimits.maxBytes = parseCap(options.artifactsMaxBytes, "--artifacts-max-bytes");
@@ -174,9 +180,7 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
                 "warning: output truncated: {} bytes past --output-max-bytes {} were dropped\n",
                 capped->dropped, options.outputMaxBytes);
     if (json) {
-        context.out() << app::run::runResultJson(outcome, stdoutText, stderrText)
-                             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                      << '\n';
+        ui::printJson(context.out(), app::run::runResultJson(outcome, stdoutText, stderrText));
     }
     const std::string podState = outcome.deleted ? "deleted" : "kept";
     if (!outcome.killedWhy.empty())

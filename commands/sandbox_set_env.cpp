@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
@@ -26,7 +27,7 @@ struct SetEnvOptions {
     std::string envFile;
     bool list = false;
     bool restart = false;
-    bool dryRun = false;
+    std::string dryRun;  // none, client, server (bare --dry-run: client)
     std::string output;
     std::string timeout = "2m";
 };
@@ -54,10 +55,22 @@ std::chrono::milliseconds conflictBackoff(int attempt, std::mt19937& random) {
     return std::chrono::milliseconds(std::uniform_int_distribution<int>(base / 2, base)(random));
 }
 
+// The Sandbox, or the hint where to look when there is none (with the -n in use).
+json getSandbox(app::Context& context, const kube::ResourceRef& ref, const std::string& ns,
+                const std::string& name) {
+    auto sandbox = context.client().getIfExists(ref, ns, name);
+    if (!sandbox)
+        throw Error(fmt::format(
+            "sandbox \"{}\" not found in namespace \"{}\"; see the sandboxes there with "
+            "\"rossoctl sandbox list -n {}\"",
+            name, ns, ns));
+    return *sandbox;
+}
+
 int listEnv(app::Context& context, const kube::ResourceRef& ref, const std::string& ns,
             const std::string& name, const SetEnvOptions& options,
             std::optional<ui::OutputFormat> format) {
-    json sandbox = context.client().get(ref, ns, name);
+    json sandbox = getSandbox(context, ref, ns, name);
     json& container =
         model::selectContainer(podSpecOf(sandbox, name), options.container, "sandbox/" + name);
     if (format) {
@@ -88,16 +101,18 @@ int restartPod(app::Context& context, const kube::ResourceRef& ref, const std::s
 int runSetEnv(app::Context& context, SetEnvOptions& options) {
     // validate: every argument, before any request
     if (options.arguments.empty())
-        throw UsageError("a sandbox name is required: rossoctl sandbox set-env SANDBOX NAME=VALUE");
-    const std::string name = options.arguments.front();
+        throw UsageError(
+            "SANDBOX is required: rossoctl sandbox set-env SANDBOX NAME=VALUE... (or NAME-)");
+    const std::string name = objectName(options.arguments.front(), {sandboxType()}, "sandbox");
     model::validateDnsSubdomain(name, "sandbox name");
+    const DryRun dryRun = parseDryRun(options.dryRun, context.err());
     const std::vector<std::string> edits(options.arguments.begin() + 1, options.arguments.end());
     std::optional<ui::OutputFormat> format;
     if (!options.output.empty()) format = ui::parseOutputFormat(options.output, {"json", "yaml"});
     if (!options.container.empty()) model::validateDnsLabel(options.container, "-c/--container");
     if (options.list && (!edits.empty() || !options.envFile.empty() || options.restart))
         throw UsageError("--list shows the variables; it takes no changes and no --restart");
-    if (options.dryRun && options.restart)
+    if (dryRun != DryRun::None && options.restart)
         throw UsageError("--dry-run writes nothing, so there is nothing to --restart");
     const auto timeout = app::parseDuration(options.timeout, "--timeout");
     std::vector<model::EnvVar> fromFile;
@@ -116,9 +131,9 @@ int runSetEnv(app::Context& context, SetEnvOptions& options) {
     // run: GET, change, PUT with resourceVersion; on 409 read again and redo the same change
     std::mt19937 random(std::random_device{}());
     kube::WriteOptions write;
-    write.dryRun = options.dryRun;
+    write.dryRun = dryRun == DryRun::Server;
     for (int attempt = 1;; ++attempt) {
-        json sandbox = context.client().get(ref, ns, name);
+        json sandbox = getSandbox(context, ref, ns, name);
         json& container =
             model::selectContainer(podSpecOf(sandbox, name), options.container, "sandbox/" + name);
         const model::EnvEditResult edit = model::applyEnvChange(container, change);
@@ -133,9 +148,10 @@ int runSetEnv(app::Context& context, SetEnvOptions& options) {
             context.out() << "sandbox/" << name << ": environment unchanged\n";
             return kExitOk;
         }
-        json written;
+        json written = sandbox;  // --dry-run=client: the changed object, never sent
         try {
-            written = context.client().update(ref, ns, sandbox, write);
+            if (dryRun != DryRun::Client)
+                written = context.client().update(ref, ns, sandbox, write);
         } catch (const kube::ApiError& error) {
             if (!error.isConflict() || attempt >= kMaxAttempts) {
                 if (error.isConflict())
@@ -148,15 +164,17 @@ int runSetEnv(app::Context& context, SetEnvOptions& options) {
             context.clock().sleepFor(conflictBackoff(attempt, random));
             continue;
         }
-        const std::string dry = options.dryRun ? " (server dry run)" : "";
+        const std::string dry = dryRun == DryRun::Server   ? " (server dry run)"
+                                : dryRun == DryRun::Client ? " (dry run)"
+                                                           : "";
         if (format == ui::OutputFormat::Json)
-            ui::printJson(context.out(), written);
+            ui::printJson(context.out(), ui::withoutManagedFields(written));
         else if (format == ui::OutputFormat::Yaml)
-            ui::printYaml(context.out(), written);
+            ui::printYaml(context.out(), ui::withoutManagedFields(written));
         else
             context.out() << fmt::format("sandbox/{} env updated{}: {}\n", name, dry,
                                          model::summarizeEnvEdit(edit));
-        if (options.dryRun) return kExitOk;
+        if (dryRun != DryRun::None) return kExitOk;
         if (!options.restart) {
             context.err() << fmt::format(
                 "note: the running pod still has the old environment (the controller does not "
@@ -175,10 +193,10 @@ void registerSandboxSetEnv(CLI::App& sandbox, CommandHost& host) {
     auto options = std::make_shared<SetEnvOptions>();
     auto* command = sandbox.add_subcommand(
         "set-env", "Set, add or remove environment variables in a sandbox's pod template");
-    command
-        ->add_option("sandbox_and_changes", options->arguments,
-                     "SANDBOX, then NAME=VALUE to set (or add) and NAME- to remove")
-        ->required();
+    // Not required here: the command says what is missing in the words --help uses.
+    command->add_option("SANDBOX", options->arguments,
+                        "SANDBOX (or sandbox/NAME), then NAME=VALUE to set (or add) and NAME- to "
+                        "remove");
     command->add_option("-c,--container", options->container,
                         "Container to edit (default: \"agent\", else the only container)");
     command->add_option("--from-env-file", options->envFile,
@@ -191,8 +209,9 @@ void registerSandboxSetEnv(CLI::App& sandbox, CommandHost& host) {
         ->add_option("--timeout", options->timeout,
                      "With --restart: how long to wait for the new pod")
         ->capture_default_str();
-    command->add_flag("--dry-run", options->dryRun,
-                      "Send the change as a server-side dry run; nothing is stored");
+    addDryRunFlag(command, options->dryRun,
+                  "client: print the changed Sandbox, send nothing; server: the apiserver checks "
+                  "the change, stores nothing");
     command->add_option("-o,--output", options->output,
                         "Print the written Sandbox (or with --list the env) as json|yaml");
     command->footer(

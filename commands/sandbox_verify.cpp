@@ -5,6 +5,7 @@
 #include <mutex>
 #include <thread>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
@@ -45,6 +46,7 @@ std::vector<std::string> sandboxNames(app::Context& context, const kube::Resourc
 
 int runVerify(app::Context& context, VerifyCommandOptions& options) {
     // validate
+    options.names = objectNames(options.names, {sandboxType()}, "sandbox");
     for (const auto& name : options.names) model::validateDnsSubdomain(name, "sandbox name");
     if (options.names.empty() && !options.all)
         throw UsageError("name the sandboxes to verify, or use --all");

@@ -42,6 +42,7 @@ int runVersion(app::Context& context, VersionOptions& options) {
 }  // namespace
 
 void registerVersion(CLI::App& root, CommandHost& host) {
+    root.set_version_flag("--version", "rossoctl v" ROSSOCTL_VERSION, "Print the client version");
     auto options = std::make_shared<VersionOptions>();
     auto* command = root.add_subcommand("version", "Print the client and server versions");
     command->add_flag("--client", options->clientOnly, "Client version only (no request)");

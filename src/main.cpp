@@ -7,6 +7,7 @@
 #include <iostream>
 #include <thread>
 
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/context.hpp"
 #include "rossoctl/app/process_hardening.hpp"
@@ -108,25 +109,6 @@ void addGlobalFlags(CLI::App& root, app::GlobalOptions& globals) {
         ->group(group);
 }
 
-// One line on stderr for a command-line mistake, naming where help is.
-int reportParseError(const CLI::App& root, const CLI::ParseError& e) {
-    std::string where = "rossoctl";
-    const CLI::App* app = &root;
-    while (app != nullptr) {
-        auto selected = app->get_subcommands();
-        if (selected.empty()) break;
-        app = selected.front();
-        where += " " + app->get_name();
-    }
-    std::string message = e.what();
-    while (!message.empty() && message.back() == '\n') message.pop_back();
-    for (auto& ch : message)
-        if (ch == '\n') ch = ' ';
-    std::cerr << "error: " << message << " (see '" << where << " --help')\n";
-    // sandbox run keeps 1 and 2 for the code it runs: its own failures are 125, as in docker run.
-    return where == "rossoctl sandbox run" ? 125 : kExitUsage;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,7 +125,8 @@ int main(int argc, char** argv) {
     root.fallthrough();  // global flags work before and after the subcommand
     root.set_help_all_flag("--help-all", "Help for every command");
     root.footer(
-        "Exit codes: 0 success, 1 error, 2 usage error, 3 a sandbox boundary does not hold.\n"
+        "Exit codes: 0 success, 1 error, 2 usage error, 3 a sandbox boundary does not hold;\n"
+        "sandbox run passes on the code's own status and uses 124/125 for its own failures.\n"
         "Run 'rossoctl COMMAND --help' for more about a command.");
     addGlobalFlags(root, globals);
 
@@ -154,16 +137,9 @@ int main(int argc, char** argv) {
     commands::registerManpage(root, host);
     commands::registerGroups(root, host);
 
-    try {
-        root.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        return root.exit(e);
-    } catch (const CLI::CallForAllHelp& e) {
-        return root.exit(e);
-    } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) return root.exit(e);
-        return reportParseError(root, e);
-    }
+    const int parseExit = commands::parseCommandLine(
+        root, std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+    if (parseExit >= 0) return parseExit;
     if (root.get_subcommands().empty()) {
         std::cout << root.help();
         return 0;

@@ -81,10 +81,10 @@ bool Agent::managed() const {
 }
 
 std::vector<Agent> listAgents(kube::Client& client, kube::Discovery& discovery,
-                              const std::string& ns) {
+                              const std::string& ns, const std::string& selector) {
     std::vector<Agent> agents;
     kube::ListOptions options;
-    options.labelSelector = managedSelector();
+    options.labelSelector = managedSelector() + (selector.empty() ? "" : "," + selector);
     for (const auto& kind : servedAgentKinds(discovery)) {
         json list = client.list(kind.ref, ns, options);
         for (auto& item : list["items"]) agents.push_back({kind, std::move(item)});
@@ -229,7 +229,7 @@ void addSandboxRow(ui::Table& table, const json& sandbox, const std::string& pod
 }
 
 bool printObjects(std::ostream& out, ui::OutputFormat format, const std::vector<Agent>& agents,
-                  bool single) {
+                  bool single, bool showManagedFields) {
     if (format == ui::OutputFormat::Name) {
         for (const auto& agent : agents)
             out << typeName(agent.kind.ref) << '/' << agent.name() << '\n';
@@ -239,6 +239,7 @@ bool printObjects(std::ostream& out, ui::OutputFormat format, const std::vector<
     json items = json::array();
     for (const auto& agent : agents) items.push_back(agent.object);
     json document = single && items.size() == 1 ? items[0] : ui::asList(items);
+    if (!showManagedFields) document = ui::withoutManagedFields(std::move(document));
     if (format == ui::OutputFormat::Json)
         ui::printJson(out, document);
     else

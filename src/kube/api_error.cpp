@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <string>
 #include <utility>
@@ -137,6 +138,32 @@ bool looksLikeStatus(const nlohmann::json& body) {
     return body.contains("status") && body.contains("reason") && body.contains("message");
 }
 
+// A Status can quote the URL the apiserver dialed: for exec that is the node's address with the
+// whole command (a probe script, kilobytes) in its query. The user gets scheme, host and path.
+std::string elideUrls(std::string message) {
+    constexpr size_t kLongPath = 60;
+    for (size_t start = 0; (start = message.find("://", start)) != std::string::npos;) {
+        size_t begin = start;
+        while (begin > 0 && std::isalpha(static_cast<unsigned char>(message[begin - 1]))) --begin;
+        size_t end = start + 3;
+        while (end < message.size() && !std::isspace(static_cast<unsigned char>(message[end])) &&
+               message[end] != '"' && message[end] != '\'')
+            ++end;
+        std::string url = message.substr(begin, end - begin);
+        const size_t query = url.find('?');
+        const size_t path = url.find('/', start - begin + 3);
+        if (query != std::string::npos || url.size() > kLongPath) {
+            std::string shortened = url.substr(0, std::min(query, url.size()));
+            if (shortened.size() > kLongPath && path != std::string::npos)
+                shortened = shortened.substr(0, std::max(path, kLongPath));
+            url = shortened + "...";
+        }
+        message.replace(begin, end - begin, url);
+        start = begin + url.size();
+    }
+    return message;
+}
+
 }  // namespace
 
 ApiError::ApiError(long code, std::string reason, std::string message,
@@ -157,7 +184,7 @@ ApiError apiErrorFromResponse(long httpStatus, const std::string& body) {
         }
         std::string reason = stringField(parsed, "reason");
         if (reason.empty()) reason = reasonForStatus(code);
-        std::string message = stringField(parsed, "message");
+        std::string message = elideUrls(stringField(parsed, "message"));
         if (message.empty()) message = genericMessage(code);
         nlohmann::json details = parsed.value("details", nlohmann::json::object());
         return ApiError(code, std::move(reason), std::move(message), causesOf(details), details);

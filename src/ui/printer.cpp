@@ -87,6 +87,14 @@ void printNames(std::ostream& out, const nlohmann::json& objects, const std::str
     }
 }
 
+nlohmann::json withoutManagedFields(nlohmann::json value) {
+    if (value.is_object() && value.contains("metadata") && value["metadata"].is_object())
+        value["metadata"].erase("managedFields");
+    if (value.is_object() && value.contains("items") && value["items"].is_array())
+        for (auto& item : value["items"]) item = withoutManagedFields(std::move(item));
+    return value;
+}
+
 nlohmann::json asList(const nlohmann::json& items) {
     return {{"apiVersion", "v1"},
             {"kind", "List"},

@@ -14,6 +14,15 @@ namespace {
 
 using nlohmann::json;
 
+// What a YAML 1.1 reader (PyYAML, go-yaml v2) would type: timestamps ("2026-01-02T03:04:05Z")
+// and yes/no/on/off. kubectl quotes them, so the value reads back as the string it is.
+bool readsAsOtherTypeInYaml11(const std::string& text) {
+    static const std::regex timestamp(
+        R"(\d{4}-\d\d?-\d\d?([Tt ]|\s+)?(\d\d?:\d\d:\d\d(\.\d*)?\s*(Z|[-+]\d\d?(:\d\d)?)?)?)");
+    static const std::regex boolean("y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF");
+    return std::regex_match(text, timestamp) || std::regex_match(text, boolean);
+}
+
 // YAML 1.2 core schema: only plain (untagged, unquoted) scalars are typed.
 json typedScalar(const YAML::Node& node) {
     const std::string& text = node.Scalar();
@@ -95,7 +104,8 @@ void emit(YAML::Emitter& out, const json& value) {
             } catch (...) {
                 reparsed = nullptr;
             }
-            if (text.empty() || !reparsed.is_string() || reparsed != value)
+            if (text.empty() || !reparsed.is_string() || reparsed != value ||
+                readsAsOtherTypeInYaml11(text))
                 out << YAML::DoubleQuoted << text;
             else
                 out << text;

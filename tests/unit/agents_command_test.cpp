@@ -168,14 +168,16 @@ TEST_CASE("agents import creates the workload then the AgentRuntime", "[agents]"
     host.runtimeGroup();
     host.sandboxGroup();
     for (int i = 0; i < 5; ++i) host.server.reply(404, kNotFound);  // 4 types + runtime
+    host.server.reply(200, R"({"items":[]})");                      // limitranges
     host.server.reply(201, R"({"metadata":{"name":"orders"}})");
     host.server.reply(201, R"({"metadata":{"name":"orders"}})");
     REQUIRE(host.run({"agents", "import", "from-image", "--name", "orders", "--container-image",
                       "nginx:1.27", "--deployment-type", "deployment"}) == 0);
     auto sent = host.sent();
-    REQUIRE(sent.size() == 9);
-    CHECK(sent[7] == "POST /apis/apps/v1/namespaces/team1/deployments");
-    CHECK(sent[8] == "POST /apis/agent.rossoctl.dev/v1alpha1/namespaces/team1/agentruntimes");
+    REQUIRE(sent.size() == 10);
+    CHECK(sent[7] == "GET /api/v1/namespaces/team1/limitranges");
+    CHECK(sent[8] == "POST /apis/apps/v1/namespaces/team1/deployments");
+    CHECK(sent[9] == "POST /apis/agent.rossoctl.dev/v1alpha1/namespaces/team1/agentruntimes");
     CHECK(host.out.str() ==
           "deployment.apps/orders created\nagentruntime.agent.rossoctl.dev/orders created\n");
     CHECK(host.err.str().find("rossoctl agents wait orders -n team1") != std::string::npos);
@@ -186,6 +188,7 @@ TEST_CASE("agents import says what exists when the AgentRuntime cannot be create
     host.runtimeGroup();
     host.sandboxGroup();
     for (int i = 0; i < 5; ++i) host.server.reply(404, kNotFound);
+    host.server.reply(200, R"({"items":[]})");  // limitranges
     host.server.reply(201, R"({"metadata":{"name":"orders"}})");
     host.server.reply(403, R"({"kind":"Status","code":403,"reason":"Forbidden",)"
                            R"("message":"agentruntimes is forbidden"})");
@@ -201,6 +204,7 @@ TEST_CASE("agents import warns once and writes the workload alone without the CR
     host.runtimeGroup(/*served=*/false);
     host.sandboxGroup();
     for (int i = 0; i < 4; ++i) host.server.reply(404, kNotFound);
+    host.server.reply(200, R"({"items":[]})");  // limitranges
     host.server.reply(201, R"({"metadata":{"name":"orders"}})");
     REQUIRE(host.run({"agents", "import", "from-image", "--name", "orders", "--containerImage",
                       "nginx", "--dry-run=server"}) == 0);

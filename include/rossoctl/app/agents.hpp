@@ -40,7 +40,7 @@ struct Agent {
 
 // Every rossoctl-managed agent in ns ("" = every namespace), sorted by namespace then name.
 std::vector<Agent> listAgents(kube::Client& client, kube::Discovery& discovery,
-                              const std::string& ns);
+                              const std::string& ns, const std::string& selector = "");
 // Every workload of any agent type named `name` in ns, managed or not.
 std::vector<Agent> findWorkloads(kube::Client& client, kube::Discovery& discovery,
                                  const std::string& ns, const std::string& name);
@@ -71,6 +71,6 @@ void addSandboxRow(ui::Table& table, const nlohmann::json& sandbox, const std::s
 
 // Prints objects as -o json|yaml (one object, or a List) or name; false for table formats.
 bool printObjects(std::ostream& out, ui::OutputFormat format, const std::vector<Agent>& agents,
-                  bool single);
+                  bool single, bool showManagedFields = false);
 
 }  // namespace rossoctl::app

@@ -26,6 +26,10 @@ void printYaml(std::ostream& out, const nlohmann::json& value);
 // "sandbox.agents.x-k8s.io/orders" for each object (kubectl's -o name).
 void printNames(std::ostream& out, const nlohmann::json& objects, const std::string& typeName);
 
+// The object (or each item of a List) without metadata.managedFields, as kubectl prints them
+// unless --show-managed-fields.
+nlohmann::json withoutManagedFields(nlohmann::json value);
+
 // A List of objects in the shape kubectl prints for -o json/yaml.
 nlohmann::json asList(const nlohmann::json& items);
 

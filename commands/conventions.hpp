@@ -1,0 +1,84 @@
+#pragma once
+// The kubectl conventions every command shares: --dry-run's three modes, TYPE/NAME arguments,
+// and usage errors worded as kubectl words them (unknown command/flag, exit 2).
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace rossoctl::commands {
+
+// --- --dry-run=none|client|server --------------------------------------------------------------
+
+enum class DryRun { None, Client, Server };
+
+// Adds --dry-run[=none|client|server] to command; bare --dry-run means client, as in kubectl.
+void addDryRunFlag(CLI::App* command, std::string& mode, const std::string& description);
+
+// The mode a --dry-run value names. "true"/"false" are accepted with kubectl's deprecation
+// note on warnings; anything else throws UsageError.
+DryRun parseDryRun(const std::string& mode, std::ostream& warnings);
+// "", "client" or "server": the word messages use.
+std::string dryRunText(DryRun mode);
+
+// How --help and the man page spell an option: "--dry-run[=client]" for a flag with a value.
+std::string optionDisplayName(const CLI::Option* option);
+// Makes app's help (and that of the commands added to it afterwards) spell options that way.
+void useKubectlHelp(CLI::App& app);
+
+// -l/--selector on a list, as kubectl spells it.
+void addSelectorFlag(CLI::App* command, std::string& selector);
+
+// --- -o jsonpath=... / custom-columns=... / --sort-by -----------------------------------------
+
+struct OutputFlags;
+
+// True for -o jsonpath=TEMPLATE and -o custom-columns=SPEC (checked when printed).
+bool isTemplateOutput(const std::string& output);
+
+// Prints objects for a template -o (sorted by --sort-by first); false for any other -o, so the
+// command prints them its own way. One object is the document for get NAME, else a List.
+bool printTemplate(std::ostream& out, const OutputFlags& flags, std::vector<nlohmann::json> objects,
+                   bool single);
+
+// --- TYPE/NAME ------------------------------------------------------------------------------
+
+// The type prefixes a name argument may carry, as kubectl accepts them: "sandbox",
+// "sandboxes", "sandbox.agents.x-k8s.io", ...
+struct ObjectType {
+    std::string singular;              // "sandbox"
+    std::string plural;                // "sandboxes"
+    std::string group;                 // "agents.x-k8s.io"; "" for the core group
+    std::vector<std::string> aliases;  // short names: "sts", "deploy", "ns"
+};
+
+const ObjectType& sandboxType();
+const ObjectType& namespaceType();  // a project is a namespace; "project" is accepted too
+// The workload types an agent can be: deployment, statefulset, job, sandbox.
+const std::vector<ObjectType>& agentTypes();
+
+// "sandbox.agents.x-k8s.io/orders" -> "orders" when the prefix names one of types; a bare
+// name is returned as it is. A prefix of another type throws UsageError naming what is taken.
+std::string objectName(const std::string& argument, const std::vector<ObjectType>& types,
+                       const std::string& what);
+
+// objectName for each argument, in order, each name once ("restart a a" restarts a once).
+std::vector<std::string> objectNames(const std::vector<std::string>& arguments,
+                                     const std::vector<ObjectType>& types, const std::string& what);
+
+// --- usage errors ----------------------------------------------------------------------------
+
+// argv as pflag reads it: "--size -1" joined into "--size=-1" (a negative number reaches the
+// option's check instead of being read as a flag) and "-o=name" split into "-o" "name".
+std::vector<std::string> normalizeArguments(const CLI::App& root, std::vector<std::string> args);
+
+// Parses args (without argv[0]) and on a command-line mistake prints kubectl's wording on err and
+// returns the exit code (2); returns -1 when the line parsed. Help requests print help, return 0.
+int parseCommandLine(CLI::App& root, const std::vector<std::string>& args, std::ostream& out,
+                     std::ostream& err);
+
+// The known word nearest to typed (edit distance at most 2, or typed is a prefix); "" if none.
+std::string nearestWord(const std::string& typed, const std::vector<std::string>& known);
+
+}  // namespace rossoctl::commands

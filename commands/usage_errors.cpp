@@ -1,0 +1,204 @@
+// Command-line mistakes worded as kubectl words them: unknown command (with the nearest one),
+// unknown flag, a flag's bad value; each names the flag or argument as --help shows it, exit 2.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "conventions.hpp"
+#include "rossoctl/errors.hpp"
+
+namespace rossoctl::commands {
+namespace {
+
+constexpr int kExitRunUsage = 125;
+
+bool isNegativeNumber(const std::string& word) {
+    return word.size() > 1 && word[0] == '-' &&
+           std::all_of(word.begin() + 1, word.end(),
+                       [](unsigned char c) { return std::isdigit(c) || c == '.'; });
+}
+
+bool visible(const CLI::App* app) {
+    return !app->get_name().empty() && app->get_name().rfind("__", 0) != 0;
+}
+
+// The option a flag names on app or (global flags fall through) on an ancestor.
+const CLI::Option* findFlag(const CLI::App* app, const std::string& flag) {
+    for (; app != nullptr; app = app->get_parent())
+        for (const CLI::Option* option : app->get_options())
+            if (!option->get_positional() && option->check_name(flag)) return option;
+    return nullptr;
+}
+
+bool takesValue(const CLI::Option* option) {
+    return option->get_type_size_max() > 0 && option->get_expected_min() > 0;
+}
+
+const CLI::App* findSubcommand(const CLI::App* app, const std::string& word) {
+    for (const CLI::App* sub : app->get_subcommands({}))
+        if (sub->check_name(word)) return sub;
+    return nullptr;
+}
+
+bool takesArguments(const CLI::App* app) {
+    for (const CLI::Option* option : app->get_options())
+        if (option->get_positional()) return true;
+    return false;
+}
+
+struct Mistake {
+    std::string message;
+    std::string where;  // "rossoctl sandbox"
+};
+
+// Walks the line the way the parser does and names the first word that cannot be right.
+std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::string>& args,
+                                   std::string& where) {
+    const CLI::App* app = &root;
+    where = "rossoctl";
+    bool argumentSeen = false;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& word = args[i];
+        if (word == "--") break;
+        if (word.size() > 1 && word[0] == '-' && !isNegativeNumber(word)) {
+            const bool longFlag = word.rfind("--", 0) == 0;
+            const std::string flag = word.substr(0, longFlag ? word.find('=') : 2);
+            const CLI::Option* option = findFlag(app, flag);
+            if (option == nullptr) {
+                if (longFlag) return Mistake{"unknown flag: " + flag, where};
+                return Mistake{
+                    fmt::format("unknown shorthand flag: '{}' in {}", flag.substr(1), word), where};
+            }
+            const bool joined = longFlag ? word.find('=') != std::string::npos : word.size() > 2;
+            if (takesValue(option) && !joined) {
+                if (i + 1 >= args.size()) return Mistake{"flag needs an argument: " + word, where};
+                ++i;
+            }
+            continue;
+        }
+        if (argumentSeen) continue;
+        if (const CLI::App* sub = findSubcommand(app, word)) {
+            app = sub;
+            where += " " + sub->get_name();
+            continue;
+        }
+        if (!app->get_subcommands(visible).empty() && !takesArguments(app)) {
+            std::vector<std::string> known;
+            for (const CLI::App* sub : app->get_subcommands(visible)) {
+                known.push_back(sub->get_name());
+                for (const auto& alias : sub->get_aliases()) known.push_back(alias);
+            }
+            std::string message = fmt::format("unknown command \"{}\" for \"{}\"", word, where);
+            const std::string nearest = nearestWord(word, known);
+            if (!nearest.empty()) message += fmt::format("; did you mean \"{}\"?", nearest);
+            return Mistake{message, where};
+        }
+        argumentSeen = true;
+    }
+    if (!app->get_subcommands(visible).empty() && app != &root) {
+        std::string commands;
+        for (const CLI::App* sub : app->get_subcommands(visible))
+            commands += (commands.empty() ? "" : ", ") + sub->get_name();
+        return Mistake{fmt::format("\"{}\" needs a command: {}", where, commands), where};
+    }
+    return std::nullopt;
+}
+
+// CLI11's own wording for what findMistake does not catch, in kubectl's terms.
+std::string rewordParseError(const CLI::ParseError& error) {
+    std::string message = error.what();
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    // "Could not convert: --size = abc"
+    const std::string convert = "Could not convert: ";
+    if (message.rfind(convert, 0) == 0) {
+        const std::string rest = message.substr(convert.size());
+        const size_t equals = rest.find(" = ");
+        if (equals != std::string::npos)
+            return fmt::format("invalid argument \"{}\" for \"{}\" flag: not a number",
+                               rest.substr(equals + 3), rest.substr(0, equals));
+    }
+    return message;
+}
+
+}  // namespace
+
+std::string nearestWord(const std::string& typed, const std::vector<std::string>& known) {
+    std::string best;
+    size_t bestDistance = 3;  // kubectl suggests within an edit distance of 2
+    for (const auto& word : known) {
+        if (!typed.empty() && word.rfind(typed, 0) == 0) return word;
+        // Levenshtein distance, one row at a time; a swap of two letters counts once.
+        std::vector<size_t> previous(word.size() + 1), current(word.size() + 1), before;
+        for (size_t j = 0; j <= word.size(); ++j) previous[j] = j;
+        for (size_t i = 1; i <= typed.size(); ++i) {
+            current[0] = i;
+            for (size_t j = 1; j <= word.size(); ++j) {
+                const size_t cost = typed[i - 1] == word[j - 1] ? 0 : 1;
+                current[j] =
+                    std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
+                if (i > 1 && j > 1 && typed[i - 1] == word[j - 2] && typed[i - 2] == word[j - 1])
+                    current[j] = std::min(current[j], before[j - 2] + 1);
+            }
+            before = previous;
+            previous = current;
+        }
+        if (previous[word.size()] < bestDistance) {
+            bestDistance = previous[word.size()];
+            best = word;
+        }
+    }
+    return best;
+}
+
+std::vector<std::string> normalizeArguments(const CLI::App& root, std::vector<std::string> args) {
+    const CLI::App* app = &root;
+    std::vector<std::string> joined;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& word = args[i];
+        if (word == "--") {
+            joined.insert(joined.end(), args.begin() + static_cast<long>(i), args.end());
+            break;
+        }
+        if (const CLI::App* sub = findSubcommand(app, word)) app = sub;
+        if (word.size() > 2 && word[0] == '-' && word[1] != '-' && word[2] == '=') {
+            const CLI::Option* shortFlag = findFlag(app, word.substr(0, 2));
+            if (shortFlag && takesValue(shortFlag)) {
+                joined.push_back(word.substr(0, 2));
+                joined.push_back(word.substr(3));
+                continue;
+            }
+        }
+        const CLI::Option* option = word.rfind("--", 0) == 0 && word.find('=') == std::string::npos
+                                        ? findFlag(app, word)
+                                        : nullptr;
+        if (option && takesValue(option) && i + 1 < args.size() && isNegativeNumber(args[i + 1])) {
+            joined.push_back(word + "=" + args[i + 1]);
+            ++i;
+            continue;
+        }
+        joined.push_back(word);
+    }
+    return joined;
+}
+
+int parseCommandLine(CLI::App& root, const std::vector<std::string>& args, std::ostream& out,
+                     std::ostream& err) {
+    std::vector<std::string> reversed = normalizeArguments(root, args);
+    std::reverse(reversed.begin(), reversed.end());
+    try {
+        root.parse(reversed);
+        return -1;
+    } catch (const CLI::ParseError& error) {
+        if (error.get_exit_code() == 0) return root.exit(error, out, err);
+        std::string where;
+        auto mistake = findMistake(root, args, where);
+        const std::string message = mistake ? mistake->message : rewordParseError(error);
+        err << "error: " << message << " (see '" << where << " --help')\n";
+        // sandbox run keeps 1 and 2 for the code it runs: its own failures are 125, as in docker.
+        return where == "rossoctl sandbox run" ? kExitRunUsage : kExitUsage;
+    }
+}
+
+}  // namespace rossoctl::commands

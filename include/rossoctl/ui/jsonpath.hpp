@@ -1,0 +1,29 @@
+#pragma once
+// kubectl's -o jsonpath=TEMPLATE, -o custom-columns=SPEC and --sort-by=PATH, for the subset
+// of JSONPath kubectl users write: .field, ['field'], [n], [*], {range}...{end}, {"text"}.
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace rossoctl::ui {
+
+// Every value PATH (".metadata.name", "{.items[*].metadata.name}") finds in value.
+// Throws UsageError on a path it cannot read.
+std::vector<nlohmann::json> findPath(const nlohmann::json& value, const std::string& path);
+
+// Prints a jsonpath template ("{.items[*].metadata.name}") against value, as kubectl does:
+// several results separated by spaces, strings without quotes, no newline added.
+void printJsonPath(std::ostream& out, const nlohmann::json& value, const std::string& text);
+
+// custom-columns=NAME:.metadata.name,READY:.status.ready over each item; "<none>" if missing.
+void printCustomColumns(std::ostream& out, const std::vector<nlohmann::json>& items,
+                        const std::string& spec, bool noHeaders);
+
+// Sorts items by the first value path finds in each (numbers by value, else as text); a stable
+// sort, so items without the field keep their order.
+void sortByPath(std::vector<nlohmann::json>& items, const std::string& path);
+// The order sortByPath uses: a before b.
+bool lessByPath(const nlohmann::json& a, const nlohmann::json& b, const std::string& path);
+
+}  // namespace rossoctl::ui

@@ -1,0 +1,478 @@
+// The command line the way a kubectl user types it (issue 21): --dry-run's three modes, usage
+// errors worded as kubectl words them, TYPE/NAME arguments, not-found hints. Offline: the whole
+// CLI parses argv exactly as main does and talks to a scripted server.
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <sstream>
+
+#include "conventions.hpp"
+#include "kube_fakes.hpp"
+#include "registry.hpp"
+#include "rossoctl/kube/api_error.hpp"
+#include "rossoctl/ui/jsonpath.hpp"
+#include "temp_dir.hpp"
+
+using namespace rossoctl;
+using nlohmann::json;
+using rossoctl::testing::FakeClock;
+using rossoctl::testing::FakeServer;
+using rossoctl::testing::FakeTransport;
+
+namespace {
+
+// The whole command tree, as main builds it, over a FakeServer; run() parses like main.
+class CliHost : public commands::CommandHost {
+  public:
+    CliHost() {
+        globals_.config.server = "https://api.test:6443";
+        globals_.config.token = "t0ken";
+        root_.name("rossoctl");
+        root_.fallthrough();
+        root_.add_option("-n,--namespace", globals_.config.namespaceName, "The namespace");
+        root_.add_option("--kubeconfig", globals_.config.kubeconfig, "Path to the kubeconfig");
+        commands::registerVersion(root_, *this);
+        commands::registerCompletion(root_, *this);
+        commands::registerGroups(root_, *this);
+    }
+    app::Context& context() override {
+        if (!context_) {
+            kube::Environment env;
+            env.getenv = [](const std::string&) { return std::optional<std::string>{}; };
+            env.inClusterDir = "/nonexistent";
+            if (globals_.config.namespaceName.empty()) globals_.config.namespaceName = "team1";
+            context_ = std::make_unique<app::Context>(
+                app::Streams{in_, out, err}, globals_, clock, env,
+                [this](const kube::RestConfig&, const kube::CancelFlag*) {
+                    return std::make_unique<FakeTransport>(server);
+                },
+                nullptr);
+        }
+        return *context_;
+    }
+    CLI::App& root() override { return root_; }
+
+    int run(const std::vector<std::string>& args) {
+        const int parsed = commands::parseCommandLine(root_, args, out, err);
+        return parsed >= 0 ? parsed : exitCode();
+    }
+    void sandboxGroup() {
+        server.reply(200, R"({"kind":"APIGroup","name":"agents.x-k8s.io","versions":[)"
+                          R"({"version":"v1alpha1"}],"preferredVersion":{"version":"v1alpha1"}})");
+    }
+    std::vector<std::string> sent() const {
+        std::vector<std::string> lines;
+        for (const auto& request : server.requests) {
+            std::string path = request.url.substr(std::string("https://api.test:6443").size());
+            lines.push_back(request.method + " " + path);
+        }
+        return lines;
+    }
+
+    FakeClock clock;
+    FakeServer server;
+    std::ostringstream out, err;
+
+  private:
+    std::istringstream in_;
+    app::GlobalOptions globals_;
+    CLI::App root_{"rossoctl"};
+    std::unique_ptr<app::Context> context_;
+};
+
+long lineCount(const std::string& text) {
+    return std::count(text.begin(), text.end(), '\n');
+}
+
+const std::string kNotFound = R"({"kind":"Status","code":404,"reason":"NotFound"})";
+
+std::string sandboxJson(const std::string& name, const std::string& env = "") {
+    return json{
+        {"apiVersion", "agents.x-k8s.io/v1alpha1"},
+        {"kind", "Sandbox"},
+        {"metadata", {{"name", name}, {"namespace", "team1"}, {"resourceVersion", "7"}}},
+        {"spec",
+         {{"podTemplate",
+           {{"spec",
+             {{"containers",
+               json::array({{{"name", "agent"},
+                             {"image", "busybox"},
+                             {"env", env.empty() ? json::array()
+                                                 : json::array({{{"name", env},
+                                                                 {"value", "1"}}})}}})}}}}}}}}
+        .dump();
+}
+
+}  // namespace
+
+// --- (2) --dry-run=none|client|server ---------------------------------------------------------
+
+TEST_CASE("--dry-run: bare is client, =server is taken, anything else is a usage error",
+          "[conventions][dry-run]") {
+    std::ostringstream warnings;
+    using commands::DryRun;
+    CHECK(commands::parseDryRun("", warnings) == DryRun::None);
+    CHECK(commands::parseDryRun("none", warnings) == DryRun::None);
+    CHECK(commands::parseDryRun("client", warnings) == DryRun::Client);
+    CHECK(commands::parseDryRun("server", warnings) == DryRun::Server);
+    CHECK(warnings.str().empty());
+    CHECK(commands::parseDryRun("true", warnings) == DryRun::Client);
+    CHECK(warnings.str().find("--dry-run=true is deprecated (boolean value) and can be replaced "
+                              "with --dry-run=client") != std::string::npos);
+    CHECK(commands::parseDryRun("false", warnings) == DryRun::None);
+    CHECK_THROWS_WITH(commands::parseDryRun("maybe", warnings),
+                      Catch::Contains("must be \"none\", \"client\" or \"server\""));
+}
+
+TEST_CASE("set-env: bare --dry-run is client (nothing sent but the GET), =server sends dryRun=All",
+          "[conventions][dry-run]") {
+    {
+        CliHost host;
+        host.sandboxGroup();
+        host.server.reply(200, sandboxJson("orders"));
+        REQUIRE(host.run({"sandbox", "set-env", "orders", "A=1", "--dry-run", "-o", "json"}) == 0);
+        for (const auto& request : host.server.requests) CHECK(request.method == "GET");
+        auto printed = json::parse(host.out.str());
+        CHECK(printed["spec"]["podTemplate"]["spec"]["containers"][0]["env"][0]["name"] == "A");
+    }
+    {
+        CliHost host;
+        host.sandboxGroup();
+        host.server.reply(200, sandboxJson("orders"));
+        host.server.reply(200, sandboxJson("orders", "A"));
+        REQUIRE(host.run({"sandbox", "set-env", "orders", "A=1", "--dry-run=server"}) == 0);
+        REQUIRE(host.server.requests.size() == 3);
+        CHECK(host.server.requests[2].method == "PUT");
+        CHECK(host.server.requests[2].url.find("dryRun=All") != std::string::npos);
+        CHECK(host.out.str().find("(server dry run)") != std::string::npos);
+    }
+    {
+        CliHost host;
+        CHECK(host.run({"sandbox", "set-env", "orders", "A=1", "--dry-run=maybe"}) == kExitUsage);
+        CHECK(host.server.requests.empty());
+    }
+}
+
+TEST_CASE("--help renders --dry-run[=client], never --dry-run{client}", "[conventions][dry-run]") {
+    for (auto path :
+         std::vector<std::vector<std::string>>{{"sandbox", "set-env", "--help"},
+                                               {"project", "create", "--help"},
+                                               {"agents", "import", "from-image", "--help"}}) {
+        CliHost host;
+        CHECK(host.run(path) == 0);
+        INFO(host.out.str());
+        CHECK(host.out.str().find("--dry-run[=client]") != std::string::npos);
+        CHECK(host.out.str().find("{client}") == std::string::npos);
+    }
+}
+
+TEST_CASE("agents import and project create take all three --dry-run modes",
+          "[conventions][dry-run]") {
+    CliHost bad;
+    CHECK(bad.run({"project", "create", "team9", "--dry-run=later"}) == kExitUsage);
+    CHECK(bad.err.str().find("invalid argument \"later\" for \"--dry-run\" flag") !=
+          std::string::npos);
+    CHECK(bad.server.requests.empty());
+}
+
+// --- (3) typos and usage errors ---------------------------------------------------------------
+
+TEST_CASE("a mistyped command is named, with the nearest one, exit 2", "[conventions][usage]") {
+    struct Case {
+        std::vector<std::string> args;
+        std::string message;
+    };
+    std::vector<Case> cases = {
+        {{"sandbox", "lsit"},
+         "error: unknown command \"lsit\" for \"rossoctl sandbox\"; did you mean \"list\"? (see "
+         "'rossoctl sandbox --help')"},
+        {{"sandbx", "list"},
+         "unknown command \"sandbx\" for \"rossoctl\"; did you mean \"sandbox\"?"},
+        {{"sandbox", "delete", "orders"}, "unknown command \"delete\" for \"rossoctl sandbox\""},
+        {{"project", "lis"}, "did you mean \"list\"?"},
+        {{"sandbox", "list", "--namespcae", "x"}, "error: unknown flag: --namespcae"},
+        {{"sandbox", "list", "-Z"}, "unknown shorthand flag: 'Z' in -Z"},
+        {{"sandbox", "get", "orders", "-n"}, "flag needs an argument: -n"},
+        {{"sandbox"}, "\"rossoctl sandbox\" needs a command: list, get"},
+        {{"sandbox", "pool", "--size", "abc"},
+         "invalid argument \"abc\" for \"--size\" flag: not a number"},
+    };
+    for (const auto& c : cases) {
+        CliHost host;
+        INFO(c.args.front() << " " << (c.args.size() > 1 ? c.args[1] : ""));
+        CHECK(host.run(c.args) == kExitUsage);
+        CHECK(host.err.str().find(c.message) != std::string::npos);
+        CHECK(host.err.str().find("not expected") == std::string::npos);
+        CHECK(lineCount(host.err.str()) == 1);
+        CHECK(host.server.requests.empty());
+    }
+}
+
+TEST_CASE("usage errors name the argument as --help shows it", "[conventions][usage]") {
+    CliHost host;
+    CHECK(host.run({"sandbox", "set-env"}) == kExitUsage);
+    CHECK(host.err.str().find("sandbox_and_changes") == std::string::npos);
+    CHECK(host.err.str().find("SANDBOX is required") != std::string::npos);
+    CliHost help;
+    CHECK(help.run({"sandbox", "set-env", "--help"}) == 0);
+    CHECK(help.out.str().find("SANDBOX") != std::string::npos);
+}
+
+TEST_CASE("pool --size -1 reaches the range check instead of reading as a flag",
+          "[conventions][usage]") {
+    CliHost host;
+    CHECK(host.run({"sandbox", "pool", "--size", "-1"}) == kExitUsage);
+    CHECK(host.err.str().find("0 to 100") != std::string::npos);
+    CHECK(host.err.str().find("is required") == std::string::npos);
+    CHECK(host.server.requests.empty());
+}
+
+TEST_CASE("nearestWord: edit distance 2 or a prefix, else nothing", "[conventions][usage]") {
+    const std::vector<std::string> known{"list", "get", "set-env", "restart"};
+    CHECK(commands::nearestWord("lsit", known) == "list");
+    CHECK(commands::nearestWord("rsetart", known) == "restart");
+    CHECK(commands::nearestWord("set", known) == "set-env");
+    CHECK(commands::nearestWord("delete", known).empty());
+}
+
+// --- (4) TYPE/NAME --------------------------------------------------------------------------
+
+TEST_CASE("TYPE/NAME as -o name prints it is taken wherever a name is", "[conventions][names]") {
+    using commands::objectName;
+    const std::vector<commands::ObjectType> sandbox{commands::sandboxType()};
+    for (auto spelling : {"orders", "sandbox/orders", "sandboxes/orders",
+                          "sandbox.agents.x-k8s.io/orders", "Sandbox/orders"})
+        CHECK(objectName(spelling, sandbox, "sandbox") == "orders");
+    CHECK_THROWS_WITH(objectName("deployment.apps/orders", sandbox, "sandbox"),
+                      Catch::Contains("is not a sandbox"));
+    CHECK(objectName("deployment.apps/web", commands::agentTypes(), "agent") == "web");
+    CHECK(objectName("sts/db", commands::agentTypes(), "agent") == "db");
+    CHECK(objectName("namespace/team1", {commands::namespaceType()}, "project") == "team1");
+    CHECK(commands::objectNames({"a", "sandbox/a", "b"}, sandbox, "sandbox") ==
+          std::vector<std::string>{"a", "b"});
+}
+
+TEST_CASE("sandbox get takes several names and TYPE/NAME; a missing one is hinted with -n",
+          "[conventions][names]") {
+    CliHost host;
+    host.sandboxGroup();
+    host.server.reply(200, sandboxJson("orders"));
+    host.server.reply(404, kNotFound);
+    host.server.reply(200, R"({"items":[]})");  // pods of orders
+    CHECK(host.run({"sandbox", "get", "sandbox.agents.x-k8s.io/orders", "sandboxes/ghost", "-n",
+                    "team1"}) == kExitError);
+    CHECK(host.out.str().find("orders") != std::string::npos);
+    CHECK(host.err.str().find("sandbox \"ghost\" not found in namespace \"team1\"; see the "
+                              "sandboxes there with \"rossoctl sandbox list -n team1\"") !=
+          std::string::npos);
+    CliHost bad;
+    CHECK(bad.run({"sandbox", "get", "deployment.apps/orders"}) == kExitUsage);
+    CHECK(bad.server.requests.empty());
+}
+
+TEST_CASE("sandbox restart orders orders restarts and prints once", "[conventions][names]") {
+    CliHost host;
+    host.sandboxGroup();
+    host.server.reply(404, kNotFound);  // GET sandbox orders
+    CHECK(host.run({"sandbox", "restart", "orders", "sandbox/orders", "--wait=false"}) ==
+          kExitError);
+    int gets = 0;
+    for (const auto& line : host.sent())
+        if (line.find("/sandboxes/orders") != std::string::npos) ++gets;
+    CHECK(gets == 1);
+    CHECK(lineCount(host.err.str()) == 1);
+}
+
+// --- (7) not-found hints --------------------------------------------------------------------
+
+TEST_CASE("set-env of a missing sandbox gets the hint with the -n in use", "[conventions][hints]") {
+    CliHost host;
+    host.sandboxGroup();
+    host.server.reply(404, kNotFound);
+    CHECK(host.run({"sandbox", "set-env", "ordres", "A=1", "-n", "shop"}) == kExitError);
+    CHECK(host.err.str().find("Error from server") == std::string::npos);
+    CHECK(host.err.str().find("\"rossoctl sandbox list -n shop\"") != std::string::npos);
+}
+
+TEST_CASE("project delete of a missing project says it does not exist", "[conventions][hints]") {
+    CliHost host;
+    host.server.reply(404, kNotFound);
+    CHECK(host.run({"project", "delete", "project/ghost", "--yes"}) == kExitError);
+    CHECK(host.err.str().find("project \"ghost\" does not exist") != std::string::npos);
+    CHECK(host.err.str().find("project create") == std::string::npos);
+}
+
+// --- (5) list conventions -------------------------------------------------------------------
+
+TEST_CASE("-l/--selector reaches every list's request", "[conventions][list]") {
+    {
+        CliHost host;
+        host.sandboxGroup();
+        host.server.reply(200, R"({"items":[]})");
+        CHECK(host.run({"sandbox", "list", "-l", "tier=web", "-o", "json"}) == 0);
+        CHECK(host.server.requests.back().url.find("labelSelector=tier%3Dweb") !=
+              std::string::npos);
+    }
+    {
+        CliHost host;
+        host.server.reply(200, R"({"items":[]})");
+        CHECK(host.run({"project", "ls", "--selector", "team=a", "-o", "name"}) == 0);
+        CHECK(host.server.requests.back().url.find("team%3Da") != std::string::npos);
+        CHECK(host.server.requests.back().url.find("sandbox-project%3Dtrue") != std::string::npos);
+    }
+}
+
+TEST_CASE("-o=name is -o name; --version prints the version", "[conventions][list]") {
+    CliHost host;
+    host.server.reply(200, R"({"items":[{"metadata":{"name":"team1"}}]})");
+    CHECK(host.run({"project", "list", "-o=name"}) == 0);
+    CHECK(host.out.str() == "namespace/team1\n");
+    CliHost version;
+    CHECK(version.run({"--version"}) == 0);
+    CHECK(version.out.str().find("rossoctl v") == 0);
+}
+
+// --- (6) output parity ----------------------------------------------------------------------
+
+TEST_CASE("-o yaml/json hide managedFields unless --show-managed-fields", "[conventions][output]") {
+    const std::string withFields =
+        R"({"metadata":{"name":"team1","creationTimestamp":"2026-01-02T03:04:05Z",)"
+        R"("managedFields":[{"manager":"rossoctl"}]}})";
+    CliHost host;
+    host.server.reply(200, "{\"items\":[" + withFields + "]}");
+    CHECK(host.run({"project", "list", "-o", "yaml"}) == 0);
+    CHECK(host.out.str().find("managedFields") == std::string::npos);
+    CHECK(host.out.str().find("kind: List") != std::string::npos);
+    // PyYAML would read an unquoted timestamp as a datetime: quoted, as kubectl prints it.
+    CHECK(host.out.str().find("creationTimestamp: \"2026-01-02T03:04:05Z\"") != std::string::npos);
+    CliHost shown;
+    shown.server.reply(200, "{\"items\":[" + withFields + "]}");
+    CHECK(shown.run({"project", "list", "-o", "json", "--show-managed-fields"}) == 0);
+    CHECK(shown.out.str().find("managedFields") != std::string::npos);
+    CHECK(shown.out.str().find("\n    \"apiVersion\"") != std::string::npos);  // 4 spaces
+}
+
+TEST_CASE("YAML quotes what a YAML 1.1 reader would retype", "[conventions][output]") {
+    std::ostringstream out;
+    ui::printYaml(out, json{{"answer", "yes"}, {"at", "2026-01-02"}, {"name", "orders"}});
+    CHECK(out.str().find("at: \"2026-01-02\"") != std::string::npos);
+    CHECK(out.str().find("answer: \"yes\"") != std::string::npos);
+    CHECK(out.str().find("name: orders") != std::string::npos);
+}
+
+// --- (8) waits that know better -------------------------------------------------------------
+
+TEST_CASE("agents wait on a suspended sandbox fails at once, without watching",
+          "[conventions][wait]") {
+    CliHost host;
+    host.sandboxGroup();
+    host.server.reply(404, kNotFound);  // deployment
+    host.server.reply(404, kNotFound);  // statefulset
+    host.server.reply(404, kNotFound);  // job
+    host.server.reply(200, R"({"metadata":{"name":"orders","resourceVersion":"5",)"
+                           R"("labels":{"app.kubernetes.io/managed-by":"rossoctl"}},)"
+                           R"("spec":{"replicas":0}})");
+    CHECK(host.run({"agents", "wait", "sandbox/orders", "--timeout", "10m"}) == kExitError);
+    CHECK(host.err.str().find("will not become Ready: it is suspended") != std::string::npos);
+    for (const auto& line : host.sent()) CHECK(line.find("watch") == std::string::npos);
+}
+
+// --- (9) the small ones ---------------------------------------------------------------------
+
+TEST_CASE("project create --allow-cidr 0.0.0.0/0 is refused without --force",
+          "[conventions][small]") {
+    for (auto cidr : {"0.0.0.0/0", "::/0"}) {
+        CliHost host;
+        CHECK(host.run({"project", "create", "team9", "--allow-cidr", cidr}) == kExitUsage);
+        CHECK(host.err.str().find("add --force") != std::string::npos);
+        CHECK(host.server.requests.empty());
+    }
+}
+
+TEST_CASE("sandbox run --artifacts naming a file is refused before anything runs",
+          "[conventions][small]") {
+    CliHost host;
+    rossoctl::testing::TempDir dir;
+    const std::string file = dir.path() + "/file.txt";
+    std::ofstream(file) << "x";
+    CHECK(host.run({"sandbox", "run", "--artifacts", file, "--", "true"}) != 0);
+    CHECK(host.err.str().find("not a directory") != std::string::npos);
+    CHECK(host.server.requests.empty());
+}
+
+// --- (7) no internal URL reaches the user ---------------------------------------------------
+
+TEST_CASE("a Status quoting the node's exec URL is shown without its query",
+          "[conventions][hints]") {
+    const std::string script(6000, 'x');
+    const std::string body =
+        json{{"kind", "Status"},
+             {"code", 500},
+             {"message",
+              "error dialing backend: dial tcp: Get \"https://10.0.0.5:10250/exec/team1/"
+              "orders/agent?command=sh&command=-c&command=" +
+                  script + "\": connection refused"}}
+            .dump();
+    const auto error = kube::apiErrorFromResponse(500, body);
+    const std::string message = error.what();
+    CHECK(message.size() < 300);
+    CHECK(message.find("https://10.0.0.5:10250/exec/") != std::string::npos);
+    CHECK(message.find("command=") == std::string::npos);
+    CHECK(message.find("connection refused") != std::string::npos);
+}
+
+TEST_CASE("-o jsonpath=, -o custom-columns= and --sort-by on a list", "[conventions][list]") {
+    const std::string items = R"({"items":[{"metadata":{"name":"zeta","labels":{"tier":"web"}}},)"
+                              R"({"metadata":{"name":"alpha"}}]})";
+    {
+        CliHost host;
+        host.server.reply(200, items);
+        CHECK(host.run({"project", "list", "-o", "jsonpath={.items[*].metadata.name}"}) == 0);
+        CHECK(host.out.str() == "zeta alpha");  // kubectl adds no newline
+    }
+    {
+        CliHost host;
+        host.server.reply(200, items);
+        CHECK(host.run({"project", "list", "--sort-by=.metadata.name", "-o",
+                        R"(jsonpath={range .items[*]}{.metadata.name}{"\n"}{end})"}) == 0);
+        CHECK(host.out.str() == "alpha\nzeta\n");
+    }
+    {
+        CliHost host;
+        host.server.reply(200, items);
+        CHECK(host.run({"project", "list",
+                        "-o=custom-columns=NAME:.metadata.name,TIER:.metadata."
+                        "labels.tier"}) == 0);
+        CHECK(host.out.str() == "NAME    TIER\nzeta    web\nalpha   <none>\n");
+    }
+    {
+        CliHost host;
+        CHECK(host.run({"project", "list", "-o", "custom-columns=NAME"}) == kExitUsage);
+        CHECK(host.run({"sandbox", "list", "--sort-by", "{.metadata[name"}) == kExitUsage);
+        CHECK(host.server.requests.empty());
+    }
+}
+
+TEST_CASE("jsonpath reads fields, indexes, quoted keys and every element", "[conventions][list]") {
+    const json object = {{"a", {{"b.c", 1}, {"list", {1, 2, 3}}}}};
+    CHECK(ui::findPath(object, ".a['b.c']") == std::vector<json>{1});
+    CHECK(ui::findPath(object, "{.a.list[-1]}") == std::vector<json>{3});
+    CHECK(ui::findPath(object, ".a.list[*]").size() == 3);
+    CHECK(ui::findPath(object, ".missing.field").empty());
+}
+
+TEST_CASE("agents import --cpu over the project's LimitRange max: exit 2, nothing written",
+          "[conventions][wait]") {
+    CliHost host;
+    host.server.reply(200, R"({"kind":"APIGroup","name":"agent.rossoctl.dev",)"
+                           R"("versions":[{"version":"v1alpha1"}]})");
+    host.sandboxGroup();
+    for (int i = 0; i < 5; ++i) host.server.reply(404, kNotFound);  // 4 types + runtime
+    host.server.reply(200, R"({"items":[{"metadata":{"name":"sandbox-limits"},"spec":{"limits":)"
+                           R"([{"type":"Container","max":{"cpu":"2","memory":"4Gi"}}]}}]})");
+    CHECK(host.run({"agents", "import", "from-image", "--name", "orders", "--containerImage",
+                    "nginx", "--cpu", "10", "-n", "team1"}) == kExitUsage);
+    CHECK(host.err.str().find("--cpu 10 is more than a container may have in namespace team1 "
+                              "(max cpu 2, LimitRange sandbox-limits); nothing was created") !=
+          std::string::npos);
+    for (const auto& request : host.server.requests) CHECK(request.method == "GET");
+}
