@@ -2,15 +2,10 @@
 // the AgentRuntime pointing at it, created (never overwritten) in one namespace.
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "registry.hpp"
 #include "rossoctl/app/agent_import.hpp"
 #include "rossoctl/app/agents.hpp"
+#include "rossoctl/app/env_file.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -35,19 +30,6 @@ struct ImportOptions {
     std::string output;
 };
 
-std::string readEnvFile(const std::string& path) {
-    if (std::filesystem::is_directory(path))
-        throw UsageError(fmt::format("--envVarsFile: \"{}\" is a directory; give a file", path));
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw UsageError(
-            fmt::format("--envVarsFile: cannot read \"{}\": {}", path, std::strerror(errno)));
-    std::stringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw UsageError(fmt::format("--envVarsFile: cannot read \"{}\"", path));
-    return text.str();
-}
-
 // Every flag checked; nothing here sends a request.
 app::ImportRequest validate(const ImportOptions& options) {
     app::ImportRequest request;
@@ -67,8 +49,7 @@ app::ImportRequest validate(const ImportOptions& options) {
     request.imagePullSecret = options.imagePullSecret;
     std::vector<model::EnvVar> fromFile, fromFlags;
     if (!options.envVarsFile.empty())
-        fromFile = model::parseEnvFile(readEnvFile(options.envVarsFile),
-                                       "--envVarsFile " + options.envVarsFile);
+        fromFile = app::readEnvFile(options.envVarsFile, "--envVarsFile");
     for (const auto& assignment : options.envVars) {
         auto var = model::parseEnvAssignment(assignment, "--envVar");
         for (const auto& earlier : fromFlags)

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <random>
 #include <thread>
 
 #include "rossoctl/app/sandbox_pod.hpp"
@@ -19,10 +18,9 @@ namespace {
 
 constexpr milliseconds kProbeTimeout{30000};
 
-std::string randomHex(size_t length) {
-    std::random_device random;
+std::string randomHex(Random& random, size_t length) {
     std::string out;
-    while (out.size() < length) out += fmt::format("{:08x}", random());
+    while (out.size() < length) out += fmt::format("{:08x}", random.next());
     return out.substr(0, length);
 }
 
@@ -214,8 +212,9 @@ class Verification {
             return result;
         }
         const CanaryPlace place = canaryPlace(inputs_.pod, inputs_.container);
-        const std::string path = place.directory + "/.rossoctl-canary-" + randomHex(16);
-        const std::string content = "rossoctl canary " + randomHex(32);
+        const std::string path =
+            place.directory + "/.rossoctl-canary-" + randomHex(client_.random(), 16);
+        const std::string content = "rossoctl canary " + randomHex(client_.random(), 32);
         const auto written = exec(client_, podName_, canaryWriteCommand(path, content));
         if (auto problem = canaryWriteProblem(written, content); !problem.empty()) {
             result.livePart.evidence.push_back(
