@@ -13,6 +13,7 @@
 #include "rossoctl/app/agent_import.hpp"
 #include "rossoctl/app/agents.hpp"
 #include "rossoctl/app/limit_range.hpp"
+#include "rossoctl/app/env_file.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -37,19 +38,6 @@ struct ImportOptions {
     std::string output;
 };
 
-std::string readEnvFile(const std::string& path) {
-    if (std::filesystem::is_directory(path))
-        throw UsageError(fmt::format("--envVarsFile: \"{}\" is a directory; give a file", path));
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw UsageError(
-            fmt::format("--envVarsFile: cannot read \"{}\": {}", path, std::strerror(errno)));
-    std::stringstream text;
-    text << in.rdbuf();
-    if (in.bad()) throw UsageError(fmt::format("--envVarsFile: cannot read \"{}\"", path));
-    return text.str();
-}
-
 // Every flag checked; nothing here sends a request.
 app::ImportRequest validate(const ImportOptions& options) {
     app::ImportRequest request;
@@ -69,8 +57,7 @@ app::ImportRequest validate(const ImportOptions& options) {
     request.imagePullSecret = options.imagePullSecret;
     std::vector<model::EnvVar> fromFile, fromFlags;
     if (!options.envVarsFile.empty())
-        fromFile = model::parseEnvFile(readEnvFile(options.envVarsFile),
-                                       "--envVarsFile " + options.envVarsFile);
+        fromFile = app::readEnvFile(options.envVarsFile, "--envVarsFile");
     for (const auto& assignment : options.envVars) {
         auto var = model::parseEnvAssignment(assignment, "--envVar");
         for (const auto& earlier : fromFlags)

@@ -223,15 +223,17 @@ json withoutManagedFields(json object) {
 // Until the quota controller has counted usage, quota admission refuses every pod; wait a
 // little so the next command (agents import) does not hit that.
 void waitForQuotaStatus(app::Context& context, const std::string& ns) {
-    auto deadline = context.clock().monotonic() + std::chrono::seconds(15);
-    while (context.clock().monotonic() < deadline) {
-        auto quota =
-            context.client().getIfExists(resources::resourceQuotas(), ns, model::kQuotaName);
-        if (!quota || quota->value("status", json::object()).contains("hard")) return;
-        context.clock().sleepFor(std::chrono::milliseconds(250));
-    }
-    context.err() << "Warning: the quota controller has not counted usage in " << ns
-                  << " yet; new pods are refused until it has\n";
+    kube::WaitOptions waitOptions;
+    waitOptions.timeout = std::chrono::seconds(15);
+    waitOptions.cancel = context.cancelFlag();
+    auto result = kube::waitForObject(
+        context.client(), context.clock(), resources::resourceQuotas(), ns, model::kQuotaName,
+        waitOptions, [](const std::optional<json>& quota) {
+            return !quota || quota->value("status", json::object()).contains("hard");
+        });
+    if (result.outcome == kube::WaitOutcome::TimedOut)
+        context.err() << "Warning: the quota controller has not counted usage in " << ns
+                      << " yet; new pods are refused until it has\n";
 }
 
 void printObjects(app::Context& context, const std::string& output, const json& objects) {
@@ -314,8 +316,7 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     // complete: what the cluster serves decides the namespace kind and the egress mechanism
     project.openshift = context.discovery().isServed("project.openshift.io");
     auto mechanism = chooseMechanism(context, options);
-    model::SystemHostResolver resolver;
-    auto plan = model::planProject(project, mechanism, resolver);
+    auto plan = model::planProject(project, mechanism, context.resolver());
     for (const auto& warning : plan.warnings) context.err() << "Warning: " << warning << '\n';
 
     json printed = json::array();

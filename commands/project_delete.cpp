@@ -8,6 +8,7 @@
 #include "project_common.hpp"
 #include "registry.hpp"
 #include "rossoctl/kube/api_error.hpp"
+#include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/project.hpp"
 
 namespace rossoctl::commands {
@@ -54,47 +55,28 @@ void deleteIfPresent(app::Context& context, const kube::ResourceRef& ref, const 
 // Watches the namespace until it is deleted; a progress line on a terminal.
 void waitUntilGone(app::Context& context, const std::string& name,
                    std::chrono::milliseconds timeout) {
-    auto& client = context.client();
-    auto start = context.clock().monotonic();
-    auto elapsed = [&] {
-        return std::chrono::duration_cast<std::chrono::milliseconds>(context.clock().monotonic() -
-                                                                     start);
-    };
-    bool progress = context.streams().errIsTty;
-    while (true) {
-        auto current = client.getIfExists(resources::namespaces(), "", name);
-        if (!current) break;
-        if (timeout.count() > 0 && elapsed() >= timeout) {
-            if (progress) context.err() << '\n';
-            throw Error(fmt::format(
-                "timed out after {}s waiting for namespace \"{}\" to be deleted (it is {}); check "
-                "\"rossoctl project describe {}\" for what is left",
-                timeout.count() / 1000, name, (*current)["status"].value("phase", "still there"),
-                name));
-        }
-        if (progress)
-            context.err() << fmt::format("\rwaiting for namespace {} to be deleted ({}s)", name,
-                                         elapsed().count() / 1000)
-                          << std::flush;
-        kube::ListOptions watchOptions;
-        watchOptions.fieldSelector = "metadata.name=" + name;
-        watchOptions.resourceVersion = (*current)["metadata"].value("resourceVersion", "");
-        watchOptions.timeoutSeconds = 5;
-        bool deleted = false;
-        try {
-            client.watch(
-                resources::namespaces(), "", watchOptions,
-                [&](const kube::WatchEvent& event) {
-                    deleted = event.type == "DELETED";
-                    return !deleted;
-                },
-                std::chrono::seconds(6));
-        } catch (const kube::ApiError& error) {
-            if (error.code() != 410) throw;  // an expired resourceVersion: read again
-        }
-        if (deleted) break;
-    }
+    const bool progress = context.streams().errIsTty;
+    if (progress)
+        context.err() << fmt::format("waiting for namespace {} to be deleted", name) << std::flush;
+    kube::WaitOptions waitOptions;
+    waitOptions.timeout = timeout;
+    waitOptions.cancel = context.cancelFlag();
+    std::string phase = "still there";
+    auto result =
+        kube::waitForObject(context.client(), context.clock(), resources::namespaces(), "", name,
+                            waitOptions, [&](const std::optional<json>& object) {
+                                if (object) phase = (*object)["status"].value("phase", phase);
+                                return !object;
+                            });
     if (progress) context.err() << '\r' << std::string(60, ' ') << '\r';
+    if (result.outcome == kube::WaitOutcome::Cancelled)
+        throw Error(
+            fmt::format("interrupted while waiting for namespace \"{}\" to be deleted", name));
+    if (!result.satisfied())
+        throw Error(fmt::format(
+            "timed out after {}s waiting for namespace \"{}\" to be deleted (it is {}); check "
+            "\"rossoctl project describe {}\" for what is left",
+            timeout.count() / 1000, name, phase, name));
     context.out() << fmt::format("namespace/{} is gone\n", name);
 }
 

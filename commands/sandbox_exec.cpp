@@ -1,8 +1,5 @@
 // rossoctl sandbox exec: run a command in a sandbox's pod, streams and exit code passed through.
 #include <fmt/format.h>
-#include <unistd.h>
-
-#include <iostream>
 
 #include "conventions.hpp"
 #include "registry.hpp"
@@ -85,10 +82,10 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
         context.err().flush();
     };
     if (options.stdinOpen) {
-        if (&context.in() == &std::cin) {
+        if (context.streams().inDescriptor >= 0) {
             // The real stdin, polled: an interactive line goes at once, and an exited command
             // does not wait for the terminal or pipe to close.
-            io.stdinDescriptor = STDIN_FILENO;
+            io.stdinDescriptor = context.streams().inDescriptor;
         } else {
             io.readStdin = [&context](char* buffer, size_t size) -> size_t {
                 return static_cast<size_t>(

@@ -1,13 +1,11 @@
 // rossoctl sandbox set-env: edit a Sandbox's pod template env without losing a concurrent change.
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
 #include <random>
-#include <sstream>
 
 #include "conventions.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/env_file.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
 #include "rossoctl/model/env_edit.hpp"
@@ -31,16 +29,6 @@ struct SetEnvOptions {
     std::string output;
     std::string timeout = "2m";
 };
-
-std::string readEnvFile(const std::string& path) {
-    if (std::filesystem::is_directory(path))
-        throw UsageError(fmt::format("--from-env-file: {} is a directory; give a file", path));
-    std::ifstream file(path);
-    if (!file) throw UsageError(fmt::format("--from-env-file: cannot read {}", path));
-    std::ostringstream text;
-    text << file.rdbuf();
-    return text.str();
-}
 
 json& podSpecOf(json& sandbox, const std::string& name) {
     json& spec = sandbox["spec"];
@@ -116,8 +104,7 @@ int runSetEnv(app::Context& context, SetEnvOptions& options) {
         throw UsageError("--dry-run writes nothing, so there is nothing to --restart");
     const auto timeout = app::parseDuration(options.timeout, "--timeout");
     std::vector<model::EnvVar> fromFile;
-    if (!options.envFile.empty())
-        fromFile = model::parseEnvFile(readEnvFile(options.envFile), options.envFile);
+    if (!options.envFile.empty()) fromFile = app::readEnvFile(options.envFile, "--from-env-file");
     const model::EnvChange change = model::parseEnvChange(edits, fromFile);
     if (!options.list && change.set.empty() && change.remove.empty())
         throw UsageError(
@@ -129,7 +116,7 @@ int runSetEnv(app::Context& context, SetEnvOptions& options) {
     if (options.list) return listEnv(context, ref, ns, name, options, format);
 
     // run: GET, change, PUT with resourceVersion; on 409 read again and redo the same change
-    std::mt19937 random(std::random_device{}());
+    std::mt19937 random(context.random().next());
     kube::WriteOptions write;
     write.dryRun = dryRun == DryRun::Server;
     for (int attempt = 1;; ++attempt) {

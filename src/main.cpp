@@ -1,5 +1,4 @@
 // rossoctl: builds the command tree, parses the command line, runs one command.
-#include <curl/curl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -59,8 +58,8 @@ class Host : public commands::CommandHost {
 
     app::Context& context() override {
         if (!context_) {
-            app::Streams streams{std::cin,       std::cout,      std::cerr,
-                                 isatty(0) == 1, isatty(1) == 1, isatty(2) == 1};
+            app::Streams streams{std::cin,       std::cout,      std::cerr,   isatty(0) == 1,
+                                 isatty(1) == 1, isatty(2) == 1, STDIN_FILENO};
             context_ = std::make_unique<app::Context>(
                 streams, globals_, clock_, kube::Environment::fromProcess(),
                 [](const kube::RestConfig& config, const kube::CancelFlag* cancel) {
@@ -113,7 +112,6 @@ void addGlobalFlags(CLI::App& root, app::GlobalOptions& globals) {
 
 int main(int argc, char** argv) {
     app::disableCoreDumps();  // before any kubeconfig, token or key is read
-    curl_global_init(CURL_GLOBAL_DEFAULT);
     kube::CancelFlag cancel;
     SignalWatcher signals(cancel);
 

@@ -72,7 +72,7 @@ std::vector<PlannedObject> planImport(const ImportRequest& request,
         options.storage = request.storage;
         options.service = wantsService(request);  // the Sandbox controller creates it
         options.shutdownTime = now + request.lifetime;
-        planned.push_back({workloadRef, model::buildSandbox(options)});
+        planned.push_back({workloadRef, model::buildSandbox(options, now)});
     } else {
         model::WorkloadOptions options;
         options.name = request.name;

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "rossoctl/kube/timestamp.hpp"
+#include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/sandbox.hpp"
 
 namespace rossoctl::app {
@@ -172,31 +173,11 @@ std::string objectAge(const json& object, std::chrono::system_clock::time_point 
 bool waitUntilDeleted(kube::Client& client, const Clock& clock, const kube::ResourceRef& ref,
                       const std::string& ns, const std::string& name,
                       std::chrono::milliseconds timeout) {
-    const auto deadline = clock.monotonic() + timeout;
-    for (;;) {
-        auto object = client.getIfExists(ref, ns, name);
-        if (!object) return true;
-        auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.monotonic());
-        if (left.count() <= 0) return false;
-        kube::ListOptions options;
-        options.fieldSelector = "metadata.name=" + name;
-        options.resourceVersion = (*object)["metadata"].value("resourceVersion", "");
-        options.timeoutSeconds = static_cast<int>(std::max<long long>(1, left.count() / 1000));
-        bool gone = false;
-        try {
-            client.watch(
-                ref, ns, options,
-                [&](const kube::WatchEvent& event) {
-                    gone = event.type == "DELETED";
-                    return !gone;
-                },
-                left + std::chrono::seconds(5));
-        } catch (const kube::ApiError& error) {
-            if (error.code() != 410) throw;  // too old a resourceVersion: read again
-        }
-        if (gone) return true;
-    }
+    kube::WaitOptions options;
+    options.timeout = timeout;
+    auto result = kube::waitForObject(client, clock, ref, ns, name, options,
+                                      [](const std::optional<json>& object) { return !object; });
+    return result.satisfied();
 }
 
 ui::Table sandboxTable(bool allNamespaces) {

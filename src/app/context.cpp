@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <iostream>
 
 #include "rossoctl/kube/api_error.hpp"
@@ -11,13 +10,16 @@
 namespace rossoctl::app {
 
 Context::Context(Streams streams, GlobalOptions globals, const Clock& clock, kube::Environment env,
-                 TransportFactory transportFactory, const kube::CancelFlag* cancel)
+                 TransportFactory transportFactory, const kube::CancelFlag* cancel, Random* random,
+                 model::HostResolver* resolver)
     : streams_(streams),
       globals_(std::move(globals)),
       clock_(clock),
       env_(std::move(env)),
       transportFactory_(std::move(transportFactory)),
-      cancel_(cancel) {}
+      cancel_(cancel),
+      random_(random),
+      resolver_(resolver) {}
 
 Context::~Context() = default;
 
@@ -40,14 +42,14 @@ std::unique_ptr<kube::Client> Context::newClient() {
     const auto& config = restConfig();
     return std::make_unique<kube::Client>(config, transportFactory_(config, cancel_), clock_,
                                           kube::RequestTracer(streams_.err, globals_.verbosity),
-                                          cancel_);
+                                          cancel_, nullptr, kube::RetryPolicy{}, &random());
 }
 
 std::unique_ptr<kube::Client> Context::newUncancellableClient() {
     const auto& config = restConfig();
     return std::make_unique<kube::Client>(config, transportFactory_(config, nullptr), clock_,
                                           kube::RequestTracer(streams_.err, globals_.verbosity),
-                                          nullptr);
+                                          nullptr, nullptr, kube::RetryPolicy{}, &random());
 }
 
 kube::Client& Context::client() {
@@ -99,47 +101,6 @@ int runCommand(Context& context, const std::function<int(Context&)>& body) {
     // learns it was Ctrl-C; the command's own message has said what is left.
     if (exitCode != kExitOk && context.cancelled()) return kExitCancelled;
     return exitCode;
-}
-
-std::chrono::milliseconds parseDuration(const std::string& text, const std::string& flag) {
-    auto invalid = [&] {
-        return UsageError(fmt::format(
-            "invalid value \"{}\" for {}: want a duration such as 30s, 2m or 1h30m", text, flag));
-    };
-    if (text == "0") return std::chrono::milliseconds{0};
-    if (text.empty()) throw invalid();
-    double totalMs = 0;
-    size_t pos = 0;
-    while (pos < text.size()) {
-        size_t start = pos;
-        while (pos < text.size() &&
-               (std::isdigit(static_cast<unsigned char>(text[pos])) || text[pos] == '.'))
-            ++pos;
-        if (pos == start) throw invalid();
-        double number = 0;
-        try {
-            number = std::stod(text.substr(start, pos - start));
-        } catch (...) {
-            throw invalid();
-        }
-        size_t unitStart = pos;
-        while (pos < text.size() && std::isalpha(static_cast<unsigned char>(text[pos]))) ++pos;
-        std::string unit = text.substr(unitStart, pos - unitStart);
-        double scale = 0;
-        if (unit == "ms")
-            scale = 1;
-        else if (unit == "s")
-            scale = 1000;
-        else if (unit == "m")
-            scale = 60'000;
-        else if (unit == "h")
-            scale = 3'600'000;
-        else
-            throw invalid();
-        totalMs += number * scale;
-        if (totalMs > 1e13) throw invalid();
-    }
-    return std::chrono::milliseconds{static_cast<long long>(totalMs)};
 }
 
 }  // namespace rossoctl::app

@@ -32,14 +32,15 @@ void eraseHeader(Headers& headers, std::string_view name) {
 
 Client::Client(RestConfig config, std::unique_ptr<Transport> transport, const Clock& clock,
                RequestTracer tracer, const CancelFlag* cancel,
-               std::unique_ptr<Authenticator> authenticator, RetryPolicy retry)
+               std::unique_ptr<Authenticator> authenticator, RetryPolicy retry, Random* random)
     : config_(std::move(config)),
       transport_(std::move(transport)),
       clock_(clock),
       tracer_(tracer),
       cancel_(cancel),
       authenticator_(std::move(authenticator)),
-      retry_(retry) {
+      retry_(retry),
+      random_(random) {
     // Built here, not by the caller, so it refers to this client's own copy of the config.
     if (!authenticator_) authenticator_ = std::make_unique<Authenticator>(config_, clock_);
 }

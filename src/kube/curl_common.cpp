@@ -54,6 +54,11 @@ std::string describeVerifyFailure(const std::string& detail, const std::string& 
 }  // namespace
 
 EasyHandle newEasyHandle() {
+    // Once per process, before the first handle (the static's initialisation is thread-safe);
+    // here and not in main, so libcurl stays inside kube.
+    static const CURLcode initialised = curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (initialised != CURLE_OK)
+        throw TransportError(TransportError::Kind::Other, "libcurl could not initialise");
     EasyHandle easy(curl_easy_init());
     if (!easy) throw TransportError(TransportError::Kind::Other, "libcurl could not start");
     return easy;

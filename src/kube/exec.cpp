@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cerrno>
 #include <mutex>
-#include <random>
 #include <thread>
 
 #include "rossoctl/kube/base64.hpp"
@@ -37,16 +36,17 @@ std::string execPath(const ExecRequest& request) {
 // Frames go out whole: the stdin thread and the reader (pongs, close) both write.
 class FrameWriter {
   public:
-    explicit FrameWriter(UpgradedConnection& connection) : connection_(connection) {}
+    FrameWriter(UpgradedConnection& connection, Random& random)
+        : connection_(connection), random_(random) {}
     void send(WsOpcode opcode, std::string_view payload) {
         std::lock_guard lock(mutex_);
-        connection_.write(encodeWsFrame(opcode, payload, static_cast<uint32_t>(random_())));
+        connection_.write(encodeWsFrame(opcode, payload, random_.next()));
     }
 
   private:
     UpgradedConnection& connection_;
+    Random& random_;
     std::mutex mutex_;
-    std::mt19937 random_{std::random_device{}()};
 };
 
 // The exit code a Status on channel 3 reports (metav1.Status, reason NonZeroExitCode).
@@ -96,9 +96,8 @@ ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
     const bool withStdin = io.stdinDescriptor >= 0 || static_cast<bool>(io.readStdin);
     std::string path = execPath(request);
     if (withStdin) path += "&stdin=true";
-    std::random_device random;
     std::string nonce(16, '\0');
-    for (auto& byte : nonce) byte = static_cast<char>(random() & 0xFF);
+    for (auto& byte : nonce) byte = static_cast<char>(client.random().next() & 0xFF);
     const std::string key = base64Encode(nonce);
     auto connection = client.upgrade(
         path, {{"Connection", "Upgrade"},
@@ -121,7 +120,7 @@ ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
     if (withStdin && result.protocol != kProtocolV5)
         throw Error("exec: sending stdin needs v5.channel.k8s.io, which this server lacks");
 
-    FrameWriter writer(*connection);
+    FrameWriter writer(*connection, client.random());
     std::atomic<bool> done{false};
     std::thread stdinPump;
     std::exception_ptr stdinFailure;
@@ -151,7 +150,8 @@ ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
         if (stdinPump.joinable()) stdinPump.join();
     };
 
-    const auto deadline = std::chrono::steady_clock::now() + request.timeout;
+    const Clock& clock = client.clock();
+    const auto deadline = clock.monotonic() + request.timeout;
     WsFrameParser parser;
     int channel = -1;  // of the data message being reassembled from fragments
     bool statusSeen = false;
@@ -162,7 +162,7 @@ ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
             auto slice = kReadSlice;
             if (request.timeout.count() > 0) {
                 auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - std::chrono::steady_clock::now());
+                    deadline - clock.monotonic());
                 if (left.count() <= 0) {
                     result.timedOut = true;
                     break;

@@ -6,11 +6,10 @@ namespace rossoctl::model {
 
 using nlohmann::json;
 
-json buildSandbox(const SandboxOptions& options) {
+json buildSandbox(const SandboxOptions& options, std::chrono::system_clock::time_point now) {
     HardenedPodOptions pod = options.pod;
     pod.workVolumeFromClaim = !options.storage.empty();
-    auto lifetime = std::chrono::duration_cast<std::chrono::seconds>(
-        options.shutdownTime - std::chrono::system_clock::now());
+    auto lifetime = std::chrono::duration_cast<std::chrono::seconds>(options.shutdownTime - now);
     if (!pod.activeDeadlineSeconds && lifetime.count() > 0)
         pod.activeDeadlineSeconds = lifetime.count();
     json spec = {

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <regex>
 
-#include "rossoctl/app/context.hpp"
 #include "rossoctl/errors.hpp"
 
 namespace rossoctl::model {
@@ -183,7 +182,7 @@ std::vector<EnvVar> mergeEnv(const std::vector<EnvVar>& base, const std::vector<
 }
 
 std::chrono::seconds parseLifetime(const std::string& text, const std::string& what) {
-    auto duration = app::parseDuration(text, what);
+    auto duration = parseDuration(text, what);
     if (duration.count() < 1000)
         throw UsageError(fmt::format("{} must be at least 1s, got \"{}\"", what, printable(text)));
     return std::chrono::duration_cast<std::chrono::seconds>(duration);

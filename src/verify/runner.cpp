@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <mutex>
-#include <random>
 #include <thread>
 
 #include "rossoctl/app/sandbox_pod.hpp"
@@ -25,10 +24,9 @@ constexpr milliseconds kControlTimeout{3000};
 // Beyond the probe's own connect time-out: the exec's set-up and the tool's start.
 constexpr milliseconds kExecMargin{8000};
 
-std::string randomHex(size_t length) {
-    std::random_device random;
+std::string randomHex(Random& random, size_t length) {
     std::string out;
-    while (out.size() < length) out += fmt::format("{:08x}", random());
+    while (out.size() < length) out += fmt::format("{:08x}", random.next());
     return out.substr(0, length);
 }
 
@@ -368,10 +366,10 @@ class Verification {
         }
         const auto places = canaryPlaces(inputs_.pod, inputs_.container);
         std::vector<std::string> paths;
-        const std::string name = ".rossoctl-canary-" + randomHex(16);
+        const std::string name = ".rossoctl-canary-" + randomHex(client_.random(), 16);
         for (const auto& place : places)
             paths.push_back((place.directory == "/" ? "" : place.directory) + "/" + name);
-        const std::string content = "rossoctl canary " + randomHex(32);
+        const std::string content = "rossoctl canary " + randomHex(client_.random(), 32);
         const auto written =
             canariesWritten(exec(client_, podName_, canaryWriteCommand(paths, content)));
         if (written.empty()) {

@@ -172,7 +172,7 @@ TEST_CASE("sandbox list and get read sandboxes of both served versions", "[agent
         options.pod.image = "busybox:1.36";
         options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
         harness::admin().create(kube::resources::sandboxes("v1alpha1"), ns.name(),
-                                model::buildSandbox(options));
+                                model::buildSandbox(options, std::chrono::system_clock::now()));
     }
     REQUIRE(harness::rossoctl({"agents", "wait", "beta", "-n", ns.name()}, {}, {}, 240).exitCode ==
             0);

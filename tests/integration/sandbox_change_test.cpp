@@ -62,7 +62,7 @@ void createSandbox(const std::string& ns, const std::string& name) {
     options.pod.command = {"sleep", "3600"};
     options.pod.env = {{"MCP_URL", "http://old-address:8080/mcp"}, {"LOG_LEVEL", "info"}};
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-    json sandbox = model::buildSandbox(options);
+    json sandbox = model::buildSandbox(options, std::chrono::system_clock::now());
     harness::admin().create(sandboxRef(), ns, sandbox);
     readyPodUid(ns, name);
     REQUIRE(harness::eventually([&] { return model::sandboxReady(getSandbox(ns, name)); }, 60));

@@ -24,7 +24,7 @@ json hardenedSandbox(const std::string& ns, const std::string& name) {
     options.namespaceName = ns;
     options.pod.image = "curlimages/curl:8";  // curl: the first probe tool verify tries
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-    return rossoctl::model::buildSandbox(options);
+    return rossoctl::model::buildSandbox(options, std::chrono::system_clock::now());
 }
 
 json& agentContainer(json& sandbox) {
@@ -116,7 +116,7 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
         options.pod.image = "curlimages/curl:8";
         options.storage = "16Mi";
         options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-        createSandbox(rossoctl::model::buildSandbox(options));
+        createSandbox(rossoctl::model::buildSandbox(options, std::chrono::system_clock::now()));
     }
     // An image without curl: busybox has sh, cat and its wget applet.
     json noCurl = hardenedSandbox(ns, "nocurl");

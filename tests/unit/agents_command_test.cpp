@@ -4,90 +4,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "kube_fakes.hpp"
-#include "registry.hpp"
 #include "temp_dir.hpp"
+#include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
-using rossoctl::testing::FakeClock;
-using rossoctl::testing::FakeServer;
-using rossoctl::testing::FakeTransport;
+using rossoctl::testing::TestHost;
 
 namespace {
-
-// A CommandHost whose Context talks to a FakeServer; run() parses argv like main does.
-class TestHost : public commands::CommandHost {
-  public:
-    TestHost() {
-        globals_.config.server = "https://api.test:6443";
-        globals_.config.token = "t0ken";
-        globals_.config.namespaceName = "team1";
-        root_.fallthrough();
-        commands::registerGroups(root_, *this);
-    }
-    app::Context& context() override {
-        if (!context_) {
-            kube::Environment env;
-            env.getenv = [](const std::string&) { return std::optional<std::string>{}; };
-            env.inClusterDir = "/nonexistent";
-            context_ = std::make_unique<app::Context>(
-                app::Streams{in_, out, err}, globals_, clock, env,
-                [this](const kube::RestConfig&, const kube::CancelFlag*) {
-                    return std::make_unique<FakeTransport>(server);
-                },
-                nullptr);
-        }
-        return *context_;
-    }
-    CLI::App& root() override { return root_; }
-
-    int run(std::vector<std::string> args) {
-        std::vector<const char*> argv{"rossoctl"};
-        for (const auto& arg : args) argv.push_back(arg.c_str());
-        try {
-            root_.parse(static_cast<int>(argv.size()), argv.data());
-        } catch (const CLI::ParseError& e) {
-            return kExitUsage;
-        }
-        return exitCode();
-    }
-    // Discovery answers, in the order the command asks.
-    void sandboxGroup() {
-        server.reply(200, R"({"kind":"APIGroup","name":"agents.x-k8s.io","versions":[)"
-                          R"({"version":"v1beta1"},{"version":"v1alpha1"}],)"
-                          R"("preferredVersion":{"version":"v1beta1"}})");
-    }
-    void runtimeGroup(bool served = true) {
-        if (served)
-            server.reply(200, R"({"kind":"APIGroup","name":"agent.rossoctl.dev",)"
-                              R"("versions":[{"version":"v1alpha1"}]})");
-        else
-            server.reply(404, R"({"kind":"Status","code":404,"reason":"NotFound"})");
-    }
-    void serveGroups() {
-        sandboxGroup();
-        runtimeGroup();
-    }
-    std::vector<std::string> sent() const {
-        std::vector<std::string> lines;
-        for (const auto& request : server.requests) {
-            std::string path = request.url.substr(std::string("https://api.test:6443").size());
-            lines.push_back(request.method + " " + path.substr(0, path.find('?')));
-        }
-        return lines;
-    }
-
-    FakeClock clock;
-    FakeServer server;
-    std::ostringstream out, err;
-
-  private:
-    std::istringstream in_;
-    app::GlobalOptions globals_;
-    CLI::App root_{"rossoctl"};
-    std::unique_ptr<app::Context> context_;
-};
 
 const std::string kNotFound = R"({"kind":"Status","code":404,"reason":"NotFound"})";
 
@@ -250,4 +174,125 @@ TEST_CASE("agents delete of an unknown agent says where to look", "[agents]") {
     CHECK(host.err.str().find("agent \"ghost\" not found in namespace \"team1\"") !=
           std::string::npos);
     for (const auto& request : host.server.requests) CHECK(request.method == "GET");
+}
+
+namespace {
+
+const std::string kManagedSelector = "labelSelector=app.kubernetes.io%2Fmanaged-by%3Drossoctl";
+
+json managedDeployment(const std::string& name) {
+    return {
+        {"apiVersion", "apps/v1"},
+        {"kind", "Deployment"},
+        {"metadata",
+         {{"name", name},
+          {"namespace", "team1"},
+          {"uid", "uid-" + name},
+          {"creationTimestamp", "2023-11-14T22:00:00Z"},
+          {"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}}}}},
+        {"spec",
+         {{"replicas", 1},
+          {"template", {{"spec", {{"containers", {{{"name", "agent"}, {"image", "nginx"}}}}}}}}}},
+        {"status", {{"replicas", 1}, {"readyReplicas", 1}, {"availableReplicas", 1}}}};
+}
+
+// A List of items (a vector: a braced single json would be copied, not wrapped).
+json listOf(const std::vector<json>& items) {
+    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
+}
+
+// Every workload type answers with an empty list, but deployments with `deployments`.
+void serveWorkloads(TestHost& host, const std::vector<json>& deployments) {
+    host.serveSandboxGroup();
+    host.server.onJson("GET", "/apis/apps/v1/namespaces/team1/deployments", 200,
+                       listOf(deployments));
+    for (const char* path :
+         {"/apis/apps/v1/namespaces/team1/statefulsets", "/apis/batch/v1/namespaces/team1/jobs",
+          "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes",
+          "/api/v1/namespaces/team1/pods"})
+        host.server.onJson("GET", path, 200, listOf({}));
+}
+
+}  // namespace
+
+TEST_CASE("agents list and get: every help example parses and validates", "[agents]") {
+    rossoctl::testing::checkHelpExamples({"agents", "list"});
+    rossoctl::testing::checkHelpExamples({"agents", "get"});
+}
+
+TEST_CASE("agents list asks every workload type for managed agents", "[agents]") {
+    TestHost host;
+    serveWorkloads(host, {managedDeployment("orders")});
+    REQUIRE(host.run({"agents", "list"}) == 0);
+    for (const auto& request : host.server.requests) {
+        CHECK(request.method == "GET");
+        if (request.url.find("/apis/agents.x-k8s.io?") == std::string::npos &&
+            request.url.find("/namespaces/team1/") != std::string::npos)
+            CHECK(request.url.find(kManagedSelector) != std::string::npos);
+    }
+    CHECK(host.out.str().rfind("NAME", 0) == 0);
+    CHECK(host.out.str().find("orders") != std::string::npos);
+
+    TestHost names;
+    serveWorkloads(names, {managedDeployment("orders")});
+    REQUIRE(names.run({"agents", "list", "-o", "name"}) == 0);
+    CHECK(names.out.str() == "deployment.apps/orders\n");
+}
+
+TEST_CASE("agents list: bad -o sends nothing; empty and 403 say so", "[agents]") {
+    TestHost bad;
+    CHECK(bad.run({"agents", "list", "-o", "csv"}) == kExitUsage);
+    CHECK(bad.server.requests.empty());
+
+    TestHost empty;
+    for (const char* path :
+         {"/apis/apps/v1/namespaces/team1/deployments",
+          "/apis/apps/v1/namespaces/team1/statefulsets", "/apis/batch/v1/namespaces/team1/jobs"})
+        empty.server.onJson("GET", path, 200, listOf({}));
+    REQUIRE(empty.run({"agents", "list"}) == 0);
+    CHECK(empty.err.str() == "No agents found in namespace \"team1\".\n");
+
+    TestHost forbidden;
+    forbidden.server.on("GET", "/apis/apps/v1/namespaces/team1/deployments", 403,
+                        R"({"kind":"Status","code":403,"reason":"Forbidden",)"
+                        R"("message":"deployments.apps is forbidden"})");
+    CHECK(forbidden.run({"agents", "list"}) == kExitError);
+    CHECK(forbidden.err.str() == "Error from server (Forbidden): deployments.apps is forbidden\n");
+}
+
+TEST_CASE("agents get shows the agent's type, status and pod", "[agents]") {
+    TestHost host;
+    serveWorkloads(host, {});
+    host.server.onJson("GET", "/apis/apps/v1/namespaces/team1/deployments/orders", 200,
+                       managedDeployment("orders"));
+    REQUIRE(host.run({"agents", "get", "orders"}) == 0);
+    CHECK(host.out.str().find("orders") != std::string::npos);
+    CHECK(host.out.str().find("deployment") != std::string::npos);
+    CHECK(host.server.writes().empty());
+
+    TestHost asJson;
+    serveWorkloads(asJson, {});
+    asJson.server.onJson("GET", "/apis/apps/v1/namespaces/team1/deployments/orders", 200,
+                         managedDeployment("orders"));
+    REQUIRE(asJson.run({"agents", "get", "orders", "-o", "json"}) == 0);
+    CHECK(json::parse(asJson.out.str())["kind"] == "Deployment");
+}
+
+TEST_CASE("agents get: bad input sends nothing; 404 and 403 read well", "[agents]") {
+    TestHost bad;
+    CHECK(bad.run({"agents", "get", "Orders!"}) == kExitUsage);
+    CHECK(bad.run({"agents", "get", "orders", "-o", "csv"}) == kExitUsage);
+    CHECK(bad.server.requests.empty());
+
+    TestHost missing;
+    CHECK(missing.run({"agents", "get", "ghost"}) == kExitError);
+    CHECK(missing.err.str().find("\"ghost\" not found in namespace \"team1\"") !=
+          std::string::npos);
+
+    TestHost forbidden;
+    forbidden.server.on("GET", "/apis/apps/v1/namespaces/team1/deployments/orders", 403,
+                        R"({"kind":"Status","code":403,"reason":"Forbidden",)"
+                        R"("message":"deployments.apps \"orders\" is forbidden"})");
+    CHECK(forbidden.run({"agents", "get", "orders"}) == kExitError);
+    CHECK(forbidden.err.str().rfind("Error from server (Forbidden)", 0) == 0);
 }

@@ -10,8 +10,10 @@ TEST_CASE("a sandbox is hardened", "[model]") {
     options.namespaceName = "team1";
     options.pod.image = "python:3.12";
     options.pod.env = {{"MCP_URL", "http://mcp:8080"}};
-    options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(24);
-    auto sandbox = buildSandbox(options);
+    // A fixed instant, not the machine's: the deadline is measured from the given clock.
+    const std::chrono::system_clock::time_point now{std::chrono::hours(400'000)};
+    options.shutdownTime = now + std::chrono::hours(24);
+    auto sandbox = buildSandbox(options, now);
     CHECK(sandbox["apiVersion"] == "agents.x-k8s.io/v1beta1");
     CHECK(sandbox["spec"]["operatingMode"] == "Running");
     const auto& spec = sandbox["spec"]["podTemplate"]["spec"];
@@ -24,9 +26,7 @@ TEST_CASE("a sandbox is hardened", "[model]") {
     CHECK(container["resources"]["limits"]["memory"] == "512Mi");
     CHECK(container["env"][0]["name"] == "MCP_URL");
     CHECK(spec["volumes"][0]["emptyDir"].is_object());
-    long deadline = spec["activeDeadlineSeconds"].get<long>();
-    CHECK(deadline > 86000);
-    CHECK(deadline <= 86400);
+    CHECK(spec["activeDeadlineSeconds"] == 86400);
     CHECK(sandbox["spec"]["podTemplate"]["metadata"]["labels"]["app.kubernetes.io/name"] ==
           "orders");
     CHECK_FALSE(sandbox["spec"].contains("volumeClaimTemplates"));
@@ -38,8 +38,9 @@ TEST_CASE("v1alpha1 sandboxes use replicas, storage adds a claim", "[model]") {
     options.version = "v1alpha1";
     options.storage = "1Gi";
     options.pod.image = "busybox";
-    options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-    auto sandbox = buildSandbox(options);
+    const std::chrono::system_clock::time_point now{std::chrono::hours(400'000)};
+    options.shutdownTime = now + std::chrono::hours(1);
+    auto sandbox = buildSandbox(options, now);
     CHECK(sandbox["spec"]["replicas"] == 1);
     CHECK_FALSE(sandbox["spec"].contains("operatingMode"));
     CHECK(sandbox["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "workspace");

@@ -58,7 +58,8 @@ std::string agentPodName(kube::Client& client, const Agent& agent);
 // "5m" from metadata.creationTimestamp; "<unknown>" without one.
 std::string objectAge(const nlohmann::json& object, std::chrono::system_clock::time_point now);
 
-// Watches until the object is gone (or was never there); false when timeout passes first.
+// Watches until the object is gone (or was never there); false when timeout passes first
+// (0 = no limit) or on Ctrl-C.
 bool waitUntilDeleted(kube::Client& client, const Clock& clock, const kube::ResourceRef& ref,
                       const std::string& ns, const std::string& name,
                       std::chrono::milliseconds timeout);

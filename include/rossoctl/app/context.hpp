@@ -13,6 +13,9 @@
 #include "rossoctl/kube/client.hpp"
 #include "rossoctl/kube/config.hpp"
 #include "rossoctl/kube/discovery.hpp"
+#include "rossoctl/model/host_resolver.hpp"
+#include "rossoctl/model/validation.hpp"
+#include "rossoctl/random.hpp"
 
 namespace rossoctl::app {
 
@@ -30,6 +33,9 @@ struct Streams {
     bool inIsTty = false;
     bool outIsTty = false;
     bool errIsTty = false;
+    // The descriptor behind `in` when it is the process's own stdin (streamed by polling, so
+    // an exited command does not wait for a terminal); -1 for any other stream.
+    int inDescriptor = -1;
 };
 
 // Builds the transport for a resolved config; the seam unit tests replace.
@@ -39,7 +45,8 @@ using TransportFactory = std::function<std::unique_ptr<kube::Transport>(const ku
 class Context {
   public:
     Context(Streams streams, GlobalOptions globals, const Clock& clock, kube::Environment env,
-            TransportFactory transportFactory, const kube::CancelFlag* cancel);
+            TransportFactory transportFactory, const kube::CancelFlag* cancel,
+            Random* random = nullptr, model::HostResolver* resolver = nullptr);
     ~Context();
 
     std::istream& in() { return streams_.in; }
@@ -48,6 +55,9 @@ class Context {
     const Streams& streams() const { return streams_; }
     const GlobalOptions& globals() const { return globals_; }
     const Clock& clock() const { return clock_; }
+    // The injected source, or the system's when none was given.
+    Random& random() { return random_ ? *random_ : systemRandom_; }
+    model::HostResolver& resolver() { return resolver_ ? *resolver_ : systemResolver_; }
     const kube::Environment& environment() const { return env_; }
     const kube::CancelFlag* cancelFlag() const { return cancel_; }
     bool cancelled() const { return cancel_ && cancel_->cancelled(); }
@@ -72,6 +82,10 @@ class Context {
     kube::Environment env_;
     TransportFactory transportFactory_;
     const kube::CancelFlag* cancel_;
+    Random* random_;
+    model::HostResolver* resolver_;
+    SystemRandom systemRandom_;
+    model::SystemHostResolver systemResolver_;
     std::unique_ptr<kube::RestConfig> config_;
     std::unique_ptr<kube::Client> client_;
     std::unique_ptr<kube::Discovery> discovery_;
@@ -81,7 +95,7 @@ class Context {
 // line on stderr ("error: ..." or kubectl's "Error from server (Reason): ...").
 int runCommand(Context& context, const std::function<int(Context&)>& body);
 
-// "30s", "2m", "1h30m", "500ms", "0" -> milliseconds; throws UsageError naming the flag.
-std::chrono::milliseconds parseDuration(const std::string& text, const std::string& flag);
+// Commands parse their --timeout flags with it; it lives in model, below the layers using it.
+using model::parseDuration;
 
 }  // namespace rossoctl::app

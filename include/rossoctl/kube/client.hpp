@@ -16,6 +16,7 @@
 #include "rossoctl/kube/retry.hpp"
 #include "rossoctl/kube/trace.hpp"
 #include "rossoctl/kube/transport.hpp"
+#include "rossoctl/random.hpp"
 
 namespace rossoctl::kube {
 
@@ -61,9 +62,13 @@ class Client {
   public:
     Client(RestConfig config, std::unique_ptr<Transport> transport, const Clock& clock,
            RequestTracer tracer, const CancelFlag* cancel = nullptr,
-           std::unique_ptr<Authenticator> authenticator = nullptr, RetryPolicy retry = {});
+           std::unique_ptr<Authenticator> authenticator = nullptr, RetryPolicy retry = {},
+           Random* random = nullptr);
 
     const RestConfig& config() const { return config_; }
+    const Clock& clock() const { return clock_; }
+    // The injected source (keys, masks), or the system's when none was given.
+    Random& random() { return random_ ? *random_ : systemRandom_; }
     const RequestStats& stats() const { return stats_; }
 
     json get(const ResourceRef& ref, const std::string& ns, const std::string& name);
@@ -121,6 +126,8 @@ class Client {
     const CancelFlag* cancel_;
     std::unique_ptr<Authenticator> authenticator_;
     RetryPolicy retry_;
+    Random* random_;
+    SystemRandom systemRandom_;
     RequestStats stats_;
     std::optional<ClientCertificate> pushedCertificate_;
 };

@@ -18,7 +18,8 @@ struct SandboxOptions {
     std::chrono::system_clock::time_point shutdownTime;
 };
 
-nlohmann::json buildSandbox(const SandboxOptions& options);
+nlohmann::json buildSandbox(const SandboxOptions& options,
+                            std::chrono::system_clock::time_point now);
 
 struct TargetRef {
     std::string apiVersion;

@@ -35,6 +35,8 @@ std::vector<EnvVar> parseEnvFile(const std::string& text, const std::string& ori
 // Later entries win; the order of first appearance is kept.
 std::vector<EnvVar> mergeEnv(const std::vector<EnvVar>& base, const std::vector<EnvVar>& over);
 
+// "30s", "2m", "1h30m", "500ms", "0" -> milliseconds; throws UsageError naming the flag.
+std::chrono::milliseconds parseDuration(const std::string& text, const std::string& flag);
 // Kubernetes' "24h", "90m", "3600s" for lifetimes; throws UsageError.
 std::chrono::seconds parseLifetime(const std::string& text, const std::string& what);
 

@@ -1,0 +1,361 @@
+// sandbox list/get/set-env/restart/exec end to end against a routed fake apiserver (and
+// scripted exec sessions): bad input sends nothing, happy paths, 404/403/409 read well.
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "temp_dir.hpp"
+#include "test_host.hpp"
+
+using namespace rossoctl;
+using nlohmann::json;
+using rossoctl::testing::statusBody;
+using rossoctl::testing::TestHost;
+
+namespace {
+
+const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
+const std::string kPods = "/api/v1/namespaces/team1/pods";
+
+json sandboxObject(const std::string& name, const std::string& resourceVersion = "5") {
+    return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
+            {"kind", "Sandbox"},
+            {"metadata",
+             {{"name", name},
+              {"namespace", "team1"},
+              {"uid", "uid-" + name},
+              {"resourceVersion", resourceVersion},
+              {"creationTimestamp", "2023-11-14T22:00:00Z"},
+              {"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}}}}},
+            {"spec",
+             {{"podTemplate",
+               {{"spec",
+                 {{"containers",
+                   {{{"name", "agent"},
+                     {"image", "ghcr.io/acme/orders:1.4"},
+                     {"env", {{{"name", "LOG_LEVEL"}, {"value", "debug"}}}}}}}}}}}}},
+            {"status",
+             {{"selector", "agents.x-k8s.io/sandbox-name-hash=abc"},
+              {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "Ready"}}}}}}};
+}
+
+json podOf(const std::string& sandbox, const std::string& phase = "Running") {
+    return {{"metadata",
+             {{"name", sandbox},
+              {"namespace", "team1"},
+              {"uid", "pod-uid-" + sandbox},
+              {"creationTimestamp", "2023-11-14T22:00:05Z"},
+              {"labels", {{"agents.x-k8s.io/sandbox-name-hash", "abc"}}},
+              {"ownerReferences",
+               {{{"kind", "Sandbox"},
+                 {"name", sandbox},
+                 {"uid", "uid-" + sandbox},
+                 {"controller", true}}}}}},
+            {"spec", {{"containers", {{{"name", "agent"}}}}}},
+            {"status", {{"phase", phase}}}};
+}
+
+// A List of items (a vector: a braced single json would be copied, not wrapped).
+json list(const std::vector<json>& items) {
+    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
+}
+
+// A cluster with sandbox "orders" and its running pod.
+void serveOrders(TestHost& host) {
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
+    host.server.onJson("GET", kSandboxes, 200, list({sandboxObject("orders")}));
+    host.server.onJson("GET", kPods, 200, list({podOf("orders")}));
+}
+
+}  // namespace
+
+TEST_CASE("sandbox commands: every help example parses and validates", "[sandbox][command]") {
+    for (const char* command : {"list", "get", "set-env", "restart", "exec"})
+        testing::checkHelpExamples({"sandbox", command});
+}
+
+TEST_CASE("sandbox list shows each sandbox with its pod", "[sandbox][command]") {
+    TestHost host;
+    serveOrders(host);
+    REQUIRE(host.run({"sandbox", "list"}) == 0);
+    const std::string out = host.out.str();
+    CHECK(out.rfind("NAME", 0) == 0);
+    CHECK(out.find("orders") != std::string::npos);
+    CHECK(out.find("True") != std::string::npos);
+    CHECK(host.server.writes().empty());
+
+    TestHost names;
+    serveOrders(names);
+    REQUIRE(names.run({"sandbox", "list", "-o", "name"}) == 0);
+    CHECK(names.out.str() == "sandbox.agents.x-k8s.io/orders\n");
+
+    TestHost all;
+    serveOrders(all);
+    all.server.onJson("GET", "/apis/agents.x-k8s.io/v1beta1/sandboxes", 200,
+                      list({sandboxObject("orders")}));
+    all.server.onJson("GET", "/api/v1/pods", 200, list({podOf("orders")}));
+    REQUIRE(all.run({"sandbox", "list", "-A"}) == 0);
+    CHECK(all.out.str().rfind("NAMESPACE", 0) == 0);
+}
+
+TEST_CASE("sandbox list: a bad -o sends nothing; empty, missing API and 403 say so",
+          "[sandbox][command]") {
+    TestHost bad;
+    CHECK(bad.run({"sandbox", "list", "-o", "csv"}) == kExitUsage);
+    CHECK(bad.server.requests.empty());
+
+    TestHost empty;
+    empty.serveSandboxGroup();
+    empty.server.onJson("GET", kSandboxes, 200, list({}));
+    empty.server.onJson("GET", kPods, 200, list({}));
+    REQUIRE(empty.run({"sandbox", "list"}) == 0);
+    CHECK(empty.err.str() == "No sandboxes found in namespace \"team1\".\n");
+
+    TestHost noApi;  // agents.x-k8s.io answers 404
+    CHECK(noApi.run({"sandbox", "list"}) == kExitError);
+    CHECK(noApi.err.str().find("install agent-sandbox") != std::string::npos);
+
+    TestHost forbidden;
+    forbidden.serveSandboxGroup();
+    forbidden.server.on("GET", kSandboxes, 403,
+                        statusBody(403, "Forbidden", "sandboxes is forbidden"));
+    CHECK(forbidden.run({"sandbox", "list", "-o", "json"}) == kExitError);
+    CHECK(forbidden.err.str() == "Error from server (Forbidden): sandboxes is forbidden\n");
+}
+
+TEST_CASE("sandbox get shows one sandbox, or says where to look", "[sandbox][command]") {
+    TestHost host;
+    serveOrders(host);
+    REQUIRE(host.run({"sandbox", "get", "orders"}) == 0);
+    CHECK(host.out.str().find("orders") != std::string::npos);
+
+    TestHost yaml;
+    serveOrders(yaml);
+    REQUIRE(yaml.run({"sandbox", "get", "orders", "-o", "yaml"}) == 0);
+    CHECK(yaml.out.str().find("kind: Sandbox") != std::string::npos);
+
+    TestHost bad;
+    CHECK(bad.run({"sandbox", "get", "Orders!"}) == kExitUsage);
+    CHECK(bad.run({"sandbox", "get", "orders", "-o", "csv"}) == kExitUsage);
+    CHECK(bad.server.requests.empty());
+
+    TestHost missing;
+    missing.serveSandboxGroup();
+    CHECK(missing.run({"sandbox", "get", "ghost"}) == kExitError);
+    CHECK(missing.err.str() ==
+          "error: sandbox \"ghost\" not found in namespace \"team1\"; see the sandboxes there "
+          "with \"rossoctl sandbox list -n team1\"\n");
+
+    TestHost forbidden;
+    forbidden.serveSandboxGroup();
+    forbidden.server.on("GET", kSandboxes + "/orders", 403,
+                        statusBody(403, "Forbidden", "sandboxes \"orders\" is forbidden"));
+    CHECK(forbidden.run({"sandbox", "get", "orders"}) == kExitError);
+    CHECK(forbidden.err.str().rfind("Error from server (Forbidden)", 0) == 0);
+}
+
+TEST_CASE("sandbox set-env rejects bad input before sending anything", "[sandbox][command]") {
+    rossoctl::testing::TempDir dir;
+    std::vector<std::vector<std::string>> bad = {
+        {"sandbox", "set-env"},
+        {"sandbox", "set-env", "Orders!", "A=1"},
+        {"sandbox", "set-env", "orders"},
+        {"sandbox", "set-env", "orders", "1BAD=x"},
+        {"sandbox", "set-env", "orders", "A=1", "--list"},
+        {"sandbox", "set-env", "orders", "A=1", "--dry-run", "--restart"},
+        {"sandbox", "set-env", "orders", "A=1", "--timeout", "soon"},
+        {"sandbox", "set-env", "orders", "A=1", "-o", "table"},
+        {"sandbox", "set-env", "orders", "A=1", "-c", "Side_Car"},
+        {"sandbox", "set-env", "orders", "--from-env-file", dir.path() + "/missing.env"},
+        {"sandbox", "set-env", "orders", "--from-env-file", dir.path()},
+    };
+    for (const auto& args : bad) {
+        TestHost host;
+        INFO(args.back());
+        CHECK(host.run(args) == kExitUsage);
+        CHECK(host.server.requests.empty());
+    }
+}
+
+TEST_CASE("sandbox set-env writes with the resourceVersion it read and redoes it on 409",
+          "[sandbox][command]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders", "5"));
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders", "6"));
+    host.server.on("PUT", kSandboxes + "/orders", 409,
+                   statusBody(409, "Conflict", "the object has been modified"));
+    host.server.onJson("PUT", kSandboxes + "/orders", 200, sandboxObject("orders", "7"));
+    REQUIRE(host.run({"sandbox", "set-env", "orders", "MCP_URL=http://mcp:8080", "LOG_LEVEL-"}) ==
+            0);
+    auto puts = host.server.requestsTo("PUT", kSandboxes + "/orders");
+    REQUIRE(puts.size() == 2);
+    CHECK(json::parse(puts[0].body)["metadata"]["resourceVersion"] == "5");
+    json second = json::parse(puts[1].body);
+    CHECK(second["metadata"]["resourceVersion"] == "6");
+    CHECK(second["spec"]["podTemplate"]["spec"]["containers"][0]["env"] ==
+          json::parse(R"([{"name":"MCP_URL","value":"http://mcp:8080"}])"));
+    CHECK(host.out.str().rfind("sandbox/orders env updated", 0) == 0);
+    CHECK(host.err.str().find("rossoctl sandbox restart orders -n team1") != std::string::npos);
+    CHECK(host.clock.totalSlept().count() > 0);  // backed off before the second try
+}
+
+TEST_CASE("sandbox set-env --list reads only; an unchanged value writes nothing",
+          "[sandbox][command]") {
+    TestHost listing;
+    serveOrders(listing);
+    REQUIRE(listing.run({"sandbox", "set-env", "orders", "--list"}) == 0);
+    CHECK(listing.out.str().find("LOG_LEVEL=debug") != std::string::npos);
+    CHECK(listing.server.writes().empty());
+
+    TestHost same;
+    serveOrders(same);
+    REQUIRE(same.run({"sandbox", "set-env", "orders", "LOG_LEVEL=debug"}) == 0);
+    CHECK(same.out.str() == "sandbox/orders: environment unchanged\n");
+    CHECK(same.server.writes().empty());
+}
+
+TEST_CASE("sandbox set-env from a file, a missing sandbox and a refused write",
+          "[sandbox][command]") {
+    rossoctl::testing::TempDir dir;
+    const std::string envFile = dir.path() + "/agent.env";
+    std::ofstream(envFile) << "# settings\nexport MODEL=small\n";
+    TestHost fromFile;
+    serveOrders(fromFile);
+    fromFile.server.onJson("PUT", kSandboxes + "/orders", 200, sandboxObject("orders", "6"));
+    REQUIRE(fromFile.run({"sandbox", "set-env", "orders", "--from-env-file", envFile}) == 0);
+    auto put = fromFile.server.requestsTo("PUT", kSandboxes + "/orders");
+    REQUIRE(put.size() == 1);
+    CHECK(put[0].body.find(R"({"name":"MODEL","value":"small"})") != std::string::npos);
+
+    TestHost missing;
+    missing.serveSandboxGroup();
+    CHECK(missing.run({"sandbox", "set-env", "ghost", "A=1"}) == kExitError);
+    CHECK(missing.err.str().rfind("Error from server (NotFound)", 0) == 0);
+
+    TestHost forbidden;
+    serveOrders(forbidden);
+    forbidden.server.on("PUT", kSandboxes + "/orders", 403,
+                        statusBody(403, "Forbidden", "sandboxes \"orders\" is forbidden"));
+    CHECK(forbidden.run({"sandbox", "set-env", "orders", "A=1"}) == kExitError);
+    CHECK(forbidden.err.str() ==
+          "Error from server (Forbidden): sandboxes \"orders\" is forbidden\n");
+}
+
+TEST_CASE("sandbox restart rejects bad input before sending anything", "[sandbox][command]") {
+    std::vector<std::vector<std::string>> bad = {
+        {"sandbox", "restart"},
+        {"sandbox", "restart", "Orders!"},
+        {"sandbox", "restart", "orders", "--all"},
+        {"sandbox", "restart", "-l", "app=x", "--all"},
+        {"sandbox", "restart", "orders", "--timeout", "soon"},
+    };
+    for (const auto& args : bad) {
+        TestHost host;
+        INFO(args.back());
+        CHECK(host.run(args) == kExitUsage);
+        CHECK(host.server.requests.empty());
+    }
+}
+
+TEST_CASE("sandbox restart deletes exactly the sandbox's pod, by UID", "[sandbox][command]") {
+    TestHost host;
+    serveOrders(host);
+    host.server.on("DELETE", kPods + "/orders", 200, "{}");
+    REQUIRE(host.run({"sandbox", "restart", "orders", "--wait=false"}) == 0);
+    auto deletes = host.server.requestsTo("DELETE", kPods + "/orders");
+    REQUIRE(deletes.size() == 1);
+    CHECK(json::parse(deletes[0].body)["preconditions"]["uid"] == "pod-uid-orders");
+    CHECK(host.server.writes().size() == 1);
+    CHECK(host.out.str().find("sandbox/orders") != std::string::npos);
+}
+
+TEST_CASE("sandbox restart: nothing selected, a missing sandbox, a refused delete",
+          "[sandbox][command]") {
+    TestHost none;
+    none.serveSandboxGroup();
+    none.server.onJson("GET", kSandboxes, 200, list({}));
+    CHECK(none.run({"sandbox", "restart", "-l", "app=x"}) == kExitError);
+    CHECK(none.err.str() == "No sandboxes found in namespace team1 matching app=x.\n");
+    TestHost noneAll;
+    noneAll.serveSandboxGroup();
+    noneAll.server.onJson("GET", kSandboxes, 200, list({}));
+    CHECK(noneAll.run({"sandbox", "restart", "--all"}) == 0);
+
+    TestHost missing;
+    missing.serveSandboxGroup();
+    CHECK(missing.run({"sandbox", "restart", "ghost"}) == kExitError);
+    CHECK(missing.err.str().find("ghost") != std::string::npos);
+    CHECK(missing.server.writes().empty());
+
+    TestHost forbidden;
+    serveOrders(forbidden);
+    forbidden.server.on("DELETE", kPods + "/orders", 403,
+                        statusBody(403, "Forbidden", "pods \"orders\" is forbidden"));
+    CHECK(forbidden.run({"sandbox", "restart", "orders"}) == kExitError);
+    CHECK(forbidden.err.str().find("forbidden") != std::string::npos);
+}
+
+TEST_CASE("sandbox exec rejects bad input before sending anything", "[sandbox][command]") {
+    std::vector<std::vector<std::string>> bad = {
+        {"sandbox", "exec", "orders"},
+        {"sandbox", "exec", "Orders!", "--", "ls"},
+        {"sandbox", "exec", "orders", "-c", "Side_Car", "--", "ls"},
+    };
+    for (const auto& args : bad) {
+        TestHost host;
+        INFO(args.back());
+        CHECK(host.run(args) == kExitUsage);
+        CHECK(host.server.requests.empty());
+    }
+}
+
+TEST_CASE("sandbox exec runs in the sandbox's pod and passes the exit code through",
+          "[sandbox][command]") {
+    TestHost host;
+    serveOrders(host);
+    host.server.onExec("team1", "orders", testing::execRan("total 0\n", "warning\n", 3));
+    CHECK(host.run({"sandbox", "exec", "orders", "--", "ls", "-la", "/workspace"}) == 3);
+    REQUIRE(host.server.execs.size() == 1);
+    CHECK(host.server.execs[0].command == std::vector<std::string>{"ls", "-la", "/workspace"});
+    CHECK(host.server.execs[0].container == "agent");
+    CHECK(host.out.str() == "total 0\n");
+    CHECK(host.err.str() == "warning\n");
+}
+
+TEST_CASE("sandbox exec -i streams the Context's stdin, not the process's", "[sandbox][command]") {
+    TestHost host;
+    serveOrders(host);
+    host.in.str("print(1 + 1)\n");
+    host.server.onExec("team1", "orders", testing::execRan("2\n", "", 0));
+    REQUIRE(host.run({"sandbox", "exec", "orders", "-i", "--", "python3", "-"}) == 0);
+    REQUIRE(host.server.execs.size() == 1);
+    CHECK(*host.server.execs[0].stdinText == "print(1 + 1)\n");
+    CHECK(host.out.str() == "2\n");
+}
+
+TEST_CASE("sandbox exec: a missing sandbox, a pod not running, a refused exec",
+          "[sandbox][command]") {
+    TestHost missing;
+    missing.serveSandboxGroup();
+    CHECK(missing.run({"sandbox", "exec", "ghost", "--", "ls"}) == kExitError);
+    CHECK(missing.err.str() ==
+          "error: sandbox/ghost not found in namespace team1; run \"rossoctl sandbox list -n "
+          "team1\"\n");
+
+    TestHost pending;
+    pending.serveSandboxGroup();
+    pending.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
+    pending.server.onJson("GET", kPods, 200, list({podOf("orders", "Pending")}));
+    CHECK(pending.run({"sandbox", "exec", "orders", "--", "ls"}) == kExitError);
+    CHECK(pending.err.str().find("pod orders is Pending, not Running") != std::string::npos);
+    CHECK(pending.server.execs.empty());
+
+    TestHost forbidden;
+    serveOrders(forbidden);
+    forbidden.server.onExec(
+        "team1", "orders",
+        testing::execRefused(403, statusBody(403, "Forbidden", "pods \"orders\" is forbidden")));
+    CHECK(forbidden.run({"sandbox", "exec", "orders", "--", "ls"}) == kExitError);
+    CHECK(forbidden.err.str().rfind("Error from server (Forbidden)", 0) == 0);
+}

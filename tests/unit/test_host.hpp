@@ -1,0 +1,190 @@
+#pragma once
+// The whole CLI offline: a CommandHost whose Context talks to a RoutedServer that answers by
+// method and path, records every request and plays back scripted exec sessions. Command tests
+// drive `rossoctl ...` argv through it and check stdout, stderr, the exit code and what was sent.
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kube_fakes.hpp"
+#include "registry.hpp"
+#include "rossoctl/model/host_resolver.hpp"
+#include "rossoctl/random.hpp"
+
+namespace rossoctl::testing {
+
+inline const std::string kServer = "https://api.test:6443";
+inline const std::string kNotFoundBody = R"({"kind":"Status","code":404,"reason":"NotFound"})";
+
+// A Status body as the apiserver sends it with an error code.
+std::string statusBody(long code, const std::string& reason, const std::string& message = {});
+
+// One exec session: what the command printed and how it ended. A handshake status other
+// than 101 refuses the upgrade with `refusalBody` (pod not found, forbidden).
+struct ExecScript {
+    std::string stdoutText;
+    std::string stderrText;
+    int exitCode = 0;
+    long handshakeStatus = 101;
+    std::string refusalBody;
+    std::string protocol = "v5.channel.k8s.io";
+};
+
+// A command that ran and exited with `exitCode`.
+inline ExecScript execRan(std::string stdoutText, std::string stderrText, int exitCode) {
+    ExecScript script;
+    script.stdoutText = std::move(stdoutText);
+    script.stderrText = std::move(stderrText);
+    script.exitCode = exitCode;
+    return script;
+}
+// An exec the apiserver refused (403, 404) with a Status body.
+inline ExecScript execRefused(long status, std::string body) {
+    ExecScript script;
+    script.handshakeStatus = status;
+    script.refusalBody = std::move(body);
+    return script;
+}
+
+// What the command sent in one exec session.
+struct ExecSession {
+    std::string pod;  // "namespace/name"
+    std::vector<std::string> command;
+    std::string container;
+    bool tty = false;
+    std::shared_ptr<std::string> stdinText = std::make_shared<std::string>();
+};
+
+// Answers requests by "METHOD /path" (the query ignored unless the route names one; a route
+// with query parameters wins over one without when all its parameters are in the request; a
+// path ending in '*' is a prefix, which an exact path beats).
+// Replies queued on one route are used in order; the last one repeats. A request no route
+// matches gets the 404 a real apiserver gives an unknown path, so tests script only what
+// matters and check sent() for the rest.
+class RoutedServer {
+  public:
+    void on(const std::string& method, const std::string& pathAndQuery, long status,
+            std::string body, kube::Headers headers = {});
+    void onJson(const std::string& method, const std::string& pathAndQuery, long status,
+                const nlohmann::json& body) {
+        on(method, pathAndQuery, status, body.dump());
+    }
+    // A watch or other streamed body, delivered in chunks.
+    void onStream(const std::string& method, const std::string& pathAndQuery,
+                  std::vector<std::string> chunks);
+    void onFail(const std::string& method, const std::string& pathAndQuery,
+                kube::TransportError::Kind kind, const std::string& message);
+    // pods/exec on namespace/pod: each upgrade plays the next script (the last one repeats).
+    void onExec(const std::string& namespaceName, const std::string& pod, ExecScript script);
+
+    // Answers in arrival order when no route matches (the older scripting style).
+    void reply(long status, std::string body, kube::Headers headers = {});
+    void stream(std::vector<std::string> chunks);
+
+    // Every request sent, in order ("GET /api/v1/namespaces/team1"), query stripped.
+    std::vector<std::string> sent() const;
+    // The requests other than GET (what the command changed).
+    std::vector<std::string> writes() const;
+    // The requests to one "METHOD /path", with their bodies and queries.
+    std::vector<kube::HttpRequest> requestsTo(const std::string& method,
+                                              const std::string& path) const;
+    const kube::HttpRequest& last() const { return requests.back(); }
+
+    std::vector<kube::HttpRequest> requests;
+    std::vector<ExecSession> execs;
+    // Each request moves this clock on by `latency`, so a deadline is reached without sleeping.
+    const FakeClock* clock = nullptr;
+    std::chrono::milliseconds latency{0};
+    // More requests than this is a loop that would never end: the test fails instead.
+    size_t maxRequests = 1000;
+
+    // Used by the transport.
+    kube::HttpResponse answer(const kube::HttpRequest& request);
+    std::unique_ptr<kube::UpgradedConnection> upgrade(const kube::HttpRequest& request);
+
+  private:
+    struct Route {
+        std::string method;
+        std::string path;
+        std::vector<std::string> query;  // "key=value" pairs the request must carry
+        std::deque<ScriptedReply> replies;
+    };
+    Route& route(const std::string& method, const std::string& pathAndQuery);
+    std::deque<ScriptedReply> fifo_;
+    std::vector<Route> routes_;
+    std::map<std::string, std::deque<ExecScript>> execScripts_;
+};
+
+// Answers from a table; a name not in it does not resolve (as NXDOMAIN would).
+class FakeResolver : public model::HostResolver {
+  public:
+    std::vector<std::string> resolve(const std::string& host) override;
+    std::map<std::string, std::vector<std::string>> addresses;
+    std::vector<std::string> asked;
+};
+
+// 1, 2, 3, ...: names and keys made from it are the same on every run.
+class CountingRandom : public Random {
+  public:
+    uint32_t next() override { return ++count_; }
+
+  private:
+    std::atomic<uint32_t> count_{0};
+};
+
+// A CommandHost whose Context talks to `server`; run() parses argv as main does and returns
+// the exit code. Namespace "team1", server https://api.test:6443, a token, a FakeClock.
+class TestHost : public commands::CommandHost {
+  public:
+    TestHost();
+    ~TestHost() override;
+    app::Context& context() override;
+    CLI::App& root() override { return root_; }
+
+    int run(std::vector<std::string> args);
+    // The help text of a subcommand path ({"sandbox","exec"}), as --help prints it.
+    std::string help(const std::vector<std::string>& path);
+    // What the command sent (as RoutedServer::sent()).
+    std::vector<std::string> sent() const { return server.sent(); }
+
+    // Discovery documents for the two API groups the commands look up.
+    void serveSandboxGroup();
+    void serveRuntimeGroup(bool served = true);
+    void serveGroups() {
+        serveSandboxGroup();
+        serveRuntimeGroup();
+    }
+    // Older, order-based scripting of the same discovery answers.
+    void sandboxGroup();
+    void runtimeGroup(bool served = true);
+
+    FakeClock clock;
+    FakeResolver resolver;
+    CountingRandom random;
+    RoutedServer server;
+    std::ostringstream out, err;
+    std::istringstream in;  // stdin; set with in.str("...") before run()
+    bool stdinIsTerminal = false;
+    std::map<std::string, std::string> environment;  // what getenv sees
+
+  private:
+    app::GlobalOptions globals_;
+    CLI::App root_{"rossoctl"};
+    std::unique_ptr<app::Context> context_;
+};
+
+// The rossoctl command lines in a help text's examples, as argv after "rossoctl" (shell
+// quotes removed; a line continued with '\' joined; what a pipe feeds or `&&` adds dropped).
+std::vector<std::vector<std::string>> helpExamples(const std::string& help);
+
+// Runs every example of a command's help against an empty fake cluster (every object 404)
+// with a terminal on stdin: each must parse and pass validation (exit code other than 2).
+void checkHelpExamples(const std::vector<std::string>& commandPath);
+
+}  // namespace rossoctl::testing
