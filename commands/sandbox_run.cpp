@@ -10,6 +10,7 @@
 #include "registry.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/tar.hpp"
+#include "rossoctl/app/run/warm_pool.hpp"
 #include "rossoctl/model/validation.hpp"
 
 namespace rossoctl::commands {
@@ -122,6 +123,10 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
 
     // complete
     request.namespaceName = context.namespaceName();
+    if (request.fromPool)
+        request.claimFromWarmPool = app::run::warmPoolExists(
+            context.client(), context.discovery().isServed(app::run::kExtensionsGroup),
+            request.namespaceName, request.shape);
 
     // run
     std::string stdoutText, stderrText;
@@ -195,7 +200,8 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
     command->add_flag("--stdin", options->stdinCode,
                       "Pass this process's stdin to the command (e.g. code for python3 -)");
     command->add_flag("--pool", options->fromPool,
-                      "Claim a warm pod from 'rossoctl sandbox pool' when one matches");
+                      "Take a warm sandbox from 'rossoctl sandbox pool' when one matches (a "
+                      "SandboxClaim on its SandboxWarmPool, or a bare warm pod)");
     command->add_option("-o,--output", options->output,
                         "json: {stdout, stderr, exitCode, timedOut, artifacts, durations}");
     command->add_option("command", options->command, "The command and its arguments, after --");

@@ -37,6 +37,9 @@ struct RunRequest {
     std::string artifactsDir;  // empty with collect: hash and list only
     bool keep = false;
     bool fromPool = false;
+    // With fromPool: take a Sandbox of the shape's SandboxWarmPool with a SandboxClaim
+    // (warm_pool.hpp) instead of a bare pool pod.
+    bool claimFromWarmPool = false;
 };
 
 struct RunPhases {
@@ -49,6 +52,7 @@ struct RunOutcome {
     bool cancelled = false;
     std::string pod;
     bool warm = false;     // claimed from the pool
+    std::string claim;     // the SandboxClaim that holds the pod's Sandbox, if any
     bool deleted = false;  // the pod is gone (not --keep)
     std::vector<Artifact> artifacts;
     std::vector<std::string> rejected;
