@@ -1,9 +1,11 @@
-// rossoctl sandbox pool: keep N warm hardened pods that `sandbox run --pool` claims, so a run
-// skips pod start-up.
+// rossoctl sandbox pool: keep N warm hardened sandboxes that `sandbox run --pool` takes, so a
+// run skips pod start-up. Where the agent-sandbox extensions are served: a SandboxTemplate and
+// SandboxWarmPool; elsewhere (the fallback) bare pods of rossoctl's own.
 #include <fmt/format.h>
 
 #include "registry.hpp"
 #include "rossoctl/app/run/runner.hpp"
+#include "rossoctl/app/run/warm_pool.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/validation.hpp"
 
@@ -21,7 +23,38 @@ struct PoolOptions {
     std::string lifetime = "1h";
     bool wait = false;
     std::string timeout = "2m";
+    bool barePods = false;
 };
+
+int runWarmPool(app::Context& context, const PoolOptions& options,
+                const app::run::RunPodShape& shape, const std::string& ns,
+                std::chrono::milliseconds timeout) {
+    const std::string name = app::run::warmPoolName(shape);
+    const auto status = app::run::reconcileWarmPool(context.client(), ns, shape, options.size);
+    if (options.size == 0) {
+        context.out() << fmt::format("SandboxWarmPool {} in {}: deleted (with its template)\n",
+                                     name, ns);
+        return 0;
+    }
+    context.out() << fmt::format("SandboxWarmPool {} in {}: {} wanted, {} ready\n", name, ns,
+                                 options.size, status.ready);
+    if (!options.wait) return 0;
+    kube::WaitOptions waitOptions;
+    waitOptions.timeout = timeout;
+    waitOptions.cancel = context.cancelFlag();
+    auto result = kube::waitForObject(
+        context.client(), context.clock(), app::run::sandboxWarmPools(), ns, name, waitOptions,
+        [&](const std::optional<json>& pool) {
+            return pool && app::run::warmPoolStatus(*pool).ready >= options.size;
+        });
+    if (!result.satisfied())
+        throw Error(fmt::format(
+            "SandboxWarmPool {} did not reach {} ready sandboxes within --timeout {}; see "
+            "kubectl -n {} describe sandboxwarmpool {}",
+            name, options.size, options.timeout, ns, name));
+    context.out() << fmt::format("SandboxWarmPool {} in {}: {} ready\n", name, ns, options.size);
+    return 0;
+}
 
 int runSandboxPool(app::Context& context, PoolOptions& options) {
     // validate
@@ -43,9 +76,12 @@ int runSandboxPool(app::Context& context, PoolOptions& options) {
     const std::string ns = context.namespaceName();
 
     // run
-    if (context.discovery().isServed("extensions.agents.x-k8s.io"))
-        context.err() << "note: SandboxWarmPool (extensions.agents.x-k8s.io) is served here; it "
-                         "warms Sandboxes, while sandbox run takes bare pods from this pool\n";
+    if (context.discovery().isServed(app::run::kExtensionsGroup)) {
+        if (!options.barePods) return runWarmPool(context, options, shape, ns, timeout);
+    } else if (!options.barePods) {
+        context.err() << "note: SandboxWarmPool (extensions.agents.x-k8s.io) is not served here; "
+                         "keeping bare warm pods instead (the fallback pool)\n";
+    }
     const auto status = app::run::reconcilePool(context.client(), ns, shape, options.size,
                                                 static_cast<long>(lifetime.count()));
     context.out() << fmt::format("pool in {}: {} warm, {} starting, {} created, {} deleted\n", ns,
@@ -96,13 +132,21 @@ void registerSandboxPool(CLI::App& sandbox, CommandHost& host) {
     command->add_flag("--wait", options->wait, "Wait until the pool's pods are running");
     command->add_option("--timeout", options->timeout, "Longest to wait with --wait")
         ->capture_default_str();
+    command->add_flag("--bare-pods", options->barePods,
+                      "Keep bare warm pods (the fallback for clusters without the agent-sandbox "
+                      "extensions) even where SandboxWarmPool is served");
     command->footer(
         "Examples:\n"
         "  rossoctl sandbox pool -n team1 --size 3 --wait\n"
         "  rossoctl sandbox run -n team1 --pool -- python3 -c 'print(1)'\n"
         "  rossoctl sandbox pool -n team1 --size 0\n\n"
-        "A run claims a warm pod of the same image, cpu, memory and workdir atomically, uses it\n"
-        "once, deletes it and starts a replacement. Re-run this command to top the pool up.");
+        "Where the agent-sandbox extensions are served, the pool is a SandboxTemplate and a\n"
+        "SandboxWarmPool named after the image, cpu, memory and workdir; a run takes one of its\n"
+        "Sandboxes with a SandboxClaim (which expires with the run's timeout), and the warm\n"
+        "pool refills itself. --lifetime does not apply there.\n"
+        "Elsewhere (the fallback) the pool is bare pods: a run claims one of the same shape\n"
+        "atomically, uses it once, deletes it and starts a replacement. Re-run this command to\n"
+        "top the pool up.");
     onRun(command, host, options, &runSandboxPool);
 }
 

@@ -10,6 +10,7 @@
 #include "registry.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/tar.hpp"
+#include "rossoctl/app/run/warm_pool.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 
@@ -148,6 +149,10 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
 
     // complete
     request.namespaceName = context.namespaceName();
+    if (request.fromPool)
+        request.claimFromWarmPool = app::run::warmPoolExists(
+            context.client(), context.discovery().isServed(app::run::kExtensionsGroup),
+            request.namespaceName, request.shape);
 
     // run
     // -o json holds the streams until the end: capped, so a flood cannot exhaust memory.
@@ -228,7 +233,8 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
     command->add_flag("--stdin", options->stdinCode,
                       "Pass this process's stdin to the command (e.g. code for python3 -)");
     command->add_flag("--pool", options->fromPool,
-                      "Claim a warm pod from 'rossoctl sandbox pool' when one matches");
+                      "Take a warm sandbox from 'rossoctl sandbox pool' when one matches (a "
+                      "SandboxClaim on its SandboxWarmPool, or a bare warm pod)");
     command
         ->add_option("--output-max-bytes", options->outputMaxBytes,
                      "With -o json: keep at most this much of stdout and of stderr (the rest is "

@@ -180,10 +180,19 @@ bool waitUntilDeleted(kube::Client& client, const Clock& clock, const kube::Reso
     return result.satisfied();
 }
 
+std::string sandboxOwner(const json& sandbox) {
+    // A warm pool's Sandbox, or one a SandboxClaim took (the claim then controls it).
+    for (const auto& owner : sandbox["metadata"].value("ownerReferences", json::array()))
+        if (owner.value("controller", false))
+            return owner.value("kind", "") + "/" + owner.value("name", "");
+    return "<none>";
+}
+
 ui::Table sandboxTable(bool allNamespaces) {
     ui::Table table;
-    table.headers = {"NAME", "READY", "REASON", "POD", "AGE", "IMAGE", "SHUTDOWN", "MESSAGE"};
-    table.wideOnly = {false, false, false, false, false, true, true, true};
+    table.headers = {"NAME",  "READY",    "REASON", "POD",    "AGE",
+                     "IMAGE", "SHUTDOWN", "OWNER",  "MESSAGE"};
+    table.wideOnly = {false, false, false, false, false, true, true, true, true};
     if (allNamespaces) {
         table.headers.insert(table.headers.begin(), "NAMESPACE");
         table.wideOnly.insert(table.wideOnly.begin(), false);
@@ -204,6 +213,7 @@ void addSandboxRow(ui::Table& table, const json& sandbox, const std::string& pod
                                     objectAge(sandbox, now),
                                     model::workloadImage(WorkloadType::Sandbox, sandbox),
                                     spec.value("shutdownTime", "<none>"),
+                                    sandboxOwner(sandbox),
                                     message};
     if (allNamespaces) row.insert(row.begin(), metadataString(sandbox, "namespace"));
     table.rows.push_back(std::move(row));

@@ -250,7 +250,9 @@ TEST_CASE("sandbox run: 50 runs cold and 50 from a warm pool leave nothing behin
     trivialRuns(ns, 50, false, cold, warm);
     CHECK(runPodsLeft(ns) == 0);
 
-    auto pool = harness::rossoctl({"sandbox", "pool", "-n", ns, "--size", "2", "--wait"});
+    // The fallback pool of bare pods (the SandboxWarmPool path: warm_pool_test.cpp).
+    auto pool =
+        harness::rossoctl({"sandbox", "pool", "-n", ns, "--size", "2", "--wait", "--bare-pods"});
     INFO(pool.out << pool.err);
     REQUIRE(pool.exitCode == 0);
     CHECK(podsLeft(ns, "rossoctl.dev/pool=warm").size() == 2);
@@ -259,9 +261,9 @@ TEST_CASE("sandbox run: 50 runs cold and 50 from a warm pool leave nothing behin
     CHECK(runPodsLeft(ns) == 0);
     CHECK(podsLeft(ns, "rossoctl.dev/pool=warm").size() == 2);
 
-    auto empty = harness::rossoctl({"sandbox", "pool", "-n", ns, "--size", "0"});
+    auto empty = harness::rossoctl({"sandbox", "pool", "-n", ns, "--size", "0", "--bare-pods"});
     CHECK(empty.exitCode == 0);
     CHECK(harness::eventually([&] { return podsLeft(ns, "").empty(); }, 30));
     report("cold", cold);
-    report("warm pool", pooled);
+    report("warm pool (bare pods)", pooled);
 }

@@ -64,8 +64,10 @@ bool waitUntilDeleted(kube::Client& client, const Clock& clock, const kube::Reso
                       const std::string& ns, const std::string& name,
                       std::chrono::milliseconds timeout);
 
-// `sandbox list/get`: NAME READY REASON POD AGE, wide + IMAGE SHUTDOWN MESSAGE (NAMESPACE first
-// with allNamespaces); pod "" shows as <none>.
+// "SandboxWarmPool/NAME" or "SandboxClaim/NAME": the Sandbox's controlling owner, else "<none>".
+std::string sandboxOwner(const nlohmann::json& sandbox);
+// `sandbox list/get`: NAME READY REASON POD AGE, wide + IMAGE SHUTDOWN OWNER MESSAGE (NAMESPACE
+// first with allNamespaces); pod "" shows as <none>.
 ui::Table sandboxTable(bool allNamespaces);
 void addSandboxRow(ui::Table& table, const nlohmann::json& sandbox, const std::string& pod,
                    std::chrono::system_clock::time_point now, bool allNamespaces);

@@ -7,6 +7,7 @@
 #include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
+#include "rossoctl/app/run/warm_pool.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/kube/transport.hpp"
@@ -82,6 +83,17 @@ class Run {
 
     void acquirePod() {
         const long timeoutSeconds = ceilSeconds(request_.timeout);
+        if (request_.fromPool && request_.claimFromWarmPool) {
+            outcome_.claim = createClaim(client_, clock_, request_.namespaceName, request_.shape,
+                                         timeoutSeconds);
+            const auto sandbox =
+                waitClaimedSandbox(client_, clock_, cancel_, request_.namespaceName, outcome_.claim,
+                                   request_.startTimeout);
+            if (!sandbox) throw Cancelled{};
+            outcome_.pod = *sandbox;  // upstream names a Sandbox's pod after it
+            outcome_.warm = true;
+            return;
+        }
         if (request_.fromPool) {
             const auto claimed = claimWarmPod(client_, clock_, request_.namespaceName,
                                               request_.shape, timeoutSeconds, currentRunOwner());
@@ -264,8 +276,27 @@ std::string leftBehind(const RunRequest& request, const RunOutcome& outcome,
         request.namespaceName);
 }
 
+// The claim's Sandbox and pod go with it (owner references).
+void releaseClaimOf(const ClientFactory& cleanupClient, const RunRequest& request,
+                    RunOutcome& outcome, RunCallbacks& callbacks) {
+    if (request.keep) {
+        if (callbacks.note)
+            callbacks.note(fmt::format(
+                "kept SandboxClaim {} (sandbox and pod {}); delete it with: kubectl -n {} delete "
+                "sandboxclaim {}",
+                outcome.claim, outcome.pod, request.namespaceName, outcome.claim));
+        return;
+    }
+    releaseClaim(*cleanupClient(), request.namespaceName, outcome.claim);
+    outcome.deleted = true;
+}
+
 void deletePod(const ClientFactory& cleanupClient, const Clock& clock, const RunRequest& request,
                RunOutcome& outcome, RunCallbacks& callbacks) {
+    if (!outcome.claim.empty()) {
+        releaseClaimOf(cleanupClient, request, outcome, callbacks);
+        return;
+    }
     if (outcome.pod.empty()) return;
     if (request.keep) {
         if (callbacks.note)
@@ -389,6 +420,7 @@ json runResultJson(const RunOutcome& outcome, const CappedText& stdoutText,
                      {"cleanup", d.cleanup.count()}}},
                    {"pod", outcome.pod},
                    {"warm", outcome.warm}};
+    if (!outcome.claim.empty()) result["claim"] = outcome.claim;
     if (!outcome.rejected.empty()) result["rejectedArtifacts"] = outcome.rejected;
     for (const auto& [name, capped] :
          {std::pair{"stdout", &stdoutText}, std::pair{"stderr", &stderrText}}) {

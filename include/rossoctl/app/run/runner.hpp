@@ -40,6 +40,9 @@ struct RunRequest {
     ExtractLimits artifactLimits;
     bool keep = false;
     bool fromPool = false;
+    // With fromPool: take a Sandbox of the shape's SandboxWarmPool with a SandboxClaim
+    // (warm_pool.hpp) instead of a bare pool pod.
+    bool claimFromWarmPool = false;
 };
 
 struct RunPhases {
@@ -52,6 +55,7 @@ struct RunOutcome {
     bool cancelled = false;
     std::string pod;
     bool warm = false;      // claimed from the pool
+    std::string claim;     // the SandboxClaim that holds the pod's Sandbox, if any
     bool deleted = false;   // the pod is gone (not --keep)
     std::string killedWhy;  // exit 137: who killed the command, when the pod's status tells
     std::vector<Artifact> artifacts;

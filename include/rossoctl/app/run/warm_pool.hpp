@@ -1,0 +1,61 @@
+#pragma once
+// `sandbox run --pool` on clusters that serve the agent-sandbox extensions: a SandboxTemplate
+// and SandboxWarmPool per run shape keep hardened Sandboxes warm, and a run takes one with a
+// SandboxClaim. The claim carries no env or volumes (upstream cold-starts such claims): per-run
+// settings arrive over exec after the claim. Claims expire on their own (shutdownTime with
+// shutdownPolicy Delete) in case rossoctl dies before it deletes them.
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "rossoctl/app/run/run_pod.hpp"
+#include "rossoctl/clock.hpp"
+#include "rossoctl/kube/cancel.hpp"
+#include "rossoctl/kube/client.hpp"
+
+namespace rossoctl::app::run {
+
+inline constexpr const char* kExtensionsGroup = "extensions.agents.x-k8s.io";
+inline constexpr const char* kExtensionsVersion = "v1beta1";
+
+kube::ResourceRef sandboxTemplates();
+kube::ResourceRef sandboxWarmPools();
+kube::ResourceRef sandboxClaims();
+
+// The SandboxTemplate and SandboxWarmPool of one shape share this name.
+std::string warmPoolName(const RunPodShape& shape);
+
+nlohmann::json sandboxTemplateManifest(const RunPodShape& shape);
+nlohmann::json sandboxWarmPoolManifest(const RunPodShape& shape, int size);
+// A claim on the shape's pool that the claim controller deletes at `shutdownTime` at the latest.
+nlohmann::json sandboxClaimManifest(const RunPodShape& shape,
+                                    std::chrono::system_clock::time_point shutdownTime);
+
+struct WarmPoolStatus {
+    int replicas = 0;
+    int ready = 0;
+};
+// Applies the template and the pool at `size` (0 deletes both, and with them their sandboxes).
+WarmPoolStatus reconcileWarmPool(kube::Client& client, const std::string& ns,
+                                 const RunPodShape& shape, int size);
+WarmPoolStatus warmPoolStatus(const nlohmann::json& pool);
+
+// True when the cluster serves the extensions and the shape's SandboxWarmPool exists in ns.
+bool warmPoolExists(kube::Client& client, bool extensionsServed, const std::string& ns,
+                    const RunPodShape& shape);
+
+// Creates a claim on the shape's pool; returns its name.
+std::string createClaim(kube::Client& client, const Clock& clock, const std::string& ns,
+                        const RunPodShape& shape, long timeoutSeconds);
+// Waits until the claim names a Ready sandbox and returns that sandbox's (and pod's) name;
+// nullopt when cancelled. Throws when it does not happen within `startTimeout`.
+std::optional<std::string> waitClaimedSandbox(kube::Client& client, const Clock& clock,
+                                              const kube::CancelFlag* cancel, const std::string& ns,
+                                              const std::string& claim,
+                                              std::chrono::milliseconds startTimeout);
+
+// Deletes the claim; its Sandbox and pod follow by owner reference.
+void releaseClaim(kube::Client& client, const std::string& ns, const std::string& claim);
+
+}  // namespace rossoctl::app::run

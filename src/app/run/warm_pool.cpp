@@ -1,0 +1,178 @@
+// SandboxTemplate + SandboxWarmPool per run shape, and the SandboxClaim a run takes one with.
+#include "rossoctl/app/run/warm_pool.hpp"
+
+#include <fmt/format.h>
+
+#include "rossoctl/app/run/artifacts.hpp"
+#include "rossoctl/errors.hpp"
+#include "rossoctl/kube/api_error.hpp"
+#include "rossoctl/kube/timestamp.hpp"
+#include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/pod.hpp"
+
+namespace rossoctl::app::run {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kWarmRunName = "sandbox-run-warm";
+// A warm sandbox waits until it is claimed; the claim's shutdownTime bounds its use.
+constexpr long kWarmSleepSeconds = 2147483647;
+
+kube::ResourceRef extensionsRef(const char* plural, const char* kind) {
+    return {kExtensionsGroup, kExtensionsVersion, plural, kind, true};
+}
+
+json typed(const kube::ResourceRef& ref, const std::string& name) {
+    json object = json::object();
+    object["apiVersion"] = ref.apiVersion();
+    object["kind"] = ref.kind;
+    object["metadata"]["name"] = name;
+    object["metadata"]["labels"] = model::managedLabels(kWarmRunName);
+    return object;
+}
+
+// The pod of every Sandbox of the pool: hardened as the bare pool pods, without their deadline
+// (the warm pool replaces what dies, and the claim's shutdownTime bounds a run).
+json warmPodTemplate(const RunPodShape& shape) {
+    model::HardenedPodOptions options;
+    options.containerName = kContainerName;
+    options.image = shape.image;
+    options.command = {"sleep", std::to_string(kWarmSleepSeconds)};
+    options.cpu = shape.cpu;
+    options.memory = shape.memory;
+    options.workdir = shape.workdir;
+    json spec = model::hardenedPodSpec(options);
+    spec["terminationGracePeriodSeconds"] = 1;  // thrown away after one run
+    json podTemplate = json::object();
+    podTemplate["metadata"]["labels"] = model::managedLabels(kWarmRunName);
+    podTemplate["metadata"]["annotations"] = {{kPoolShapeAnnotation, shapeKey(shape)}};
+    podTemplate["spec"] = spec;
+    return podTemplate;
+}
+
+}  // namespace
+
+kube::ResourceRef sandboxTemplates() {
+    return extensionsRef("sandboxtemplates", "SandboxTemplate");
+}
+kube::ResourceRef sandboxWarmPools() {
+    return extensionsRef("sandboxwarmpools", "SandboxWarmPool");
+}
+kube::ResourceRef sandboxClaims() {
+    return extensionsRef("sandboxclaims", "SandboxClaim");
+}
+
+std::string warmPoolName(const RunPodShape& shape) {
+    return "rossoctl-run-" + sha256Hex(shapeKey(shape)).substr(0, 12);
+}
+
+json sandboxTemplateManifest(const RunPodShape& shape) {
+    json object = typed(sandboxTemplates(), warmPoolName(shape));
+    object["metadata"]["annotations"] = {{kPoolShapeAnnotation, shapeKey(shape)}};
+    object["spec"]["podTemplate"] = warmPodTemplate(shape);
+    // As the bare pool pods: no NetworkPolicy of the controller's (its default blocks the
+    // private ranges, which would make a pooled run see another network than a fresh one).
+    object["spec"]["networkPolicyManagement"] = "Unmanaged";
+    return object;
+}
+
+json sandboxWarmPoolManifest(const RunPodShape& shape, int size) {
+    json object = typed(sandboxWarmPools(), warmPoolName(shape));
+    object["metadata"]["annotations"] = {{kPoolShapeAnnotation, shapeKey(shape)}};
+    object["spec"]["replicas"] = size;
+    object["spec"]["sandboxTemplateRef"]["name"] = warmPoolName(shape);
+    return object;
+}
+
+json sandboxClaimManifest(const RunPodShape& shape,
+                          std::chrono::system_clock::time_point shutdownTime) {
+    json object = typed(sandboxClaims(), "");
+    object["metadata"].erase("name");
+    object["metadata"]["generateName"] = "rossoctl-run-";
+    object["metadata"]["labels"][kRunLabel] = "true";
+    object["spec"]["warmPoolRef"]["name"] = warmPoolName(shape);
+    // Upstream's default policy is Retain: an expired claim would stay behind.
+    object["spec"]["lifecycle"] = {{"shutdownTime", kube::formatTimestamp(shutdownTime)},
+                                   {"shutdownPolicy", "Delete"}};
+    return object;
+}
+
+WarmPoolStatus warmPoolStatus(const json& pool) {
+    const json status = pool.value("status", json::object());
+    return {status.value("replicas", 0), status.value("readyReplicas", 0)};
+}
+
+WarmPoolStatus reconcileWarmPool(kube::Client& client, const std::string& ns,
+                                 const RunPodShape& shape, int size) {
+    const std::string name = warmPoolName(shape);
+    if (size == 0) {
+        for (const auto& ref : {sandboxWarmPools(), sandboxTemplates()}) {
+            try {
+                client.remove(ref, ns, name, {});
+            } catch (const kube::ApiError& error) {
+                if (!error.isNotFound()) throw;
+            }
+        }
+        return {};
+    }
+    kube::WriteOptions apply;
+    apply.force = true;  // rossoctl owns these objects
+    client.apply(sandboxTemplates(), ns, sandboxTemplateManifest(shape), apply);
+    return warmPoolStatus(
+        client.apply(sandboxWarmPools(), ns, sandboxWarmPoolManifest(shape, size), apply));
+}
+
+bool warmPoolExists(kube::Client& client, bool extensionsServed, const std::string& ns,
+                    const RunPodShape& shape) {
+    return extensionsServed &&
+           client.getIfExists(sandboxWarmPools(), ns, warmPoolName(shape)).has_value();
+}
+
+std::string createClaim(kube::Client& client, const Clock& clock, const std::string& ns,
+                        const RunPodShape& shape, long timeoutSeconds) {
+    const auto shutdown =
+        clock.now() + std::chrono::seconds(timeoutSeconds + kDeadlineMarginSeconds);
+    const json created = client.create(sandboxClaims(), ns, sandboxClaimManifest(shape, shutdown));
+    return created["metadata"].value("name", "");
+}
+
+std::optional<std::string> waitClaimedSandbox(kube::Client& client, const Clock& clock,
+                                              const kube::CancelFlag* cancel, const std::string& ns,
+                                              const std::string& claim,
+                                              std::chrono::milliseconds startTimeout) {
+    kube::WaitOptions options;
+    options.timeout = startTimeout;
+    options.cancel = cancel;
+    std::string sandbox, reason = "not reconciled yet";
+    auto result = kube::waitForObject(
+        client, clock, sandboxClaims(), ns, claim, options, [&](const std::optional<json>& object) {
+            if (!object) return false;
+            sandbox = object->value("status", json::object())
+                          .value("sandbox", json::object())
+                          .value("name", "");
+            if (auto ready = kube::findCondition(*object, "Ready"))
+                reason = ready->value("reason", "") + ": " + ready->value("message", "");
+            return !sandbox.empty() && kube::conditionTrue(*object, "Ready");
+        });
+    if (result.outcome == kube::WaitOutcome::Cancelled) return std::nullopt;
+    if (!result.satisfied())
+        throw Error(fmt::format(
+            "SandboxClaim {} got no Ready sandbox within {}s ({}); see kubectl -n {} describe "
+            "sandboxclaim {}",
+            claim, (startTimeout.count() + 999) / 1000, reason, ns, claim));
+    return sandbox;
+}
+
+void releaseClaim(kube::Client& client, const std::string& ns, const std::string& claim) {
+    kube::DeleteOptions options;
+    options.propagationPolicy = "Background";
+    try {
+        client.remove(sandboxClaims(), ns, claim, options);
+    } catch (const kube::ApiError& error) {
+        if (!error.isNotFound()) throw;
+    }
+}
+
+}  // namespace rossoctl::app::run

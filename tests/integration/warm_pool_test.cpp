@@ -1,0 +1,204 @@
+// The released agent-sandbox controller's side of the local cluster: the CRDs' conversion
+// webhook, and `sandbox run --pool` through a SandboxWarmPool and a SandboxClaim. Each case
+// says so and passes vacuously on a cluster that runs the project's own controller (no
+// extensions, conversion None).
+#include "rossoctl/app/run/warm_pool.hpp"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "harness.hpp"
+#include "rossoctl/kube/resource.hpp"
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+namespace resources = rossoctl::kube::resources;
+namespace run = rossoctl::app::run;
+
+namespace {
+
+harness::RunResult kubectl(std::vector<std::string> args, const std::string& input = {}) {
+    args.insert(args.begin(), {harness::kubectlPath(), "--kubeconfig", harness::kubeconfigPath()});
+    return harness::run(args, input);
+}
+
+std::string conversionStrategy(const std::string& crd) {
+    auto object = harness::admin().getIfExists(resources::customResourceDefinitions(), "", crd);
+    if (!object) return "";
+    return (*object)["spec"].value("conversion", json::object()).value("strategy", "None");
+}
+
+bool extensionsServed() {
+    return !conversionStrategy("sandboxwarmpools.extensions.agents.x-k8s.io").empty();
+}
+
+std::vector<std::string> names(const rossoctl::kube::ResourceRef& ref, const std::string& ns) {
+    std::vector<std::string> out;
+    for (const auto& item : harness::admin().list(ref, ns)["items"])
+        out.push_back(item["metadata"]["name"]);
+    return out;
+}
+
+// The pool's sandboxes: those a SandboxWarmPool owns.
+std::set<std::string> poolSandboxes(const std::string& ns) {
+    std::set<std::string> out;
+    for (const auto& item : harness::admin().list(resources::sandboxes("v1beta1"), ns)["items"])
+        for (const auto& owner : item["metadata"].value("ownerReferences", json::array()))
+            if (owner.value("kind", "") == "SandboxWarmPool") out.insert(item["metadata"]["name"]);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("a v1alpha1 Sandbox reads back as v1beta1 through the conversion webhook",
+          "[agent-sandbox][conversion]") {
+    const std::string strategy = conversionStrategy("sandboxes.agents.x-k8s.io");
+    if (strategy != "Webhook") {
+        WARN("the Sandbox CRD converts with strategy " << strategy
+                                                       << " (the project's own controller); "
+                                                          "nothing to prove");
+        return;
+    }
+    harness::TestNamespace ns("convert");
+    auto applied =
+        kubectl({"apply", "-n", ns.name(), "-f", "-"}, R"(apiVersion: agents.x-k8s.io/v1alpha1
+kind: Sandbox
+metadata: {name: old}
+spec:
+  replicas: 1
+  podTemplate:
+    spec:
+      automountServiceAccountToken: false
+      containers: [{name: main, image: busybox, command: [sleep, '3600']}]
+)");
+    INFO(applied.err);
+    REQUIRE(applied.exitCode == 0);
+    // Stored as v1beta1 (the storage version): the webhook converted the write ...
+    auto beta = harness::admin().get(resources::sandboxes("v1beta1"), ns.name(), "old");
+    CHECK(beta["apiVersion"] == "agents.x-k8s.io/v1beta1");
+    CHECK(beta["spec"].value("operatingMode", "") == "Running");
+    CHECK_FALSE(beta["spec"].contains("replicas"));
+    // ... and converts it back for a v1alpha1 reader.
+    auto alpha = harness::admin().get(resources::sandboxes("v1alpha1"), ns.name(), "old");
+    CHECK(alpha["apiVersion"] == "agents.x-k8s.io/v1alpha1");
+    CHECK(alpha["spec"].value("replicas", -1) == 1);
+    auto ready =
+        kubectl({"wait", "-n", ns.name(), "--for=condition=Ready", "sandbox/old", "--timeout=90s"});
+    INFO(ready.out << ready.err);
+    CHECK(ready.exitCode == 0);
+}
+
+TEST_CASE("sandbox run --pool takes a warm Sandbox with a SandboxClaim and leaves nothing behind",
+          "[agent-sandbox][run]") {
+    if (!extensionsServed()) {
+        WARN("the agent-sandbox extensions are not served here; nothing to prove");
+        return;
+    }
+    harness::TestNamespace project("claim", /*create=*/false);
+    const std::string ns = project.name();
+    auto created = harness::rossoctl({"project", "create", ns});
+    INFO(created.out << created.err);
+    REQUIRE(created.exitCode == 0);
+
+    auto pool = harness::rossoctl({"sandbox", "pool", "-n", ns, "--size", "1", "--wait"});
+    INFO(pool.out << pool.err);
+    REQUIRE(pool.exitCode == 0);
+    CHECK(pool.out.find("SandboxWarmPool rossoctl-run-") != std::string::npos);
+    CHECK(names(resources::pods(), ns).size() == 1);  // no bare pool pods beside it
+    const auto warm = poolSandboxes(ns);
+    REQUIRE(warm.size() == 1);
+
+    // Per-run settings travel over exec after the claim: a claim with env would cold-start.
+    const std::string dir = fs::temp_directory_path() / ("rossoctl-claim-" + ns);
+    fs::create_directories(dir);
+    std::ofstream(dir + "/in.txt") << "from a file\n";
+    auto result = harness::rossoctl({"sandbox", "run", "-n", ns, "--pool", "--env", "GREETING=hi",
+                                     "--file", dir + "/in.txt", "-o", "json", "--", "sh", "-c",
+                                     "echo $GREETING; cat in.txt"});
+    fs::remove_all(dir);
+    INFO(result.out << result.err);
+    REQUIRE(result.exitCode == 0);
+    const json out = json::parse(result.out);
+    CHECK(out["stdout"] == "hi\nfrom a file\n");
+    CHECK(out["warm"] == true);
+    REQUIRE(out.contains("claim"));
+    CHECK(warm.count(out["pod"].get<std::string>()) == 1);  // the warm one, not a cold start
+
+    const std::string claimed = out["pod"];
+    CHECK(harness::eventually(
+        [&] {
+            return names(run::sandboxClaims(), ns).empty() &&
+                   !harness::admin()
+                        .getIfExists(resources::sandboxes("v1beta1"), ns, claimed)
+                        .has_value() &&
+                   !harness::admin().getIfExists(resources::pods(), ns, claimed).has_value();
+        },
+        60));
+    // The pool refills itself with a new sandbox.
+    CHECK(harness::eventually(
+        [&] {
+            auto now = poolSandboxes(ns);
+            return now.size() == 1 && now.count(claimed) == 0;
+        },
+        60));
+
+    auto list = harness::rossoctl({"sandbox", "list", "-n", ns, "-o", "wide"});
+    CHECK(list.out.find("SandboxWarmPool/rossoctl-run-") != std::string::npos);
+
+    auto empty = harness::rossoctl({"sandbox", "pool", "-n", ns, "--size", "0"});
+    CHECK(empty.exitCode == 0);
+    CHECK(harness::eventually(
+        [&] {
+            return names(resources::pods(), ns).empty() &&
+                   names(resources::sandboxes("v1beta1"), ns).empty() &&
+                   names(run::sandboxWarmPools(), ns).empty() &&
+                   names(run::sandboxTemplates(), ns).empty();
+        },
+        60));
+}
+
+TEST_CASE("sandbox run --pool: 50 runs through SandboxClaims, with their phases",
+          "[agent-sandbox][run-bench]") {
+    if (!extensionsServed()) {
+        WARN("the agent-sandbox extensions are not served here; nothing to measure");
+        return;
+    }
+    harness::TestNamespace project("claim-many", /*create=*/false);
+    const std::string ns = project.name();
+    REQUIRE(harness::rossoctl({"project", "create", ns}).exitCode == 0);
+    auto pool = harness::rossoctl({"sandbox", "pool", "-n", ns, "--size", "2", "--wait"});
+    INFO(pool.out << pool.err);
+    REQUIRE(pool.exitCode == 0);
+    std::map<std::string, std::vector<long>> phases;
+    const char* kPhases[] = {"schedule", "upload", "run", "collect", "cleanup"};
+    int warm = 0;
+    for (int i = 0; i < 50; ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        auto result =
+            harness::rossoctl({"sandbox", "run", "-n", ns, "--pool", "-o", "json", "--", "true"});
+        const long wall = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+        INFO("run " << i << ": " << result.out << result.err);
+        REQUIRE(result.exitCode == 0);
+        const json out = json::parse(result.out);
+        phases["wall"].push_back(wall);
+        for (const char* phase : kPhases) phases[phase].push_back(out["durations"][phase]);
+        if (out["warm"] == true && out.contains("claim")) ++warm;
+    }
+    CHECK(warm == 50);
+    CHECK(harness::eventually([&] { return names(run::sandboxClaims(), ns).empty(); }, 60));
+    std::cout << "SandboxClaim path (50 runs of `-- true`)\n";
+    for (auto& [phase, values] : phases) {
+        std::sort(values.begin(), values.end());
+        std::cout << "  " << phase << ": median " << values[values.size() / 2] << " ms, p95 "
+                  << values[std::min(values.size() - 1, values.size() * 95 / 100)] << " ms\n";
+    }
+    REQUIRE(harness::rossoctl({"sandbox", "pool", "-n", ns, "--size", "0"}).exitCode == 0);
+}
