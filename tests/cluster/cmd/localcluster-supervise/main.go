@@ -6,7 +6,14 @@ package main
 import (
 	"os"
 
+	"rossoctl.dev/localcluster/internal/enter"
 	"rossoctl.dev/localcluster/internal/supervise"
 )
 
-func main() { os.Exit(supervise.Main(os.Args[1:])) }
+func main() {
+	// Static, so the node runs it inside any image for `kubectl exec` (internal/enter).
+	if len(os.Args) > 1 && os.Args[1] == "enter-root" {
+		os.Exit(enter.Main(os.Args[2:]))
+	}
+	os.Exit(supervise.Main(os.Args[1:]))
+}

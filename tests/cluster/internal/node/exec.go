@@ -33,7 +33,7 @@ func (s *kubeletServer) ExecInContainer(ctx context.Context, name, _, ctr string
 func (m *Manager) execIn(ctx context.Context, w *podWorker, c *container, cmdline []string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
 	ctr := c.spec.Name
 	w.mu.Lock()
-	pid, running, cfg, cgroups, cfgPath := c.pid, c.running, c.cfg, c.cgroups, c.cfgPath
+	pid, running, cfg, cgroups := c.pid, c.running, c.cfg, c.cgroups
 	w.mu.Unlock()
 	if !running || cfg == nil {
 		return fmt.Errorf("container %q is not running", ctr)
@@ -48,16 +48,22 @@ func (m *Manager) execIn(ctx context.Context, w *podWorker, c *container, cmdlin
 	if err := execLookup(pid, cfg.Env, cmdline[0]); err != nil {
 		return err
 	}
-	// Not -m: the helper runs from the host's mount namespace and takes the container's root
-	// itself, so the image needs none of nsenter, setpriv or env.
-	args := append([]string{"node", "enter", "--cgroups", strings.Join(dirs, ","), "--",
-		"/usr/bin/nsenter", "-t", strconv.Itoa(pid), "-n", "-p", "-u", "-i", "--"},
-		enterRootArgs(m.self, pid, cfgPath, tty, cmdline)...)
+	// The last step runs the static localcluster-supervise through /proc/self/fd/3 inside the
+	// container's namespaces and root, so the image needs none of nsenter, setpriv or env.
+	helper, err := os.Open(m.self + "-supervise")
+	if err != nil {
+		return fmt.Errorf("exec helper: %w", err)
+	}
+	defer helper.Close()
+	args := []string{"node", "enter", "--cgroups", strings.Join(dirs, ","), "--",
+		"/usr/bin/nsenter", "-t", strconv.Itoa(pid), "-n", "-m", "-p", "-u", "-i", "-r", "-w", "--"}
+	args = append(args, enterRootArgs(cfg, tty, cmdline)...)
 	cmd := exec.CommandContext(ctx, m.self, args...)
+	cmd.ExtraFiles = []*os.File{helper}
+	cmd.Env = cfg.Env
 	cmd.Args[0] = "localcluster"
 	cmd.WaitDelay = 2 * time.Second
 	var stdin io.WriteCloser
-	var err error
 	if tty {
 		master, slave, err := openPTY(fmt.Sprintf("/proc/%d/root/dev/pts", pid))
 		if err != nil {

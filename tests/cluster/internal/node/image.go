@@ -115,12 +115,12 @@ func (s imageStore) lookup(ref string) (*image, error) {
 		}
 		return img, nil
 	}
-	full := name
-	if !strings.Contains(strings.Split(name, "/")[0], ".") {
+	full, first := name, strings.Split(name, "/")[0]
+	switch {
+	case !strings.Contains(name, "/"):
+		full = "docker.io/library/" + name // a dot in the tag (busybox:9.99) names no registry
+	case !strings.ContainsAny(first, ".:") && first != "localhost":
 		full = "docker.io/" + name
-		if !strings.Contains(name, "/") {
-			full = "docker.io/library/" + name
-		}
 	}
 	return nil, fmt.Errorf("rpc error: code = NotFound desc = failed to pull and unpack image %q: "+
 		"failed to resolve reference %q: %s: not found (the local node's image store has %s)",

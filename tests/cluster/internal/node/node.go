@@ -34,8 +34,6 @@ func Main(args []string) int {
 			return initMain(rest)
 		case "enter":
 			return enterMain(rest)
-		case "enter-root":
-			return enterRootMain(rest)
 		case "cleanup":
 			return cleanupMain(rest)
 		case "dns":
