@@ -12,8 +12,8 @@
 #include "registry.hpp"
 #include "rossoctl/app/agent_import.hpp"
 #include "rossoctl/app/agents.hpp"
-#include "rossoctl/app/limit_range.hpp"
 #include "rossoctl/app/env_file.hpp"
+#include "rossoctl/app/limit_range.hpp"
 
 namespace rossoctl::commands {
 namespace {

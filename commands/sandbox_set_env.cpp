@@ -126,7 +126,7 @@ int runSetEnv(app::Context& context, SetEnvOptions& options) {
         const model::EnvEditResult edit = model::applyEnvChange(container, change);
         if (!edit.changed()) {
             // An earlier run may have written the template and failed before its restart.
-            if (options.restart && !options.dryRun &&
+            if (options.restart && dryRun == DryRun::None &&
                 app::podEnvDiffers(context.client(), sandbox, container)) {
                 context.out() << fmt::format(
                     "sandbox/{}: template already up to date; its running pod is not\n", name);

@@ -335,9 +335,9 @@ class Verification {
             result.livePart = Finding{Verdict::Unproven, {trustedProbeProblem_}, ""};
         } else {
             const auto command = egressProbeCommand(target, reached.address, connect);
-            result.livePart = egressLive(
-                execInCurrentPod(command, connect + kExecMargin, egressSite_.container), target,
-                reached);
+            result.livePart =
+                egressLive(execInCurrentPod(command, connect + kExecMargin, egressSite_.container),
+                           target, reached);
         }
         noteProbeSite(result.livePart, egressSite_);
         return result;

@@ -151,7 +151,9 @@ TEST_CASE("SARIF 2.1.0: a result per failed or unproven check, one per unverifia
 
 TEST_CASE("table: evidence from the pod reaches the terminal without control characters") {
     SandboxReport report = sampleReport();
-    report.checks[1].livePart.evidence = {"wget: \x1b]0;title\x07 \x1b[2J\xc2\x9b" "31m"};
+    report.checks[1].livePart.evidence = {
+        "wget: \x1b]0;title\x07 \x1b[2J\xc2\x9b"
+        "31m"};
     std::ostringstream out;
     printReportTable(out, report, false);
     CHECK(out.str().find('\x1b') == std::string::npos);

@@ -6,8 +6,8 @@
 
 #include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/app/run/tar.hpp"
-#include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
+#include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/kube/transport.hpp"

@@ -55,7 +55,7 @@ struct RunOutcome {
     bool cancelled = false;
     std::string pod;
     bool warm = false;      // claimed from the pool
-    std::string claim;     // the SandboxClaim that holds the pod's Sandbox, if any
+    std::string claim;      // the SandboxClaim that holds the pod's Sandbox, if any
     bool deleted = false;   // the pod is gone (not --keep)
     std::string killedWhy;  // exit 137: who killed the command, when the pod's status tells
     std::vector<Artifact> artifacts;
