@@ -52,7 +52,9 @@ std::string startFailure(const json& status) {
 }  // namespace
 
 std::string ProbeSite::label() const {
-    return trusted() ? fmt::format("live (trusted probe {})", image) : "live (from the pod)";
+    return trusted() ? fmt::format(
+                           "ran in a trusted probe container ({}), not with the pod's tools", image)
+                     : "ran in the pod, with the pod's own tools";
 }
 
 ProbeSite podProbeSite(const std::string& container) {

@@ -18,8 +18,9 @@ void createSandbox(const std::string& ns, const std::string& name, const std::st
     options.namespaceName = ns;
     options.pod.image = image;
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-    harness::admin().create(resources::sandboxes("v1beta1"), ns,
-                            rossoctl::model::buildSandbox(options));
+    harness::admin().create(
+        resources::sandboxes("v1beta1"), ns,
+        rossoctl::model::buildSandbox(options, std::chrono::system_clock::now()));
 }
 
 void waitReady(const std::string& ns, const std::string& name) {

@@ -29,7 +29,7 @@ void createSandbox(const std::string& ns, const std::string& name, bool suspende
     options.pod.command = {"sleep", "3600"};
     options.pod.env = {{"LOG_LEVEL", "info"}};
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-    json sandbox = model::buildSandbox(options);
+    json sandbox = model::buildSandbox(options, std::chrono::system_clock::now());
     sandbox["metadata"]["labels"]["app.kubernetes.io/managed-by"] = "rossoctl";
     if (suspended) {
         if (options.version == "v1alpha1")

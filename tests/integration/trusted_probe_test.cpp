@@ -22,7 +22,7 @@ json liarSandbox(const std::string& ns, const std::string& name) {
     options.namespaceName = ns;
     options.pod.image = "busybox";
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-    json sandbox = rossoctl::model::buildSandbox(options);
+    json sandbox = rossoctl::model::buildSandbox(options, std::chrono::system_clock::now());
     auto& container = sandbox["spec"]["podTemplate"]["spec"]["containers"][0];
     container["command"] = {
         "sh", "-c",
@@ -81,7 +81,7 @@ TEST_CASE("sandbox verify --trusted-probe runs the probe in an ephemeral contain
         auto fromPod = verify({});
         INFO(fromPod.out << fromPod.err);
         const auto podEgress = checkNamed(json::parse(fromPod.out), "egress");
-        CHECK(podEgress["live"]["evidence"][0] == "live (from the pod)");
+        CHECK(podEgress["live"]["evidence"][0] == "ran in the pod, with the pod's own tools");
         CHECK(podEgress["live"]["result"] != "fail");  // the liar's "could not connect"
 
         const auto started = std::chrono::steady_clock::now();
@@ -91,12 +91,13 @@ TEST_CASE("sandbox verify --trusted-probe runs the probe in an ephemeral contain
         CHECK(trusted.exitCode == 3);
         const auto report = json::parse(trusted.out);
         const auto& egress = checkNamed(report, "egress");
-        CHECK(egress["live"]["evidence"][0] ==
-              std::string("live (trusted probe ") + kProbeImage + ")");
+        CHECK(egress["live"]["evidence"][0] == std::string("ran in a trusted probe container (") +
+                                                   kProbeImage + "), not with the pod's tools");
         CHECK(egress["live"]["result"] == "fail");
         CHECK_THAT(joined(egress["live"]["evidence"]), Catch::Contains("connected"));
         // The other live parts still come from the pod, and say so.
-        CHECK(checkNamed(report, "limits")["live"]["evidence"][0] == "live (from the pod)");
+        CHECK(checkNamed(report, "limits")["live"]["evidence"][0] ==
+              "ran in the pod, with the pod's own tools");
         WARN("verify --trusted-probe: "
              << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
 

@@ -27,7 +27,7 @@ json smallSandbox(const std::string& ns, const std::string& name) {
     options.pod.cpu = "100m";
     options.pod.memory = "64Mi";
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-    return rossoctl::model::buildSandbox(options);
+    return rossoctl::model::buildSandbox(options, std::chrono::system_clock::now());
 }
 
 json& podSpec(json& sandbox) {
@@ -207,11 +207,11 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
         options.pod.memory = "64Mi";
         options.storage = "16Mi";
         options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-        json claim = rossoctl::model::buildSandbox(options);
+        json claim = rossoctl::model::buildSandbox(options, std::chrono::system_clock::now());
         claim["spec"]["shutdownPolicy"] = "Delete";
         add(claim, {"claim-delete", "nothing-survives", "fail", "volumeClaimTemplates has", {}});
         options.name = "claim-retain";
-        add(rossoctl::model::buildSandbox(options),
+        add(rossoctl::model::buildSandbox(options, std::chrono::system_clock::now()),
             {"claim-retain", "nothing-survives", "fail", "shutdownPolicy Retain", {}});
     }
     {

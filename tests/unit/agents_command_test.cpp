@@ -153,12 +153,21 @@ TEST_CASE("agents wait follows a watch until the sandbox is Ready", "[agents]") 
                         "\n",
                         json{{"type", "MODIFIED"}, {"object", ready}}.dump() + "\n"});
     // Ready=True is believed only with the pod it describes there and Ready.
-    json pod = {{"metadata", {{"name", "orders"}, {"ownerReferences", {{{"uid", "u1"}}}}}},
-                {"status", {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
-    host.server.reply(
-        200, json{{"metadata", {{"resourceVersion", "7"}}}, {"items", json::array({pod})}}.dump());
-    REQUIRE(host.run({"agents", "wait", "orders", "--timeout", "1m"}) == 0);
-    const auto& watch = host.server.requests[host.server.requests.size() - 2];
+    json pod = {
+        {"metadata", {{"name", "orders"}, {"ownerReferences", {{{"uid", "u1"}}}}}},
+        {"status",
+         {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+    const std::string pods =
+        json{{"metadata", {{"resourceVersion", "7"}}}, {"items", json::array({pod})}}.dump();
+    host.server.on("GET", "/api/v1/namespaces/team1/pods", 200, pods);
+    const int waited = host.run({"agents", "wait", "orders", "--timeout", "1m"});
+    std::string sent;
+    for (const auto& line : host.server.sent()) sent += line + "\n";
+    INFO(host.err.str() << sent.substr(0, 2000));
+    REQUIRE(waited == 0);
+    const auto watches = host.server.requestsTo("GET", "/apis/agents.x-k8s.io/v1beta1/sandboxes");
+    REQUIRE(!watches.empty());
+    const auto& watch = watches.front();
     CHECK(watch.url.find("watch=true") != std::string::npos);
     CHECK(watch.url.find("resourceVersion=5") != std::string::npos);
     CHECK(host.out.str() == "sandbox.agents.x-k8s.io/orders is ready (Ready)\n");

@@ -64,7 +64,8 @@ TEST_CASE("completion prints a script per shell from the command tree, offline",
     }
     TestHost bad;
     CHECK(bad.run({"completion", "powershell"}) == kExitUsage);
-    CHECK(bad.err.str() == "error: unsupported shell \"powershell\"; use bash, zsh or fish\n");
+    CHECK(bad.err.str() ==
+          "error: unsupported shell \"powershell\"; use bash, zsh, fish or kubectl-plugin\n");
     CHECK(bad.run({"completion"}) == kExitUsage);
     CHECK(bad.server.requests.empty());
 }

@@ -231,7 +231,11 @@ TEST_CASE("sandbox set-env from a file, a missing sandbox and a refused write",
     TestHost missing;
     missing.serveSandboxGroup();
     CHECK(missing.run({"sandbox", "set-env", "ghost", "A=1"}) == kExitError);
-    CHECK(missing.err.str().rfind("Error from server (NotFound)", 0) == 0);
+    const std::string missingErr = missing.err.str();
+    INFO(missingErr);
+    // The friendly hint (issue 21), naming the namespace in use.
+    CHECK(missingErr.find("ghost") != std::string::npos);
+    CHECK(missingErr.find("team1") != std::string::npos);
 
     TestHost forbidden;
     serveOrders(forbidden);

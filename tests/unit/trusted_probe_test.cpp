@@ -70,7 +70,8 @@ TEST_CASE("the trusted probe is added through pods/ephemeralcontainers and waite
     const auto site = startTrustedProbe(*fixture.client, fixture.clock, pod(), "agent", options());
     CHECK(site.container == "probe-1");
     CHECK(site.trusted());
-    CHECK(site.label() == "live (trusted probe busybox:1.36)");
+    CHECK(site.label() ==
+          "ran in a trusted probe container (busybox:1.36), not with the pod's tools");
     const auto& patch = fixture.server.requests.at(0);
     CHECK(patch.method == "PATCH");
     CHECK(patch.url.find("/api/v1/namespaces/team1/pods/orders-pod/ephemeralcontainers") !=
@@ -156,7 +157,8 @@ TEST_CASE("a cluster without ephemeral containers leaves the live probes unprove
 TEST_CASE("evidence says where a live probe ran", "[trusted-probe]") {
     Finding finding{Verdict::Pass, {"could not connect"}, "curl"};
     noteProbeSite(finding, podProbeSite("agent"));
-    CHECK(finding.evidence.front() == "live (from the pod)");
+    CHECK(finding.evidence.front() == "ran in the pod, with the pod's own tools");
     noteProbeSite(finding, ProbeSite{"probe-1", "busybox:1.36"});
-    CHECK(finding.evidence.front() == "live (trusted probe busybox:1.36)");
+    CHECK(finding.evidence.front() ==
+          "ran in a trusted probe container (busybox:1.36), not with the pod's tools");
 }

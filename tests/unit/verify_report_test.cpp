@@ -164,7 +164,12 @@ TEST_CASE("table: evidence from the pod reaches the terminal without control cha
 
 TEST_CASE("exit codes: a check left unproven by an API outage is 1, not 3", "[fault]") {
     SandboxReport cutShort = sampleReport();
+    cutShort.checks[1].livePart.verdict = Verdict::Unproven;  // only unproven is left
     cutShort.runError = "connection refused";
     CHECK(exitCodeFor({cutShort}) == 1);
     CHECK(exitCodeFor({sampleReport()}) == 3);
+    // A boundary proven open stays the sandbox's, whatever else broke.
+    SandboxReport openAndCut = sampleReport();
+    openAndCut.runError = "connection refused";
+    CHECK(exitCodeFor({openAndCut}) == 3);
 }

@@ -20,8 +20,8 @@ struct ProbeSite {
     std::string container;  // what pods/exec targets
     std::string image;      // the trusted probe's image; empty: the pod's own container
     bool trusted() const { return !image.empty(); }
-    // "live (trusted probe IMAGE)" or "live (from the pod)": the evidence line that says
-    // where a probe ran.
+    // "ran in a trusted probe container (IMAGE), ..." or "ran in the pod, ...": the evidence line
+    // that says where a probe ran.
     std::string label() const;
 };
 
