@@ -133,7 +133,7 @@ RunResult Background::wait(int timeoutSeconds) {
 
 void importReadyAgent(const std::string& ns, const std::string& name) {
     auto result = rossoctl({"agents", "import", "--deployment-type", "sandbox", "from-image",
-                            "--name", name, "--containerImage", "busybox", "-n", ns});
+                            "--name", name, "--containerImage", "curlimages/curl:8", "-n", ns});
     INFO(result.err);
     REQUIRE(result.exitCode == 0);
     auto wait = rossoctl({"agents", "wait", name, "--timeout", "2m", "-n", ns});

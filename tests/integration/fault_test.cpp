@@ -21,7 +21,7 @@ const json kRestricted = {{"pod-security.kubernetes.io/enforce", "restricted"}};
 void importAgent(const std::string& ns, const std::string& name) {
     auto result =
         harness::rossoctl({"agents", "import", "--deployment-type", "sandbox", "from-image",
-                           "--name", name, "--containerImage", "busybox", "-n", ns});
+                           "--name", name, "--containerImage", "curlimages/curl:8", "-n", ns});
     INFO(result.err);
     REQUIRE(result.exitCode == 0);
     auto wait = harness::rossoctl({"agents", "wait", name, "--timeout", "2m", "-n", ns});

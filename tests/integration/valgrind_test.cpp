@@ -33,7 +33,8 @@ TEST_CASE("memcheck: version, set-env and verify leak nothing", "[valgrind]") {
     harness::TestNamespace ns("memcheck", false);
     REQUIRE(harness::rossoctl({"project", "create", ns.name()}).exitCode == 0);
     REQUIRE(harness::rossoctl({"agents", "import", "--deployment-type", "sandbox", "from-image",
-                               "--name", "orders", "--containerImage", "busybox", "-n", ns.name()})
+                               "--name", "orders", "--containerImage", "curlimages/curl:8", "-n",
+                               ns.name()})
                 .exitCode == 0);
     REQUIRE(
         harness::rossoctl({"agents", "wait", "orders", "-n", ns.name()}, {}, {}, 240).exitCode ==
