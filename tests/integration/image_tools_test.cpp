@@ -38,7 +38,8 @@ json verifyEgress(const std::string& ns, const std::string& name) {
                                      "--egress-target", harness::outsideUrl(), "-o", "json"});
     INFO(result.out << result.err);
     REQUIRE_FALSE(result.out.empty());
-    for (const auto& check : json::parse(result.out)["checks"])
+    const json report = json::parse(result.out);  // kept: a range over a temporary's member dangles
+    for (const auto& check : report["checks"])
         if (check["id"] == "egress") return check;
     FAIL("no egress check");
     return {};
@@ -60,9 +61,11 @@ TEST_CASE("verify's probe falls back with the image: curl, busybox wget, none, n
     auto curl = verifyEgress(ns, "curl");
     CHECK(curl["live"]["probe"] == "curl");
     CHECK(curl["result"] == "pass");
+    // Debian's busybox-static wget has no -T: a dropped connection only runs the exec out of
+    // time, which is no denial.
     auto wget = verifyEgress(ns, "busybox");
-    CHECK(wget["live"]["probe"] == "wget");
-    CHECK(wget["result"] == "pass");
+    INFO(wget.dump(2));
+    CHECK(wget["result"] == "unproven");
     // No curl, wget, python3 or bash: nothing can prove the egress boundary from inside.
     auto none = verifyEgress(ns, "debian");
     INFO(none.dump(2));
