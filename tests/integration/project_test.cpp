@@ -45,9 +45,11 @@ int apiStatus(const std::function<void()>& request, std::string* message = nullp
 }
 
 // Reads back each object the plan names and checks what rossoctl asked for is there as is.
-void requireObjectsAsPlanned(const std::string& ns, const std::vector<std::string>& hosts) {
+void requireObjectsAsPlanned(const std::string& ns, const std::vector<std::string>& hosts,
+                             const std::vector<std::string>& cidrs = {}) {
     model::ProjectOptions options;
     options.name = ns;
+    options.allowCidrs = cidrs;
     for (const auto& host : hosts) options.allowHosts.push_back(model::parseAllowedHost(host));
     model::validateProjectOptions(options);
     model::SystemHostResolver resolver;
@@ -87,7 +89,7 @@ TEST_CASE("project create writes every object as specified and converges", "[pro
     CHECK(created.out.find("namespace/" + ns + " created") != std::string::npos);
     CHECK(created.out.find("Next: rossoctl agents import --deployment-type sandbox") !=
           std::string::npos);
-    requireObjectsAsPlanned(ns, {});
+    requireObjectsAsPlanned(ns, {}, {"192.0.2.0/24"});
     auto cidrs = harness::admin().get(resources::networkPolicies(), ns, "allow-cidrs");
     CHECK(cidrs["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"] == "192.0.2.0/24");
 
