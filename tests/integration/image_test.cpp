@@ -83,10 +83,11 @@ long secondsSince(std::chrono::steady_clock::time_point start) {
 TEST_CASE("an unknown image fails to pull as on a kubelet: ErrImagePull, then back-off",
           "[node][image]") {
     harness::TestNamespace ns("image-pull");
-    applyManifest(ns.name(),
-                  pod("missing", "rossoctl.test/no-such-image:1", ", command: [true]") + "---\n" +
-                      pod("never", "no-such-image:2", ", command: [true], imagePullPolicy: Never") +
-                      "---\n" + pod("known", "docker.io/library/busybox:1.36"));
+    applyManifest(
+        ns.name(),
+        pod("missing", "rossoctl.test/no-such-image:1", ", command: [\"true\"]") + "---\n" +
+            pod("never", "no-such-image:2", ", command: [\"true\"], imagePullPolicy: Never") +
+            "---\n" + pod("known", "docker.io/library/busybox:1.36"));
     // ErrImagePull lasts until the next sync (about a second), then the back-off shows.
     waitForReason(ns.name(), "missing", "ImagePullBackOff");
     REQUIRE(harness::eventually(
