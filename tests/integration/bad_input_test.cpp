@@ -159,24 +159,26 @@ TEST_CASE("bad input: one line on stderr, the documented exit code, nothing chan
                            "--name", "orders", "--containerImage", "busybox", "-n", ns.name()});
     INFO(seed.err);
     REQUIRE(seed.exitCode == 0);
-    // And a suspended one, never Ready, so waiting on it means watching.
+    // And one whose pod can never be scheduled (a node selector no node has), never Ready, so
+    // waiting on it means watching (a suspended one is refused at once, without a watch).
     REQUIRE(harness::rossoctl({"agents", "import", "--deployment-type", "sandbox", "from-image",
                                "--name", "paused", "--containerImage", "busybox", "-n", ns.name()})
                 .exitCode == 0);
     rossoctl::SystemClock clock;
     const auto sandboxes = rossoctl::kube::Discovery(harness::admin(), clock, "").sandboxes();
     // A merge patch: the controller writes the sandbox too, so a read-modify-PUT could 409.
-    const std::string suspend = sandboxes.version == "v1alpha1"
-                                    ? R"({"spec":{"replicas":0}})"
-                                    : R"({"spec":{"operatingMode":"Suspended"}})";
-    harness::admin().patch(sandboxes, ns.name(), "paused", rossoctl::kube::PatchType::Merge,
-                           suspend);
+    harness::admin().patch(
+        sandboxes, ns.name(), "paused", rossoctl::kube::PatchType::Merge,
+        R"({"spec":{"podTemplate":{"spec":{"nodeSelector":{"rossoctl.test/no-such-node":"x"}}}}})");
+    // The controller recreates a deleted pod from the template: that one stays Pending.
+    harness::admin().remove(rossoctl::kube::resources::pods(), ns.name(), "paused", {});
     REQUIRE(harness::rossoctl({"agents", "wait", "orders", "--timeout", "2m", "-n", ns.name()})
                 .exitCode == 0);
     // Let the controllers settle before the snapshot.
     harness::eventually([&] {
-        return !harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns.name(),
-                                             "paused");
+        auto pod =
+            harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns.name(), "paused");
+        return pod && (*pod)["spec"].contains("nodeSelector");
     });
     std::this_thread::sleep_for(std::chrono::seconds(2));
     const auto before = harness::snapshot(ns.name());
