@@ -104,7 +104,7 @@ TEST_CASE("agents import over the project's LimitRange: exit 2, nothing written"
 
     // A re-run without the earlier --allow-host narrows egress: said, not silent.
     REQUIRE(harness::rossoctl({"project", "create", ns, "--max-container-cpu", "2", "--allow-host",
-                               "example.com:443"},
+                               "outside.rossoctl.test:80"},
                               {}, {}, 240)
                 .exitCode == 0);
     auto narrowed =
