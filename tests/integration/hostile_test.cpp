@@ -200,7 +200,9 @@ TEST_CASE("Ctrl-C during an output flood exits at once and deletes the pod", "[h
     posix_spawn_file_actions_destroy(&actions);
     const bool running = harness::eventually(
         [&] {
-            for (const auto& pod : harness::admin().list(resources::pods(), ns)["items"])
+            // Kept: a range over a member of a temporary list would dangle.
+            const auto pods = harness::admin().list(resources::pods(), ns);
+            for (const auto& pod : pods["items"])
                 if (pod["status"].value("phase", "") == "Running") return true;
             return false;
         },

@@ -40,15 +40,16 @@ bool extensionsServed() {
 
 std::vector<std::string> names(const rossoctl::kube::ResourceRef& ref, const std::string& ns) {
     std::vector<std::string> out;
-    for (const auto& item : harness::admin().list(ref, ns)["items"])
-        out.push_back(item["metadata"]["name"]);
+    const auto list = harness::admin().list(ref, ns);  // kept: a temporary's member dangles
+    for (const auto& item : list["items"]) out.push_back(item["metadata"]["name"]);
     return out;
 }
 
 // The pool's sandboxes: those a SandboxWarmPool owns.
 std::set<std::string> poolSandboxes(const std::string& ns) {
     std::set<std::string> out;
-    for (const auto& item : harness::admin().list(resources::sandboxes("v1beta1"), ns)["items"])
+    const auto list = harness::admin().list(resources::sandboxes("v1beta1"), ns);  // kept alive
+    for (const auto& item : list["items"])
         for (const auto& owner : item["metadata"].value("ownerReferences", json::array()))
             if (owner.value("kind", "") == "SandboxWarmPool") out.insert(item["metadata"]["name"]);
     return out;
