@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
 #include <set>
 
 #include "rossoctl/app/sandbox_pod.hpp"
@@ -36,7 +38,7 @@ class Restart {
         if (auto why = sandboxNotRunningReason(sandbox, clock_.now()); !why.empty())
             fail(why + "; it has no pod to restart");
         sandboxUid_ = uidOf(sandbox);
-        SandboxPods pods = findSandboxPods(client_, sandbox);
+        SandboxPods pods = findPods(sandbox);
         for (const auto& pod : pods.owned) {
             oldUids_.insert(uidOf(pod));
             if (!terminating(pod) && podFinished(pod))
@@ -53,7 +55,7 @@ class Restart {
             result_.oldUid = uidOf(*target);
             if (!deletePod(*target)) {
                 // Replaced under us: never delete the replacement; look once more.
-                pods = findSandboxPods(client_, sandbox);
+                pods = findPods(sandbox);
                 for (const auto& pod : pods.owned) {
                     if (uidOf(pod) != result_.oldUid && !terminating(pod))
                         result_.notes.push_back(fmt::format(
@@ -105,9 +107,27 @@ class Restart {
         if (options_.onStep) options_.onStep(text);
     }
 
+    // Reads and the UID-preconditioned DELETE are safe to repeat: an apiserver outage is ridden
+    // out within the restart's own time budget, as its waits do (verify restarts through this).
+    void riddenOut(const std::function<void()>& attempt) {
+        constexpr milliseconds kNoDeadlineBudget{std::chrono::minutes(5)};
+        milliseconds budget = kNoDeadlineBudget;
+        if (options_.timeout.count() > 0)
+            budget = std::max(options_.timeout - elapsed(), milliseconds{1});
+        kube::rideOutOutage(clock_, budget, options_.cancel, attempt);
+    }
+
+    SandboxPods findPods(const json& sandbox) {
+        SandboxPods pods;
+        riddenOut([&] { pods = findSandboxPods(client_, sandbox); });
+        return pods;
+    }
+
     json getSandbox() {
         try {
-            return client_.get(sandboxes_, ns_, name_);
+            json sandbox;
+            riddenOut([&] { sandbox = client_.get(sandboxes_, ns_, name_); });
+            return sandbox;
         } catch (const kube::ApiError& error) {
             if (!error.isNotFound()) throw;
             fail(fmt::format("not found in namespace {}; run \"rossoctl sandbox list -n {}\"", ns_,
@@ -121,7 +141,7 @@ class Restart {
         kube::DeleteOptions options;
         options.preconditionUid = uidOf(pod);
         try {
-            client_.remove(kube::resources::pods(), ns_, result_.podName, options);
+            riddenOut([&] { client_.remove(kube::resources::pods(), ns_, result_.podName, options); });
         } catch (const kube::ApiError& error) {
             if (error.isNotFound()) return true;  // gone already: the controller replaces it
             if (error.code() == 409 || error.code() == 412) return false;

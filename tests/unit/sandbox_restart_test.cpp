@@ -178,3 +178,41 @@ TEST_CASE("a restart with no replacement pod says so, not the stale Ready=True",
     CHECK(message.find("controller") != std::string::npos);
     CHECK(message.find("Ready=True") == std::string::npos);
 }
+
+TEST_CASE("an apiserver outage before the delete is ridden out within the timeout", "[restart]") {
+    ClientFixture fixture;
+    fixture.server.clock = &fixture.clock;
+    fixture.server.latency = std::chrono::milliseconds(100);
+    // 20 refused connections (well past the client's own retries), then the server is back.
+    for (int i = 0; i < 20; ++i)
+        fixture.server.fail(TransportError::Kind::Connect, "connection refused");
+    fixture.server.reply(200, list("10", json::array({pod("old", true)})));
+    for (int i = 0; i < 3; ++i)
+        fixture.server.fail(TransportError::Kind::Connect, "connection refused");
+    fixture.server.reply(200, "{}");  // DELETE
+    app::RestartOptions options;
+    options.wait = false;
+    options.timeout = std::chrono::seconds(90);
+    auto result =
+        app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                            "team1", "orders", options, sandbox(true));
+    CHECK(result.oldUid == "old");
+    CHECK(countMethod(fixture.server, "DELETE") == 4);
+    CHECK(fixture.clock.totalSlept() < std::chrono::seconds(90));
+}
+
+TEST_CASE("an outage longer than the restart's timeout fails with the outage", "[restart]") {
+    ClientFixture fixture;
+    fixture.server.clock = &fixture.clock;
+    fixture.server.latency = std::chrono::milliseconds(100);
+    for (int i = 0; i < 200; ++i)
+        fixture.server.fail(TransportError::Kind::Connect, "connection refused");
+    app::RestartOptions options;
+    options.timeout = std::chrono::seconds(10);
+    CHECK_THROWS_WITH(
+        app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                            "team1", "orders", options, sandbox(true)),
+        Catch::Contains("connection refused"));
+    CHECK(countMethod(fixture.server, "DELETE") == 0);
+    CHECK(fixture.clock.totalSlept() <= std::chrono::seconds(10));
+}
