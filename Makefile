@@ -3,7 +3,13 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
-CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# ccache (installed by bootstrap) makes a warm rebuild take seconds; paths are hashed relative to
+# the checkout so a fresh clone in another directory still hits the cache.
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
+# The precompiled headers are only reused when ccache may ignore their timestamps.
+export CCACHE_SLOPPINESS ?= pch_defines,time_macros,include_file_mtime,include_file_ctime
 # The local cluster runs the released agent-sandbox controller when its source is next to the
 # repo; AGENT_SANDBOX_SOURCE= (empty) selects the project's own controller.
 AGENT_SANDBOX_SOURCE ?= $(wildcard $(abspath $(CURDIR)/../shared/upstream/agent-sandbox-v0.5.6))
@@ -25,17 +31,17 @@ build: $(BUILD)/CMakeCache.txt
 # Unit tests, a bounded fuzz smoke of what a hostile pod writes, then the integration suite
 # against the local cluster (started and stopped here).
 test: bootstrap build
-	cd $(BUILD) && ctest --output-on-failure -LE integration
+	cd $(BUILD) && ctest --output-on-failure -j 2 -LE integration
 	scripts/fuzz --smoke
 	scripts/integration $(BUILD)
 
 unit: build
-	cd $(BUILD) && ctest --output-on-failure -LE integration
+	cd $(BUILD) && ctest --output-on-failure -j 2 -LE integration
 
 asan: bootstrap
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DROSSOCTL_SANITIZE=ON
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DROSSOCTL_SANITIZE=ON $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -LE integration
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j 2 -LE integration
 	scripts/integration $(ASAN_BUILD)
 
 format:

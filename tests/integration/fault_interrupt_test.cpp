@@ -93,7 +93,8 @@ TEST_CASE("the pod of a run killed with kill -9 is reaped by the next run", "[fa
     CHECK(noRunPodLeft(ns.name()));
 }
 
-TEST_CASE("exit codes under faults: 130 on Ctrl-C, 3 only for the sandbox itself", "[fault]") {
+TEST_CASE("exit codes under faults: 130 on Ctrl-C, 3 only for the sandbox itself",
+          "[fault][outage]") {
     harness::TestNamespace ns("fault-exit", true, kRestricted);
     REQUIRE(harness::rossoctl({"project", "create", ns.name(), "--adopt"}).exitCode == 0);
     harness::importReadyAgent(ns.name(), "orders");

@@ -42,7 +42,7 @@ bool seen(const harness::FaultApiserver& server, const std::vector<std::string>&
 
 }  // namespace
 
-TEST_CASE("apiserver restarted in the middle of sandbox verify", "[fault]") {
+TEST_CASE("apiserver restarted in the middle of sandbox verify", "[fault][outage]") {
     harness::TestNamespace ns("fault-verify", true, kRestricted);
     auto project = harness::rossoctl({"project", "create", ns.name(), "--adopt"});
     INFO(project.err);
@@ -68,7 +68,7 @@ TEST_CASE("apiserver restarted in the middle of sandbox verify", "[fault]") {
     CHECK(rerun.exitCode == 0);
 }
 
-TEST_CASE("apiserver restarted in the middle of project create", "[fault]") {
+TEST_CASE("apiserver restarted in the middle of project create", "[fault][outage]") {
     harness::TestNamespace ns("fault-project", false);
     // Held on the quota, then the apiserver goes away under the request.
     harness::FaultApiserver front({"PATCH /resourcequotas/ delay:2 1"});
