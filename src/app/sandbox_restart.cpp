@@ -141,7 +141,8 @@ class Restart {
         kube::DeleteOptions options;
         options.preconditionUid = uidOf(pod);
         try {
-            riddenOut([&] { client_.remove(kube::resources::pods(), ns_, result_.podName, options); });
+            riddenOut(
+                [&] { client_.remove(kube::resources::pods(), ns_, result_.podName, options); });
         } catch (const kube::ApiError& error) {
             if (error.isNotFound()) return true;  // gone already: the controller replaces it
             if (error.code() == 409 || error.code() == 412) return false;
