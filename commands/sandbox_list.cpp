@@ -5,6 +5,7 @@
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
+#include "rossoctl/kube/wait.hpp"
 #include "rossoctl/ui/jsonpath.hpp"
 
 namespace rossoctl::commands {
@@ -15,8 +16,75 @@ constexpr int kPageSize = 500;  // kubectl's chunk size
 struct ListOptions {
     bool allNamespaces = false;
     std::string selector;
+    bool watch = false;
+    bool watchOnly = false;
     OutputFlags output;
 };
+
+// -w/--watch-only: the list (unless --watch-only), then each change as it happens, until Ctrl-C
+// (exit 130). Outages are ridden out; a compacted version starts over from a fresh list.
+int watchList(app::Context& context, const ListOptions& options, const kube::ResourceRef& ref,
+              const std::string& ns, ui::OutputFormat format) {
+    auto& client = context.client();
+    kube::ListOptions selected;
+    selected.labelSelector = options.selector;
+    nlohmann::json list = client.list(ref, ns, selected);
+    std::map<std::string, std::string> podByOwner;
+    for (const auto& [uid, pod] : app::podsByOwner(client, ns, "agents.x-k8s.io/sandbox-name-hash"))
+        podByOwner.emplace(uid, pod);
+    bool headerDone = false;
+    auto print = [&](const nlohmann::json& sandbox) {
+        if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
+            auto table = app::sandboxTable(options.allNamespaces);
+            auto pod = podByOwner.find(sandbox["metadata"].value("uid", ""));
+            app::addSandboxRow(table, sandbox, pod == podByOwner.end() ? "" : pod->second,
+                               context.clock().now(), options.allNamespaces);
+            ui::printTable(context.out(), table, options.output.noHeaders || headerDone,
+                           format == ui::OutputFormat::Wide);
+            headerDone = true;
+        } else {
+            app::printObjects(context.out(), format,
+                              {{{model::WorkloadType::Sandbox, ref}, sandbox}}, true,
+                              options.output.showManagedFields);
+        }
+        context.out() << std::flush;  // a pipe sees each change as it happens
+    };
+    std::map<std::string, nlohmann::json> seen;  // key → last object printed
+    for (const auto& sandbox : list.value("items", nlohmann::json::array())) {
+        const auto& meta = sandbox["metadata"];
+        const std::string key = ns.empty()
+                                    ? meta.value("namespace", "") + "/" + meta.value("name", "")
+                                    : meta.value("name", "");
+        seen[key] = sandbox;
+        if (!options.watchOnly) print(sandbox);
+    }
+    kube::WaitOptions wait;
+    wait.labelSelector = options.selector;
+    wait.cancel = context.cancelFlag();
+    wait.initialList = std::move(list);
+    wait.keyByNamespace = ns.empty();
+    kube::waitForSet(client, context.clock(), ref, ns, wait, [&](const kube::ObjectSet& objects) {
+        auto version = [](const nlohmann::json& object) {
+            return object["metadata"].value("resourceVersion", "");
+        };
+        for (const auto& [key, sandbox] : objects) {
+            auto known = seen.find(key);
+            if (known != seen.end() && version(known->second) == version(sandbox)) continue;
+            seen[key] = sandbox;
+            print(sandbox);
+        }
+        for (auto it = seen.begin(); it != seen.end();) {
+            if (objects.count(it->first)) {
+                ++it;
+                continue;
+            }
+            print(it->second);  // deleted: its last state, as kubectl -w shows it
+            it = seen.erase(it);
+        }
+        return false;
+    });
+    return kExitCancelled;
+}
 
 // A page at a time, keeping only each row: 5,000 sandboxes never sit in memory as JSON.
 // The server returns them in namespace/name order, as kubectl shows them.
@@ -66,11 +134,15 @@ int runList(app::Context& context, ListOptions& options) {
     auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
+    if (options.watchOnly) options.watch = true;
+    if (options.watch && templated)
+        throw UsageError("--watch prints -o table, wide, name, json or yaml, not a template");
     // complete
     const std::string ns = options.allNamespaces ? "" : context.namespaceName();
     auto ref = context.discovery().sandboxes();
     // run
     auto& client = context.client();
+    if (options.watch) return watchList(context, options, ref, ns, format);
     if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide)
         return printTablePaged(context, options, ref, ns, format);
     kube::ListOptions selected;
@@ -101,12 +173,19 @@ void registerSandboxList(CLI::App& sandbox, CommandHost& host) {
     command->add_flag("-A,--all-namespaces", options->allNamespaces,
                       "List sandboxes in every namespace");
     addSelectorFlag(command, options->selector);
+    command->add_flag("-w,--watch", options->watch,
+                      "After listing, print each change as it happens (until Ctrl-C)");
+    command->add_flag("--watch-only", options->watchOnly,
+                      "Print only the changes, without listing first");
     addOutputFlags(command, options->output, "table|wide|json|yaml|name");
     command->footer(
         "Examples:\n"
         "  rossoctl sandbox list -n team1\n"
         "  rossoctl sandbox list -A -o wide\n"
-        "  rossoctl sandbox list -o json");
+        "  rossoctl sandbox list -o json\n"
+        "  rossoctl sandbox list -n team1 -w\n"
+        "\n"
+        "Exit codes: 0 listed, 1 API error, 2 invalid arguments, 130 a --watch ended by Ctrl-C.");
     onRun(command, host, options, &runList);
 }
 

@@ -18,6 +18,14 @@ std::string nameOf(const json& object) {
     return object["metadata"].value("name", std::string{});
 }
 
+// Names collide across namespaces: a wait over every namespace may key its set by "ns/name".
+std::string keyOf(const json& object, bool byNamespace) {
+    const std::string name = nameOf(object);
+    if (!byNamespace || !object.contains("metadata")) return name;
+    const std::string objectNs = object["metadata"].value("namespace", std::string{});
+    return objectNs.empty() ? name : objectNs + "/" + name;
+}
+
 // A watch that outlives its server-side timeout by this much is a dead connection.
 constexpr std::chrono::seconds kWatchGrace{30};
 // Sleeps are cut into slices this long so Ctrl-C ends a backoff promptly.
@@ -97,7 +105,7 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
                 given.reset();
                 result.objects.clear();
                 for (const auto& item : list.value("items", json::array()))
-                    result.objects[nameOf(item)] = item;
+                    result.objects[keyOf(item, options.keyByNamespace)] = item;
                 version = resourceVersionOf(list);
                 needList = false;
                 failuresInARow = 0;
@@ -130,9 +138,9 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
                     if (!eventVersion.empty()) version = eventVersion;
                     if (event.type == "BOOKMARK") return !cancelled();
                     if (event.type == "DELETED")
-                        result.objects.erase(nameOf(event.object));
+                        result.objects.erase(keyOf(event.object, options.keyByNamespace));
                     else
-                        result.objects[nameOf(event.object)] = event.object;
+                        result.objects[keyOf(event.object, options.keyByNamespace)] = event.object;
                     satisfied = done(result.objects);
                     return !satisfied && !cancelled();
                 },

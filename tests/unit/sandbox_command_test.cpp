@@ -363,3 +363,69 @@ TEST_CASE("sandbox exec: a missing sandbox, a pod not running, a refused exec",
     CHECK(forbidden.run({"sandbox", "exec", "orders", "--", "ls"}) == kExitError);
     CHECK(forbidden.err.str().rfind("Error from server (Forbidden)", 0) == 0);
 }
+
+namespace {
+
+std::string watchEvent(const std::string& type, const json& object) {
+    return json{{"type", type}, {"object", object}}.dump() + "\n";
+}
+
+json notReady(json sandbox) {
+    sandbox["status"]["conditions"] = {
+        {{"type", "Ready"}, {"status", "False"}, {"reason", "PodNotReady"}}};
+    return sandbox;
+}
+
+// Ctrl-C when the watch is asked for the `nth` time (the first stream has been printed).
+void cancelOnWatch(TestHost& host, int nth) {
+    auto watches = std::make_shared<int>(0);
+    host.server.onRequest = [&host, watches, nth](const kube::HttpRequest& request) {
+        if (request.url.find("watch=true") != std::string::npos && ++*watches == nth)
+            host.cancel.cancel();
+    };
+}
+
+}  // namespace
+
+TEST_CASE("sandbox list -w prints the list, then each change, until Ctrl-C (130)",
+          "[sandbox][command]") {
+    TestHost host;
+    serveOrders(host);
+    host.server.onStream("GET", kSandboxes + "?watch=true",
+                         {watchEvent("MODIFIED", notReady(sandboxObject("orders", "11"))),
+                          watchEvent("ADDED", sandboxObject("billing", "12")),
+                          watchEvent("DELETED", sandboxObject("orders", "13"))});
+    host.server.onStream("GET", kSandboxes + "?watch=true", {});  // the re-watch: quiet
+    cancelOnWatch(host, 2);
+    CHECK(host.run({"sandbox", "list", "-w"}) == 130);
+    const std::string out = host.out.str();
+    INFO(out);
+    CHECK(std::count(out.begin(), out.end(), '\n') == 5);  // header, list, three changes
+    CHECK(out.rfind("NAME", 0) == 0);
+    CHECK(out.find("NAME", 1) == std::string::npos);  // one header
+    CHECK(out.find("PodNotReady") != std::string::npos);
+    CHECK(out.find("billing") != std::string::npos);
+    CHECK(host.server.writes().empty());
+    // The watch starts from the list's version: nothing between the two is missed.
+    auto watches = host.server.requestsTo("GET", kSandboxes);
+    REQUIRE(watches.size() >= 2);
+    CHECK(watches[1].url.find("resourceVersion=10") != std::string::npos);
+}
+
+TEST_CASE("sandbox list --watch-only prints only changes; -o name per change; templates refused",
+          "[sandbox][command]") {
+    TestHost host;
+    serveOrders(host);
+    host.server.onStream("GET", kSandboxes + "?watch=true",
+                         {watchEvent("MODIFIED", notReady(sandboxObject("orders", "11")))});
+    host.server.onStream("GET", kSandboxes + "?watch=true", {});
+    cancelOnWatch(host, 2);
+    CHECK(host.run({"sandbox", "list", "--watch-only", "-o", "name"}) == 130);
+    CHECK(host.out.str() == "sandbox.agents.x-k8s.io/orders\n");
+
+    TestHost templated;
+    CHECK(templated.run({"sandbox", "list", "-w", "-o", "jsonpath={.items[*].metadata.name}"}) ==
+          2);
+    CHECK(templated.err.str().find("--watch") != std::string::npos);
+    CHECK(templated.server.requests.empty());
+}

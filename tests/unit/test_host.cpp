@@ -180,6 +180,7 @@ kube::HttpResponse RoutedServer::answer(const kube::HttpRequest& request) {
     requests.push_back(request);
     if (requests.size() > maxRequests) FAIL("more than " << maxRequests << " requests: a loop");
     if (clock) clock->advance(latency);
+    if (onRequest) onRequest(request);
     const std::string path = pathOf(request.url);
     const std::vector<std::string> query = queryOf(request.url);
     // The most specific route wins: an exact path over a prefix, then more query parameters.
@@ -320,7 +321,7 @@ app::Context& TestHost::context() {
             [this](const kube::RestConfig&, const kube::CancelFlag*) {
                 return std::make_unique<RoutedTransport>(server);
             },
-            nullptr, &random, &resolver);
+            &cancel, &random, &resolver);
     }
     return *context_;
 }

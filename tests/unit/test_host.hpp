@@ -4,6 +4,7 @@
 // drive `rossoctl ...` argv through it and check stdout, stderr, the exit code and what was sent.
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 
 #include "kube_fakes.hpp"
 #include "registry.hpp"
+#include "rossoctl/kube/cancel.hpp"
 #include "rossoctl/model/host_resolver.hpp"
 #include "rossoctl/random.hpp"
 
@@ -103,6 +105,8 @@ class RoutedServer {
     std::chrono::milliseconds latency{0};
     // More requests than this is a loop that would never end: the test fails instead.
     size_t maxRequests = 1000;
+    // Sees each request as it arrives (e.g. to press Ctrl-C at a chosen moment).
+    std::function<void(const kube::HttpRequest&)> onRequest;
 
     // Used by the transport.
     kube::HttpResponse answer(const kube::HttpRequest& request);
@@ -172,6 +176,7 @@ class TestHost : public commands::CommandHost {
     std::istringstream in;  // stdin; set with in.str("...") before run()
     bool stdinIsTerminal = false;
     std::map<std::string, std::string> environment;  // what getenv sees
+    kube::CancelFlag cancel;                         // Ctrl-C, as the signal handler sets it
 
   private:
     app::GlobalOptions globals_;

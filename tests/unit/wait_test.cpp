@@ -299,3 +299,24 @@ TEST_CASE("conditions are read from status", "[wait]") {
     CHECK(findCondition(object, "Ready")->value("reason", "") == "PodReady");
     CHECK_FALSE(findCondition(json::object(), "Ready"));
 }
+
+TEST_CASE("a wait over every namespace keeps same-named objects apart", "[wait]") {
+    ClientFixture fixture;
+    json inA = pod("orders", "7", false);
+    inA["metadata"]["namespace"] = "team-a";
+    json inB = pod("orders", "8", false);
+    inB["metadata"]["namespace"] = "team-b";
+    fixture.server.reply(200, list("9", json::array({inA, inB})));
+    size_t seen = 0;
+    WaitOptions options;
+    options.keyByNamespace = true;
+    auto result = waitForSet(*fixture.client, fixture.clock, resources::pods(), "", options,
+                             [&](const ObjectSet& objects) {
+                                 seen = objects.size();
+                                 return true;
+                             });
+    CHECK(result.satisfied());
+    CHECK(seen == 2);
+    CHECK(result.objects.count("team-a/orders") == 1);
+    CHECK(result.objects.count("team-b/orders") == 1);
+}

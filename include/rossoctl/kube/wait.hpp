@@ -16,7 +16,8 @@
 
 namespace rossoctl::kube {
 
-// The objects currently matching the watched selector, keyed by metadata.name.
+// The objects currently matching the watched selector, keyed by metadata.name (or "ns/name",
+// see WaitOptions::keyByNamespace).
 using ObjectSet = std::map<std::string, nlohmann::json>;
 
 // Pause before reconnecting after `failures` failed attempts in a row: doubling, capped, as
@@ -47,6 +48,8 @@ struct WaitOptions {
     // Longest single watch request; the wait re-watches from the last version after it.
     std::chrono::seconds watchChunk{300};
     ReconnectBackoff reconnect;
+    // Key the set by "ns/name": for a wait over every namespace, where names collide.
+    bool keyByNamespace = false;
 };
 
 enum class WaitOutcome { Satisfied, TimedOut, Cancelled };
