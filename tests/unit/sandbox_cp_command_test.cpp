@@ -226,9 +226,11 @@ TEST_CASE("sandbox cp from a pod without tar: a listing, then one cat per file",
           "[sandbox][cp][command]") {
     TempDir dir;
     using namespace std::string_literals;
+    // Files carry the mode stat printed (empty without stat: the executable bit decides).
     const std::string listing =
-        "d\0./sub\0x\0./sub/tool\0f\0./a.txt\0l\0./ln\0/etc/passwd\0"
-        "f\0./../../evil\0o\0./fifo\0"s;
+        "d\0./sub\0x\0./sub/tool\0\0f\0./a.txt\0"
+        "640\0"
+        "l\0./ln\0/etc/passwd\0f\0./../../evil\0\0o\0./fifo\0"s;
     TestHost host;
     serveOrders(host);
     host.server.onExec("team1", "orders", execRan("d - none\n", "", 0));
@@ -243,6 +245,7 @@ TEST_CASE("sandbox cp from a pod without tar: a listing, then one cat per file",
     CHECK(readFile(dir.file("dest/sub/tool")) == "#!/bin/sh\n");
     CHECK(modeOf(dir.file("dest/sub/tool")) == 0755);
     CHECK(readFile(dir.file("dest/a.txt")) == "alpha\x1b[31m");
+    CHECK(modeOf(dir.file("dest/a.txt")) == 0640);
     CHECK_FALSE(fs::exists(fs::symlink_status(dir.file("dest/ln"))));
     const std::string err = host.err.str();
     CHECK(err.find("note: the image has no tar; copied file by file with sh and cat") == 0);

@@ -23,16 +23,18 @@ constexpr size_t kMaxStderr = 4096;
 // The tree listing of the tar-less path: NUL-separated records, far below any real limit.
 constexpr size_t kMaxListing = 64ULL << 20;
 
-// Lists the tree below "$1" as records TYPE\0PATH\0 (d dir, f file, x executable file, o other)
-// and l\0PATH\0TARGET\0 for a symlink; only sh builtins, plus readlink when there is one.
+// Lists the tree below "$1" as records TYPE\0PATH\0 (d dir, o other), f|x\0PATH\0MODE\0 for a
+// file (x: executable; MODE from stat, empty without one) and l\0PATH\0TARGET\0 for a symlink:
+// only sh builtins, plus readlink and stat when the image has them.
 constexpr const char* kListScript =
     "walk() { for e in \"$1\"/* \"$1\"/.[!.]* \"$1\"/..?*; do "
     "if [ -L \"$e\" ]; then "
     "if l=$(readlink \"$e\" 2>/dev/null); then printf 'l\\000%s\\000%s\\000' \"$e\" \"$l\"; "
     "else printf 'o\\000%s\\000' \"$e\"; fi; "
     "elif [ -d \"$e\" ]; then printf 'd\\000%s\\000' \"$e\"; walk \"$e\"; "
-    "elif [ -f \"$e\" ]; then if [ -x \"$e\" ]; then printf 'x\\000%s\\000' \"$e\"; "
-    "else printf 'f\\000%s\\000' \"$e\"; fi; "
+    "elif [ -f \"$e\" ]; then m=$(stat -c %a \"$e\" 2>/dev/null) || m=; "
+    "if [ -x \"$e\" ]; then t=x; else t=f; fi; printf '%s\\000%s\\000%s\\000' \"$t\" \"$e\" "
+    "\"$m\"; "
     "elif [ -e \"$e\" ]; then printf 'o\\000%s\\000' \"$e\"; fi; done; }; "
     "cd \"$1\" && walk .";
 constexpr const char* kTarDirectoryScript = "cd \"$1\" && exec tar cf - .";
@@ -72,13 +74,22 @@ std::vector<Record> parseListing(const std::string& text, uint64_t maxEntries) {
         record.type = type[0];
         record.path = fields[i + 1];
         i += 2;
-        if (record.type == 'l') {
+        if (record.type == 'l' || record.type == 'f' || record.type == 'x') {
             if (i >= fields.size()) throw Error("the pod's file listing is damaged");
-            record.target = fields[i++];
+            record.target = fields[i++];  // the link's target, or the file's mode
         }
         records.push_back(std::move(record));
     }
     return records;
+}
+
+// The mode stat printed (octal), else what the executable bit says.
+unsigned fileMode(const Record& record) {
+    const std::string& text = record.target;
+    if (!text.empty() && text.size() <= 4 &&
+        text.find_first_not_of("01234567") == std::string::npos)
+        return static_cast<unsigned>(std::stoul(text, nullptr, 8)) & 0777;
+    return record.type == 'x' ? 0755 : 0644;
 }
 
 struct FileCloser {
@@ -191,7 +202,7 @@ void listAndFeed(kube::Client& client, const PodTarget& target, const std::strin
                 break;
             case 'f':
             case 'x':
-                feeder.file(podDir, record.path, *name, record.type == 'x' ? 0755 : 0644);
+                feeder.file(podDir, record.path, *name, fileMode(record));
                 break;
             default:
                 rejected.push_back(*name +

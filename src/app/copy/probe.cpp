@@ -61,9 +61,10 @@ RemoteInfo probe(kube::Client& client, const PodTarget& target, const std::strin
                             std::string_view("dfn").find(text[0]) != std::string_view::npos &&
                             text[1] == ' ' && (text[2] == 'x' || text[2] == '-') && text[3] == ' ';
     if (!wellFormed)
-        throw Error(
-            "the pod answered the path probe with something unexpected; is sh a POSIX shell in "
-            "this image?");
+        throw Error(fmt::format(
+            "the pod answered the path probe with \"{}\", not \"TYPE EXEC TAR\"; is sh a POSIX "
+            "shell in this image?",
+            ui::escapeForTerminal(text.substr(0, 80))));
     RemoteInfo info;
     if (text[0] == 'd') info.type = RemoteType::Directory;
     if (text[0] == 'f') info.type = RemoteType::File;

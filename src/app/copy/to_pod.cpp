@@ -2,6 +2,7 @@
 // `cat > NAME` and `chmod` per file. Files are read as they are sent, never held whole.
 #include <fmt/format.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -67,8 +68,11 @@ LocalEntry entryFor(const fs::path& path, std::string name) {
 std::vector<LocalEntry> enumerate(const fs::path& source, const std::string& fileName) {
     if (!fs::is_directory(fs::symlink_status(source))) return {entryFor(source, fileName)};
     std::vector<LocalEntry> entries;
-    for (auto it = fs::recursive_directory_iterator(source); it != fs::end(it); ++it)
-        entries.push_back(entryFor(it->path(), "./" + fs::relative(it->path(), source).string()));
+    for (auto it = fs::recursive_directory_iterator(source); it != fs::end(it); ++it) {
+        // lexically: fs::relative would follow a symlink to its target's name.
+        entries.push_back(
+            entryFor(it->path(), "./" + it->path().lexically_relative(source).string()));
+    }
     return entries;
 }
 
@@ -79,8 +83,8 @@ void readStderr(std::string& text, std::string_view bytes) {
 // The tar stream of `entries`, produced as the exec reads it.
 class TarSource {
   public:
-    TarSource(const std::vector<LocalEntry>& entries, CopyStats& stats)
-        : entries_(entries), stats_(stats) {}
+    TarSource(const std::vector<LocalEntry>& entries, CopyStats& stats, int64_t mtime)
+        : entries_(entries), stats_(stats), writer_(pending_, mtime) {}
 
     size_t read(char* out, size_t size) {
         while (pending_.size() == offset_) {
@@ -143,7 +147,7 @@ class TarSource {
     CopyStats& stats_;
     std::string pending_;
     size_t offset_ = 0;
-    TarWriter writer_{pending_, 0};
+    TarWriter writer_;
     size_t next_ = 0;
     bool finished_ = false;
     std::ifstream file_;
@@ -213,7 +217,8 @@ CopyStats copyToPod(kube::Client& client, const PodTarget& target, const std::st
         copyFileByFile(client, target, podDir, directory, entries, stats);
         return stats;
     }
-    TarSource source(entries, stats);
+    const auto now = std::chrono::system_clock::to_time_t(client.clock().now());
+    TarSource source(entries, stats, static_cast<int64_t>(now));
     runChecked(client, target, shCommand(kUntarScript, {podDir, directory ? "create" : "keep"}),
                "tar", [&](char* out, size_t size) { return source.read(out, size); });
     return stats;
