@@ -136,8 +136,15 @@ int runCp(app::Context& context, CpOptions& options) {
             !fs::is_directory(target))
             throw Error(fmt::format("{} is a directory but {} is a file", shown,
                                     ui::escapeForTerminal(target.string())));
-        printResult(context, app::copy::copyFromPod(context.client(), podTarget, remote.path, info,
-                                                    target.string(), limits));
+        app::copy::CopyStats stats;
+        try {
+            stats = app::copy::copyFromPod(context.client(), podTarget, remote.path, info,
+                                           target.string(), limits);
+        } catch (const Error& error) {
+            // A cap or a damaged stream names entries the pod chose: never raw on a terminal.
+            throw Error(ui::escapeForTerminal(error.what()), error.exitCode());
+        }
+        printResult(context, stats);
         return 0;
     }
     fs::path source = fs::absolute(options.source).lexically_normal();
