@@ -15,7 +15,9 @@ int runComplete(app::Context& context, CompleteOptions& options) {
         kube::ListOptions list;
         list.limit = 500;
         nlohmann::json objects;
-        if (options.kind == "sandboxes") {
+        std::string suffix;
+        if (options.kind == "sandboxes" || options.kind == "sandbox-paths") {
+            if (options.kind == "sandbox-paths") suffix = ":";
             objects = client.list(context.discovery().sandboxes(), context.namespaceName(), list);
         } else if (options.kind == "agents") {
             list.labelSelector = "app.kubernetes.io/managed-by=rossoctl";
@@ -27,7 +29,7 @@ int runComplete(app::Context& context, CompleteOptions& options) {
             return 0;
         }
         for (const auto& item : objects.value("items", nlohmann::json::array()))
-            context.out() << item["metadata"].value("name", "") << '\n';
+            context.out() << item["metadata"].value("name", "") << suffix << '\n';
     } catch (...) {
         // Completion must never print errors into the user's command line.
     }

@@ -109,6 +109,7 @@ bool takesNames(const CLI::App* app) {
 // Which cluster objects a command's positional arguments name, for dynamic completion.
 std::string dynamicKind(const std::string& path, const CLI::App* app) {
     if (!takesNames(app)) return "";
+    if (path == "sandbox cp") return "sandbox-paths";  // "orders:", then the path is typed
     if (path.rfind("sandbox ", 0) == 0 && path != "sandbox run") return "sandboxes";
     if (path.rfind("agents ", 0) == 0) return "agents";
     if (path.rfind("project ", 0) == 0 && path != "project create") return "projects";

@@ -25,6 +25,7 @@ void registerGroups(CLI::App& root, CommandHost& host) {
     registerSandboxVerify(*sandbox, host);
     registerSandboxRun(*sandbox, host);
     registerSandboxPool(*sandbox, host);
+    registerSandboxCp(*sandbox, host);
 
     auto* project = root.add_subcommand("project", "Create and delete hardened sandbox projects");
     project->require_subcommand(1);
@@ -32,6 +33,8 @@ void registerGroups(CLI::App& root, CommandHost& host) {
     registerProjectDelete(*project, host);
     registerProjectDescribe(*project, host);
     registerProjectList(*project, host);
+
+    registerGc(root, host);
 }
 
 }  // namespace rossoctl::commands

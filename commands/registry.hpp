@@ -27,11 +27,15 @@ void registerSandboxExec(CLI::App& sandbox, CommandHost& host);
 void registerSandboxVerify(CLI::App& sandbox, CommandHost& host);
 void registerSandboxRun(CLI::App& sandbox, CommandHost& host);
 void registerSandboxPool(CLI::App& sandbox, CommandHost& host);
+void registerSandboxCp(CLI::App& sandbox, CommandHost& host);
 
 // project
 void registerProjectCreate(CLI::App& project, CommandHost& host);
 void registerProjectDelete(CLI::App& project, CommandHost& host);
 void registerProjectDescribe(CLI::App& project, CommandHost& host);
 void registerProjectList(CLI::App& project, CommandHost& host);
+
+// gc
+void registerGc(CLI::App& root, CommandHost& host);
 
 }  // namespace rossoctl::commands

@@ -22,33 +22,6 @@ struct ExecCommandOptions {
     std::vector<std::string> command;
 };
 
-// The sandbox's current pod, which must be Running.
-json runningPod(app::Context& context, const std::string& ns, const std::string& name) {
-    json sandbox;
-    try {
-        sandbox = context.client().get(context.discovery().sandboxes(), ns, name);
-    } catch (const kube::ApiError& error) {
-        if (!error.isNotFound()) throw;
-        throw Error(
-            fmt::format("sandbox/{} not found in namespace {}; run \"rossoctl sandbox list "
-                        "-n {}\"",
-                        name, ns, ns));
-    }
-    if (auto why = app::sandboxNotRunningReason(sandbox, context.clock().now()); !why.empty())
-        throw Error(fmt::format("sandbox/{} {}; it has no pod to run commands in", name, why));
-    const auto pod = app::currentPod(app::findSandboxPods(context.client(), sandbox).owned);
-    if (!pod)
-        throw Error(fmt::format("sandbox/{} has no pod; the Sandbox says {}", name,
-                                app::describeConditions(sandbox)));
-    const std::string phase = (*pod)["status"].value("phase", "Unknown");
-    if (phase != "Running")
-        throw Error(
-            fmt::format("sandbox/{}: pod {} is {}, not Running; wait with \"rossoctl "
-                        "agents wait {}\"",
-                        name, (*pod)["metadata"].value("name", ""), phase, name));
-    return *pod;
-}
-
 int runExec(app::Context& context, ExecCommandOptions& options) {
     // validate
     options.name = objectName(options.name, {sandboxType()}, "sandbox");
@@ -60,7 +33,8 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
 
     // complete
     const std::string ns = context.namespaceName();
-    const json pod = runningPod(context, ns, options.name);
+    const json pod = app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
+                                            context.clock().now(), ns, options.name);
 
     // run
     kube::ExecRequest request;

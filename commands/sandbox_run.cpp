@@ -7,6 +7,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "caps.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/tar.hpp"
@@ -40,15 +41,6 @@ struct RunOptions {
     std::string artifactsMaxFileBytes = "512Mi";
     std::vector<std::string> command;
 };
-
-// A cap such as 512Mi or 10000: a whole number above 0.
-uint64_t parseCap(const std::string& value, const std::string& flag) {
-    const double number = model::parseQuantity(value, flag);
-    if (number < 1 || number > 9.0e18 ||
-        number != static_cast<double>(static_cast<uint64_t>(number)))
-        throw UsageError(fmt::format("{} must be a whole number above 0, e.g. 512Mi", flag));
-    return static_cast<uint64_t>(number);
-}
 
 std::string readFile(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);

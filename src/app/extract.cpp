@@ -211,6 +211,8 @@ struct TarExtractor::Impl {
             }
             const auto parts = splitPath(path);
             Fd parent = openDirectory(parts, parts.size() - 1, path);
+            // As with files, what is in the way (a file or link, never a directory) goes.
+            if (parent.get() >= 0) ::unlinkat(parent.get(), parts.back().c_str(), 0);
             if (parent.get() < 0 ||
                 ::symlinkat(target.c_str(), parent.get(), parts.back().c_str()) != 0) {
                 rejected.push_back(fmt::format("{}: cannot create symlink", path));

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "rossoctl/errors.hpp"
+#include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/sandbox.hpp"
@@ -172,6 +174,34 @@ std::string describeConditions(const json& sandbox) {
     }
     if (parts.empty()) return "no conditions yet (is the agent-sandbox controller running?)";
     return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
+                       std::chrono::system_clock::time_point now, const std::string& ns,
+                       const std::string& name) {
+    json sandbox;
+    try {
+        sandbox = client.get(sandboxes, ns, name);
+    } catch (const kube::ApiError& error) {
+        if (!error.isNotFound()) throw;
+        throw Error(
+            fmt::format("sandbox/{} not found in namespace {}; run \"rossoctl sandbox list "
+                        "-n {}\"",
+                        name, ns, ns));
+    }
+    if (auto why = sandboxNotRunningReason(sandbox, now); !why.empty())
+        throw Error(fmt::format("sandbox/{} {}; it has no pod to run commands in", name, why));
+    const auto pod = currentPod(findSandboxPods(client, sandbox).owned);
+    if (!pod)
+        throw Error(fmt::format("sandbox/{} has no pod; the Sandbox says {}", name,
+                                describeConditions(sandbox)));
+    const std::string phase = (*pod)["status"].value("phase", "Unknown");
+    if (phase != "Running")
+        throw Error(
+            fmt::format("sandbox/{}: pod {} is {}, not Running; wait with \"rossoctl "
+                        "agents wait {}\"",
+                        name, (*pod)["metadata"].value("name", ""), phase, name));
+    return *pod;
 }
 
 }  // namespace rossoctl::app

@@ -57,6 +57,12 @@ std::string whyContainerKilled(const std::optional<nlohmann::json>& pod,
 std::string sandboxNotRunningReason(const nlohmann::json& sandbox,
                                     std::chrono::system_clock::time_point now);
 
+// The Running pod of sandbox `name` in ns, for exec and cp; throws Error saying what to do when
+// the sandbox is missing, cannot run, has no pod or its pod is not Running.
+nlohmann::json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
+                                 std::chrono::system_clock::time_point now, const std::string& ns,
+                                 const std::string& name);
+
 // "Ready=False (PodNotReady: pod orders is Pending), Finished=False" for messages.
 std::string describeConditions(const nlohmann::json& sandbox);
 

@@ -65,7 +65,9 @@ bool isLeftoverRunPod(const json& pod, const OwnerAlive& ownerAlive) {
     if (metadata.contains("deletionTimestamp")) return false;  // already on its way out
     const std::string phase = pod.value("status", json::object()).value("phase", "");
     if (phase == "Succeeded" || phase == "Failed") return true;
-    const std::string owner = annotation(pod, kRunOwnerAnnotation);
+    // A run pod names its process; a claimed warm pod, the process that claimed it.
+    std::string owner = annotation(pod, kRunOwnerAnnotation);
+    if (owner.empty()) owner = annotation(pod, kClaimedByAnnotation);
     return !owner.empty() && !ownerAlive(owner);
 }
 

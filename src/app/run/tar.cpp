@@ -175,6 +175,14 @@ void TarWriter::addFile(const std::string& path, std::string_view content, unsig
     pad();
 }
 
+void TarWriter::addFileHeader(const std::string& path, uint64_t size, unsigned mode) {
+    writeHeader(path, '0', size, mode, {});
+}
+
+std::string TarWriter::padding(uint64_t size) {
+    return std::string((kBlock - size % kBlock) % kBlock, '\0');
+}
+
 void TarWriter::addSymlink(const std::string& path, const std::string& target) {
     writeHeader(path, '2', 0, 0777, target);
 }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "rossoctl/app/run/artifacts.hpp"
+#include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/timestamp.hpp"
@@ -134,7 +135,10 @@ std::string createClaim(kube::Client& client, const Clock& clock, const std::str
                         const RunPodShape& shape, long timeoutSeconds) {
     const auto shutdown =
         clock.now() + std::chrono::seconds(timeoutSeconds + kDeadlineMarginSeconds);
-    const json created = client.create(sandboxClaims(), ns, sandboxClaimManifest(shape, shutdown));
+    json claim = sandboxClaimManifest(shape, shutdown);
+    // So `gc` can tell a claim whose process was killed from one still in use.
+    claim["metadata"]["annotations"][kRunOwnerAnnotation] = currentRunOwner();
+    const json created = client.create(sandboxClaims(), ns, claim);
     return created["metadata"].value("name", "");
 }
 

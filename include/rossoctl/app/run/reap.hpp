@@ -2,7 +2,8 @@
 // Pods of `sandbox run` whose run is over but which were never deleted: the process was
 // killed (kill -9, a lost terminal) or its cleanup could not reach the API server. The next run
 // in the namespace reaps them, and so can `gc`. A pod is a leftover when it has ended (its
-// deadline passed) or when the process that made it, on this host, no longer exists.
+// deadline passed) or when the process that made it (or claimed it from the warm pool), on this
+// host, no longer exists.
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>

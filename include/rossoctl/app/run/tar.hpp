@@ -25,6 +25,10 @@ class TarWriter {
     void addDirectory(const std::string& path, unsigned mode = 0755);
     void addFile(const std::string& path, std::string_view content, unsigned mode = 0644);
     void addSymlink(const std::string& path, const std::string& target);
+    // Only the header of a file of `size` bytes: the caller appends the contents, then
+    // padding(size), for a file too large to hold in memory.
+    void addFileHeader(const std::string& path, uint64_t size, unsigned mode = 0644);
+    static std::string padding(uint64_t size);
     // The two zero blocks that end an archive.
     void finish();
 

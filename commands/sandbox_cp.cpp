@@ -1,0 +1,203 @@
+// rossoctl sandbox cp SRC DST: files and directories between this machine and a sandbox's pod
+// (SANDBOX:PATH on one side), with tar when the image has it and sh + cat when it does not.
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "caps.hpp"
+#include "conventions.hpp"
+#include "registry.hpp"
+#include "rossoctl/app/copy.hpp"
+#include "rossoctl/app/sandbox_pod.hpp"
+#include "rossoctl/model/validation.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
+
+namespace rossoctl::commands {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct CpOptions {
+    std::string source;
+    std::string destination;
+    std::string container;
+    bool force = false;
+    std::string maxBytes = "1Gi";
+    std::string maxFiles = "10000";
+    std::string maxFileBytes = "512Mi";
+};
+
+struct RemoteSpec {
+    std::string sandbox;
+    std::string path;
+};
+
+// "orders:/workspace/out" names a sandbox; a path with a '/' before its first ':' (or none) is
+// local ("./a:b" reads as a local file).
+std::optional<RemoteSpec> parseRemote(const std::string& argument) {
+    const auto colon = argument.find(':');
+    if (colon == std::string::npos || colon == 0 || argument.find('/') < colon) return std::nullopt;
+    return RemoteSpec{argument.substr(0, colon), argument.substr(colon + 1)};
+}
+
+// The local name a copy takes: inside DST when DST is a directory, else DST itself.
+fs::path localTarget(const std::string& destination, const std::string& remoteBase) {
+    if (fs::is_directory(destination) && remoteBase != "." && remoteBase != "/" &&
+        remoteBase != "..")
+        return fs::path(destination) / remoteBase;
+    return destination;
+}
+
+// Nothing is overwritten without --force: an existing file, or a directory with contents.
+void checkLocalTarget(const fs::path& target, bool force) {
+    std::error_code error;
+    const auto parent = fs::absolute(target).parent_path();
+    if (!fs::is_directory(parent))
+        throw UsageError(fmt::format("{}: no such directory here; create it first",
+                                     ui::escapeForTerminal(parent.string())));
+    const auto status = fs::symlink_status(target, error);
+    if (!fs::exists(status) || force) return;
+    if (fs::is_directory(status) && fs::is_empty(target, error)) return;
+    throw UsageError(fmt::format(
+        "{} already exists{}; nothing was copied: add --force to write into it (files of the "
+        "same name are replaced)",
+        ui::escapeForTerminal(target.string()),
+        fs::is_directory(status) ? " and is not empty" : ""));
+}
+
+void printResult(app::Context& context, const app::copy::CopyStats& stats) {
+    if (!stats.usedTar)
+        context.err() << "note: the image has no tar; copied file by file with sh and cat\n";
+    for (const auto& why : stats.rejected)
+        context.err() << "warning: refused: " << ui::escapeForTerminal(why) << '\n';
+    context.err() << fmt::format("copied {} file{}, {} bytes\n", stats.files,
+                                 stats.files == 1 ? "" : "s",
+                                 app::copy::groupThousands(stats.bytes));
+    if (!stats.rejected.empty())
+        throw Error(fmt::format("{} entr{} refused (see the warnings); the rest was copied",
+                                stats.rejected.size(),
+                                stats.rejected.size() == 1 ? "y was" : "ies were"));
+}
+
+int runCp(app::Context& context, CpOptions& options) {
+    // validate
+    const auto fromSpec = parseRemote(options.source);
+    const auto toSpec = parseRemote(options.destination);
+    if (fromSpec && toSpec)
+        throw UsageError("both SRC and DST name a sandbox; copy to this machine first, then on");
+    if (!fromSpec && !toSpec)
+        throw UsageError(
+            "one side must be SANDBOX:PATH, e.g. rossoctl sandbox cp orders:/workspace/out ./out "
+            "(a local path with a ':' can be written ./a:b)");
+    const RemoteSpec remote = fromSpec ? *fromSpec : *toSpec;
+    model::validateDnsSubdomain(remote.sandbox, "sandbox name");
+    if (remote.path.empty())
+        throw UsageError(fmt::format("give a path after {}:, e.g. {}:/workspace", remote.sandbox,
+                                     remote.sandbox));
+    if (remote.path.find('\0') != std::string::npos) throw UsageError("the path holds a NUL");
+    if (!options.container.empty()) model::validateDnsLabel(options.container, "--container");
+    app::ExtractLimits limits;
+    limits.maxBytes = parseCap(options.maxBytes, "--max-bytes");
+    limits.maxEntries = parseCap(options.maxFiles, "--max-files");
+    limits.maxFileBytes = parseCap(options.maxFileBytes, "--max-file-bytes");
+    limits.flagPrefix = "--max-";
+    fs::path target;
+    if (fromSpec) {
+        target = localTarget(options.destination, app::copy::remoteBase(remote.path));
+        checkLocalTarget(target, options.force);
+    } else {
+        std::error_code error;
+        if (!fs::exists(fs::symlink_status(options.source, error)))
+            throw Error(fmt::format("{}: no such file or directory here",
+                                    ui::escapeForTerminal(options.source)));
+    }
+
+    // complete
+    const std::string ns = context.namespaceName();
+    const json pod = app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
+                                            context.clock().now(), ns, remote.sandbox);
+    app::copy::PodTarget podTarget{ns, pod["metadata"].value("name", ""), options.container};
+    if (podTarget.container.empty()) {
+        const json containers = pod["spec"].value("containers", json::array());
+        if (!containers.empty()) podTarget.container = containers.front().value("name", "");
+    }
+    const auto info = app::copy::probe(context.client(), podTarget, remote.path);
+    const std::string shown = ui::escapeForTerminal(remote.sandbox + ":" + remote.path);
+
+    // run
+    if (fromSpec) {
+        if (info.type == app::copy::RemoteType::Missing)
+            throw Error(fmt::format("{}: no such file or directory in the pod", shown));
+        if (info.type == app::copy::RemoteType::File && fs::is_directory(target))
+            throw Error(fmt::format("{} is a file but {} is a directory; name the file to write",
+                                    shown, ui::escapeForTerminal(target.string())));
+        if (info.type == app::copy::RemoteType::Directory && fs::exists(target) &&
+            !fs::is_directory(target))
+            throw Error(fmt::format("{} is a directory but {} is a file", shown,
+                                    ui::escapeForTerminal(target.string())));
+        app::copy::CopyStats stats;
+        try {
+            stats = app::copy::copyFromPod(context.client(), podTarget, remote.path, info,
+                                           target.string(), limits);
+        } catch (const Error& error) {
+            // A cap or a damaged stream names entries the pod chose: never raw on a terminal.
+            throw Error(ui::escapeForTerminal(error.what()), error.exitCode());
+        }
+        printResult(context, stats);
+        return 0;
+    }
+    fs::path source = fs::absolute(options.source).lexically_normal();
+    if (source.filename().empty()) source = source.parent_path();
+    std::string remoteTarget = remote.path;
+    if (info.type == app::copy::RemoteType::Directory) {
+        if (remoteTarget.back() != '/') remoteTarget += '/';
+        remoteTarget += source.filename().string();
+    }
+    if (fs::is_directory(options.source) && info.type == app::copy::RemoteType::File)
+        throw Error(fmt::format("{} is a file in the pod; cannot copy a directory onto it", shown));
+    printResult(context, app::copy::copyToPod(context.client(), podTarget, options.source,
+                                              remoteTarget, info.hasTar));
+    return 0;
+}
+
+}  // namespace
+
+void registerSandboxCp(CLI::App& sandbox, CommandHost& host) {
+    auto options = std::make_shared<CpOptions>();
+    auto* command = sandbox.add_subcommand(
+        "cp", "Copy files and directories between this machine and a sandbox's pod");
+    command->add_option("source", options->source, "SANDBOX:PATH or a local path")->required();
+    command->add_option("destination", options->destination, "SANDBOX:PATH or a local path")
+        ->required();
+    command->add_option("-c,--container", options->container,
+                        "Container name (default: the pod's first container)");
+    command->add_flag("--force", options->force,
+                      "Write into a local file or directory that already exists");
+    command
+        ->add_option("--max-bytes", options->maxBytes,
+                     "Refuse a copy from the pod whose files add up to more than this")
+        ->capture_default_str();
+    command
+        ->add_option("--max-files", options->maxFiles,
+                     "Refuse a copy from the pod with more entries than this")
+        ->capture_default_str();
+    command
+        ->add_option("--max-file-bytes", options->maxFileBytes,
+                     "Refuse a file from the pod larger than this")
+        ->capture_default_str();
+    command->footer(
+        "Examples:\n"
+        "  rossoctl sandbox cp orders:/workspace/out ./out -n team1\n"
+        "  rossoctl sandbox cp ./data orders:/workspace\n"
+        "  rossoctl sandbox cp orders:/workspace/report.pdf report.pdf --force\n\n"
+        "Uses tar in the pod when it has one, else sh and cat (file by file). What comes from\n"
+        "the pod lands below the local destination and nowhere else: links that leave it,\n"
+        "absolute links and setuid/setgid bits are refused, and the caps above apply.\n"
+        "Exit codes: 0 copied; 1 the sandbox, its pod or the path cannot be found, a command\n"
+        "failed in the pod, a cap was reached or an entry was refused; 2 invalid arguments or a\n"
+        "local destination that exists (without --force).");
+    onRun(command, host, options, &runCp);
+}
+
+}  // namespace rossoctl::commands

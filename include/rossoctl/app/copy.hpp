@@ -1,0 +1,65 @@
+#pragma once
+// `sandbox cp`: files and directories between this machine and a pod, over exec.
+//
+// With `tar` in the container a copy is one tar stream (`tar cf -` out of the pod, `tar xf -`
+// into it). Without it, `sh` and `cat` are enough: out of the pod a small sh script lists the
+// tree (NUL-separated records), each file comes over its own `cat` and is staged in a
+// temporary file so its size is known; into the pod `mkdir -p` makes the directories and each
+// file goes through `cat > NAME` (then `chmod`). Either way what comes out of the pod is a tar
+// stream fed to the safe extractor (extract.hpp): the same caps, no path outside the
+// destination, no setuid/setgid bits, links checked once all exist.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rossoctl/app/extract.hpp"
+#include "rossoctl/kube/client.hpp"
+
+namespace rossoctl::app::copy {
+
+struct PodTarget {
+    std::string namespaceName;
+    std::string pod;
+    std::string container;
+};
+
+enum class RemoteType { Missing, File, Directory };
+
+// What the pod has at a path, and whether it has tar. One exec.
+struct RemoteInfo {
+    RemoteType type = RemoteType::Missing;
+    bool executable = false;
+    bool hasTar = false;
+};
+RemoteInfo probe(kube::Client& client, const PodTarget& target, const std::string& path);
+
+struct CopyStats {
+    uint64_t files = 0;
+    uint64_t bytes = 0;
+    bool usedTar = true;
+    // Entries refused (pod-controlled text: escape before printing).
+    std::vector<std::string> rejected;
+};
+
+// POSIX dirname/basename of a path in the pod ("/a/b/" -> "/a", "b"; "b" -> ".", "b").
+std::string remoteParent(const std::string& path);
+std::string remoteBase(const std::string& path);
+
+// Copies `remotePath` (described by `info`) to `localTarget`: a directory's contents go into
+// the directory `localTarget` (created when missing), a file becomes `localTarget` (staged in
+// its parent first, then renamed into place). Throws Error on a cap exceeded, a damaged stream
+// or a command that failed in the pod.
+CopyStats copyFromPod(kube::Client& client, const PodTarget& target, const std::string& remotePath,
+                      const RemoteInfo& info, const std::string& localTarget,
+                      const ExtractLimits& limits);
+
+// Copies the local file or directory `localSource` to `remoteTarget` in the pod (its parent
+// must exist there). Local symlinks are copied as symlinks; no setuid/setgid/sticky bit goes.
+CopyStats copyToPod(kube::Client& client, const PodTarget& target, const std::string& localSource,
+                    const std::string& remoteTarget, bool useTar);
+
+// "312,004"
+std::string groupThousands(uint64_t value);
+
+}  // namespace rossoctl::app::copy

@@ -1,0 +1,102 @@
+// sandbox cp: what the pod has at a path, and the path helpers both directions share.
+#include <fmt/format.h>
+
+#include "copy_internal.hpp"
+#include "rossoctl/errors.hpp"
+#include "rossoctl/kube/exec.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
+
+namespace rossoctl::app::copy {
+
+namespace {
+
+// Prints "TYPE EXEC TAR": d|f|n, x|-, tar|none. `command -v` is a shell builtin, so this needs
+// nothing but sh.
+constexpr const char* kProbeScript =
+    "p=$1; x=-; "
+    "if [ -d \"$p\" ]; then t=d; elif [ -e \"$p\" ]; then t=f; else t=n; fi; "
+    "if [ \"$t\" = f ] && [ -x \"$p\" ]; then x=x; fi; "
+    "if command -v tar >/dev/null 2>&1; then a=tar; else a=none; fi; "
+    "printf '%s %s %s\\n' \"$t\" \"$x\" \"$a\"";
+
+}  // namespace
+
+kube::ExecRequest execRequest(const PodTarget& target, std::vector<std::string> command) {
+    kube::ExecRequest request;
+    request.namespaceName = target.namespaceName;
+    request.pod = target.pod;
+    request.container = target.container;
+    request.command = std::move(command);
+    return request;
+}
+
+std::vector<std::string> shCommand(const std::string& script, std::vector<std::string> args) {
+    std::vector<std::string> command{"sh", "-c", script, "sh"};
+    command.insert(command.end(), args.begin(), args.end());
+    return command;
+}
+
+void checkExit(const kube::ExecResult& result, const std::string& stderrText,
+               const std::string& what) {
+    if (!result.message.empty() && result.exitCode == 0)
+        throw Error(fmt::format("{}: {}", what, ui::escapeForTerminal(result.message)));
+    if (result.exitCode == 0) return;
+    std::string detail = stderrText.substr(0, 512);
+    while (!detail.empty() && (detail.back() == '\n' || detail.back() == '\r')) detail.pop_back();
+    if (detail.empty()) detail = result.message;
+    throw Error(fmt::format("{} failed in the pod (exit {}): {}", what, result.exitCode,
+                            ui::escapeForTerminal(detail)));
+}
+
+RemoteInfo probe(kube::Client& client, const PodTarget& target, const std::string& path) {
+    const auto captured =
+        kube::execCapture(client, execRequest(target, shCommand(kProbeScript, {path})));
+    checkExit(captured.result, captured.stderrText,
+              "looking at the path (the image needs sh for sandbox cp)");
+    const std::string& text = captured.stdoutText;
+    // Exactly "T X A\n"; anything else is not the answer of our script.
+    const bool wellFormed = (text == std::string(text.substr(0, 4)) + "tar\n" ||
+                             text == std::string(text.substr(0, 4)) + "none\n") &&
+                            text.size() >= 8 &&
+                            std::string_view("dfn").find(text[0]) != std::string_view::npos &&
+                            text[1] == ' ' && (text[2] == 'x' || text[2] == '-') && text[3] == ' ';
+    if (!wellFormed)
+        throw Error(fmt::format(
+            "the pod answered the path probe with \"{}\", not \"TYPE EXEC TAR\"; is sh a POSIX "
+            "shell in this image?",
+            ui::escapeForTerminal(text.substr(0, 80))));
+    RemoteInfo info;
+    if (text[0] == 'd') info.type = RemoteType::Directory;
+    if (text[0] == 'f') info.type = RemoteType::File;
+    info.executable = text[2] == 'x';
+    info.hasTar = text.compare(4, 4, "tar\n") == 0;
+    return info;
+}
+
+std::string remoteParent(const std::string& path) {
+    std::string trimmed = path;
+    while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+    const auto slash = trimmed.rfind('/');
+    if (slash == std::string::npos) return ".";
+    if (slash == 0) return "/";
+    return trimmed.substr(0, slash);
+}
+
+std::string remoteBase(const std::string& path) {
+    std::string trimmed = path;
+    while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+    const auto slash = trimmed.rfind('/');
+    return slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+}
+
+std::string groupThousands(uint64_t value) {
+    const std::string digits = std::to_string(value);
+    std::string grouped;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) grouped.push_back(',');
+        grouped.push_back(digits[i]);
+    }
+    return grouped;
+}
+
+}  // namespace rossoctl::app::copy

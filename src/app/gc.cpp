@@ -1,0 +1,192 @@
+#include "rossoctl/app/gc.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+
+#include "rossoctl/app/agents.hpp"
+#include "rossoctl/app/run/run_pod.hpp"
+#include "rossoctl/app/run/warm_pool.hpp"
+#include "rossoctl/errors.hpp"
+#include "rossoctl/kube/api_error.hpp"
+#include "rossoctl/kube/timestamp.hpp"
+#include "rossoctl/model/workload.hpp"
+
+namespace rossoctl::app::gc {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSandboxGroup = "agents.x-k8s.io";
+constexpr const char* kRuntimeGroup = "agent.rossoctl.dev";
+
+const json& metadataOf(const json& object) {
+    static const json empty = json::object();
+    return object.contains("metadata") && object["metadata"].is_object() ? object["metadata"]
+                                                                         : empty;
+}
+
+std::string stringAt(const json& object, std::initializer_list<const char*> path) {
+    const json* at = &object;
+    for (const char* key : path) {
+        if (!at->is_object() || !at->contains(key)) return {};
+        at = &(*at)[key];
+    }
+    return at->is_string() ? at->get<std::string>() : std::string{};
+}
+
+// When `text` (an RFC 3339 time) is at or before now.
+bool passed(const std::string& text, std::chrono::system_clock::time_point now) {
+    if (text.empty()) return false;
+    const auto when = kube::parseTimestamp(text);
+    return when && *when <= now;
+}
+
+bool controlled(const json& object) {
+    for (const auto& owner : metadataOf(object).value("ownerReferences", json::array()))
+        if (owner.value("controller", false)) return true;
+    return false;
+}
+
+class Scanner {
+  public:
+    Scanner(kube::Client& client, const ScanOptions& options, Scan& scan)
+        : client_(client), options_(options), scan_(scan) {}
+
+    // Lists ref and offers each object to judge (its reason, or "" to keep it). A failure is
+    // recorded and ends this kind only.
+    void kind(const kube::ResourceRef& ref, const std::string& selector,
+              const std::function<std::string(const json&)>& judge) {
+        try {
+            kube::ListOptions list;
+            list.labelSelector = selector;
+            const json objects = client_.list(ref, options_.namespaceName, list);
+            for (const auto& object : objects.value("items", json::array())) {
+                const json& metadata = metadataOf(object);
+                if (metadata.contains("deletionTimestamp")) continue;
+                const auto created = kube::parseTimestamp(metadata.value("creationTimestamp", ""));
+                const auto age =
+                    created
+                        ? std::chrono::duration_cast<std::chrono::seconds>(options_.now - *created)
+                        : std::chrono::seconds{0};
+                if (age < options_.olderThan) continue;
+                std::string reason = judge(object);
+                if (reason.empty()) continue;
+                scan_.items.push_back({ref, metadata.value("namespace", ""),
+                                       metadata.value("name", ""), metadata.value("uid", ""),
+                                       metadata.value("resourceVersion", ""), age,
+                                       std::move(reason)});
+            }
+        } catch (const kube::ApiError& error) {
+            const std::string where = options_.namespaceName.empty()
+                                          ? std::string("in any namespace")
+                                          : "in " + options_.namespaceName;
+            scan_.errors.push_back(
+                fmt::format("cannot list {} {}: {}", ref.qualifiedName(), where, error.what()));
+        }
+    }
+
+    kube::Client& client() { return client_; }
+    const ScanOptions& options() const { return options_; }
+
+  private:
+    kube::Client& client_;
+    const ScanOptions& options_;
+    Scan& scan_;
+};
+
+std::string ownerGone(const json& object, const run::OwnerAlive& alive) {
+    const json annotations = metadataOf(object).value("annotations", json::object());
+    for (const char* key : {run::kRunOwnerAnnotation, run::kClaimedByAnnotation}) {
+        const std::string owner = annotations.value(key, "");
+        if (!owner.empty())
+            return alive(owner) ? std::string{}
+                                : fmt::format("its rossoctl process ({}) is gone", owner);
+    }
+    return {};
+}
+
+std::string judgeRunPod(const json& pod, const run::OwnerAlive& alive) {
+    if (!run::isLeftoverRunPod(pod, alive)) return {};
+    const std::string phase = stringAt(pod, {"status", "phase"});
+    if (phase == "Succeeded" || phase == "Failed")
+        return fmt::format("run pod ended ({}) and was never deleted", phase);
+    return ownerGone(pod, alive);
+}
+
+// The workload an AgentRuntime's targetRef names; nullopt when its kind is not one we know.
+std::optional<kube::ResourceRef> targetResource(kube::Discovery& discovery,
+                                                const std::string& kind) {
+    std::string lower = kind;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    const auto type = model::parseWorkloadType(lower);
+    if (!type) return std::nullopt;
+    if (*type == model::WorkloadType::Sandbox && !discovery.isServed(kSandboxGroup))
+        return std::nullopt;
+    return workloadResource(*type, discovery);
+}
+
+}  // namespace
+
+Scan scan(kube::Client& client, kube::Discovery& discovery, const ScanOptions& options) {
+    Scan result;
+    Scanner scanner(client, options, result);
+    const auto now = options.now;
+    if (discovery.isServed(kSandboxGroup))
+        scanner.kind(discovery.sandboxes(), "", [&](const json& sandbox) -> std::string {
+            const std::string shutdown = stringAt(sandbox, {"spec", "shutdownTime"});
+            if (controlled(sandbox) || !passed(shutdown, now)) return {};
+            return fmt::format("past its spec.shutdownTime {}", shutdown);
+        });
+    std::string runSelector, poolSelector;
+    runSelector.append(run::kRunLabel).append("=true");
+    poolSelector.append(run::kPoolLabel).append("=").append(run::kPoolWarm);
+    scanner.kind(kube::resources::pods(), runSelector,
+                 [&](const json& pod) { return judgeRunPod(pod, options.ownerAlive); });
+    scanner.kind(kube::resources::pods(), poolSelector, [&](const json& pod) -> std::string {
+        const std::string phase = stringAt(pod, {"status", "phase"});
+        if (phase != "Succeeded" && phase != "Failed") return {};
+        return fmt::format("warm pool pod ended ({}) and was never deleted", phase);
+    });
+    if (discovery.isServed(run::kExtensionsGroup))
+        scanner.kind(run::sandboxClaims(), runSelector, [&](const json& claim) -> std::string {
+            const std::string shutdown = stringAt(claim, {"spec", "lifecycle", "shutdownTime"});
+            if (passed(shutdown, now))
+                return fmt::format("run claim past its shutdownTime {}", shutdown);
+            return ownerGone(claim, options.ownerAlive);
+        });
+    if (discovery.isServed(kRuntimeGroup))
+        scanner.kind(kube::resources::agentRuntimes(), "", [&](const json& runtime) -> std::string {
+            const std::string kind = stringAt(runtime, {"spec", "targetRef", "kind"});
+            const std::string name = stringAt(runtime, {"spec", "targetRef", "name"});
+            const auto ref = targetResource(discovery, kind);
+            if (!ref || name.empty()) return {};
+            const std::string ns = metadataOf(runtime).value("namespace", "");
+            if (client.getIfExists(*ref, ns, name)) return {};
+            return fmt::format("its target {}/{} is gone", kind, name);
+        });
+    return result;
+}
+
+Deleted remove(kube::Client& client, const Garbage& item, bool serverDryRun) {
+    kube::DeleteOptions options;
+    options.dryRun = serverDryRun;
+    options.preconditionUid = item.uid;
+    options.preconditionResourceVersion = item.resourceVersion;
+    options.propagationPolicy = "Background";
+    if (item.ref.kind == "Pod") options.gracePeriodSeconds = 0;
+    try {
+        client.remove(item.ref, item.namespaceName, item.name, options);
+    } catch (const kube::ApiError& error) {
+        if (error.isNotFound()) return Deleted::Gone;
+        if (error.code() == 409) return Deleted::Changed;
+        throw;
+    }
+    return Deleted::Yes;
+}
+
+}  // namespace rossoctl::app::gc

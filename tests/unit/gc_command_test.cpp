@@ -1,0 +1,208 @@
+// rossoctl gc against a routed fake apiserver: one leaked object of each kind found with its
+// reason, --dry-run deletes nothing, deletes carry UID + resourceVersion, 403/404/409 read well.
+#include <catch2/catch.hpp>
+
+#include "rossoctl/app/run/reap.hpp"
+#include "rossoctl/app/run/run_pod.hpp"
+#include "test_host.hpp"
+
+using namespace rossoctl;
+using nlohmann::json;
+using rossoctl::testing::statusBody;
+using rossoctl::testing::TestHost;
+
+namespace {
+
+const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
+const std::string kPods = "/api/v1/namespaces/team1/pods";
+const std::string kClaims =
+    "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/team1/sandboxclaims";
+const std::string kRuntimes = "/apis/agent.rossoctl.dev/v1alpha1/namespaces/team1/agentruntimes";
+const std::string kRunSelector = "?labelSelector=rossoctl.dev%2Frun%3Dtrue";
+const std::string kWarmSelector = "?labelSelector=rossoctl.dev%2Fpool%3Dwarm";
+
+// A process of this host that cannot exist (above any pid_max), and one of another host.
+std::string deadOwner() {
+    const std::string me = app::run::currentRunOwner();
+    return me.substr(0, me.find('/')) + "/4194999/12345";
+}
+const std::string kLiveOwner = "some-other-host/1/1";
+
+json object(const std::string& name, json extra = json::object()) {
+    json item = {{"metadata",
+                  {{"name", name},
+                   {"namespace", "team1"},
+                   {"uid", "uid-" + name},
+                   {"resourceVersion", "7"},
+                   {"creationTimestamp", "2023-11-14T21:00:00Z"}}}};
+    item.merge_patch(extra);
+    return item;
+}
+
+json list(const std::vector<json>& items) {
+    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
+}
+
+json owned(const std::string& owner) {
+    return {{"metadata", {{"annotations", {{app::run::kRunOwnerAnnotation, owner}}}}}};
+}
+
+// Expired, but a SandboxClaim controls it: left to its owner.
+json pooledSandbox() {
+    json sandbox = object("pooled", {{"spec", {{"shutdownTime", "2023-11-14T22:00:00Z"}}}});
+    sandbox["metadata"]["ownerReferences"] =
+        json::array({{{"kind", "SandboxClaim"}, {"controller", true}}});
+    return sandbox;
+}
+
+// One leaked object of each kind, each beside one that must be kept.
+void serveCluster(TestHost& host, long claimsStatus = 200) {
+    host.serveGroups();
+    host.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,
+                   R"({"kind":"APIGroup","name":"extensions.agents.x-k8s.io",)"
+                   R"("versions":[{"version":"v1beta1"}]})");
+    host.server.onJson(
+        "GET", kSandboxes, 200,
+        list({object("expired", {{"spec", {{"shutdownTime", "2023-11-14T22:00:00Z"}}}}),
+              object("running", {{"spec", {{"shutdownTime", "2023-11-15T22:00:00Z"}}}}),
+              pooledSandbox()}));
+    json orphan = object("run-orphan", owned(deadOwner()));
+    orphan["status"]["phase"] = "Running";
+    json live = object("run-live", owned(kLiveOwner));
+    live["status"]["phase"] = "Running";
+    for (auto* pod : {&orphan, &live}) (*pod)["metadata"]["labels"][app::run::kRunLabel] = "true";
+    host.server.onJson("GET", kPods + kRunSelector, 200, list({orphan, live}));
+    json ended = object("warm-ended", {{"status", {{"phase", "Failed"}}}});
+    json warm = object("warm-ok", {{"status", {{"phase", "Running"}}}});
+    host.server.onJson("GET", kPods + kWarmSelector, 200, list({ended, warm}));
+    if (claimsStatus != 200)
+        host.server.on(
+            "GET", kClaims + kRunSelector, claimsStatus,
+            statusBody(claimsStatus, "Forbidden", "sandboxclaims is forbidden: User \"dev\""));
+    host.server.onJson(
+        "GET", kClaims + kRunSelector, 200,
+        list({object("claim-expired",
+                     {{"spec", {{"lifecycle", {{"shutdownTime", "2023-11-14T22:10:00Z"}}}}}}),
+              object("claim-orphan", owned(deadOwner())),
+              object("claim-live", owned(kLiveOwner))}));
+    host.server.onJson(
+        "GET", kRuntimes, 200,
+        list({object("lost", {{"spec", {{"targetRef", {{"kind", "Sandbox"}, {"name", "gone"}}}}}}),
+              object("kept",
+                     {{"spec", {{"targetRef", {{"kind", "Sandbox"}, {"name", "running"}}}}}})}));
+    host.server.onJson("GET", kSandboxes + "/running", 200, object("running"));
+}
+
+const std::vector<std::string> kDeletes = {
+    "DELETE " + kSandboxes + "/expired",   "DELETE " + kPods + "/run-orphan",
+    "DELETE " + kPods + "/warm-ended",     "DELETE " + kClaims + "/claim-expired",
+    "DELETE " + kClaims + "/claim-orphan", "DELETE " + kRuntimes + "/lost"};
+
+void acceptDeletes(TestHost& host) {
+    for (const auto& write : kDeletes) host.server.on("DELETE", write.substr(7), 200, "{}");
+}
+
+}  // namespace
+
+TEST_CASE("gc: every help example parses and validates", "[gc][command]") {
+    testing::checkHelpExamples({"gc"});
+}
+
+TEST_CASE("gc rejects bad input before sending anything", "[gc][command]") {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"gc", "--older-than", "soon"},
+          std::vector<std::string>{"gc", "--older-than", "-1h"},
+          std::vector<std::string>{"gc", "--dry-run=maybe"}, std::vector<std::string>{"gc", "x"}}) {
+        TestHost host;
+        INFO(args.back());
+        CHECK(host.run(args) == kExitUsage);
+        CHECK(host.server.requests.empty());
+    }
+}
+
+TEST_CASE("gc --dry-run lists one leak of each kind with its reason and deletes nothing",
+          "[gc][command]") {
+    TestHost host;
+    serveCluster(host);
+    REQUIRE(host.run({"gc", "--dry-run"}) == 0);
+    CHECK(host.server.writes().empty());
+    const std::string out = host.out.str();
+    CHECK(out.rfind("KIND", 0) == 0);
+    CHECK(out.find("AGE") != std::string::npos);
+    CHECK(out.find("Sandbox        expired") != std::string::npos);
+    CHECK(out.find("past its spec.shutdownTime 2023-11-14T22:00:00Z") != std::string::npos);
+    CHECK(out.find("its rossoctl process (" + deadOwner() + ") is gone") != std::string::npos);
+    CHECK(out.find("warm pool pod ended (Failed)") != std::string::npos);
+    CHECK(out.find("run claim past its shutdownTime") != std::string::npos);
+    CHECK(out.find("its target Sandbox/gone is gone") != std::string::npos);
+    for (const char* kept : {"running", "pooled", "run-live", "warm-ok", "claim-live", "kept"})
+        CHECK(out.find(std::string(" ") + kept + " ") == std::string::npos);
+    CHECK(std::count(out.begin(), out.end(), '\n') == 7);
+    CHECK(host.err.str() == "dry run: 6 objects would be deleted; nothing was\n");
+}
+
+TEST_CASE("gc deletes each leak with UID and resourceVersion preconditions", "[gc][command]") {
+    TestHost host;
+    serveCluster(host);
+    acceptDeletes(host);
+    REQUIRE(host.run({"gc"}) == 0);
+    CHECK(host.server.writes() == kDeletes);
+    const auto sent = host.server.requestsTo("DELETE", kSandboxes + "/expired");
+    REQUIRE(sent.size() == 1);
+    const json body = json::parse(sent[0].body);
+    CHECK(body["preconditions"] == json({{"uid", "uid-expired"}, {"resourceVersion", "7"}}));
+    CHECK(host.err.str() == "deleted 6 of 6 objects\n");
+}
+
+TEST_CASE("gc: nothing to collect, --older-than, every namespace", "[gc][command]") {
+    TestHost young;
+    serveCluster(young);
+    REQUIRE(young.run({"gc", "--older-than", "2h"}) == 0);
+    CHECK(young.out.str().empty());
+    CHECK(young.err.str() == "Nothing to collect in namespace team1.\n");
+    CHECK(young.server.writes().empty());
+
+    TestHost all;
+    all.serveGroups();
+    all.server.onJson(
+        "GET", "/apis/agents.x-k8s.io/v1beta1/sandboxes", 200,
+        list({object("expired", {{"metadata", {{"namespace", "team9"}}},
+                                 {"spec", {{"shutdownTime", "2020-01-01T00:00:00Z"}}}})}));
+    all.server.onJson("GET", "/api/v1/pods", 200, list({}));
+    all.server.onJson("GET", "/apis/agent.rossoctl.dev/v1alpha1/agentruntimes", 200, list({}));
+    REQUIRE(all.run({"gc", "-A", "--dry-run"}) == 0);
+    CHECK(all.out.str().rfind("NAMESPACE   KIND", 0) == 0);
+    CHECK(all.out.str().find("team9       Sandbox   expired") != std::string::npos);
+}
+
+TEST_CASE("gc: a forbidden kind is reported and the others still run", "[gc][command]") {
+    TestHost host;
+    serveCluster(host, 403);
+    acceptDeletes(host);
+    CHECK(host.run({"gc"}) == kExitError);
+    CHECK(host.err.str().find("error: cannot list sandboxclaims.extensions.agents.x-k8s.io in "
+                              "team1: ") == 0);
+    CHECK(host.err.str().find("sandboxclaims is forbidden") != std::string::npos);
+    CHECK(host.server.writes() ==
+          std::vector<std::string>{kDeletes[0], kDeletes[1], kDeletes[2], kDeletes[5]});
+    CHECK(host.err.str().find("deleted 4 of 4 objects") != std::string::npos);
+}
+
+TEST_CASE("gc: an object changed since it was listed (409) is kept; one gone (404) counts",
+          "[gc][command]") {
+    TestHost host;
+    serveCluster(host);
+    host.server.on("DELETE", kSandboxes + "/expired", 409,
+                   statusBody(409, "Conflict", "Precondition failed: ResourceVersion"));
+    host.server.on("DELETE", kRuntimes + "/lost", 404, testing::kNotFoundBody);
+    host.server.on("DELETE", kPods + "/run-orphan", 403,
+                   statusBody(403, "Forbidden", "pods \"run-orphan\" is forbidden"));
+    acceptDeletes(host);  // after the answers above, which come first on their routes
+    CHECK(host.run({"gc"}) == kExitError);
+    const std::string err = host.err.str();
+    CHECK(err.find("error: sandbox.agents.x-k8s.io/expired changed since it was listed and was "
+                   "kept; run gc again") != std::string::npos);
+    CHECK(err.find("error: cannot delete pod/run-orphan: ") != std::string::npos);
+    CHECK(err.find("pods \"run-orphan\" is forbidden") != std::string::npos);
+    CHECK(err.find("deleted 4 of 6 objects") != std::string::npos);
+}
