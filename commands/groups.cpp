@@ -22,6 +22,9 @@ void registerGroups(CLI::App& root, CommandHost& host) {
     registerSandboxSetEnv(*sandbox, host);
     registerSandboxRestart(*sandbox, host);
     registerSandboxExec(*sandbox, host);
+    registerSandboxLogs(*sandbox, host);
+    registerSandboxSuspend(*sandbox, host);
+    registerSandboxResume(*sandbox, host);
     registerSandboxVerify(*sandbox, host);
     registerSandboxRun(*sandbox, host);
     registerSandboxPool(*sandbox, host);
