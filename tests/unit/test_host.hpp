@@ -171,6 +171,8 @@ class TestHost : public commands::CommandHost {
     std::ostringstream out, err;
     std::istringstream in;  // stdin; set with in.str("...") before run()
     bool stdinIsTerminal = false;
+    bool stdoutIsTerminal = false;
+    kube::CancelFlag cancel;                         // cancel() is Ctrl-C
     std::map<std::string, std::string> environment;  // what getenv sees
 
   private:
