@@ -170,6 +170,34 @@ TEST_CASE("sandbox logs -f stops when the sandbox is suspended; a cut stream goe
     CHECK(queryOf(logs[1]) == "container=agent&follow=true&tailLines=0");
 }
 
+TEST_CASE("sandbox logs -f follows a container restart and stops when the pod has ended",
+          "[sandbox][command]") {
+    json restarted = podOf("a1b2c3d4-old", "8");
+    restarted["status"]["containerStatuses"][0]["restartCount"] = 1;
+    json ended = restarted;
+    ended["metadata"]["resourceVersion"] = "9";
+    ended["status"]["phase"] = "Succeeded";
+    ended["status"]["containerStatuses"][0]["state"] = {{"terminated", {{"exitCode", 0}}}};
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, running());
+    host.server.onJson("GET", kPods, 200, list({podOf("a1b2c3d4-old")}));
+    host.server.onJson("GET", kPods, 200, list({restarted}));
+    host.server.onJson("GET", kPods, 200, list({ended}));
+    host.server.onStream("GET", kLog, {"first run\n"});
+    host.server.onStream("GET", kLog, {"second run\n"});
+    REQUIRE(host.run({"sandbox", "logs", "orders", "-f", "--since", "1h"}) == 0);
+    CHECK(host.out.str() == "first run\nsecond run\n");
+    CHECK(host.err.str() ==
+          "note: container agent in pod orders restarted (restart 1); following it\n"
+          "note: pod orders ended (phase Succeeded) and is not recreated; no more logs to "
+          "follow\n");
+    const auto logs = host.server.requestsTo("GET", kLog);
+    REQUIRE(logs.size() == 2);
+    CHECK(queryOf(logs[0]) == "container=agent&follow=true&sinceSeconds=3600");
+    CHECK(queryOf(logs[1]) == "container=agent&follow=true");
+}
+
 TEST_CASE("sandbox logs: a missing sandbox, no pod, a wrong container, a refused read",
           "[sandbox][command]") {
     TestHost missing;
