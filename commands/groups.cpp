@@ -14,8 +14,8 @@ void registerGroups(CLI::App& root, CommandHost& host) {
     registerAgentsDelete(*agents, host);
     registerAgentsWait(*agents, host);
 
-    auto* sandbox =
-        root.add_subcommand("sandbox", "Inspect, change, restart, verify and run sandboxes");
+    auto* sandbox = root.add_subcommand(
+        "sandbox", "Inspect, change, restart, suspend, verify and run sandboxes");
     sandbox->require_subcommand(1);
     registerSandboxList(*sandbox, host);
     registerSandboxGet(*sandbox, host);
