@@ -108,10 +108,7 @@ class LogFollower {
             const std::string oldUid = lastUid_;
             current = next.pod;
             if (next.kind == Next::NewPod) {
-                const auto names = containerNames(current);
-                if (std::find(names.begin(), names.end(), container_) == names.end() &&
-                    !names.empty())
-                    container_ = names.front();
+                container_ = containerIn(current);
                 note(fmt::format("pod {} was replaced (uid {} → {}); following the new pod",
                                  podName(current), shortUid(oldUid), shortUid(uidOf(current))));
             } else if (next.kind == Next::Restarted) {
@@ -222,11 +219,19 @@ class LogFollower {
         }
     }
 
+    // The container followed so far, or the first one of a new pod whose template renamed it.
+    std::string containerIn(const json& pod) const {
+        const auto names = containerNames(pod);
+        if (names.empty() || std::find(names.begin(), names.end(), container_) != names.end())
+            return container_;
+        return names.front();
+    }
+
     // The pod (or container instance) to read next, if the set has one.
     bool choose(const kube::ObjectSet& set, Next& next) const {
         for (const auto& [podName, pod] : set) {
             if (!ownedBy(pod, sandboxUid_) || terminating(pod)) continue;
-            const std::string state = stateOf(pod, container_);
+            const std::string state = stateOf(pod, containerIn(pod));
             const bool started = state == "running" || state == "terminated";
             if (uidOf(pod) != lastUid_) {
                 if (!started) continue;
