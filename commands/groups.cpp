@@ -14,14 +14,17 @@ void registerGroups(CLI::App& root, CommandHost& host) {
     registerAgentsDelete(*agents, host);
     registerAgentsWait(*agents, host);
 
-    auto* sandbox =
-        root.add_subcommand("sandbox", "Inspect, change, restart, verify and run sandboxes");
+    auto* sandbox = root.add_subcommand(
+        "sandbox", "Inspect, change, restart, suspend, verify and run sandboxes");
     sandbox->require_subcommand(1);
     registerSandboxList(*sandbox, host);
     registerSandboxGet(*sandbox, host);
     registerSandboxSetEnv(*sandbox, host);
     registerSandboxRestart(*sandbox, host);
     registerSandboxExec(*sandbox, host);
+    registerSandboxLogs(*sandbox, host);
+    registerSandboxSuspend(*sandbox, host);
+    registerSandboxResume(*sandbox, host);
     registerSandboxVerify(*sandbox, host);
     registerSandboxRun(*sandbox, host);
     registerSandboxPool(*sandbox, host);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/sandbox.hpp"
@@ -190,9 +191,9 @@ std::string sandboxOwner(const json& sandbox) {
 
 ui::Table sandboxTable(bool allNamespaces) {
     ui::Table table;
-    table.headers = {"NAME",  "READY",    "REASON", "POD",    "AGE",
-                     "IMAGE", "SHUTDOWN", "OWNER",  "MESSAGE"};
-    table.wideOnly = {false, false, false, false, false, true, true, true, true};
+    table.headers = {"NAME", "READY", "STATUS",   "REASON", "POD",
+                     "AGE",  "IMAGE", "SHUTDOWN", "OWNER",  "MESSAGE"};
+    table.wideOnly = {false, false, false, false, false, false, true, true, true, true};
     if (allNamespaces) {
         table.headers.insert(table.headers.begin(), "NAMESPACE");
         table.wideOnly.insert(table.wideOnly.begin(), false);
@@ -208,6 +209,7 @@ void addSandboxRow(ui::Table& table, const json& sandbox, const std::string& pod
     const json spec = sandbox.value("spec", json::object());
     std::vector<std::string> row = {metadataString(sandbox, "name"),
                                     ready ? "True" : (reported ? "False" : "Unknown"),
+                                    sandboxStatus(sandbox, !pod.empty(), now),
                                     reason.empty() ? "<none>" : reason,
                                     pod.empty() ? "<none>" : pod,
                                     objectAge(sandbox, now),

@@ -139,13 +139,28 @@ std::string whyContainerKilled(kube::Client& client, const std::string& ns, cons
     }
 }
 
+bool suspendedInSpec(const json& sandbox) {
+    const json& spec = specOf(sandbox);
+    if (spec.value("operatingMode", "") == "Suspended") return true;
+    return spec.contains("replicas") && spec["replicas"].is_number() && spec["replicas"] == 0;
+}
+
+std::string sandboxStatus(const json& sandbox, bool hasPod,
+                          std::chrono::system_clock::time_point now) {
+    if (suspendedInSpec(sandbox)) return hasPod ? "Suspending" : "Suspended";
+    if (kube::conditionTrue(sandbox, "Finished")) return "Finished";
+    const std::string why = sandboxNotRunningReason(sandbox, now);
+    if (why.rfind("expired", 0) == 0) return "Expired";
+    if (why.rfind("has finished", 0) == 0) return "Finished";
+    return kube::conditionTrue(sandbox, "Ready") ? "Running" : "Pending";
+}
+
 std::string sandboxNotRunningReason(const json& sandbox,
                                     std::chrono::system_clock::time_point now) {
     const json& spec = specOf(sandbox);
     if (spec.value("operatingMode", "") == "Suspended")
         return "is suspended (operatingMode Suspended)";
-    if (spec.contains("replicas") && spec["replicas"].is_number() && spec["replicas"] == 0)
-        return "is suspended (replicas 0)";
+    if (suspendedInSpec(sandbox)) return "is suspended (replicas 0)";
     if (spec.contains("shutdownTime") && spec["shutdownTime"].is_string()) {
         auto shutdown = kube::parseTimestamp(spec["shutdownTime"].get<std::string>());
         if (shutdown && *shutdown <= now)

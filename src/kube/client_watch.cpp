@@ -1,4 +1,5 @@
-// Client::watch: newline-delimited JSON events read from a streaming response.
+// Client::watch: newline-delimited JSON events read from a streaming response; and
+// Client::streamGet, the same stream handed on as bytes.
 #include <fmt/format.h>
 
 #include <exception>
@@ -90,6 +91,30 @@ void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOpti
         deliver(pending);
         if (failure) std::rethrow_exception(failure);
     }
+}
+
+void Client::streamGet(const std::string& pathAndQuery,
+                       const std::function<bool(std::string_view chunk)>& onChunk) {
+    HttpRequest request = prepare("GET", pathAndQuery, {}, {});
+    bool streamed = false;
+    std::exception_ptr failure;
+    // Never throws: exceptions must not cross the transport (libcurl is C), so they are kept.
+    request.onBodyChunk = [&](std::string_view chunk) {
+        streamed = true;
+        try {
+            return onChunk(chunk);
+        } catch (...) {
+            failure = std::current_exception();
+            return false;
+        }
+    };
+    try {
+        execute(request, /*idempotent=*/true, &streamed);
+    } catch (const TransportError& error) {
+        if (failure) std::rethrow_exception(failure);
+        if (error.kind() != TransportError::Kind::Reset || !streamed) throw;
+    }
+    if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace rossoctl::kube

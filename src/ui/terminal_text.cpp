@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace rossoctl::ui {
@@ -71,6 +72,57 @@ std::string escapeForTerminal(std::string_view text) {
             text.remove_prefix(length);
         }
     }
+    return out;
+}
+
+namespace {
+
+// How many bytes at the end of `text` may be the start of a sequence the next piece completes:
+// a lone \r (of \r\n) or an unfinished UTF-8 lead byte with its continuation bytes.
+size_t unfinishedTail(std::string_view text) {
+    if (text.empty()) return 0;
+    if (text.back() == '\r') return 1;
+    const size_t look = std::min<size_t>(3, text.size());
+    for (size_t back = 1; back <= look; ++back) {
+        const auto c = static_cast<unsigned char>(text[text.size() - back]);
+        if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+        const size_t needed = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 1;
+        return needed > back && c >= 0xC2 && c <= 0xF4 ? back : 0;
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::string TerminalTextStream::feed(std::string_view piece) {
+    std::string text = std::move(held_);
+    text.append(piece);
+    const size_t keep = unfinishedTail(text);
+    held_ = text.substr(text.size() - keep);
+    std::string_view ready(text.data(), text.size() - keep);
+    std::string out;
+    out.reserve(ready.size());
+    while (!ready.empty()) {
+        const size_t stop = ready.find_first_of("\n\t");
+        std::string_view part = ready.substr(0, stop);
+        std::string_view lineEnd;
+        if (stop != std::string_view::npos && ready[stop] == '\n' && !part.empty() &&
+            part.back() == '\r') {
+            part.remove_suffix(1);
+            lineEnd = "\r";
+        }
+        out.append(escapeForTerminal(part));
+        if (stop == std::string_view::npos) break;
+        out.append(lineEnd);
+        out.push_back(ready[stop]);
+        ready.remove_prefix(stop + 1);
+    }
+    return out;
+}
+
+std::string TerminalTextStream::finish() {
+    std::string out = escapeForTerminal(held_);
+    held_.clear();
     return out;
 }
 

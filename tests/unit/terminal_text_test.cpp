@@ -22,3 +22,29 @@ TEST_CASE("control characters and bidi overrides become visible escapes", "[ui]"
     // A backslash is doubled, so the pod cannot print what looks like an escape of ours.
     CHECK(escapeForTerminal("a\\x1b") == "a\\\\x1b");
 }
+
+TEST_CASE("a stream of pieces keeps its lines and escapes the rest", "[ui]") {
+    rossoctl::ui::TerminalTextStream stream;
+    CHECK(stream.feed("one\ttwo\nthree\r\n") == "one\ttwo\nthree\r\n");
+    CHECK(stream.feed("\x1b]0;owned\x07\n") == "\\x1b]0;owned\\x07\n");
+    // A lone \r would move the cursor back over the line: escaped unless \n follows.
+    CHECK(stream.feed("fake\rreal\n") == "fake\\rreal\n");
+    CHECK(stream.feed("split\r") == "split");
+    CHECK(stream.feed("\nx") == "\r\nx");
+    CHECK(stream.feed("tail\r") == "tail");
+    CHECK(stream.feed("y") == "\\ry");
+    // A UTF-8 character or a C1 control cut between pieces is judged whole.
+    CHECK(stream.feed("caf\xc3") == "caf");
+    CHECK(stream.feed("\xa9 \xe2\x80") == "\xc3\xa9 ");
+    CHECK(stream.feed("\xae!") == "\\u202e!");
+    CHECK(stream.feed("\xc2") == "");
+    CHECK(stream.feed("\x9b"
+                      "31m") == "\\u009b31m");
+    CHECK(stream.feed("\xf0\x9f\x98") == "");
+    CHECK(stream.feed("\x80") == "\xf0\x9f\x98\x80");
+    // Invalid bytes are not held: only the start of a sequence that may yet finish.
+    CHECK(stream.feed("\xff\x80") == "\\xff\\x80");
+    CHECK(stream.feed("end\xe2") == "end");
+    CHECK(stream.finish() == "\\xe2");
+    CHECK(stream.finish().empty());
+}

@@ -175,8 +175,9 @@ class TestHost : public commands::CommandHost {
     std::ostringstream out, err;
     std::istringstream in;  // stdin; set with in.str("...") before run()
     bool stdinIsTerminal = false;
+    bool stdoutIsTerminal = false;
+    kube::CancelFlag cancel;                         // cancel() is Ctrl-C
     std::map<std::string, std::string> environment;  // what getenv sees
-    kube::CancelFlag cancel;                         // Ctrl-C, as the signal handler sets it
 
   private:
     app::GlobalOptions globals_;

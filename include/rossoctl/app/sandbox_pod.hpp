@@ -52,6 +52,14 @@ std::string whyContainerKilled(kube::Client& client, const std::string& ns, cons
 std::string whyContainerKilled(const std::optional<nlohmann::json>& pod,
                                const std::string& container);
 
+// True when the spec asks for no pod (operatingMode Suspended, or replicas 0 on v1alpha1).
+bool suspendedInSpec(const nlohmann::json& sandbox);
+
+// The STATUS column of `sandbox list`: Running, Pending, Suspending (asked to, its pod still
+// there), Suspended, Expired or Finished.
+std::string sandboxStatus(const nlohmann::json& sandbox, bool hasPod,
+                          std::chrono::system_clock::time_point now);
+
 // Why the sandbox will not get a running pod: "is suspended (operatingMode Suspended)",
 // "expired at 2026-...", "has finished (PodFailed: ...)"; empty when it can run.
 std::string sandboxNotRunningReason(const nlohmann::json& sandbox,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "rossoctl/clock.hpp"
 #include "rossoctl/kube/api_error.hpp"
@@ -97,6 +98,11 @@ class Client {
     void watch(const ResourceRef& ref, const std::string& ns, const ListOptions& options,
                const std::function<bool(const WatchEvent&)>& onEvent,
                std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
+    // A GET whose body is streamed (pod logs): each piece of a 2xx body goes to onChunk as it
+    // arrives, nothing is kept; return false to stop. Ends when the server closes the stream or
+    // cuts it after bytes arrived. Throws ApiError (>= 400) and TransportError.
+    void streamGet(const std::string& pathAndQuery,
+                   const std::function<bool(std::string_view chunk)>& onChunk);
     // A raw GET of an absolute API path (/version, /apis/GROUP); throws ApiError.
     json getPath(const std::string& path);
     // Any request; retries per policy when idempotent. Throws ApiError on >= 400.

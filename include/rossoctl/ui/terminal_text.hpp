@@ -10,4 +10,18 @@ namespace rossoctl::ui {
 // ASCII and valid UTF-8 text pass through unchanged.
 std::string escapeForTerminal(std::string_view text);
 
+// escapeForTerminal for text that arrives in pieces (pod logs) and is shown as lines: line
+// breaks (\n, \r\n) and tabs pass through, everything else is escaped as above. A UTF-8
+// sequence or \r\n split between pieces is held back until the next piece (at most 3 bytes),
+// so memory stays bounded however long a line is.
+class TerminalTextStream {
+  public:
+    std::string feed(std::string_view piece);
+    // What was held back, escaped: call at the end of the stream.
+    std::string finish();
+
+  private:
+    std::string held_;
+};
+
 }  // namespace rossoctl::ui

@@ -1,0 +1,107 @@
+// rossoctl sandbox logs: the sandbox's pod logs, streamed; -f follows across pod restarts.
+#include "rossoctl/app/sandbox_logs.hpp"
+
+#include <fmt/format.h>
+
+#include "conventions.hpp"
+#include "registry.hpp"
+#include "rossoctl/model/validation.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
+
+namespace rossoctl::commands {
+namespace {
+
+struct LogsOptions {
+    std::string name;
+    std::string container;
+    bool follow = false;
+    std::string since;
+    int64_t tail = -1;
+    bool previous = false;
+    bool timestamps = false;
+};
+
+int runLogs(app::Context& context, LogsOptions& options) {
+    // validate
+    options.name = objectName(options.name, {sandboxType()}, "sandbox");
+    model::validateDnsSubdomain(options.name, "sandbox name");
+    app::SandboxLogOptions logs;
+    if (!options.container.empty()) model::validateDnsLabel(options.container, "-c/--container");
+    logs.container = options.container;
+    if (options.follow && options.previous)
+        throw UsageError("--previous shows a container that has ended; it cannot be followed (-f)");
+    if (!options.since.empty()) {
+        const auto since = app::parseDuration(options.since, "--since");
+        if (since.count() <= 0) throw UsageError("--since must be more than 0, e.g. 10m");
+        logs.sinceSeconds = (since.count() + 999) / 1000;  // whole seconds, rounded up
+    }
+    if (options.tail < -1) throw UsageError("--tail must be a number of lines, or -1 for all");
+    if (options.tail >= 0) logs.tailLines = options.tail;
+    logs.follow = options.follow;
+    logs.previous = options.previous;
+    logs.timestamps = options.timestamps;
+
+    // complete
+    const std::string ns = context.namespaceName();
+    const kube::ResourceRef ref = context.discovery().sandboxes();
+
+    // run: bytes go out as they come; on a terminal through the escaper (the pod is untrusted),
+    // into a pipe or file unchanged, as kubectl passes them.
+    ui::TerminalTextStream escaper;
+    const bool terminal = context.streams().outIsTty;
+    logs.cancel = context.cancelFlag();
+    logs.onLog = [&](std::string_view bytes) {
+        if (terminal) {
+            context.out() << escaper.feed(bytes);
+        } else {
+            context.out().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        }
+        context.out().flush();
+    };
+    logs.onNote = [&](const std::string& note) {
+        if (terminal) context.out() << escaper.finish() << std::flush;
+        context.err() << "note: " << note << '\n' << std::flush;
+    };
+    const bool finished =
+        app::streamSandboxLogs(context.client(), context.clock(), ref, ns, options.name, logs);
+    if (terminal) context.out() << escaper.finish() << std::flush;
+    return finished ? kExitOk : kExitCancelled;
+}
+
+}  // namespace
+
+void registerSandboxLogs(CLI::App& sandbox, CommandHost& host) {
+    auto options = std::make_shared<LogsOptions>();
+    auto* command = sandbox.add_subcommand("logs", "Print or follow the logs of a sandbox's pod");
+    command->add_option("sandbox", options->name, "Sandbox name (NAME or sandbox/NAME)")
+        ->required();
+    command->add_option("-c,--container", options->container,
+                        "Container name (default: the pod's first container)");
+    command->add_flag("-f,--follow", options->follow,
+                      "Keep streaming new lines, across the pod being replaced");
+    command->add_option("--since", options->since,
+                        "Only lines newer than this, e.g. 10m or 1h (the first pod only)");
+    command
+        ->add_option("--tail", options->tail,
+                     "Only the last N lines (the first pod only); -1 shows all")
+        ->capture_default_str();
+    command->add_flag("-p,--previous", options->previous,
+                      "The previous instance of the container (after a crash)");
+    command->add_flag("--timestamps", options->timestamps,
+                      "Start each line with the time it was written (RFC 3339)");
+    command->footer(
+        "Examples:\n"
+        "  rossoctl sandbox logs orders -n team1\n"
+        "  rossoctl sandbox logs orders -f --since 10m\n"
+        "  rossoctl sandbox logs orders -c agent --tail 100 --timestamps\n"
+        "  rossoctl sandbox logs orders --previous\n\n"
+        "With -f, a restart of the sandbox is followed: a note on stderr names the new pod and\n"
+        "its lines follow; it ends when the sandbox is deleted or suspended, or its pod ends.\n"
+        "On a terminal the pod's control characters are shown as escapes (\\x1b); piped or\n"
+        "redirected, its bytes pass unchanged.\n"
+        "Exit codes: 0 done, 1 the sandbox, its pod or its logs cannot be read, 2 invalid\n"
+        "arguments, 130 interrupted.");
+    onRun(command, host, options, &runLogs);
+}
+
+}  // namespace rossoctl::commands

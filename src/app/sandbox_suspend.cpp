@@ -1,0 +1,243 @@
+#include "rossoctl/app/sandbox_suspend.hpp"
+
+#include <fmt/format.h>
+
+#include "rossoctl/app/sandbox_pod.hpp"
+#include "rossoctl/kube/wait.hpp"
+
+namespace rossoctl::app {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr int kMaxAttempts = 3;  // a 409 on the patch: read again, patch again
+
+std::string nameOf(const json& object) {
+    return object.value("metadata", json::object()).value("name", "");
+}
+
+// True, and written for the sandbox's current generation (a condition left from before the
+// change does not count).
+bool freshConditionTrue(const json& sandbox, const std::string& type) {
+    const auto condition = kube::findCondition(sandbox, type);
+    if (!condition || condition->value("status", "") != "True") return false;
+    const json metadata = sandbox.value("metadata", json::object());
+    if (!condition->contains("observedGeneration") || !metadata.contains("generation")) return true;
+    const json& observed = (*condition)["observedGeneration"];
+    const json& generation = metadata["generation"];
+    return !observed.is_number_integer() || !generation.is_number_integer() ||
+           observed.get<int64_t>() >= generation.get<int64_t>();
+}
+
+// Suspended: the controller says so. A controller that reports no Suspended condition (older
+// v1alpha1 releases) says it with Ready=False once the pod is gone.
+bool suspendDone(const json& sandbox) {
+    if (kube::findCondition(sandbox, "Suspended")) return freshConditionTrue(sandbox, "Suspended");
+    const auto ready = kube::findCondition(sandbox, "Ready");
+    return ready && ready->value("status", "") == "False";
+}
+
+class SuspendWait {
+  public:
+    SuspendWait(kube::Client& client, const Clock& clock, const kube::ResourceRef& sandboxes,
+                std::string ns, const json& sandbox, const SuspendOptions& options,
+                std::chrono::steady_clock::time_point started)
+        : client_(client),
+          clock_(clock),
+          sandboxes_(sandboxes),
+          ns_(std::move(ns)),
+          name_(nameOf(sandbox)),
+          uid_(uidOf(sandbox)),
+          options_(options),
+          started_(started) {}
+
+    void run(const json& sandbox) {
+        if (options_.suspend) waitForNoPod(sandbox);
+        waitForSandbox(options_.suspend ? "the Suspended condition" : "the Ready condition");
+    }
+
+  private:
+    [[noreturn]] void fail(const std::string& what) const {
+        throw Error(fmt::format("sandbox/{} {}", name_, what));
+    }
+
+    milliseconds remaining(const std::string& waitingFor) {
+        if (options_.timeout.count() == 0) return milliseconds{0};
+        const auto left = options_.timeout -
+                          std::chrono::duration_cast<milliseconds>(clock_.monotonic() - started_);
+        if (left.count() <= 0) timedOut(waitingFor);
+        return left;
+    }
+
+    [[noreturn]] void timedOut(const std::string& waitingFor) {
+        const auto sandbox = client_.getIfExists(sandboxes_, ns_, name_);
+        fail(fmt::format("timed out after {:.1f}s waiting for {}; the Sandbox says {}",
+                         static_cast<double>(options_.timeout.count()) / 1000.0, waitingFor,
+                         sandbox ? describeConditions(*sandbox) : "nothing (it was deleted)"));
+    }
+
+    void check(kube::WaitOutcome outcome, const std::string& waitingFor) {
+        if (outcome == kube::WaitOutcome::TimedOut) timedOut(waitingFor);
+        if (outcome == kube::WaitOutcome::Cancelled)
+            fail(fmt::format("interrupted while waiting for {}; the sandbox stays {}", waitingFor,
+                             options_.suspend ? "suspended" : "running"));
+    }
+
+    void waitForNoPod(const json& sandbox) {
+        const std::string waitingFor = "its pod to be gone";
+        const PodSelector selector = sandboxPodSelector(sandbox);
+        kube::WaitOptions wait;
+        wait.labelSelector = selector.labelSelector;
+        wait.fieldSelector = selector.fieldSelector;
+        wait.timeout = remaining(waitingFor);
+        wait.cancel = options_.cancel;
+        auto outcome = kube::waitForSet(client_, clock_, kube::resources::pods(), ns_, wait,
+                                        [&](const kube::ObjectSet& pods) {
+                                            for (const auto& [podName, pod] : pods)
+                                                if (ownedBy(pod, uid_)) return false;
+                                            return true;
+                                        });
+        check(outcome.outcome, waitingFor);
+    }
+
+    void waitForSandbox(const std::string& waitingFor) {
+        kube::WaitOptions wait;
+        wait.timeout = remaining(waitingFor);
+        wait.cancel = options_.cancel;
+        std::string failure;
+        auto outcome = kube::waitForObject(
+            client_, clock_, sandboxes_, ns_, name_, wait, [&](const std::optional<json>& object) {
+                if (!object || uidOf(*object) != uid_) {
+                    failure = "was deleted meanwhile";
+                    return true;
+                }
+                if (suspendedInSpec(*object) != options_.suspend) {
+                    failure = options_.suspend ? "was resumed by someone else meanwhile"
+                                               : "was suspended by someone else meanwhile";
+                    return true;
+                }
+                if (options_.suspend) return suspendDone(*object);
+                if (kube::conditionTrue(*object, "Finished")) {
+                    failure = "has finished: " + describeConditions(*object);
+                    return true;
+                }
+                return freshConditionTrue(*object, "Ready");
+            });
+        check(outcome.outcome, waitingFor);
+        if (!failure.empty()) fail(failure);
+    }
+
+    kube::Client& client_;
+    const Clock& clock_;
+    const kube::ResourceRef& sandboxes_;
+    std::string ns_;
+    std::string name_;
+    std::string uid_;
+    const SuspendOptions& options_;
+    std::chrono::steady_clock::time_point started_;
+};
+
+struct SuspendChange {
+    json sandbox;          // as read, or as the patch left it
+    bool changed = false;  // false: the spec already asked for it
+};
+
+// Reads the sandbox and writes the patch unless the spec already says so.
+SuspendChange requestSuspend(kube::Client& client, const Clock& clock,
+                             const kube::ResourceRef& sandboxes, const std::string& ns,
+                             const std::string& name, bool suspend) {
+    for (int attempt = 1;; ++attempt) {
+        auto sandbox = client.getIfExists(sandboxes, ns, name);
+        if (!sandbox)
+            throw Error(fmt::format(
+                "sandbox/{} not found in namespace {}; run \"rossoctl sandbox list -n {}\"", name,
+                ns, ns));
+        if (suspendedInSpec(*sandbox) == suspend) return {std::move(*sandbox), false};
+        if (!suspend) {
+            json running = *sandbox;
+            running["spec"]["operatingMode"] = "Running";
+            running["spec"].erase("replicas");
+            if (auto why = sandboxNotRunningReason(running, clock.now()); !why.empty())
+                throw Error(fmt::format(
+                    "sandbox/{} {}; resuming it would not start a pod (create it again)", name,
+                    why));
+        }
+        try {
+            return {client.patch(sandboxes, ns, name, kube::PatchType::Merge,
+                                 suspendPatch(sandboxes.version, suspend)),
+                    true};
+        } catch (const kube::ApiError& error) {
+            if (!error.isConflict()) throw;
+            if (attempt >= kMaxAttempts)
+                throw Error(fmt::format(
+                    "sandbox/{} kept changing under us ({} attempts); try again", name, attempt));
+        }
+    }
+}
+
+}  // namespace
+
+std::string suspendPatch(const std::string& version, bool suspend) {
+    json spec = version == "v1alpha1" ? json{{"replicas", suspend ? 0 : 1}}
+                                      : json{{"operatingMode", suspend ? "Suspended" : "Running"}};
+    return json{{"spec", spec}}.dump();
+}
+
+void setSandboxesSuspended(kube::Client& client, const Clock& clock,
+                           const kube::ResourceRef& sandboxes, const std::string& ns,
+                           const std::vector<std::string>& names, const SuspendOptions& options,
+                           const std::function<void(const SuspendResult&)>& onDone) {
+    struct Pending {
+        SuspendResult result;
+        json sandbox;
+        std::chrono::steady_clock::time_point started;
+    };
+    std::vector<Pending> pending;
+    for (const auto& name : names) {
+        Pending item;
+        item.result.name = name;
+        item.started = clock.monotonic();
+        try {
+            auto change = requestSuspend(client, clock, sandboxes, ns, name, options.suspend);
+            item.result.changed = change.changed;
+            item.sandbox = std::move(change.sandbox);
+        } catch (const kube::ApiError& error) {
+            item.result.error = fmt::format("sandbox/{}: {}", name, error.what());
+        } catch (const Error& error) {
+            item.result.error = error.what();
+        }
+        if (!item.result.error.empty() || !options.wait)
+            onDone(item.result);
+        else
+            pending.push_back(std::move(item));
+    }
+    for (auto& item : pending) {
+        try {
+            SuspendWait(client, clock, sandboxes, ns, item.sandbox, options, item.started)
+                .run(item.sandbox);
+            item.result.waited = true;
+        } catch (const kube::ApiError& error) {
+            item.result.error = fmt::format("sandbox/{}: {}", item.result.name, error.what());
+        } catch (const Error& error) {
+            item.result.error = error.what();
+        }
+        item.result.took =
+            std::chrono::duration_cast<milliseconds>(clock.monotonic() - item.started);
+        onDone(item.result);
+    }
+}
+
+std::string describeSuspend(const SuspendResult& result, bool suspend) {
+    const std::string name = "sandbox/" + result.name;
+    if (!result.changed)
+        return fmt::format("{} already {}", name, suspend ? "suspended" : "running");
+    if (!result.waited)
+        return fmt::format("{} {} requested; not waiting", name, suspend ? "suspend" : "resume");
+    return fmt::format("{} {} ({}, {:.1f}s)", name, suspend ? "suspended" : "resumed",
+                       suspend ? "pod gone, Suspended=True" : "Ready=True",
+                       static_cast<double>(result.took.count()) / 1000.0);
+}
+
+}  // namespace rossoctl::app
