@@ -6,6 +6,7 @@
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/model/validation.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -47,14 +48,11 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
     }
     request.command = options.command;
     kube::ExecIo io;
-    io.onStdout = [&](std::string_view bytes) {
-        context.out().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        context.out().flush();
-    };
-    io.onStderr = [&](std::string_view bytes) {
-        context.err().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        context.err().flush();
-    };
+    // On a terminal the pod's bytes are escaped: its control sequences never drive the terminal.
+    ui::UntrustedTextWriter podStdout(context.out(), context.streams().outIsTty);
+    ui::UntrustedTextWriter podStderr(context.err(), context.streams().errIsTty);
+    io.onStdout = [&](std::string_view bytes) { podStdout.write(bytes); };
+    io.onStderr = [&](std::string_view bytes) { podStderr.write(bytes); };
     if (options.stdinOpen) {
         if (context.streams().inDescriptor >= 0) {
             // The real stdin, polled: an interactive line goes at once, and an exited command
@@ -68,6 +66,8 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
         }
     }
     const kube::ExecResult result = kube::execInPod(context.client(), request, io);
+    podStdout.finish();
+    podStderr.finish();
     if (!result.message.empty()) {
         context.err() << "error: " << result.message << '\n';
         return kExitCannotStart;

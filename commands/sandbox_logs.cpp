@@ -45,26 +45,17 @@ int runLogs(app::Context& context, LogsOptions& options) {
     const std::string ns = context.namespaceName();
     const kube::ResourceRef ref = context.discovery().sandboxes();
 
-    // run: bytes go out as they come; on a terminal through the escaper (the pod is untrusted),
-    // into a pipe or file unchanged, as kubectl passes them.
-    ui::TerminalTextStream escaper;
-    const bool terminal = context.streams().outIsTty;
+    // run: bytes go out as they come; on a terminal through the escaper (the pod is untrusted).
+    ui::UntrustedTextWriter output(context.out(), context.streams().outIsTty);
     logs.cancel = context.cancelFlag();
-    logs.onLog = [&](std::string_view bytes) {
-        if (terminal) {
-            context.out() << escaper.feed(bytes);
-        } else {
-            context.out().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-        }
-        context.out().flush();
-    };
+    logs.onLog = [&](std::string_view bytes) { output.write(bytes); };
     logs.onNote = [&](const std::string& note) {
-        if (terminal) context.out() << escaper.finish() << std::flush;
+        output.finish();
         context.err() << "note: " << note << '\n' << std::flush;
     };
     const bool finished =
         app::streamSandboxLogs(context.client(), context.clock(), ref, ns, options.name, logs);
-    if (terminal) context.out() << escaper.finish() << std::flush;
+    output.finish();
     return finished ? kExitOk : kExitCancelled;
 }
 

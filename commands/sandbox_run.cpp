@@ -150,24 +150,23 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     // -o json holds the streams until the end: capped, so a flood cannot exhaust memory.
     auto stdoutText = app::run::CappedText::withLimit(static_cast<size_t>(outputCap));
     auto stderrText = app::run::CappedText::withLimit(static_cast<size_t>(outputCap));
+    // On a terminal the pod's bytes are escaped: its control sequences never drive the terminal.
+    ui::UntrustedTextWriter podStdout(context.out(), context.streams().outIsTty);
+    ui::UntrustedTextWriter podStderr(context.err(), context.streams().errIsTty);
     app::run::RunCallbacks callbacks;
     if (json) {
         callbacks.onStdout = [&](std::string_view bytes) { stdoutText.append(bytes); };
         callbacks.onStderr = [&](std::string_view bytes) { stderrText.append(bytes); };
     } else {
-        callbacks.onStdout = [&](std::string_view bytes) {
-            context.out().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-            context.out().flush();
-        };
-        callbacks.onStderr = [&](std::string_view bytes) {
-            context.err().write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-            context.err().flush();
-        };
+        callbacks.onStdout = [&](std::string_view bytes) { podStdout.write(bytes); };
+        callbacks.onStderr = [&](std::string_view bytes) { podStderr.write(bytes); };
     }
     callbacks.note = [&](const std::string& text) { context.err() << text << '\n'; };
     const auto outcome = app::run::runInPod(
         context.client(), [&] { return context.newUncancellableClient(); }, context.clock(),
         context.cancelFlag(), request, callbacks);
+    podStdout.finish();
+    podStderr.finish();
 
     for (const auto& why : outcome.rejected)
         context.err() << "warning: artifact refused: " << ui::escapeForTerminal(why) << '\n';

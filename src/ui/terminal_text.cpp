@@ -126,4 +126,18 @@ std::string TerminalTextStream::finish() {
     return out;
 }
 
+void UntrustedTextWriter::write(std::string_view bytes) {
+    if (terminal_)
+        out_ << escaper_.feed(bytes);
+    else
+        out_.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out_.flush();
+}
+
+void UntrustedTextWriter::finish() {
+    if (!terminal_) return;
+    out_ << escaper_.finish();
+    out_.flush();
+}
+
 }  // namespace rossoctl::ui

@@ -327,6 +327,29 @@ TEST_CASE("sandbox exec runs in the sandbox's pod and passes the exit code throu
     CHECK(host.err.str() == "warning\n");
 }
 
+TEST_CASE("sandbox exec: the pod's escape codes reach a terminal only as visible text",
+          "[sandbox][command]") {
+    const std::string hostile = "ok\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\n";
+    TestHost terminal;
+    terminal.stdoutIsTerminal = true;
+    terminal.stderrIsTerminal = true;
+    serveOrders(terminal);
+    terminal.server.onExec("team1", "orders", testing::execRan(hostile, hostile, 0));
+    REQUIRE(terminal.run({"sandbox", "exec", "orders", "--", "cat", "x"}) == 0);
+    for (const std::string& text : {terminal.out.str(), terminal.err.str()}) {
+        CHECK(text.find('\x1b') == std::string::npos);
+        CHECK(text.find('\x07') == std::string::npos);
+        CHECK(text.find("\\x1b]52") != std::string::npos);
+        CHECK(text.back() == '\n');  // lines stay lines
+    }
+    // Into a pipe or file the bytes pass unchanged, as kubectl passes them.
+    TestHost piped;
+    serveOrders(piped);
+    piped.server.onExec("team1", "orders", testing::execRan(hostile, "", 0));
+    REQUIRE(piped.run({"sandbox", "exec", "orders", "--", "cat", "x"}) == 0);
+    CHECK(piped.out.str() == hostile);
+}
+
 TEST_CASE("sandbox exec -i streams the Context's stdin, not the process's", "[sandbox][command]") {
     TestHost host;
     serveOrders(host);

@@ -315,7 +315,7 @@ app::Context& TestHost::context() {
                                               : std::optional<std::string>{found->second};
         };
         env.inClusterDir = "/nonexistent";
-        app::Streams streams{in, out, err, stdinIsTerminal, stdoutIsTerminal, false};
+        app::Streams streams{in, out, err, stdinIsTerminal, stdoutIsTerminal, stderrIsTerminal};
         context_ = std::make_unique<app::Context>(
             streams, globals_, clock, env,
             [this](const kube::RestConfig&, const kube::CancelFlag*) {

@@ -176,6 +176,7 @@ class TestHost : public commands::CommandHost {
     std::istringstream in;  // stdin; set with in.str("...") before run()
     bool stdinIsTerminal = false;
     bool stdoutIsTerminal = false;
+    bool stderrIsTerminal = false;
     kube::CancelFlag cancel;                         // cancel() is Ctrl-C
     std::map<std::string, std::string> environment;  // what getenv sees
 

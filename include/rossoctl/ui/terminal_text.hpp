@@ -1,5 +1,6 @@
 #pragma once
 // Text someone else controls (a pod's file names, a probe's output) made safe for a terminal.
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,22 @@ class TerminalTextStream {
 
   private:
     std::string held_;
+};
+
+// A pod's stdout, stderr or logs on their way to `out`: through a TerminalTextStream when `out`
+// is a terminal (the pod is untrusted), unchanged into a pipe or file, as kubectl passes them;
+// flushed after each piece so output shows as it arrives.
+class UntrustedTextWriter {
+  public:
+    UntrustedTextWriter(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
+    void write(std::string_view bytes);
+    // What the escaper held back (a split UTF-8 sequence): call once the stream has ended.
+    void finish();
+
+  private:
+    std::ostream& out_;
+    bool terminal_;
+    TerminalTextStream escaper_;
 };
 
 }  // namespace rossoctl::ui
