@@ -123,6 +123,12 @@ class Verification {
     }
 
     // The first outage seen; the checks it broke stay unproven, and the run exits 1.
+    // How long a probe's exec waits for an apiserver to come back: --timeout, at most a minute.
+    milliseconds outageBudget() const {
+        const milliseconds cap = std::chrono::minutes(1);
+        return options_.timeout.count() > 0 ? std::min(options_.timeout, cap) : cap;
+    }
+
     void noteIfOutage(const std::exception& error) {
         if (!kube::isOutage(error)) return;
         std::lock_guard lock(runErrorMutex_);
@@ -274,7 +280,12 @@ class Verification {
         request.command = command;
         request.timeout = timeout;
         try {
-            auto captured = kube::execCapture(client, request);
+            // An exec the apiserver's outage refused or cut is run again once it is back (a
+            // probe only reads, or writes the same canary again), within --timeout: the outage
+            // is not the sandbox's answer. A probe's own time-out is a result, never retried.
+            kube::CapturedExec captured;
+            kube::rideOutOutage(clock_, outageBudget(), options_.cancel,
+                                [&] { captured = kube::execCapture(client, request); });
             output.exitCode = captured.result.exitCode;
             output.timedOut = captured.result.timedOut;
             output.stdoutText = std::move(captured.stdoutText);

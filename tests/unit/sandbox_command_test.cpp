@@ -350,6 +350,24 @@ TEST_CASE("sandbox exec: the pod's escape codes reach a terminal only as visible
     CHECK(piped.out.str() == hostile);
 }
 
+TEST_CASE("an error quoting what a server or pod sent shows its control characters escaped",
+          "[sandbox][command]") {
+    TestHost host;
+    serveOrders(host);
+    host.server.onExec(
+        "team1", "orders",
+        testing::execRefused(
+            403, statusBody(403, "Forbidden", "pods \"orders\" \x1b[2J\rforged\xc2\x9b line")));
+    CHECK(host.run({"sandbox", "exec", "orders", "--", "ls"}) == kExitError);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(err.find('\x1b') == std::string::npos);
+    CHECK(err.find('\r') == std::string::npos);
+    CHECK(err.find("\xc2\x9b") == std::string::npos);
+    CHECK(err.find("\\x1b[2J\\x0dforged\\x9b line") != std::string::npos);
+    CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+}
+
 TEST_CASE("sandbox exec -i streams the Context's stdin, not the process's", "[sandbox][command]") {
     TestHost host;
     serveOrders(host);
