@@ -48,8 +48,19 @@ class Restart {
                     pod["metadata"].value("name", ""), pod["status"].value("phase", "")));
         }
         auto target = currentPod(pods.owned);
-        if (!target && pods.owned.empty())
-            fail(fmt::format("has no pod; the Sandbox says {}", describeConditions(sandbox)));
+        if (!target && pods.owned.empty()) {
+            // Ready=True with no pod: someone deleted it a moment ago and the controller is
+            // making its replacement, which is the fresh pod a restart wants: wait for it.
+            if (!options_.wait || !kube::conditionTrue(sandbox, "Ready"))
+                fail(fmt::format("has no pod; the Sandbox says {}", describeConditions(sandbox)));
+            result_.podName = name_;
+            result_.notes.push_back(
+                "the pod was already deleted (by someone else); waited for its replacement");
+            waitForNewPod(sandbox, pods.list);
+            waitForSandboxReady();
+            result_.took = elapsed();
+            return result_;
+        }
         if (target) {
             result_.podName = target->at("metadata").value("name", "");
             result_.oldUid = uidOf(*target);
@@ -259,6 +270,9 @@ std::string describeRestart(const std::string& name, const RestartResult& result
         return fmt::format(
             "sandbox/{} pod deleted (pod uid {}, {}); not waiting for its replacement", name,
             shortUid(result.oldUid), formatSeconds(result.took));
+    if (result.oldUid.empty())
+        return fmt::format("sandbox/{} restarted (its pod was already gone; new pod uid {}, {})",
+                           name, shortUid(result.newUid), formatSeconds(result.took));
     return fmt::format("sandbox/{} restarted (pod uid {} → {}, {})", name, shortUid(result.oldUid),
                        shortUid(result.newUid), formatSeconds(result.took));
 }

@@ -216,3 +216,21 @@ TEST_CASE("an outage longer than the restart's timeout fails with the outage", "
     CHECK(countMethod(fixture.server, "DELETE") == 0);
     CHECK(fixture.clock.totalSlept() <= std::chrono::seconds(10));
 }
+
+TEST_CASE("a pod deleted by someone else a moment before: the restart waits for the replacement",
+          "[restart]") {
+    ClientFixture fixture;
+    fixture.server.reply(200, list("10", json::array()));  // gone; Ready=True is stale
+    fixture.server.stream({event("ADDED", pod("new", false)), event("MODIFIED", pod("new", true))});
+    fixture.server.reply(200, list("20", json::array({sandbox(true)})));
+    app::RestartOptions options;
+    auto result =
+        app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                            "team1", "orders", options, sandbox(true));
+    CHECK(result.newUid == "new");
+    CHECK(countMethod(fixture.server, "DELETE") == 0);
+    REQUIRE(result.notes.size() == 1);
+    CHECK(result.notes[0].find("already deleted") != std::string::npos);
+    CHECK(app::describeRestart("orders", result).find("already gone; new pod uid new") !=
+          std::string::npos);
+}
