@@ -20,6 +20,7 @@
 
 #include "rossoctl/clock.hpp"
 #include "rossoctl/kube/config.hpp"
+#include "rossoctl/kube/discovery.hpp"
 #include "rossoctl/kube/resource.hpp"
 
 namespace harness {
@@ -221,6 +222,16 @@ std::map<std::string, std::string> snapshot(const std::string& ns) {
     if (auto nsObject = admin().getIfExists(namespaces(), "", ns))
         objects["namespace/" + ns] = (*nsObject)["metadata"].value("resourceVersion", "");
     return objects;
+}
+
+rossoctl::kube::ResourceRef sandboxRef() {
+    static rossoctl::SystemClock clock;
+    rossoctl::kube::Discovery discovery(admin(), clock, "");
+    return discovery.sandboxes();
+}
+
+nlohmann::json getSandbox(const std::string& ns, const std::string& name) {
+    return admin().get(sandboxRef(), ns, name);
 }
 
 }  // namespace harness

@@ -35,6 +35,10 @@ std::string kubectlPath();
 
 // An admin client for reading and arranging cluster state.
 rossoctl::kube::Client& admin();
+// The Sandbox resource at the version the cluster serves (discovery, as rossoctl does it).
+rossoctl::kube::ResourceRef sandboxRef();
+// The Sandbox `name` in ns, read as admin.
+nlohmann::json getSandbox(const std::string& ns, const std::string& name);
 
 // A fresh namespace name for one test ("it-<prefix>-<random>"), created with the given
 // labels; deleted when the returned guard goes out of scope.

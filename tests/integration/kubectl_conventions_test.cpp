@@ -13,18 +13,12 @@ namespace {
 
 const json kRestricted = {{"pod-security.kubernetes.io/enforce", "restricted"}};
 
-kube::ResourceRef sandboxRef() {
-    static SystemClock clock;
-    kube::Discovery discovery(harness::admin(), clock, "");
-    return discovery.sandboxes();
-}
-
 // A Sandbox written straight through the client; suspended ones never get a pod.
 void createSandbox(const std::string& ns, const std::string& name, bool suspended) {
     model::SandboxOptions options;
     options.name = name;
     options.namespaceName = ns;
-    options.version = sandboxRef().version;
+    options.version = harness::sandboxRef().version;
     options.pod.image = "busybox";
     options.pod.command = {"sleep", "3600"};
     options.pod.env = {{"LOG_LEVEL", "info"}};
@@ -37,7 +31,7 @@ void createSandbox(const std::string& ns, const std::string& name, bool suspende
         else
             sandbox["spec"]["operatingMode"] = "Suspended";
     }
-    harness::admin().create(sandboxRef(), ns, sandbox);
+    harness::admin().create(harness::sandboxRef(), ns, sandbox);
 }
 
 }  // namespace
@@ -56,7 +50,7 @@ TEST_CASE("-o name round-trips into get, set-env and restart; --dry-run=server w
     CHECK(got.exitCode == 0);
     CHECK(got.out == "orders");  // the same sandbox named twice is shown once
 
-    const auto before = harness::admin().get(sandboxRef(), ns.name(), "orders");
+    const auto before = harness::admin().get(harness::sandboxRef(), ns.name(), "orders");
     auto server = harness::rossoctl(
         {"sandbox", "set-env", typed, "NEW=1", "--dry-run=server", "-n", ns.name()});
     INFO(server.err);
@@ -68,7 +62,7 @@ TEST_CASE("-o name round-trips into get, set-env and restart; --dry-run=server w
     CHECK(client.out.find("name: NEW") != std::string::npos);
     CHECK(client.out.find("managedFields") == std::string::npos);
     CHECK(client.out.find("creationTimestamp: \"") != std::string::npos);
-    const auto after = harness::admin().get(sandboxRef(), ns.name(), "orders");
+    const auto after = harness::admin().get(harness::sandboxRef(), ns.name(), "orders");
     CHECK(after["metadata"]["generation"] == before["metadata"]["generation"]);
 
     auto missing = harness::rossoctl({"sandbox", "set-env", "ordres", "A=1", "-n", ns.name()});

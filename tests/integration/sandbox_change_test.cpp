@@ -13,16 +13,6 @@ namespace {
 
 const json kRestricted = {{"pod-security.kubernetes.io/enforce", "restricted"}};
 
-kube::ResourceRef sandboxRef() {
-    static SystemClock clock;
-    kube::Discovery discovery(harness::admin(), clock, "");
-    return discovery.sandboxes();
-}
-
-json getSandbox(const std::string& ns, const std::string& name) {
-    return harness::admin().get(sandboxRef(), ns, name);
-}
-
 json agentEnv(const json& sandbox) {
     return sandbox["spec"]["podTemplate"]["spec"]["containers"][0].value("env", json::array());
 }
@@ -57,15 +47,16 @@ void createSandbox(const std::string& ns, const std::string& name) {
     model::SandboxOptions options;
     options.name = name;
     options.namespaceName = ns;
-    options.version = sandboxRef().version;
+    options.version = harness::sandboxRef().version;
     options.pod.image = "busybox";
     options.pod.command = {"sleep", "3600"};
     options.pod.env = {{"MCP_URL", "http://old-address:8080/mcp"}, {"LOG_LEVEL", "info"}};
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
     json sandbox = model::buildSandbox(options, std::chrono::system_clock::now());
-    harness::admin().create(sandboxRef(), ns, sandbox);
+    harness::admin().create(harness::sandboxRef(), ns, sandbox);
     readyPodUid(ns, name);
-    REQUIRE(harness::eventually([&] { return model::sandboxReady(getSandbox(ns, name)); }, 60));
+    REQUIRE(harness::eventually([&] { return model::sandboxReady(harness::getSandbox(ns, name)); },
+                                60));
 }
 
 harness::RunResult kubectlExec(const std::string& ns, const std::string& pod,
@@ -88,7 +79,7 @@ TEST_CASE("set-env updates an existing variable, adds an absent one, touches not
           "[set-env]") {
     harness::TestNamespace ns("setenv", true, kRestricted);
     createSandbox(ns.name(), "orders");
-    const json before = getSandbox(ns.name(), "orders");
+    const json before = harness::getSandbox(ns.name(), "orders");
 
     auto run = harness::rossoctl({"sandbox", "set-env", "orders", "-n", ns.name(),
                                   "MCP_URL=http://new-address:8080/mcp", "NEW_VAR=1"});
@@ -97,7 +88,7 @@ TEST_CASE("set-env updates an existing variable, adds an absent one, touches not
     CHECK(run.out.find("MCP_URL updated, NEW_VAR added") != std::string::npos);
     CHECK(run.err.find("rossoctl sandbox restart orders -n " + ns.name()) != std::string::npos);
 
-    const json after = getSandbox(ns.name(), "orders");
+    const json after = harness::getSandbox(ns.name(), "orders");
     CHECK(envValue(after, "MCP_URL") == "http://new-address:8080/mcp");
     CHECK(envValue(after, "NEW_VAR") == "1");
     CHECK(envValue(after, "LOG_LEVEL") == "info");
@@ -113,12 +104,12 @@ TEST_CASE("set-env updates an existing variable, adds an absent one, touches not
     CHECK(again.out.find("sandbox/orders: environment unchanged") != std::string::npos);
     CHECK(again.err.find("PUT") == std::string::npos);
     // generation, not resourceVersion: the controller's status writes move the latter.
-    CHECK(getSandbox(ns.name(), "orders")["metadata"]["generation"] ==
+    CHECK(harness::getSandbox(ns.name(), "orders")["metadata"]["generation"] ==
           after["metadata"]["generation"]);
 
     auto removed = harness::rossoctl({"sandbox", "set-env", "orders", "NEW_VAR-", "-n", ns.name()});
     CHECK(removed.exitCode == 0);
-    CHECK(envValue(getSandbox(ns.name(), "orders"), "NEW_VAR") == "<absent>");
+    CHECK(envValue(harness::getSandbox(ns.name(), "orders"), "NEW_VAR") == "<absent>");
 
     auto list = harness::rossoctl({"sandbox", "set-env", "orders", "--list", "-n", ns.name()});
     CHECK(list.exitCode == 0);
@@ -172,7 +163,7 @@ TEST_CASE("20 concurrent set-env processes lose no update", "[set-env]") {
         INFO(result.err);
         CHECK(result.exitCode == 0);
     }
-    const json sandbox = getSandbox(ns.name(), "orders");
+    const json sandbox = harness::getSandbox(ns.name(), "orders");
     for (int i = 0; i < 20; ++i)
         CHECK(envValue(sandbox, "VAR_" + std::to_string(i)) == std::to_string(i));
     CHECK(envValue(sandbox, "MCP_URL") == "http://old-address:8080/mcp");
@@ -208,7 +199,7 @@ TEST_CASE("restart replaces the pod: nothing in its emptyDir survives", "[restar
           std::string::npos);
     const std::string newUid = readyPodUid(ns.name(), "orders");
     CHECK(newUid != oldUid);
-    CHECK(model::sandboxReady(getSandbox(ns.name(), "orders")));
+    CHECK(model::sandboxReady(harness::getSandbox(ns.name(), "orders")));
     auto check = kubectlExec(ns.name(), "orders", {"test", "-e", "/workspace/canary"});
     CHECK(check.exitCode != 0);
 }
@@ -242,12 +233,12 @@ TEST_CASE("restart explains what it cannot do", "[restart]") {
     CHECK(missing.exitCode == 1);
     CHECK(missing.err.find("sandbox/absent not found") != std::string::npos);
 
-    json sandbox = getSandbox(ns.name(), "orders");
-    if (sandboxRef().version == "v1alpha1")
+    json sandbox = harness::getSandbox(ns.name(), "orders");
+    if (harness::sandboxRef().version == "v1alpha1")
         sandbox["spec"]["replicas"] = 0;
     else
         sandbox["spec"]["operatingMode"] = "Suspended";
-    harness::admin().update(sandboxRef(), ns.name(), sandbox);
+    harness::admin().update(harness::sandboxRef(), ns.name(), sandbox);
     auto suspended = harness::rossoctl({"sandbox", "restart", "orders", "absent", "-n", ns.name()});
     CHECK(suspended.exitCode == 1);
     CHECK(suspended.err.find("sandbox/orders is suspended") != std::string::npos);

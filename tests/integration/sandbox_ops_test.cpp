@@ -19,16 +19,6 @@ namespace {
 
 const json kRestricted = {{"pod-security.kubernetes.io/enforce", "restricted"}};
 
-kube::ResourceRef sandboxRef() {
-    static SystemClock clock;
-    kube::Discovery discovery(harness::admin(), clock, "");
-    return discovery.sandboxes();
-}
-
-json getSandbox(const std::string& ns, const std::string& name) {
-    return harness::admin().get(sandboxRef(), ns, name);
-}
-
 // The sandbox's pod (named like it), Ready and not being deleted.
 std::optional<json> readyPod(const std::string& ns, const std::string& name) {
     auto pod = harness::admin().getIfExists(kube::resources::pods(), ns, name);
@@ -42,16 +32,17 @@ void createTalkingSandbox(const std::string& ns, const std::string& name) {
     model::SandboxOptions options;
     options.name = name;
     options.namespaceName = ns;
-    options.version = sandboxRef().version;
+    options.version = harness::sandboxRef().version;
     options.pod.image = "busybox";
     options.pod.command = {"sh", "-c",
                            "echo \"boot $(cat /proc/sys/kernel/random/uuid)\"; i=0; "
                            "while true; do i=$((i+1)); echo \"tick $i\"; sleep 1; done"};
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-    harness::admin().create(sandboxRef(), ns,
+    harness::admin().create(harness::sandboxRef(), ns,
                             model::buildSandbox(options, std::chrono::system_clock::now()));
     REQUIRE(harness::eventually([&] { return readyPod(ns, name).has_value(); }, 120));
-    REQUIRE(harness::eventually([&] { return model::sandboxReady(getSandbox(ns, name)); }, 60));
+    REQUIRE(harness::eventually([&] { return model::sandboxReady(harness::getSandbox(ns, name)); },
+                                60));
 }
 
 // The distinct "boot <uuid>" lines in a log.
@@ -141,7 +132,7 @@ TEST_CASE("sandbox suspend removes the pod and reports Suspended; resume brings 
     REQUIRE(suspend.exitCode == 0);
     CHECK(suspend.out.rfind("sandbox/talker suspended (pod gone, Suspended=True, ", 0) == 0);
     CHECK_FALSE(harness::admin().getIfExists(kube::resources::pods(), ns.name(), "talker"));
-    const json suspended = getSandbox(ns.name(), "talker");
+    const json suspended = harness::getSandbox(ns.name(), "talker");
     CHECK(kube::conditionTrue(suspended, "Suspended"));
     CHECK_FALSE(kube::conditionTrue(suspended, "Ready"));
 
@@ -163,7 +154,7 @@ TEST_CASE("sandbox suspend removes the pod and reports Suspended; resume brings 
     INFO(resume.err);
     REQUIRE(resume.exitCode == 0);
     CHECK(resume.out.rfind("sandbox/talker resumed (Ready=True, ", 0) == 0);
-    CHECK(model::sandboxReady(getSandbox(ns.name(), "talker")));
+    CHECK(model::sandboxReady(harness::getSandbox(ns.name(), "talker")));
     CHECK(readyPod(ns.name(), "talker").has_value());
     auto running = harness::rossoctl({"sandbox", "list", "-n", ns.name()});
     CHECK(running.out.find(" Running ") != std::string::npos);
@@ -172,5 +163,6 @@ TEST_CASE("sandbox suspend removes the pod and reports Suspended; resume brings 
         harness::rossoctl({"sandbox", "suspend", "talker", "-n", ns.name(), "--wait=false"});
     CHECK(nowait.exitCode == 0);
     CHECK(nowait.out == "sandbox/talker suspend requested; not waiting\n");
-    CHECK(getSandbox(ns.name(), "talker")["spec"].value("operatingMode", "") == "Suspended");
+    CHECK(harness::getSandbox(ns.name(), "talker")["spec"].value("operatingMode", "") ==
+          "Suspended");
 }

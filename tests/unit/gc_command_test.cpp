@@ -109,15 +109,10 @@ TEST_CASE("gc: every help example parses and validates", "[gc][command]") {
 }
 
 TEST_CASE("gc rejects bad input before sending anything", "[gc][command]") {
-    for (const std::vector<std::string>& args :
-         {std::vector<std::string>{"gc", "--older-than", "soon"},
-          std::vector<std::string>{"gc", "--older-than", "-1h"},
-          std::vector<std::string>{"gc", "--dry-run=maybe"}, std::vector<std::string>{"gc", "x"}}) {
-        TestHost host;
-        INFO(args.back());
-        CHECK(host.run(args) == kExitUsage);
-        CHECK(host.server.requests.empty());
-    }
+    testing::checkUsageErrors({{"gc", "--older-than", "soon"},
+                               {"gc", "--older-than", "-1h"},
+                               {"gc", "--dry-run=maybe"},
+                               {"gc", "x"}});
 }
 
 TEST_CASE("gc --dry-run lists one leak of each kind with its reason and deletes nothing",

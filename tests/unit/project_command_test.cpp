@@ -66,13 +66,7 @@ TEST_CASE("project create rejects bad input before sending anything", "[project]
         {"project", "create", "team1", "-o", "table"},
         {"project", "create", "team1", "--default-lifetime", "forever"},
     };
-    for (const auto& args : bad) {
-        TestHost host;
-        INFO(args.back());
-        CHECK(host.run(args) == kExitUsage);
-        CHECK(host.server.requests.empty());
-        CHECK(host.resolver.asked.empty());
-    }
+    testing::checkUsageErrors(bad);
 }
 
 TEST_CASE("project create writes the namespace then its rules with server-side apply",
@@ -192,12 +186,7 @@ TEST_CASE("project delete refuses bad input and unconfirmed deletes before sendi
         {"project", "delete", "team1", "--yes", "--timeout", "soon"},
         {"project", "delete", "team1"},  // no --yes and stdin is not a terminal
     };
-    for (const auto& args : bad) {
-        TestHost host;
-        INFO(args.back());
-        CHECK(host.run(args) == kExitUsage);
-        CHECK(host.server.requests.empty());
-    }
+    testing::checkUsageErrors(bad);
 }
 
 TEST_CASE("project delete removes the rules, then the namespace, and watches it go",

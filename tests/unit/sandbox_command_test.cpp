@@ -169,12 +169,7 @@ TEST_CASE("sandbox set-env rejects bad input before sending anything", "[sandbox
         {"sandbox", "set-env", "orders", "--from-env-file", dir.path() + "/missing.env"},
         {"sandbox", "set-env", "orders", "--from-env-file", dir.path()},
     };
-    for (const auto& args : bad) {
-        TestHost host;
-        INFO(args.back());
-        CHECK(host.run(args) == kExitUsage);
-        CHECK(host.server.requests.empty());
-    }
+    testing::checkUsageErrors(bad);
 }
 
 TEST_CASE("sandbox set-env writes with the resourceVersion it read and redoes it on 409",
@@ -254,12 +249,7 @@ TEST_CASE("sandbox restart rejects bad input before sending anything", "[sandbox
         {"sandbox", "restart", "-l", "app=x", "--all"},
         {"sandbox", "restart", "orders", "--timeout", "soon"},
     };
-    for (const auto& args : bad) {
-        TestHost host;
-        INFO(args.back());
-        CHECK(host.run(args) == kExitUsage);
-        CHECK(host.server.requests.empty());
-    }
+    testing::checkUsageErrors(bad);
 }
 
 TEST_CASE("sandbox restart deletes exactly the sandbox's pod, by UID", "[sandbox][command]") {
@@ -306,12 +296,7 @@ TEST_CASE("sandbox exec rejects bad input before sending anything", "[sandbox][c
         {"sandbox", "exec", "Orders!", "--", "ls"},
         {"sandbox", "exec", "orders", "-c", "Side_Car", "--", "ls"},
     };
-    for (const auto& args : bad) {
-        TestHost host;
-        INFO(args.back());
-        CHECK(host.run(args) == kExitUsage);
-        CHECK(host.server.requests.empty());
-    }
+    testing::checkUsageErrors(bad);
 }
 
 TEST_CASE("sandbox exec runs in the sandbox's pod and passes the exit code through",

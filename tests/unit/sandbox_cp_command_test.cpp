@@ -104,13 +104,7 @@ TEST_CASE("sandbox cp rejects bad input before sending anything", "[sandbox][cp]
         {"sandbox", "cp", "orders:/workspace/.", dir.file("full")},
         {"sandbox", "cp", "orders:/workspace/file.txt", dir.file("file.txt")},
     };
-    for (const auto& args : bad) {
-        TestHost host;
-        INFO(args[2] << " " << args[3]);
-        CHECK(host.run(args) == kExitUsage);
-        CHECK(host.server.requests.empty());
-        CHECK(host.err.str().find("error: ") == 0);
-    }
+    testing::checkUsageErrors(bad);
     CHECK(readFile(dir.file("full/keep.txt")) == "mine");
     TestHost exists;
     exists.run({"sandbox", "cp", "orders:/workspace/full", dir.path()});

@@ -94,12 +94,7 @@ TEST_CASE("sandbox logs rejects bad input before sending anything", "[sandbox][c
         {"sandbox", "logs", "orders", "--tail", "many"},
         {"sandbox", "logs", "orders", "-f", "--previous"},
     };
-    for (const auto& args : bad) {
-        TestHost host;
-        INFO(args.back());
-        CHECK(host.run(args) == kExitUsage);
-        CHECK(host.server.requests.empty());
-    }
+    testing::checkUsageErrors(bad);
 }
 
 TEST_CASE("sandbox logs reads the current pod's log with the flags as query",
@@ -241,12 +236,7 @@ TEST_CASE("sandbox suspend/resume reject bad input before sending anything", "[s
         {"sandbox", "resume", "orders", "deployment/x"},
         {"sandbox", "suspend", "orders", "--timeout", "soon"},
     };
-    for (const auto& args : bad) {
-        TestHost host;
-        INFO(args.back());
-        CHECK(host.run(args) == kExitUsage);
-        CHECK(host.server.requests.empty());
-    }
+    testing::checkUsageErrors(bad);
 }
 
 TEST_CASE("sandbox suspend patches operatingMode and waits for no pod and Suspended=True",

@@ -390,6 +390,20 @@ std::vector<std::vector<std::string>> helpExamples(const std::string& help) {
     return examples;
 }
 
+void checkUsageErrors(const std::vector<std::vector<std::string>>& argvs) {
+    for (const auto& args : argvs) {
+        TestHost host;
+        std::string line;
+        for (const auto& word : args) line += " " + word;
+        const int exitCode = host.run(args);
+        INFO("rossoctl" << line << "\n" << host.err.str());
+        CHECK(exitCode == kExitUsage);
+        CHECK(host.server.requests.empty());
+        CHECK(host.resolver.asked.empty());
+        CHECK(host.err.str().rfind("error: ", 0) == 0);
+    }
+}
+
 void checkHelpExamples(const std::vector<std::string>& commandPath) {
     const auto examples = helpExamples(TestHost().help(commandPath));
     INFO("help of " << commandPath.back());
