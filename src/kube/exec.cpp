@@ -49,6 +49,14 @@ class FrameWriter {
     std::mutex mutex_;
 };
 
+// A string member of an object, or "" for anything else: the status channel is written by the
+// other side, and a number or object where a string belongs must not throw.
+std::string stringAt(const json& object, const char* key) {
+    if (!object.is_object()) return {};
+    auto found = object.find(key);
+    return found != object.end() && found->is_string() ? found->get<std::string>() : std::string{};
+}
+
 // The exit code a Status on channel 3 reports (metav1.Status, reason NonZeroExitCode).
 void readStatus(const std::string& payload, ExecResult& result) {
     auto status = json::parse(payload, nullptr, false);
@@ -57,20 +65,23 @@ void readStatus(const std::string& payload, ExecResult& result) {
         result.message = "unreadable exec status from the server";
         return;
     }
-    if (status.value("status", "") == "Success") {
+    if (stringAt(status, "status") == "Success") {
         result.exitCode = 0;
         return;
     }
-    result.message = status.value("message", "");
+    result.message = stringAt(status, "message");
     result.exitCode = 1;
-    if (status.value("reason", "") == "NonZeroExitCode" && status.contains("details")) {
-        for (const auto& cause : status["details"].value("causes", json::array())) {
-            if (cause.value("reason", "") != "ExitCode") continue;
-            try {
-                result.exitCode = std::stoi(cause.value("message", "1"));
-                result.message.clear();
-            } catch (...) {
-            }
+    if (stringAt(status, "reason") != "NonZeroExitCode") return;
+    auto details = status.find("details");
+    if (details == status.end() || !details->is_object()) return;
+    auto causes = details->find("causes");
+    if (causes == details->end() || !causes->is_array()) return;
+    for (const auto& cause : *causes) {
+        if (stringAt(cause, "reason") != "ExitCode") continue;
+        try {
+            result.exitCode = std::stoi(stringAt(cause, "message"));
+            result.message.clear();
+        } catch (...) {
         }
     }
 }
