@@ -6,6 +6,7 @@
 
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/model/validation.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::app {
 
@@ -74,26 +75,9 @@ std::string Context::namespaceName() {
 
 namespace {
 
-// An error may quote what a pod or server sent (a file name, an exec message): its control
-// characters (C0, DEL, C1) become visible \xNN, its line breaks and tabs are kept. Text that
-// was escaped already is left as it is (no doubled backslashes).
+// An error may quote what a pod or server sent (a file name, an exec message).
 void report(Context& context, const std::string& prefix, std::string_view what) {
-    std::string shown;
-    shown.reserve(what.size());
-    for (size_t i = 0; i < what.size(); ++i) {
-        const auto byte = static_cast<unsigned char>(what[i]);
-        const bool c1 = byte == 0xc2 && i + 1 < what.size() &&
-                        static_cast<unsigned char>(what[i + 1]) >= 0x80 &&
-                        static_cast<unsigned char>(what[i + 1]) <= 0x9f;
-        if ((byte < 0x20 && byte != '\n' && byte != '\t') || byte == 0x7f) {
-            shown += fmt::format("\\x{:02x}", byte);
-        } else if (c1) {
-            shown += fmt::format("\\x{:02x}", static_cast<unsigned char>(what[++i]));
-        } else {
-            shown.push_back(what[i]);
-        }
-    }
-    context.err() << prefix << shown << '\n';
+    context.err() << prefix << ui::escapeErrorText(what) << '\n';
 }
 
 int runAndReport(Context& context, const std::function<int(Context&)>& body) {

@@ -41,21 +41,27 @@ bool dangerousCodePoint(uint32_t c) {
            c == 0x2029 || c == 0xFEFF;
 }
 
-}  // namespace
+// Error lines keep their breaks and tabs, and leave backslashes single: the text may quote
+// something escaped already, and doubling it would only garble it.
+enum class Escaping { Everything, ErrorText };
 
-std::string escapeForTerminal(std::string_view text) {
+std::string escape(std::string_view text, Escaping escaping) {
+    const bool errorText = escaping == Escaping::ErrorText;
     std::string out;
     out.reserve(text.size());
     while (!text.empty()) {
         const unsigned char c = static_cast<unsigned char>(text.front());
         if (c >= 0x20 && c < 0x7F) {
-            if (c == '\\') out += '\\';
+            if (c == '\\' && !errorText) out += '\\';
             out += static_cast<char>(c);
             text.remove_prefix(1);
             continue;
         }
         if (c == '\n' || c == '\t' || c == '\r') {
-            out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r";
+            if (errorText && c != '\r')
+                out += static_cast<char>(c);
+            else
+                out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r";
             text.remove_prefix(1);
             continue;
         }
@@ -73,6 +79,16 @@ std::string escapeForTerminal(std::string_view text) {
         }
     }
     return out;
+}
+
+}  // namespace
+
+std::string escapeForTerminal(std::string_view text) {
+    return escape(text, Escaping::Everything);
+}
+
+std::string escapeErrorText(std::string_view text) {
+    return escape(text, Escaping::ErrorText);
 }
 
 namespace {

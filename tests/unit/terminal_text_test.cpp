@@ -48,3 +48,10 @@ TEST_CASE("a stream of pieces keeps its lines and escapes the rest", "[ui]") {
     CHECK(stream.finish() == "\\xe2");
     CHECK(stream.finish().empty());
 }
+
+TEST_CASE("an error line keeps its breaks and backslashes and escapes the rest", "[ui]") {
+    CHECK(rossoctl::ui::escapeErrorText("a\tb\nc") == "a\tb\nc");
+    CHECK(rossoctl::ui::escapeErrorText("said \\x1b") == "said \\x1b");
+    CHECK(rossoctl::ui::escapeErrorText("\x1b]52;c;eA==\x07\r\xc2\x9b\xe2\x80\xae\xff") ==
+          "\\x1b]52;c;eA==\\x07\\r\\u009b\\u202e\\xff");
+}

@@ -11,6 +11,10 @@ namespace rossoctl::ui {
 // ASCII and valid UTF-8 text pass through unchanged.
 std::string escapeForTerminal(std::string_view text);
 
+// escapeForTerminal for an error line that may quote a pod or server: its line breaks and tabs
+// are kept, and a backslash stays single (the quote may have been escaped already).
+std::string escapeErrorText(std::string_view text);
+
 // escapeForTerminal for text that arrives in pieces (pod logs) and is shown as lines: line
 // breaks (\n, \r\n) and tabs pass through, everything else is escaped as above. A UTF-8
 // sequence or \r\n split between pieces is held back until the next piece (at most 3 bytes),
