@@ -57,21 +57,52 @@ std::vector<std::string> egressProbeCommand(const EgressTarget& target, const st
     const double seconds = static_cast<double>(connectTimeout.count()) / 1000.0;
     // $1 URL, $2 address, $3 port, $4 seconds (decimal), $5 whole seconds, $6 tenths,
     // $7 curl --resolve, $8 the URL with the address. Each branch prints rossoctl-* markers.
-    const std::string script = fmt::format(R"SH(tool=none
+    const std::string script = fmt::format(
+        R"SH(# in_time PID TENTHS: 0 when PID ended in time, 1 when the time ran out first.
+in_time() {{
+  i=0
+  while kill -0 "$1" 2>/dev/null; do
+    if [ "$i" -ge "$2" ]; then return 1; fi
+    if sleep 0.1 2>/dev/null; then i=$((i + 1)); else sleep 1; i=$((i + 10)); fi
+  done
+}}
+# tcp_state IPV4 PORT: the kernel's TCP state towards it, 01 (ESTABLISHED) first, else the last
+# seen (02 is SYN_SENT), none when there is no socket, unknown for IPv6.
+tcp_state() {{
+  case $1 in *:*) echo unknown; return ;; esac
+  saved=$IFS; IFS=.; set -- $1 $2; IFS=$saved
+  want=$(printf '%02X%02X%02X%02X:%04X' "$4" "$3" "$2" "$1" "$5")
+  state=none
+  while read -r _ _ remote st _; do
+    [ "$remote" = "$want" ] || continue
+    if [ "$st" = 01 ]; then echo 01; return; fi
+    state=$st
+  done </proc/net/tcp
+  echo "$state"
+}}
+# A proxy from the pod's environment or a tool's rc file would be what the tool connects to.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+tool=none
 for t in {order}; do if command -v "$t" >/dev/null 2>&1; then tool=$t; break; fi; done
 echo "rossoctl-tool=$tool"
 case $tool in
 curl)
-  curl -sS -o /dev/null --connect-timeout "$4" --max-time $(($5 + 3)) ${{7:+--resolve}} ${{7:+"$7"}} \
+  curl -q -sS --noproxy '*' -o /dev/null --connect-timeout "$4" --max-time $(($5 + 3)) ${{7:+--resolve}} ${{7:+"$7"}} \
     -w 'rossoctl-curl=http:%{{http_code}} connect:%{{time_connect}} ip:%{{remote_ip}}\n' "$1"
   echo "rossoctl-exit=$?" ;;
 wget)
   help=$(wget --help 2>&1); opts=
   case "$help" in *--tries*) opts=--tries=1 ;; esac
+  case "$help" in *--no-config*) opts="$opts --no-config" ;; esac
+  case "$help" in *--no-proxy*) opts="$opts --no-proxy" ;; esac
   case "$help" in *check-certificate*) opts="$opts --no-check-certificate" ;; esac
   case "$help" in *--timeout*|*"-T SEC"*) opts="$opts -T $5" ;; esac
-  wget -S -O /dev/null $opts "$8"
-  echo "rossoctl-exit=$?" ;;
+  wget -S -O /dev/null $opts "$8" &
+  pid=$!
+  # Some wget builds (Debian's busybox) have no time-out: at the deadline the socket's state
+  # tells a connection never answered from one that was made and then stalled.
+  if ! in_time "$pid" "$6"; then echo "rossoctl-socket=$(tcp_state "$2" "$3")"; kill "$pid" 2>/dev/null; fi
+  wait "$pid"; echo "rossoctl-exit=$?" ;;
 python3)
   python3 -c 'import socket, sys
 try:
@@ -84,15 +115,12 @@ except OSError as e:
   echo "rossoctl-exit=$?" ;;
 bash)
   bash -c 'exec 3<>"/dev/tcp/$0/$1" && echo rossoctl-connect=connected' "$2" "$3" &
-  pid=$! i=0
-  while kill -0 "$pid" 2>/dev/null; do
-    if [ "$i" -ge "$6" ]; then kill "$pid" 2>/dev/null; echo rossoctl-connect=timeout; break; fi
-    if sleep 0.1 2>/dev/null; then i=$((i + 1)); else sleep 1; i=$((i + 10)); fi
-  done
+  pid=$!
+  if ! in_time "$pid" "$6"; then kill "$pid" 2>/dev/null; echo rossoctl-connect=timeout; fi
   wait "$pid"; echo "rossoctl-exit=$?" ;;
 esac
 )SH",
-                                           fmt::arg("order", order));
+        fmt::arg("order", order));
     return {"sh",
             "-c",
             script,
@@ -200,6 +228,15 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
         if (std::regex_search(output.stderrText, match, status))
             return connected("HTTP " + match[1].str());
         if (exitText == "0") return connected("exit 0");
+        const std::string socket = marker(output.stdoutText, "rossoctl-socket").value_or("");
+        if (socket == "01")
+            return connected(
+                "its TCP connection was ESTABLISHED when the connect time-out ran "
+                "out, with no answer yet");
+        if (socket == "02")
+            return denied(
+                "no answer to its connection request within the connect time-out "
+                "(the socket was still SYN_SENT)");
         if (saysConnectFailed(tool, output.stderrText))
             return denied(
                 fmt::format("exit {}, {}", exitText, reasonLine(tool, output.stderrText)));

@@ -130,9 +130,12 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
                              {"metadata", {{"name", "quota"}}},
                              {"spec", {{"hard", {{"pods", "5"}, {"limits.memory", "4Gi"}}}}}});
     createSandbox(hardenedSandbox(open.name(), "open"));
+    json openNoCurl = hardenedSandbox(open.name(), "open-nocurl");
+    agentContainer(openNoCurl)["image"] = "busybox:1.36";
+    createSandbox(openNoCurl);
 
     waitReady(ns, {"good", "token", "deadline", "pvc", "nocurl"});
-    waitReady(open.name(), {"open"});
+    waitReady(open.name(), {"open", "open-nocurl"});
 
     SECTION("all four pass, with evidence and timing") {
         auto result = harness::rossoctl(
@@ -208,15 +211,23 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
         CHECK(junit.out.find("<skipped") == std::string::npos);
     }
 
-    SECTION("busybox's wget has no time-out option: a dropped connection is never a pass") {
-        // Debian's busybox-static wget lacks -T, so a drop is seen only as the exec's time
-        // running out: not a tool-level connect failure, so unproven.
-        auto result = harness::rossoctl({"sandbox", "verify", "nocurl", "-n", ns, "--no-restart",
+    SECTION("busybox's wget has no time-out option: its socket at the deadline tells") {
+        // Debian's busybox-static wget lacks -T: a dropped connection request is seen as a
+        // socket still SYN_SENT when the connect time-out runs out; an open one connects.
+        auto denied = harness::rossoctl({"sandbox", "verify", "nocurl", "-n", ns, "--no-restart",
                                          "--egress-target", outside, "-o", "json"});
-        INFO(result.out << result.err);
-        CHECK(result.exitCode == 3);
-        auto egress = checkNamed(json::parse(result.out), "egress");
-        CHECK(egress["result"] == "unproven");
+        INFO(denied.out << denied.err);
+        auto egress = checkNamed(json::parse(denied.out), "egress");
+        CHECK(egress["result"] == "pass");
+        CHECK_THAT(egress.dump(), Catch::Contains("SYN_SENT"));
+        auto reached =
+            harness::rossoctl({"sandbox", "verify", "open-nocurl", "-n", open.name(),
+                               "--no-restart", "--egress-target", outside, "-o", "json"});
+        INFO(reached.out << reached.err);
+        CHECK(reached.exitCode == 3);
+        auto opened = checkNamed(json::parse(reached.out), "egress");
+        CHECK(opened["result"] == "fail");
+        CHECK(opened["live"]["probe"] == "wget");
     }
 
     SECTION("sandbox exec: streams, stdin and exit code pass through") {

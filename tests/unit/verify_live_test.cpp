@@ -1,13 +1,18 @@
 // The live halves of sandbox verify: the probe scripts run here with /bin/sh and a PATH that
 // holds only the tools an image would have, and the parsers read what they print.
+#include <fmt/format.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <thread>
 
 #include "rossoctl/verify/checks.hpp"
 #include "temp_dir.hpp"
@@ -30,9 +35,12 @@ std::string slurp(const std::string& path) {
     return buffer.str();
 }
 
-// Runs a probe command as the pod would: env -i with PATH holding only `tools`.
+// Runs a probe command as the pod would: env -i with PATH holding only `tools` (and `stubs`,
+// scripts standing in for a tool), plus the pod's `env` (NAME=value words).
 ProbeOutput runLocally(const std::vector<std::string>& command,
-                       const std::vector<std::string>& tools) {
+                       const std::vector<std::string>& tools,
+                       const std::map<std::string, std::string>& stubs = {},
+                       const std::vector<std::string>& env = {}) {
     rossoctl::testing::TempDir dir;
     const std::string bin = dir.file("bin");
     std::filesystem::create_directories(bin);
@@ -42,7 +50,12 @@ ProbeOutput runLocally(const std::vector<std::string>& command,
                 std::filesystem::create_symlink(std::string(prefix) + tool, bin + "/" + tool);
                 break;
             }
+    for (const auto& [name, script] : stubs) {
+        std::ofstream(bin + "/" + name) << script;
+        std::filesystem::permissions(bin + "/" + name, std::filesystem::perms::owner_all);
+    }
     std::string line = "env -i PATH=" + quoted(bin);
+    for (const auto& word : env) line += " " + quoted(word);
     for (const auto& word : command) line += " " + quoted(word);
     line += " >" + quoted(dir.file("out")) + " 2>" + quoted(dir.file("err"));
     const int status = std::system(line.c_str());
@@ -152,6 +165,70 @@ TEST_CASE("egress probe: a connection that succeeds fails the check, with eviden
         CHECK(finding.verdict == Verdict::Fail);
         CHECK(mentions(finding, "connected"));
     }
+}
+
+TEST_CASE("egress probe: a wget without a time-out is judged by its socket at the deadline") {
+    // Debian's busybox wget has no -T: it would wait out the kernel's SYN retries.
+    Listener listener;  // accepts the handshake and never answers: connected, then stalled
+    const auto target = *parseEgressTarget("http://127.0.0.1:" + std::to_string(listener.port));
+    const std::string stalls = fmt::format(
+        "#!/bin/sh\ncase \"$1\" in --help) echo 'Usage: wget [-cqS] [-O FILE] URL'; exit 0 ;; "
+        "esac\necho \"Connecting to 127.0.0.1\" >&2\n"
+        "exec /bin/bash -c 'exec 3<>/dev/tcp/127.0.0.1/{}; exec /bin/sleep 30'\n",
+        listener.port);
+    const auto started = std::chrono::steady_clock::now();
+    auto output = runLocally(egressProbeCommand(target, "", std::chrono::milliseconds(1000)),
+                             {"sh", "sleep"}, {{"wget", stalls}});
+    INFO(output.stdoutText << output.stderrText);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+    CHECK_THAT(output.stdoutText, Catch::Contains("rossoctl-socket=01"));
+    auto finding = egressLive(output, target, reached());
+    CHECK(finding.verdict == Verdict::Fail);
+    CHECK(mentions(finding, "ESTABLISHED"));
+
+    SECTION("what the socket says, as the parser reads it") {
+        ProbeOutput dropped;
+        dropped.stdoutText = "rossoctl-tool=wget\nrossoctl-socket=02\nrossoctl-exit=143\n";
+        dropped.stderrText = "Connecting to 127.0.0.1 (127.0.0.1:80)\n";
+        auto denied = egressLive(dropped, target, reached());
+        CHECK(denied.verdict == Verdict::Pass);
+        CHECK(mentions(denied, "SYN_SENT"));
+        dropped.stdoutText = "rossoctl-tool=wget\nrossoctl-socket=none\nrossoctl-exit=143\n";
+        CHECK(egressLive(dropped, target, reached()).verdict == Verdict::Unproven);
+        // A dead target proves nothing, whatever the socket says.
+        dropped.stdoutText = "rossoctl-tool=wget\nrossoctl-socket=02\nrossoctl-exit=143\n";
+        ControlResult dead;
+        dead.detail = "no connection within 3000 ms";
+        CHECK(egressLive(dropped, target, dead).verdict == Verdict::Unproven);
+    }
+}
+
+TEST_CASE("egress probe: a proxy from the pod's environment or rc files is not what is probed") {
+    // A proxy nobody can reach would make the tools report "could not connect" for the proxy.
+    Listener listener;
+    std::atomic<bool> done{false};
+    std::thread answerer([&] {  // accept and close: a quick "connected" for every tool
+        while (!done) {
+            pollfd waiting{listener.fd, POLLIN, 0};
+            if (::poll(&waiting, 1, 50) <= 0) continue;
+            const int connection = ::accept(listener.fd, nullptr, nullptr);
+            if (connection >= 0) ::close(connection);
+        }
+    });
+    const auto target = *parseEgressTarget("http://127.0.0.1:" + std::to_string(listener.port));
+    const std::string proxy = "http://127.0.0.1:" + std::to_string(closedTarget().port);
+    rossoctl::testing::TempDir home;
+    std::ofstream(home.file(".curlrc")) << "proxy = \"" << proxy << "\"\n";
+    std::ofstream(home.file(".wgetrc")) << "use_proxy = on\nhttp_proxy = " << proxy << "\n";
+    for (const std::string tool : {"curl", "wget"}) {
+        auto output = runLocally(
+            egressProbeCommand(target, "", std::chrono::milliseconds(1000)), {"sh", tool, "sleep"},
+            {}, {"HOME=" + home.path(), "http_proxy=" + proxy, "all_proxy=" + proxy});
+        INFO(tool << ": " << output.stdoutText << output.stderrText);
+        CHECK(egressLive(output, target, reached()).verdict == Verdict::Fail);
+    }
+    done = true;
+    answerer.join();
 }
 
 TEST_CASE("egress parser: curl and wget outputs") {
