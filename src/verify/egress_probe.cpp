@@ -80,8 +80,9 @@ tcp_state() {{
   done </proc/net/tcp
   echo "$state"
 }}
-# A proxy from the pod's environment or a tool's rc file would be what the tool connects to.
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+# A proxy from the pod's environment or a tool's rc file would be what the tool connects to;
+# PYTHONPATH or BASH_ENV would run the pod's code in place of the probe's.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY BASH_ENV ENV
 tool=none
 for t in {order}; do if command -v "$t" >/dev/null 2>&1; then tool=$t; break; fi; done
 echo "rossoctl-tool=$tool"
@@ -104,7 +105,7 @@ wget)
   if ! in_time "$pid" "$6"; then echo "rossoctl-socket=$(tcp_state "$2" "$3")"; kill "$pid" 2>/dev/null; fi
   wait "$pid"; echo "rossoctl-exit=$?" ;;
 python3)
-  python3 -c 'import socket, sys
+  python3 -I -S -c 'import socket, sys
 try:
     s = socket.create_connection((sys.argv[1], int(sys.argv[2])), float(sys.argv[3]))
     print("rossoctl-connect=connected " + str(s.getpeername()[0]))

@@ -231,6 +231,23 @@ TEST_CASE("egress probe: a proxy from the pod's environment or rc files is not w
     answerer.join();
 }
 
+TEST_CASE("egress probe: PYTHONPATH and BASH_ENV from the pod do not replace the probe") {
+    Listener listener;  // open: the probe must see the connection
+    const auto target = *parseEgressTarget("http://127.0.0.1:" + std::to_string(listener.port));
+    rossoctl::testing::TempDir planted;
+    std::ofstream(planted.file("socket.py"))
+        << "def create_connection(*a, **k):\n    raise ConnectionRefusedError(111, "
+           "'Connection refused')\ntimeout = OSError\n";
+    std::ofstream(planted.file("bash_env")) << "echo rossoctl-connect=failed refused; exit 0\n";
+    for (const std::string tool : {"python3", "bash"}) {
+        auto output = runLocally(
+            egressProbeCommand(target, "", std::chrono::milliseconds(1000)), {"sh", tool, "sleep"},
+            {}, {"PYTHONPATH=" + planted.path(), "BASH_ENV=" + planted.file("bash_env")});
+        INFO(tool << ": " << output.stdoutText << output.stderrText);
+        CHECK(egressLive(output, target, reached()).verdict == Verdict::Fail);
+    }
+}
+
 TEST_CASE("egress parser: curl and wget outputs") {
     const auto target = *parseEgressTarget("https://example.com");
     ProbeOutput curl;
