@@ -133,9 +133,15 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
     json openNoCurl = hardenedSandbox(open.name(), "open-nocurl");
     agentContainer(openNoCurl)["image"] = "busybox:1.36";
     createSandbox(openNoCurl);
+    // A proxy in the pod's env that nobody can reach: the probe must not connect to it instead.
+    json openProxy = hardenedSandbox(open.name(), "open-proxy");
+    for (const char* name : {"http_proxy", "HTTP_PROXY", "https_proxy", "all_proxy"})
+        agentContainer(openProxy)["env"].push_back(
+            {{"name", name}, {"value", "http://127.0.0.1:9/"}});
+    createSandbox(openProxy);
 
     waitReady(ns, {"good", "token", "deadline", "pvc", "nocurl"});
-    waitReady(open.name(), {"open", "open-nocurl"});
+    waitReady(open.name(), {"open", "open-nocurl", "open-proxy"});
 
     SECTION("all four pass, with evidence and timing") {
         auto result = harness::rossoctl(
@@ -228,6 +234,16 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
         auto opened = checkNamed(json::parse(reached.out), "egress");
         CHECK(opened["result"] == "fail");
         CHECK(opened["live"]["probe"] == "wget");
+    }
+
+    SECTION("a dead proxy in the pod's env does not turn open egress into a denial") {
+        auto result = harness::rossoctl({"sandbox", "verify", "open-proxy", "-n", open.name(),
+                                         "--no-restart", "--egress-target", outside, "-o", "json"});
+        INFO(result.out << result.err);
+        CHECK(result.exitCode == 3);
+        auto egress = checkNamed(json::parse(result.out), "egress");
+        CHECK(egress["live"]["result"] == "fail");
+        CHECK(egress["live"]["probe"] == "curl");
     }
 
     SECTION("sandbox exec: streams, stdin and exit code pass through") {
