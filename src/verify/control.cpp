@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -53,11 +54,28 @@ std::string tryConnect(const addrinfo& candidate, std::chrono::milliseconds time
 
 }  // namespace
 
+AddressFamily podAddressFamily(const nlohmann::json& pod) {
+    std::vector<std::string> addresses;
+    const auto status = pod.value("status", nlohmann::json::object());
+    for (const auto& entry : status.value("podIPs", nlohmann::json::array()))
+        if (entry.is_object() && entry.value("ip", "") != "") addresses.push_back(entry["ip"]);
+    if (addresses.empty() && status.value("podIP", "") != "") addresses.push_back(status["podIP"]);
+    if (addresses.empty()) return AddressFamily::Any;
+    const auto v6 = std::count_if(addresses.begin(), addresses.end(), [](const std::string& ip) {
+        return ip.find(':') != std::string::npos;
+    });
+    if (v6 == 0) return AddressFamily::IPv4;
+    if (static_cast<size_t>(v6) == addresses.size()) return AddressFamily::IPv6;
+    return AddressFamily::Any;
+}
+
 ControlResult connectFromHere(const EgressTarget& target, std::chrono::milliseconds timeout) {
     ControlResult result;
     result.vantage = "this machine";
     addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
+    hints.ai_family = target.family == AddressFamily::IPv4   ? AF_INET
+                      : target.family == AddressFamily::IPv6 ? AF_INET6
+                                                             : AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
     const int status =

@@ -31,10 +31,10 @@ std::optional<EgressTarget> parseEgressTarget(const std::string& url) {
 }
 
 milliseconds probeConnectTimeout(const ControlResult& control) {
-    // Forty round trips leave room for a slower path from the pod; a lost SYN is resent
-    // after 1 s, so never less than that.
+    // Forty round trips leave room for a slower path from the pod; a lost SYN is resent after
+    // 1 s, and the resent one's answer must still arrive in time (a lost SYN is no denial).
     const auto scaled = std::chrono::duration_cast<milliseconds>(control.roundTrip * 40);
-    return std::clamp(scaled + milliseconds(1000), milliseconds(1000), milliseconds(5000));
+    return std::clamp(scaled + milliseconds(1300), milliseconds(1300), milliseconds(5000));
 }
 
 std::vector<std::string> egressProbeOrder() {
@@ -58,37 +58,44 @@ std::vector<std::string> egressProbeCommand(const EgressTarget& target, const st
     // $1 URL, $2 address, $3 port, $4 seconds (decimal), $5 whole seconds, $6 tenths,
     // $7 curl --resolve, $8 the URL with the address. Each branch prints rossoctl-* markers.
     const std::string script = fmt::format(
-        R"SH(# in_time PID TENTHS: 0 when PID ended in time, 1 when the time ran out first.
+        R"SH(# in_time PID TENTHS: 0 when PID ended in time, 1 when the time ran out first, 2 when
+# there is no sleep to count time with.
 in_time() {{
   i=0
   while kill -0 "$1" 2>/dev/null; do
     if [ "$i" -ge "$2" ]; then return 1; fi
-    if sleep 0.1 2>/dev/null; then i=$((i + 1)); else sleep 1; i=$((i + 10)); fi
+    if sleep 0.1 2>/dev/null; then i=$((i + 1)); elif sleep 1 2>/dev/null; then i=$((i + 10)); else return 2; fi
   done
 }}
-# tcp_state IPV4 PORT: the kernel's TCP state towards it, 01 (ESTABLISHED) first, else the last
-# seen (02 is SYN_SENT), none when there is no socket, unknown for IPv6.
+# tcp_state PID IPV4 PORT: the TCP state of PID's own socket towards IPV4:PORT (01 ESTABLISHED,
+# 02 SYN_SENT), none without one, unknown for IPv6; another process's sockets never count.
 tcp_state() {{
-  case $1 in *:*) echo unknown; return ;; esac
-  saved=$IFS; IFS=.; set -- $1 $2; IFS=$saved
+  inodes=" "
+  for fd in /proc/"$1"/fd/*; do
+    link=$(readlink "$fd" 2>/dev/null) || continue
+    case $link in socket:\[*\]) link=${{link#socket:[}}; inodes="$inodes${{link%]}} " ;; esac
+  done
+  case $2 in *:*) echo unknown; return ;; esac
+  saved=$IFS; IFS=.; set -- $2 $3; IFS=$saved
   want=$(printf '%02X%02X%02X%02X:%04X' "$4" "$3" "$2" "$1" "$5")
-  state=none
-  while read -r _ _ remote st _; do
+  while read -r _ _ remote st _ _ _ _ _ inode _; do
     [ "$remote" = "$want" ] || continue
-    if [ "$st" = 01 ]; then echo 01; return; fi
-    state=$st
+    case $inodes in *" $inode "*) echo "$st"; return ;; esac
   done </proc/net/tcp
-  echo "$state"
+  echo none
 }}
 # A proxy from the pod's environment or a tool's rc file would be what the tool connects to;
-# PYTHONPATH or BASH_ENV would run the pod's code in place of the probe's.
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY BASH_ENV ENV
+# PYTHONPATH, BASH_ENV or a preloaded library would run the pod's code in place of the probe's.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY BASH_ENV ENV \
+  LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT
+export LC_ALL=C
+if [ -s /etc/ld.so.preload ]; then echo rossoctl-preload=/etc/ld.so.preload; fi
 tool=none
 for t in {order}; do if command -v "$t" >/dev/null 2>&1; then tool=$t; break; fi; done
 echo "rossoctl-tool=$tool"
 case $tool in
 curl)
-  curl -q -sS --noproxy '*' -o /dev/null --connect-timeout "$4" --max-time $(($5 + 3)) ${{7:+--resolve}} ${{7:+"$7"}} \
+  curl -q -sS -v --noproxy '*' -o /dev/null --connect-timeout "$4" --max-time $(($5 + 3)) ${{7:+--resolve}} ${{7:+"$7"}} \
     -w 'rossoctl-curl=http:%{{http_code}} connect:%{{time_connect}} ip:%{{remote_ip}}\n' "$1"
   echo "rossoctl-exit=$?" ;;
 wget)
@@ -102,8 +109,15 @@ wget)
   pid=$!
   # Some wget builds (Debian's busybox) have no time-out: at the deadline the socket's state
   # tells a connection never answered from one that was made and then stalled.
-  if ! in_time "$pid" "$6"; then echo "rossoctl-socket=$(tcp_state "$2" "$3")"; kill "$pid" 2>/dev/null; fi
-  wait "$pid"; echo "rossoctl-exit=$?" ;;
+  in_time "$pid" "$6"; clock=$?
+  if [ "$clock" = 1 ]; then
+    state=$(tcp_state "$pid" "$2" "$3")
+    # Unanswered half a second longer: not a SYN sent a moment before the deadline.
+    if [ "$state" = 02 ]; then in_time "$pid" 5; state=$(tcp_state "$pid" "$2" "$3"); fi
+    echo "rossoctl-socket=$state"
+  fi
+  if [ "$clock" = 2 ]; then echo rossoctl-clock=none; fi
+  kill "$pid" 2>/dev/null; wait "$pid"; echo "rossoctl-exit=$?" ;;
 python3)
   python3 -I -S -c 'import socket, sys
 try:
@@ -117,8 +131,10 @@ except OSError as e:
 bash)
   bash -c 'exec 3<>"/dev/tcp/$0/$1" && echo rossoctl-connect=connected' "$2" "$3" &
   pid=$!
-  if ! in_time "$pid" "$6"; then kill "$pid" 2>/dev/null; echo rossoctl-connect=timeout; fi
-  wait "$pid"; echo "rossoctl-exit=$?" ;;
+  in_time "$pid" "$6"; clock=$?
+  if [ "$clock" = 1 ]; then echo rossoctl-connect=timeout; fi
+  if [ "$clock" = 2 ]; then echo rossoctl-clock=none; fi
+  kill "$pid" 2>/dev/null; wait "$pid"; echo "rossoctl-exit=$?" ;;
 esac
 )SH",
         fmt::arg("order", order));
@@ -129,7 +145,7 @@ esac
             target.url,
             ip,
             std::to_string(target.port),
-            fmt::format("{:.1f}", seconds),
+            fmt::format("{:.1f}", std::ceil(seconds * 10) / 10),
             std::to_string(static_cast<long>(std::ceil(seconds))),
             std::to_string(static_cast<long>(std::ceil(seconds * 10))),
             resolve,
@@ -139,18 +155,27 @@ esac
 namespace {
 
 // Messages that say the tool tried to connect and the network refused or dropped it: the only
-// texts that count as denial.
+// texts that count as denial. "Network is unreachable" is the pod's own routing (an address
+// family it has no route for), and busybox's "can't connect" alone may be a local failure
+// (no free port): neither is the network's answer.
 bool saysConnectFailed(const std::string& tool, const std::string& text) {
-    static const char* wgetPhrases[] = {
-        "failed: Connection refused", "failed: Connection timed out", "failed: No route to host",
-        "failed: Network is unreachable", "can't connect to remote host"};
     static const char* socketPhrases[] = {"Connection refused", "No route to host",
-                                          "Network is unreachable", "Connection timed out"};
-    if (tool == "wget")
-        return std::any_of(std::begin(wgetPhrases), std::end(wgetPhrases),
-                           [&](const char* phrase) { return contains(text, phrase); });
-    return std::any_of(std::begin(socketPhrases), std::end(socketPhrases),
-                       [&](const char* phrase) { return contains(text, phrase); });
+                                          "Connection timed out"};
+    auto hasSocketPhrase = [&](const std::string& line) {
+        return std::any_of(std::begin(socketPhrases), std::end(socketPhrases),
+                           [&](const char* phrase) { return contains(line, phrase); });
+    };
+    if (tool != "wget") return hasSocketPhrase(text);
+    static const char* gnuPhrases[] = {"failed: Connection refused", "failed: Connection timed out",
+                                       "failed: No route to host"};
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        if (std::any_of(std::begin(gnuPhrases), std::end(gnuPhrases),
+                        [&](const char* phrase) { return contains(line, phrase); }))
+            return true;
+        if (contains(line, "can't connect to remote host") && hasSocketPhrase(line)) return true;
+    }
+    return false;
 }
 
 // The line that says why there was no connection, else the last line.
@@ -185,6 +210,20 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
     Finding finding;
     finding.probe = tool;
     const std::string exitText = marker(output.stdoutText, "rossoctl-exit").value_or("?");
+    // Asked only before a denial: a connection is a fail whatever else is true.
+    auto toolsUntrusted = [&]() -> std::optional<Finding> {
+        if (auto preload = marker(output.stdoutText, "rossoctl-preload"))
+            return unproven(fmt::format("the image preloads a library into every program ({}): "
+                                        "what {} says cannot be trusted, live part unproven",
+                                        cleanLine(*preload), tool),
+                            tool);
+        if (marker(output.stdoutText, "rossoctl-clock"))
+            return unproven(fmt::format("the image has no sleep to time {} with: live part "
+                                        "unproven",
+                                        tool),
+                            tool);
+        return std::nullopt;
+    };
     auto connected = [&](const std::string& detail) {
         finding.verdict = Verdict::Fail;
         finding.evidence.push_back(
@@ -192,6 +231,7 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
         return finding;
     };
     auto denied = [&](const std::string& detail) {
+        if (auto why = toolsUntrusted()) return *why;
         if (!control.reached) {
             return unproven(fmt::format(
                 "{} could not connect to {} ({}), but the positive control could not reach it "
@@ -217,8 +257,9 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
             const std::string status = match[1];
             if (status != "000") return connected("HTTP " + status + ", " + match[3].str());
             if (std::stod(match[2]) > 0) return connected("TCP connected to " + match[3].str());
-            // 7: could not connect; 28 with no connect time: the connect timed out.
-            if (exitText == "7" || exitText == "28")
+            // 7 with the network's answer in -v's lines (not a local failure such as no free
+            // port); 28 with no connect time: the connect timed out.
+            if ((exitText == "7" && saysConnectFailed(tool, output.stderrText)) || exitText == "28")
                 return denied(
                     fmt::format("exit {}, {}", exitText, reasonLine(tool, output.stderrText)));
         }

@@ -21,8 +21,9 @@ namespace {
 
 constexpr milliseconds kProbeTimeout{30000};
 constexpr milliseconds kControlTimeout{3000};
-// Beyond the probe's own connect time-out: the exec's set-up and the tool's start.
-constexpr milliseconds kExecMargin{8000};
+// Beyond the probe's own connect time-out: the exec's set-up and the tool's start, which
+// take seconds on a busy node (every tool ends itself well before this runs out).
+constexpr milliseconds kExecMargin{15000};
 
 std::string randomHex(Random& random, size_t length) {
     std::string out;
@@ -229,6 +230,16 @@ class Verification {
         const std::string target = inputs_.container.value("name", "");
         egressSite_ = podProbeSite(target);
         if (options_.trustedProbeImage.empty()) return;
+        if (inputs_.pod["spec"].value("shareProcessNamespace", false)) {
+            // Every container then sees the probe's processes and could forge its answer.
+            egressSite_ = ProbeSite{"", options_.trustedProbeImage};
+            trustedProbeProblem_ = fmt::format(
+                "pod {} sets shareProcessNamespace: its containers could write into a trusted "
+                "probe's output or stop its tools, so no probe in it is trusted; live part "
+                "unproven",
+                podName_);
+            return;
+        }
         TrustedProbeOptions trusted;
         trusted.image = options_.trustedProbeImage;
         trusted.cancel = options_.cancel;
@@ -237,7 +248,7 @@ class Verification {
         try {
             // On a connection of its own: this runs on the egress check's thread.
             auto client = newClient_();
-            egressSite_ = startTrustedProbe(*client, clock_, inputs_.pod, target, trusted);
+            egressSite_ = startTrustedProbe(*client, clock_, inputs_.pod, trusted);
         } catch (const TrustedProbeUnavailable& error) {
             egressSite_ = ProbeSite{"", trusted.image};
             trustedProbeProblem_ = error.what();
@@ -335,7 +346,8 @@ class Verification {
         CheckResult result;
         result.kind = CheckKind::Egress;
         result.staticPart = egressStatic(inputs_.pod, inputs_.networkPolicies, inputs_.egress);
-        const auto& target = options_.egressTarget;
+        EgressTarget target = options_.egressTarget;
+        target.family = podAddressFamily(inputs_.pod);
         const ControlProbe control = options_.control ? options_.control : connectFromHere;
         const ControlResult reached = control(target, kControlTimeout);
         // Without a control the probe still runs: a connection from the pod is a fail anyway.

@@ -65,8 +65,7 @@ void noteProbeSite(Finding& finding, const ProbeSite& site) {
     finding.evidence.insert(finding.evidence.begin(), site.label());
 }
 
-json trustedProbeContainer(const std::string& name, const std::string& targetContainer,
-                           const TrustedProbeOptions& options) {
+json trustedProbeContainer(const std::string& name, const TrustedProbeOptions& options) {
     json container = {{"name", name},
                       {"image", options.image},
                       {"command", json::array({"sleep", std::to_string(options.lifetime.count())})},
@@ -81,12 +80,10 @@ json trustedProbeContainer(const std::string& name, const std::string& targetCon
                       {"terminationMessagePolicy", "File"},
                       {"stdin", false},
                       {"tty", false}};
-    if (!targetContainer.empty()) container["targetContainerName"] = targetContainer;
     return container;
 }
 
 ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const json& pod,
-                            const std::string& targetContainer,
                             const TrustedProbeOptions& options) {
     const auto& metadata = pod.value("metadata", json::object());
     const std::string ns = metadata.value("namespace", "");
@@ -95,9 +92,8 @@ ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const json
     const std::string name =
         options.name.empty() ? "rossoctl-probe-" + randomSuffix() : options.name;
     // A strategic merge adds to spec.ephemeralContainers by name, keeping earlier ones.
-    const json patch = {{"spec",
-                         {{"ephemeralContainers",
-                           json::array({trustedProbeContainer(name, targetContainer, options)})}}}};
+    const json patch = {
+        {"spec", {{"ephemeralContainers", json::array({trustedProbeContainer(name, options)})}}}};
     try {
         client.request(
             "PATCH",

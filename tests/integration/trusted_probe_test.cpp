@@ -63,12 +63,16 @@ TEST_CASE("sandbox verify --trusted-probe runs the probe in an ephemeral contain
                              {"spec", {{"hard", {{"pods", "5"}, {"limits.memory", "4Gi"}}}}}});
     const auto sandboxes = resources::sandboxes("v1beta1");
     harness::admin().create(sandboxes, open.name(), liarSandbox(open.name(), "liar"));
-    REQUIRE(harness::eventually(
-        [&] {
-            auto sandbox = harness::admin().getIfExists(sandboxes, open.name(), "liar");
-            return sandbox && rossoctl::model::sandboxReady(*sandbox);
-        },
-        120));
+    json shared = liarSandbox(open.name(), "shared");
+    shared["spec"]["podTemplate"]["spec"]["shareProcessNamespace"] = true;
+    harness::admin().create(sandboxes, open.name(), shared);
+    for (const char* name : {"liar", "shared"})
+        REQUIRE(harness::eventually(
+            [&] {
+                auto sandbox = harness::admin().getIfExists(sandboxes, open.name(), name);
+                return sandbox && rossoctl::model::sandboxReady(*sandbox);
+            },
+            120));
     const std::string outside = harness::outsideUrl();
     auto verify = [&](const std::vector<std::string>& extra) {
         std::vector<std::string> args{"sandbox",      "verify",          "liar",  "-n", open.name(),
@@ -102,15 +106,25 @@ TEST_CASE("sandbox verify --trusted-probe runs the probe in an ephemeral contain
              << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
 
         // The node reports the ephemeral container running in the pod.
-        auto pods = harness::admin().list(resources::pods(), open.name());
-        REQUIRE(pods["items"].size() == 1);
+        const auto pod = harness::admin().get(resources::pods(), open.name(), "liar");
         bool running = false;
-        for (const auto& status :
-             pods["items"][0]["status"].value("ephemeralContainerStatuses", json::array()))
+        for (const auto& status : pod["status"].value("ephemeralContainerStatuses", json::array()))
             running =
                 running || (status["name"].get<std::string>().rfind("rossoctl-probe-", 0) == 0 &&
                             status["state"].contains("running"));
         CHECK(running);
+    }
+
+    SECTION("a pod sharing its process namespace gets no trusted probe: unproven, never a pass") {
+        auto result = harness::rossoctl({"sandbox", "verify", "shared", "-n", open.name(),
+                                         "--no-restart", "--egress-target", outside,
+                                         "--trusted-probe", kProbeImage, "-o", "json"});
+        INFO(result.out << result.err);
+        CHECK(result.exitCode == 3);
+        const json report = json::parse(result.out);  // kept: checkNamed returns a reference
+        const auto& egress = checkNamed(report, "egress");
+        CHECK(egress["live"]["result"] == "unproven");
+        CHECK_THAT(joined(egress["live"]["evidence"]), Catch::Contains("shareProcessNamespace"));
     }
 
     SECTION("RBAC without pods/ephemeralcontainers is a clear error, never a pass") {

@@ -178,7 +178,7 @@ TEST_CASE("egress probe: a wget without a time-out is judged by its socket at th
         listener.port);
     const auto started = std::chrono::steady_clock::now();
     auto output = runLocally(egressProbeCommand(target, "", std::chrono::milliseconds(1000)),
-                             {"sh", "sleep"}, {{"wget", stalls}});
+                             {"sh", "sleep", "readlink"}, {{"wget", stalls}});
     INFO(output.stdoutText << output.stderrText);
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
     CHECK_THAT(output.stdoutText, Catch::Contains("rossoctl-socket=01"));
@@ -246,6 +246,84 @@ TEST_CASE("egress probe: PYTHONPATH and BASH_ENV from the pod do not replace the
         INFO(tool << ": " << output.stdoutText << output.stderrText);
         CHECK(egressLive(output, target, reached()).verdict == Verdict::Fail);
     }
+}
+
+TEST_CASE("egress parser: only the network's answer is a denial, never a local failure") {
+    const auto target = *parseEgressTarget("http://example.com");
+    auto verdict = [&](const std::string& tool, const std::string& out, const std::string& err) {
+        ProbeOutput output;
+        output.stdoutText = "rossoctl-tool=" + tool + "\n" + out;
+        output.stderrText = err;
+        return egressLive(output, target, reached("192.0.2.7")).verdict;
+    };
+    const std::string curlLine = "rossoctl-curl=http:000 connect:0.000000 ip:\nrossoctl-exit=7\n";
+    // No route of the family the control used (an IPv6 control, an IPv4-only pod).
+    CHECK(verdict("curl", curlLine,
+                  "* connect to 192.0.2.7 port 80 failed: Network is unreachable\n") ==
+          Verdict::Unproven);
+    CHECK(verdict("wget", "rossoctl-exit=4\n",
+                  "Connecting to 192.0.2.7:80... failed: Network is unreachable.\n") ==
+          Verdict::Unproven);
+    CHECK(verdict("python3", "rossoctl-connect=failed errno 101 Network is unreachable\n", "") ==
+          Verdict::Unproven);
+    // No free local port (the pod bound them all): curl exit 7, busybox's "can't connect".
+    CHECK(verdict("curl", curlLine,
+                  "* Immediate connect fail for 192.0.2.7: Cannot assign requested address\n") ==
+          Verdict::Unproven);
+    CHECK(verdict("wget", "rossoctl-exit=1\n",
+                  "wget: can't connect to remote host (192.0.2.7): Cannot assign requested "
+                  "address\n") == Verdict::Unproven);
+    // The network's answers.
+    CHECK(verdict("curl", curlLine,
+                  "* connect to 192.0.2.7 port 80 failed: Connection refused\n") == Verdict::Pass);
+    CHECK(verdict("wget", "rossoctl-exit=1\n",
+                  "wget: can't connect to remote host (192.0.2.7): Connection refused\n") ==
+          Verdict::Pass);
+    // A tool that cannot be trusted, or a script that could not keep time: no denial.
+    CHECK(verdict("curl", "rossoctl-preload=/etc/ld.so.preload\n" + curlLine,
+                  "* connect to 192.0.2.7 port 80 failed: Connection refused\n") ==
+          Verdict::Unproven);
+    CHECK(verdict("curl",
+                  "rossoctl-preload=/etc/ld.so.preload\nrossoctl-curl=http:200 "
+                  "connect:0.000100 ip:192.0.2.7\nrossoctl-exit=0\n",
+                  "") == Verdict::Fail);  // a connection is a fail whatever else is true
+    CHECK(verdict("bash", "rossoctl-connect=timeout\nrossoctl-clock=none\nrossoctl-exit=143\n",
+                  "") == Verdict::Unproven);
+}
+
+TEST_CASE("egress probe: a library preloaded by the pod's env does not answer for the tool") {
+    Listener listener;  // open
+    const auto target = *parseEgressTarget("http://127.0.0.1:" + std::to_string(listener.port));
+    // Stands in for a proxychains-style preload whose proxy is down.
+    const std::string refusing =
+        "#!/bin/sh\nif [ -n \"$LD_PRELOAD$LD_LIBRARY_PATH$LD_AUDIT\" ]; then\n"
+        "  echo 'rossoctl-connect=failed errno 111 Connection refused'; exit 0\nfi\n"
+        "exec /usr/bin/python3 \"$@\"\n";
+    auto output = runLocally(egressProbeCommand(target, "", std::chrono::milliseconds(1000)),
+                             {"sh", "sleep"}, {{"python3", refusing}},
+                             {"LD_PRELOAD=/nonexistent/librefuse.so", "LD_AUDIT=/nonexistent.so"});
+    INFO(output.stdoutText << output.stderrText);
+    CHECK(egressLive(output, target, reached()).verdict == Verdict::Fail);
+}
+
+TEST_CASE("the control connects over the address family the pod has") {
+    CHECK(podAddressFamily(json::parse(R"({"status":{"podIP":"10.0.0.5"}})")) ==
+          AddressFamily::IPv4);
+    CHECK(podAddressFamily(json::parse(R"({"status":{"podIPs":[{"ip":"fd00::5"}]}})")) ==
+          AddressFamily::IPv6);
+    CHECK(podAddressFamily(
+              json::parse(R"({"status":{"podIPs":[{"ip":"10.0.0.5"},{"ip":"fd00::5"}]}})")) ==
+          AddressFamily::Any);
+    CHECK(podAddressFamily(json::parse(R"({"status":{}})")) == AddressFamily::Any);
+    Listener listener;  // IPv4 loopback only
+    auto target = *parseEgressTarget("http://localhost:" + std::to_string(listener.port) + "/");
+    target.family = AddressFamily::IPv4;
+    auto v4 = connectFromHere(target, std::chrono::milliseconds(1000));
+    CHECK(v4.reached);
+    CHECK(v4.address == "127.0.0.1");
+    target.family = AddressFamily::IPv6;  // ::1, where nothing listens: never the IPv4 address
+    auto v6 = connectFromHere(target, std::chrono::milliseconds(1000));
+    CHECK(v6.address.find('.') == std::string::npos);
 }
 
 TEST_CASE("egress parser: curl and wget outputs") {
@@ -363,9 +441,10 @@ TEST_CASE("positive control: a TCP connection from here, its round trip sizes th
     CHECK(control.address == "127.0.0.1");
     CHECK_FALSE(connectFromHere(closedTarget(), std::chrono::milliseconds(1000)).reached);
     ControlResult slow = reached();
-    CHECK(probeConnectTimeout(slow) == std::chrono::milliseconds(1012));
+    // A first SYN lost is resent after 1 s: its answer must still come in time.
+    CHECK(probeConnectTimeout(slow) == std::chrono::milliseconds(1312));
     slow.roundTrip = std::chrono::milliseconds(80);
-    CHECK(probeConnectTimeout(slow) == std::chrono::milliseconds(4200));
+    CHECK(probeConnectTimeout(slow) == std::chrono::milliseconds(4500));
     slow.roundTrip = std::chrono::seconds(1);
     CHECK(probeConnectTimeout(slow) == std::chrono::milliseconds(5000));
     // The pod probes the address the control reached, with the time-out in the script's args.

@@ -97,12 +97,20 @@ inline constexpr const char* kTokenPath = "/var/run/secrets/kubernetes.io/servic
 std::vector<std::string> tokenProbeCommand();
 Finding tokenLive(const ProbeOutput& output);
 
+// The address families a pod can reach: the control must use one the pod has, or the pod's
+// "Network is unreachable" (no route of that family) would look like a denial.
+enum class AddressFamily { Any, IPv4, IPv6 };
+
 struct EgressTarget {
     std::string url;
     std::string scheme;  // http or https
     std::string host;
     int port = 0;
+    AddressFamily family = AddressFamily::Any;  // what the control may connect over
 };
+
+// IPv4 or IPv6 when every address in the pod's status is of that family, else Any.
+AddressFamily podAddressFamily(const nlohmann::json& pod);
 // http(s)://HOST[:PORT][/PATH]; nullopt when it is not such a URL.
 std::optional<EgressTarget> parseEgressTarget(const std::string& url);
 

@@ -49,13 +49,13 @@ struct TrustedProbeOptions {
 };
 
 // The ephemeral container added to the pod: PodSecurity "restricted" compliant, sleeping
-// for `lifetime`, in the process namespace of `targetContainer`.
-nlohmann::json trustedProbeContainer(const std::string& name, const std::string& targetContainer,
-                                     const TrustedProbeOptions& options);
+// for `lifetime`. It shares the pod's network only: in an agent's process namespace the agent
+// could write into the probe's output or stop its tools.
+nlohmann::json trustedProbeContainer(const std::string& name, const TrustedProbeOptions& options);
 
 // Adds the ephemeral container to pod and waits until it runs. Throws Error when RBAC
 // forbids pods/ephemeralcontainers, TrustedProbeUnavailable when it cannot run.
 ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const nlohmann::json& pod,
-                            const std::string& targetContainer, const TrustedProbeOptions& options);
+                            const TrustedProbeOptions& options);
 
 }  // namespace rossoctl::verify
