@@ -71,7 +71,10 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
     verifyOptions.trustedProbeImage = options.trustedProbe;
     verifyOptions.timeout = app::parseDuration(options.timeout, "--timeout");
     verifyOptions.cancel = context.cancelFlag();
-    verifyOptions.control = verify::connectFromHere;
+    verifyOptions.control = [&resolver = context.resolver()](const verify::EgressTarget& to,
+                                                             std::chrono::milliseconds timeout) {
+        return verify::connectFromHere(resolver, to, timeout);
+    };
 
     // complete
     const std::string ns = context.namespaceName();

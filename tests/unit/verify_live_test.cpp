@@ -11,6 +11,7 @@
 
 #include "rossoctl/verify/checks.hpp"
 #include "temp_dir.hpp"
+#include "test_host.hpp"
 
 using nlohmann::json;
 using namespace rossoctl::verify;
@@ -211,8 +212,10 @@ TEST_CASE("egress: only a connect failure with a reached control is a denial") {
         auto finding = egressLive(refused, target, dead);
         CHECK(finding.verdict == Verdict::Unproven);
         CHECK(mentions(finding, "a dead target proves nothing"));
-        auto control = connectFromHere(*parseEgressTarget("http://unreachable.invalid/"),
+        rossoctl::testing::FakeResolver resolver;  // knows no name
+        auto control = connectFromHere(resolver, *parseEgressTarget("http://unreachable.invalid/"),
                                        std::chrono::milliseconds(500));
+        CHECK(resolver.asked == std::vector<std::string>{"unreachable.invalid"});
         CHECK_FALSE(control.reached);
         CHECK_THAT(control.detail, Catch::Contains("unreachable.invalid"));
     }
@@ -262,12 +265,21 @@ TEST_CASE("egress: only a connect failure with a reached control is a denial") {
 
 TEST_CASE("positive control: a TCP connection from here, its round trip sizes the time-out") {
     Listener listener;
+    rossoctl::testing::FakeResolver resolver;
     auto control = connectFromHere(
-        *parseEgressTarget("http://127.0.0.1:" + std::to_string(listener.port) + "/"),
+        resolver, *parseEgressTarget("http://127.0.0.1:" + std::to_string(listener.port) + "/"),
         std::chrono::milliseconds(1000));
     CHECK(control.reached);
     CHECK(control.address == "127.0.0.1");
-    CHECK_FALSE(connectFromHere(closedTarget(), std::chrono::milliseconds(1000)).reached);
+    CHECK(resolver.asked.empty());  // an address is not looked up
+    CHECK_FALSE(connectFromHere(resolver, closedTarget(), std::chrono::milliseconds(1000)).reached);
+    // A name goes through the injected resolver, never the system's.
+    resolver.addresses["control.test"] = {"127.0.0.1"};
+    auto named = connectFromHere(
+        resolver, *parseEgressTarget("http://control.test:" + std::to_string(listener.port) + "/"),
+        std::chrono::milliseconds(1000));
+    CHECK(named.reached);
+    CHECK(named.address == "127.0.0.1");
     ControlResult slow = reached();
     CHECK(probeConnectTimeout(slow) == std::chrono::milliseconds(1012));
     slow.roundTrip = std::chrono::milliseconds(80);
