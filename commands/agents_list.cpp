@@ -2,6 +2,7 @@
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
+#include "rossoctl/app/list_watch.hpp"
 #include "rossoctl/ui/jsonpath.hpp"
 
 namespace rossoctl::commands {
@@ -10,8 +11,57 @@ namespace {
 struct ListOptions {
     bool allNamespaces = false;
     std::string selector;
+    bool watch = false;
+    bool watchOnly = false;
     OutputFlags output;
 };
+
+ui::Table agentTable(bool allNamespaces) {
+    ui::Table table;
+    table.headers = {"NAME", "TYPE", "READY", "AGE", "STATUS", "IMAGE"};
+    table.wideOnly = {false, false, false, false, true, true};
+    if (allNamespaces) {
+        table.headers.insert(table.headers.begin(), "NAMESPACE");
+        table.wideOnly.insert(table.wideOnly.begin(), false);
+    }
+    return table;
+}
+
+void addAgentRow(ui::Table& table, const app::Agent& agent,
+                 std::chrono::system_clock::time_point now, bool allNamespaces) {
+    auto status = model::workloadStatus(agent.kind.type, agent.object);
+    std::vector<std::string> row = {
+        agent.name(),     model::workloadTypeName(agent.kind.type),
+        status.readyText, app::objectAge(agent.object, now),
+        status.reason,    model::workloadImage(agent.kind.type, agent.object)};
+    if (allNamespaces) row.insert(row.begin(), agent.namespaceName());
+    table.rows.push_back(row);
+}
+
+// -w/--watch-only: the list (unless --watch-only), then each change of any agent kind as it
+// happens, until Ctrl-C (exit 130).
+int watchAgents(app::Context& context, const ListOptions& options, const std::string& ns,
+                ui::OutputFormat format) {
+    bool headerDone = false;
+    auto print = [&](const app::Agent& agent) {
+        if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
+            auto table = agentTable(options.allNamespaces);
+            addAgentRow(table, agent, context.clock().now(), options.allNamespaces);
+            ui::printTable(context.out(), table, options.output.noHeaders || headerDone,
+                           format == ui::OutputFormat::Wide);
+            headerDone = true;
+        } else {
+            if (format == ui::OutputFormat::Yaml) context.out() << "---\n";  // one stream
+            app::printObjects(context.out(), format, {agent}, true,
+                              options.output.showManagedFields);
+        }
+        context.out() << std::flush;  // a pipe sees each change as it happens
+    };
+    app::followAgents(
+        context.client(), [&] { return context.newClient(); }, context.clock(), context.discovery(),
+        ns, options.selector, context.cancelFlag(), options.watchOnly, print);
+    return kExitCancelled;
+}
 
 int runList(app::Context& context, ListOptions& options) {
     // validate
@@ -19,9 +69,13 @@ int runList(app::Context& context, ListOptions& options) {
     auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
+    if (options.watchOnly) options.watch = true;
+    if (options.watch && templated)
+        throw UsageError("--watch prints -o table, wide, name, json or yaml, not a template");
     // complete
     const std::string ns = options.allNamespaces ? "" : context.namespaceName();
     // run
+    if (options.watch) return watchAgents(context, options, ns, format);
     auto agents = app::listAgents(context.client(), context.discovery(), ns, options.selector);
     if (!options.output.sortBy.empty())
         std::stable_sort(agents.begin(), agents.end(),
@@ -39,23 +93,9 @@ int runList(app::Context& context, ListOptions& options) {
                       << '\n';
         return 0;
     }
-    ui::Table table;
-    table.headers = {"NAME", "TYPE", "READY", "AGE", "STATUS", "IMAGE"};
-    table.wideOnly = {false, false, false, false, true, true};
-    if (options.allNamespaces) {
-        table.headers.insert(table.headers.begin(), "NAMESPACE");
-        table.wideOnly.insert(table.wideOnly.begin(), false);
-    }
+    auto table = agentTable(options.allNamespaces);
     const auto now = context.clock().now();
-    for (const auto& agent : agents) {
-        auto status = model::workloadStatus(agent.kind.type, agent.object);
-        std::vector<std::string> row = {
-            agent.name(),     model::workloadTypeName(agent.kind.type),
-            status.readyText, app::objectAge(agent.object, now),
-            status.reason,    model::workloadImage(agent.kind.type, agent.object)};
-        if (options.allNamespaces) row.insert(row.begin(), agent.namespaceName());
-        table.rows.push_back(row);
-    }
+    for (const auto& agent : agents) addAgentRow(table, agent, now, options.allNamespaces);
     ui::printTable(context.out(), table, options.output.noHeaders,
                    format == ui::OutputFormat::Wide);
     return 0;
@@ -70,6 +110,10 @@ void registerAgentsList(CLI::App& agents, CommandHost& host) {
     command->add_flag("-A,--all-namespaces", options->allNamespaces,
                       "List agents in every namespace");
     addSelectorFlag(command, options->selector);
+    command->add_flag("-w,--watch", options->watch,
+                      "After listing, print each change as it happens (until Ctrl-C)");
+    command->add_flag("--watch-only", options->watchOnly,
+                      "Print only the changes, without listing first");
     addOutputFlags(command, options->output, "table|wide|json|yaml|name");
     command->footer(
         "Agents are the deployments, statefulsets, jobs and sandboxes labelled\n"
@@ -77,7 +121,10 @@ void registerAgentsList(CLI::App& agents, CommandHost& host) {
         "Examples:\n"
         "  rossoctl agents list -n team1\n"
         "  rossoctl agents list -A -o wide\n"
-        "  rossoctl agents list -o name --no-headers");
+        "  rossoctl agents list -o name --no-headers\n"
+        "  rossoctl agents list -n team1 -w\n"
+        "\n"
+        "Exit codes: 0 listed, 1 API error, 2 invalid arguments, 130 a --watch ended by Ctrl-C.");
     onRun(command, host, options, &runList);
 }
 

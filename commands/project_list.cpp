@@ -3,6 +3,7 @@
 
 #include "conventions.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/list_watch.hpp"
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/model/pod.hpp"
 #include "rossoctl/model/project.hpp"
@@ -15,8 +16,74 @@ using nlohmann::json;
 
 struct ProjectListOptions {
     std::string selector;
+    bool watch = false;
+    bool watchOnly = false;
     OutputFlags output;
 };
+
+ui::Table projectTable() {
+    return {{"NAME", "STATUS", "POD-SECURITY", "DEFAULT-LIFETIME", "AGE", "MANAGED-BY"},
+            {},
+            {false, false, false, false, false, true}};
+}
+
+void addProjectRow(ui::Table& table, const json& item, std::chrono::system_clock::time_point now) {
+    const auto& metadata = item["metadata"];
+    auto labels = metadata.value("labels", json::object());
+    auto annotations = metadata.value("annotations", json::object());
+    auto created = kube::parseTimestamp(metadata.value("creationTimestamp", ""));
+    std::string age =
+        created ? ui::formatAge(std::chrono::duration_cast<std::chrono::seconds>(now - *created))
+                : "<unknown>";
+    table.rows.push_back({metadata.value("name", ""),
+                          item.value("status", json::object()).value("phase", ""),
+                          labels.value("pod-security.kubernetes.io/enforce", "-"),
+                          annotations.value(model::kDefaultLifetimeAnnotation, "-"), age,
+                          labels.value(model::kManagedByLabel, "-")});
+}
+
+// The namespace as -o json/yaml shows it: typed, managedFields hidden unless asked for.
+json shown(json item, bool showManagedFields) {
+    if (!showManagedFields) item = ui::withoutManagedFields(std::move(item));
+    item["apiVersion"] = "v1";
+    item["kind"] = "Namespace";
+    return item;
+}
+
+// -w/--watch-only: the list (unless --watch-only), then each change as it happens, until
+// Ctrl-C (exit 130).
+int watchProjects(app::Context& context, const ProjectListOptions& options,
+                  const std::string& selector, ui::OutputFormat format) {
+    kube::ListOptions listOptions;
+    listOptions.labelSelector = selector;
+    auto list = context.client().list(kube::resources::namespaces(), "", listOptions);
+    bool headerDone = false;
+    auto print = [&](const json& item) {
+        switch (format) {
+            case ui::OutputFormat::Json:
+                ui::printJson(context.out(), shown(item, options.output.showManagedFields));
+                break;
+            case ui::OutputFormat::Yaml:
+                context.out() << "---\n";  // one stream of documents
+                ui::printYaml(context.out(), shown(item, options.output.showManagedFields));
+                break;
+            case ui::OutputFormat::Name:
+                ui::printNames(context.out(), json::array({item}), "namespace");
+                break;
+            default: {
+                auto table = projectTable();
+                addProjectRow(table, item, context.clock().now());
+                ui::printTable(context.out(), table, options.output.noHeaders || headerDone,
+                               format == ui::OutputFormat::Wide);
+                headerDone = true;
+            }
+        }
+        context.out() << std::flush;  // a pipe sees each change as it happens
+    };
+    app::followList(context.client(), context.clock(), kube::resources::namespaces(), "", selector,
+                    context.cancelFlag(), std::move(list), options.watchOnly, print);
+    return kExitCancelled;
+}
 
 int runProjectList(app::Context& context, ProjectListOptions& options) {
     auto format = ui::OutputFormat::Table;
@@ -25,16 +92,17 @@ int runProjectList(app::Context& context, ProjectListOptions& options) {
         format = ui::parseOutputFormat(options.output.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
+    if (options.watchOnly) options.watch = true;
+    if (options.watch && templated)
+        throw UsageError("--watch prints -o table, wide, name, json or yaml, not a template");
+    const std::string selector = std::string(model::kSandboxProjectLabel) + "=true" +
+                                 (options.selector.empty() ? "" : "," + options.selector);
+    if (options.watch) return watchProjects(context, options, selector, format);
     kube::ListOptions listOptions;
-    listOptions.labelSelector = std::string(model::kSandboxProjectLabel) + "=true" +
-                                (options.selector.empty() ? "" : "," + options.selector);
+    listOptions.labelSelector = selector;
     auto list = context.client().list(kube::resources::namespaces(), "", listOptions);
     json items = list.value("items", json::array());
-    for (auto& item : items) {
-        if (!options.output.showManagedFields) item = ui::withoutManagedFields(std::move(item));
-        item["apiVersion"] = "v1";
-        item["kind"] = "Namespace";
-    }
+    for (auto& item : items) item = shown(std::move(item), options.output.showManagedFields);
     if (!options.output.sortBy.empty()) {
         std::vector<json> sorted(items.begin(), items.end());
         ui::sortByPath(sorted, options.output.sortBy);
@@ -58,23 +126,8 @@ int runProjectList(app::Context& context, ProjectListOptions& options) {
         context.err() << "No projects found; create one with \"rossoctl project create NAME\"\n";
         return 0;
     }
-    ui::Table table{{"NAME", "STATUS", "POD-SECURITY", "DEFAULT-LIFETIME", "AGE", "MANAGED-BY"},
-                    {},
-                    {false, false, false, false, false, true}};
-    for (const auto& item : items) {
-        const auto& metadata = item["metadata"];
-        auto labels = metadata.value("labels", json::object());
-        auto annotations = metadata.value("annotations", json::object());
-        auto created = kube::parseTimestamp(metadata.value("creationTimestamp", ""));
-        std::string age = created ? ui::formatAge(std::chrono::duration_cast<std::chrono::seconds>(
-                                        context.clock().now() - *created))
-                                  : "<unknown>";
-        table.rows.push_back({metadata.value("name", ""),
-                              item.value("status", json::object()).value("phase", ""),
-                              labels.value("pod-security.kubernetes.io/enforce", "-"),
-                              annotations.value(model::kDefaultLifetimeAnnotation, "-"), age,
-                              labels.value(model::kManagedByLabel, "-")});
-    }
+    auto table = projectTable();
+    for (const auto& item : items) addProjectRow(table, item, context.clock().now());
     ui::printTable(context.out(), table, options.output.noHeaders,
                    format == ui::OutputFormat::Wide);
     return 0;
@@ -88,11 +141,18 @@ void registerProjectList(CLI::App& project, CommandHost& host) {
         "list", "List sandbox projects (namespaces labelled rossoctl.dev/sandbox-project=true)");
     command->alias("ls");
     addSelectorFlag(command, options->selector);
+    command->add_flag("-w,--watch", options->watch,
+                      "After listing, print each change as it happens (until Ctrl-C)");
+    command->add_flag("--watch-only", options->watchOnly,
+                      "Print only the changes, without listing first");
     addOutputFlags(command, options->output, "table|wide|json|yaml|name");
     command->footer(
         "Examples:\n"
         "  rossoctl project list\n"
-        "  rossoctl project list -o name\n");
+        "  rossoctl project list -o name\n"
+        "  rossoctl project list -w\n"
+        "\n"
+        "Exit codes: 0 listed, 1 API error, 2 invalid arguments, 130 a --watch ended by Ctrl-C.");
     onRun(command, host, options, &runProjectList);
 }
 

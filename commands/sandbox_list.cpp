@@ -5,7 +5,7 @@
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
-#include "rossoctl/kube/wait.hpp"
+#include "rossoctl/app/list_watch.hpp"
 #include "rossoctl/ui/jsonpath.hpp"
 
 namespace rossoctl::commands {
@@ -22,7 +22,7 @@ struct ListOptions {
 };
 
 // -w/--watch-only: the list (unless --watch-only), then each change as it happens, until Ctrl-C
-// (exit 130). Outages are ridden out; a compacted version starts over from a fresh list.
+// (exit 130).
 int watchList(app::Context& context, const ListOptions& options, const kube::ResourceRef& ref,
               const std::string& ns, ui::OutputFormat format) {
     auto& client = context.client();
@@ -43,46 +43,15 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
                            format == ui::OutputFormat::Wide);
             headerDone = true;
         } else {
+            if (format == ui::OutputFormat::Yaml) context.out() << "---\n";  // one stream
             app::printObjects(context.out(), format,
                               {{{model::WorkloadType::Sandbox, ref}, sandbox}}, true,
                               options.output.showManagedFields);
         }
         context.out() << std::flush;  // a pipe sees each change as it happens
     };
-    std::map<std::string, nlohmann::json> seen;  // key → last object printed
-    for (const auto& sandbox : list.value("items", nlohmann::json::array())) {
-        const auto& meta = sandbox["metadata"];
-        const std::string key = ns.empty()
-                                    ? meta.value("namespace", "") + "/" + meta.value("name", "")
-                                    : meta.value("name", "");
-        seen[key] = sandbox;
-        if (!options.watchOnly) print(sandbox);
-    }
-    kube::WaitOptions wait;
-    wait.labelSelector = options.selector;
-    wait.cancel = context.cancelFlag();
-    wait.initialList = std::move(list);
-    wait.keyByNamespace = ns.empty();
-    kube::waitForSet(client, context.clock(), ref, ns, wait, [&](const kube::ObjectSet& objects) {
-        auto version = [](const nlohmann::json& object) {
-            return object["metadata"].value("resourceVersion", "");
-        };
-        for (const auto& [key, sandbox] : objects) {
-            auto known = seen.find(key);
-            if (known != seen.end() && version(known->second) == version(sandbox)) continue;
-            seen[key] = sandbox;
-            print(sandbox);
-        }
-        for (auto it = seen.begin(); it != seen.end();) {
-            if (objects.count(it->first)) {
-                ++it;
-                continue;
-            }
-            print(it->second);  // deleted: its last state, as kubectl -w shows it
-            it = seen.erase(it);
-        }
-        return false;
-    });
+    app::followList(client, context.clock(), ref, ns, options.selector, context.cancelFlag(),
+                    std::move(list), options.watchOnly, print);
     return kExitCancelled;
 }
 

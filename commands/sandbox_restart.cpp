@@ -5,12 +5,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
 #include <mutex>
-#include <thread>
 
 #include "conventions.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/parallel.hpp"
 #include "rossoctl/model/validation.hpp"
 
 namespace rossoctl::commands {
@@ -107,32 +106,26 @@ int runRestart(app::Context& context, RestartCommandOptions& options) {
 
     // run: each worker owns a client (connection); the first worker reuses the context's.
     RestartReporter reporter(context, names.size());
-    std::atomic<size_t> next{0};
-    auto worker = [&](kube::Client& client) {
-        for (size_t index; (index = next++) < names.size();) {
-            const std::string& name = names[index];
-            app::RestartOptions restart;
-            restart.wait = options.wait;
-            restart.timeout = timeout;
-            restart.cancel = context.cancelFlag();
-            restart.onStep = [&](const std::string& text) { reporter.step(name, text); };
-            try {
-                auto result = app::restartSandbox(client, context.clock(), ref, ns, name, restart);
-                reporter.done(app::describeRestart(name, result), result.notes, false);
-            } catch (const kube::ApiError& error) {
-                reporter.done(fmt::format("sandbox/{}: {}", name, error.what()), {}, true);
-            } catch (const std::exception& error) {
-                reporter.done(error.what(), {}, true);
-            }
-        }
-    };
     const size_t workers = std::min(kMaxWorkers, names.size());
     std::vector<std::unique_ptr<kube::Client>> clients;
     for (size_t i = 1; i < workers; ++i) clients.push_back(context.newClient());
-    std::vector<std::thread> threads;
-    for (auto& client : clients) threads.emplace_back(worker, std::ref(*client));
-    worker(context.client());
-    for (auto& thread : threads) thread.join();
+    app::forEachInParallel(names.size(), workers, [&](size_t index, size_t worker) {
+        kube::Client& client = worker == 0 ? context.client() : *clients[worker - 1];
+        const std::string& name = names[index];
+        app::RestartOptions restart;
+        restart.wait = options.wait;
+        restart.timeout = timeout;
+        restart.cancel = context.cancelFlag();
+        restart.onStep = [&](const std::string& text) { reporter.step(name, text); };
+        try {
+            auto result = app::restartSandbox(client, context.clock(), ref, ns, name, restart);
+            reporter.done(app::describeRestart(name, result), result.notes, false);
+        } catch (const kube::ApiError& error) {
+            reporter.done(fmt::format("sandbox/{}: {}", name, error.what()), {}, true);
+        } catch (const std::exception& error) {
+            reporter.done(error.what(), {}, true);
+        }
+    });
     return reporter.failed() > 0 ? kExitError : kExitOk;
 }
 

@@ -253,8 +253,8 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox run -n team1 --file job/ --artifacts ./results -o json -- sh "
         "job/run.sh\n\n"
         "Output is streamed as it arrives; with -o json it is returned in one JSON object.\n"
-        "Exit codes: the command's own exit status; 124 it ran longer than --timeout; 125\n"
-        "rossoctl itself failed (bad flags included, as docker run does); 130 interrupted.\n"
+        "Exit codes: the command's own exit status; 124 it ran longer than --timeout;\n"
+        "125 rossoctl itself failed (bad flags included, as docker run does); 130 interrupted.\n"
         "The pod is deleted in every case unless --keep (through a short API outage too); the\n"
         "pod of a run that was killed (kill -9) is deleted by the next run in the namespace.");
     command->callback([&host, options] {

@@ -1,12 +1,11 @@
 // rossoctl sandbox verify: prove the four isolation boundaries of a sandbox, with evidence.
 #include <fmt/format.h>
 
-#include <atomic>
 #include <mutex>
-#include <thread>
 
 #include "conventions.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/parallel.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 #include "rossoctl/verify/report.hpp"
@@ -71,7 +70,10 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
     verifyOptions.trustedProbeImage = options.trustedProbe;
     verifyOptions.timeout = app::parseDuration(options.timeout, "--timeout");
     verifyOptions.cancel = context.cancelFlag();
-    verifyOptions.control = verify::connectFromHere;
+    verifyOptions.control = [&resolver = context.resolver()](const verify::EgressTarget& to,
+                                                             std::chrono::milliseconds timeout) {
+        return verify::connectFromHere(resolver, to, timeout);
+    };
 
     // complete
     const std::string ns = context.namespaceName();
@@ -85,50 +87,43 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
         return context.newClient();
     };
     std::vector<verify::SandboxReport> reports(names.size());
-    std::atomic<size_t> next{0};
     bool firstTable = true;
-    auto worker = [&] {
-        for (size_t index; (index = next++) < names.size();) {
-            const std::string& name = names[index];
-            verify::VerifyOptions mine = verifyOptions;
-            mine.onStep = [&](const std::string& text) {
-                std::lock_guard lock(mutex);
-                if (context.streams().errIsTty)
-                    context.err() << "sandbox/" << name << ": " << text << '\n';
-            };
-            verify::SandboxReport& report = reports[index];
-            try {
-                auto client = newClient();
-                report =
-                    verify::verifySandbox(*client, newClient, context.clock(), ref, ns, name, mine);
-            } catch (const kube::ApiError& error) {
-                report.error = fmt::format("sandbox/{}: {}", name, error.what());
-            } catch (const std::exception& error) {
-                report.error = error.what();
-            }
-            report.name = name;
-            report.namespaceName = ns;
+    app::forEachInParallel(names.size(), kMaxParallelSandboxes, [&](size_t index, size_t) {
+        const std::string& name = names[index];
+        verify::VerifyOptions mine = verifyOptions;
+        mine.onStep = [&](const std::string& text) {
             std::lock_guard lock(mutex);
-            if (!report.error.empty()) {
-                context.err() << "error: " << ui::escapeForTerminal(report.error) << '\n';
-            } else if (format == "table") {
-                if (!firstTable) context.out() << '\n';
-                firstTable = false;
-                verify::printReportTable(context.out(), report, options.output.noHeaders,
-                                         context.color());
-                context.out() << std::flush;
-            }
-            if (!report.runError.empty())
-                context.err() << fmt::format(
-                    "error: sandbox/{}: the run broke ({}); what it left unproven was not "
-                    "tested, run verify again\n",
-                    name, report.runError);
+            if (context.streams().errIsTty)
+                context.err() << "sandbox/" << name << ": " << text << '\n';
+        };
+        verify::SandboxReport& report = reports[index];
+        try {
+            auto client = newClient();
+            report =
+                verify::verifySandbox(*client, newClient, context.clock(), ref, ns, name, mine);
+        } catch (const kube::ApiError& error) {
+            report.error = fmt::format("sandbox/{}: {}", name, error.what());
+        } catch (const std::exception& error) {
+            report.error = error.what();
         }
-    };
-    std::vector<std::thread> threads;
-    const size_t workers = std::min(kMaxParallelSandboxes, names.size());
-    for (size_t i = 0; i < workers; ++i) threads.emplace_back(worker);
-    for (auto& thread : threads) thread.join();
+        report.name = name;
+        report.namespaceName = ns;
+        std::lock_guard lock(mutex);
+        if (!report.error.empty()) {
+            context.err() << "error: " << ui::escapeForTerminal(report.error) << '\n';
+        } else if (format == "table") {
+            if (!firstTable) context.out() << '\n';
+            firstTable = false;
+            verify::printReportTable(context.out(), report, options.output.noHeaders,
+                                     context.color());
+            context.out() << std::flush;
+        }
+        if (!report.runError.empty())
+            context.err() << fmt::format(
+                "error: sandbox/{}: the run broke ({}); what it left unproven was not "
+                "tested, run verify again\n",
+                name, report.runError);
+    });
 
     if (format == "json") {
         if (names.size() == 1 && !options.all) {

@@ -6,12 +6,11 @@
 #include <optional>
 
 #include "conventions.hpp"
+#include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/errors.hpp"
 
 namespace rossoctl::commands {
 namespace {
-
-constexpr int kExitRunUsage = 125;
 
 bool isNegativeNumber(const std::string& word) {
     return word.size() > 1 && word[0] == '-' &&
@@ -197,7 +196,7 @@ int parseCommandLine(CLI::App& root, const std::vector<std::string>& args, std::
         const std::string message = mistake ? mistake->message : rewordParseError(error);
         err << "error: " << message << " (see '" << where << " --help')\n";
         // sandbox run keeps 1 and 2 for the code it runs: its own failures are 125, as in docker.
-        return where == "rossoctl sandbox run" ? kExitRunUsage : kExitUsage;
+        return where == "rossoctl sandbox run" ? app::run::kExitRunFailed : kExitUsage;
     }
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "rossoctl/app/sandbox_pod.hpp"
+#include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/resource.hpp"
 #include "rossoctl/model/pod_failure.hpp"
 
@@ -36,15 +37,48 @@ std::vector<json> workloadPods(kube::Client& client, const std::string& ns,
     return {items.begin(), items.end()};
 }
 
+// Warning events about the object with this UID, as one LIST; forbidden or not served: none.
+json warningEvents(kube::Client& client, const std::string& ns, const std::string& uid) {
+    kube::ListOptions options;
+    options.fieldSelector = "involvedObject.uid=" + uid + ",type=Warning";
+    try {
+        return client.list(kube::resources::events(), ns, options);
+    } catch (const kube::ApiError&) {
+        return json::object();  // events only sharpen the message; the wait goes on without
+    }
+}
+
+std::optional<std::string> eventFailure(kube::Client& client, const std::string& ns,
+                                        const json& workload,
+                                        std::chrono::system_clock::time_point since) {
+    const std::string uid = uidOf(workload);
+    if (uid.empty()) return std::nullopt;
+    return model::createFailureEvent(warningEvents(client, ns, uid), since);
+}
+
 }  // namespace
 
+std::optional<std::string> sandboxCreateFailure(kube::Client& client, const json& sandbox,
+                                                std::chrono::system_clock::time_point since) {
+    const std::string ns = sandbox.value("metadata", json::object()).value("namespace", "");
+    auto failure = model::workloadCreateFailure(sandbox);
+    if (!failure) failure = eventFailure(client, ns, sandbox, since);
+    if (failure) return "its pod cannot be created: " + *failure;
+    return std::nullopt;
+}
+
 std::optional<std::string> agentStartFailure(kube::Client& client, const std::string& ns,
-                                             model::WorkloadType type, const json& workload) {
+                                             model::WorkloadType type, const json& workload,
+                                             std::chrono::system_clock::time_point since) {
+    if (auto failure = model::workloadCreateFailure(workload))
+        return "its pod cannot be created: " + *failure;
     for (const auto& pod : workloadPods(client, ns, type, workload)) {
         if (terminating(pod)) continue;
         if (auto failure = model::podStartFailure(pod))
             return fmt::format("pod {}: {}", pod["metadata"].value("name", ""), *failure);
     }
+    if (auto failure = eventFailure(client, ns, workload, since))
+        return "its pod cannot be created: " + *failure;
     return std::nullopt;
 }
 

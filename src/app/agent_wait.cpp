@@ -47,6 +47,9 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
                              milliseconds timeout, const kube::CancelFlag* cancel) {
     AgentWaitResult result;
     const auto deadline = clock.monotonic() + timeout;
+    // A FailedCreate from shortly before the wait still blocks it (the controller retries
+    // with a back-off, so the event is not repeated every second).
+    const auto eventsSince = clock.now() - std::chrono::minutes(5);
     const std::string ns = agent.namespaceName();
     const std::string name = agent.name();
     const bool sandbox = agent.kind.type == model::WorkloadType::Sandbox;
@@ -82,7 +85,8 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
                                           });
         if (!waited.satisfied()) {
             if (waited.outcome == kube::WaitOutcome::TimedOut && clock.monotonic() < deadline) {
-                if (auto failure = agentStartFailure(client, ns, agent.kind.type, current)) {
+                if (auto failure =
+                        agentStartFailure(client, ns, agent.kind.type, current, eventsSince)) {
                     result.outcome = Outcome::Failed;
                     result.status.reason = "PodCannotStart";
                     result.status.message = *failure;

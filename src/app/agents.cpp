@@ -82,11 +82,15 @@ bool Agent::managed() const {
     return metadata["labels"].value(model::kManagedByLabel, "") == model::kManagedByValue;
 }
 
+std::string agentSelector(const std::string& selector) {
+    return managedSelector() + (selector.empty() ? "" : "," + selector);
+}
+
 std::vector<Agent> listAgents(kube::Client& client, kube::Discovery& discovery,
                               const std::string& ns, const std::string& selector) {
     std::vector<Agent> agents;
     kube::ListOptions options;
-    options.labelSelector = managedSelector() + (selector.empty() ? "" : "," + selector);
+    options.labelSelector = agentSelector(selector);
     for (const auto& kind : servedAgentKinds(discovery)) {
         json list = client.list(kind.ref, ns, options);
         for (auto& item : list["items"]) agents.push_back({kind, std::move(item)});

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <random>
-
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/kube/wait.hpp"
@@ -47,9 +45,8 @@ if out=$(nc -w "$3" "$1" "$2" </dev/null 2>&1); then echo rossoctl-connect=conne
 else echo "rossoctl-connect=failed $out"; fi
 else echo rossoctl-connect=no-tool; fi)SH";
 
-std::string randomId() {
-    std::random_device random;
-    return fmt::format("{:06x}", random() & 0xffffff);
+std::string randomId(Random& random) {
+    return fmt::format("{:06x}", random.next() & 0xffffff);
 }
 
 json checkPod(const std::string& ns, const std::string& id, const std::string& role,
@@ -201,7 +198,7 @@ EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& cl
         result.took = std::chrono::duration_cast<milliseconds>(clock.monotonic() - started);
         return result;
     };
-    const std::string id = randomId();
+    const std::string id = randomId(client.random());
     const auto objects = enforcementObjects(ns, id, options);
     // Removed on every path out; the pods also end on their own (activeDeadlineSeconds).
     struct Cleanup {

@@ -16,6 +16,7 @@
 
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/errors.hpp"
+#include "rossoctl/unique_fd.hpp"
 
 namespace rossoctl::app {
 namespace {
@@ -60,28 +61,6 @@ class Sha256 {
     EVP_MD_CTX* context_;
 };
 
-class Fd {
-  public:
-    explicit Fd(int fd = -1) : fd_(fd) {}
-    ~Fd() { reset(); }
-    Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-    Fd& operator=(Fd&& other) noexcept {
-        if (this != &other) {
-            reset();
-            fd_ = std::exchange(other.fd_, -1);
-        }
-        return *this;
-    }
-    int get() const { return fd_; }
-    void reset() {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-
-  private:
-    int fd_;
-};
-
 // openat2 below `dir`; kernels before 5.6 lack it, and then a single component opened with
 // O_NOFOLLOW is just as safe (names never hold '/' or "..": safeRelativePath saw to that).
 int openBeneath(int dir, const char* path, uint64_t flags, uint64_t mode, uint64_t resolve) {
@@ -104,7 +83,8 @@ constexpr uint64_t kNoLinks = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO
 
 // Whether `path` (links followed) names an existing object below the directory `root`.
 bool resolvesBeneath(int root, const std::string& rootPath, const std::string& path) {
-    Fd fd(openBeneath(root, path.c_str(), O_PATH, 0, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS));
+    UniqueFd fd(
+        openBeneath(root, path.c_str(), O_PATH, 0, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS));
     if (fd.get() >= 0) return true;
     if (errno != ENOSYS) return false;
     // Old kernels: compare canonical paths (nothing else writes here while we check).
@@ -149,29 +129,30 @@ std::string sha256Hex(std::string_view bytes) {
 struct TarExtractor::Impl {
     std::string dir;
     ExtractLimits limits;
-    Fd root;
+    UniqueFd root;
     TarReader reader{{}};
     uint64_t entries = 0;
     uint64_t totalBytes = 0;
     bool active = false;  // the current entry is a file being written or hashed
     ExtractedFile current;
     std::optional<Sha256> digest;
-    Fd file;
+    UniqueFd file;
     std::vector<std::pair<std::string, std::string>> symlinks;  // path, target
     std::vector<std::string> createdLinks;
     bool linksDone = false;
 
     // Opens (creating) the first `count` directories of `parts` below root, never through a
     // symlink; -1 when one of them is a link or a file.
-    Fd openDirectory(const std::vector<std::string>& parts, size_t count, const std::string& path) {
-        Fd current(::fcntl(root.get(), F_DUPFD_CLOEXEC, 0));
+    UniqueFd openDirectory(const std::vector<std::string>& parts, size_t count,
+                           const std::string& path) {
+        UniqueFd current(::fcntl(root.get(), F_DUPFD_CLOEXEC, 0));
         for (size_t i = 0; i < count; ++i) {
             if (::mkdirat(current.get(), parts[i].c_str(), 0755) != 0 && errno != EEXIST)
                 throw Error(fmt::format("artifact {}: cannot create directory: {}", path,
                                         std::strerror(errno)));
-            Fd next(
+            UniqueFd next(
                 openBeneath(current.get(), parts[i].c_str(), O_RDONLY | O_DIRECTORY, 0, kNoLinks));
-            if (next.get() < 0) return Fd();
+            if (next.get() < 0) return UniqueFd();
             current = std::move(next);
         }
         return current;
@@ -210,7 +191,7 @@ struct TarExtractor::Impl {
                 continue;
             }
             const auto parts = splitPath(path);
-            Fd parent = openDirectory(parts, parts.size() - 1, path);
+            UniqueFd parent = openDirectory(parts, parts.size() - 1, path);
             // As with files, what is in the way (a file or link, never a directory) goes.
             if (parent.get() >= 0) ::unlinkat(parent.get(), parts.back().c_str(), 0);
             if (parent.get() < 0 ||
@@ -228,7 +209,7 @@ struct TarExtractor::Impl {
                     continue;
                 }
                 const auto parts = splitPath(*it);
-                Fd parent = openDirectory(parts, parts.size() - 1, *it);
+                UniqueFd parent = openDirectory(parts, parts.size() - 1, *it);
                 if (parent.get() >= 0) ::unlinkat(parent.get(), parts.back().c_str(), 0);
                 rejected.push_back(fmt::format(
                     "{}: symlink does not resolve to anything inside the directory", *it));
@@ -247,7 +228,7 @@ TarExtractor::TarExtractor(std::string dir, ExtractLimits limits)
     if (!impl.dir.empty()) {
         std::error_code error;
         std::filesystem::create_directories(impl.dir, error);
-        impl.root = Fd(::open(impl.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        impl.root = UniqueFd(::open(impl.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         if (impl.root.get() < 0)
             throw Error(
                 fmt::format("{}: cannot open directory: {}", impl.dir, std::strerror(errno)));
@@ -279,7 +260,7 @@ TarExtractor::TarExtractor(std::string dir, ExtractLimits limits)
         impl.current = ExtractedFile{*path, 0, {}};
         impl.digest.emplace();
         if (!impl.dir.empty()) {
-            Fd parent = impl.openDirectory(parts, parts.size() - 1, *path);
+            UniqueFd parent = impl.openDirectory(parts, parts.size() - 1, *path);
             if (parent.get() < 0) {
                 rejected_.push_back(fmt::format("{}: a parent is a symlink or a file", *path));
                 return;
@@ -287,9 +268,9 @@ TarExtractor::TarExtractor(std::string dir, ExtractLimits limits)
             // A new inode each time: never truncate a file that may be a hard link to another
             // one; never setuid, setgid or sticky.
             ::unlinkat(parent.get(), parts.back().c_str(), 0);
-            impl.file =
-                Fd(openBeneath(parent.get(), parts.back().c_str(), O_WRONLY | O_CREAT | O_EXCL,
-                               (entry.mode & 0755) | 0600, kNoLinks));
+            impl.file = UniqueFd(openBeneath(parent.get(), parts.back().c_str(),
+                                             O_WRONLY | O_CREAT | O_EXCL,
+                                             (entry.mode & 0755) | 0600, kNoLinks));
             if (impl.file.get() < 0) {
                 rejected_.push_back(
                     fmt::format("{}: cannot write ({})", *path, std::strerror(errno)));

@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod_failure.hpp"
@@ -16,6 +17,8 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 
 namespace {
+
+constexpr milliseconds kBlockerCheckEvery{2000};
 
 std::string formatSeconds(milliseconds duration) {
     return fmt::format("{:.1f}s", static_cast<double>(duration.count()) / 1000.0);
@@ -165,36 +168,31 @@ class Restart {
     void waitForNewPod(const json& sandbox, const json& podList) {
         step("waiting for a new ready pod");
         const PodSelector selector = sandboxPodSelector(sandbox);
-        kube::WaitOptions wait;
-        wait.labelSelector = selector.labelSelector;
-        wait.fieldSelector = selector.fieldSelector;
-        wait.timeout = remaining("a new ready pod");
-        wait.cancel = options_.cancel;
-        wait.initialList = podList;
+        const auto since = clock_.now();  // older events are about the pods before the restart
+        std::optional<json> given = podList;
         std::string failure;
-        auto outcome = kube::waitForSet(
-            client_, clock_, kube::resources::pods(), ns_, wait, [&](const kube::ObjectSet& set) {
-                for (const auto& [podName, pod] : set) {
-                    const std::string uid = uidOf(pod);
-                    if (!ownedBy(pod, sandboxUid_) || oldUids_.count(uid) || terminating(pod))
-                        continue;
-                    if (podFinished(pod)) {
-                        failure = fmt::format("new pod {} ended in phase {}", podName,
-                                              pod["status"].value("phase", ""));
-                        return true;
-                    }
-                    if (auto cannotStart = model::podStartFailure(pod)) {
-                        failure = fmt::format("new pod {}: {}", podName, *cannotStart);
-                        return true;
-                    }
-                    if (podReady(pod)) {
-                        result_.newUid = uid;
-                        result_.podName = podName;
-                        return true;
-                    }
-                }
-                return false;
-            });
+        kube::WaitResult outcome;
+        for (;;) {
+            kube::WaitOptions wait;
+            wait.labelSelector = selector.labelSelector;
+            wait.fieldSelector = selector.fieldSelector;
+            // In spans of kBlockerCheckEvery: between them the Sandbox and its events are read,
+            // so a pod the controller may not create (quota, LimitRange) ends the wait at once.
+            wait.timeout = kBlockerCheckEvery;
+            if (options_.timeout.count() > 0)
+                wait.timeout = std::max(milliseconds{1},
+                                        std::min(options_.timeout - elapsed(), kBlockerCheckEvery));
+            wait.cancel = options_.cancel;
+            wait.initialList = std::move(given);
+            given.reset();
+            outcome = kube::waitForSet(
+                client_, clock_, kube::resources::pods(), ns_, wait,
+                [&](const kube::ObjectSet& set) { return newPodDecided(set, failure); });
+            const bool deadlinePassed =
+                options_.timeout.count() > 0 && elapsed() >= options_.timeout;
+            if (outcome.outcome != kube::WaitOutcome::TimedOut || deadlinePassed) break;
+            if (auto blocker = sandboxCreateFailure(client_, getSandbox(), since)) fail(*blocker);
+        }
         if (outcome.outcome == kube::WaitOutcome::TimedOut && !replacementSeen(outcome.objects))
             fail(fmt::format(
                 "timed out after {}: no replacement pod was ever created for pod {} (is the "
@@ -202,6 +200,29 @@ class Restart {
                 formatSeconds(options_.timeout), result_.podName));
         check(outcome.outcome, "a new ready pod");
         if (!failure.empty()) fail(failure);
+    }
+
+    // True once a new pod of the sandbox is ready, or will never be (`failure` says why).
+    bool newPodDecided(const kube::ObjectSet& set, std::string& failure) {
+        for (const auto& [podName, pod] : set) {
+            const std::string uid = uidOf(pod);
+            if (!ownedBy(pod, sandboxUid_) || oldUids_.count(uid) || terminating(pod)) continue;
+            if (podFinished(pod)) {
+                failure = fmt::format("new pod {} ended in phase {}", podName,
+                                      pod["status"].value("phase", ""));
+                return true;
+            }
+            if (auto cannotStart = model::podStartFailure(pod)) {
+                failure = fmt::format("new pod {}: {}", podName, *cannotStart);
+                return true;
+            }
+            if (podReady(pod)) {
+                result_.newUid = uid;
+                result_.podName = podName;
+                return true;
+            }
+        }
+        return false;
     }
 
     // A pod of this sandbox other than the ones the restart replaces.

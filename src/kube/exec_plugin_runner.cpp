@@ -15,6 +15,7 @@
 
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/auth.hpp"
+#include "rossoctl/unique_fd.hpp"
 
 extern char** environ;
 
@@ -24,22 +25,6 @@ namespace {
 
 // A credential reply is a few kilobytes; more means the plugin is not speaking the protocol.
 constexpr size_t kMaxReplyBytes = 4 * 1024 * 1024;
-
-class FileDescriptor {
-  public:
-    explicit FileDescriptor(int fd = -1) : fd_(fd) {}
-    ~FileDescriptor() { reset(); }
-    FileDescriptor(const FileDescriptor&) = delete;
-    FileDescriptor& operator=(const FileDescriptor&) = delete;
-    int get() const { return fd_; }
-    void reset() {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-
-  private:
-    int fd_;
-};
 
 std::string pluginName(const ExecConfig& config) {
     return "exec plugin \"" + config.command + "\"";
@@ -143,10 +128,10 @@ class ProcessExecPluginRunner : public ExecPluginRunner {
         int outPipe[2];
         int errorPipe[2];  // carries errno from a failed execve; closed by a successful one
         if (::pipe2(outPipe, O_CLOEXEC) != 0) failSystem(config, "pipe");
-        FileDescriptor outRead(outPipe[0]), outWrite(outPipe[1]);
+        UniqueFd outRead(outPipe[0]), outWrite(outPipe[1]);
         if (::pipe2(errorPipe, O_CLOEXEC) != 0) failSystem(config, "pipe");
-        FileDescriptor errorRead(errorPipe[0]), errorWrite(errorPipe[1]);
-        FileDescriptor devNull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        UniqueFd errorRead(errorPipe[0]), errorWrite(errorPipe[1]);
+        UniqueFd devNull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
         if (devNull.get() < 0) failSystem(config, "open /dev/null");
 
         pid_t pid = ::fork();

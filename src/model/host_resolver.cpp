@@ -18,8 +18,7 @@ std::vector<std::string> SystemHostResolver::resolve(const std::string& host) {
     hints.ai_socktype = SOCK_STREAM;
     addrinfo* found = nullptr;
     int status = getaddrinfo(host.c_str(), nullptr, &hints, &found);
-    if (status != 0)
-        throw Error(fmt::format("cannot resolve --allow-host {}: {}", host, gai_strerror(status)));
+    if (status != 0) throw Error(fmt::format("cannot resolve {}: {}", host, gai_strerror(status)));
     std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> owned(found, &freeaddrinfo);
     std::vector<std::string> addresses;
     for (const addrinfo* entry = found; entry; entry = entry->ai_next) {
@@ -35,7 +34,7 @@ std::vector<std::string> SystemHostResolver::resolve(const std::string& host) {
     std::sort(addresses.begin(), addresses.end());
     addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
     if (addresses.empty())
-        throw Error(fmt::format("cannot resolve --allow-host {}: no IPv4 or IPv6 address", host));
+        throw Error(fmt::format("cannot resolve {}: no IPv4 or IPv6 address", host));
     return addresses;
 }
 

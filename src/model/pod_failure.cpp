@@ -5,6 +5,8 @@
 #include <array>
 #include <string_view>
 
+#include "rossoctl/kube/timestamp.hpp"
+
 namespace rossoctl::model {
 
 using nlohmann::json;
@@ -63,6 +65,66 @@ std::optional<std::string> podStartFailure(const json& pod) {
                                                container.value("name", "?"), reason,
                                                message.empty() ? "no message" : message);
                         });
+}
+
+namespace {
+
+// A refusal that lasts until the spec, quota or LimitRange changes (not a conflict or outage).
+bool forbidden(const std::string& message) {
+    return message.find(" is forbidden: ") != std::string::npos;
+}
+
+// A string field, or "" when it is missing or null (events carry null times).
+std::string text(const json& object, const char* key) {
+    const auto found = object.find(key);
+    return found != object.end() && found->is_string() ? found->get<std::string>() : "";
+}
+
+std::optional<json> condition(const json& object, const std::string& type) {
+    const auto status = object.find("status");
+    if (status == object.end() || !status->is_object()) return std::nullopt;
+    const auto conditions = status->find("conditions");
+    if (conditions == status->end() || !conditions->is_array()) return std::nullopt;
+    for (const auto& entry : *conditions)
+        if (entry.is_object() && text(entry, "type") == type) return entry;
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> workloadCreateFailure(const json& workload) {
+    if (auto ready = condition(workload, "Ready");
+        ready && text(*ready, "status") == "False" && text(*ready, "reason") == "ReconcilerError") {
+        std::string message = text(*ready, "message");
+        if (message.rfind("Error seen: ", 0) == 0) message.erase(0, 12);
+        if (forbidden(message)) return message;
+    }
+    if (auto failure = condition(workload, "ReplicaFailure");
+        failure && text(*failure, "status") == "True")
+        return text(*failure, "message").empty() ? "ReplicaFailure" : text(*failure, "message");
+    return std::nullopt;
+}
+
+std::optional<std::string> createFailureEvent(const json& events,
+                                              std::chrono::system_clock::time_point since) {
+    const auto items = events.find("items");
+    if (items == events.end() || !items->is_array()) return std::nullopt;
+    for (const auto& event : *items) {
+        if (!event.is_object() || text(event, "type") != "Warning" ||
+            text(event, "reason") != "FailedCreate")
+            continue;
+        const std::string message = text(event, "message");
+        if (!forbidden(message)) continue;
+        // The newest of the times an event may carry (core/v1 or events.k8s.io writers).
+        std::string seen = text(event, "lastTimestamp");
+        if (seen.empty() && event.contains("series") && event["series"].is_object())
+            seen = text(event["series"], "lastObservedTime");
+        if (seen.empty()) seen = text(event, "eventTime");
+        const auto when = kube::parseTimestamp(seen);
+        if (!when || *when < since) continue;
+        return "FailedCreate: " + message;
+    }
+    return std::nullopt;
 }
 
 }  // namespace rossoctl::model

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "rossoctl/errors.hpp"
 #include "rossoctl/model/egress.hpp"
 #include "rossoctl/model/pod.hpp"
 
@@ -279,7 +280,11 @@ ProjectPlan planObjects(const ProjectOptions& options, EgressMechanism mechanism
         default: {
             std::vector<std::vector<std::string>> addresses;
             for (const auto& host : options.allowHosts) {
-                addresses.push_back(resolver.resolve(host.host));
+                try {
+                    addresses.push_back(resolver.resolve(host.host));
+                } catch (const Error& error) {
+                    throw Error(fmt::format("--allow-host {}: {}", host.host, error.what()));
+                }
                 std::string list;
                 for (const auto& address : addresses.back())
                     list += (list.empty() ? "" : ", ") + address;

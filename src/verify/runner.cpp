@@ -348,8 +348,9 @@ class Verification {
         result.staticPart = egressStatic(inputs_.pod, inputs_.networkPolicies, inputs_.egress);
         EgressTarget target = options_.egressTarget;
         target.family = podAddressFamily(inputs_.pod);
-        const ControlProbe control = options_.control ? options_.control : connectFromHere;
-        const ControlResult reached = control(target, kControlTimeout);
+        const ControlResult reached = options_.control
+                                          ? options_.control(target, kControlTimeout)
+                                          : ControlResult{false, "", {}, "", "no control probe"};
         // Without a control the probe still runs: a connection from the pod is a fail anyway.
         const milliseconds connect =
             reached.reached ? probeConnectTimeout(reached) : milliseconds(1000);

@@ -1,7 +1,5 @@
 #include <fmt/format.h>
 
-#include <random>
-
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/verify/probe_site.hpp"
 
@@ -13,9 +11,8 @@ namespace {
 
 constexpr long long kNobody = 65534;
 
-std::string randomSuffix() {
-    std::random_device random;
-    return fmt::format("{:06x}", random() & 0xffffff);
+std::string randomSuffix(Random& random) {
+    return fmt::format("{:06x}", random.next() & 0xffffff);
 }
 
 // The container's entry in status.ephemeralContainerStatuses, if the node reported one.
@@ -90,7 +87,7 @@ ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const json
     const std::string podName = metadata.value("name", "");
     const std::string uid = metadata.value("uid", "");
     const std::string name =
-        options.name.empty() ? "rossoctl-probe-" + randomSuffix() : options.name;
+        options.name.empty() ? "rossoctl-probe-" + randomSuffix(client.random()) : options.name;
     // A strategic merge adds to spec.ephemeralContainers by name, keeping earlier ones.
     const json patch = {
         {"spec", {{"ephemeralContainers", json::array({trustedProbeContainer(name, options)})}}}};

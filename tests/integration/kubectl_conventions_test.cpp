@@ -118,3 +118,22 @@ TEST_CASE("agents import over the project's LimitRange: exit 2, nothing written"
     CHECK(gone.exitCode == 1);
     CHECK(gone.err.find("does not exist") != std::string::npos);
 }
+
+TEST_CASE("agents wait names the quota that refuses the sandbox's pod, long before its time-out",
+          "[conventions]") {
+    harness::TestNamespace ns("conv-quota", true, kRestricted);
+    const json quota = {{"apiVersion", "v1"},
+                        {"kind", "ResourceQuota"},
+                        {"metadata", {{"name", "no-pods"}}},
+                        {"spec", {{"hard", {{"pods", "0"}}}}}};
+    harness::admin().create(kube::resources::resourceQuotas(), ns.name(), quota);
+    createSandbox(ns.name(), "blocked", /*suspended=*/false);
+    const auto start = std::chrono::steady_clock::now();
+    auto wait =
+        harness::rossoctl({"agents", "wait", "blocked", "--timeout", "5m", "-n", ns.name()});
+    const auto took = std::chrono::steady_clock::now() - start;
+    INFO(wait.err);
+    CHECK(wait.exitCode == 1);
+    CHECK(wait.err.find("exceeded quota: no-pods") != std::string::npos);
+    CHECK(took < std::chrono::seconds(60));
+}

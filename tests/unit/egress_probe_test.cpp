@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "probe_fixtures.hpp"
+#include "test_host.hpp"
 
 using nlohmann::json;
 using namespace rossoctl::verify;
@@ -217,14 +218,21 @@ TEST_CASE("the control connects over the address family the pod has") {
           AddressFamily::Any);
     CHECK(podAddressFamily(json::parse(R"({"status":{}})")) == AddressFamily::Any);
     Listener listener;  // IPv4 loopback only
-    auto target = *parseEgressTarget("http://localhost:" + std::to_string(listener.port) + "/");
+    rossoctl::testing::FakeResolver resolver;
+    resolver.addresses["dual.test"] = {"::1", "127.0.0.1"};  // IPv6 first, as RFC 6724 sorts
+    auto target = *parseEgressTarget("http://dual.test:" + std::to_string(listener.port) + "/");
     target.family = AddressFamily::IPv4;
-    auto v4 = connectFromHere(target, std::chrono::milliseconds(1000));
+    auto v4 = connectFromHere(resolver, target, std::chrono::milliseconds(1000));
     CHECK(v4.reached);
     CHECK(v4.address == "127.0.0.1");
-    target.family = AddressFamily::IPv6;  // ::1, where nothing listens: never the IPv4 address
-    auto v6 = connectFromHere(target, std::chrono::milliseconds(1000));
+    target.family = AddressFamily::IPv6;  // never the IPv4 address, reached or not
+    auto v6 = connectFromHere(resolver, target, std::chrono::milliseconds(1000));
     CHECK(v6.address.find('.') == std::string::npos);
+    resolver.addresses["v4only.test"] = {"127.0.0.1"};
+    target.host = "v4only.test";
+    auto none = connectFromHere(resolver, target, std::chrono::milliseconds(1000));
+    CHECK_FALSE(none.reached);
+    CHECK_THAT(none.detail, Catch::Contains("has no IPv6 address"));
 }
 
 TEST_CASE("egress parser: curl and wget outputs") {
@@ -284,8 +292,10 @@ TEST_CASE("egress: only a connect failure with a reached control is a denial") {
         auto finding = egressLive(refused, target, dead);
         CHECK(finding.verdict == Verdict::Unproven);
         CHECK(mentions(finding, "a dead target proves nothing"));
-        auto control = connectFromHere(*parseEgressTarget("http://unreachable.invalid/"),
+        rossoctl::testing::FakeResolver resolver;  // knows no name
+        auto control = connectFromHere(resolver, *parseEgressTarget("http://unreachable.invalid/"),
                                        std::chrono::milliseconds(500));
+        CHECK(resolver.asked == std::vector<std::string>{"unreachable.invalid"});
         CHECK_FALSE(control.reached);
         CHECK_THAT(control.detail, Catch::Contains("unreachable.invalid"));
     }
@@ -335,12 +345,21 @@ TEST_CASE("egress: only a connect failure with a reached control is a denial") {
 
 TEST_CASE("positive control: a TCP connection from here, its round trip sizes the time-out") {
     Listener listener;
+    rossoctl::testing::FakeResolver resolver;
     auto control = connectFromHere(
-        *parseEgressTarget("http://127.0.0.1:" + std::to_string(listener.port) + "/"),
+        resolver, *parseEgressTarget("http://127.0.0.1:" + std::to_string(listener.port) + "/"),
         std::chrono::milliseconds(1000));
     CHECK(control.reached);
     CHECK(control.address == "127.0.0.1");
-    CHECK_FALSE(connectFromHere(closedTarget(), std::chrono::milliseconds(1000)).reached);
+    CHECK(resolver.asked.empty());  // an address is not looked up
+    CHECK_FALSE(connectFromHere(resolver, closedTarget(), std::chrono::milliseconds(1000)).reached);
+    // A name goes through the injected resolver, never the system's.
+    resolver.addresses["control.test"] = {"127.0.0.1"};
+    auto named = connectFromHere(
+        resolver, *parseEgressTarget("http://control.test:" + std::to_string(listener.port) + "/"),
+        std::chrono::milliseconds(1000));
+    CHECK(named.reached);
+    CHECK(named.address == "127.0.0.1");
     ControlResult slow = reached();
     // A first SYN lost is resent after 1 s: its answer must still come in time.
     CHECK(probeConnectTimeout(slow) == std::chrono::milliseconds(1312));

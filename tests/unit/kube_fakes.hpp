@@ -5,6 +5,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -16,25 +17,38 @@
 
 namespace rossoctl::testing {
 
+// Thread-safe: verify's checks read and move it from several threads.
 class FakeClock : public Clock {
   public:
-    std::chrono::system_clock::time_point now() const override { return wall_; }
-    std::chrono::steady_clock::time_point monotonic() const override { return steady_; }
+    std::chrono::system_clock::time_point now() const override {
+        std::lock_guard lock(mutex_);
+        return wall_;
+    }
+    std::chrono::steady_clock::time_point monotonic() const override {
+        std::lock_guard lock(mutex_);
+        return steady_;
+    }
     void sleepFor(std::chrono::milliseconds duration) const override {
-        sleeps_.push_back(duration);
+        {
+            std::lock_guard lock(mutex_);
+            sleeps_.push_back(duration);
+        }
         advance(duration);
     }
     void advance(std::chrono::milliseconds duration) const {
+        std::lock_guard lock(mutex_);
         wall_ += duration;
         steady_ += duration;
     }
     std::chrono::milliseconds totalSlept() const {
+        std::lock_guard lock(mutex_);
         std::chrono::milliseconds total{0};
         for (auto sleep : sleeps_) total += sleep;
         return total;
     }
 
   private:
+    mutable std::mutex mutex_;
     mutable std::chrono::system_clock::time_point wall_{std::chrono::seconds(1'700'000'000)};
     mutable std::chrono::steady_clock::time_point steady_{};
     mutable std::vector<std::chrono::milliseconds> sleeps_;

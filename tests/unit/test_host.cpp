@@ -158,6 +158,10 @@ void RoutedServer::onStream(const std::string& method, const std::string& pathAn
         .replies.push_back({kube::HttpResponse{200, {}, {}}, {}, std::move(chunks)});
 }
 
+void RoutedServer::onQuietWatch(const std::string& pathAndQuery) {
+    route("GET", pathAndQuery).quiet = true;
+}
+
 void RoutedServer::onFail(const std::string& method, const std::string& pathAndQuery,
                           kube::TransportError::Kind kind, const std::string& message) {
     route(method, pathAndQuery).replies.push_back({{}, kube::TransportError(kind, message), {}});
@@ -166,6 +170,11 @@ void RoutedServer::onFail(const std::string& method, const std::string& pathAndQ
 void RoutedServer::onExec(const std::string& namespaceName, const std::string& pod,
                           ExecScript script) {
     execScripts_[namespaceName + "/" + pod].push_back(std::move(script));
+}
+
+void RoutedServer::onExec(const std::string& namespaceName, const std::string& pod,
+                          ExecResponder answer) {
+    execResponders_[namespaceName + "/" + pod] = std::move(answer);
 }
 
 void RoutedServer::reply(long status, std::string body, kube::Headers headers) {
@@ -177,6 +186,7 @@ void RoutedServer::stream(std::vector<std::string> chunks) {
 }
 
 kube::HttpResponse RoutedServer::answer(const kube::HttpRequest& request) {
+    std::unique_lock lock(mutex_);
     requests.push_back(request);
     if (requests.size() > maxRequests) FAIL("more than " << maxRequests << " requests: a loop");
     if (clock) clock->advance(latency);
@@ -201,6 +211,16 @@ kube::HttpResponse RoutedServer::answer(const kube::HttpRequest& request) {
         if (carried && (!best || rank(candidate) > rank(*best))) best = &candidate;
     }
     ScriptedReply reply;
+    if (best && best->quiet) {
+        lock.unlock();
+        const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (!(cancel && cancel->cancelled())) {
+            if (std::chrono::steady_clock::now() > giveUp)
+                FAIL("a quiet watch was never cancelled");
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        throw kube::TransportError(kube::TransportError::Kind::Cancelled, "cancelled");
+    }
     if (best && !best->replies.empty()) {
         reply = best->replies.front();
         if (best->replies.size() > 1) best->replies.pop_front();
@@ -210,6 +230,7 @@ kube::HttpResponse RoutedServer::answer(const kube::HttpRequest& request) {
     } else {
         reply.response = {404, {}, kNotFoundBody};
     }
+    lock.unlock();  // a streamed body may take a while: other threads go on meanwhile
     if (reply.error) throw *reply.error;
     if (!reply.chunks.empty() && request.onBodyChunk) {
         for (const auto& chunk : reply.chunks)
@@ -219,6 +240,7 @@ kube::HttpResponse RoutedServer::answer(const kube::HttpRequest& request) {
 }
 
 std::unique_ptr<kube::UpgradedConnection> RoutedServer::upgrade(const kube::HttpRequest& request) {
+    std::lock_guard lock(mutex_);
     requests.push_back(request);
     ExecSession session;
     const std::string path = pathOf(request.url);  // /api/v1/namespaces/NS/pods/POD/exec
@@ -239,13 +261,18 @@ std::unique_ptr<kube::UpgradedConnection> RoutedServer::upgrade(const kube::Http
     }
     execs.push_back(session);
 
+    ExecScript script;
+    auto responder = execResponders_.find(session.pod);
     auto scripts = execScripts_.find(session.pod);
-    if (scripts == execScripts_.end() || scripts->second.empty()) {
+    if (responder != execResponders_.end()) {
+        script = responder->second(session.command);
+    } else if (scripts == execScripts_.end() || scripts->second.empty()) {
         return std::make_unique<ScriptedExec>(kube::HttpResponse{404, {}, kNotFoundBody}, "", false,
                                               session.stdinText);
+    } else {
+        script = scripts->second.front();
+        if (scripts->second.size() > 1) scripts->second.pop_front();
     }
-    ExecScript script = scripts->second.front();
-    if (scripts->second.size() > 1) scripts->second.pop_front();
     if (script.handshakeStatus != 101)
         return std::make_unique<ScriptedExec>(
             kube::HttpResponse{script.handshakeStatus, {}, script.refusalBody}, "", false,
@@ -294,6 +321,7 @@ TestHost::TestHost() {
     globals_.config.token = "t0ken";
     globals_.config.namespaceName = "team1";
     server.clock = &clock;
+    server.cancel = &cancel;
     root_.name("rossoctl");
     root_.fallthrough();
     // The global flags the help examples use (main adds the rest).

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -80,10 +81,16 @@ class RoutedServer {
     // A watch or other streamed body, delivered in chunks.
     void onStream(const std::string& method, const std::string& pathAndQuery,
                   std::vector<std::string> chunks);
+    // A watch that stays open and quiet until Ctrl-C (`cancel`), as a real one does.
+    void onQuietWatch(const std::string& pathAndQuery);
     void onFail(const std::string& method, const std::string& pathAndQuery,
                 kube::TransportError::Kind kind, const std::string& message);
     // pods/exec on namespace/pod: each upgrade plays the next script (the last one repeats).
     void onExec(const std::string& namespaceName, const std::string& pod, ExecScript script);
+    // A pod that answers each exec from its command line (checked before the scripts above),
+    // for sessions that run concurrently or carry names made at random.
+    using ExecResponder = std::function<ExecScript(const std::vector<std::string>& command)>;
+    void onExec(const std::string& namespaceName, const std::string& pod, ExecResponder answer);
 
     // Answers in arrival order when no route matches (the older scripting style).
     void reply(long status, std::string body, kube::Headers headers = {});
@@ -105,6 +112,8 @@ class RoutedServer {
     std::chrono::milliseconds latency{0};
     // More requests than this is a loop that would never end: the test fails instead.
     size_t maxRequests = 1000;
+    // What ends a quiet watch (TestHost sets its Ctrl-C).
+    const kube::CancelFlag* cancel = nullptr;
     // Sees each request as it arrives (e.g. to press Ctrl-C at a chosen moment).
     std::function<void(const kube::HttpRequest&)> onRequest;
 
@@ -118,11 +127,14 @@ class RoutedServer {
         std::string path;
         std::vector<std::string> query;  // "key=value" pairs the request must carry
         std::deque<ScriptedReply> replies;
+        bool quiet = false;
     };
     Route& route(const std::string& method, const std::string& pathAndQuery);
     std::deque<ScriptedReply> fifo_;
     std::vector<Route> routes_;
     std::map<std::string, std::deque<ExecScript>> execScripts_;
+    std::map<std::string, ExecResponder> execResponders_;
+    std::mutex mutex_;  // verify's checks send from several threads
 };
 
 // Answers from a table; a name not in it does not resolve (as NXDOMAIN would).

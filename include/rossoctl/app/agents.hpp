@@ -38,6 +38,8 @@ struct Agent {
     bool managed() const;  // carries app.kubernetes.io/managed-by=rossoctl
 };
 
+// The label selector of rossoctl-managed agents, narrowed by the user's -l (may be "").
+std::string agentSelector(const std::string& selector);
 // Every rossoctl-managed agent in ns ("" = every namespace), sorted by namespace then name.
 std::vector<Agent> listAgents(kube::Client& client, kube::Discovery& discovery,
                               const std::string& ns, const std::string& selector = "");

@@ -6,11 +6,15 @@ namespace rossoctl::kube {
 
 class CancelFlag {
   public:
+    CancelFlag() = default;
+    // Cancelled also when `parent` is: Ctrl-C ends what a command stops on its own too.
+    explicit CancelFlag(const CancelFlag* parent) : parent_(parent) {}
     void cancel() { cancelled_.store(true); }
-    bool cancelled() const { return cancelled_.load(); }
+    bool cancelled() const { return cancelled_.load() || (parent_ && parent_->cancelled()); }
 
   private:
     std::atomic<bool> cancelled_{false};
+    const CancelFlag* parent_ = nullptr;
 };
 
 }  // namespace rossoctl::kube

@@ -1,6 +1,7 @@
 #pragma once
 // Why a pod's containers cannot start until someone changes its spec (an image that cannot
 // be pulled, a configuration error): what waiting for it would only time out on.
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -14,5 +15,16 @@ std::optional<std::string> podImageFailure(const nlohmann::json& pod);
 // podImageFailure, or a container stuck in CreateContainerConfigError/CreateContainerError
 // ("container C cannot be created (REASON): MESSAGE").
 std::optional<std::string> podStartFailure(const nlohmann::json& pod);
+
+// A controller that cannot create the pod at all says so in the workload's status: a Sandbox's
+// Ready=False ReconcilerError "pods ... is forbidden: exceeded quota" (or a LimitRange's
+// maximum), a Deployment's ReplicaFailure=True. The message; nullopt when there is none.
+std::optional<std::string> workloadCreateFailure(const nlohmann::json& workload);
+
+// The first Warning event of `events` (a List) that says a pod cannot be created (FailedCreate
+// refused as forbidden: quota, LimitRange, pod security) and was last seen at `since` or later:
+// "FailedCreate: MESSAGE".
+std::optional<std::string> createFailureEvent(const nlohmann::json& events,
+                                              std::chrono::system_clock::time_point since);
 
 }  // namespace rossoctl::model

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rossoctl/model/egress.hpp"
+#include "rossoctl/model/host_resolver.hpp"
 
 namespace rossoctl::verify {
 
@@ -126,8 +127,9 @@ struct ControlResult {
 };
 using ControlProbe =
     std::function<ControlResult(const EgressTarget&, std::chrono::milliseconds timeout)>;
-// A TCP connection from the machine running rossoctl.
-ControlResult connectFromHere(const EgressTarget& target, std::chrono::milliseconds timeout);
+// A TCP connection from the machine running rossoctl, to the addresses `resolver` gives.
+ControlResult connectFromHere(model::HostResolver& resolver, const EgressTarget& target,
+                              std::chrono::milliseconds timeout);
 // The pod's connect time-out: many round trips of the control, at least 1 s, at most 5 s.
 std::chrono::milliseconds probeConnectTimeout(const ControlResult& control);
 

@@ -43,7 +43,7 @@ struct VerifyOptions {
     const kube::CancelFlag* cancel = nullptr;
     // Progress ("deleting pod orders to prove nothing survives").
     std::function<void(const std::string&)> onStep;
-    // The positive control for the egress probe; unset: connectFromHere.
+    // The positive control for the egress probe (connectFromHere with the Context's resolver).
     ControlProbe control;
 };
 

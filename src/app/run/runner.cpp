@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <random>
-
 #include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
@@ -22,9 +20,8 @@ using std::chrono::milliseconds;
 
 namespace {
 
-std::string randomSuffix() {
-    std::random_device random;
-    return fmt::format("{:08x}", random());
+std::string randomSuffix(Random& random) {
+    return fmt::format("{:08x}", random.next());
 }
 
 // How long cleanup keeps retrying a DELETE the API server cannot take (an outage), so a pod
@@ -107,13 +104,15 @@ class Run {
             }
             note("no warm pod matches this run; starting a new pod");
         }
-        outcome_.pod = "rossoctl-run-" + randomSuffix();
-        json manifest = runPodManifest(outcome_.pod, request_.shape, timeoutSeconds);
+        const std::string name = "rossoctl-run-" + randomSuffix(client_.random());
+        json manifest = runPodManifest(name, request_.shape, timeoutSeconds);
         // Lets a later run (or gc) tell this pod from a live run's once this process is gone;
         // a pod kept on purpose has no owner to outlive.
         if (!request_.keep)
             manifest["metadata"]["annotations"][kRunOwnerAnnotation] = currentRunOwner();
         client_.create(kube::resources::pods(), request_.namespaceName, manifest);
+        // Only a pod this run created is cleaned up: after a 409 the name is another's pod.
+        outcome_.pod = name;
     }
 
     void waitRunning() {

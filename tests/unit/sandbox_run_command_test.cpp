@@ -1,0 +1,224 @@
+// sandbox run and sandbox pool end to end against a routed fake apiserver and scripted exec
+// sessions: bad input sends nothing, the happy path, and what a 404/403/409 reads like.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "rossoctl/app/run/runner.hpp"
+#include "rossoctl/app/run/warm_pool.hpp"
+#include "temp_dir.hpp"
+#include "test_host.hpp"
+
+using namespace rossoctl;
+using nlohmann::json;
+using rossoctl::testing::statusBody;
+using rossoctl::testing::TestHost;
+
+namespace {
+
+const std::string kPods = "/api/v1/namespaces/team1/pods";
+// The first number CountingRandom gives: the run pod's name is fixed by the injected random.
+const std::string kRunPod = "rossoctl-run-00000001";
+const std::string kExtensions = "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/team1";
+
+json runPod(const std::string& name, const json& containerState) {
+    return {{"metadata", {{"name", name}, {"namespace", "team1"}, {"uid", "uid-" + name}}},
+            {"spec", {{"containers", {{{"name", "run"}}}}}},
+            {"status",
+             {{"phase", containerState.contains("running") ? "Running" : "Pending"},
+              {"containerStatuses",
+               {{{"name", "run"}, {"image", "python:3.12-slim"}, {"state", containerState}}}}}}};
+}
+
+json list(const std::vector<json>& items) {
+    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
+}
+
+// The apiserver creates the run pod, which is Running at once; its exec sessions are
+// the mount probe, then `command`.
+void serveRun(TestHost& host, testing::ExecScript command) {
+    host.server.onJson("POST", kPods, 201, runPod(kRunPod, json::object()));
+    host.server.onJson("GET", kPods, 200, list({runPod(kRunPod, {{"running", json::object()}})}));
+    host.server.on("DELETE", kPods + "/" + kRunPod, 200, "{}");
+    host.server.onExec("team1", kRunPod, testing::execRan("", "", 0));
+    host.server.onExec("team1", kRunPod, std::move(command));
+}
+
+// sandbox run keeps 1 and 2 for the code: each of these is rossoctl's own failure, 125.
+void checkRunRefuses(const std::vector<std::vector<std::string>>& argvs) {
+    for (const auto& args : argvs) {
+        TestHost host;
+        std::string line;
+        for (const auto& word : args) line += " " + word;
+        const int exitCode = host.run(args);
+        INFO("rossoctl" << line << "\n" << host.err.str());
+        CHECK(exitCode == app::run::kExitRunFailed);
+        CHECK(host.server.requests.empty());
+        CHECK(host.err.str().rfind("error: ", 0) == 0);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("sandbox run and pool: every help example parses and validates", "[run][command]") {
+    testing::checkHelpExamples({"sandbox", "pool"});
+    // sandbox run exits 125 for its own failures, usage errors included: an example passes
+    // when it gets as far as the (empty) cluster, with the files it names in place.
+    testing::TempDir dir;
+    dir.write("main.py", "print(1)\n");
+    dir.write("job/run.sh", "echo ok\n", 0755);
+    const auto home = std::filesystem::current_path();
+    std::filesystem::current_path(dir.path());
+    const auto examples = testing::helpExamples(TestHost().help({"sandbox", "run"}));
+    CHECK(examples.size() == 3);
+    for (const auto& argv : examples) {
+        TestHost host;
+        std::string line;
+        for (const auto& arg : argv) line += " " + arg;
+        const int exitCode = host.run(argv);
+        INFO("rossoctl" << line << "\n" << host.err.str());
+        CHECK(exitCode == app::run::kExitRunFailed);
+        CHECK(host.err.str().find("Error from server (NotFound)") != std::string::npos);
+        CHECK(host.err.str().find("error: ") == std::string::npos);  // no usage error
+    }
+    std::filesystem::current_path(home);
+}
+
+TEST_CASE("sandbox run rejects bad input before sending anything (exit 125)", "[run][command]") {
+    checkRunRefuses({
+        {"sandbox", "run"},
+        {"sandbox", "run", "--image", "Bad Image", "--", "ls"},
+        {"sandbox", "run", "--cpu", "0", "--", "ls"},
+        {"sandbox", "run", "--memory", "lots", "--", "ls"},
+        {"sandbox", "run", "--workdir", "relative", "--", "ls"},
+        {"sandbox", "run", "--timeout", "0s", "--", "ls"},
+        {"sandbox", "run", "--start-timeout", "soon", "--", "ls"},
+        {"sandbox", "run", "--env", "1BAD=x", "--", "ls"},
+        {"sandbox", "run", "-o", "yaml", "--", "ls"},
+        {"sandbox", "run", "--file", "/nonexistent/main.py", "--", "python3", "main.py"},
+        {"sandbox", "run", "--artifacts-max-files", "many", "--", "ls"},
+    });
+}
+
+TEST_CASE("sandbox run creates a pod named by the injected random, runs, deletes it",
+          "[run][command]") {
+    TestHost host;
+    serveRun(host, testing::execRan("42\n", "a warning\n", 3));
+    CHECK(host.run({"sandbox", "run", "--", "python3", "-c", "print(6 * 7)"}) == 3);
+    CHECK(host.out.str() == "42\n");
+    CHECK(host.err.str() == "a warning\n");
+    CHECK(host.server.writes() ==
+          std::vector<std::string>{"POST " + kPods, "DELETE " + kPods + "/" + kRunPod});
+    const auto created = json::parse(host.server.requestsTo("POST", kPods).front().body);
+    CHECK(created["metadata"]["name"] == kRunPod);
+    REQUIRE(host.server.execs.size() == 2);  // the mount probe, then the command
+    const auto& command = host.server.execs[1].command;
+    CHECK(command.back() == "print(6 * 7)");
+    CHECK(host.server.execs[1].pod == "team1/" + kRunPod);
+}
+
+TEST_CASE("sandbox run -o json returns the streams and exit code in one object", "[run][command]") {
+    TestHost host;
+    serveRun(host, testing::execRan("42\n", "", 0));
+    REQUIRE(host.run({"sandbox", "run", "-o", "json", "--", "python3", "-"}) == 0);
+    const json result = json::parse(host.out.str());
+    CHECK(result["stdout"] == "42\n");
+    CHECK(result["exitCode"] == 0);
+    CHECK(result["pod"] == kRunPod);
+    CHECK(result["timedOut"] == false);
+}
+
+TEST_CASE("sandbox run: an image that cannot be pulled ends the wait, and the pod is deleted",
+          "[run][command]") {
+    TestHost host;
+    host.server.onJson("POST", kPods, 201, runPod(kRunPod, json::object()));
+    host.server.onJson(
+        "GET", kPods, 200,
+        list({runPod(kRunPod,
+                     {{"waiting", {{"reason", "ImagePullBackOff"}, {"message", "not found"}}}})}));
+    host.server.on("DELETE", kPods + "/" + kRunPod, 200, "{}");
+    CHECK(host.run({"sandbox", "run", "--image", "ghcr.io/acme/nope:1", "--", "ls"}) == 125);
+    CHECK(host.err.str().find("cannot be pulled (ImagePullBackOff)") != std::string::npos);
+    CHECK(host.server.execs.empty());
+    CHECK(host.server.writes().back() == "DELETE " + kPods + "/" + kRunPod);
+}
+
+TEST_CASE("sandbox run: a missing namespace (404), a refused pod (403), a name taken (409)",
+          "[run][command]") {
+    struct Case {
+        long status;
+        std::string reason, message;
+    };
+    for (const auto& c : std::vector<Case>{
+             {404, "NotFound", "namespaces \"team1\" not found"},
+             {403, "Forbidden", "pods is forbidden: User \"u\" cannot create resource"},
+             {409, "AlreadyExists", "pods \"" + kRunPod + "\" already exists"}}) {
+        TestHost host;
+        host.server.onJson("GET", kPods, 200, list({}));  // nothing left over by earlier runs
+        host.server.on("POST", kPods, c.status, statusBody(c.status, c.reason, c.message));
+        INFO(c.reason);
+        CHECK(host.run({"sandbox", "run", "--", "ls"}) == 125);
+        CHECK(host.err.str() == "Error from server (" + c.reason + "): " + c.message + "\n");
+        CHECK(host.server.execs.empty());
+        CHECK(host.server.writes() == std::vector<std::string>{"POST " + kPods});
+    }
+}
+
+TEST_CASE("sandbox pool rejects bad input before sending anything", "[run][command]") {
+    testing::checkUsageErrors({
+        {"sandbox", "pool"},
+        {"sandbox", "pool", "--size", "101"},
+        {"sandbox", "pool", "--size", "2", "--image", "Bad Image"},
+        {"sandbox", "pool", "--size", "2", "--cpu", "0"},
+        {"sandbox", "pool", "--size", "2", "--memory", "lots"},
+        {"sandbox", "pool", "--size", "2", "--workdir", "relative"},
+        {"sandbox", "pool", "--size", "2", "--lifetime", "forever"},
+        {"sandbox", "pool", "--size", "2", "--timeout", "soon"},
+    });
+}
+
+TEST_CASE("sandbox pool applies a SandboxTemplate and SandboxWarmPool where they are served",
+          "[run][command]") {
+    const std::string name =
+        app::run::warmPoolName({app::run::kDefaultRunImage, "500m", "512Mi", "/workspace"});
+    TestHost host;
+    host.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,
+                   R"({"kind":"APIGroup","name":"extensions.agents.x-k8s.io",)"
+                   R"("versions":[{"version":"v1beta1"}]})");
+    host.server.on("PATCH", kExtensions + "/sandboxtemplates/" + name, 200, "{}");
+    host.server.onJson("PATCH", kExtensions + "/sandboxwarmpools/" + name, 200,
+                       {{"status", {{"replicas", 3}, {"readyReplicas", 1}}}});
+    REQUIRE(host.run({"sandbox", "pool", "--size", "3"}) == 0);
+    CHECK(host.out.str() == "SandboxWarmPool " + name + " in team1: 3 wanted, 1 ready\n");
+    CHECK(host.server.writes() ==
+          std::vector<std::string>{"PATCH " + kExtensions + "/sandboxtemplates/" + name,
+                                   "PATCH " + kExtensions + "/sandboxwarmpools/" + name});
+    const auto pool = json::parse(
+        host.server.requestsTo("PATCH", kExtensions + "/sandboxwarmpools/" + name).front().body);
+    CHECK(pool["spec"]["replicas"] == 3);
+
+    TestHost empty;  // --size 0: both go; one already gone is not an error
+    empty.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,
+                    R"({"kind":"APIGroup","name":"extensions.agents.x-k8s.io",)"
+                    R"("versions":[{"version":"v1beta1"}]})");
+    empty.server.on("DELETE", kExtensions + "/sandboxwarmpools/" + name, 200, "{}");
+    REQUIRE(empty.run({"sandbox", "pool", "--size", "0"}) == 0);
+    CHECK(empty.server.writes().size() == 2);
+    CHECK(empty.out.str().find("deleted (with its template)") != std::string::npos);
+}
+
+TEST_CASE("sandbox pool without the extensions keeps bare warm pods; a 403 is one line",
+          "[run][command]") {
+    TestHost host;  // extensions.agents.x-k8s.io answers 404
+    host.server.onJson("GET", kPods, 200, list({}));
+    host.server.onJson("POST", kPods, 201, runPod("rossoctl-pool-x", json::object()));
+    REQUIRE(host.run({"sandbox", "pool", "--size", "2"}) == 0);
+    CHECK(host.err.str().find("keeping bare warm pods") != std::string::npos);
+    CHECK(host.out.str() == "pool in team1: 0 warm, 0 starting, 2 created, 0 deleted\n");
+    CHECK(host.server.writes() == std::vector<std::string>{"POST " + kPods, "POST " + kPods});
+
+    TestHost forbidden;
+    forbidden.server.on("GET", kPods, 403, statusBody(403, "Forbidden", "pods is forbidden"));
+    CHECK(forbidden.run({"sandbox", "pool", "--size", "2", "--bare-pods"}) == kExitError);
+    CHECK(forbidden.err.str() == "Error from server (Forbidden): pods is forbidden\n");
+    CHECK(forbidden.server.writes().empty());
+}
