@@ -149,13 +149,13 @@ class Bench:
             self.run(self.k("delete", "namespace", ns, "--wait=false"), check=False)
 
     def run_code(self):
-        runs = self.a.run_runs
-        cold, _ = paired(self.env, runs, (self.r("sandbox", "run", "-n", self.ns, "--", "true"), False))
-        cold_req = requests_of(self.r("sandbox", "run", "-n", self.ns, "-v", "6", "--", "true"), self.env)
         pool = self.run(self.r("sandbox", "pool", "-n", self.ns, "--size", "3", "--wait"), check=False)
         if pool.returncode != 0:
             raise RuntimeError("warm pool unavailable: " + pool.stderr.strip()[:200])
-        warm, _ = paired(self.env, runs, (self.r("sandbox", "run", "-n", self.ns, "--pool", "--", "true"), False))
+        # Cold and warm interleaved, as the other rows' two sides are.
+        cold, warm = paired(self.env, self.a.run_runs, (self.r("sandbox", "run", "-n", self.ns, "--", "true"), False),
+                            (self.r("sandbox", "run", "-n", self.ns, "--pool", "--", "true"), False))
+        cold_req = requests_of(self.r("sandbox", "run", "-n", self.ns, "-v", "6", "--", "true"), self.env)
         warm_req = requests_of(self.r("sandbox", "run", "-n", self.ns, "--pool", "-v", "6", "--", "true"), self.env)
         self.record("run-warm", "`sandbox run -- true`, warm (pool)", "median <= 150 ms", warm,
                     lambda row: row["rossoctl"]["median_ms"] <= 150, ours_req=warm_req)
@@ -246,9 +246,9 @@ def markdown_row(r):
     req = "—" if r["rossoctl_requests"] is None else str(r["rossoctl_requests"])
     if r.get("other_requests") is not None:
         req += f" / {r['other_requests']}"
-    note = f" {r['note']}" if r.get("note") else ""
-    return (f"| {r['title']} | {ours} | {theirs} | {ratio} | {mem} | {req} | {r['goal']} | "
-            f"{'met' if r['met'] else '**not met**'}{note} |")
+    note = f"; {r['note']}" if r.get("note") else ""
+    cells = [r["title"], ours, theirs, ratio, mem, req, r["goal"], ("met" if r["met"] else "**not met**") + note]
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
 def write_markdown(path, machine, rows):
