@@ -113,3 +113,29 @@ TEST_CASE("request budget: restarting one sandbox and waiting for it is five req
                                                   "GET " + kPods, "GET " + kSandboxes});
     CHECK(host.out.str().find("sandbox/orders restarted") == 0);
 }
+
+TEST_CASE("request budget: a cold sandbox run is seven requests, two of them exec sessions",
+          "[requests]") {
+    TestHost host;
+    json pod = podOf("run", "run-uid");
+    pod["status"]["containerStatuses"] = {
+        {{"name", "run"}, {"state", {{"running", json::object()}}}}};
+    host.server.onJson("GET", kPods + "?labelSelector=rossoctl.dev%2Frun%3Dtrue", 200, list({}));
+    host.server.onRequest = [&](const kube::HttpRequest& request) {
+        // The pod's name is random: its exec sessions are scripted once the create names it.
+        if (request.method != "POST") return;
+        const std::string name = json::parse(request.body)["metadata"].value("name", "");
+        pod["metadata"]["name"] = name;
+        host.server.onJson("GET", kPods, 200, list({pod}));
+        host.server.onExec("team1", name, testing::execRan("", "", 0));
+        host.server.on("DELETE", kPods + "/" + name, 200, "{}");
+    };
+    host.server.on("POST", kPods, 201, "{}");
+    REQUIRE(host.run({"sandbox", "run", "--", "true"}) == 0);
+    const std::string name = pod["metadata"].value("name", "");
+    // The mount check and the command are two exec sessions (issue 17: one would do).
+    CHECK(host.sent() == std::vector<std::string>{"GET " + kPods, "POST " + kPods, "GET " + kPods,
+                                                  "GET " + kPods + "/" + name + "/exec",
+                                                  "GET " + kPods + "/" + name + "/exec",
+                                                  "DELETE " + kPods + "/" + name});
+}
