@@ -15,7 +15,7 @@ export CCACHE_SLOPPINESS ?= pch_defines,time_macros,include_file_mtime,include_f
 AGENT_SANDBOX_SOURCE ?= $(wildcard $(abspath $(CURDIR)/../shared/upstream/agent-sandbox-v0.5.6))
 export AGENT_SANDBOX_SOURCE
 
-.PHONY: all build bootstrap test unit integration asan format demo install bench fuzz cluster-up cluster-down clean deb
+.PHONY: all build bootstrap test unit integration asan format demo install bench bench-check fuzz cluster-up cluster-down clean deb
 
 all: build
 
@@ -56,8 +56,15 @@ install: build
 deb: build
 	cd $(BUILD) && cpack -G DEB
 
+# QUICK=1: fewer runs and objects (a few minutes); BUILD_ROW=1 adds a clean build (minutes);
+# ROWS=startup,set-env,...: only those rows; ROSSOCTL_CLUSTER_DIR: a cluster already running.
 bench: bootstrap build
-	bench/run $(BUILD)
+	bench/run $(BUILD) $(if $(filter 1,$(QUICK)),--quick) $(if $(filter 1,$(BUILD_ROW)),--build-row) \
+	  $(if $(ROWS),--only $(ROWS))
+
+# The request counts behind the bench's rows (unit tests, no cluster, no timing).
+bench-check: build
+	$(BUILD)/unit_tests '[requests]'
 
 fuzz:
 	scripts/fuzz

@@ -1,286 +1,320 @@
 #!/usr/bin/env python3
-"""rossoctl against kubectl on the same cluster in the same run: wall time (median, p95,
-min, max), peak RSS and HTTP requests per side; ratios beside the goals of issue 10."""
-import argparse, json, os, platform, re, statistics, subprocess, sys, tempfile, time
+"""Issue 17's goals table: rossoctl against a standalone kubectl (or a `get | jq | apply`
+pipeline, or the node's own time) on the same cluster in the same run, the two sides
+interleaved run by run, as medians, p95, peak RSS, request counts and met / not met."""
+import argparse, datetime, json, os, platform, re, shutil, statistics, subprocess, sys, tempfile, time
 
-def measure(argv, env, stdin=None, shell=False):
-    """One run: wall seconds and peak RSS (KiB, the process and its waited-for children)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, shell=shell, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    if stdin:
-        proc.stdin.write(stdin.encode()); proc.stdin.close()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace")
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{argv!r} exited {proc.returncode}: {err.strip()[:300]}")
-    return wall, usage.ru_maxrss
+REQUEST_LINE = re.compile(r'"Response" verb="|\b(GET|POST|PUT|PATCH|DELETE) https?://\S+ \d{3}\b')
 
-def series(name, argv, env, runs, warmup=2, shell=False, before=None):
-    for _ in range(warmup):
-        if before: before()
-        measure(argv, env, shell=shell)
-    walls, rss = [], []
-    for _ in range(runs):
-        if before: before()
-        w, r = measure(argv, env, shell=shell)
-        walls.append(w); rss.append(r)
-    walls.sort()
+
+def measure(argv, env, shell=False, ok=(0,), stdout=None):
+    """One run: wall seconds, peak RSS in KiB (the process and its waited-for children), stderr.
+    stdout, when given, is a list that receives what the run printed."""
+    # Peak RSS from GNU time: Python's own wait4 would report this interpreter's RSS, which
+    # the vforked child carries until exec.
+    if shell:
+        argv = ["/bin/sh", "-c", argv]
+    with tempfile.TemporaryFile() as err, tempfile.TemporaryFile() as out, \
+            tempfile.NamedTemporaryFile("r") as rss:  # files: -v 6 can fill a pipe
+        start = time.perf_counter()
+        proc = subprocess.Popen(["/usr/bin/time", "-q", "-f", "%M", "-o", rss.name, *argv], env=env,
+                                stdin=subprocess.DEVNULL,
+                                stdout=out if stdout is not None else subprocess.DEVNULL, stderr=err)
+        code = proc.wait()
+        wall = time.perf_counter() - start
+        err.seek(0); out.seek(0)
+        text = err.read().decode(errors="replace")
+        if stdout is not None:
+            stdout.append(out.read().decode(errors="replace"))
+        peak = int((rss.read().strip().splitlines() or ["0"])[-1])
+    if code not in ok:
+        raise RuntimeError(f"{argv!r} exited {code}: {text.strip()[:300]}")
+    return wall, peak, text
+
+
+def stats(walls, rss):
+    walls = sorted(walls)
     p95 = walls[min(len(walls) - 1, int(round(0.95 * (len(walls) - 1))))]
-    return {"name": name, "runs": runs, "median_ms": statistics.median(walls) * 1000, "p95_ms": p95 * 1000,
+    return {"runs": len(walls), "median_ms": statistics.median(walls) * 1000, "p95_ms": p95 * 1000,
             "min_ms": walls[0] * 1000, "max_ms": walls[-1] * 1000, "peak_rss_kib": max(rss)}
 
-def count_requests(argv, env, shell=False, pattern=r"^(I\d+ .*round_trippers\.go.*\] \"Response\"|(GET|POST|PUT|PATCH|DELETE) https?://\S+ \d{3})"):
-    out = subprocess.run(argv, env=env, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    return sum(1 for line in out.stderr.splitlines() if re.search(pattern, line))
 
-def kubectl_requests(argv, env, shell=False):
-    out = subprocess.run(argv, env=env, shell=shell, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    return sum(1 for line in out.stderr.splitlines() if re.search(r'"Response" verb="|\b(GET|POST|PUT|PATCH|DELETE) https://\S+ \d{3} ', line))
+def paired(env, runs, ours, theirs=None, warmup=1, before=None):
+    """Runs the two sides alternately (ours, theirs, ours, ...) so load on the shared machine
+    falls on both; each side is (argv, shell). Returns (ours stats, theirs stats or None)."""
+    sides = [ours] + ([theirs] if theirs else [])
+    results = [([], []) for _ in sides]
+    for i in range(warmup + runs):
+        for side, (walls, rss) in zip(sides, results):
+            if before:
+                before()
+            w, r, _ = measure(side[0], env, shell=side[1])
+            if i >= warmup:
+                walls.append(w); rss.append(r)
+    out = [stats(*r) for r in results]
+    return out[0], (out[1] if theirs else None)
+
+
+def requests_of(argv, env, shell=False, ok=(0,)):
+    return sum(1 for line in measure(argv, env, shell=shell, ok=ok)[2].splitlines() if REQUEST_LINE.search(line))
+
+
+def parse_time(text):
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+
 
 class Bench:
     def __init__(self, a):
         self.a = a
         self.env = dict(os.environ, KUBECONFIG=a.kubeconfig, NO_COLOR="1")
-        self.results = []
+        self.rows = []
         self.ns = f"bench-{os.getpid()}"
+        self.tmp = tempfile.mkdtemp(prefix="rossoctl-bench-")
         self.have_sandbox = False
+
     def r(self, *args): return [self.a.rossoctl, *args]
     def k(self, *args): return [self.a.kubectl, *args]
+
     def run(self, argv, check=True, **kw):
-        return subprocess.run(argv, env=self.env, check=check, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
-    def record(self, title, goal, ours, theirs, ok, note="", ours_req=None, theirs_req=None):
-        ratio = theirs["median_ms"] / ours["median_ms"] if ours["median_ms"] else 0
-        mem = ours["peak_rss_kib"] / theirs["peak_rss_kib"] if theirs["peak_rss_kib"] else 0
-        row = {"title": title, "goal": goal, "rossoctl": ours, "kubectl": theirs, "speedup": ratio,
-               "memory_ratio": mem, "rossoctl_requests": ours_req, "kubectl_requests": theirs_req,
-               "goal_met": ok(ratio, mem, ours_req, ours), "note": note}
-        self.results.append(row)
-        print(f"{title}: rossoctl {ours['median_ms']:.1f} ms (p95 {ours['p95_ms']:.1f}), kubectl {theirs['median_ms']:.1f} ms "
-              f"(p95 {theirs['p95_ms']:.1f}) -> {ratio:.1f}x, memory {mem:.2f}x, requests {ours_req} vs {theirs_req}; "
-              f"goal: {goal}: {'met' if row['goal_met'] else 'MISSED'}", flush=True)
+        return subprocess.run(argv, env=self.env, check=check, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, **kw)
 
-    def startup(self):
-        n = self.a.runs
-        ours = series("rossoctl version --client", self.r("version", "--client"), self.env, n)
-        theirs = series("kubectl version --client", self.k("version", "--client"), self.env, n)
-        self.record("1. start-up", ">= 20x faster, <= 1/5 peak memory", ours, theirs,
-                    lambda s, m, q, o: s >= 20 and m <= 0.2, ours_req=0, theirs_req=0)
+    def record(self, key, title, goal, ours, met, theirs=None, versus="", ours_req=None, theirs_req=None,
+               note=""):
+        row = {"key": key, "title": title, "goal": goal, "rossoctl": ours, "versus": versus, "other": theirs,
+               "ratio": theirs["median_ms"] / ours["median_ms"] if theirs else None,
+               "memory_ratio": ours["peak_rss_kib"] / theirs["peak_rss_kib"] if theirs and theirs.get("peak_rss_kib") else None,
+               "rossoctl_requests": ours_req, "other_requests": theirs_req, "note": note}
+        row["met"] = bool(met(row))
+        self.rows.append(row)
+        print(markdown_row(row), flush=True)
 
-    def sandbox(self, name):
+    def sandbox(self, name, ns=None):
         self.run(self.r("agents", "import", "--deployment-type", "sandbox", "from-image", "--name", name,
                         "--containerImage", "busybox", "--envVar", "MCP_URL=http://old:8080/mcp",
-                        "--cpu", "100m", "--memory", "64Mi", "-n", self.ns))
+                        "--cpu", "100m", "--memory", "64Mi", "-n", ns or self.ns))
+
+    def ensure_sandbox(self):
+        if not self.have_sandbox:
+            self.sandbox("bench-env")
+            self.run(self.r("agents", "wait", "bench-env", "-n", self.ns, "--timeout", "2m"))
+            self.have_sandbox = True
+
+    def startup(self):
+        stripped = os.path.join(self.tmp, "rossoctl")
+        subprocess.run(["strip", "-o", stripped, self.a.rossoctl], check=True)
+        ours, theirs = paired(self.env, self.a.runs, ([stripped, "version", "--client"], False),
+                              (self.k("version", "--client"), False), warmup=3)
+        self.record("startup", "start-up `version --client`, stripped", ">= 10x kubectl, <= 1/4 memory", ours,
+                    lambda row: row["ratio"] >= 10 and row["memory_ratio"] <= 0.25, theirs, "kubectl version --client",
+                    0, 0, note=f"stripped binary {os.path.getsize(stripped) // 1024} KiB")
 
     def set_env(self):
-        self.sandbox("bench-env")
-        self.run(self.r("agents", "wait", "bench-env", "-n", self.ns, "--timeout", "2m"))
+        self.ensure_sandbox()
         counter = iter(range(10**6))
-        ours = series("set-env", self.r("sandbox", "set-env", "bench-env", "MCP_URL=http://x:1/mcp", "-n", self.ns), self.env, self.a.runs,
-                      before=lambda: self.run(self.r("sandbox", "set-env", "bench-env", f"MCP_URL=http://y{next(counter)}:1/mcp", "-n", self.ns)))
+        # Each run changes the value from a fresh one, so every run writes.
+        reset = lambda: self.run(self.r("sandbox", "set-env", "bench-env", f"MCP_URL=http://y{next(counter)}:1/mcp", "-n", self.ns))
         pipeline = (f"{self.a.kubectl} get sandbox bench-env -n {self.ns} -o json | jq '(.spec.podTemplate.spec.containers[0].env[] "
                     f"| select(.name==\"MCP_URL\")).value = \"http://z:1/mcp\"' | {self.a.kubectl} apply -f -")
-        theirs = series("kubectl get | jq | kubectl apply", pipeline, self.env, self.a.runs, shell=True,
-                        before=lambda: self.run(self.r("sandbox", "set-env", "bench-env", f"MCP_URL=http://y{next(counter)}:1/mcp", "-n", self.ns)))
-        self.run(self.r("sandbox", "set-env", "bench-env", "MCP_URL=http://q:1/mcp", "-n", self.ns))
-        oreq = count_requests(self.r("sandbox", "set-env", "bench-env", "MCP_URL=http://w:1/mcp", "-n", self.ns, "-v", "6"), self.env)
-        treq = kubectl_requests(pipeline.replace(" get ", " -v=6 get ").replace(" apply ", " -v=6 apply "), self.env, shell=True)
-        self.record("2. change one variable", ">= 10x faster in <= 3 requests", ours, theirs,
-                    lambda s, m, q, o: s >= 10 and q is not None and q <= 3, ours_req=oreq, theirs_req=treq)
+        ours, theirs = paired(self.env, self.a.runs,
+                              (self.r("sandbox", "set-env", "bench-env", "MCP_URL=http://x:1/mcp", "-n", self.ns), False),
+                              (pipeline, True), before=reset)
+        reset()
+        oreq = requests_of(self.r("sandbox", "set-env", "bench-env", "MCP_URL=http://w:1/mcp", "-n", self.ns, "-v", "6"), self.env)
+        reset()
+        treq = requests_of(pipeline.replace(" get ", " -v=6 get ").replace(" apply ", " -v=6 apply "), self.env, shell=True)
+        self.record("set-env", "set-env one variable", ">= 10x the pipeline, 2 requests", ours,
+                    lambda row: row["ratio"] >= 10 and oreq == 2, theirs, "kubectl get | jq | kubectl apply", oreq, treq)
 
-    def restart(self):
-        ours = series("sandbox restart", self.r("sandbox", "restart", "bench-env", "-n", self.ns), self.env, self.a.restart_runs, warmup=1)
-        cmd = (f"{self.a.kubectl} delete pod -n {self.ns} -l app.kubernetes.io/name=bench-env --wait=false && sleep 0.3 && "
-               f"{self.a.kubectl} wait -n {self.ns} --for=condition=Ready pod -l app.kubernetes.io/name=bench-env --timeout=120s")
-        theirs = series("kubectl delete + wait", cmd, self.env, self.a.restart_runs, warmup=1, shell=True)
-        self.record("3a. restart one sandbox", "(measured)", ours, theirs, lambda *_: True,
-                    ours_req=count_requests(self.r("sandbox", "restart", "bench-env", "-n", self.ns, "-v", "6"), self.env),
-                    theirs_req=kubectl_requests(cmd.replace(" delete ", " -v=6 delete ").replace(" wait ", " -v=6 wait "), self.env, shell=True))
+    def list_many(self):
+        n, ns = self.a.list_count, self.ns + "-list"
+        self.run(self.k("create", "namespace", ns))
+        try:
+            items = [{"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox",
+                      "metadata": {"name": f"s{i}", "namespace": ns, "labels": {"app.kubernetes.io/managed-by": "rossoctl"}},
+                      "spec": {"operatingMode": "Suspended",
+                               "podTemplate": {"spec": {"containers": [{"name": "agent", "image": "busybox"}]}}}}
+                     for i in range(n)]
+            path = os.path.join(self.tmp, "sandboxes.json")
+            with open(path, "w") as f:
+                json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
+            self.run(self.k("create", "-f", path, "-o", "name"))
+            ours, theirs = paired(self.env, self.a.list_runs, (self.r("sandbox", "list", "-n", ns), False),
+                                  (self.k("get", "sandboxes", "-n", ns), False))
+            self.record("list", f"list {n} sandboxes", ">= 2.5x kubectl, <= 1/5 of its memory", ours,
+                        lambda row: row["ratio"] >= 2.5 and row["memory_ratio"] <= 0.2, theirs, "kubectl get sandboxes",
+                        requests_of(self.r("sandbox", "list", "-n", ns, "-v", "6"), self.env),
+                        requests_of(self.k("get", "sandboxes", "-n", ns, "-v=6"), self.env))
+        finally:
+            self.run(self.k("delete", "namespace", ns, "--wait=false"), check=False)
+
+    def run_code(self):
+        pool = self.run(self.r("sandbox", "pool", "-n", self.ns, "--size", "3", "--wait"), check=False)
+        if pool.returncode != 0:
+            raise RuntimeError("warm pool unavailable: " + pool.stderr.strip()[:200])
+        # Cold and warm interleaved, as the other rows' two sides are.
+        cold, warm = paired(self.env, self.a.run_runs, (self.r("sandbox", "run", "-n", self.ns, "--", "true"), False),
+                            (self.r("sandbox", "run", "-n", self.ns, "--pool", "--", "true"), False))
+        cold_req = requests_of(self.r("sandbox", "run", "-n", self.ns, "-v", "6", "--", "true"), self.env)
+        warm_req = requests_of(self.r("sandbox", "run", "-n", self.ns, "--pool", "-v", "6", "--", "true"), self.env)
+        self.record("run-warm", "`sandbox run -- true`, warm (pool)", "median <= 150 ms", warm,
+                    lambda row: row["rossoctl"]["median_ms"] <= 150, ours_req=warm_req)
+        self.record("run-cold", "`sandbox run -- true`, cold", "median <= 350 ms", cold,
+                    lambda row: row["rossoctl"]["median_ms"] <= 350, ours_req=cold_req)
+        self.run(self.r("sandbox", "pool", "-n", self.ns, "--size", "0"), check=False)
+
+    def verify(self):
+        self.ensure_sandbox()
+        argv = self.r("sandbox", "verify", "bench-env", "-n", self.ns, "-o", "json", "--egress-target", self.a.outside)
+        walls, rss, checks, results = [], [], {}, []
+        for _ in range(self.a.verify_runs):
+            out = []
+            w, r, _ = measure(argv, self.env, ok=(0, 3), stdout=out)  # 3: a boundary not proven
+            walls.append(w); rss.append(r)
+            try:
+                report = json.loads(out[0])
+                results.append(report.get("result", "?"))
+                for c in report.get("checks", []):
+                    checks.setdefault(c["id"], []).append(c.get("tookMs", 0))
+            except json.JSONDecodeError:
+                pass
+        by_check = ", ".join(f"{k} {statistics.median(v):.0f} ms" for k, v in checks.items())
+        by_check += "; results: " + ", ".join(results)
+        self.record("verify", "verify one hardened sandbox", "<= 2 s", stats(walls, rss),
+                    lambda row: row["rossoctl"]["median_ms"] <= 2000,
+                    ours_req=requests_of([*argv, "-v", "6"], self.env, ok=(0, 3)), note="by check (median): " + by_check)
 
     def restart_many(self):
         n = self.a.many
-        for i in range(n):
-            self.sandbox(f"many-{i}")
-        self.run(self.k("wait", "-n", self.ns, "--for=condition=Ready", "sandbox", "-l", "app.kubernetes.io/managed-by=rossoctl", "--timeout=300s"))
         names = [f"many-{i}" for i in range(n)]
-        ours = series(f"restart {n}", self.r("sandbox", "restart", *names, "-n", self.ns, "--timeout", "5m"), self.env, 1, warmup=0)
-        cmd = (f"{self.a.kubectl} delete pod -n {self.ns} -l 'app.kubernetes.io/name in ({','.join(names)})' --wait=false && sleep 1 && "
-               f"{self.a.kubectl} wait -n {self.ns} --for=condition=Ready pod -l 'app.kubernetes.io/name in ({','.join(names)})' --timeout=300s")
-        theirs = series(f"kubectl restart {n}", cmd, self.env, 1, warmup=0, shell=True)
-        self.record(f"3b. restart {n} sandboxes", ">= 3x faster", ours, theirs, lambda s, m, q, o: s >= 3)
+        for name in names:
+            self.sandbox(name)
+        self.run(self.k("wait", "-n", self.ns, "--for=condition=Ready", "sandbox", *names, "--timeout=300s"))
+        started = time.time()
+        wall, rss, err = measure(self.r("sandbox", "restart", *names, "-n", self.ns, "--timeout", "5m", "-v", "6"), self.env)
+        requests = sum(1 for line in err.splitlines() if REQUEST_LINE.search(line))
+        # The node's own time: first replacement pod created -> last one Ready, as the apiserver
+        # stamped them (1 s resolution).
+        pods = json.loads(self.run(self.k("get", "pods", "-n", self.ns, "-o", "json")).stdout)["items"]
+        created, ready = [], []
+        for pod in pods:
+            if pod["metadata"]["name"] not in names:
+                continue
+            born = parse_time(pod["metadata"]["creationTimestamp"])
+            if born < int(started):
+                continue
+            created.append(born)
+            ready += [parse_time(c["lastTransitionTime"]) for c in pod.get("status", {}).get("conditions", [])
+                      if c["type"] == "Ready" and c["status"] == "True"]
+        node = {"runs": 1, "median_ms": (max(ready) - min(created)) * 1000 if ready and created else float("nan"),
+                "peak_rss_kib": None}
+        node["p95_ms"] = node["median_ms"]
+        ours = {"runs": 1, "median_ms": wall * 1000, "p95_ms": wall * 1000, "peak_rss_kib": rss}
+        self.record("restart", f"restart {n} sandboxes", "wall <= 1.1x the node's time, <= 3 requests per sandbox",
+                    ours, lambda row: row["rossoctl"]["median_ms"] <= 1.1 * row["other"]["median_ms"] and requests <= 3 * n,
+                    node, f"node: first new pod created -> last Ready ({len(created)} pods)",
+                    f"{requests} ({requests / n:.1f}/sandbox)", None)
 
-    def list_many(self):
-        n = self.a.list_count
-        ns = self.ns + "-list"
-        self.run(self.k("create", "namespace", ns))
-        items = [{"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox", "metadata": {"name": f"s{i}", "namespace": ns,
-                  "labels": {"app.kubernetes.io/managed-by": "rossoctl"}},
-                  "spec": {"operatingMode": "Suspended", "podTemplate": {"spec": {"containers": [{"name": "agent", "image": "busybox"}]}}}}
-                 for i in range(n)]
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-            json.dump({"apiVersion": "v1", "kind": "List", "items": items}, f)
-        self.run(self.k("create", "-f", f.name, "-o", "name"))
-        os.unlink(f.name)
-        ours = series(f"sandbox list ({n})", self.r("sandbox", "list", "-n", ns), self.env, self.a.list_runs, warmup=1)
-        theirs = series(f"kubectl get sandboxes ({n})", self.k("get", "sandboxes", "-n", ns), self.env, self.a.list_runs, warmup=1)
-        self.record(f"4. list {n} sandboxes", ">= 2x faster in <= 1/3 memory", ours, theirs, lambda s, m, q, o: s >= 2 and m <= 1 / 3,
-                    ours_req=count_requests(self.r("sandbox", "list", "-n", ns, "-v", "6"), self.env),
-                    theirs_req=kubectl_requests(self.k("get", "sandboxes", "-n", ns, "-v=6"), self.env))
-        self.run(self.k("delete", "namespace", ns, "--wait=false"))
+    def build(self):
+        """A clean build of every C++ target with 2 jobs and no compiler cache."""
+        build = os.path.join(self.tmp, "build")
+        env = dict(os.environ, CCACHE_DISABLE="1")
+        subprocess.run(["cmake", "-S", self.a.source, "-B", build, "-DCMAKE_BUILD_TYPE=RelWithDebInfo"], env=env,
+                       check=True, stdout=subprocess.DEVNULL)
+        start = time.perf_counter()
+        subprocess.run(["cmake", "--build", build, "-j", "2"], env=env, check=True, stdout=subprocess.DEVNULL)
+        wall = time.perf_counter() - start
+        shutil.rmtree(build, ignore_errors=True)
+        self.record("build", "clean build of the C++ code, 2 jobs", "<= 5 min",
+                    {"runs": 1, "median_ms": wall * 1000, "p95_ms": wall * 1000, "peak_rss_kib": None},
+                    lambda row: row["rossoctl"]["median_ms"] <= 300_000, note="every target, ccache off")
 
-    def project(self):
-        walls = []
-        for i in range(self.a.project_runs):
-            name = f"{self.ns}-p{i}"
-            walls.append(measure(self.r("project", "create", name), self.env))
-        yaml = self.run(self.r("project", "create", f"{self.ns}-k", "--dry-run=client", "-o", "yaml")).stdout
-        theirs_walls = []
-        for i in range(self.a.project_runs):
-            theirs_walls.append(measure(self.k("apply", "-f", "-"), self.env, stdin=yaml.replace(f"{self.ns}-k", f"{self.ns}-k{i}")))
-        def summary(name, w):
-            t = sorted(x[0] for x in w)
-            return {"name": name, "runs": len(t), "median_ms": statistics.median(t) * 1000, "p95_ms": t[-1] * 1000,
-                    "min_ms": t[0] * 1000, "max_ms": t[-1] * 1000, "peak_rss_kib": max(x[1] for x in w)}
-        self.record("5. create a project", "(measured)", summary("project create", walls), summary("kubectl apply -f", theirs_walls), lambda *_: True)
-        for i in range(self.a.project_runs):
-            self.run(self.k("delete", "namespace", f"{self.ns}-p{i}", f"{self.ns}-k{i}", "--wait=false"), check=False)
 
-    def verify(self):
-        out = self.run(self.r("sandbox", "verify", "bench-env", "-n", self.ns, "-o", "json", "--egress-target", self.a.outside), check=False)
-        try:
-            data = json.loads(out.stdout)
-        except json.JSONDecodeError:
-            data = {}
-        self.results.append({"title": "6. sandbox verify (one sandbox, by check)", "goal": "(measured)", "verify": data})
-        print("6. verify:", json.dumps(data)[:400], flush=True)
+def fmt_ms(ms):
+    return f"{ms / 1000:.2f} s" if ms >= 10_000 else f"{ms:.0f} ms"
 
-    def verify_all(self):
-        """--all over --verify-count sandboxes of their own project; kubectl has no equivalent."""
-        n, ns = self.a.verify_count, self.ns + "-verify"
-        self.run(self.r("project", "create", ns, "--cpu", "64", "--memory", "64Gi", "--pods", str(n + 10)))
-        try:
-            for i in range(n):
-                self.run(self.r("agents", "import", "--deployment-type", "sandbox", "from-image", "--name", f"v{i}",
-                                "--containerImage", "busybox", "--cpu", "100m", "--memory", "64Mi", "-n", ns))
-            self.run(self.k("wait", "-n", ns, "--for=condition=Ready", "sandbox", "--all", "--timeout=300s"))
-            start = time.perf_counter()
-            out = self.run(self.r("sandbox", "verify", "--all", "-n", ns, "-o", "json", "--egress-target", self.a.outside), check=False)
-            wall = time.perf_counter() - start
-            try:
-                reports = json.loads(out.stdout)
-                reports = reports if isinstance(reports, list) else reports.get("items", [reports])
-            except json.JSONDecodeError:
-                reports = []
-            passed = sum(1 for r in reports if r.get("result") == "pass")
-            row = {"title": f"6b. sandbox verify --all over {n}", "goal": "(measured)", "wall_ms": wall * 1000,
-                   "exit": out.returncode, "sandboxes": len(reports), "passed": passed}
-            self.results.append(row)
-            print("6b.", json.dumps(row), flush=True)
-        finally:
-            self.run(self.r("project", "delete", ns, "--yes"), check=False)
 
-    def run_code(self):
-        cold = series("sandbox run -- true (cold)", self.r("sandbox", "run", "-n", self.ns, "--", "true"), self.env, self.a.run_runs, warmup=1)
-        row = {"title": "7. sandbox run -- true", "goal": "warm-pool p50 < 300 ms", "cold": cold}
-        pool = self.run(self.r("sandbox", "pool", "-n", self.ns, "--size", "3", "--wait"), check=False)
-        if pool.returncode == 0:
-            warm = series("sandbox run -- true (warm pool)", self.r("sandbox", "run", "-n", self.ns, "--pool", "--", "true"), self.env, self.a.run_runs, warmup=1)
-            row["warm"] = warm
-            row["goal_met"] = warm["median_ms"] < 300
-        else:
-            row["note"] = "warm pool unavailable: " + pool.stderr.strip()[:200]
-            row["goal_met"] = False
-        self.results.append(row)
-        print("7.", json.dumps(row)[:400], flush=True)
+def markdown_row(r):
+    if "error" in r:
+        return f"| {r['title']} | error: {r['error'][:100]} | | | | | | |"
+    o, t = r["rossoctl"], r.get("other")
+    ours = f"{fmt_ms(o['median_ms'])} ({fmt_ms(o['p95_ms'])})"
+    theirs = f"{r['versus']}: {fmt_ms(t['median_ms'])} ({fmt_ms(t['p95_ms'])})" if t else "—"
+    ratio = f"{r['ratio']:.1f}x" if r.get("ratio") else "—"
+    mem = (f"{o['peak_rss_kib'] / 1024:.1f}" if o.get("peak_rss_kib") else "—") + \
+          (f" / {t['peak_rss_kib'] / 1024:.1f} MiB ({r['memory_ratio']:.2f}x)" if t and t.get("peak_rss_kib") else " MiB" if o.get("peak_rss_kib") else "")
+    req = "—" if r["rossoctl_requests"] is None else str(r["rossoctl_requests"])
+    if r.get("other_requests") is not None:
+        req += f" / {r['other_requests']}"
+    note = f"; {r['note']}" if r.get("note") else ""
+    cells = [r["title"], ours, theirs, ratio, mem, req, r["goal"], ("met" if r["met"] else "**not met**") + note]
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def write_markdown(path, machine, rows):
+    lines = [f"Machine: {machine['machine']}; load average at start {machine['load']}; kubectl {machine['kubectl']} "
+             f"(standalone, built from the cluster's Go module); {machine['date']}.", "",
+             "| measurement | rossoctl median (p95) | compared with: median (p95) | ratio | peak RSS | requests | goal | |",
+             "|---|---|---|---|---|---|---|---|"]
+    lines += [markdown_row(r) for r in rows]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rossoctl", required=True); p.add_argument("--kubectl", required=True)
     p.add_argument("--kubeconfig", required=True); p.add_argument("--out", required=True)
+    p.add_argument("--source", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    p.add_argument("--build-dir", default="")
+    p.add_argument("--quick", action="store_true", help="fewer runs, 20 sandboxes to restart, 1,000 to list")
+    p.add_argument("--build-row", action="store_true", default=os.environ.get("BUILD_ROW") == "1",
+                   help="also time a clean build (minutes)")
+    p.add_argument("--only", default=os.environ.get("BENCH_ONLY", ""),
+                   help="comma-separated rows: startup,set-env,list,run,verify,restart,build")
     p.add_argument("--runs", type=int, default=int(os.environ.get("BENCH_RUNS", 20)))
-    p.add_argument("--restart-runs", type=int, default=5); p.add_argument("--many", type=int, default=int(os.environ.get("BENCH_MANY", 100)))
+    p.add_argument("--many", type=int, default=int(os.environ.get("BENCH_MANY", 100)))
     p.add_argument("--list-count", type=int, default=int(os.environ.get("BENCH_LIST", 5000)))
-    p.add_argument("--list-runs", type=int, default=5); p.add_argument("--project-runs", type=int, default=5)
+    p.add_argument("--list-runs", type=int, default=5)
     p.add_argument("--run-runs", type=int, default=int(os.environ.get("BENCH_RUN_RUNS", 20)))
-    p.add_argument("--verify-count", type=int, default=int(os.environ.get("BENCH_VERIFY", 50)))
-    p.add_argument("--only", default=os.environ.get("BENCH_ONLY", ""))
+    p.add_argument("--verify-runs", type=int, default=3)
     a = p.parse_args()
+    if a.quick:
+        a.runs, a.many, a.list_count, a.list_runs, a.run_runs, a.verify_runs = 10, 20, 1000, 3, 5, 1
     a.outside = open(os.path.join(os.path.dirname(a.kubeconfig), "outside-url")).read().strip()
     b = Bench(a)
-    steps = [("startup", b.startup), ("set-env", b.set_env), ("restart", b.restart), ("restart-many", b.restart_many),
-             ("list", b.list_many), ("project", b.project), ("verify", b.verify), ("verify-all", b.verify_all), ("run", b.run_code)]
-    wanted = set(filter(None, a.only.split(",")))
-    needs_ns = any(n not in ("startup", "list", "project", "verify-all") for n, _ in steps if not wanted or n in wanted)
-    if needs_ns:
-        # The default quota fits 8 sandboxes; the restart step runs --many of them.
-        b.run([a.rossoctl, "project", "create", b.ns, "--cpu", "64", "--memory", "64Gi",
-               "--pods", str(a.many + 20)])
+    steps = [("startup", b.startup), ("set-env", b.set_env), ("list", b.list_many), ("run", b.run_code),
+             ("verify", b.verify), ("restart", b.restart_many), ("build", b.build)]
+    wanted = set(filter(None, a.only.split(","))) or {n for n, _ in steps if n != "build" or a.build_row}
+    machine = {"machine": f"{os.cpu_count()} cores, {platform.platform()}",
+               "load": " ".join(f"{x:.1f}" for x in os.getloadavg()),
+               "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+               "kubectl": json.loads(b.run(b.k("version", "--client", "-o", "json")).stdout)["clientVersion"]["gitVersion"]}
+    needs_ns = bool(wanted & {"set-env", "run", "verify", "restart"})
+    if needs_ns:  # the default quota fits 8 sandboxes; the restart row runs --many of them
+        b.run(b.r("project", "create", b.ns, "--cpu", "64", "--memory", "64Gi", "--pods", str(a.many + 20)))
+    print("| measurement | rossoctl median (p95) | compared with: median (p95) | ratio | peak RSS | requests | goal | |",
+          flush=True)
     try:
         for name, fn in steps:
-            if wanted and name not in wanted:
+            if name not in wanted:
                 continue
-            if name in ("restart", "verify") and wanted and "set-env" not in wanted and not b.have_sandbox:
-                b.sandbox("bench-env"); b.run(b.r("agents", "wait", "bench-env", "-n", b.ns))
-                b.have_sandbox = True
             try:
                 fn()
-            except Exception as e:  # one failing measurement must not hide the others
-                b.results.append({"title": name, "error": str(e)[:400]})
+            except Exception as e:  # one failing row must not hide the others
+                b.rows.append({"key": name, "title": name, "error": str(e)[:400]})
                 print(f"{name}: ERROR {e}", file=sys.stderr, flush=True)
     finally:
         if needs_ns:
-            b.run([a.rossoctl, "project", "delete", b.ns, "--yes"], check=False)
-    machine = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-               "kubectl": b.run(b.k("version", "--client", "-o", "json")).stdout.count("gitVersion") and
-               json.loads(b.run(b.k("version", "--client", "-o", "json")).stdout)["clientVersion"]["gitVersion"]}
+            b.run(b.r("project", "delete", b.ns, "--yes"), check=False)
+        shutil.rmtree(b.tmp, ignore_errors=True)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "latest.json"), "w") as f:
-        json.dump({"machine": machine, "results": b.results}, f, indent=2)
-    write_markdown(a.out, machine, b.results)
-    write_svg(a.out, b.results)
-    print(f"wrote {a.out}/latest.json, latest.md, ratios.svg")
+        json.dump({"machine": machine, "rows": b.rows}, f, indent=2)
+    write_markdown(os.path.join(a.out, "latest.md"), machine, b.rows)
+    print(f"\n{machine['machine']}; load {machine['load']}; wrote {a.out}/latest.json and latest.md")
+    return 0
 
-def write_markdown(out, machine, results):
-    lines = [f"Machine: {machine['cpus']} cores, {machine['platform']}; kubectl {machine['kubectl']}.", "",
-             "| measurement | rossoctl median (p95) | kubectl median (p95) | speed-up | memory | requests | goal | met |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        if "rossoctl" in r:
-            o, t = r["rossoctl"], r["kubectl"]
-            lines.append(f"| {r['title']} | {o['median_ms']:.0f} ms ({o['p95_ms']:.0f}) | {t['median_ms']:.0f} ms ({t['p95_ms']:.0f}) | "
-                         f"{r['speedup']:.1f}x | {o['peak_rss_kib']/1024:.1f} / {t['peak_rss_kib']/1024:.1f} MiB | "
-                         f"{r.get('rossoctl_requests')} / {r.get('kubectl_requests')} | {r['goal']} | {'yes' if r['goal_met'] else 'no'} |")
-        elif "cold" in r:
-            warm = r.get("warm")
-            lines.append(f"| {r['title']} | cold {r['cold']['median_ms']:.0f} ms ({r['cold']['p95_ms']:.0f}); warm "
-                         f"{(str(round(warm['median_ms'])) + ' ms') if warm else 'n/a'} | | | | | {r['goal']} | {'yes' if r.get('goal_met') else 'no'} |")
-        elif "wall_ms" in r:
-            lines.append(f"| {r['title']} | {r['wall_ms']:.0f} ms, {r['passed']}/{r['sandboxes']} pass (exit {r['exit']}) | | | | | {r['goal']} | |")
-        elif "verify" in r and r["verify"].get("checks"):
-            by_check = ", ".join(f"{c['id']} {c.get('tookMs', 0):.0f} ms" for c in r["verify"]["checks"])
-            lines.append(f"| {r['title']} | {r['verify'].get('tookMs', 0):.0f} ms: {by_check} | | | | | {r['goal']} | |")
-        elif "error" in r:
-            lines.append(f"| {r['title']} | error: {r['error'][:80]} | | | | | | |")
-    with open(os.path.join(out, "latest.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
-
-def write_svg(out, results):
-    rows = [(r["title"], r["speedup"]) for r in results if "speedup" in r]
-    width, bar = 640, 26
-    height = 40 + bar * len(rows)
-    top = max([s for _, s in rows] + [1])
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
-             '<text x="10" y="20" font-weight="bold">kubectl time / rossoctl time (higher is better)</text>']
-    for i, (title, s) in enumerate(rows):
-        y = 32 + i * bar
-        w = max(1, int((width - 260) * s / top))
-        parts.append(f'<text x="10" y="{y + 15}">{title}</text><rect x="200" y="{y + 3}" width="{w}" height="16" fill="#3b7dd8"/>'
-                     f'<text x="{205 + w}" y="{y + 15}">{s:.1f}x</text>')
-    parts.append("</svg>")
-    with open(os.path.join(out, "ratios.svg"), "w") as f:
-        f.write("\n".join(parts))
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

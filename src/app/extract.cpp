@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <linux/openat2.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,6 +15,7 @@
 
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/errors.hpp"
+#include "rossoctl/kube/digest.hpp"
 #include "rossoctl/unique_fd.hpp"
 
 namespace rossoctl::app {
@@ -37,29 +37,6 @@ std::vector<std::string> splitPath(std::string_view path) {
     }
     return parts;
 }
-
-class Sha256 {
-  public:
-    Sha256() : context_(EVP_MD_CTX_new()) {
-        if (!context_ || EVP_DigestInit_ex(context_, EVP_sha256(), nullptr) != 1)
-            throw Error("sha256: OpenSSL could not start a digest");
-    }
-    ~Sha256() { EVP_MD_CTX_free(context_); }
-    Sha256(const Sha256&) = delete;
-    Sha256& operator=(const Sha256&) = delete;
-    void update(std::string_view bytes) { EVP_DigestUpdate(context_, bytes.data(), bytes.size()); }
-    std::string hexDigest() {
-        unsigned char digest[EVP_MAX_MD_SIZE];
-        unsigned length = 0;
-        EVP_DigestFinal_ex(context_, digest, &length);
-        std::string out;
-        for (unsigned i = 0; i < length; ++i) out += fmt::format("{:02x}", digest[i]);
-        return out;
-    }
-
-  private:
-    EVP_MD_CTX* context_;
-};
 
 // openat2 below `dir`; kernels before 5.6 lack it, and then a single component opened with
 // O_NOFOLLOW is just as safe (names never hold '/' or "..": safeRelativePath saw to that).
@@ -121,7 +98,7 @@ std::optional<std::string> safeRelativePath(const std::string& tarPath) {
 }
 
 std::string sha256Hex(std::string_view bytes) {
-    Sha256 digest;
+    kube::Sha256 digest;
     digest.update(bytes);
     return digest.hexDigest();
 }
@@ -135,7 +112,7 @@ struct TarExtractor::Impl {
     uint64_t totalBytes = 0;
     bool active = false;  // the current entry is a file being written or hashed
     ExtractedFile current;
-    std::optional<Sha256> digest;
+    std::optional<kube::Sha256> digest;
     UniqueFd file;
     std::vector<std::pair<std::string, std::string>> symlinks;  // path, target
     std::vector<std::string> createdLinks;

@@ -12,21 +12,21 @@ constexpr long kConnectTimeoutMs = 30000;
 constexpr long kKeepAliveSeconds = 30;
 
 struct UrlDeleter {
-    void operator()(CURLU* url) const { curl_url_cleanup(url); }
+    void operator()(CURLU* url) const { libcurl::curl_url_cleanup(url); }
 };
 using UrlHandle = std::unique_ptr<CURLU, UrlDeleter>;
 
 std::string urlPart(CURLU* url, CURLUPart part, unsigned int flags = 0) {
     char* value = nullptr;
-    if (curl_url_get(url, part, &value, flags) != CURLUE_OK || value == nullptr) return {};
+    if (libcurl::curl_url_get(url, part, &value, flags) != CURLUE_OK || value == nullptr) return {};
     std::string copy(value);
-    curl_free(value);
+    libcurl::curl_free(value);
     return copy;
 }
 
 void setBlob(CURL* easy, CURLoption option, const std::string& data) {
     curl_blob blob{const_cast<char*>(data.data()), data.size(), CURL_BLOB_COPY};
-    curl_easy_setopt(easy, option, &blob);
+    libcurl::curl_easy_setopt(easy, option, &blob);
 }
 
 bool contains(const std::string& text, std::string_view part) {
@@ -56,10 +56,10 @@ std::string describeVerifyFailure(const std::string& detail, const std::string& 
 EasyHandle newEasyHandle() {
     // Once per process, before the first handle (the static's initialisation is thread-safe);
     // here and not in main, so libcurl stays inside kube.
-    static const CURLcode initialised = curl_global_init(CURL_GLOBAL_DEFAULT);
+    static const CURLcode initialised = libcurl::curl_global_init(CURL_GLOBAL_DEFAULT);
     if (initialised != CURLE_OK)
         throw TransportError(TransportError::Kind::Other, "libcurl could not initialise");
-    EasyHandle easy(curl_easy_init());
+    EasyHandle easy(libcurl::curl_easy_init());
     if (!easy) throw TransportError(TransportError::Kind::Other, "libcurl could not start");
     return easy;
 }
@@ -81,55 +81,57 @@ PreparedConnection applyConnectionOptions(CURL* easy, const ConnectionSettings& 
                                           std::chrono::milliseconds timeout) {
     PreparedConnection prepared{url, nullptr};
     if (!settings.tlsServerName.empty()) {
-        UrlHandle parsed(curl_url());
-        if (parsed && curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
+        UrlHandle parsed(libcurl::curl_url());
+        if (parsed &&
+            libcurl::curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0) == CURLUE_OK) {
             std::string host = urlPart(parsed.get(), CURLUPART_HOST);
             std::string port = urlPart(parsed.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT);
-            if (curl_url_set(parsed.get(), CURLUPART_HOST, settings.tlsServerName.c_str(), 0) ==
-                CURLUE_OK) {
+            if (libcurl::curl_url_set(parsed.get(), CURLUPART_HOST, settings.tlsServerName.c_str(),
+                                      0) == CURLUE_OK) {
                 prepared.url = urlPart(parsed.get(), CURLUPART_URL);
                 std::string route =
                     fmt::format("{}:{}:{}:{}", settings.tlsServerName, port, host, port);
-                prepared.connectTo.reset(curl_slist_append(nullptr, route.c_str()));
-                curl_easy_setopt(easy, CURLOPT_CONNECT_TO, prepared.connectTo.get());
+                prepared.connectTo.reset(libcurl::curl_slist_append(nullptr, route.c_str()));
+                libcurl::curl_easy_setopt(easy, CURLOPT_CONNECT_TO, prepared.connectTo.get());
             }
         }
     }
-    curl_easy_setopt(easy, CURLOPT_URL, prepared.url.c_str());
-    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "https,http");
-    curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, kKeepAliveSeconds);
-    curl_easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, kKeepAliveSeconds);
-    curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, kConnectTimeoutMs);
+    libcurl::curl_easy_setopt(easy, CURLOPT_URL, prepared.url.c_str());
+    libcurl::curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "https,http");
+    libcurl::curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
+    libcurl::curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
+    libcurl::curl_easy_setopt(easy, CURLOPT_TCP_KEEPIDLE, kKeepAliveSeconds);
+    libcurl::curl_easy_setopt(easy, CURLOPT_TCP_KEEPINTVL, kKeepAliveSeconds);
+    libcurl::curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, kConnectTimeoutMs);
     if (timeout.count() > 0) {
-        curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+        libcurl::curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
     }
     if (settings.insecureSkipTlsVerify) {
-        curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
+        libcurl::curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, 0L);
+        libcurl::curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
     } else if (!settings.caData.empty()) {
         // Only the cluster's CA, as kubectl: the system bundle must not vouch for it.
-        curl_easy_setopt(easy, CURLOPT_CAINFO, nullptr);
-        curl_easy_setopt(easy, CURLOPT_CAPATH, nullptr);
+        libcurl::curl_easy_setopt(easy, CURLOPT_CAINFO, nullptr);
+        libcurl::curl_easy_setopt(easy, CURLOPT_CAPATH, nullptr);
         setBlob(easy, CURLOPT_CAINFO_BLOB, settings.caData);
     }
     if (settings.clientCertificate) {
-        curl_easy_setopt(easy, CURLOPT_SSLCERTTYPE, "PEM");
+        libcurl::curl_easy_setopt(easy, CURLOPT_SSLCERTTYPE, "PEM");
         setBlob(easy, CURLOPT_SSLCERT_BLOB, settings.clientCertificate->certPem);
-        curl_easy_setopt(easy, CURLOPT_SSLKEYTYPE, "PEM");
+        libcurl::curl_easy_setopt(easy, CURLOPT_SSLKEYTYPE, "PEM");
         setBlob(easy, CURLOPT_SSLKEY_BLOB, settings.clientCertificate->keyPem);
     }
     // Without an explicit proxy-url libcurl reads HTTPS_PROXY and NO_PROXY itself.
     if (!settings.proxyUrl.empty()) {
-        curl_easy_setopt(easy, CURLOPT_PROXY, settings.proxyUrl.c_str());
+        libcurl::curl_easy_setopt(easy, CURLOPT_PROXY, settings.proxyUrl.c_str());
     }
     return prepared;
 }
 
 std::string hostAndPort(const std::string& url) {
-    UrlHandle parsed(curl_url());
-    if (!parsed || curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) {
+    UrlHandle parsed(libcurl::curl_url());
+    if (!parsed ||
+        libcurl::curl_url_set(parsed.get(), CURLUPART_URL, url.c_str(), 0) != CURLUE_OK) {
         return url;
     }
     return urlPart(parsed.get(), CURLUPART_HOST) + ":" +
@@ -139,12 +141,13 @@ std::string hostAndPort(const std::string& url) {
 TransportError transportErrorFor(CURL* easy, CURLcode code, const char* errorBuffer,
                                  const std::string& url) {
     using Kind = TransportError::Kind;
-    std::string detail = errorBuffer && *errorBuffer ? errorBuffer : curl_easy_strerror(code);
+    std::string detail =
+        errorBuffer && *errorBuffer ? errorBuffer : libcurl::curl_easy_strerror(code);
     while (!detail.empty() && (detail.back() == '\n' || detail.back() == ' ')) detail.pop_back();
     const std::string server = hostAndPort(url);
     const std::string prefix = "Unable to connect to the server: ";
     long osErrno = 0;
-    if (easy) curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &osErrno);
+    if (easy) libcurl::curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &osErrno);
 
     switch (code) {
         case CURLE_ABORTED_BY_CALLBACK:

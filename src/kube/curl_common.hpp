@@ -1,12 +1,11 @@
 #pragma once
 // What the request and upgrade paths of the libcurl transport share: connection settings
 // taken from the RestConfig, TLS/proxy options, and CURLcode -> TransportError mapping.
-#include <curl/curl.h>
-
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "curl_library.hpp"
 #include "rossoctl/kube/cancel.hpp"
 #include "rossoctl/kube/config.hpp"
 #include "rossoctl/kube/transport.hpp"
@@ -14,12 +13,12 @@
 namespace rossoctl::kube::curl {
 
 struct EasyDeleter {
-    void operator()(CURL* easy) const { curl_easy_cleanup(easy); }
+    void operator()(CURL* easy) const { libcurl::curl_easy_cleanup(easy); }
 };
 using EasyHandle = std::unique_ptr<CURL, EasyDeleter>;
 
 struct SlistDeleter {
-    void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+    void operator()(curl_slist* list) const { libcurl::curl_slist_free_all(list); }
 };
 using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
 

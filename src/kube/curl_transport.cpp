@@ -75,19 +75,19 @@ int onProgress(void* userdata, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 void setMethodAndBody(CURL* easy, const HttpRequest& request) {
     const std::string& method = request.method;
     if (method == "GET") {
-        curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
+        libcurl::curl_easy_setopt(easy, CURLOPT_HTTPGET, 1L);
         return;
     }
     if (method == "HEAD") {
-        curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
+        libcurl::curl_easy_setopt(easy, CURLOPT_NOBODY, 1L);
         return;
     }
     if (!request.body.empty() || method == "POST" || method == "PUT" || method == "PATCH") {
-        curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
-                         static_cast<curl_off_t>(request.body.size()));
-        curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
+        libcurl::curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE,
+                                  static_cast<curl_off_t>(request.body.size()));
+        libcurl::curl_easy_setopt(easy, CURLOPT_POSTFIELDS, request.body.data());
     }
-    if (method != "POST") curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, method.c_str());
+    if (method != "POST") libcurl::curl_easy_setopt(easy, CURLOPT_CUSTOMREQUEST, method.c_str());
 }
 
 class CurlTransport : public Transport {
@@ -99,46 +99,47 @@ class CurlTransport : public Transport {
 
     HttpResponse send(const HttpRequest& request) override {
         CURL* easy = easy_.get();
-        curl_easy_reset(easy);
+        libcurl::curl_easy_reset(easy);
         char errorBuffer[CURL_ERROR_SIZE] = {};
-        curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errorBuffer);
+        libcurl::curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errorBuffer);
         curl::PreparedConnection connection =
             curl::applyConnectionOptions(easy, settings_, request.url, request.timeout);
-        curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
-        curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
+        libcurl::curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
+        libcurl::curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
         setMethodAndBody(easy, request);
 
         // "Expect:" with no value stops curl from waiting for 100-continue on large bodies.
-        curl_slist* headerList = curl_slist_append(nullptr, "Expect:");
+        curl_slist* headerList = libcurl::curl_slist_append(nullptr, "Expect:");
         for (const auto& [name, value] : request.headers) {
             std::string line = fmt::format("{}: {}", name, value);
-            if (curl_slist* grown = curl_slist_append(headerList, line.c_str())) headerList = grown;
+            if (curl_slist* grown = libcurl::curl_slist_append(headerList, line.c_str()))
+                headerList = grown;
         }
         curl::Slist headers(headerList);
-        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers.get());
+        libcurl::curl_easy_setopt(easy, CURLOPT_HTTPHEADER, headers.get());
 
         Transfer transfer;
         transfer.request = &request;
         transfer.cancel = cancel_;
-        curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, onHeader);
-        curl_easy_setopt(easy, CURLOPT_HEADERDATA, &transfer);
-        curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, onBody);
-        curl_easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
-        curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, onProgress);
-        curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &transfer);
-        curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+        libcurl::curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, onHeader);
+        libcurl::curl_easy_setopt(easy, CURLOPT_HEADERDATA, &transfer);
+        libcurl::curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, onBody);
+        libcurl::curl_easy_setopt(easy, CURLOPT_WRITEDATA, &transfer);
+        libcurl::curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, onProgress);
+        libcurl::curl_easy_setopt(easy, CURLOPT_XFERINFODATA, &transfer);
+        libcurl::curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
 
-        CURLcode code = curl_easy_perform(easy);
+        CURLcode code = libcurl::curl_easy_perform(easy);
         // Options point into locals; clear them so the handle holds nothing dangling.
-        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, nullptr);
-        curl_easy_setopt(easy, CURLOPT_CONNECT_TO, nullptr);
-        curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, nullptr);
+        libcurl::curl_easy_setopt(easy, CURLOPT_HTTPHEADER, nullptr);
+        libcurl::curl_easy_setopt(easy, CURLOPT_CONNECT_TO, nullptr);
+        libcurl::curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, nullptr);
         if (transfer.failure) std::rethrow_exception(transfer.failure);
         if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && transfer.stoppedByReader)) {
             throw curl::transportErrorFor(easy, code, errorBuffer, request.url);
         }
         long status = 0;
-        curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+        libcurl::curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
         if (status != 0) transfer.response.status = status;
         return std::move(transfer.response);
     }

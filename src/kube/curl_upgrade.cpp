@@ -24,7 +24,7 @@ class CurlUpgradedConnection : public UpgradedConnection {
   public:
     CurlUpgradedConnection(EasyHandle easy, const CancelFlag* cancel, std::string url)
         : easy_(std::move(easy)), cancel_(cancel), url_(std::move(url)) {
-        curl_easy_getinfo(easy_.get(), CURLINFO_ACTIVESOCKET, &socket_);
+        libcurl::curl_easy_getinfo(easy_.get(), CURLINFO_ACTIVESOCKET, &socket_);
     }
 
     const HttpResponse& handshake() const override { return handshake_; }
@@ -45,7 +45,7 @@ class CurlUpgradedConnection : public UpgradedConnection {
             CURLcode code;
             {
                 std::lock_guard lock(ioMutex_);
-                code = curl_easy_send(easy_.get(), bytes.data(), bytes.size(), &sent);
+                code = libcurl::curl_easy_send(easy_.get(), bytes.data(), bytes.size(), &sent);
             }
             if (code == CURLE_AGAIN) {
                 waitFor(POLLOUT, std::nullopt);
@@ -99,7 +99,7 @@ class CurlUpgradedConnection : public UpgradedConnection {
             {
                 // Try first: TLS may hold decrypted bytes while the socket itself is quiet.
                 std::lock_guard lock(ioMutex_);
-                code = curl_easy_recv(easy_.get(), buffer, size, &received);
+                code = libcurl::curl_easy_recv(easy_.get(), buffer, size, &received);
             }
             if (code == CURLE_OK) return received;
             if (code != CURLE_AGAIN) throw transportErrorFor(easy_.get(), code, nullptr, url_);
@@ -203,19 +203,20 @@ std::unique_ptr<UpgradedConnection> openUpgradedConnection(const ConnectionSetti
                                                            const CancelFlag* cancel) {
     EasyHandle easy = newEasyHandle();
     char errorBuffer[CURL_ERROR_SIZE] = {};
-    curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, errorBuffer);
+    libcurl::curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, errorBuffer);
     // No overall timeout: it would cut the stream; the handshake has its own deadline.
     PreparedConnection connection =
         applyConnectionOptions(easy.get(), settings, request.url, std::chrono::milliseconds{0});
     if (request.timeout.count() > 0) {
-        curl_easy_setopt(easy.get(), CURLOPT_CONNECTTIMEOUT_MS,
-                         static_cast<long>(std::min<long long>(request.timeout.count(), 30000)));
+        libcurl::curl_easy_setopt(
+            easy.get(), CURLOPT_CONNECTTIMEOUT_MS,
+            static_cast<long>(std::min<long long>(request.timeout.count(), 30000)));
     }
-    curl_easy_setopt(easy.get(), CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(easy.get(), CURLOPT_HTTPPROXYTUNNEL, 1L);
-    curl_easy_setopt(easy.get(), CURLOPT_CONNECT_ONLY, 1L);
-    CURLcode code = curl_easy_perform(easy.get());
-    curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, nullptr);
+    libcurl::curl_easy_setopt(easy.get(), CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+    libcurl::curl_easy_setopt(easy.get(), CURLOPT_HTTPPROXYTUNNEL, 1L);
+    libcurl::curl_easy_setopt(easy.get(), CURLOPT_CONNECT_ONLY, 1L);
+    CURLcode code = libcurl::curl_easy_perform(easy.get());
+    libcurl::curl_easy_setopt(easy.get(), CURLOPT_ERRORBUFFER, nullptr);
     if (code != CURLE_OK) throw transportErrorFor(easy.get(), code, errorBuffer, request.url);
 
     std::string head = fmt::format("{} {} HTTP/1.1\r\nHost: {}\r\n", request.method,

@@ -1,9 +1,8 @@
 #include "rossoctl/kube/websocket.hpp"
 
-#include <openssl/sha.h>
-
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/base64.hpp"
+#include "rossoctl/kube/digest.hpp"
 
 namespace rossoctl::kube {
 
@@ -74,9 +73,7 @@ std::optional<WsFrame> WsFrameParser::next() {
 
 std::string wsAcceptFor(const std::string& key) {
     const std::string input = key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-    unsigned char digest[SHA_DIGEST_LENGTH];
-    SHA1(reinterpret_cast<const unsigned char*>(input.data()), input.size(), digest);
-    return base64Encode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
+    return base64Encode(sha1(input));
 }
 
 }  // namespace rossoctl::kube
