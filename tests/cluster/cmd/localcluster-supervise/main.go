@@ -15,5 +15,8 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "enter-root" {
 		os.Exit(enter.Main(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "join-cgroups" {
+		os.Exit(enter.JoinCgroupsMain(os.Args[2:]))
+	}
 	os.Exit(supervise.Main(os.Args[1:]))
 }

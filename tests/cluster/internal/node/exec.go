@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,7 +19,8 @@ import (
 )
 
 // ExecInContainer runs cmd in the container's namespaces, cgroups and identity:
-// `node enter` joins the cgroups, nsenter the namespaces and root, setpriv the uid.
+// localcluster-supervise join-cgroups joins the cgroups, nsenter the namespaces and root,
+// enter-root the identity.
 func (s *kubeletServer) ExecInContainer(ctx context.Context, name, _, ctr string, cmdline []string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
 	w, c, err := s.lookup(name, ctr)
 	if err != nil {
@@ -55,13 +55,13 @@ func (m *Manager) execIn(ctx context.Context, w *podWorker, c *container, cmdlin
 		return fmt.Errorf("exec helper: %w", err)
 	}
 	defer helper.Close()
-	args := []string{"node", "enter", "--cgroups", strings.Join(dirs, ","), "--",
+	args := []string{"join-cgroups", "--cgroups", strings.Join(dirs, ","), "--",
 		"/usr/bin/nsenter", "-t", strconv.Itoa(pid), "-n", "-m", "-p", "-u", "-i", "-r", "-w", "--"}
 	args = append(args, enterRootArgs(cfg, tty, cmdline)...)
-	cmd := exec.CommandContext(ctx, m.self, args...)
+	cmd := exec.CommandContext(ctx, m.self+"-supervise", args...)
 	cmd.ExtraFiles = []*os.File{helper}
 	cmd.Env = cfg.Env
-	cmd.Args[0] = "localcluster"
+	cmd.Args[0] = "localcluster-supervise"
 	cmd.WaitDelay = 2 * time.Second
 	var stdin io.WriteCloser
 	if tty {
@@ -144,24 +144,4 @@ func openPTY(devpts string) (*os.File, *os.File, error) {
 		return nil, nil, err
 	}
 	return master, slave, nil
-}
-
-// enterMain joins the given cgroups, then execs the rest of its arguments, so exec'd
-// processes are charged to (and killed with) the container.
-func enterMain(args []string) int {
-	if len(args) < 4 || args[0] != "--cgroups" || args[2] != "--" {
-		fmt.Fprintln(os.Stderr, "usage: node enter --cgroups DIR,... -- CMD...")
-		return 2
-	}
-	for _, dir := range strings.Split(args[1], ",") {
-		if dir != "" {
-			if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte("0"), 0); err != nil {
-				fmt.Fprintf(os.Stderr, "enter: %v\n", err)
-				return 126
-			}
-		}
-	}
-	err := syscall.Exec(args[3], args[3:], os.Environ())
-	fmt.Fprintf(os.Stderr, "enter: %v\n", err)
-	return 126
 }

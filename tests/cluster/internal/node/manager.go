@@ -20,7 +20,7 @@ import (
 // Manager runs the pods bound to this node: one worker per pod UID.
 type Manager struct {
 	paths   paths
-	self    string // this binary, re-executed for `node init` and `node enter`
+	self    string // this binary, re-executed for `node init` (its -supervise twin for exec)
 	client  kubernetes.Interface
 	ipam    *ipam
 	onNet   func() error // NetworkPolicy/service rules depend on pod IPs

@@ -32,8 +32,6 @@ func Main(args []string) int {
 		switch sub {
 		case "init":
 			return initMain(rest)
-		case "enter":
-			return enterMain(rest)
 		case "cleanup":
 			return cleanupMain(rest)
 		case "dns":
