@@ -60,11 +60,16 @@ std::vector<std::string> egressProbeCommand(const EgressTarget& target, const st
     const std::string script = fmt::format(
         R"SH(# in_time PID TENTHS: 0 when PID ended in time, 1 when the time ran out first, 2 when
 # there is no sleep to count time with.
+# Tenths at first (a refusal comes back at once), then half seconds: each sleep is a process,
+# and a pod with a tenth of a CPU pays for every one.
 in_time() {{
   i=0
   while kill -0 "$1" 2>/dev/null; do
     if [ "$i" -ge "$2" ]; then return 1; fi
-    if sleep 0.1 2>/dev/null; then i=$((i + 1)); elif sleep 1 2>/dev/null; then i=$((i + 10)); else return 2; fi
+    step=1; if [ "$i" -ge 3 ]; then step=5; fi
+    if [ $((i + step)) -gt "$2" ]; then step=$(($2 - i)); fi
+    if [ "$step" -gt 9 ]; then step=9; fi
+    if sleep "0.$step" 2>/dev/null; then i=$((i + step)); elif sleep 1 2>/dev/null; then i=$((i + 10)); else return 2; fi
   done
 }}
 # tcp_state PID IPV4 PORT: the TCP state of PID's own socket towards IPV4:PORT (01 ESTABLISHED,
@@ -112,8 +117,8 @@ wget)
   in_time "$pid" "$6"; clock=$?
   if [ "$clock" = 1 ]; then
     state=$(tcp_state "$pid" "$2" "$3")
-    # Unanswered half a second longer: not a SYN sent a moment before the deadline.
-    if [ "$state" = 02 ]; then in_time "$pid" 5; state=$(tcp_state "$pid" "$2" "$3"); fi
+    # Unanswered 0.3 s longer: not a SYN sent a moment before the deadline.
+    if [ "$state" = 02 ]; then in_time "$pid" 3; state=$(tcp_state "$pid" "$2" "$3"); fi
     echo "rossoctl-socket=$state"
   fi
   if [ "$clock" = 2 ]; then echo rossoctl-clock=none; fi
