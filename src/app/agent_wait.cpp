@@ -85,8 +85,12 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
                                           });
         if (!waited.satisfied()) {
             if (waited.outcome == kube::WaitOutcome::TimedOut && clock.monotonic() < deadline) {
-                if (auto failure =
-                        agentStartFailure(client, ns, agent.kind.type, current, eventsSince)) {
+                // Reads that an apiserver outage refuses are tried again, as the waits are.
+                std::optional<std::string> failure;
+                kube::rideOutOutage(clock, left(), cancel, [&] {
+                    failure = agentStartFailure(client, ns, agent.kind.type, current, eventsSince);
+                });
+                if (failure) {
                     result.outcome = Outcome::Failed;
                     result.status.reason = "PodCannotStart";
                     result.status.message = *failure;

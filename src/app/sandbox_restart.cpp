@@ -185,13 +185,25 @@ class Restart {
             wait.cancel = options_.cancel;
             wait.initialList = std::move(given);
             given.reset();
-            outcome = kube::waitForSet(
-                client_, clock_, kube::resources::pods(), ns_, wait,
-                [&](const kube::ObjectSet& set) { return newPodDecided(set, failure); });
+            try {
+                outcome = kube::waitForSet(
+                    client_, clock_, kube::resources::pods(), ns_, wait,
+                    [&](const kube::ObjectSet& set) { return newPodDecided(set, failure); });
+            } catch (const std::exception& error) {
+                // An outage longer than one span: the reads below ride it out, then a new span.
+                if (!kube::isOutage(error) ||
+                    (options_.timeout.count() > 0 && elapsed() >= options_.timeout))
+                    throw;
+                outcome = kube::WaitResult{};
+                outcome.outcome = kube::WaitOutcome::TimedOut;
+            }
             const bool deadlinePassed =
                 options_.timeout.count() > 0 && elapsed() >= options_.timeout;
             if (outcome.outcome != kube::WaitOutcome::TimedOut || deadlinePassed) break;
-            if (auto blocker = sandboxCreateFailure(client_, getSandbox(), since)) fail(*blocker);
+            const json current = getSandbox();
+            std::optional<std::string> blocker;  // its events read rides out an outage too
+            riddenOut([&] { blocker = sandboxCreateFailure(client_, current, since); });
+            if (blocker) fail(*blocker);
         }
         if (outcome.outcome == kube::WaitOutcome::TimedOut && !replacementSeen(outcome.objects))
             fail(fmt::format(

@@ -170,7 +170,13 @@ TEST_CASE("bad input: one line on stderr, the documented exit code, nothing chan
     harness::admin().patch(
         sandboxes, ns.name(), "paused", rossoctl::kube::PatchType::Merge,
         R"({"spec":{"podTemplate":{"spec":{"nodeSelector":{"rossoctl.test/no-such-node":"x"}}}}})");
-    // The controller recreates a deleted pod from the template: that one stays Pending.
+    // The controller recreates a deleted pod from the template: that one stays Pending. (Its
+    // first pod may not exist yet on a busy node: wait for it, or the removal finds nothing.)
+    REQUIRE(harness::eventually([&] {
+        return harness::admin()
+            .getIfExists(rossoctl::kube::resources::pods(), ns.name(), "paused")
+            .has_value();
+    }));
     harness::admin().remove(rossoctl::kube::resources::pods(), ns.name(), "paused", {});
     REQUIRE(harness::rossoctl({"agents", "wait", "orders", "--timeout", "2m", "-n", ns.name()})
                 .exitCode == 0);

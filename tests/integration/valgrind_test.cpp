@@ -14,6 +14,8 @@ harness::RunResult underMemcheck(const std::vector<std::string>& args) {
                                   "--show-leak-kinds=definite,indirect,possible",
                                   "--errors-for-leak-kinds=definite,indirect,possible",
                                   "--error-exitcode=99",
+                                  "--suppressions=" ROSSOCTL_SOURCE_DIR
+                                  "/tests/integration/testdata/valgrind.supp",
                                   ROSSOCTL_BINARY};
     argv.insert(argv.end(), args.begin(), args.end());
     return harness::run(argv, {}, {{"KUBECONFIG", harness::kubeconfigPath()}}, 600);
