@@ -105,7 +105,11 @@ TEST_CASE("exit codes under faults: 130 on Ctrl-C, 3 only for the sandbox itself
         CHECK(verify.exitCode == 3);
     }
     SECTION("130: Ctrl-C in verify") {
-        harness::Background verify({"sandbox", "verify", "orders", "-n", ns.name()});
+        // Against the outside server its egress probe waits out the connect time-out (1.3 s at
+        // least) under the default-deny; the default target does not resolve offline, and then
+        // verify can end before the interrupt arrives.
+        harness::Background verify({"sandbox", "verify", "orders", "-n", ns.name(),
+                                    "--egress-target", harness::outsideUrl()});
         // verify of one sandbox takes about 2 s now: interrupt it well inside that.
         std::this_thread::sleep_for(400ms);
         auto [code, took] = interrupt(verify);
