@@ -1,15 +1,13 @@
 // sandbox verify end to end, offline: the API objects of a hardened sandbox, a pod that answers
 // each probe from its command line, and the positive control through the injected resolver.
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 
+#include "probe_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::Listener;
 using rossoctl::testing::statusBody;
 using rossoctl::testing::TestHost;
 
@@ -17,24 +15,6 @@ namespace {
 
 const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
 const std::string kPods = "/api/v1/namespaces/team1/pods";
-
-// A listening socket on loopback: the control's connection to it succeeds.
-struct Listener {
-    Listener() {
-        fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in address{};
-        address.sin_family = AF_INET;
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-        ::listen(fd, 8);
-        socklen_t size = sizeof address;
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
-        port = ntohs(address.sin_port);
-    }
-    ~Listener() { ::close(fd); }
-    int fd = -1;
-    int port = 0;
-};
 
 json sandbox() {
     return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
