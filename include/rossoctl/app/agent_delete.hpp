@@ -1,0 +1,27 @@
+#pragma once
+// Deleting an agent: its AgentRuntime and Service first (so nothing points at a missing
+// workload), then its managed workload, whose pods go before it; each by the UID it was read
+// with, so a same-named object created meanwhile is never touched.
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "rossoctl/app/context.hpp"
+
+namespace rossoctl::app {
+
+struct AgentDeleteRequest {
+    std::string namespaceName;
+    std::string name;
+    bool wait = true;
+    std::chrono::milliseconds timeout{0};
+    std::string timeoutText;  // as the user gave it, for the time-out message
+};
+
+// Calls `deleted` with "deployment.apps"-style type names as each part is deleted (or was
+// already gone). Throws Error when no managed part exists (an unmanaged workload of that name
+// is explained instead), or when a part is still there after the time-out.
+void deleteAgent(Context& context, const AgentDeleteRequest& request,
+                 const std::function<void(const std::string& typeName)>& deleted);
+
+}  // namespace rossoctl::app
