@@ -6,78 +6,23 @@
 #include <sstream>
 
 #include "conventions.hpp"
-#include "kube_fakes.hpp"
 #include "registry.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/ui/jsonpath.hpp"
 #include "temp_dir.hpp"
+#include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
-using rossoctl::testing::FakeClock;
-using rossoctl::testing::FakeServer;
-using rossoctl::testing::FakeTransport;
+using rossoctl::testing::TestHost;
 
 namespace {
 
-// The whole command tree, as main builds it, over a FakeServer; run() parses like main.
-class CliHost : public commands::CommandHost {
-  public:
-    CliHost() {
-        globals_.config.server = "https://api.test:6443";
-        globals_.config.token = "t0ken";
-        root_.name("rossoctl");
-        root_.fallthrough();
-        root_.add_option("-n,--namespace", globals_.config.namespaceName, "The namespace");
-        root_.add_option("--kubeconfig", globals_.config.kubeconfig, "Path to the kubeconfig");
-        commands::registerVersion(root_, *this);
-        commands::registerCompletion(root_, *this);
-        commands::registerGroups(root_, *this);
-    }
-    app::Context& context() override {
-        if (!context_) {
-            kube::Environment env;
-            env.getenv = [](const std::string&) { return std::optional<std::string>{}; };
-            env.inClusterDir = "/nonexistent";
-            if (globals_.config.namespaceName.empty()) globals_.config.namespaceName = "team1";
-            context_ = std::make_unique<app::Context>(
-                app::Streams{in_, out, err}, globals_, clock, env,
-                [this](const kube::RestConfig&, const kube::CancelFlag*) {
-                    return std::make_unique<FakeTransport>(server);
-                },
-                nullptr);
-        }
-        return *context_;
-    }
-    CLI::App& root() override { return root_; }
-
-    int run(const std::vector<std::string>& args) {
-        const int parsed = commands::parseCommandLine(root_, args, out, err);
-        return parsed >= 0 ? parsed : exitCode();
-    }
-    void sandboxGroup() {
-        server.reply(200, R"({"kind":"APIGroup","name":"agents.x-k8s.io","versions":[)"
-                          R"({"version":"v1alpha1"}],"preferredVersion":{"version":"v1alpha1"}})");
-    }
-    std::vector<std::string> sent() const {
-        std::vector<std::string> lines;
-        for (const auto& request : server.requests) {
-            std::string path = request.url.substr(std::string("https://api.test:6443").size());
-            lines.push_back(request.method + " " + path);
-        }
-        return lines;
-    }
-
-    FakeClock clock;
-    FakeServer server;
-    std::ostringstream out, err;
-
-  private:
-    std::istringstream in_;
-    app::GlobalOptions globals_;
-    CLI::App root_{"rossoctl"};
-    std::unique_ptr<app::Context> context_;
-};
+// The Sandbox API served at v1alpha1 only: these cases predate v1beta1 and their objects say so.
+void serveAlphaSandboxGroup(TestHost& host) {
+    host.server.reply(200, R"({"kind":"APIGroup","name":"agents.x-k8s.io","versions":[)"
+                           R"({"version":"v1alpha1"}],"preferredVersion":{"version":"v1alpha1"}})");
+}
 
 long lineCount(const std::string& text) {
     return std::count(text.begin(), text.end(), '\n');
@@ -126,17 +71,17 @@ TEST_CASE("--dry-run: bare is client, =server is taken, anything else is a usage
 TEST_CASE("set-env: bare --dry-run is client (nothing sent but the GET), =server sends dryRun=All",
           "[conventions][dry-run]") {
     {
-        CliHost host;
-        host.sandboxGroup();
+        TestHost host;
+        serveAlphaSandboxGroup(host);
         host.server.reply(200, sandboxJson("orders"));
         REQUIRE(host.run({"sandbox", "set-env", "orders", "A=1", "--dry-run", "-o", "json"}) == 0);
         for (const auto& request : host.server.requests) CHECK(request.method == "GET");
-        auto printed = json::parse(host.out.str());
+        auto printed = testing::printedJson(host.out.str());
         CHECK(printed["spec"]["podTemplate"]["spec"]["containers"][0]["env"][0]["name"] == "A");
     }
     {
-        CliHost host;
-        host.sandboxGroup();
+        TestHost host;
+        serveAlphaSandboxGroup(host);
         host.server.reply(200, sandboxJson("orders"));
         host.server.reply(200, sandboxJson("orders", "A"));
         REQUIRE(host.run({"sandbox", "set-env", "orders", "A=1", "--dry-run=server"}) == 0);
@@ -146,7 +91,7 @@ TEST_CASE("set-env: bare --dry-run is client (nothing sent but the GET), =server
         CHECK(host.out.str().find("(server dry run)") != std::string::npos);
     }
     {
-        CliHost host;
+        TestHost host;
         CHECK(host.run({"sandbox", "set-env", "orders", "A=1", "--dry-run=maybe"}) == kExitUsage);
         CHECK(host.server.requests.empty());
     }
@@ -157,7 +102,7 @@ TEST_CASE("--help renders --dry-run[=client], never --dry-run{client}", "[conven
          std::vector<std::vector<std::string>>{{"sandbox", "set-env", "--help"},
                                                {"project", "create", "--help"},
                                                {"agents", "import", "from-image", "--help"}}) {
-        CliHost host;
+        TestHost host;
         CHECK(host.run(path) == 0);
         INFO(host.out.str());
         CHECK(host.out.str().find("--dry-run[=client]") != std::string::npos);
@@ -167,7 +112,7 @@ TEST_CASE("--help renders --dry-run[=client], never --dry-run{client}", "[conven
 
 TEST_CASE("agents import and project create take all three --dry-run modes",
           "[conventions][dry-run]") {
-    CliHost bad;
+    TestHost bad;
     CHECK(bad.run({"project", "create", "team9", "--dry-run=later"}) == kExitUsage);
     CHECK(bad.err.str().find("invalid argument \"later\" for \"--dry-run\" flag") !=
           std::string::npos);
@@ -197,7 +142,7 @@ TEST_CASE("a mistyped command is named, with the nearest one, exit 2", "[convent
          "invalid argument \"abc\" for \"--size\" flag: not a number"},
     };
     for (const auto& c : cases) {
-        CliHost host;
+        TestHost host;
         INFO(c.args.front() << " " << (c.args.size() > 1 ? c.args[1] : ""));
         CHECK(host.run(c.args) == kExitUsage);
         CHECK(host.err.str().find(c.message) != std::string::npos);
@@ -208,18 +153,18 @@ TEST_CASE("a mistyped command is named, with the nearest one, exit 2", "[convent
 }
 
 TEST_CASE("usage errors name the argument as --help shows it", "[conventions][usage]") {
-    CliHost host;
+    TestHost host;
     CHECK(host.run({"sandbox", "set-env"}) == kExitUsage);
     CHECK(host.err.str().find("sandbox_and_changes") == std::string::npos);
     CHECK(host.err.str().find("SANDBOX is required") != std::string::npos);
-    CliHost help;
+    TestHost help;
     CHECK(help.run({"sandbox", "set-env", "--help"}) == 0);
     CHECK(help.out.str().find("SANDBOX") != std::string::npos);
 }
 
 TEST_CASE("pool --size -1 reaches the range check instead of reading as a flag",
           "[conventions][usage]") {
-    CliHost host;
+    TestHost host;
     CHECK(host.run({"sandbox", "pool", "--size", "-1"}) == kExitUsage);
     CHECK(host.err.str().find("0 to 100") != std::string::npos);
     CHECK(host.err.str().find("is required") == std::string::npos);
@@ -253,8 +198,8 @@ TEST_CASE("TYPE/NAME as -o name prints it is taken wherever a name is", "[conven
 
 TEST_CASE("sandbox get takes several names and TYPE/NAME; a missing one is hinted with -n",
           "[conventions][names]") {
-    CliHost host;
-    host.sandboxGroup();
+    TestHost host;
+    serveAlphaSandboxGroup(host);
     host.server.reply(200, sandboxJson("orders"));
     host.server.reply(404, kNotFound);
     host.server.reply(200, R"({"items":[]})");  // pods of orders
@@ -264,14 +209,14 @@ TEST_CASE("sandbox get takes several names and TYPE/NAME; a missing one is hinte
     CHECK(host.err.str().find("sandbox \"ghost\" not found in namespace \"team1\"; see the "
                               "sandboxes there with \"rossoctl sandbox list -n team1\"") !=
           std::string::npos);
-    CliHost bad;
+    TestHost bad;
     CHECK(bad.run({"sandbox", "get", "deployment.apps/orders"}) == kExitUsage);
     CHECK(bad.server.requests.empty());
 }
 
 TEST_CASE("sandbox restart orders orders restarts and prints once", "[conventions][names]") {
-    CliHost host;
-    host.sandboxGroup();
+    TestHost host;
+    serveAlphaSandboxGroup(host);
     host.server.reply(404, kNotFound);  // GET sandbox orders
     CHECK(host.run({"sandbox", "restart", "orders", "sandbox/orders", "--wait=false"}) ==
           kExitError);
@@ -285,8 +230,8 @@ TEST_CASE("sandbox restart orders orders restarts and prints once", "[convention
 // --- (7) not-found hints --------------------------------------------------------------------
 
 TEST_CASE("set-env of a missing sandbox gets the hint with the -n in use", "[conventions][hints]") {
-    CliHost host;
-    host.sandboxGroup();
+    TestHost host;
+    serveAlphaSandboxGroup(host);
     host.server.reply(404, kNotFound);
     CHECK(host.run({"sandbox", "set-env", "ordres", "A=1", "-n", "shop"}) == kExitError);
     CHECK(host.err.str().find("Error from server") == std::string::npos);
@@ -294,7 +239,7 @@ TEST_CASE("set-env of a missing sandbox gets the hint with the -n in use", "[con
 }
 
 TEST_CASE("project delete of a missing project says it does not exist", "[conventions][hints]") {
-    CliHost host;
+    TestHost host;
     host.server.reply(404, kNotFound);
     CHECK(host.run({"project", "delete", "project/ghost", "--yes"}) == kExitError);
     CHECK(host.err.str().find("project \"ghost\" does not exist") != std::string::npos);
@@ -305,15 +250,15 @@ TEST_CASE("project delete of a missing project says it does not exist", "[conven
 
 TEST_CASE("-l/--selector reaches every list's request", "[conventions][list]") {
     {
-        CliHost host;
-        host.sandboxGroup();
+        TestHost host;
+        serveAlphaSandboxGroup(host);
         host.server.reply(200, R"({"items":[]})");
         CHECK(host.run({"sandbox", "list", "-l", "tier=web", "-o", "json"}) == 0);
         CHECK(host.server.requests.back().url.find("labelSelector=tier%3Dweb") !=
               std::string::npos);
     }
     {
-        CliHost host;
+        TestHost host;
         host.server.reply(200, R"({"items":[]})");
         CHECK(host.run({"project", "ls", "--selector", "team=a", "-o", "name"}) == 0);
         CHECK(host.server.requests.back().url.find("team%3Da") != std::string::npos);
@@ -322,11 +267,11 @@ TEST_CASE("-l/--selector reaches every list's request", "[conventions][list]") {
 }
 
 TEST_CASE("-o=name is -o name; --version prints the version", "[conventions][list]") {
-    CliHost host;
+    TestHost host;
     host.server.reply(200, R"({"items":[{"metadata":{"name":"team1"}}]})");
     CHECK(host.run({"project", "list", "-o=name"}) == 0);
     CHECK(host.out.str() == "namespace/team1\n");
-    CliHost version;
+    TestHost version;
     CHECK(version.run({"--version"}) == 0);
     CHECK(version.out.str().find("rossoctl v") == 0);
 }
@@ -337,14 +282,14 @@ TEST_CASE("-o yaml/json hide managedFields unless --show-managed-fields", "[conv
     const std::string withFields =
         R"({"metadata":{"name":"team1","creationTimestamp":"2026-01-02T03:04:05Z",)"
         R"("managedFields":[{"manager":"rossoctl"}]}})";
-    CliHost host;
+    TestHost host;
     host.server.reply(200, "{\"items\":[" + withFields + "]}");
     CHECK(host.run({"project", "list", "-o", "yaml"}) == 0);
     CHECK(host.out.str().find("managedFields") == std::string::npos);
     CHECK(host.out.str().find("kind: List") != std::string::npos);
     // PyYAML would read an unquoted timestamp as a datetime: quoted, as kubectl prints it.
     CHECK(host.out.str().find("creationTimestamp: \"2026-01-02T03:04:05Z\"") != std::string::npos);
-    CliHost shown;
+    TestHost shown;
     shown.server.reply(200, "{\"items\":[" + withFields + "]}");
     CHECK(shown.run({"project", "list", "-o", "json", "--show-managed-fields"}) == 0);
     CHECK(shown.out.str().find("managedFields") != std::string::npos);
@@ -363,8 +308,8 @@ TEST_CASE("YAML quotes what a YAML 1.1 reader would retype", "[conventions][outp
 
 TEST_CASE("agents wait on a suspended sandbox fails at once, without watching",
           "[conventions][wait]") {
-    CliHost host;
-    host.sandboxGroup();
+    TestHost host;
+    serveAlphaSandboxGroup(host);
     host.server.reply(404, kNotFound);  // deployment
     host.server.reply(404, kNotFound);  // statefulset
     host.server.reply(404, kNotFound);  // job
@@ -373,7 +318,8 @@ TEST_CASE("agents wait on a suspended sandbox fails at once, without watching",
                            R"("spec":{"replicas":0}})");
     CHECK(host.run({"agents", "wait", "sandbox/orders", "--timeout", "10m"}) == kExitError);
     CHECK(host.err.str().find("will not become Ready: it is suspended") != std::string::npos);
-    for (const auto& line : host.sent()) CHECK(line.find("watch") == std::string::npos);
+    for (const auto& request : host.server.requests)  // no watch: the URL with its query
+        CHECK(request.url.find("watch") == std::string::npos);
 }
 
 // --- (9) the small ones ---------------------------------------------------------------------
@@ -381,7 +327,7 @@ TEST_CASE("agents wait on a suspended sandbox fails at once, without watching",
 TEST_CASE("project create --allow-cidr 0.0.0.0/0 is refused without --force",
           "[conventions][small]") {
     for (auto cidr : {"0.0.0.0/0", "::/0"}) {
-        CliHost host;
+        TestHost host;
         CHECK(host.run({"project", "create", "team9", "--allow-cidr", cidr}) == kExitUsage);
         CHECK(host.err.str().find("add --force") != std::string::npos);
         CHECK(host.server.requests.empty());
@@ -390,7 +336,7 @@ TEST_CASE("project create --allow-cidr 0.0.0.0/0 is refused without --force",
 
 TEST_CASE("sandbox run --artifacts naming a file is refused before anything runs",
           "[conventions][small]") {
-    CliHost host;
+    TestHost host;
     rossoctl::testing::TempDir dir;
     const std::string file = dir.path() + "/file.txt";
     std::ofstream(file) << "x";
@@ -424,20 +370,20 @@ TEST_CASE("-o jsonpath=, -o custom-columns= and --sort-by on a list", "[conventi
     const std::string items = R"({"items":[{"metadata":{"name":"zeta","labels":{"tier":"web"}}},)"
                               R"({"metadata":{"name":"alpha"}}]})";
     {
-        CliHost host;
+        TestHost host;
         host.server.reply(200, items);
         CHECK(host.run({"project", "list", "-o", "jsonpath={.items[*].metadata.name}"}) == 0);
         CHECK(host.out.str() == "zeta alpha");  // kubectl adds no newline
     }
     {
-        CliHost host;
+        TestHost host;
         host.server.reply(200, items);
         CHECK(host.run({"project", "list", "--sort-by=.metadata.name", "-o",
                         R"(jsonpath={range .items[*]}{.metadata.name}{"\n"}{end})"}) == 0);
         CHECK(host.out.str() == "alpha\nzeta\n");
     }
     {
-        CliHost host;
+        TestHost host;
         host.server.reply(200, items);
         CHECK(host.run({"project", "list",
                         "-o=custom-columns=NAME:.metadata.name,TIER:.metadata."
@@ -445,7 +391,7 @@ TEST_CASE("-o jsonpath=, -o custom-columns= and --sort-by on a list", "[conventi
         CHECK(host.out.str() == "NAME    TIER\nzeta    web\nalpha   <none>\n");
     }
     {
-        CliHost host;
+        TestHost host;
         CHECK(host.run({"project", "list", "-o", "custom-columns=NAME"}) == kExitUsage);
         CHECK(host.run({"sandbox", "list", "--sort-by", "{.metadata[name"}) == kExitUsage);
         CHECK(host.server.requests.empty());
@@ -462,10 +408,10 @@ TEST_CASE("jsonpath reads fields, indexes, quoted keys and every element", "[con
 
 TEST_CASE("agents import --cpu over the project's LimitRange max: exit 2, nothing written",
           "[conventions][wait]") {
-    CliHost host;
+    TestHost host;
     host.server.reply(200, R"({"kind":"APIGroup","name":"agent.rossoctl.dev",)"
                            R"("versions":[{"version":"v1alpha1"}]})");
-    host.sandboxGroup();
+    serveAlphaSandboxGroup(host);
     for (int i = 0; i < 5; ++i) host.server.reply(404, kNotFound);  // 4 types + runtime
     host.server.reply(200, R"({"items":[{"metadata":{"name":"sandbox-limits"},"spec":{"limits":)"
                            R"([{"type":"Container","max":{"cpu":"2","memory":"4Gi"}}]}}]})");

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
+#include "conventions.hpp"
 #include "rossoctl/kube/websocket.hpp"
 
 namespace rossoctl::testing {
@@ -327,6 +328,7 @@ TestHost::TestHost() {
     // The global flags the help examples use (main adds the rest).
     root_.add_option("-n,--namespace", globals_.config.namespaceName);
     root_.add_option("-v,--v", globals_.verbosity);
+    root_.add_option("--kubeconfig", globals_.config.kubeconfig);
     commands::registerVersion(root_, *this);
     commands::registerCompletion(root_, *this);
     commands::registerGroups(root_, *this);
@@ -355,17 +357,8 @@ app::Context& TestHost::context() {
 }
 
 int TestHost::run(std::vector<std::string> args) {
-    std::vector<const char*> argv{"rossoctl"};
-    for (const auto& arg : args) argv.push_back(arg.c_str());
-    try {
-        root_.parse(static_cast<int>(argv.size()), argv.data());
-    } catch (const CLI::CallForHelp&) {
-        return 0;
-    } catch (const CLI::ParseError& e) {
-        err << "error: " << e.what() << '\n';
-        return kExitUsage;
-    }
-    return exitCode();
+    const int parsed = commands::parseCommandLine(root_, args, out, err);  // as main parses
+    return parsed >= 0 ? parsed : exitCode();
 }
 
 std::string TestHost::help(const std::vector<std::string>& path) {
@@ -475,6 +468,13 @@ void TestHost::runtimeGroup(bool served) {
                           R"("versions":[{"version":"v1alpha1"}]})");
     else
         server.reply(404, kNotFoundBody);
+}
+
+nlohmann::json printedJson(const std::string& out) {
+    nlohmann::json parsed;
+    REQUIRE_NOTHROW(parsed = nlohmann::json::parse(out));
+    CHECK(out == parsed.dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    return parsed;
 }
 
 }  // namespace rossoctl::testing

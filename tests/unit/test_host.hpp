@@ -206,6 +206,10 @@ std::vector<std::vector<std::string>> helpExamples(const std::string& help);
 // with a terminal on stdin: each must parse and pass validation (exit code other than 2).
 void checkHelpExamples(const std::vector<std::string>& commandPath);
 
+// What a command printed with -o json, parsed. Every -o json is one style, kubectl's: one
+// document indented by four spaces and a newline; anything else fails the calling test.
+nlohmann::json printedJson(const std::string& out);
+
 // Each argv (after "rossoctl") is a usage error: exit 2 and one "error: " line on stderr, with
 // no request sent and no name looked up.
 void checkUsageErrors(const std::vector<std::vector<std::string>>& argvs);
