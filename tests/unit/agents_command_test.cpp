@@ -9,6 +9,7 @@
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::statusBody;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -62,7 +63,7 @@ TEST_CASE("agents import --dry-run=client prints a List and writes nothing", "[a
     REQUIRE(host.run(importArgs({"--envVarsFile", envFile, "--env", "MCP_URL=http://flag",
                                  "--dry-run=client", "-o", "json"})) == 0);
     for (const auto& request : host.server.requests) CHECK(request.method == "GET");
-    json list = json::parse(host.out.str());
+    json list = testing::printedJson(host.out.str());
     CHECK(list["kind"] == "List");
     REQUIRE(list["items"].size() == 2);
     const json& sandbox = list["items"][0];
@@ -246,6 +247,11 @@ TEST_CASE("agents list asks every workload type for managed agents", "[agents]")
     serveWorkloads(names, {managedDeployment("orders")});
     REQUIRE(names.run({"agents", "list", "-o", "name"}) == 0);
     CHECK(names.out.str() == "deployment.apps/orders\n");
+
+    TestHost asJson;
+    serveWorkloads(asJson, {managedDeployment("orders")});
+    REQUIRE(asJson.run({"agents", "list", "-o", "json"}) == 0);
+    CHECK(testing::printedJson(asJson.out.str())["items"].size() == 1);
 }
 
 TEST_CASE("agents list: bad -o sends nothing; empty and 403 say so", "[agents]") {
@@ -284,7 +290,7 @@ TEST_CASE("agents get shows the agent's type, status and pod", "[agents]") {
     asJson.server.onJson("GET", "/apis/apps/v1/namespaces/team1/deployments/orders", 200,
                          managedDeployment("orders"));
     REQUIRE(asJson.run({"agents", "get", "orders", "-o", "json"}) == 0);
-    CHECK(json::parse(asJson.out.str())["kind"] == "Deployment");
+    CHECK(testing::printedJson(asJson.out.str())["kind"] == "Deployment");
 }
 
 TEST_CASE("agents get: bad input sends nothing; 404 and 403 read well", "[agents]") {
@@ -304,4 +310,105 @@ TEST_CASE("agents get: bad input sends nothing; 404 and 403 read well", "[agents
                         R"("message":"deployments.apps \"orders\" is forbidden"})");
     CHECK(forbidden.run({"agents", "get", "orders"}) == kExitError);
     CHECK(forbidden.err.str().rfind("Error from server (Forbidden)", 0) == 0);
+}
+
+namespace {
+
+const std::string kDeployments = "/apis/apps/v1/namespaces/team1/deployments";
+const std::string kServices = "/api/v1/namespaces/team1/services";
+const std::string kRuntimes = "/apis/agent.rossoctl.dev/v1alpha1/namespaces/team1/agentruntimes";
+
+json agentPart(const std::string& uid) {
+    return {
+        {"metadata",
+         {{"name", "orders"},
+          {"namespace", "team1"},
+          {"uid", uid},
+          {"labels",
+           {{"app.kubernetes.io/managed-by", "rossoctl"}, {"app.kubernetes.io/name", "orders"}}}}}};
+}
+
+// An agent of three parts: AgentRuntime, Service and Deployment; every list is empty, so a
+// wait for a part to be gone is satisfied by its first LIST (routes set before win).
+void serveAgentParts(TestHost& host) {
+    serveWorkloads(host, {});
+    host.serveRuntimeGroup();
+    host.server.onJson("GET", kRuntimes + "/orders", 200, agentPart("uid-runtime"));
+    host.server.onJson("GET", kServices + "/orders", 200, agentPart("uid-service"));
+    host.server.onJson("GET", kDeployments + "/orders", 200, managedDeployment("orders"));
+    host.server.onJson("GET", kRuntimes, 200, listOf({}));
+    host.server.onJson("GET", kServices, 200, listOf({}));
+    for (const auto& path : {kRuntimes, kServices, kDeployments})
+        host.server.on("DELETE", path + "/orders", 200, "{}");
+}
+
+}  // namespace
+
+TEST_CASE("agents delete: every help example parses and bad input sends nothing",
+          "[agents][command]") {
+    rossoctl::testing::checkHelpExamples({"agents", "delete"});
+    rossoctl::testing::checkUsageErrors({{"agents", "delete"},
+                                         {"agents", "delete", "Orders!"},
+                                         {"agents", "delete", "orders", "--timeout", "soon"},
+                                         {"agents", "delete", "orders", "-o", "yaml"},
+                                         {"agents", "delete", "pod/orders"}});
+}
+
+TEST_CASE("agents delete removes the runtime, the Service, then the workload, each by UID",
+          "[agents][command]") {
+    TestHost host;
+    serveAgentParts(host);
+    REQUIRE(host.run({"agents", "delete", "orders"}) == 0);
+    CHECK(host.server.writes() == std::vector<std::string>{"DELETE " + kRuntimes + "/orders",
+                                                           "DELETE " + kServices + "/orders",
+                                                           "DELETE " + kDeployments + "/orders"});
+    for (const auto& [path, uid] : {std::pair{kRuntimes, "uid-runtime"},
+                                    {kServices, "uid-service"},
+                                    {kDeployments, "uid-orders"}}) {
+        const json body = json::parse(host.server.requestsTo("DELETE", path + "/orders")[0].body);
+        CHECK(body["preconditions"]["uid"] == uid);
+        CHECK(body["propagationPolicy"] == "Foreground");
+    }
+    CHECK(host.out.str() ==
+          "agentruntime.agent.rossoctl.dev/orders deleted\nservice/orders deleted\n"
+          "deployment.apps/orders deleted\n");
+
+    TestHost names;
+    serveAgentParts(names);
+    REQUIRE(names.run({"agents", "delete", "deployment/orders", "-o", "name", "--wait=false"}) ==
+            0);
+    CHECK(names.out.str() ==
+          "agentruntime.agent.rossoctl.dev/orders\nservice/orders\ndeployment.apps/orders\n");
+}
+
+TEST_CASE("agents delete: a workload it did not make, a refused delete, a part that stays",
+          "[agents][command]") {
+    TestHost foreign;
+    serveWorkloads(foreign, {});
+    foreign.serveRuntimeGroup(false);
+    json unmanaged = managedDeployment("orders");
+    unmanaged["metadata"].erase("labels");
+    foreign.server.onJson("GET", kDeployments + "/orders", 200, unmanaged);
+    CHECK(foreign.run({"agents", "delete", "orders"}) == kExitError);
+    CHECK(foreign.err.str().find("is not an agent: it lacks the label") != std::string::npos);
+    CHECK(foreign.server.writes().empty());
+
+    TestHost refused;
+    refused.server.on("DELETE", kRuntimes + "/orders", 403,
+                      statusBody(403, "Forbidden", "agentruntimes \"orders\" is forbidden"));
+    serveAgentParts(refused);
+    CHECK(refused.run({"agents", "delete", "orders"}) == kExitError);
+    CHECK(refused.err.str() ==
+          "Error from server (Forbidden): agentruntimes \"orders\" is forbidden\n");
+    CHECK(refused.server.writes().size() == 1);  // nothing after the refusal
+
+    TestHost stays;
+    stays.server.latency = std::chrono::milliseconds(200);  // each request moves the clock on
+    stays.server.onJson("GET", kDeployments, 200, listOf({managedDeployment("orders")}));
+    stays.server.onStream("GET", kDeployments + "?watch=true", {});
+    serveAgentParts(stays);
+    CHECK(stays.run({"agents", "delete", "orders", "--timeout", "5s"}) == kExitError);
+    CHECK(stays.err.str() ==
+          "error: deployment.apps/orders is still being deleted after 5s; check it with "
+          "\"rossoctl agents get orders -n team1\"\n");
 }

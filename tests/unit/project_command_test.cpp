@@ -175,7 +175,7 @@ TEST_CASE("project create --dry-run=client prints and sends nothing that writes"
     TestHost host;
     REQUIRE(host.run({"project", "create", "team1", "--dry-run=client", "-o", "json"}) == 0);
     CHECK(host.server.writes().empty());
-    json printed = json::parse(host.out.str());
+    json printed = testing::printedJson(host.out.str());
     CHECK(printed["items"][0]["kind"] == "Namespace");
 }
 
@@ -273,7 +273,7 @@ TEST_CASE("project describe shows quota, limits and egress in words", "[project]
     serveEmptyLists(json_);
     json_.server.onJson("GET", kNamespaces + "/team1", 200, projectNamespace("team1"));
     REQUIRE(json_.run({"project", "describe", "team1", "-o", "json"}) == 0);
-    json described = json::parse(json_.out.str());
+    json described = testing::printedJson(json_.out.str());
     CHECK(described["namespace"]["metadata"]["name"] == "team1");
     CHECK(described["sandboxes"] == json::array());  // the Sandbox API is not served
 }

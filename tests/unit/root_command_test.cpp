@@ -24,7 +24,7 @@ TEST_CASE("version prints the client's and the server's version", "[command]") {
     TestHost asJson;
     asJson.server.on("GET", "/version", 200, R"({"gitVersion":"v1.31.2"})");
     REQUIRE(asJson.run({"version", "-o", "json"}) == 0);
-    json printed = json::parse(asJson.out.str());
+    json printed = testing::printedJson(asJson.out.str());
     CHECK(printed["serverVersion"]["gitVersion"] == "v1.31.2");
     CHECK(printed["clientVersion"]["gitVersion"] == std::string("v") + ROSSOCTL_VERSION);
 }

@@ -96,6 +96,13 @@ TEST_CASE("sandbox list shows each sandbox with its pod", "[sandbox][command]") 
     all.server.onJson("GET", "/api/v1/pods", 200, list({podOf("orders")}));
     REQUIRE(all.run({"sandbox", "list", "-A"}) == 0);
     CHECK(all.out.str().rfind("NAMESPACE", 0) == 0);
+
+    TestHost asJson;  // kubectl's List, in the one JSON style
+    serveOrders(asJson);
+    REQUIRE(asJson.run({"sandbox", "list", "-o", "json"}) == 0);
+    const json printed = testing::printedJson(asJson.out.str());
+    CHECK(printed["kind"] == "List");
+    CHECK(printed["items"][0]["metadata"]["name"] == "orders");
 }
 
 TEST_CASE("sandbox list: a bad -o sends nothing; empty, missing API and 403 say so",
@@ -133,6 +140,11 @@ TEST_CASE("sandbox get shows one sandbox, or says where to look", "[sandbox][com
     serveOrders(yaml);
     REQUIRE(yaml.run({"sandbox", "get", "orders", "-o", "yaml"}) == 0);
     CHECK(yaml.out.str().find("kind: Sandbox") != std::string::npos);
+
+    TestHost asJson;
+    serveOrders(asJson);
+    REQUIRE(asJson.run({"sandbox", "get", "orders", "-o", "json"}) == 0);
+    CHECK(testing::printedJson(asJson.out.str())["kind"] == "Sandbox");
 
     TestHost bad;
     CHECK(bad.run({"sandbox", "get", "Orders!"}) == kExitUsage);

@@ -120,7 +120,7 @@ TEST_CASE("sandbox run -o json returns the streams and exit code in one object",
     TestHost host;
     serveRun(host, testing::execRan("42\n", "", 0));
     REQUIRE(host.run({"sandbox", "run", "-o", "json", "--", "python3", "-"}) == 0);
-    const json result = json::parse(host.out.str());
+    const json result = testing::printedJson(host.out.str());
     CHECK(result["stdout"] == "42\n");
     CHECK(result["exitCode"] == 0);
     CHECK(result["pod"] == kRunPod);

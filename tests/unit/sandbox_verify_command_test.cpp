@@ -157,7 +157,7 @@ TEST_CASE("sandbox verify of a hardened sandbox passes every check, offline", "[
         host.run({"sandbox", "verify", "orders", "--egress-target", target, "-o", "json"});
     INFO(host.out.str() << host.err.str());
     CHECK(exitCode == 0);
-    const json report = json::parse(host.out.str());
+    const json report = testing::printedJson(host.out.str());
     CHECK(report["result"] == "pass");
     const json checks = verdicts(report);
     CHECK(checks.size() == 4);
@@ -185,7 +185,7 @@ TEST_CASE("sandbox verify: an image with no egress tool leaves egress unproven (
         {"sandbox", "verify", "orders", "--egress-target", target, "-o", "json", "--no-restart"});
     INFO(host.out.str() << host.err.str());
     CHECK(exitCode == 3);
-    const json checks = verdicts(json::parse(host.out.str()));
+    const json checks = verdicts(testing::printedJson(host.out.str()));
     CHECK(checks["egress"]["result"] == "unproven");
     CHECK(checks["egress"]["live"]["evidence"].dump().find("none of curl") != std::string::npos);
     CHECK(checks["nothing-survives"]["result"] == "unproven");  // --no-restart
