@@ -7,6 +7,7 @@
 #include "conventions.hpp"
 #include "project_common.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/partial_write.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/project.hpp"
@@ -42,9 +43,9 @@ void deleteIfPresent(app::Context& context, const kube::ResourceRef& ref, const 
         context.client().remove(ref, ns, name, deleteOptions);
     } catch (const kube::ApiError& error) {
         if (error.isNotFound()) return;
-        rethrowPartialWrite("delete", ref, ns, name, done, finishHint);
+        app::rethrowPartialWrite("delete", ref, ns, name, done, finishHint);
     } catch (...) {
-        rethrowPartialWrite("delete", ref, ns, name, done, finishHint);
+        app::rethrowPartialWrite("delete", ref, ns, name, done, finishHint);
     }
     std::string kind = ref.kind;
     std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
@@ -91,7 +92,7 @@ int runProjectDelete(app::Context& context, ProjectDeleteOptions& options) {
             options.name));
 
     auto namespaceObject = getProjectNamespace(context, options.name);
-    if (!isSandboxProject(namespaceObject) && !options.force)
+    if (!model::isSandboxProject(namespaceObject) && !options.force)
         throw Error(
             fmt::format("namespace \"{}\" was not created by rossoctl (no label {}=true); "
                         "pass --force to delete it anyway",
