@@ -2,18 +2,12 @@
 // the AgentRuntime pointing at it, created (never overwritten) in one namespace.
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agent_import.hpp"
+#include "rossoctl/app/agent_import_write.hpp"
 #include "rossoctl/app/agents.hpp"
 #include "rossoctl/app/env_file.hpp"
-#include "rossoctl/app/limit_range.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -87,77 +81,6 @@ app::ImportRequest validate(const ImportOptions& options) {
     return request;
 }
 
-// --lifetime, else the namespace's default-lifetime annotation, else 24h.
-std::chrono::seconds defaultLifetime(app::Context& context, const std::string& ns) {
-    std::optional<json> namespaceObject;
-    try {
-        namespaceObject = context.client().getIfExists(kube::resources::namespaces(), "", ns);
-    } catch (const kube::ApiError& error) {
-        if (!error.isForbidden()) throw;  // a project member may not read its namespace
-        return app::kFallbackLifetime;
-    }
-    if (!namespaceObject)
-        throw Error(fmt::format(
-            "namespace \"{}\" not found; run \"rossoctl project create {}\" first", ns, ns));
-    const json& metadata = (*namespaceObject)["metadata"];
-    if (!metadata.contains("annotations") ||
-        !metadata["annotations"].contains(app::kDefaultLifetimeAnnotation))
-        return app::kFallbackLifetime;
-    std::string value = metadata["annotations"][app::kDefaultLifetimeAnnotation];
-    try {
-        return model::parseLifetime(value,
-                                    "annotation " + std::string(app::kDefaultLifetimeAnnotation));
-    } catch (const UsageError& e) {
-        throw Error(fmt::format("namespace \"{}\": {}; fix it or pass --lifetime", ns, e.what()));
-    }
-}
-
-// Refuses before writing anything when an agent (or a Service) of that name exists.
-void refuseExisting(app::Context& context, const app::ImportRequest& request) {
-    const std::string& ns = request.namespaceName;
-    auto& client = context.client();
-    bool exists = !app::findWorkloads(client, context.discovery(), ns, request.name).empty();
-    if (!exists && request.agentRuntime)
-        exists = client.getIfExists(kube::resources::agentRuntimes(), ns, request.name).has_value();
-    if (exists)
-        throw Error(fmt::format(
-            "agent \"{}\" already exists in namespace \"{}\"; delete it first with \"rossoctl "
-            "agents delete {} -n {}\"",
-            request.name, ns, request.name, ns));
-}
-
-std::string createdMessage(const std::vector<std::string>& created) {
-    std::string text;
-    for (const auto& name : created) text += (text.empty() ? "" : ", ") + name;
-    return text;
-}
-
-// Creates in order; after a partial failure says exactly what exists and how to remove it.
-std::vector<json> createAll(app::Context& context, const app::ImportRequest& request,
-                            const std::vector<app::PlannedObject>& planned, bool serverDryRun) {
-    std::vector<json> results;
-    std::vector<std::string> created;
-    kube::WriteOptions write;
-    write.dryRun = serverDryRun;
-    for (const auto& object : planned) {
-        const std::string label = app::typeName(object.ref) + "/" + request.name;
-        try {
-            results.push_back(
-                context.client().create(object.ref, request.namespaceName, object.object, write));
-            created.push_back(label);
-        } catch (const kube::ApiError& error) {
-            if (created.empty() && error.isAlreadyExists())
-                refuseExisting(context, request);  // lost a race: say it the same way
-            if (created.empty() || serverDryRun) throw;
-            throw Error(fmt::format(
-                "created {}, but creating {} failed: {}; remove what was created with \"rossoctl "
-                "agents delete {} -n {}\"",
-                createdMessage(created), label, error.what(), request.name, request.namespaceName));
-        }
-    }
-    return results;
-}
-
 int runImport(app::Context& context, ImportOptions& options) {
     // validate: every flag, before any request
     const DryRun dryRun = parseDryRun(options.dryRun, context.err());
@@ -175,27 +98,19 @@ int runImport(app::Context& context, ImportOptions& options) {
     bool needsLifetime =
         request.type == model::WorkloadType::Sandbox || request.type == model::WorkloadType::Job;
     if (needsLifetime && request.lifetime.count() == 0)
-        request.lifetime = defaultLifetime(context, request.namespaceName);
+        request.lifetime = app::defaultLifetime(context, request.namespaceName);
     if (!request.agentRuntime)
         context.err() << "Warning: the AgentRuntime API (agent.rossoctl.dev) is not served by this "
                          "cluster; creating the workload alone\n";
     const bool clientDryRun = dryRun == DryRun::Client;
     const bool serverDryRun = dryRun == DryRun::Server;
     auto planned = app::planImport(request, context.clock().now());
-    // run
+    // run: the refusals and creates are app::importAgent's
     std::vector<json> results;
     if (clientDryRun) {
         for (const auto& object : planned) results.push_back(object.object);
     } else {
-        refuseExisting(context, request);
-        // A pod the LimitRange refuses is never created: say so now, exit 2, write nothing.
-        const auto ranges =
-            context.client().list(kube::resources::limitRanges(), request.namespaceName);
-        if (auto why = app::limitRangeViolation(ranges, request.namespaceName, request.cpu,
-                                                request.memory);
-            !why.empty())
-            throw UsageError(why);
-        results = createAll(context, request, planned, serverDryRun);
+        results = app::importAgent(context, request, planned, serverDryRun);
     }
     if (format == ui::OutputFormat::Json || format == ui::OutputFormat::Yaml) {
         json list = ui::asList(json(results));

@@ -73,8 +73,30 @@ std::vector<std::string> objectNames(const std::vector<std::string>& arguments,
 // option's check instead of being read as a flag) and "-o=name" split into "-o" "name".
 std::vector<std::string> normalizeArguments(const CLI::App& root, std::vector<std::string> args);
 
+// A command whose own failures, usage errors included, exit with its code instead of 2:
+// sandbox run keeps 1 and 2 for the code it runs (125, as docker run does).
+class CommandWithFailureCode : public CLI::App {
+  public:
+    // Set up from parent as CLI::App::add_subcommand sets a command up (help flag, formatter).
+    CommandWithFailureCode(std::string description, std::string name, CLI::App* parent,
+                           int failureCode)
+        : CLI::App(std::move(description), std::move(name), parent), failureCode_(failureCode) {}
+    int failureCode() const { return failureCode_; }
+
+  private:
+    int failureCode_;
+};
+
+// Adds such a command to parent.
+CommandWithFailureCode* addCommandWithFailureCode(CLI::App& parent, const std::string& name,
+                                                  const std::string& description, int failureCode);
+
+// The exit code of a usage error in command: its own failure code, else 2.
+int usageExitCode(const CLI::App& command);
+
 // Parses args (without argv[0]) and on a command-line mistake prints kubectl's wording on err and
-// returns the exit code (2); returns -1 when the line parsed. Help requests print help, return 0.
+// returns usageExitCode of the command; returns -1 when the line parsed. Help requests print help,
+// return 0.
 int parseCommandLine(CLI::App& root, const std::vector<std::string>& args, std::ostream& out,
                      std::ostream& err);
 

@@ -2,18 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <exception>
-
-#include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/model/project.hpp"
 
 namespace rossoctl::commands {
-
-bool isSandboxProject(const nlohmann::json& namespaceObject) {
-    const auto& metadata = namespaceObject.value("metadata", nlohmann::json::object());
-    const auto& labels = metadata.value("labels", nlohmann::json::object());
-    return labels.value(model::kSandboxProjectLabel, "") == "true";
-}
 
 nlohmann::json getProjectNamespace(app::Context& context, const std::string& name) {
     auto found = context.client().getIfExists(kube::resources::namespaces(), "", name);
@@ -22,43 +13,6 @@ nlohmann::json getProjectNamespace(app::Context& context, const std::string& nam
             "project \"{}\" does not exist; see the projects with \"rossoctl project list\"",
             name));
     return *found;
-}
-
-void rethrowPartialWrite(const std::string& verb, const kube::ResourceRef& ref,
-                         const std::string& ns, const std::string& name,
-                         const std::vector<std::string>& done, const std::string& finishHint) {
-    std::string written = "nothing";
-    if (!done.empty()) {
-        written.clear();
-        for (const auto& item : done) written += (written.empty() ? "" : ", ") + item;
-    }
-    std::string scope =
-        ref.namespaced ? fmt::format("in namespace \"{}\"", ns) : std::string("at cluster scope");
-    try {
-        throw;
-    } catch (const kube::ApiError& error) {
-        std::string message;
-        if (error.isForbidden()) {
-            message = fmt::format(
-                "missing permission: {} {} {} ({}). Written before this: {}. Ask a cluster admin "
-                "for \"{}\" on {}, or use an account that has it; then {}",
-                verb, ref.qualifiedName(), scope, error.statusMessage(), written, verb,
-                ref.qualifiedName(), finishHint);
-        } else {
-            message = fmt::format("{} {}/{} {} failed: {}. Written before this: {}; {}", verb,
-                                  ref.qualifiedName(), name, scope, error.statusMessage(), written,
-                                  finishHint);
-        }
-        throw kube::ApiError(error.code(), error.reason(), message, error.causes(),
-                             error.details());
-    } catch (const UsageError&) {
-        throw;
-    } catch (const Error& error) {
-        throw Error(
-            fmt::format("{} {}/{} {} failed: {}. Written before this: {}; {}", verb,
-                        ref.qualifiedName(), name, scope, error.what(), written, finishHint),
-            error.exitCode());
-    }
 }
 
 }  // namespace rossoctl::commands

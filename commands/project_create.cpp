@@ -3,22 +3,19 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <set>
 
 #include "conventions.hpp"
-#include "project_common.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/enforcement_check.hpp"
-#include "rossoctl/kube/api_error.hpp"
-#include "rossoctl/kube/wait.hpp"
-#include "rossoctl/model/pod.hpp"
+#include "rossoctl/app/project_write.hpp"
 #include "rossoctl/model/project.hpp"
 
 namespace rossoctl::commands {
 namespace {
 
 using nlohmann::json;
-namespace resources = kube::resources;
 
 struct ProjectCreateOptions {
     model::ProjectOptions project;
@@ -33,17 +30,6 @@ struct ProjectCreateOptions {
     bool noCheck = false;
     std::string checkImage = app::EnforcementCheckOptions{}.image;
 };
-
-struct WriteResult {
-    json object;
-    std::string outcome;  // created, configured, unchanged, deleted
-};
-
-// The next action, named: a re-run converges, finishing what a failed run left half-way.
-std::string finishHint(const std::string& project) {
-    return fmt::format("run \"rossoctl project create {}\" again, with the same flags, to finish",
-                       project);
-}
 
 void validate(ProjectCreateOptions& options) {
     auto& project = options.project;
@@ -89,39 +75,6 @@ model::EgressMechanism chooseMechanism(app::Context& context, const ProjectCreat
     return wanted;
 }
 
-// Refuses a namespace rossoctl did not make (kube-system under default-deny would be a
-// disaster) and one being deleted, before anything is written.
-std::optional<json> checkExistingNamespace(app::Context& context,
-                                           const ProjectCreateOptions& options) {
-    const auto& name = options.project.name;
-    std::optional<json> existing;
-    try {
-        existing = context.client().getIfExists(resources::namespaces(), "", name);
-    } catch (...) {
-        rethrowPartialWrite("get", resources::namespaces(), "", name, {}, finishHint(name));
-    }
-    if (!existing) return existing;
-    if (existing->value("status", json::object()).value("phase", "") == "Terminating")
-        throw Error(
-            fmt::format("project \"{}\" is being deleted; wait for \"rossoctl project delete "
-                        "{} --yes\" to finish, then run this again",
-                        name, name));
-    if (!isSandboxProject(*existing) && !options.adopt)
-        throw Error(
-            fmt::format("namespace \"{}\" already exists and is not a rossoctl project (no "
-                        "label {}=true); pick another name, or pass --adopt to make it one",
-                        name, model::kSandboxProjectLabel));
-    return existing;
-}
-
-// How long one write rides out an API server that is away (a restart, a failover).
-constexpr std::chrono::seconds kOutageBudget{60};
-
-bool isEgressPolicy(const kube::ResourceRef& ref) {
-    return ref.resource == "networkpolicies" || ref.resource == "egressfirewalls" ||
-           ref.resource == "ciliumnetworkpolicies";
-}
-
 // A re-run writes exactly this run's --allow-host/--allow-cidr: an earlier run's are not kept.
 // When that changed the policy, say so where it cannot be missed.
 void warnEgressChanged(app::Context& context, const ProjectCreateOptions& options) {
@@ -136,104 +89,10 @@ void warnEgressChanged(app::Context& context, const ProjectCreateOptions& option
         options.noDns ? "" : " (and DNS)");
 }
 
-WriteResult writeObject(app::Context& context, const model::PlannedObject& planned, bool dryRun,
-                        const std::vector<std::string>& done) {
-    auto& client = context.client();
-    const auto& metadata = planned.object["metadata"];
-    const std::string name = metadata.value("name", "");
-    const std::string ns = metadata.value("namespace", "");
-    std::string verb = "get";
-    WriteResult result;
-    // Each step reads before it writes, so a step cut by an API outage is safe to repeat.
-    auto attempt = [&] {
-        verb = "get";
-        if (planned.createOnly) {
-            // A ProjectRequest is a one-shot request, not an object: ask only when missing.
-            if (client.getIfExists(resources::projects(), "", name)) {
-                result = {planned.object, "unchanged"};
-                return;
-            }
-            verb = "create";
-            result = {client.create(planned.ref, ns, planned.object, {.dryRun = dryRun}),
-                      "created"};
-            return;
-        }
-        auto before = client.getIfExists(planned.ref, ns, name);
-        verb = "patch";
-        // force: these objects are rossoctl's; the command line is what they must say.
-        json after = client.apply(planned.ref, ns, planned.object,
-                                  {.dryRun = dryRun, .fieldManager = "rossoctl", .force = true});
-        std::string outcome = "created";
-        if (before) {
-            auto oldVersion = (*before)["metadata"].value("resourceVersion", "");
-            outcome = oldVersion == after["metadata"].value("resourceVersion", "") ? "unchanged"
-                                                                                   : "configured";
-        }
-        result = {after, outcome};
-    };
-    try {
-        kube::rideOutOutage(context.clock(), kOutageBudget, context.cancelFlag(), attempt);
-        return result;
-    } catch (...) {
-        rethrowPartialWrite(verb, planned.ref, ns, name, done, finishHint(ns.empty() ? name : ns));
-    }
-}
-
-// Objects an earlier run wrote that this one no longer wants (a host removed, --no-dns now).
-std::vector<std::string> pruneStale(app::Context& context, const model::ProjectPlan& plan,
-                                    const std::string& ns, std::vector<std::string>& done) {
-    std::set<std::string> wanted;
-    for (const auto& object : plan.objects) wanted.insert(object.displayName());
-    std::vector<std::string> pruned;
-    for (const auto& candidate : model::optionalProjectObjects(ns)) {
-        if (wanted.count(candidate.displayName())) continue;
-        if (!candidate.ref.group.empty() && candidate.ref.group != "networking.k8s.io" &&
-            !context.discovery().isServed(candidate.ref.group))
-            continue;
-        const std::string name = candidate.object["metadata"]["name"];
-        std::string verb = "get";
-        try {
-            auto existing = context.client().getIfExists(candidate.ref, ns, name);
-            if (!existing) continue;
-            auto labels = (*existing)["metadata"].value("labels", json::object());
-            if (labels.value(model::kManagedByLabel, "") != model::kManagedByValue) continue;
-            verb = "delete";
-            kube::DeleteOptions deleteOptions;
-            deleteOptions.preconditionResourceVersion =
-                (*existing)["metadata"].value("resourceVersion", "");
-            context.client().remove(candidate.ref, ns, name, deleteOptions);
-        } catch (const kube::ApiError& error) {
-            if (error.isNotFound() || error.isConflict()) continue;
-            rethrowPartialWrite(verb, candidate.ref, ns, name, done, finishHint(ns));
-        } catch (...) {
-            rethrowPartialWrite(verb, candidate.ref, ns, name, done, finishHint(ns));
-        }
-        pruned.push_back(candidate.displayName());
-        done.push_back(candidate.displayName() + " deleted");
-    }
-    return pruned;
-}
-
 // As kubectl prints objects: the apply bookkeeping is noise to a reader.
 json withoutManagedFields(json object) {
     if (object.contains("metadata")) object["metadata"].erase("managedFields");
     return object;
-}
-
-// Until the quota controller has counted usage, quota admission refuses every pod; wait a
-// little so the next command (agents import) does not hit that.
-void waitForQuotaStatus(app::Context& context, const std::string& ns) {
-    kube::WaitOptions waitOptions;
-    waitOptions.timeout = std::chrono::seconds(15);
-    waitOptions.cancel = context.cancelFlag();
-    auto result = kube::waitForObject(
-        context.client(), context.clock(), resources::resourceQuotas(), ns, model::kQuotaName,
-        waitOptions, [](const std::optional<json>& quota) {
-            return !quota || quota->value("status", json::object()).contains("hard");
-        });
-    if (result.outcome == kube::WaitOutcome::TimedOut)
-        context.err() << "Warning: the quota controller has not counted usage in " << ns
-                      << " yet; new pods are refused until it has\n";
 }
 
 void printObjects(app::Context& context, const std::string& output, const json& objects) {
@@ -319,8 +178,8 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     auto plan = model::planProject(project, mechanism, context.resolver());
     for (const auto& warning : plan.warnings) context.err() << "Warning: " << warning << '\n';
 
-    json printed = json::array();
     if (options.dryRun == "client") {
+        json printed = json::array();
         for (const auto& object : plan.objects) printed.push_back(object.object);
         if (!options.output.empty()) return printObjects(context, options.output, printed), 0;
         for (const auto& object : plan.objects)
@@ -329,42 +188,24 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
         return 0;
     }
 
-    bool serverDryRun = options.dryRun == "server";
-    auto existing = checkExistingNamespace(context, options);
-    std::vector<std::string> done;
-    std::vector<std::string> lines;
-    bool egressChanged = false;
-    for (const auto& planned : plan.objects) {
-        // A namespace that does not exist yet cannot hold dry-run objects: stop after it.
-        if (serverDryRun && !existing && planned.ref.namespaced) {
-            context.err() << fmt::format(
-                "Note: namespace \"{}\" does not exist yet, so the server checked only the "
-                "namespace; the other {} objects were checked on the client only\n",
-                project.name, plan.objects.size() - printed.size());
-            break;
-        }
-        auto result = writeObject(context, planned, serverDryRun, done);
-        egressChanged |= existing && !serverDryRun && isEgressPolicy(planned.ref) &&
-                         result.outcome != "unchanged";
-        printed.push_back(result.object);
-        done.push_back(planned.displayName() + " " + result.outcome);
-        lines.push_back(planned.displayName() + " " + result.outcome +
-                        (serverDryRun ? " (server dry run)" : ""));
-    }
-    if (!serverDryRun) {
-        for (const auto& name : pruneStale(context, plan, project.name, done)) {
-            lines.push_back(name + " deleted (no longer wanted)");
-            egressChanged |= existing && (name.find("networkpolic") != std::string::npos ||
-                                          name.find("egressfirewall") != std::string::npos);
-        }
-        if (egressChanged) warnEgressChanged(context, options);
-        waitForQuotaStatus(context, project.name);
-    }
+    // run: the writes are app::writeProject's; what they found is worded here
+    const auto written =
+        app::writeProject(context, plan, project.name,
+                          {.serverDryRun = options.dryRun == "server", .adopt = options.adopt});
+    if (written.onlyNamespaceChecked)
+        context.err() << fmt::format(
+            "Note: namespace \"{}\" does not exist yet, so the server checked only the "
+            "namespace; the other {} objects were checked on the client only\n",
+            project.name, plan.objects.size() - written.objects.size());
+    if (written.egressChanged) warnEgressChanged(context, options);
+    if (!written.quotaCounted)
+        context.err() << "Warning: the quota controller has not counted usage in " << project.name
+                      << " yet; new pods are refused until it has\n";
     if (!options.output.empty()) {
-        printObjects(context, options.output, printed);
+        printObjects(context, options.output, written.objects);
         return proveEnforcement(context, options);
     }
-    for (const auto& line : lines) context.out() << line << '\n';
+    for (const auto& line : written.lines) context.out() << line << '\n';
     printSummary(context, project, plan, options.dryRun);
     return proveEnforcement(context, options);
 }

@@ -1,5 +1,7 @@
-// rossoctl project delete: the project's rules in reverse order, then its namespace, and a
-// wait until the namespace is gone.
+// rossoctl project delete: after a check and a confirmation, app::deleteProject removes the
+// project's rules in reverse order, then its namespace, and waits until the namespace is gone.
+#include "rossoctl/app/project_delete.hpp"
+
 #include <fmt/format.h>
 
 #include <iostream>
@@ -7,15 +9,10 @@
 #include "conventions.hpp"
 #include "project_common.hpp"
 #include "registry.hpp"
-#include "rossoctl/kube/api_error.hpp"
-#include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/project.hpp"
 
 namespace rossoctl::commands {
 namespace {
-
-using nlohmann::json;
-namespace resources = kube::resources;
 
 struct ProjectDeleteOptions {
     std::string name;
@@ -33,54 +30,8 @@ bool confirm(app::Context& context, const std::string& name, size_t pods) {
     return answer == "y" || answer == "Y" || answer == "yes";
 }
 
-void deleteIfPresent(app::Context& context, const kube::ResourceRef& ref, const std::string& ns,
-                     const std::string& name, std::vector<std::string>& done,
-                     const std::string& finishHint) {
-    try {
-        kube::DeleteOptions deleteOptions;
-        deleteOptions.propagationPolicy = "Background";
-        context.client().remove(ref, ns, name, deleteOptions);
-    } catch (const kube::ApiError& error) {
-        if (error.isNotFound()) return;
-        rethrowPartialWrite("delete", ref, ns, name, done, finishHint);
-    } catch (...) {
-        rethrowPartialWrite("delete", ref, ns, name, done, finishHint);
-    }
-    std::string kind = ref.kind;
-    std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
-    done.push_back(kind + "/" + name);
-    context.out() << kind << '/' << name << " deleted\n";
-}
-
-// Watches the namespace until it is deleted; a progress line on a terminal.
-void waitUntilGone(app::Context& context, const std::string& name,
-                   std::chrono::milliseconds timeout) {
-    const bool progress = context.streams().errIsTty;
-    if (progress)
-        context.err() << fmt::format("waiting for namespace {} to be deleted", name) << std::flush;
-    kube::WaitOptions waitOptions;
-    waitOptions.timeout = timeout;
-    waitOptions.cancel = context.cancelFlag();
-    std::string phase = "still there";
-    auto result =
-        kube::waitForObject(context.client(), context.clock(), resources::namespaces(), "", name,
-                            waitOptions, [&](const std::optional<json>& object) {
-                                if (object) phase = (*object)["status"].value("phase", phase);
-                                return !object;
-                            });
-    if (progress) context.err() << '\r' << std::string(60, ' ') << '\r';
-    if (result.outcome == kube::WaitOutcome::Cancelled)
-        throw Error(
-            fmt::format("interrupted while waiting for namespace \"{}\" to be deleted", name));
-    if (!result.satisfied())
-        throw Error(fmt::format(
-            "timed out after {}s waiting for namespace \"{}\" to be deleted (it is {}); check "
-            "\"rossoctl project describe {}\" for what is left",
-            timeout.count() / 1000, name, phase, name));
-    context.out() << fmt::format("namespace/{} is gone\n", name);
-}
-
 int runProjectDelete(app::Context& context, ProjectDeleteOptions& options) {
+    // validate
     options.name = objectName(options.name, {namespaceType()}, "project");
     model::validateProjectName(options.name);
     auto timeout = app::parseDuration(options.timeout, "--timeout");
@@ -90,43 +41,39 @@ int runProjectDelete(app::Context& context, ProjectDeleteOptions& options) {
             "pass --yes",
             options.name));
 
+    // complete: the namespace must be rossoctl's (or --force), and the user must agree
     auto namespaceObject = getProjectNamespace(context, options.name);
-    if (!isSandboxProject(namespaceObject) && !options.force)
+    if (!model::isSandboxProject(namespaceObject) && !options.force)
         throw Error(
             fmt::format("namespace \"{}\" was not created by rossoctl (no label {}=true); "
                         "pass --force to delete it anyway",
                         options.name, model::kSandboxProjectLabel));
-    bool terminating = namespaceObject["status"].value("phase", "") == "Terminating";
     if (!options.yes) {
-        auto pods = context.client().list(resources::pods(), options.name);
+        auto pods = context.client().list(kube::resources::pods(), options.name);
         if (!confirm(context, options.name, pods["items"].size())) {
             context.err() << "Nothing deleted.\n";
             return 1;
         }
     }
-    const std::string finishHint =
-        fmt::format("run \"rossoctl project delete {} --yes\" again to finish", options.name);
-    std::vector<std::string> done;
-    if (!terminating) {
-        auto& discovery = context.discovery();
-        for (const auto& object : model::optionalProjectObjects(options.name)) {
-            const auto& group = object.ref.group;
-            if (!group.empty() && group != "networking.k8s.io" && !discovery.isServed(group))
-                continue;
-            deleteIfPresent(context, object.ref, options.name, object.object["metadata"]["name"],
-                            done, finishHint);
-        }
-        // default-deny stays until the namespace goes, so running pods never get open egress.
-        deleteIfPresent(context, resources::limitRanges(), options.name, model::kLimitRangeName,
-                        done, finishHint);
-        deleteIfPresent(context, resources::resourceQuotas(), options.name, model::kQuotaName, done,
-                        finishHint);
-        if (discovery.isServed("project.openshift.io"))
-            deleteIfPresent(context, resources::projects(), "", options.name, done, finishHint);
+
+    // run: the deletes and the wait are app::deleteProject's; each step is printed as it happens
+    app::ProjectDeleteRequest request;
+    request.name = options.name;
+    request.terminating = namespaceObject["status"].value("phase", "") == "Terminating";
+    request.wait = options.wait;
+    request.timeout = timeout;
+    request.onDeleted = [&](const std::string& object) { context.out() << object << " deleted\n"; };
+    const bool progress = context.streams().errIsTty;  // a progress line only on a terminal
+    request.onWaiting = [&](bool waiting) {
+        if (!progress) return;
+        if (waiting)
+            context.err() << fmt::format("waiting for namespace {} to be deleted", options.name)
+                          << std::flush;
         else
-            deleteIfPresent(context, resources::namespaces(), "", options.name, done, finishHint);
-    }
-    if (options.wait) waitUntilGone(context, options.name, timeout);
+            context.err() << '\r' << std::string(60, ' ') << '\r';
+    };
+    app::deleteProject(context, request);
+    if (options.wait) context.out() << fmt::format("namespace/{} is gone\n", options.name);
     return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "caps.hpp"
+#include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/tar.hpp"
@@ -193,8 +194,11 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
 
 void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
     auto options = std::make_shared<RunOptions>();
-    auto* command = sandbox.add_subcommand(
-        "run", "Run code in an ephemeral hardened pod; return its output, exit code and artifacts");
+    // 125 for every failure of rossoctl's own, a bad flag too: 1 and 2 are the code's.
+    auto* command = addCommandWithFailureCode(
+        sandbox, "run",
+        "Run code in an ephemeral hardened pod; return its output, exit code and artifacts",
+        kExitRunFailed);
     command->add_option("--image", options->image, "Container image (needs sh, tar and sleep)")
         ->capture_default_str();
     command
@@ -257,7 +261,7 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
         "125 rossoctl itself failed (bad flags included, as docker run does); 130 interrupted.\n"
         "The pod is deleted in every case unless --keep (through a short API outage too); the\n"
         "pod of a run that was killed (kill -9) is deleted by the next run in the namespace.");
-    command->callback([&host, options] {
+    command->callback([&host, options, failureCode = command->failureCode()] {
         auto& context = host.context();
         bool ranCode = false;  // an exit status from the code, not from rossoctl
         const int code = app::runCommand(context, [&](app::Context& c) {
@@ -265,7 +269,7 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
             ranCode = true;
             return status;
         });
-        host.setExitCode(ranCode ? code : kExitRunFailed);
+        host.setExitCode(ranCode ? code : failureCode);
     });
 }
 

@@ -6,7 +6,6 @@
 #include <optional>
 
 #include "conventions.hpp"
-#include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/errors.hpp"
 
 namespace rossoctl::commands {
@@ -51,10 +50,11 @@ struct Mistake {
     std::string where;  // "rossoctl sandbox"
 };
 
-// Walks the line the way the parser does and names the first word that cannot be right.
+// Walks the line the way the parser does and names the first word that cannot be right;
+// `where` and `app` are set to the command the line reached.
 std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::string>& args,
-                                   std::string& where) {
-    const CLI::App* app = &root;
+                                   std::string& where, const CLI::App*& app) {
+    app = &root;
     where = "rossoctl";
     bool argumentSeen = false;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -122,6 +122,20 @@ std::string rewordParseError(const CLI::ParseError& error) {
 }
 
 }  // namespace
+
+CommandWithFailureCode* addCommandWithFailureCode(CLI::App& parent, const std::string& name,
+                                                  const std::string& description, int failureCode) {
+    auto command =
+        std::make_shared<CommandWithFailureCode>(description, name, &parent, failureCode);
+    CommandWithFailureCode* added = command.get();
+    parent.add_subcommand(std::move(command));
+    return added;
+}
+
+int usageExitCode(const CLI::App& command) {
+    const auto* own = dynamic_cast<const CommandWithFailureCode*>(&command);
+    return own != nullptr ? own->failureCode() : kExitUsage;
+}
 
 std::string nearestWord(const std::string& typed, const std::vector<std::string>& known) {
     std::string best;
@@ -192,11 +206,11 @@ int parseCommandLine(CLI::App& root, const std::vector<std::string>& args, std::
     } catch (const CLI::ParseError& error) {
         if (error.get_exit_code() == 0) return root.exit(error, out, err);
         std::string where;
-        auto mistake = findMistake(root, args, where);
+        const CLI::App* command = &root;
+        auto mistake = findMistake(root, args, where, command);
         const std::string message = mistake ? mistake->message : rewordParseError(error);
         err << "error: " << message << " (see '" << where << " --help')\n";
-        // sandbox run keeps 1 and 2 for the code it runs: its own failures are 125, as in docker.
-        return where == "rossoctl sandbox run" ? app::run::kExitRunFailed : kExitUsage;
+        return usageExitCode(*command);
     }
 }
 

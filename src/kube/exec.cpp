@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "rossoctl/kube/base64.hpp"
@@ -101,10 +102,14 @@ size_t readDescriptor(int descriptor, char* buffer, size_t size, const std::atom
     return 0;
 }
 
-}  // namespace
+// The upgraded stream and the protocol the server chose.
+struct ExecStream {
+    std::unique_ptr<UpgradedConnection> connection;
+    std::string protocol;  // v5.channel.k8s.io or v4.channel.k8s.io
+};
 
-ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
-    const bool withStdin = io.stdinDescriptor >= 0 || static_cast<bool>(io.readStdin);
+// The WebSocket upgrade, offering v5 then v4; refuses a handshake that does not answer ours.
+ExecStream openExecStream(Client& client, const ExecRequest& request, bool withStdin) {
     std::string path = execPath(request);
     if (withStdin) path += "&stdin=true";
     std::string nonce(16, '\0');
@@ -122,120 +127,165 @@ ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
                                 handshake.status));
     if (handshake.header("sec-websocket-accept") != wsAcceptFor(key))
         throw Error("exec: the server's WebSocket handshake does not match the request");
-
-    ExecResult result;
-    result.protocol = handshake.header("sec-websocket-protocol");
-    if (result.protocol != kProtocolV5 && result.protocol != kProtocolV4)
-        throw Error("exec: the server speaks no supported stream protocol (" + result.protocol +
-                    ")");
-    if (withStdin && result.protocol != kProtocolV5)
+    std::string protocol = handshake.header("sec-websocket-protocol");
+    if (protocol != kProtocolV5 && protocol != kProtocolV4)
+        throw Error("exec: the server speaks no supported stream protocol (" + protocol + ")");
+    if (withStdin && protocol != kProtocolV5)
         throw Error("exec: sending stdin needs v5.channel.k8s.io, which this server lacks");
+    return {std::move(connection), std::move(protocol)};
+}
 
-    FrameWriter writer(*connection, client.random());
-    std::atomic<bool> done{false};
-    std::thread stdinPump;
-    std::exception_ptr stdinFailure;
-    if (withStdin) {
-        stdinPump = std::thread([&] {
-            try {
-                std::string chunk(kStdinChunk + 1, '\0');
-                for (;;) {
-                    if (done.load()) return;
-                    chunk[0] = '\0';  // channel 0
-                    size_t n = io.stdinDescriptor >= 0
-                                   ? readDescriptor(io.stdinDescriptor, chunk.data() + 1,
-                                                    kStdinChunk, done)
-                                   : io.readStdin(chunk.data() + 1, kStdinChunk);
-                    if (done.load()) return;
-                    if (n == 0) break;
-                    writer.send(WsOpcode::Binary, std::string_view(chunk.data(), n + 1));
-                }
-                writer.send(WsOpcode::Binary, std::string("\xff\x00", 2));  // half-close stdin
-            } catch (...) {
-                if (!done.load()) stdinFailure = std::current_exception();
-            }
-        });
+// Sends stdin on channel 0 from its own thread, then half-closes it; stopped (and joined) once
+// the command is done, also when reading fails. A failure is kept for the caller.
+class StdinPump {
+  public:
+    StdinPump(ExecIo& io, FrameWriter& writer) : io_(io), writer_(writer) {
+        thread_ = std::thread([this] { pump(); });
     }
-    auto joinPump = [&] {
-        done.store(true);
-        if (stdinPump.joinable()) stdinPump.join();
-    };
+    ~StdinPump() { stop(); }
+    StdinPump(const StdinPump&) = delete;
+    StdinPump& operator=(const StdinPump&) = delete;
 
-    const Clock& clock = client.clock();
+    void stop() {
+        done_.store(true);
+        if (thread_.joinable()) thread_.join();
+    }
+    std::exception_ptr failure() const { return failure_; }
+
+  private:
+    void pump() {
+        try {
+            std::string chunk(kStdinChunk + 1, '\0');
+            for (;;) {
+                if (done_.load()) return;
+                chunk[0] = '\0';  // channel 0
+                size_t n =
+                    io_.stdinDescriptor >= 0
+                        ? readDescriptor(io_.stdinDescriptor, chunk.data() + 1, kStdinChunk, done_)
+                        : io_.readStdin(chunk.data() + 1, kStdinChunk);
+                if (done_.load()) return;
+                if (n == 0) break;
+                writer_.send(WsOpcode::Binary, std::string_view(chunk.data(), n + 1));
+            }
+            writer_.send(WsOpcode::Binary, std::string("\xff\x00", 2));  // half-close stdin
+        } catch (...) {
+            if (!done_.load()) failure_ = std::current_exception();
+        }
+    }
+
+    ExecIo& io_;
+    FrameWriter& writer_;
+    std::atomic<bool> done_{false};
+    std::exception_ptr failure_;
+    std::thread thread_;
+};
+
+// Channel 3 as it arrives: the Status is whole once its last fragment is in.
+struct StatusChannel {
+    std::string payload;
+    bool complete = false;
+};
+
+// Routes one frame: pings answered, data to its channel (a fragment continues the channel of
+// the message it belongs to). False once the server closes the stream.
+bool handleFrame(const WsFrame& frame, int& channel, FrameWriter& writer, ExecIo& io,
+                 StatusChannel& status) {
+    std::string_view payload = frame.payload;
+    if (frame.opcode == WsOpcode::Ping) {
+        writer.send(WsOpcode::Pong, payload);
+        return true;
+    }
+    if (frame.opcode == WsOpcode::Pong) return true;
+    if (frame.opcode == WsOpcode::Close) {
+        try {
+            writer.send(WsOpcode::Close, payload.substr(0, 2));
+        } catch (const TransportError&) {
+        }
+        return false;
+    }
+    if (frame.opcode != WsOpcode::Continuation) {
+        if (payload.empty()) return true;
+        channel = static_cast<unsigned char>(payload[0]);
+        payload.remove_prefix(1);
+    }
+    if (channel == 1 && io.onStdout && !payload.empty()) io.onStdout(payload);
+    if (channel == 2 && io.onStderr && !payload.empty()) io.onStderr(payload);
+    if (channel == 3) {
+        // A Status is a few hundred bytes; the pod's side must not grow it freely.
+        if (status.payload.size() + payload.size() > kMaxStatusBytes)
+            throw Error(fmt::format("exec: the command's status message is over {} bytes; refused",
+                                    kMaxStatusBytes));
+        status.payload.append(payload);
+        if (frame.fin) status.complete = true;
+    }
+    return true;
+}
+
+// Reads frames until the server closes the stream or request.timeout passes (timedOut set).
+StatusChannel readUntilClosed(UpgradedConnection& connection, FrameWriter& writer,
+                              const Clock& clock, const ExecRequest& request, ExecIo& io,
+                              bool& timedOut) {
     const auto deadline = clock.monotonic() + request.timeout;
     WsFrameParser parser;
     int channel = -1;  // of the data message being reassembled from fragments
-    bool statusSeen = false;
-    std::string statusPayload;
+    StatusChannel status;
     std::vector<char> buffer(64 * 1024);
-    try {
-        for (bool open = true; open;) {
-            auto slice = kReadSlice;
-            if (request.timeout.count() > 0) {
-                auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                    deadline - clock.monotonic());
-                if (left.count() <= 0) {
-                    result.timedOut = true;
-                    break;
-                }
-                slice = std::min(slice, left);
+    for (bool open = true; open;) {
+        auto slice = kReadSlice;
+        if (request.timeout.count() > 0) {
+            auto left =
+                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock.monotonic());
+            if (left.count() <= 0) {
+                timedOut = true;
+                break;
             }
-            size_t n = 0;
-            try {
-                n = connection->read(buffer.data(), buffer.size(), slice);
-            } catch (const TransportError& error) {
-                if (error.kind() == TransportError::Kind::Timeout) continue;
-                throw;
-            }
-            if (n == 0) break;  // the server closed the connection
-            parser.feed(std::string_view(buffer.data(), n));
-            while (auto frame = parser.next()) {
-                std::string_view payload = frame->payload;
-                if (frame->opcode == WsOpcode::Ping) {
-                    writer.send(WsOpcode::Pong, payload);
-                    continue;
-                }
-                if (frame->opcode == WsOpcode::Pong) continue;
-                if (frame->opcode == WsOpcode::Close) {
-                    try {
-                        writer.send(WsOpcode::Close, payload.substr(0, 2));
-                    } catch (const TransportError&) {
-                    }
-                    open = false;
-                    break;
-                }
-                if (frame->opcode != WsOpcode::Continuation) {
-                    if (payload.empty()) continue;
-                    channel = static_cast<unsigned char>(payload[0]);
-                    payload.remove_prefix(1);
-                }
-                if (channel == 1 && io.onStdout && !payload.empty()) io.onStdout(payload);
-                if (channel == 2 && io.onStderr && !payload.empty()) io.onStderr(payload);
-                if (channel == 3) {
-                    // A Status is a few hundred bytes; the pod's side must not grow it freely.
-                    if (statusPayload.size() + payload.size() > kMaxStatusBytes)
-                        throw Error(fmt::format(
-                            "exec: the command's status message is over {} bytes; refused",
-                            kMaxStatusBytes));
-                    statusPayload.append(payload);
-                    if (frame->fin) statusSeen = true;
-                }
-            }
+            slice = std::min(slice, left);
         }
-    } catch (...) {
-        joinPump();
-        throw;
+        size_t n = 0;
+        try {
+            n = connection.read(buffer.data(), buffer.size(), slice);
+        } catch (const TransportError& error) {
+            if (error.kind() == TransportError::Kind::Timeout) continue;
+            throw;
+        }
+        if (n == 0) break;  // the server closed the connection
+        parser.feed(std::string_view(buffer.data(), n));
+        while (auto frame = parser.next())
+            if (!handleFrame(*frame, channel, writer, io, status)) {
+                open = false;
+                break;
+            }
     }
-    joinPump();
-    if (stdinFailure && !statusSeen) std::rethrow_exception(stdinFailure);
+    return status;
+}
+
+}  // namespace
+
+ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
+    const bool withStdin = io.stdinDescriptor >= 0 || static_cast<bool>(io.readStdin);
+    auto stream = openExecStream(client, request, withStdin);
+    ExecResult result;
+    result.protocol = stream.protocol;
+
+    FrameWriter writer(*stream.connection, client.random());
+    std::optional<StdinPump> stdinPump;  // stopped before the writer and connection go
+    if (withStdin) stdinPump.emplace(io, writer);
+    const StatusChannel status =
+        readUntilClosed(*stream.connection, writer, client.clock(), request, io, result.timedOut);
+    std::exception_ptr stdinFailure;
+    if (stdinPump) {
+        stdinPump->stop();
+        stdinFailure = stdinPump->failure();
+    }
+    if (stdinFailure && !status.complete) std::rethrow_exception(stdinFailure);
     if (result.timedOut) {
         result.exitCode = 124;
         return result;
     }
-    if (!statusSeen)
+    if (!status.complete)
         throw TransportError(TransportError::Kind::Reset,
                              "exec: the stream ended before the command's exit status arrived");
-    readStatus(statusPayload, result);
+    readStatus(status.payload, result);
     return result;
 }
 

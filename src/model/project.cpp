@@ -314,4 +314,10 @@ std::vector<PlannedObject> optionalProjectObjects(const std::string& namespaceNa
             named(resources::networkPolicies(), "NetworkPolicy", kAllowDnsName)};
 }
 
+bool isSandboxProject(const nlohmann::json& namespaceObject) {
+    const auto& metadata = namespaceObject.value("metadata", nlohmann::json::object());
+    const auto& labels = metadata.value("labels", nlohmann::json::object());
+    return labels.value(kSandboxProjectLabel, "") == "true";
+}
+
 }  // namespace rossoctl::model

@@ -138,6 +138,97 @@ TEST_CASE("agents import warns once and writes the workload alone without the CR
     CHECK(host.err.str().rfind("Warning: the AgentRuntime API", 0) == 0);
 }
 
+TEST_CASE(
+    "agents import's default lifetime: 24h if the namespace may not be read, else an "
+    "error for a missing namespace or a bad annotation",
+    "[agents]") {
+    const auto args = importArgs({"--dry-run=client", "-o", "json"});
+    const std::string ns = "/api/v1/namespaces/team1";
+    TestHost forbidden;
+    forbidden.serveGroups();
+    forbidden.server.on("GET", ns, 403, testing::statusBody(403, "Forbidden", "no"));
+    REQUIRE(forbidden.run(args) == 0);
+    const json sandbox = json::parse(forbidden.out.str())["items"][0];
+    CHECK(sandbox["spec"]["podTemplate"]["spec"]["activeDeadlineSeconds"] == 86400);
+
+    TestHost missing;
+    missing.serveGroups();
+    CHECK(missing.run(args) == kExitError);
+    CHECK(missing.err.str() ==
+          "error: namespace \"team1\" not found; run \"rossoctl project create team1\" first\n");
+
+    TestHost bad;
+    bad.serveGroups();
+    bad.server.on("GET", ns, 200,
+                  R"({"metadata":{"annotations":{"rossoctl.dev/default-lifetime":"soon"}}})");
+    CHECK(bad.run(args) == kExitError);
+    CHECK(bad.err.str() ==
+          "error: namespace \"team1\": invalid value \"soon\" for annotation "
+          "rossoctl.dev/default-lifetime: want a duration such as 30s, 2m or 1h30m; fix it or "
+          "pass --lifetime\n");
+    CHECK(bad.out.str().empty());
+}
+
+TEST_CASE("agents import refuses cpu a LimitRange forbids (exit 2), creating nothing", "[agents]") {
+    TestHost host;
+    host.serveGroups();
+    host.server.on("GET", "/api/v1/namespaces/team1/limitranges", 200,
+                   R"({"items":[{"metadata":{"name":"sandbox-limits"},"spec":{"limits":)"
+                   R"([{"type":"Container","max":{"cpu":"2","memory":"4Gi"}}]}}]})");
+    CHECK(host.run({"agents", "import", "from-image", "--name", "orders", "--containerImage",
+                    "nginx", "--cpu", "4"}) == kExitUsage);
+    CHECK(host.err.str() ==
+          "error: --cpu 4 is more than a container may have in namespace team1 (max cpu 2, "
+          "LimitRange sandbox-limits); nothing was created\n");
+    CHECK(host.server.writes().empty());
+}
+
+TEST_CASE("agents import that loses the race to create the agent says it already exists",
+          "[agents]") {
+    TestHost host;
+    host.serveGroups();
+    const std::string deployments = "/apis/apps/v1/namespaces/team1/deployments";
+    host.server.on("GET", deployments + "/orders", 404, kNotFound);
+    host.server.on("GET", deployments + "/orders", 200, R"({"metadata":{"name":"orders"}})");
+    host.server.on("GET", "/api/v1/namespaces/team1/limitranges", 200, R"({"items":[]})");
+    host.server.on("POST", deployments, 409, testing::statusBody(409, "AlreadyExists", "taken"));
+    CHECK(host.run({"agents", "import", "from-image", "--name", "orders", "--containerImage",
+                    "nginx"}) == kExitError);
+    CHECK(host.err.str() ==
+          "error: agent \"orders\" already exists in namespace \"team1\"; delete it first with "
+          "\"rossoctl agents delete orders -n team1\"\n");
+    CHECK(host.server.writes() == std::vector<std::string>{"POST " + deployments});
+}
+
+TEST_CASE(
+    "agents import names what it created before a failed create; a server dry run only "
+    "reports the error",
+    "[agents]") {
+    const std::vector<std::string> args = {"agents", "import", "from-image",
+                                           "--name", "orders", "--containerImage",
+                                           "nginx",  "--port", "8080"};
+    auto serve = [](TestHost& host) {
+        host.serveGroups();
+        host.server.on("GET", "/api/v1/namespaces/team1/limitranges", 200, R"({"items":[]})");
+        host.server.on("POST", "/apis/apps/v1/namespaces/team1/deployments", 201, "{}");
+        host.server.on("POST", "/api/v1/namespaces/team1/services", 500,
+                       testing::statusBody(500, "InternalError", "etcd is away"));
+    };
+    TestHost host;
+    serve(host);
+    CHECK(host.run(args) == kExitError);
+    CHECK(host.err.str() ==
+          "error: created deployment.apps/orders, but creating service/orders failed: etcd is "
+          "away; remove what was created with \"rossoctl agents delete orders -n team1\"\n");
+
+    TestHost dryRun;
+    serve(dryRun);
+    auto dryRunArgs = args;
+    dryRunArgs.push_back("--dry-run=server");
+    CHECK(dryRun.run(dryRunArgs) == kExitError);
+    CHECK(dryRun.err.str() == "Error from server (InternalError): etcd is away\n");
+}
+
 TEST_CASE("agents wait follows a watch until the sandbox is Ready", "[agents]") {
     TestHost host;
     host.sandboxGroup();

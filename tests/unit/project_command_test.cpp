@@ -250,6 +250,59 @@ TEST_CASE("project delete reports a refused delete with what was already done",
     CHECK(host.server.requestsTo("DELETE", kNamespaces + "/team1").empty());
 }
 
+TEST_CASE("project delete that fails part-way names what it deleted and how to finish",
+          "[project][command]") {
+    TestHost host;
+    host.server.onJson("GET", kNamespaces + "/team1", 200, projectNamespace("team1"));
+    host.server.on("DELETE", kNamespaces + "/team1/limitranges/sandbox-limits", 200, "{}");
+    host.server.on("DELETE", kNamespaces + "/team1/resourcequotas/sandbox-quota", 500,
+                   statusBody(500, "InternalError", "etcd is away"));
+    CHECK(host.run({"project", "delete", "team1", "--yes"}) == kExitError);
+    CHECK(host.out.str() == "limitrange/sandbox-limits deleted\n");
+    CHECK(host.err.str() ==
+          "Error from server (InternalError): delete resourcequotas/sandbox-quota in namespace "
+          "\"team1\" failed: etcd is away. Written before this: limitrange/sandbox-limits; run "
+          "\"rossoctl project delete team1 --yes\" again to finish\n");
+}
+
+TEST_CASE("project delete on a terminal asks, shows the wait, clears it on Ctrl-C (130)",
+          "[project][command]") {
+    TestHost host;
+    host.stdinIsTerminal = host.stderrIsTerminal = true;
+    host.in.str("y\n");
+    json terminating = projectNamespace("team1", "Terminating");
+    host.server.onJson("GET", kNamespaces + "/team1", 200, projectNamespace("team1"));
+    host.server.onJson("GET", kNamespaces + "/team1/pods", 200, list({json::object()}));
+    host.server.on("DELETE", kNamespaces + "/team1", 200, "{}");
+    host.server.onJson("GET", kNamespaces, 200, list({terminating}));
+    host.server.onQuietWatch(kNamespaces + "?watch=true");
+    host.server.onRequest = [&host](const kube::HttpRequest& request) {
+        if (request.url.find("watch=true") != std::string::npos) host.cancel.cancel();
+    };
+    CHECK(host.run({"project", "delete", "team1"}) == 130);
+    CHECK(host.out.str() == "namespace/team1 deleted\n");
+    CHECK(host.err.str() ==
+          "Delete project \"team1\" and everything in it (1 pod)? [y/N] "
+          "waiting for namespace team1 to be deleted\r" +
+              std::string(60, ' ') +
+              "\rerror: interrupted while waiting for namespace \"team1\" to "
+              "be deleted\n");
+}
+
+TEST_CASE("project delete on OpenShift deletes the Project; --wait=false does not watch",
+          "[project][command]") {
+    TestHost host;
+    host.server.on("GET", "/apis/project.openshift.io", 200,
+                   R"({"kind":"APIGroup","versions":[{"version":"v1"}]})");
+    host.server.onJson("GET", kNamespaces + "/team1", 200, projectNamespace("team1"));
+    host.server.on("DELETE", "/apis/project.openshift.io/v1/projects/team1", 200, "{}");
+    REQUIRE(host.run({"project", "delete", "team1", "--yes", "--wait=false"}) == 0);
+    CHECK(host.out.str() == "project/team1 deleted\n");
+    CHECK(host.server.writes().back() == "DELETE /apis/project.openshift.io/v1/projects/team1");
+    CHECK(host.server.requestsTo("DELETE", kNamespaces + "/team1").empty());
+    CHECK(host.server.requestsTo("GET", kNamespaces).empty());
+}
+
 TEST_CASE("project describe shows quota, limits and egress in words", "[project][command]") {
     TestHost host;
     host.serveSandboxGroup();

@@ -13,10 +13,6 @@
 
 namespace rossoctl::app {
 
-// The namespace annotation `project create --default-lifetime` writes.
-inline constexpr const char* kDefaultLifetimeAnnotation = "rossoctl.dev/default-lifetime";
-inline constexpr std::chrono::hours kFallbackLifetime{24};
-
 struct ImportRequest {
     model::WorkloadType type = model::WorkloadType::Deployment;
     std::string name;

@@ -83,6 +83,9 @@ ProjectPlan planProject(const ProjectOptions& options, EgressMechanism mechanism
 // re-run look for, in delete order (host rules first).
 std::vector<PlannedObject> optionalProjectObjects(const std::string& namespaceName);
 
+// Labelled rossoctl.dev/sandbox-project=true: a namespace rossoctl made (or was told to adopt).
+bool isSandboxProject(const nlohmann::json& namespaceObject);
+
 // Builders, each carrying app.kubernetes.io/managed-by=rossoctl.
 nlohmann::json buildProjectNamespace(const ProjectOptions& options);
 nlohmann::json buildProjectRequest(const ProjectOptions& options);

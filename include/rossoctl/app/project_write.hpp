@@ -1,0 +1,33 @@
+#pragma once
+// Writing a project plan (`project create`): refuse a namespace rossoctl did not make, apply
+// each object with server-side apply (riding out an API outage), prune what an earlier run
+// wrote and this one no longer wants, and wait briefly for the quota controller.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "rossoctl/app/context.hpp"
+#include "rossoctl/model/project.hpp"
+
+namespace rossoctl::app {
+
+struct ProjectWriteOptions {
+    bool serverDryRun = false;  // dryRun=All: the apiserver checks, stores nothing
+    bool adopt = false;         // accept an existing namespace without the project label
+};
+
+struct ProjectWriteResult {
+    nlohmann::json objects = nlohmann::json::array();  // as the apiserver returned them
+    std::vector<std::string> lines;                    // "namespace/team1 created", in write order
+    // Server dry run into a namespace not there yet: only the namespace was checked.
+    bool onlyNamespaceChecked = false;
+    bool egressChanged = false;  // a re-run changed an existing project's egress policy
+    bool quotaCounted = true;    // false: the quota controller did not count usage in time
+};
+
+// Throws Error for a namespace being deleted or not a project (without adopt), and an error
+// naming what was written before it when a request fails.
+ProjectWriteResult writeProject(Context& context, const model::ProjectPlan& plan,
+                                const std::string& project, const ProjectWriteOptions& options);
+
+}  // namespace rossoctl::app

@@ -1,0 +1,106 @@
+// agents import's reads and writes: refuse before creating anything, then create in order,
+// so a failure leaves at most what the error message names.
+#include "rossoctl/app/agent_import_write.hpp"
+
+#include <fmt/format.h>
+
+#include "rossoctl/app/agents.hpp"
+#include "rossoctl/app/limit_range.hpp"
+#include "rossoctl/errors.hpp"
+#include "rossoctl/kube/api_error.hpp"
+#include "rossoctl/model/project.hpp"
+
+namespace rossoctl::app {
+namespace {
+
+using nlohmann::json;
+
+// Refuses before writing anything when an agent (or a Service) of that name exists.
+void refuseExisting(Context& context, const ImportRequest& request) {
+    const std::string& ns = request.namespaceName;
+    auto& client = context.client();
+    bool exists = !findWorkloads(client, context.discovery(), ns, request.name).empty();
+    if (!exists && request.agentRuntime)
+        exists = client.getIfExists(kube::resources::agentRuntimes(), ns, request.name).has_value();
+    if (exists)
+        throw Error(fmt::format(
+            "agent \"{}\" already exists in namespace \"{}\"; delete it first with \"rossoctl "
+            "agents delete {} -n {}\"",
+            request.name, ns, request.name, ns));
+}
+
+// A pod the LimitRange refuses is never created: say so now, exit 2, write nothing.
+void refuseLimitRangeViolation(Context& context, const ImportRequest& request) {
+    const auto ranges =
+        context.client().list(kube::resources::limitRanges(), request.namespaceName);
+    if (auto why = limitRangeViolation(ranges, request.namespaceName, request.cpu, request.memory);
+        !why.empty())
+        throw UsageError(why);
+}
+
+std::string createdMessage(const std::vector<std::string>& created) {
+    std::string text;
+    for (const auto& name : created) text += (text.empty() ? "" : ", ") + name;
+    return text;
+}
+
+// Creates in order; after a partial failure says exactly what exists and how to remove it.
+std::vector<json> createAll(Context& context, const ImportRequest& request,
+                            const std::vector<PlannedObject>& planned, bool serverDryRun) {
+    std::vector<json> results;
+    std::vector<std::string> created;
+    kube::WriteOptions write;
+    write.dryRun = serverDryRun;
+    for (const auto& object : planned) {
+        const std::string label = typeName(object.ref) + "/" + request.name;
+        try {
+            results.push_back(
+                context.client().create(object.ref, request.namespaceName, object.object, write));
+            created.push_back(label);
+        } catch (const kube::ApiError& error) {
+            if (created.empty() && error.isAlreadyExists())
+                refuseExisting(context, request);  // lost a race: say it the same way
+            if (created.empty() || serverDryRun) throw;
+            throw Error(fmt::format(
+                "created {}, but creating {} failed: {}; remove what was created with \"rossoctl "
+                "agents delete {} -n {}\"",
+                createdMessage(created), label, error.what(), request.name, request.namespaceName));
+        }
+    }
+    return results;
+}
+
+}  // namespace
+
+std::chrono::seconds defaultLifetime(Context& context, const std::string& ns) {
+    std::optional<json> namespaceObject;
+    try {
+        namespaceObject = context.client().getIfExists(kube::resources::namespaces(), "", ns);
+    } catch (const kube::ApiError& error) {
+        if (!error.isForbidden()) throw;  // a project member may not read its namespace
+        return kFallbackLifetime;
+    }
+    if (!namespaceObject)
+        throw Error(fmt::format(
+            "namespace \"{}\" not found; run \"rossoctl project create {}\" first", ns, ns));
+    const json& metadata = (*namespaceObject)["metadata"];
+    if (!metadata.contains("annotations") ||
+        !metadata["annotations"].contains(model::kDefaultLifetimeAnnotation))
+        return kFallbackLifetime;
+    std::string value = metadata["annotations"][model::kDefaultLifetimeAnnotation];
+    try {
+        return model::parseLifetime(value,
+                                    "annotation " + std::string(model::kDefaultLifetimeAnnotation));
+    } catch (const UsageError& e) {
+        throw Error(fmt::format("namespace \"{}\": {}; fix it or pass --lifetime", ns, e.what()));
+    }
+}
+
+std::vector<json> importAgent(Context& context, const ImportRequest& request,
+                              const std::vector<PlannedObject>& planned, bool serverDryRun) {
+    refuseExisting(context, request);
+    refuseLimitRangeViolation(context, request);
+    return createAll(context, request, planned, serverDryRun);
+}
+
+}  // namespace rossoctl::app
