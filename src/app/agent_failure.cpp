@@ -82,4 +82,25 @@ std::optional<std::string> agentStartFailure(kube::Client& client, const std::st
     return std::nullopt;
 }
 
+BlockableWaitResult waitUnlessBlocked(
+    const Clock& clock, std::chrono::milliseconds timeout,
+    const std::function<kube::WaitResult(std::chrono::milliseconds span)>& wait,
+    const std::function<std::optional<std::string>()>& blocker) {
+    using std::chrono::milliseconds;
+    const auto deadline = clock.monotonic() + timeout;
+    for (;;) {
+        milliseconds span = kBlockerCheckEvery;
+        if (timeout.count() > 0)
+            span =
+                std::max(milliseconds{1}, std::min(span, std::chrono::duration_cast<milliseconds>(
+                                                             deadline - clock.monotonic())));
+        BlockableWaitResult result;
+        result.wait = wait(span);
+        if (result.wait.outcome != kube::WaitOutcome::TimedOut) return result;
+        // Asked once more at the deadline too: a time-out then names what held it up.
+        result.blocker = blocker();
+        if (result.blocker || (timeout.count() > 0 && clock.monotonic() >= deadline)) return result;
+    }
+}
+
 }  // namespace rossoctl::app
