@@ -97,8 +97,9 @@ BlockableWaitResult waitUnlessBlocked(
         BlockableWaitResult result;
         result.wait = wait(span);
         if (result.wait.outcome != kube::WaitOutcome::TimedOut) return result;
-        // Asked once more at the deadline too: a time-out then names what held it up.
+        if (timeout.count() > 0 && clock.monotonic() >= deadline) return result;
         result.blocker = blocker();
+        // Reading the blocker takes time too: no new span once the deadline has passed.
         if (result.blocker || (timeout.count() > 0 && clock.monotonic() >= deadline)) return result;
     }
 }
