@@ -44,7 +44,7 @@ int runWarmPool(app::Context& context, const PoolOptions& options,
     const auto eventsSince = context.clock().now() - std::chrono::minutes(5);
     json last;
     auto waited = app::waitUnlessBlocked(
-        context.clock(), timeout,
+        context.clock(), timeout, context.cancelFlag(),
         [&](std::chrono::milliseconds span) {
             kube::WaitOptions waitOptions;
             waitOptions.timeout = span;

@@ -30,7 +30,7 @@ BlockableWaitResult waitForSandboxPod(kube::Client& client, const Clock& clock, 
     const std::string ns = sandbox["metadata"].value("namespace", "");
     std::optional<std::string> cannotStart;
     auto waited = waitUnlessBlocked(
-        clock, left,
+        clock, left, cancel,
         [&](milliseconds span) {
             kube::WaitOptions options;
             options.labelSelector = selector.labelSelector;

@@ -175,7 +175,7 @@ class Restart {
         // Between spans the Sandbox and its events are read, so a pod the controller may not
         // create (quota, LimitRange) ends the wait at once.
         auto waited = waitUnlessBlocked(
-            clock_, left,
+            clock_, left, options_.cancel,
             [&](milliseconds span) {
                 kube::WaitOptions wait;
                 wait.labelSelector = selector.labelSelector;

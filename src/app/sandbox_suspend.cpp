@@ -112,7 +112,7 @@ class SuspendWait {
         const auto eventsSince = clock_.now();  // older ones are about the pod before a suspend
         std::string failure;
         auto waited = waitUnlessBlocked(
-            clock_, remaining(waitingFor),
+            clock_, remaining(waitingFor), options_.cancel,
             [&](milliseconds span) {
                 kube::WaitOptions wait;
                 wait.timeout = span;

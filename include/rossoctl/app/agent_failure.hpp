@@ -37,11 +37,16 @@ struct BlockableWaitResult {
     std::optional<std::string> blocker;  // set: the wait ended because this blocks it
 };
 
+// How long a wait without a deadline rides out an apiserver outage before giving up.
+inline constexpr std::chrono::milliseconds kNoDeadlineOutageBudget{std::chrono::minutes(5)};
+
 // Runs `wait` (one kube::waitForObject/waitForSet with the given time-out) in spans of at most
 // kBlockerCheckEvery until it is satisfied, cancelled, or `timeout` (0 = none) has passed;
 // after each span that timed out `blocker` is asked, and a reason it gives ends the wait.
+// An apiserver outage is ridden out within `timeout`, across spans and blocker reads alike;
+// a blocker read the user is forbidden to make counts as no blocker.
 BlockableWaitResult waitUnlessBlocked(
-    const Clock& clock, std::chrono::milliseconds timeout,
+    const Clock& clock, std::chrono::milliseconds timeout, const kube::CancelFlag* cancel,
     const std::function<kube::WaitResult(std::chrono::milliseconds span)>& wait,
     const std::function<std::optional<std::string>()>& blocker);
 

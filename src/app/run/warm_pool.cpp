@@ -154,7 +154,7 @@ std::optional<std::string> waitClaimedSandbox(kube::Client& client, const Clock&
     std::string sandbox, reason = "not reconciled yet";
     std::optional<std::string> refused;  // the claim's Ready is its Sandbox's, forwarded
     auto waited = waitUnlessBlocked(
-        clock, startTimeout,
+        clock, startTimeout, cancel,
         [&](std::chrono::milliseconds span) {
             kube::WaitOptions options;
             options.timeout = span;
