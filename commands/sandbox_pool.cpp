@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include "registry.hpp"
+#include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/pod_failure.hpp"
 #include "rossoctl/model/validation.hpp"
 
 namespace rossoctl::commands {
@@ -39,15 +41,31 @@ int runWarmPool(app::Context& context, const PoolOptions& options,
     context.out() << fmt::format("SandboxWarmPool {} in {}: {} wanted, {} ready\n", name, ns,
                                  options.size, status.ready);
     if (!options.wait) return 0;
-    kube::WaitOptions waitOptions;
-    waitOptions.timeout = timeout;
-    waitOptions.cancel = context.cancelFlag();
-    auto result = kube::waitForObject(
-        context.client(), context.clock(), app::run::sandboxWarmPools(), ns, name, waitOptions,
-        [&](const std::optional<json>& pool) {
-            return pool && app::run::warmPoolStatus(*pool).ready >= options.size;
+    const auto eventsSince = context.clock().now() - std::chrono::minutes(5);
+    json last;
+    auto waited = app::waitUnlessBlocked(
+        context.clock(), timeout, context.cancelFlag(),
+        [&](std::chrono::milliseconds span) {
+            kube::WaitOptions waitOptions;
+            waitOptions.timeout = span;
+            waitOptions.cancel = context.cancelFlag();
+            return kube::waitForObject(
+                context.client(), context.clock(), app::run::sandboxWarmPools(), ns, name,
+                waitOptions, [&](const std::optional<json>& pool) {
+                    if (pool) last = *pool;
+                    return pool && app::run::warmPoolStatus(*pool).ready >= options.size;
+                });
+        },
+        [&]() -> std::optional<std::string> {
+            if (last.is_null()) return std::nullopt;
+            return app::run::warmPoolFillFailure(context.client(), ns, last, eventsSince);
         });
-    if (!result.satisfied())
+    if (waited.blocker)
+        throw Error(
+            fmt::format("SandboxWarmPool {} cannot fill: {}; see kubectl -n {} describe "
+                        "sandboxwarmpool {}",
+                        name, *waited.blocker, ns, name));
+    if (!waited.wait.satisfied())
         throw Error(fmt::format(
             "SandboxWarmPool {} did not reach {} ready sandboxes within --timeout {}; see "
             "kubectl -n {} describe sandboxwarmpool {}",
@@ -92,18 +110,25 @@ int runSandboxPool(app::Context& context, PoolOptions& options) {
     waitOptions.timeout = timeout;
     waitOptions.cancel = context.cancelFlag();
     const std::string key = app::run::shapeKey(shape);
+    std::string cannotStart;  // a warm pod whose image cannot be pulled: the rest will not be
     auto result = kube::waitForSet(
         context.client(), context.clock(), kube::resources::pods(), ns, waitOptions,
         [&](const kube::ObjectSet& pods) {
             int running = 0;
             for (const auto& [name, pod] : pods) {
                 const json annotations = pod["metadata"].value("annotations", json::object());
-                if (annotations.value(app::run::kPoolShapeAnnotation, "") == key &&
-                    pod.value("status", json::object()).value("phase", "") == "Running")
-                    ++running;
+                if (annotations.value(app::run::kPoolShapeAnnotation, "") != key) continue;
+                if (auto failure = model::podStartFailure(pod)) {
+                    cannotStart = fmt::format("pod {}: {}", name, *failure);
+                    return true;
+                }
+                if (pod.value("status", json::object()).value("phase", "") == "Running") ++running;
             }
             return running >= options.size;
         });
+    if (!cannotStart.empty())
+        throw Error(fmt::format("the pool cannot fill: {}; see kubectl -n {} describe pod",
+                                cannotStart, ns));
     if (!result.satisfied())
         throw Error(fmt::format(
             "the pool did not reach {} running pods within --timeout {}; see "

@@ -82,4 +82,39 @@ std::optional<std::string> agentStartFailure(kube::Client& client, const std::st
     return std::nullopt;
 }
 
+BlockableWaitResult waitUnlessBlocked(
+    const Clock& clock, std::chrono::milliseconds timeout, const kube::CancelFlag* cancel,
+    const std::function<kube::WaitResult(std::chrono::milliseconds span)>& wait,
+    const std::function<std::optional<std::string>()>& blocker) {
+    using std::chrono::milliseconds;
+    const auto deadline = clock.monotonic() + timeout;
+    auto left = [&] {
+        return std::chrono::duration_cast<milliseconds>(deadline - clock.monotonic());
+    };
+    auto deadlinePassed = [&] { return timeout.count() > 0 && left().count() <= 0; };
+    for (;;) {
+        milliseconds span = kBlockerCheckEvery;
+        if (timeout.count() > 0) span = std::max(milliseconds{1}, std::min(span, left()));
+        BlockableWaitResult result;
+        try {
+            result.wait = wait(span);
+        } catch (const std::exception& error) {
+            // A span rides an outage only as long as itself; a longer one goes on in the next.
+            if (!kube::isOutage(error) || deadlinePassed()) throw;
+            result.wait.outcome = kube::WaitOutcome::TimedOut;
+        }
+        if (result.wait.outcome != kube::WaitOutcome::TimedOut || deadlinePassed()) return result;
+        try {
+            const milliseconds budget = timeout.count() > 0 ? left() : kNoDeadlineOutageBudget;
+            kube::rideOutOutage(clock, std::max(budget, milliseconds{1}), cancel,
+                                [&] { result.blocker = blocker(); });
+        } catch (const kube::ApiError& error) {
+            // The blocker is a hint beside the wait: a read this user may not make is skipped.
+            if (!error.isForbidden()) throw;
+        }
+        // Reading the blocker takes time too: no new span once the deadline has passed.
+        if (result.blocker || deadlinePassed()) return result;
+    }
+}
+
 }  // namespace rossoctl::app

@@ -5,6 +5,7 @@
 #include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/pod_failure.hpp"
 
 namespace rossoctl::app {
 
@@ -18,30 +19,48 @@ Outcome fromWait(kube::WaitOutcome outcome) {
     return outcome == kube::WaitOutcome::Cancelled ? Outcome::Cancelled : Outcome::TimedOut;
 }
 
-// A ready pod of the sandbox that is not being replaced; waits for one while there is none.
-kube::WaitOutcome waitForSandboxPod(kube::Client& client, const Clock& clock, const json& sandbox,
-                                    milliseconds left, const kube::CancelFlag* cancel) {
+// A ready pod of the sandbox that is not being replaced; waits for one while there is none,
+// unless a pod cannot start or the Sandbox (status, pods, events) says none can be created.
+BlockableWaitResult waitForSandboxPod(kube::Client& client, const Clock& clock, const Agent& agent,
+                                      const json& sandbox, milliseconds left,
+                                      std::chrono::system_clock::time_point eventsSince,
+                                      const kube::CancelFlag* cancel) {
     const PodSelector selector = sandboxPodSelector(sandbox);
     const std::string uid = uidOf(sandbox);
-    kube::WaitOptions options;
-    options.labelSelector = selector.labelSelector;
-    options.fieldSelector = selector.fieldSelector;
-    options.timeout = left;
-    options.cancel = cancel;
     const std::string ns = sandbox["metadata"].value("namespace", "");
-    return kube::waitForSet(client, clock, kube::resources::pods(), ns, options,
-                            [&](const kube::ObjectSet& pods) {
-                                for (const auto& [name, pod] : pods)
-                                    if (ownedBy(pod, uid) && !terminating(pod) && podReady(pod))
-                                        return true;
-                                return false;
-                            })
-        .outcome;
+    std::optional<std::string> cannotStart;
+    auto waited = waitUnlessBlocked(
+        clock, left, cancel,
+        [&](milliseconds span) {
+            kube::WaitOptions options;
+            options.labelSelector = selector.labelSelector;
+            options.fieldSelector = selector.fieldSelector;
+            options.timeout = span;
+            options.cancel = cancel;
+            return kube::waitForSet(client, clock, kube::resources::pods(), ns, options,
+                                    [&](const kube::ObjectSet& pods) {
+                                        for (const auto& [name, pod] : pods) {
+                                            if (!ownedBy(pod, uid) || terminating(pod)) continue;
+                                            if (auto failure = model::podStartFailure(pod)) {
+                                                cannotStart =
+                                                    fmt::format("pod {}: {}", name, *failure);
+                                                return true;
+                                            }
+                                            if (podReady(pod)) return true;
+                                        }
+                                        return false;
+                                    });
+        },
+        [&]() -> std::optional<std::string> {
+            const auto current = client.getIfExists(agent.kind.ref, ns, agent.name());
+            if (!current) return std::nullopt;  // the next wait for the object says it is gone
+            return agentStartFailure(client, ns, agent.kind.type, *current, eventsSince);
+        });
+    if (cannotStart) waited.blocker = cannotStart;
+    return waited;
 }
 
 }  // namespace
-
-constexpr milliseconds kPodCheckEvery{2000};
 
 AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Agent& agent,
                              milliseconds timeout, const kube::CancelFlag* cancel) {
@@ -62,9 +81,9 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
     for (;;) {
         result.waitingFor = "";
         kube::WaitOptions options;
-        // Watches of at most kPodCheckEvery: between them the pods are looked at, so a pod that
+        // Watches of at most kBlockerCheckEvery: between them the pods are looked at, so a pod that
         // cannot start (an image that cannot be pulled) ends the wait instead of its time-out.
-        options.timeout = std::min(left(), kPodCheckEvery);
+        options.timeout = std::min(left(), kBlockerCheckEvery);
         options.cancel = cancel;
         if (first) {
             // The object just read stands in for the first LIST: the watch starts from it.
@@ -121,9 +140,17 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
             return result;
         }
         result.waitingFor = "a ready pod to replace the deleted one";
-        const auto podWait = waitForSandboxPod(client, clock, current, left(), cancel);
-        if (podWait != kube::WaitOutcome::Satisfied) {
-            result.outcome = fromWait(podWait);
+        const auto podWait =
+            waitForSandboxPod(client, clock, agent, current, left(), eventsSince, cancel);
+        if (podWait.blocker) {
+            result.outcome = Outcome::Failed;
+            result.status.ready = false;
+            result.status.reason = "PodCannotStart";
+            result.status.message = *podWait.blocker;
+            return result;
+        }
+        if (!podWait.wait.satisfied()) {
+            result.outcome = fromWait(podWait.wait.outcome);
             result.status.ready = false;
             return result;
         }

@@ -18,8 +18,6 @@ using std::chrono::milliseconds;
 
 namespace {
 
-constexpr milliseconds kBlockerCheckEvery{2000};
-
 std::string formatSeconds(milliseconds duration) {
     return fmt::format("{:.1f}s", static_cast<double>(duration.count()) / 1000.0);
 }
@@ -171,40 +169,28 @@ class Restart {
         const auto since = clock_.now();  // older events are about the pods before the restart
         std::optional<json> given = podList;
         std::string failure;
-        kube::WaitResult outcome;
-        for (;;) {
-            kube::WaitOptions wait;
-            wait.labelSelector = selector.labelSelector;
-            wait.fieldSelector = selector.fieldSelector;
-            // In spans of kBlockerCheckEvery: between them the Sandbox and its events are read,
-            // so a pod the controller may not create (quota, LimitRange) ends the wait at once.
-            wait.timeout = kBlockerCheckEvery;
-            if (options_.timeout.count() > 0)
-                wait.timeout = std::max(milliseconds{1},
-                                        std::min(options_.timeout - elapsed(), kBlockerCheckEvery));
-            wait.cancel = options_.cancel;
-            wait.initialList = std::move(given);
-            given.reset();
-            try {
-                outcome = kube::waitForSet(
+        milliseconds left{0};  // no deadline
+        if (options_.timeout.count() > 0)
+            left = std::max(milliseconds{1}, options_.timeout - elapsed());
+        // Between spans the Sandbox and its events are read, so a pod the controller may not
+        // create (quota, LimitRange) ends the wait at once.
+        auto waited = waitUnlessBlocked(
+            clock_, left, options_.cancel,
+            [&](milliseconds span) {
+                kube::WaitOptions wait;
+                wait.labelSelector = selector.labelSelector;
+                wait.fieldSelector = selector.fieldSelector;
+                wait.timeout = span;
+                wait.cancel = options_.cancel;
+                wait.initialList = std::move(given);
+                given.reset();
+                return kube::waitForSet(
                     client_, clock_, kube::resources::pods(), ns_, wait,
                     [&](const kube::ObjectSet& set) { return newPodDecided(set, failure); });
-            } catch (const std::exception& error) {
-                // An outage longer than one span: the reads below ride it out, then a new span.
-                if (!kube::isOutage(error) ||
-                    (options_.timeout.count() > 0 && elapsed() >= options_.timeout))
-                    throw;
-                outcome = kube::WaitResult{};
-                outcome.outcome = kube::WaitOutcome::TimedOut;
-            }
-            const bool deadlinePassed =
-                options_.timeout.count() > 0 && elapsed() >= options_.timeout;
-            if (outcome.outcome != kube::WaitOutcome::TimedOut || deadlinePassed) break;
-            const json current = getSandbox();
-            std::optional<std::string> blocker;  // its events read rides out an outage too
-            riddenOut([&] { blocker = sandboxCreateFailure(client_, current, since); });
-            if (blocker) fail(*blocker);
-        }
+            },
+            [&] { return sandboxCreateFailure(client_, getSandbox(), since); });
+        if (waited.blocker) fail(*waited.blocker);
+        const kube::WaitResult& outcome = waited.wait;
         if (outcome.outcome == kube::WaitOutcome::TimedOut && !replacementSeen(outcome.objects))
             fail(fmt::format(
                 "timed out after {}: no replacement pod was ever created for pod {} (is the "

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/pod_failure.hpp"
 
 namespace rossoctl::app {
 
@@ -18,17 +20,21 @@ std::string nameOf(const json& object) {
     return object.value("metadata", json::object()).value("name", "");
 }
 
-// True, and written for the sandbox's current generation (a condition left from before the
-// change does not count).
-bool freshConditionTrue(const json& sandbox, const std::string& type) {
-    const auto condition = kube::findCondition(sandbox, type);
-    if (!condition || condition->value("status", "") != "True") return false;
+// Written for the sandbox's current generation (a condition left from before the change does
+// not count).
+bool freshCondition(const json& sandbox, const json& condition) {
     const json metadata = sandbox.value("metadata", json::object());
-    if (!condition->contains("observedGeneration") || !metadata.contains("generation")) return true;
-    const json& observed = (*condition)["observedGeneration"];
+    if (!condition.contains("observedGeneration") || !metadata.contains("generation")) return true;
+    const json& observed = condition["observedGeneration"];
     const json& generation = metadata["generation"];
     return !observed.is_number_integer() || !generation.is_number_integer() ||
            observed.get<int64_t>() >= generation.get<int64_t>();
+}
+
+bool freshConditionTrue(const json& sandbox, const std::string& type) {
+    const auto condition = kube::findCondition(sandbox, type);
+    return condition && condition->value("status", "") == "True" &&
+           freshCondition(sandbox, *condition);
 }
 
 // Suspended: the controller says so. A controller that reports no Suspended condition (older
@@ -103,30 +109,51 @@ class SuspendWait {
     }
 
     void waitForSandbox(const std::string& waitingFor) {
-        kube::WaitOptions wait;
-        wait.timeout = remaining(waitingFor);
-        wait.cancel = options_.cancel;
+        const auto eventsSince = clock_.now();  // older ones are about the pod before a suspend
         std::string failure;
-        auto outcome = kube::waitForObject(
-            client_, clock_, sandboxes_, ns_, name_, wait, [&](const std::optional<json>& object) {
-                if (!object || uidOf(*object) != uid_) {
-                    failure = "was deleted meanwhile";
-                    return true;
-                }
-                if (suspendedInSpec(*object) != options_.suspend) {
-                    failure = options_.suspend ? "was resumed by someone else meanwhile"
-                                               : "was suspended by someone else meanwhile";
-                    return true;
-                }
-                if (options_.suspend) return suspendDone(*object);
-                if (kube::conditionTrue(*object, "Finished")) {
-                    failure = "has finished: " + describeConditions(*object);
-                    return true;
-                }
-                return freshConditionTrue(*object, "Ready");
+        auto waited = waitUnlessBlocked(
+            clock_, remaining(waitingFor), options_.cancel,
+            [&](milliseconds span) {
+                kube::WaitOptions wait;
+                wait.timeout = span;
+                wait.cancel = options_.cancel;
+                return kube::waitForObject(
+                    client_, clock_, sandboxes_, ns_, name_, wait,
+                    [&](const std::optional<json>& object) {
+                        failure = object ? sandboxFailure(*object) : "was deleted meanwhile";
+                        if (!failure.empty()) return true;
+                        return options_.suspend ? suspendDone(*object)
+                                                : freshConditionTrue(*object, "Ready");
+                    });
+            },
+            [&]() -> std::optional<std::string> {
+                // A resumed sandbox's pod may be refused (quota, LimitRange) or never start.
+                if (options_.suspend) return std::nullopt;
+                const auto object = client_.getIfExists(sandboxes_, ns_, name_);
+                if (!object) return std::nullopt;
+                return agentStartFailure(client_, ns_, model::WorkloadType::Sandbox, *object,
+                                         eventsSince);
             });
-        check(outcome.outcome, waitingFor);
+        if (waited.blocker) fail("will not become ready: " + *waited.blocker);
+        check(waited.wait.outcome, waitingFor);
         if (!failure.empty()) fail(failure);
+    }
+
+    // Why the wait should stop now: the sandbox was replaced, changed back, or (resuming) has
+    // finished or its pod is refused; "" while it may still get there.
+    std::string sandboxFailure(const json& object) const {
+        if (uidOf(object) != uid_) return "was deleted meanwhile";
+        if (suspendedInSpec(object) != options_.suspend)
+            return options_.suspend ? "was resumed by someone else meanwhile"
+                                    : "was suspended by someone else meanwhile";
+        if (options_.suspend) return "";
+        if (kube::conditionTrue(object, "Finished"))
+            return "has finished: " + describeConditions(object);
+        if (const auto ready = kube::findCondition(object, "Ready");
+            ready && freshCondition(object, *ready))
+            if (auto refused = model::workloadCreateFailure(object))
+                return "will not become ready: its pod cannot be created: " + *refused;
+        return "";
     }
 
     kube::Client& client_;

@@ -203,3 +203,41 @@ TEST_CASE("sandbox run --pool: 50 runs through SandboxClaims, with their phases"
     }
     REQUIRE(harness::rossoctl({"sandbox", "pool", "-n", ns, "--size", "0"}).exitCode == 0);
 }
+
+TEST_CASE("a full quota stops sandbox pool --wait and run --pool at once, naming the quota",
+          "[agent-sandbox][run][conventions]") {
+    if (!extensionsServed()) {
+        WARN("the agent-sandbox extensions are not served here; nothing to prove");
+        return;
+    }
+    harness::TestNamespace project("claim-quota", /*create=*/false);
+    const std::string ns = project.name();
+    auto created = harness::rossoctl({"project", "create", ns});
+    INFO(created.out << created.err);
+    REQUIRE(created.exitCode == 0);
+    const json quota = {{"apiVersion", "v1"},
+                        {"kind", "ResourceQuota"},
+                        {"metadata", {{"name", "no-pods"}}},
+                        {"spec", {{"hard", {{"pods", "0"}}}}}};
+    harness::admin().create(resources::resourceQuotas(), ns, quota);
+
+    auto started = std::chrono::steady_clock::now();
+    auto pool = harness::rossoctl(
+        {"sandbox", "pool", "-n", ns, "--size", "1", "--wait", "--timeout", "5m"});
+    auto took = std::chrono::steady_clock::now() - started;
+    INFO(pool.out << pool.err);
+    CHECK(pool.exitCode == 1);
+    CHECK(pool.err.find("cannot fill") != std::string::npos);
+    CHECK(pool.err.find("exceeded quota: no-pods") != std::string::npos);
+    CHECK(took < std::chrono::seconds(60));  // not its 5m
+
+    started = std::chrono::steady_clock::now();
+    auto claimed = harness::rossoctl(
+        {"sandbox", "run", "-n", ns, "--pool", "--start-timeout", "5m", "--", "true"});
+    took = std::chrono::steady_clock::now() - started;
+    INFO(claimed.out << claimed.err);
+    CHECK(claimed.exitCode != 0);
+    CHECK(claimed.err.find("exceeded quota: no-pods") != std::string::npos);
+    CHECK(took < std::chrono::seconds(60));
+    CHECK(harness::eventually([&] { return names(run::sandboxClaims(), ns).empty(); }, 60));
+}

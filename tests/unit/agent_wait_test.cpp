@@ -68,6 +68,10 @@ TEST_CASE("agents wait times out saying the replacement pod is missing", "[agent
     fixture.server.reply(200, list(json::array({sandbox()})));
     fixture.server.reply(200, list(json::array()));  // no pod at all
     fixture.server.reply(200, list(json::array()));
+    // Between spans of the pod wait: the Sandbox, its pods and its events name no blocker.
+    fixture.server.reply(200, sandbox().dump());
+    fixture.server.reply(200, list(json::array()));
+    fixture.server.reply(200, list(json::array()));
     auto result =
         app::waitForAgent(*fixture.client, fixture.clock, agent, std::chrono::seconds(25), nullptr);
     CHECK(result.outcome == Outcome::TimedOut);

@@ -179,3 +179,49 @@ TEST_CASE("sandbox restart: a replacement the LimitRange refuses is named, not w
     CHECK(err.find("is the agent-sandbox controller running") == std::string::npos);
     CHECK(host.clock.monotonic() - started < std::chrono::seconds(30));  // not the 5m
 }
+
+TEST_CASE("agents wait: a replacement pod the quota refuses is named, not waited out",
+          "[wait][blocker][agents]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.latency = std::chrono::milliseconds(200);
+    // Ready=True is stale: its pod was deleted (restart --wait=false) and cannot come back.
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandbox(readyTrue()));
+    host.server.onStream("GET", kSandboxes + "?watch=true", {});
+    host.server.onJson("GET", kPods, 200, list({}));
+    host.server.onStream("GET", kPods + "?watch=true", {});
+    host.server.onRequest = [&host](const kube::HttpRequest& request) {
+        if (request.url.find("/pods") != std::string::npos)
+            host.server.onJson("GET", kSandboxes + "/orders", 200,
+                               sandbox(reconcilerError(kQuota)));
+    };
+    const auto started = host.clock.monotonic();
+    CHECK(host.run({"agents", "wait", "orders", "--timeout", "2m"}) == kExitError);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(err.find("exceeded quota: sandbox-quota") != std::string::npos);
+    CHECK(host.clock.monotonic() - started < std::chrono::seconds(10));  // not the 2m
+}
+
+TEST_CASE("sandbox resume: a pod the quota refuses ends the wait for Ready with the quota",
+          "[wait][blocker][sandbox]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.latency = std::chrono::milliseconds(200);
+    json suspended = sandbox({{"type", "Ready"}, {"status", "False"}, {"reason", "Suspended"}});
+    suspended["spec"]["operatingMode"] = "Suspended";
+    json resumed = sandbox(reconcilerError(kQuota));
+    resumed["spec"]["operatingMode"] = "Running";
+    host.server.onJson("GET", kSandboxes + "/orders", 200, suspended);
+    host.server.onJson("PATCH", kSandboxes + "/orders", 200, resumed);
+    host.server.onJson("GET", kSandboxes, 200, list({resumed}));
+    host.server.onStream("GET", kSandboxes + "?watch=true", {});
+    host.server.onJson("GET", kPods, 200, list({}));
+    const auto started = host.clock.monotonic();
+    CHECK(host.run({"sandbox", "resume", "orders"}) == kExitError);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(err.find("will not become ready: its pod cannot be created: " + kQuota) !=
+          std::string::npos);
+    CHECK(host.clock.monotonic() - started < std::chrono::seconds(10));  // not the 2m
+}

@@ -3,11 +3,14 @@
 // controller may not create, an image that cannot be pulled, a container configuration
 // error), so a wait for it can stop with the real blocker instead of timing out.
 #include <chrono>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
+#include "rossoctl/clock.hpp"
 #include "rossoctl/kube/client.hpp"
+#include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/workload.hpp"
 
 namespace rossoctl::app {
@@ -24,5 +27,27 @@ std::optional<std::string> agentStartFailure(kube::Client& client, const std::st
 // nullopt when nothing says so. Events it may not read are skipped.
 std::optional<std::string> sandboxCreateFailure(kube::Client& client, const nlohmann::json& sandbox,
                                                 std::chrono::system_clock::time_point since);
+
+// How often a wait looks beyond what it watches for a blocker (a Sandbox's status, its pods,
+// its events), which no watch of that object would show.
+inline constexpr std::chrono::milliseconds kBlockerCheckEvery{2000};
+
+struct BlockableWaitResult {
+    kube::WaitResult wait;
+    std::optional<std::string> blocker;  // set: the wait ended because this blocks it
+};
+
+// How long a wait without a deadline rides out an apiserver outage before giving up.
+inline constexpr std::chrono::milliseconds kNoDeadlineOutageBudget{std::chrono::minutes(5)};
+
+// Runs `wait` (one kube::waitForObject/waitForSet with the given time-out) in spans of at most
+// kBlockerCheckEvery until it is satisfied, cancelled, or `timeout` (0 = none) has passed;
+// after each span that timed out `blocker` is asked, and a reason it gives ends the wait.
+// An apiserver outage is ridden out within `timeout`, across spans and blocker reads alike;
+// a blocker read the user is forbidden to make counts as no blocker.
+BlockableWaitResult waitUnlessBlocked(
+    const Clock& clock, std::chrono::milliseconds timeout, const kube::CancelFlag* cancel,
+    const std::function<kube::WaitResult(std::chrono::milliseconds span)>& wait,
+    const std::function<std::optional<std::string>()>& blocker);
 
 }  // namespace rossoctl::app

@@ -3,13 +3,16 @@
 
 #include <fmt/format.h>
 
+#include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/run/artifacts.hpp"
 #include "rossoctl/app/run/reap.hpp"
+#include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod.hpp"
+#include "rossoctl/model/pod_failure.hpp"
 
 namespace rossoctl::app::run {
 
@@ -146,27 +149,69 @@ std::optional<std::string> waitClaimedSandbox(kube::Client& client, const Clock&
                                               const kube::CancelFlag* cancel, const std::string& ns,
                                               const std::string& claim,
                                               std::chrono::milliseconds startTimeout) {
-    kube::WaitOptions options;
-    options.timeout = startTimeout;
-    options.cancel = cancel;
+    // A warm sandbox's pod may have been refused long before this claim took it.
+    const auto eventsSince = clock.now() - std::chrono::minutes(5);
     std::string sandbox, reason = "not reconciled yet";
-    auto result = kube::waitForObject(
-        client, clock, sandboxClaims(), ns, claim, options, [&](const std::optional<json>& object) {
-            if (!object) return false;
-            sandbox = object->value("status", json::object())
-                          .value("sandbox", json::object())
-                          .value("name", "");
-            if (auto ready = kube::findCondition(*object, "Ready"))
-                reason = ready->value("reason", "") + ": " + ready->value("message", "");
-            return !sandbox.empty() && kube::conditionTrue(*object, "Ready");
+    std::optional<std::string> refused;  // the claim's Ready is its Sandbox's, forwarded
+    auto waited = waitUnlessBlocked(
+        clock, startTimeout, cancel,
+        [&](std::chrono::milliseconds span) {
+            kube::WaitOptions options;
+            options.timeout = span;
+            options.cancel = cancel;
+            return kube::waitForObject(
+                client, clock, sandboxClaims(), ns, claim, options,
+                [&](const std::optional<json>& object) {
+                    if (!object) return false;
+                    sandbox = object->value("status", json::object())
+                                  .value("sandbox", json::object())
+                                  .value("name", "");
+                    if (auto ready = kube::findCondition(*object, "Ready"))
+                        reason = ready->value("reason", "") + ": " + ready->value("message", "");
+                    refused = model::workloadCreateFailure(*object);
+                    if (refused) refused = "its pod cannot be created: " + *refused;
+                    return refused || (!sandbox.empty() && kube::conditionTrue(*object, "Ready"));
+                });
+        },
+        [&]() -> std::optional<std::string> {
+            if (sandbox.empty()) return std::nullopt;
+            // The extensions and the core group they pair with share a version.
+            const auto object =
+                client.getIfExists(kube::resources::sandboxes(kExtensionsVersion), ns, sandbox);
+            if (!object) return std::nullopt;
+            return agentStartFailure(client, ns, model::WorkloadType::Sandbox, *object,
+                                     eventsSince);
         });
-    if (result.outcome == kube::WaitOutcome::Cancelled) return std::nullopt;
-    if (!result.satisfied())
+    if (waited.wait.outcome == kube::WaitOutcome::Cancelled) return std::nullopt;
+    if (!refused) refused = waited.blocker;
+    if (refused)
+        throw Error(fmt::format(
+            "SandboxClaim {}: sandbox {} will not become ready: {}; see kubectl -n {} describe "
+            "sandboxclaim {}",
+            claim, sandbox.empty() ? "(none yet)" : sandbox, *refused, ns, claim));
+    if (!waited.wait.satisfied())
         throw Error(fmt::format(
             "SandboxClaim {} got no Ready sandbox within {}s ({}); see kubectl -n {} describe "
             "sandboxclaim {}",
             claim, (startTimeout.count() + 999) / 1000, reason, ns, claim));
     return sandbox;
+}
+
+std::optional<std::string> warmPoolFillFailure(kube::Client& client, const std::string& ns,
+                                               const json& pool,
+                                               std::chrono::system_clock::time_point since) {
+    const std::string poolUid = uidOf(pool);
+    const auto sandboxes = kube::resources::sandboxes(kExtensionsVersion);
+    const json list = client.list(sandboxes, ns, {});
+    // One sandbox of the pool that is not ready stands for all: they share one template.
+    for (const auto& sandbox : list.value("items", json::array())) {
+        if (!ownedBy(sandbox, poolUid) || kube::conditionTrue(sandbox, "Ready")) continue;
+        if (auto failure =
+                agentStartFailure(client, ns, model::WorkloadType::Sandbox, sandbox, since))
+            return fmt::format("sandbox {}: {}", sandbox["metadata"].value("name", ""), *failure);
+        return std::nullopt;
+    }
+    return std::nullopt;
 }
 
 void releaseClaim(kube::Client& client, const std::string& ns, const std::string& claim) {

@@ -55,6 +55,12 @@ std::optional<std::string> waitClaimedSandbox(kube::Client& client, const Clock&
                                               const std::string& claim,
                                               std::chrono::milliseconds startTimeout);
 
+// Why the pool's sandboxes will not become ready (a pod refused by quota or LimitRange, an
+// image that cannot be pulled), read from its first sandbox that is not; nullopt when none says.
+std::optional<std::string> warmPoolFillFailure(kube::Client& client, const std::string& ns,
+                                               const nlohmann::json& pool,
+                                               std::chrono::system_clock::time_point since);
+
 // Deletes the claim; its Sandbox and pod follow by owner reference.
 void releaseClaim(kube::Client& client, const std::string& ns, const std::string& claim);
 
