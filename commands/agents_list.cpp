@@ -51,7 +51,9 @@ int watchAgents(app::Context& context, const ListOptions& options, const std::st
                            format == ui::OutputFormat::Wide);
             headerDone = true;
         } else {
-            if (format == ui::OutputFormat::Yaml) context.out() << "---\n";  // one stream
+            // One stream: kubectl separates documents, with nothing before the first.
+            if (format == ui::OutputFormat::Yaml && headerDone) context.out() << "---\n";
+            headerDone = true;
             app::printObjects(context.out(), format, {agent}, true,
                               options.output.showManagedFields);
         }

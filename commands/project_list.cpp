@@ -64,7 +64,9 @@ int watchProjects(app::Context& context, const ProjectListOptions& options,
                 ui::printJson(context.out(), shown(item, options.output.showManagedFields));
                 break;
             case ui::OutputFormat::Yaml:
-                context.out() << "---\n";  // one stream of documents
+                // One stream: kubectl separates documents, with nothing before the first.
+                if (headerDone) context.out() << "---\n";
+                headerDone = true;
                 ui::printYaml(context.out(), shown(item, options.output.showManagedFields));
                 break;
             case ui::OutputFormat::Name:

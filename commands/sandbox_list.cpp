@@ -43,7 +43,9 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
                            format == ui::OutputFormat::Wide);
             headerDone = true;
         } else {
-            if (format == ui::OutputFormat::Yaml) context.out() << "---\n";  // one stream
+            // One stream: kubectl separates documents, with nothing before the first.
+            if (format == ui::OutputFormat::Yaml && headerDone) context.out() << "---\n";
+            headerDone = true;
             app::printObjects(context.out(), format,
                               {{{model::WorkloadType::Sandbox, ref}, sandbox}}, true,
                               options.output.showManagedFields);

@@ -148,14 +148,20 @@ TEST_CASE("project list --watch-only -o yaml is one stream of documents; templat
           "[project][command][watch]") {
     TestHost host;
     host.server.onJson("GET", kNamespaces, 200, list({project("team1", "7")}));
-    host.server.onStream("GET", kNamespaces + "?watch=true",
-                         {watchEvent("ADDED", project("team2", "11"))});
+    host.server.onStream(
+        "GET", kNamespaces + "?watch=true",
+        {watchEvent("ADDED", project("team2", "11")), watchEvent("ADDED", project("team3", "12"))});
     host.server.onStream("GET", kNamespaces + "?watch=true", {});
     cancelOnWatch(host, kNamespaces, 2);
     CHECK(host.run({"project", "list", "--watch-only", "-o", "yaml"}) == 130);
     const std::string out = host.out.str();
-    CHECK(out.rfind("---\n", 0) == 0);
-    CHECK(out.find("name: team2") != std::string::npos);
+    // As kubectl: "---" between documents, nothing before the first.
+    CHECK(out.rfind("---", 0) != 0);
+    const auto separator = out.find("\n---\n");
+    REQUIRE(separator != std::string::npos);
+    CHECK(out.find("\n---\n", separator + 1) == std::string::npos);
+    CHECK(out.find("name: team2") < separator);
+    CHECK(out.find("name: team3") > separator);
     CHECK(out.find("name: team1") == std::string::npos);  // listed, not changed
 
     TestHost templated;
