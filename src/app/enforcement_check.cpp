@@ -306,20 +306,20 @@ EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& cl
         return finish(Enforcement::Unproven,
                       fmt::format("could not remove the control policy: {}", error.what()));
     }
-    deadline = clock.monotonic() + options.settleTimeout;
+    deadline = clock.monotonic() + std::max(options.settleTimeout, options.removalTimeout);
     do {
         attempt = tryConnect(client, ns, clientPod, serverIp, options);
         if (attempt.outcome != Connect::Connected) break;
         clock.sleepFor(milliseconds(200));
     } while (clock.monotonic() < deadline);
     if (attempt.outcome == Connect::Connected)
-        return finish(
-            Enforcement::NotEnforced,
-            fmt::format(
-                "pod {} still reached {} {}s after the allowing policy was "
-                "removed: egress is not isolated by networkpolicy/default-deny",
-                clientPod, target,
-                std::chrono::duration_cast<std::chrono::seconds>(options.settleTimeout).count()));
+        return finish(Enforcement::NotEnforced,
+                      fmt::format("pod {} still reached {} {}s after the allowing policy was "
+                                  "removed: egress is not isolated by networkpolicy/default-deny",
+                                  clientPod, target,
+                                  std::chrono::duration_cast<std::chrono::seconds>(
+                                      std::max(options.settleTimeout, options.removalTimeout))
+                                      .count()));
     if (attempt.outcome != Connect::Failed)
         return finish(Enforcement::Unproven, fmt::format("the probe could not run in pod {}: {}",
                                                          clientPod, attempt.detail));

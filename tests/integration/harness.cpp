@@ -224,6 +224,17 @@ std::map<std::string, std::string> snapshot(const std::string& ns) {
     return objects;
 }
 
+std::map<std::string, std::string> settledSnapshot(const std::string& ns) {
+    auto last = snapshot(ns);
+    for (int i = 0; i < 30; ++i) {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        auto now = snapshot(ns);
+        if (now == last) return now;
+        last = std::move(now);
+    }
+    return last;
+}
+
 rossoctl::kube::ResourceRef sandboxRef() {
     static rossoctl::SystemClock clock;
     rossoctl::kube::Discovery discovery(admin(), clock, "");

@@ -61,5 +61,8 @@ bool eventually(const std::function<bool()>& fn, int timeoutSeconds = 60);
 // A stable snapshot of every object rossoctl may write in ns (kind/name -> resourceVersion),
 // to prove a failed command changed nothing.
 std::map<std::string, std::string> snapshot(const std::string& ns);
+// A snapshot once the controllers and the scheduler stop changing the namespace (the same
+// twice, a second apart; at most 30 s), so "nothing changed" sees only the command's writes.
+std::map<std::string, std::string> settledSnapshot(const std::string& ns);
 
 }  // namespace harness

@@ -273,7 +273,7 @@ TEST_CASE("sandbox verify: a pod that is not Running is a clear error, exit 1", 
             return pod.has_value();
         },
         60));
-    const auto before = harness::snapshot(ns.name());
+    const auto before = harness::settledSnapshot(ns.name());  // the scheduler's write done
     auto result = harness::rossoctl({"sandbox", "verify", "pending", "-n", ns.name()});
     CHECK(result.exitCode == 1);
     CHECK_THAT(result.err, Catch::Contains("not Running"));

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "kube_fakes.hpp"
+#include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
@@ -85,4 +86,64 @@ TEST_CASE("an enforcement check whose pods cannot be created is unproven and cle
     int deletes = 0;
     for (const auto& request : fixture.server.requests) deletes += request.method == "DELETE";
     CHECK(deletes == 4);
+}
+
+namespace {
+
+const std::string kPolicies = "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies";
+const std::string kCheckPods = "/api/v1/namespaces/team1/pods";
+
+json runningCheckPod(const std::string& role, const std::string& ip) {
+    return {{"metadata",
+             {{"name", "rossoctl-check-000001-" + role},
+              {"namespace", "team1"},
+              {"labels", {{app::kEnforcementCheckLabel, "000001"}}}}},
+            {"status", {{"phase", "Running"}, {"podIP", ip}}}};
+}
+
+// A cluster whose network plugin applies the control policy's removal `lag` after it (never,
+// when lag is negative): the client reaches the server until then, and is refused after.
+app::EnforcementResult checkWithPluginLag(std::chrono::milliseconds lag) {
+    rossoctl::testing::TestHost host;
+    host.server.on("POST", kPolicies, 201, "{}");
+    host.server.on("POST", kCheckPods, 201, "{}");
+    host.server.onJson(
+        "GET", kCheckPods, 200,
+        {{"kind", "List"},
+         {"metadata", {{"resourceVersion", "3"}}},
+         {"items",
+          {runningCheckPod("server", "10.244.0.9"), runningCheckPod("client", "10.244.0.10")}}});
+    host.server.on("DELETE", kPolicies + "/*", 200, "{}");
+    host.server.on("DELETE", kCheckPods + "/*", 200, "{}");
+    std::optional<std::chrono::steady_clock::time_point> removed;
+    host.server.onRequest = [&](const kube::HttpRequest& request) {
+        if (request.method == "DELETE" &&
+            request.url.find("/networkpolicies/rossoctl-check-000001-control") != std::string::npos)
+            removed = host.clock.monotonic();
+    };
+    host.server.onExec(
+        "team1", "rossoctl-check-000001-client", [&](const std::vector<std::string>&) {
+            const bool applied =
+                removed && lag.count() >= 0 && host.clock.monotonic() >= *removed + lag;
+            return rossoctl::testing::execRan(
+                applied ? "rossoctl-connect=failed timed out\n" : "rossoctl-connect=connected\n",
+                "", 0);
+        });
+    app::EnforcementCheckOptions options;
+    return app::checkDefaultDenyEnforced(host.context().client(), host.clock, "team1", options);
+}
+
+}  // namespace
+
+TEST_CASE("a network plugin still catching up after an apiserver restart is not NOT ENFORCED",
+          "[enforcement-check]") {
+    // A plugin that lost its watch relists on a back-off: 12 s late here, beyond the 8 s a
+    // rule change normally needs.
+    const auto late = checkWithPluginLag(std::chrono::seconds(12));
+    INFO(late.evidence.back());
+    CHECK(late.verdict == app::Enforcement::Enforced);
+
+    const auto never = checkWithPluginLag(std::chrono::milliseconds(-1));
+    REQUIRE(never.verdict == app::Enforcement::NotEnforced);
+    CHECK_THAT(never.evidence.back(), Catch::Contains("30s after the allowing policy was removed"));
 }

@@ -29,6 +29,10 @@ struct EnforcementCheckOptions {
     std::chrono::milliseconds connectTimeout{std::chrono::seconds(1)};
     // How long a rule change may take to reach the network plugin.
     std::chrono::milliseconds settleTimeout{std::chrono::seconds(8)};
+    // How long the removal of the allowing policy may take before "not enforced": a plugin
+    // that lost its apiserver watch relists on a back-off of up to 30 s. Costs time only
+    // when enforcement is missing.
+    std::chrono::milliseconds removalTimeout{std::chrono::seconds(30)};
     const kube::CancelFlag* cancel = nullptr;
 };
 
