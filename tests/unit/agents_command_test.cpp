@@ -1,5 +1,6 @@
 // The agents commands end to end against a scripted server: what they send, in what order,
 // and that bad input sends nothing.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
@@ -15,6 +16,14 @@ using rossoctl::testing::TestHost;
 namespace {
 
 const std::string kNotFound = R"({"kind":"Status","code":404,"reason":"NotFound"})";
+const std::string kNamespace = "/api/v1/namespaces/team1";
+const std::string kLimitRanges = kNamespace + "/limitranges";
+const std::string kServices = kNamespace + "/services";
+const std::string kDeployments = "/apis/apps/v1/namespaces/team1/deployments";
+const std::string kStatefulSets = "/apis/apps/v1/namespaces/team1/statefulsets";
+const std::string kJobs = "/apis/batch/v1/namespaces/team1/jobs";
+const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
+const std::string kRuntimes = "/apis/agent.rossoctl.dev/v1alpha1/namespaces/team1/agentruntimes";
 
 std::vector<std::string> importArgs(std::vector<std::string> extra) {
     std::vector<std::string> args = {"agents",  "import",           "--deployment-type",
@@ -58,8 +67,9 @@ TEST_CASE("agents import --dry-run=client prints a List and writes nothing", "[a
     std::ofstream(envFile) << "# settings\nMCP_URL=http://file\nLOG_LEVEL=debug\n";
     TestHost host;
     host.serveGroups();
-    host.server.reply(200, R"({"metadata":{"name":"team1","annotations":)"
-                           R"({"rossoctl.dev/default-lifetime":"2h"}}})");
+    host.server.on("GET", kNamespace, 200,
+                   R"({"metadata":{"name":"team1","annotations":)"
+                   R"({"rossoctl.dev/default-lifetime":"2h"}}})");
     REQUIRE(host.run(importArgs({"--envVarsFile", envFile, "--env", "MCP_URL=http://flag",
                                  "--dry-run=client", "-o", "json"})) == 0);
     for (const auto& request : host.server.requests) CHECK(request.method == "GET");
@@ -78,28 +88,30 @@ TEST_CASE("agents import --dry-run=client prints a List and writes nothing", "[a
 TEST_CASE("agents import refuses an existing agent and overwrites nothing", "[agents]") {
     TestHost host;
     host.serveGroups();
-    host.server.reply(200, R"({"metadata":{"name":"team1"}})");               // namespace
-    host.server.reply(200, R"({"metadata":{"name":"orders","labels":{}}})");  // a deployment
-    for (int i = 0; i < 3; ++i) host.server.reply(404, kNotFound);            // sts, job, sandbox
+    host.server.on("GET", kNamespace, 200, R"({"metadata":{"name":"team1"}})");
+    // A deployment "orders"; the statefulset, job and sandbox are 404.
+    host.server.on("GET", kDeployments + "/orders", 200,
+                   R"({"metadata":{"name":"orders","labels":{}}})");
     CHECK(host.run(importArgs({})) == kExitError);
     CHECK(host.err.str() ==
           "error: agent \"orders\" already exists in namespace \"team1\"; delete it first with "
           "\"rossoctl agents delete orders -n team1\"\n");
+    CHECK(host.server.requestsTo("GET", kDeployments + "/orders").size() == 1);
     for (const auto& request : host.server.requests) CHECK(request.method == "GET");
 }
 
 TEST_CASE("agents import creates the workload then the AgentRuntime", "[agents]") {
     TestHost host;
-    host.runtimeGroup();
-    host.sandboxGroup();
-    for (int i = 0; i < 5; ++i) host.server.reply(404, kNotFound);  // 4 types + runtime
-    host.server.reply(200, R"({"items":[]})");                      // limitranges
-    host.server.reply(201, R"({"metadata":{"name":"orders"}})");
-    host.server.reply(201, R"({"metadata":{"name":"orders"}})");
+    host.serveGroups();  // the 4 workload types and the runtime: 404, the agent is new
+    host.server.on("GET", kLimitRanges, 200, R"({"items":[]})");
+    host.server.on("POST", kDeployments, 201, R"({"metadata":{"name":"orders"}})");
+    host.server.on("POST", kRuntimes, 201, R"({"metadata":{"name":"orders"}})");
     REQUIRE(host.run({"agents", "import", "from-image", "--name", "orders", "--container-image",
                       "nginx:1.27", "--deployment-type", "deployment"}) == 0);
     auto sent = host.sent();
     REQUIRE(sent.size() == 10);
+    for (const auto& path : {kDeployments, kStatefulSets, kJobs, kSandboxes, kRuntimes})
+        CHECK(std::count(sent.begin(), sent.begin() + 7, "GET " + path + "/orders") == 1);
     CHECK(sent[7] == "GET /api/v1/namespaces/team1/limitranges");
     CHECK(sent[8] == "POST /apis/apps/v1/namespaces/team1/deployments");
     CHECK(sent[9] == "POST /apis/agent.rossoctl.dev/v1alpha1/namespaces/team1/agentruntimes");
@@ -110,15 +122,16 @@ TEST_CASE("agents import creates the workload then the AgentRuntime", "[agents]"
 
 TEST_CASE("agents import says what exists when the AgentRuntime cannot be created", "[agents]") {
     TestHost host;
-    host.runtimeGroup();
-    host.sandboxGroup();
-    for (int i = 0; i < 5; ++i) host.server.reply(404, kNotFound);
-    host.server.reply(200, R"({"items":[]})");  // limitranges
-    host.server.reply(201, R"({"metadata":{"name":"orders"}})");
-    host.server.reply(403, R"({"kind":"Status","code":403,"reason":"Forbidden",)"
-                           R"("message":"agentruntimes is forbidden"})");
+    host.serveGroups();
+    host.server.on("GET", kLimitRanges, 200, R"({"items":[]})");
+    host.server.on("POST", kDeployments, 201, R"({"metadata":{"name":"orders"}})");
+    host.server.on("POST", kRuntimes, 403,
+                   R"({"kind":"Status","code":403,"reason":"Forbidden",)"
+                   R"("message":"agentruntimes is forbidden"})");
     CHECK(host.run({"agents", "import", "from-image", "--name", "orders", "--containerImage",
                     "nginx"}) == kExitError);
+    CHECK(host.server.writes() ==
+          std::vector<std::string>{"POST " + kDeployments, "POST " + kRuntimes});
     CHECK(host.err.str().find("created deployment.apps/orders, but creating "
                               "agentruntime.agent.rossoctl.dev/orders failed") !=
           std::string::npos);
@@ -126,14 +139,15 @@ TEST_CASE("agents import says what exists when the AgentRuntime cannot be create
 
 TEST_CASE("agents import warns once and writes the workload alone without the CRD", "[agents]") {
     TestHost host;
-    host.runtimeGroup(/*served=*/false);
-    host.sandboxGroup();
-    for (int i = 0; i < 4; ++i) host.server.reply(404, kNotFound);
-    host.server.reply(200, R"({"items":[]})");  // limitranges
-    host.server.reply(201, R"({"metadata":{"name":"orders"}})");
+    host.serveRuntimeGroup(/*served=*/false);
+    host.serveSandboxGroup();
+    host.server.on("GET", kLimitRanges, 200, R"({"items":[]})");
+    host.server.on("POST", kDeployments, 201, R"({"metadata":{"name":"orders"}})");
     REQUIRE(host.run({"agents", "import", "from-image", "--name", "orders", "--containerImage",
                       "nginx", "--dry-run=server"}) == 0);
+    CHECK(host.server.writes() == std::vector<std::string>{"POST " + kDeployments});
     CHECK(host.server.last().url.find("dryRun=All") != std::string::npos);
+    CHECK(host.server.requestsTo("GET", kRuntimes + "/orders").empty());
     CHECK(host.out.str() == "deployment.apps/orders created (server dry run)\n");
     CHECK(host.err.str().rfind("Warning: the AgentRuntime API", 0) == 0);
 }
@@ -231,19 +245,18 @@ TEST_CASE(
 
 TEST_CASE("agents wait follows a watch until the sandbox is Ready", "[agents]") {
     TestHost host;
-    host.sandboxGroup();
-    host.server.reply(404, kNotFound);  // deployment
-    host.server.reply(404, kNotFound);  // statefulset
-    host.server.reply(404, kNotFound);  // job
-    host.server.reply(200, R"({"metadata":{"name":"orders","resourceVersion":"5",)"
-                           R"("labels":{"app.kubernetes.io/managed-by":"rossoctl"}}})");
+    host.serveSandboxGroup();  // no deployment, statefulset or job "orders": 404
+    host.server.on("GET", kSandboxes + "/orders", 200,
+                   R"({"metadata":{"name":"orders","namespace":"team1","resourceVersion":"5",)"
+                   R"("labels":{"app.kubernetes.io/managed-by":"rossoctl"}}})");
     json ready = {
         {"metadata",
          {{"name", "orders"}, {"namespace", "team1"}, {"uid", "u1"}, {"resourceVersion", "6"}}},
         {"status", {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
-    host.server.stream({R"({"type":"MODIFIED","object":{"metadata":{"resourceVersion":"6"}}})"
-                        "\n",
-                        json{{"type", "MODIFIED"}, {"object", ready}}.dump() + "\n"});
+    host.server.onStream("GET", kSandboxes + "?watch=true",
+                         {R"({"type":"MODIFIED","object":{"metadata":{"resourceVersion":"6"}}})"
+                          "\n",
+                          json{{"type", "MODIFIED"}, {"object", ready}}.dump() + "\n"});
     // Ready=True is believed only with the pod it describes there and Ready.
     json pod = {
         {"metadata", {{"name", "orders"}, {"ownerReferences", {{{"uid", "u1"}}}}}},
@@ -257,8 +270,8 @@ TEST_CASE("agents wait follows a watch until the sandbox is Ready", "[agents]") 
     for (const auto& line : host.server.sent()) sent += line + "\n";
     INFO(host.err.str() << sent.substr(0, 2000));
     REQUIRE(waited == 0);
-    const auto watches = host.server.requestsTo("GET", "/apis/agents.x-k8s.io/v1beta1/sandboxes");
-    REQUIRE(!watches.empty());
+    const auto watches = host.server.requestsTo("GET", kSandboxes);
+    REQUIRE(watches.size() == 1);
     const auto& watch = watches.front();
     CHECK(watch.url.find("watch=true") != std::string::npos);
     CHECK(watch.url.find("resourceVersion=5") != std::string::npos);
@@ -267,13 +280,12 @@ TEST_CASE("agents wait follows a watch until the sandbox is Ready", "[agents]") 
 
 TEST_CASE("agents delete of an unknown agent says where to look", "[agents]") {
     TestHost host;
-    host.server.reply(200, R"({"kind":"APIGroup","versions":[{"version":"v1alpha1"}]})");
-    for (int i = 0; i < 2; ++i) host.server.reply(404, kNotFound);  // runtime, service
-    host.server.reply(404, R"({"kind":"Status","code":404,"reason":"NotFound"})");  // sandboxes
-    for (int i = 0; i < 3; ++i) host.server.reply(404, kNotFound);  // deploy, sts, job
+    host.serveGroups();  // every part of "ghost" is 404
     CHECK(host.run({"agents", "delete", "ghost"}) == kExitError);
     CHECK(host.err.str().find("agent \"ghost\" not found in namespace \"team1\"") !=
           std::string::npos);
+    for (const auto& path : {kRuntimes, kServices, kDeployments, kStatefulSets, kJobs, kSandboxes})
+        CHECK(host.server.requestsTo("GET", path + "/ghost").size() == 1);
     for (const auto& request : host.server.requests) CHECK(request.method == "GET");
 }
 
@@ -404,10 +416,6 @@ TEST_CASE("agents get: bad input sends nothing; 404 and 403 read well", "[agents
 }
 
 namespace {
-
-const std::string kDeployments = "/apis/apps/v1/namespaces/team1/deployments";
-const std::string kServices = "/api/v1/namespaces/team1/services";
-const std::string kRuntimes = "/apis/agent.rossoctl.dev/v1alpha1/namespaces/team1/agentruntimes";
 
 json agentPart(const std::string& uid) {
     return {

@@ -20,9 +20,14 @@ namespace {
 
 // The Sandbox API served at v1alpha1 only: these cases predate v1beta1 and their objects say so.
 void serveAlphaSandboxGroup(TestHost& host) {
-    host.server.reply(200, R"({"kind":"APIGroup","name":"agents.x-k8s.io","versions":[)"
-                           R"({"version":"v1alpha1"}],"preferredVersion":{"version":"v1alpha1"}})");
+    host.server.on("GET", "/apis/agents.x-k8s.io", 200,
+                   R"({"kind":"APIGroup","name":"agents.x-k8s.io","versions":[)"
+                   R"({"version":"v1alpha1"}],"preferredVersion":{"version":"v1alpha1"}})");
 }
+
+const std::string kSandboxes = "/apis/agents.x-k8s.io/v1alpha1/namespaces/team1/sandboxes";
+// Projects are the namespaces labelled as sandbox projects.
+const std::string kNamespaces = "/api/v1/namespaces";
 
 long lineCount(const std::string& text) {
     return std::count(text.begin(), text.end(), '\n');
@@ -73,8 +78,9 @@ TEST_CASE("set-env: bare --dry-run is client (nothing sent but the GET), =server
     {
         TestHost host;
         serveAlphaSandboxGroup(host);
-        host.server.reply(200, sandboxJson("orders"));
+        host.server.on("GET", kSandboxes + "/orders", 200, sandboxJson("orders"));
         REQUIRE(host.run({"sandbox", "set-env", "orders", "A=1", "--dry-run", "-o", "json"}) == 0);
+        CHECK(host.server.requestsTo("GET", kSandboxes + "/orders").size() == 1);
         for (const auto& request : host.server.requests) CHECK(request.method == "GET");
         auto printed = testing::printedJson(host.out.str());
         CHECK(printed["spec"]["podTemplate"]["spec"]["containers"][0]["env"][0]["name"] == "A");
@@ -82,9 +88,10 @@ TEST_CASE("set-env: bare --dry-run is client (nothing sent but the GET), =server
     {
         TestHost host;
         serveAlphaSandboxGroup(host);
-        host.server.reply(200, sandboxJson("orders"));
-        host.server.reply(200, sandboxJson("orders", "A"));
+        host.server.on("GET", kSandboxes + "/orders", 200, sandboxJson("orders"));
+        host.server.on("PUT", kSandboxes + "/orders", 200, sandboxJson("orders", "A"));
         REQUIRE(host.run({"sandbox", "set-env", "orders", "A=1", "--dry-run=server"}) == 0);
+        CHECK(host.server.writes() == std::vector<std::string>{"PUT " + kSandboxes + "/orders"});
         REQUIRE(host.server.requests.size() == 3);
         CHECK(host.server.requests[2].method == "PUT");
         CHECK(host.server.requests[2].url.find("dryRun=All") != std::string::npos);
@@ -200,11 +207,11 @@ TEST_CASE("sandbox get takes several names and TYPE/NAME; a missing one is hinte
           "[conventions][names]") {
     TestHost host;
     serveAlphaSandboxGroup(host);
-    host.server.reply(200, sandboxJson("orders"));
-    host.server.reply(404, kNotFound);
-    host.server.reply(200, R"({"items":[]})");  // pods of orders
+    host.server.on("GET", kSandboxes + "/orders", 200, sandboxJson("orders"));
+    host.server.on("GET", kSandboxes + "/ghost", 404, kNotFound);  // and orders has no pod yet
     CHECK(host.run({"sandbox", "get", "sandbox.agents.x-k8s.io/orders", "sandboxes/ghost", "-n",
                     "team1"}) == kExitError);
+    CHECK(host.server.requestsTo("GET", kSandboxes + "/ghost").size() == 1);
     CHECK(host.out.str().find("orders") != std::string::npos);
     CHECK(host.err.str().find("sandbox \"ghost\" not found in namespace \"team1\"; see the "
                               "sandboxes there with \"rossoctl sandbox list -n team1\"") !=
@@ -217,13 +224,14 @@ TEST_CASE("sandbox get takes several names and TYPE/NAME; a missing one is hinte
 TEST_CASE("sandbox restart orders orders restarts and prints once", "[conventions][names]") {
     TestHost host;
     serveAlphaSandboxGroup(host);
-    host.server.reply(404, kNotFound);  // GET sandbox orders
+    host.server.on("GET", kSandboxes + "/orders", 404, kNotFound);
     CHECK(host.run({"sandbox", "restart", "orders", "sandbox/orders", "--wait=false"}) ==
           kExitError);
     int gets = 0;
     for (const auto& line : host.sent())
         if (line.find("/sandboxes/orders") != std::string::npos) ++gets;
     CHECK(gets == 1);
+    CHECK(host.server.writes().empty());
     CHECK(lineCount(host.err.str()) == 1);
 }
 
@@ -232,16 +240,19 @@ TEST_CASE("sandbox restart orders orders restarts and prints once", "[convention
 TEST_CASE("set-env of a missing sandbox gets the hint with the -n in use", "[conventions][hints]") {
     TestHost host;
     serveAlphaSandboxGroup(host);
-    host.server.reply(404, kNotFound);
+    const std::string ordres = "/apis/agents.x-k8s.io/v1alpha1/namespaces/shop/sandboxes/ordres";
+    host.server.on("GET", ordres, 404, kNotFound);
     CHECK(host.run({"sandbox", "set-env", "ordres", "A=1", "-n", "shop"}) == kExitError);
+    CHECK(host.sent() == std::vector<std::string>{"GET /apis/agents.x-k8s.io", "GET " + ordres});
     CHECK(host.err.str().find("Error from server") == std::string::npos);
     CHECK(host.err.str().find("\"rossoctl sandbox list -n shop\"") != std::string::npos);
 }
 
 TEST_CASE("project delete of a missing project says it does not exist", "[conventions][hints]") {
     TestHost host;
-    host.server.reply(404, kNotFound);
+    host.server.on("GET", kNamespaces + "/ghost", 404, kNotFound);
     CHECK(host.run({"project", "delete", "project/ghost", "--yes"}) == kExitError);
+    CHECK(host.sent() == std::vector<std::string>{"GET " + kNamespaces + "/ghost"});
     CHECK(host.err.str().find("project \"ghost\" does not exist") != std::string::npos);
     CHECK(host.err.str().find("project create") == std::string::npos);
 }
@@ -252,15 +263,17 @@ TEST_CASE("-l/--selector reaches every list's request", "[conventions][list]") {
     {
         TestHost host;
         serveAlphaSandboxGroup(host);
-        host.server.reply(200, R"({"items":[]})");
+        host.server.on("GET", kSandboxes, 200, R"({"items":[]})");
         CHECK(host.run({"sandbox", "list", "-l", "tier=web", "-o", "json"}) == 0);
+        CHECK(host.sent().back() == "GET " + kSandboxes);
         CHECK(host.server.requests.back().url.find("labelSelector=tier%3Dweb") !=
               std::string::npos);
     }
     {
         TestHost host;
-        host.server.reply(200, R"({"items":[]})");
+        host.server.on("GET", kNamespaces, 200, R"({"items":[]})");
         CHECK(host.run({"project", "ls", "--selector", "team=a", "-o", "name"}) == 0);
+        CHECK(host.sent().back() == "GET " + kNamespaces);
         CHECK(host.server.requests.back().url.find("team%3Da") != std::string::npos);
         CHECK(host.server.requests.back().url.find("sandbox-project%3Dtrue") != std::string::npos);
     }
@@ -268,7 +281,7 @@ TEST_CASE("-l/--selector reaches every list's request", "[conventions][list]") {
 
 TEST_CASE("-o=name is -o name; --version prints the version", "[conventions][list]") {
     TestHost host;
-    host.server.reply(200, R"({"items":[{"metadata":{"name":"team1"}}]})");
+    host.server.on("GET", kNamespaces, 200, R"({"items":[{"metadata":{"name":"team1"}}]})");
     CHECK(host.run({"project", "list", "-o=name"}) == 0);
     CHECK(host.out.str() == "namespace/team1\n");
     TestHost version;
@@ -283,14 +296,14 @@ TEST_CASE("-o yaml/json hide managedFields unless --show-managed-fields", "[conv
         R"({"metadata":{"name":"team1","creationTimestamp":"2026-01-02T03:04:05Z",)"
         R"("managedFields":[{"manager":"rossoctl"}]}})";
     TestHost host;
-    host.server.reply(200, "{\"items\":[" + withFields + "]}");
+    host.server.on("GET", kNamespaces, 200, "{\"items\":[" + withFields + "]}");
     CHECK(host.run({"project", "list", "-o", "yaml"}) == 0);
     CHECK(host.out.str().find("managedFields") == std::string::npos);
     CHECK(host.out.str().find("kind: List") != std::string::npos);
     // PyYAML would read an unquoted timestamp as a datetime: quoted, as kubectl prints it.
     CHECK(host.out.str().find("creationTimestamp: \"2026-01-02T03:04:05Z\"") != std::string::npos);
     TestHost shown;
-    shown.server.reply(200, "{\"items\":[" + withFields + "]}");
+    shown.server.on("GET", kNamespaces, 200, "{\"items\":[" + withFields + "]}");
     CHECK(shown.run({"project", "list", "-o", "json", "--show-managed-fields"}) == 0);
     CHECK(shown.out.str().find("managedFields") != std::string::npos);
     CHECK(shown.out.str().find("\n    \"apiVersion\"") != std::string::npos);  // 4 spaces
@@ -309,15 +322,14 @@ TEST_CASE("YAML quotes what a YAML 1.1 reader would retype", "[conventions][outp
 TEST_CASE("agents wait on a suspended sandbox fails at once, without watching",
           "[conventions][wait]") {
     TestHost host;
-    serveAlphaSandboxGroup(host);
-    host.server.reply(404, kNotFound);  // deployment
-    host.server.reply(404, kNotFound);  // statefulset
-    host.server.reply(404, kNotFound);  // job
-    host.server.reply(200, R"({"metadata":{"name":"orders","resourceVersion":"5",)"
-                           R"("labels":{"app.kubernetes.io/managed-by":"rossoctl"}},)"
-                           R"("spec":{"replicas":0}})");
+    serveAlphaSandboxGroup(host);  // no deployment, statefulset or job "orders": 404
+    host.server.on("GET", kSandboxes + "/orders", 200,
+                   R"({"metadata":{"name":"orders","namespace":"team1","resourceVersion":"5",)"
+                   R"("labels":{"app.kubernetes.io/managed-by":"rossoctl"}},)"
+                   R"("spec":{"replicas":0}})");
     CHECK(host.run({"agents", "wait", "sandbox/orders", "--timeout", "10m"}) == kExitError);
     CHECK(host.err.str().find("will not become Ready: it is suspended") != std::string::npos);
+    CHECK(host.server.requestsTo("GET", kSandboxes + "/orders").size() == 1);
     for (const auto& request : host.server.requests)  // no watch: the URL with its query
         CHECK(request.url.find("watch") == std::string::npos);
 }
@@ -371,20 +383,20 @@ TEST_CASE("-o jsonpath=, -o custom-columns= and --sort-by on a list", "[conventi
                               R"({"metadata":{"name":"alpha"}}]})";
     {
         TestHost host;
-        host.server.reply(200, items);
+        host.server.on("GET", kNamespaces, 200, items);
         CHECK(host.run({"project", "list", "-o", "jsonpath={.items[*].metadata.name}"}) == 0);
         CHECK(host.out.str() == "zeta alpha");  // kubectl adds no newline
     }
     {
         TestHost host;
-        host.server.reply(200, items);
+        host.server.on("GET", kNamespaces, 200, items);
         CHECK(host.run({"project", "list", "--sort-by=.metadata.name", "-o",
                         R"(jsonpath={range .items[*]}{.metadata.name}{"\n"}{end})"}) == 0);
         CHECK(host.out.str() == "alpha\nzeta\n");
     }
     {
         TestHost host;
-        host.server.reply(200, items);
+        host.server.on("GET", kNamespaces, 200, items);
         CHECK(host.run({"project", "list",
                         "-o=custom-columns=NAME:.metadata.name,TIER:.metadata."
                         "labels.tier"}) == 0);
@@ -409,16 +421,16 @@ TEST_CASE("jsonpath reads fields, indexes, quoted keys and every element", "[con
 TEST_CASE("agents import --cpu over the project's LimitRange max: exit 2, nothing written",
           "[conventions][wait]") {
     TestHost host;
-    host.server.reply(200, R"({"kind":"APIGroup","name":"agent.rossoctl.dev",)"
-                           R"("versions":[{"version":"v1alpha1"}]})");
-    serveAlphaSandboxGroup(host);
-    for (int i = 0; i < 5; ++i) host.server.reply(404, kNotFound);  // 4 types + runtime
-    host.server.reply(200, R"({"items":[{"metadata":{"name":"sandbox-limits"},"spec":{"limits":)"
-                           R"([{"type":"Container","max":{"cpu":"2","memory":"4Gi"}}]}}]})");
+    host.serveRuntimeGroup();
+    serveAlphaSandboxGroup(host);  // the 4 workload types and the runtime: 404, the agent is new
+    host.server.on("GET", "/api/v1/namespaces/team1/limitranges", 200,
+                   R"({"items":[{"metadata":{"name":"sandbox-limits"},"spec":{"limits":)"
+                   R"([{"type":"Container","max":{"cpu":"2","memory":"4Gi"}}]}}]})");
     CHECK(host.run({"agents", "import", "from-image", "--name", "orders", "--containerImage",
                     "nginx", "--cpu", "10", "-n", "team1"}) == kExitUsage);
     CHECK(host.err.str().find("--cpu 10 is more than a container may have in namespace team1 "
                               "(max cpu 2, LimitRange sandbox-limits); nothing was created") !=
           std::string::npos);
+    CHECK(host.server.requestsTo("GET", kSandboxes + "/orders").size() == 1);
     for (const auto& request : host.server.requests) CHECK(request.method == "GET");
 }

@@ -178,14 +178,6 @@ void RoutedServer::onExec(const std::string& namespaceName, const std::string& p
     execResponders_[namespaceName + "/" + pod] = std::move(answer);
 }
 
-void RoutedServer::reply(long status, std::string body, kube::Headers headers) {
-    fifo_.push_back({kube::HttpResponse{status, std::move(headers), std::move(body)}, {}, {}});
-}
-
-void RoutedServer::stream(std::vector<std::string> chunks) {
-    fifo_.push_back({kube::HttpResponse{200, {}, {}}, {}, std::move(chunks)});
-}
-
 kube::HttpResponse RoutedServer::answer(const kube::HttpRequest& request) {
     std::unique_lock lock(mutex_);
     requests.push_back(request);
@@ -225,9 +217,6 @@ kube::HttpResponse RoutedServer::answer(const kube::HttpRequest& request) {
     if (best && !best->replies.empty()) {
         reply = best->replies.front();
         if (best->replies.size() > 1) best->replies.pop_front();
-    } else if (!fifo_.empty()) {
-        reply = std::move(fifo_.front());
-        fifo_.pop_front();
     } else {
         reply.response = {404, {}, kNotFoundBody};
     }
@@ -454,20 +443,6 @@ void TestHost::serveRuntimeGroup(bool served) {
                   R"("versions":[{"version":"v1alpha1"}]})");
     else
         server.on("GET", "/apis/agent.rossoctl.dev", 404, kNotFoundBody);
-}
-
-void TestHost::sandboxGroup() {
-    server.reply(200, R"({"kind":"APIGroup","name":"agents.x-k8s.io","versions":[)"
-                      R"({"version":"v1beta1"},{"version":"v1alpha1"}],)"
-                      R"("preferredVersion":{"version":"v1beta1"}})");
-}
-
-void TestHost::runtimeGroup(bool served) {
-    if (served)
-        server.reply(200, R"({"kind":"APIGroup","name":"agent.rossoctl.dev",)"
-                          R"("versions":[{"version":"v1alpha1"}]})");
-    else
-        server.reply(404, kNotFoundBody);
 }
 
 nlohmann::json printedJson(const std::string& out) {

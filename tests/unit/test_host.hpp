@@ -92,10 +92,6 @@ class RoutedServer {
     using ExecResponder = std::function<ExecScript(const std::vector<std::string>& command)>;
     void onExec(const std::string& namespaceName, const std::string& pod, ExecResponder answer);
 
-    // Answers in arrival order when no route matches (the older scripting style).
-    void reply(long status, std::string body, kube::Headers headers = {});
-    void stream(std::vector<std::string> chunks);
-
     // Every request sent, in order ("GET /api/v1/namespaces/team1"), query stripped.
     std::vector<std::string> sent() const;
     // The requests other than GET (what the command changed).
@@ -130,7 +126,6 @@ class RoutedServer {
         bool quiet = false;
     };
     Route& route(const std::string& method, const std::string& pathAndQuery);
-    std::deque<ScriptedReply> fifo_;
     std::vector<Route> routes_;
     std::map<std::string, std::deque<ExecScript>> execScripts_;
     std::map<std::string, ExecResponder> execResponders_;
@@ -176,9 +171,6 @@ class TestHost : public commands::CommandHost {
         serveSandboxGroup();
         serveRuntimeGroup();
     }
-    // Older, order-based scripting of the same discovery answers.
-    void sandboxGroup();
-    void runtimeGroup(bool served = true);
 
     FakeClock clock;
     FakeResolver resolver;
