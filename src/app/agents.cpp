@@ -106,8 +106,12 @@ std::vector<Agent> findWorkloads(kube::Client& client, kube::Discovery& discover
                                  const std::string& ns, const std::string& name) {
     std::vector<Agent> found;
     for (const auto& kind : servedAgentKinds(discovery)) {
-        if (auto object = client.getIfExists(kind.ref, ns, name))
+        if (auto object = client.getIfExists(kind.ref, ns, name)) {
+            // Waits and pod lookups read the namespace from the object: never leave it empty.
+            if (metadataString(*object, "namespace").empty())
+                (*object)["metadata"]["namespace"] = ns;
             found.push_back({kind, std::move(*object)});
+        }
     }
     return found;
 }

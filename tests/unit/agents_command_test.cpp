@@ -244,11 +244,16 @@ TEST_CASE(
 }
 
 TEST_CASE("agents wait follows a watch until the sandbox is Ready", "[agents]") {
+    // A reply without metadata.namespace still waits in the namespace asked, not cluster-wide.
+    const bool namespaced = GENERATE(true, false);
     TestHost host;
     host.serveSandboxGroup();  // no deployment, statefulset or job "orders": 404
-    host.server.on("GET", kSandboxes + "/orders", 200,
-                   R"({"metadata":{"name":"orders","namespace":"team1","resourceVersion":"5",)"
-                   R"("labels":{"app.kubernetes.io/managed-by":"rossoctl"}}})");
+    json sandbox = {{"metadata",
+                     {{"name", "orders"},
+                      {"resourceVersion", "5"},
+                      {"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}}}}}};
+    if (namespaced) sandbox["metadata"]["namespace"] = "team1";
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandbox);
     json ready = {
         {"metadata",
          {{"name", "orders"}, {"namespace", "team1"}, {"uid", "u1"}, {"resourceVersion", "6"}}},
