@@ -10,10 +10,11 @@ import (
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	networkinglisters "k8s.io/client-go/listers/networking/v1"
 	"k8s.io/klog/v2"
 
 	"rossoctl.dev/localcluster/internal/node/nft"
@@ -22,37 +23,32 @@ import (
 // netController keeps the nft table and the DNS records in line with NetworkPolicies,
 // Namespaces, Services and the pods this node runs.
 type netController struct {
-	paths   paths
-	m       *Manager
-	factory informers.SharedInformerFactory
-	mu      sync.Mutex // one nft transaction at a time
-	lastSet string
+	paths      paths
+	m          *Manager
+	policies   *fastWatch
+	namespaces *fastWatch
+	services   *fastWatch
+	mu         sync.Mutex // one nft transaction at a time
+	lastSet    string
 }
 
 func newNetController(p paths, admin kubernetes.Interface) *netController {
-	return &netController{paths: p, factory: informers.NewSharedInformerFactory(admin, 0)}
+	n := &netController{paths: p}
+	n.policies = newFastWatch(admin.NetworkingV1().RESTClient(), "networkpolicies",
+		&networkingv1.NetworkPolicy{}, n.kick)
+	n.namespaces = newFastWatch(admin.CoreV1().RESTClient(), "namespaces", &v1.Namespace{}, n.kick)
+	n.services = newFastWatch(admin.CoreV1().RESTClient(), "services", &v1.Service{}, n.kick)
+	return n
 }
 
 // start begins watching and returns once the caches are filled, so no pod ever starts
 // before the policies that may isolate it are known.
 func (n *netController) start(ctx context.Context) error {
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(interface{}) { n.kick() },
-		UpdateFunc: func(interface{}, interface{}) { n.kick() },
-		DeleteFunc: func(interface{}) { n.kick() },
+	for _, w := range []*fastWatch{n.policies, n.namespaces, n.services} {
+		go w.run(ctx)
 	}
-	for _, inf := range []cache.SharedIndexInformer{
-		n.factory.Networking().V1().NetworkPolicies().Informer(),
-		n.factory.Core().V1().Namespaces().Informer(),
-		n.factory.Core().V1().Services().Informer(),
-	} {
-		_, _ = inf.AddEventHandler(handler)
-	}
-	n.factory.Start(ctx.Done())
-	for typ, ok := range n.factory.WaitForCacheSync(ctx.Done()) {
-		if !ok {
-			return fmt.Errorf("cache for %v did not sync", typ)
-		}
+	if err := waitSynced(ctx, n.policies, n.namespaces, n.services); err != nil {
+		return err
 	}
 	return n.apply()
 }
@@ -77,13 +73,13 @@ func (n *netController) apply() error {
 	if n.m != nil {
 		cfg.Pods = n.m.policyPods()
 	}
-	nss, _ := n.factory.Core().V1().Namespaces().Lister().List(labels.Everything())
+	nss, _ := corelisters.NewNamespaceLister(n.namespaces.indexer).List(labels.Everything())
 	for _, ns := range nss {
 		cfg.Namespaces[ns.Name] = ns.Labels
 	}
-	nps, _ := n.factory.Networking().V1().NetworkPolicies().Lister().List(labels.Everything())
+	nps, _ := networkinglisters.NewNetworkPolicyLister(n.policies.indexer).List(labels.Everything())
 	cfg.Policies = enforcedPolicies(nss, nps)
-	svcs, _ := n.factory.Core().V1().Services().Lister().List(labels.Everything())
+	svcs, _ := corelisters.NewServiceLister(n.services.indexer).List(labels.Everything())
 	for _, s := range svcs {
 		if s.Spec.Type == v1.ServiceTypeExternalName {
 			continue
