@@ -289,6 +289,23 @@ TEST_CASE("project delete on a terminal asks, shows the wait, clears it on Ctrl-
               "be deleted\n");
 }
 
+TEST_CASE("project delete on a terminal deletes nothing unless the answer is yes",
+          "[project][command]") {
+    for (const std::string answer : {"n\n", "\n", "", "yess\n", "N\n"}) {
+        TestHost host;
+        host.stdinIsTerminal = true;
+        host.in.str(answer);
+        host.server.onJson("GET", kNamespaces + "/team1", 200, projectNamespace("team1"));
+        host.server.onJson("GET", kNamespaces + "/team1/pods", 200, list({}));
+        INFO("answer: " << answer);
+        CHECK(host.run({"project", "delete", "team1"}) == kExitError);
+        CHECK(host.err.str() ==
+              "Delete project \"team1\" and everything in it (0 pods)? [y/N] Nothing deleted.\n");
+        CHECK(host.out.str().empty());
+        CHECK(host.server.writes().empty());
+    }
+}
+
 TEST_CASE("project delete on OpenShift deletes the Project; --wait=false does not watch",
           "[project][command]") {
     TestHost host;
