@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 
 #include "conventions.hpp"
@@ -45,6 +46,18 @@ bool takesArguments(const CLI::App* app) {
     return false;
 }
 
+// How many words a command's positional arguments take; a list counts as unlimited.
+size_t argumentCapacity(const CLI::App* app) {
+    size_t capacity = 0;
+    for (const CLI::Option* option : app->get_options()) {
+        if (!option->get_positional()) continue;
+        const int most = option->get_items_expected_max();
+        if (most >= CLI::detail::expected_max_vector_size / 2) return SIZE_MAX;
+        capacity += static_cast<size_t>(std::max(most, 1));
+    }
+    return capacity;
+}
+
 struct Mistake {
     std::string message;
     std::string where;  // "rossoctl sandbox"
@@ -56,10 +69,18 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
                                    std::string& where, const CLI::App*& app) {
     app = &root;
     where = "rossoctl";
-    bool argumentSeen = false;
+    std::vector<std::string> arguments;  // the positional words of the command reached
+    bool rest = false;                   // after "--" every word is an argument
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& word = args[i];
-        if (word == "--") break;
+        if (rest) {
+            arguments.push_back(word);
+            continue;
+        }
+        if (word == "--") {
+            rest = true;
+            continue;
+        }
         if (word.size() > 1 && word[0] == '-' && !isNegativeNumber(word)) {
             const bool longFlag = word.rfind("--", 0) == 0;
             const std::string flag = word.substr(0, longFlag ? word.find('=') : 2);
@@ -76,7 +97,10 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
             }
             continue;
         }
-        if (argumentSeen) continue;
+        if (!arguments.empty()) {
+            arguments.push_back(word);
+            continue;
+        }
         if (const CLI::App* sub = findSubcommand(app, word)) {
             app = sub;
             where += " " + sub->get_name();
@@ -93,7 +117,18 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
             if (!nearest.empty()) message += fmt::format("; did you mean \"{}\"?", nearest);
             return Mistake{message, where};
         }
-        argumentSeen = true;
+        arguments.push_back(word);
+    }
+    // kubectl's words for extra arguments: cobra's NoArgs and MaximumNArgs, in the user's order
+    // (CLI11 lists them reversed).
+    const size_t capacity = argumentCapacity(app);
+    if (arguments.size() > capacity && app->get_subcommands(visible).empty()) {
+        if (capacity == 0)
+            return Mistake{fmt::format("unknown command \"{}\" for \"{}\"", arguments[0], where),
+                           where};
+        return Mistake{fmt::format("accepts at most {} arg(s), received {}: unexpected \"{}\"",
+                                   capacity, arguments.size(), arguments[capacity]),
+                       where};
     }
     if (!app->get_subcommands(visible).empty() && app != &root) {
         std::string commands;

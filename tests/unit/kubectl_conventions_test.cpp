@@ -147,6 +147,16 @@ TEST_CASE("a mistyped command is named, with the nearest one, exit 2", "[convent
         {{"sandbox"}, "\"rossoctl sandbox\" needs a command: list, get"},
         {{"sandbox", "pool", "--size", "abc"},
          "invalid argument \"abc\" for \"--size\" flag: not a number"},
+        // Extra arguments in the user's order, in cobra's words (CLI11 listed them reversed).
+        {{"sandbox", "list", "a", "b", "c"}, "unknown command \"a\" for \"rossoctl sandbox list\""},
+        {{"version", "extra"}, "unknown command \"extra\" for \"rossoctl version\""},
+        {{"sandbox", "pool", "extra", "--size", "1"},
+         "unknown command \"extra\" for \"rossoctl sandbox pool\""},
+        {{"agents", "wait", "orders", "billing", "-n", "team1"},
+         "error: accepts at most 1 arg(s), received 2: unexpected \"billing\" (see 'rossoctl "
+         "agents wait --help')"},
+        {{"project", "create", "team1", "team2"},
+         "accepts at most 1 arg(s), received 2: unexpected \"team2\""},
     };
     for (const auto& c : cases) {
         TestHost host;
