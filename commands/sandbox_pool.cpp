@@ -4,11 +4,9 @@
 #include <fmt/format.h>
 
 #include "registry.hpp"
-#include "rossoctl/app/agent_failure.hpp"
+#include "rossoctl/app/run/pool_wait.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
-#include "rossoctl/kube/wait.hpp"
-#include "rossoctl/model/pod_failure.hpp"
 #include "rossoctl/model/validation.hpp"
 
 namespace rossoctl::commands {
@@ -41,35 +39,8 @@ int runWarmPool(app::Context& context, const PoolOptions& options,
     context.out() << fmt::format("SandboxWarmPool {} in {}: {} wanted, {} ready\n", name, ns,
                                  options.size, status.ready);
     if (!options.wait) return 0;
-    const auto eventsSince = context.clock().now() - std::chrono::minutes(5);
-    json last;
-    auto waited = app::waitUnlessBlocked(
-        context.clock(), timeout, context.cancelFlag(),
-        [&](std::chrono::milliseconds span) {
-            kube::WaitOptions waitOptions;
-            waitOptions.timeout = span;
-            waitOptions.cancel = context.cancelFlag();
-            return kube::waitForObject(
-                context.client(), context.clock(), app::run::sandboxWarmPools(), ns, name,
-                waitOptions, [&](const std::optional<json>& pool) {
-                    if (pool) last = *pool;
-                    return pool && app::run::warmPoolStatus(*pool).ready >= options.size;
-                });
-        },
-        [&]() -> std::optional<std::string> {
-            if (last.is_null()) return std::nullopt;
-            return app::run::warmPoolFillFailure(context.client(), ns, last, eventsSince);
-        });
-    if (waited.blocker)
-        throw Error(
-            fmt::format("SandboxWarmPool {} cannot fill: {}; see kubectl -n {} describe "
-                        "sandboxwarmpool {}",
-                        name, *waited.blocker, ns, name));
-    if (!waited.wait.satisfied())
-        throw Error(fmt::format(
-            "SandboxWarmPool {} did not reach {} ready sandboxes within --timeout {}; see "
-            "kubectl -n {} describe sandboxwarmpool {}",
-            name, options.size, options.timeout, ns, name));
+    app::run::waitForWarmPool(context.client(), context.clock(), context.cancelFlag(), ns, shape,
+                              options.size, timeout, options.timeout);
     context.out() << fmt::format("SandboxWarmPool {} in {}: {} ready\n", name, ns, options.size);
     return 0;
 }
@@ -80,15 +51,10 @@ int runSandboxPool(app::Context& context, PoolOptions& options) {
         throw UsageError(fmt::format(
             "invalid --size {}: the number of warm pods is 0 to 100 (0 empties the pool)",
             options.size));
-    model::validateImageReference(options.image, "--image");
-    if (model::parseQuantity(options.cpu, "--cpu") <= 0)
-        throw UsageError("--cpu must be more than 0");
-    if (model::parseQuantity(options.memory, "--memory") <= 0)
-        throw UsageError("--memory must be more than 0");
-    app::run::validateWorkdir(options.workdir);
+    const app::run::RunPodShape shape{options.image, options.cpu, options.memory, options.workdir};
+    app::run::validateRunPodShape(shape);
     const auto lifetime = model::parseLifetime(options.lifetime, "--lifetime");
     const auto timeout = app::parseDuration(options.timeout, "--timeout");
-    const app::run::RunPodShape shape{options.image, options.cpu, options.memory, options.workdir};
 
     // complete
     const std::string ns = context.namespaceName();
@@ -105,35 +71,8 @@ int runSandboxPool(app::Context& context, PoolOptions& options) {
     context.out() << fmt::format("pool in {}: {} warm, {} starting, {} created, {} deleted\n", ns,
                                  status.warm, status.starting, status.created, status.deleted);
     if (!options.wait || options.size == 0) return 0;
-    kube::WaitOptions waitOptions;
-    waitOptions.labelSelector = fmt::format("{}={}", app::run::kPoolLabel, app::run::kPoolWarm);
-    waitOptions.timeout = timeout;
-    waitOptions.cancel = context.cancelFlag();
-    const std::string key = app::run::shapeKey(shape);
-    std::string cannotStart;  // a warm pod whose image cannot be pulled: the rest will not be
-    auto result = kube::waitForSet(
-        context.client(), context.clock(), kube::resources::pods(), ns, waitOptions,
-        [&](const kube::ObjectSet& pods) {
-            int running = 0;
-            for (const auto& [name, pod] : pods) {
-                const json annotations = pod["metadata"].value("annotations", json::object());
-                if (annotations.value(app::run::kPoolShapeAnnotation, "") != key) continue;
-                if (auto failure = model::podStartFailure(pod)) {
-                    cannotStart = fmt::format("pod {}: {}", name, *failure);
-                    return true;
-                }
-                if (pod.value("status", json::object()).value("phase", "") == "Running") ++running;
-            }
-            return running >= options.size;
-        });
-    if (!cannotStart.empty())
-        throw Error(fmt::format("the pool cannot fill: {}; see kubectl -n {} describe pod",
-                                cannotStart, ns));
-    if (!result.satisfied())
-        throw Error(fmt::format(
-            "the pool did not reach {} running pods within --timeout {}; see "
-            "kubectl -n {} get pods -l {}={}",
-            options.size, options.timeout, ns, app::run::kPoolLabel, app::run::kPoolWarm));
+    app::run::waitForBarePool(context.client(), context.clock(), context.cancelFlag(), ns, shape,
+                              options.size, timeout, options.timeout);
     context.out() << fmt::format("pool in {}: {} warm\n", ns, options.size);
     return 0;
 }

@@ -97,13 +97,9 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     if (options.command.empty())
         throw UsageError(
             "give the command after --, e.g. rossoctl sandbox run -n team1 -- python3 main.py");
-    model::validateImageReference(options.image, "--image");
-    if (model::parseQuantity(options.cpu, "--cpu") <= 0)
-        throw UsageError("--cpu must be more than 0");
-    if (model::parseQuantity(options.memory, "--memory") <= 0)
-        throw UsageError("--memory must be more than 0");
-    app::run::validateWorkdir(options.workdir);
     app::run::RunRequest request;
+    request.shape = {options.image, options.cpu, options.memory, options.workdir};
+    app::run::validateRunPodShape(request.shape);
     request.timeout = app::parseDuration(options.timeout, "--timeout");
     if (request.timeout.count() <= 0)
         throw UsageError("--timeout must be more than 0: nothing runs forever");
@@ -114,7 +110,6 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
         app::run::validateRunEnvName(var.name);
         request.env.push_back(std::move(var));
     }
-    request.shape = {options.image, options.cpu, options.memory, options.workdir};
     request.command = options.command;
     request.keep = options.keep;
     request.fromPool = options.fromPool;

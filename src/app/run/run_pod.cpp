@@ -147,4 +147,13 @@ void validateWorkdir(const std::string& workdir) {
             "invalid --workdir \"{}\": want an absolute path such as /workspace (not /)", workdir));
 }
 
+void validateRunPodShape(const RunPodShape& shape) {
+    model::validateImageReference(shape.image, "--image");
+    if (model::parseQuantity(shape.cpu, "--cpu") <= 0)
+        throw UsageError("--cpu must be more than 0");
+    if (model::parseQuantity(shape.memory, "--memory") <= 0)
+        throw UsageError("--memory must be more than 0");
+    validateWorkdir(shape.workdir);
+}
+
 }  // namespace rossoctl::app::run

@@ -59,5 +59,7 @@ std::vector<std::string> collectCommandLine(const std::string& workdir);
 void validateRunEnvName(const std::string& name);
 // --workdir: absolute, normalized, not "/".
 void validateWorkdir(const std::string& workdir);
+// --image, --cpu, --memory and --workdir of a run or pool pod (UsageError naming the flag).
+void validateRunPodShape(const RunPodShape& shape);
 
 }  // namespace rossoctl::app::run
