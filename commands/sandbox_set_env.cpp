@@ -1,11 +1,10 @@
 // rossoctl sandbox set-env: edit a Sandbox's pod template env without losing a concurrent change.
 #include <fmt/format.h>
 
-#include <random>
-
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/env_file.hpp"
+#include "rossoctl/app/sandbox_env.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
 #include "rossoctl/model/env_edit.hpp"
@@ -16,8 +15,6 @@ namespace rossoctl::commands {
 namespace {
 
 using nlohmann::json;
-
-constexpr int kMaxAttempts = 10;  // GET+PUT rounds before giving up on a busy object
 
 struct SetEnvOptions {
     std::vector<std::string> arguments;  // SANDBOX then NAME=VALUE / NAME-
@@ -30,37 +27,12 @@ struct SetEnvOptions {
     std::string timeout = "2m";
 };
 
-json& podSpecOf(json& sandbox, const std::string& name) {
-    json& spec = sandbox["spec"];
-    if (!spec.contains("podTemplate") || !spec["podTemplate"].contains("spec"))
-        throw Error(fmt::format("sandbox/{} has no spec.podTemplate.spec", name));
-    return spec["podTemplate"]["spec"];
-}
-
-// Jittered exponential backoff so concurrent writers spread out instead of colliding again.
-std::chrono::milliseconds conflictBackoff(int attempt, std::mt19937& random) {
-    const int base = std::min(1000, 25 << std::min(attempt, 6));
-    return std::chrono::milliseconds(std::uniform_int_distribution<int>(base / 2, base)(random));
-}
-
-// The Sandbox, or the hint where to look when there is none (with the -n in use).
-json getSandbox(app::Context& context, const kube::ResourceRef& ref, const std::string& ns,
-                const std::string& name) {
-    auto sandbox = context.client().getIfExists(ref, ns, name);
-    if (!sandbox)
-        throw Error(fmt::format(
-            "sandbox \"{}\" not found in namespace \"{}\"; see the sandboxes there with "
-            "\"rossoctl sandbox list -n {}\"",
-            name, ns, ns));
-    return *sandbox;
-}
-
 int listEnv(app::Context& context, const kube::ResourceRef& ref, const std::string& ns,
             const std::string& name, const SetEnvOptions& options,
             std::optional<ui::OutputFormat> format) {
-    json sandbox = getSandbox(context, ref, ns, name);
-    json& container =
-        model::selectContainer(podSpecOf(sandbox, name), options.container, "sandbox/" + name);
+    json sandbox = app::getSandboxOrHint(context.client(), ref, ns, name);
+    json& container = model::selectContainer(app::sandboxPodSpec(sandbox, name), options.container,
+                                             "sandbox/" + name);
     if (format) {
         json env = container.value("env", json::array());
         if (*format == ui::OutputFormat::Json)
@@ -116,62 +88,43 @@ int runSetEnv(app::Context& context, SetEnvOptions& options) {
     if (options.list) return listEnv(context, ref, ns, name, options, format);
 
     // run: GET, change, PUT with resourceVersion; on 409 read again and redo the same change
-    std::mt19937 random(context.random().next());
-    kube::WriteOptions write;
-    write.dryRun = dryRun == DryRun::Server;
-    for (int attempt = 1;; ++attempt) {
-        json sandbox = getSandbox(context, ref, ns, name);
-        json& container =
-            model::selectContainer(podSpecOf(sandbox, name), options.container, "sandbox/" + name);
-        const model::EnvEditResult edit = model::applyEnvChange(container, change);
-        if (!edit.changed()) {
-            // An earlier run may have written the template and failed before its restart.
-            if (options.restart && dryRun == DryRun::None &&
-                app::podEnvDiffers(context.client(), sandbox, container)) {
-                context.out() << fmt::format(
-                    "sandbox/{}: template already up to date; its running pod is not\n", name);
-                return restartPod(context, ref, ns, name, timeout, sandbox);
-            }
-            context.out() << "sandbox/" << name << ": environment unchanged\n";
-            return kExitOk;
+    const auto mode = dryRun == DryRun::Server   ? app::EnvWrite::ServerDryRun
+                      : dryRun == DryRun::Client ? app::EnvWrite::ClientDryRun
+                                                 : app::EnvWrite::Send;
+    const auto result = app::editSandboxEnv(context.client(), context.clock(), context.random(),
+                                            ref, ns, name, options.container, change, mode);
+    const json& written = result.sandbox;
+    if (!result.edit.changed()) {
+        // An earlier run may have written the template and failed before its restart.
+        if (options.restart && dryRun == DryRun::None &&
+            app::podEnvDiffers(context.client(), written, result.container)) {
+            context.out() << fmt::format(
+                "sandbox/{}: template already up to date; its running pod is not\n", name);
+            return restartPod(context, ref, ns, name, timeout, written);
         }
-        json written = sandbox;  // --dry-run=client: the changed object, never sent
-        try {
-            if (dryRun != DryRun::Client)
-                written = context.client().update(ref, ns, sandbox, write);
-        } catch (const kube::ApiError& error) {
-            if (!error.isConflict() || attempt >= kMaxAttempts) {
-                if (error.isConflict())
-                    throw Error(fmt::format(
-                        "sandbox/{} kept changing under us ({} attempts); nothing was written, "
-                        "try again",
-                        name, attempt));
-                throw;
-            }
-            context.clock().sleepFor(conflictBackoff(attempt, random));
-            continue;
-        }
-        const std::string dry = dryRun == DryRun::Server   ? " (server dry run)"
-                                : dryRun == DryRun::Client ? " (dry run)"
-                                                           : "";
-        if (format == ui::OutputFormat::Json)
-            ui::printJson(context.out(), ui::withoutManagedFields(written));
-        else if (format == ui::OutputFormat::Yaml)
-            ui::printYaml(context.out(), ui::withoutManagedFields(written));
-        else
-            context.out() << fmt::format("sandbox/{} env updated{}: {}\n", name, dry,
-                                         model::summarizeEnvEdit(edit));
-        if (dryRun != DryRun::None) return kExitOk;
-        if (!options.restart) {
-            context.err() << fmt::format(
-                "note: the running pod still has the old environment (the controller does not "
-                "apply template changes); run \"rossoctl sandbox restart {} -n {}\" to restart "
-                "it\n",
-                name, ns);
-            return kExitOk;
-        }
-        return restartPod(context, ref, ns, name, timeout, written);
+        context.out() << "sandbox/" << name << ": environment unchanged\n";
+        return kExitOk;
     }
+    const std::string dry = dryRun == DryRun::Server   ? " (server dry run)"
+                            : dryRun == DryRun::Client ? " (dry run)"
+                                                       : "";
+    if (format == ui::OutputFormat::Json)
+        ui::printJson(context.out(), ui::withoutManagedFields(written));
+    else if (format == ui::OutputFormat::Yaml)
+        ui::printYaml(context.out(), ui::withoutManagedFields(written));
+    else
+        context.out() << fmt::format("sandbox/{} env updated{}: {}\n", name, dry,
+                                     model::summarizeEnvEdit(result.edit));
+    if (dryRun != DryRun::None) return kExitOk;
+    if (!options.restart) {
+        context.err() << fmt::format(
+            "note: the running pod still has the old environment (the controller does not "
+            "apply template changes); run \"rossoctl sandbox restart {} -n {}\" to restart "
+            "it\n",
+            name, ns);
+        return kExitOk;
+    }
+    return restartPod(context, ref, ns, name, timeout, written);
 }
 
 }  // namespace
