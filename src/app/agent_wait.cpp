@@ -80,44 +80,41 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
     };
     for (;;) {
         result.waitingFor = "";
-        kube::WaitOptions options;
-        // Watches of at most kBlockerCheckEvery: between them the pods are looked at, so a pod that
-        // cannot start (an image that cannot be pulled) ends the wait instead of its time-out.
-        options.timeout = std::min(left(), kBlockerCheckEvery);
-        options.cancel = cancel;
-        if (first) {
-            // The object just read stands in for the first LIST: the watch starts from it.
-            options.initialList =
-                json{{"metadata",
-                      {{"resourceVersion", current["metadata"].value("resourceVersion", "")}}},
-                     {"items", json::array({current})}};
-            first = false;
-        }
         bool deleted = false;
-        auto waited = kube::waitForObject(client, clock, agent.kind.ref, ns, name, options,
-                                          [&](const std::optional<json>& object) {
-                                              if (!object) return deleted = true;
-                                              current = *object;
-                                              result.status =
-                                                  model::workloadStatus(agent.kind.type, current);
-                                              return result.status.ready || result.status.failed;
-                                          });
-        if (!waited.satisfied()) {
-            if (waited.outcome == kube::WaitOutcome::TimedOut && clock.monotonic() < deadline) {
-                // Reads that an apiserver outage refuses are tried again, as the waits are.
-                std::optional<std::string> failure;
-                kube::rideOutOutage(clock, left(), cancel, [&] {
-                    failure = agentStartFailure(client, ns, agent.kind.type, current, eventsSince);
-                });
-                if (failure) {
-                    result.outcome = Outcome::Failed;
-                    result.status.reason = "PodCannotStart";
-                    result.status.message = *failure;
-                    return result;
+        // Spans of a watch; between them the pods are looked at, so a pod that cannot start (an
+        // image that cannot be pulled) ends the wait instead of its time-out.
+        auto waited = waitUnlessBlocked(
+            clock, left(), cancel,
+            [&](milliseconds span) {
+                kube::WaitOptions options;
+                options.timeout = span;
+                options.cancel = cancel;
+                if (first) {
+                    // The object just read stands in for the first LIST: the watch starts there.
+                    options.initialList = json{
+                        {"metadata",
+                         {{"resourceVersion", current["metadata"].value("resourceVersion", "")}}},
+                        {"items", json::array({current})}};
+                    first = false;
                 }
-                continue;
-            }
-            result.outcome = fromWait(waited.outcome);
+                return kube::waitForObject(client, clock, agent.kind.ref, ns, name, options,
+                                           [&](const std::optional<json>& object) {
+                                               if (!object) return deleted = true;
+                                               current = *object;
+                                               result.status =
+                                                   model::workloadStatus(agent.kind.type, current);
+                                               return result.status.ready || result.status.failed;
+                                           });
+            },
+            [&] { return agentStartFailure(client, ns, agent.kind.type, current, eventsSince); });
+        if (waited.blocker) {
+            result.outcome = Outcome::Failed;
+            result.status.reason = "PodCannotStart";
+            result.status.message = *waited.blocker;
+            return result;
+        }
+        if (!waited.wait.satisfied()) {
+            result.outcome = fromWait(waited.wait.outcome);
             return result;
         }
         if (deleted) {
