@@ -64,6 +64,12 @@ void deleteAgent(Context& context, const AgentDeleteRequest& request,
         try {
             client.remove(part.ref, ns, request.name, remove);
         } catch (const kube::ApiError& error) {
+            if (error.isConflict())  // the UID precondition: a same-named newer object is there
+                throw Error(fmt::format(
+                    "{}/{} was replaced by a new object while rossoctl deleted the agent; the new "
+                    "one is kept: check it with \"rossoctl agents get {} -n {}\" and run the "
+                    "delete again to remove it",
+                    typeName(part.ref), request.name, request.name, ns));
             if (!error.isNotFound()) throw;  // already gone is what we wanted
         }
         deleted(typeName(part.ref));

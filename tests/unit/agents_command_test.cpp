@@ -516,3 +516,57 @@ TEST_CASE("agents delete: a workload it did not make, a refused delete, a part t
           "error: deployment.apps/orders is still being deleted after 5s; check it with "
           "\"rossoctl agents get orders -n team1\"\n");
 }
+
+TEST_CASE("agents import and wait: every help example parses and validates", "[agents]") {
+    rossoctl::testing::checkHelpExamples({"agents", "import", "from-image"});
+    rossoctl::testing::checkHelpExamples({"agents", "wait"});
+}
+
+TEST_CASE("agents wait rejects bad input before sending anything", "[agents]") {
+    rossoctl::testing::checkUsageErrors({
+        {"agents", "wait"},
+        {"agents", "wait", "Orders!"},
+        {"agents", "wait", "orders", "--timeout", "soon"},
+        {"agents", "wait", "pod/orders"},
+        {"agents", "wait", "orders", "extra"},
+    });
+}
+
+TEST_CASE("agents wait: a missing agent is named with its -n; a refused read is the server's",
+          "[agents]") {
+    TestHost missing;
+    missing.serveGroups();  // every type of "ghost" is 404
+    CHECK(missing.run({"agents", "wait", "ghost", "-n", "team1"}) == kExitError);
+    CHECK(missing.err.str().find("agent \"ghost\" not found in namespace \"team1\"") !=
+          std::string::npos);
+    CHECK(missing.server.writes().empty());
+    CHECK(missing.server.requestsTo("GET", kSandboxes).empty());  // no watch of nothing
+
+    TestHost forbidden;
+    forbidden.serveGroups();
+    for (const auto& path : {kDeployments, kStatefulSets, kJobs, kSandboxes})
+        forbidden.server.on("GET", path + "/orders", 403,
+                            statusBody(403, "Forbidden", "orders is forbidden: User \"dev\""));
+    CHECK(forbidden.run({"agents", "wait", "orders"}) == kExitError);
+    CHECK(forbidden.err.str().find("forbidden: User \"dev\"") != std::string::npos);
+    CHECK(forbidden.out.str().empty());
+    CHECK(forbidden.server.writes().empty());
+}
+
+TEST_CASE("agents delete: a part replaced under it (409 on the UID) is kept and named",
+          "[agents][command]") {
+    TestHost host;
+    host.server.on("DELETE", kServices + "/orders", 409,
+                   statusBody(409, "Conflict",
+                              "Precondition failed: UID in precondition: uid-svc, UID in object "
+                              "meta: uid-new"));
+    serveAgentParts(host);
+    CHECK(host.run({"agents", "delete", "orders", "--wait=false"}) == kExitError);
+    CHECK(host.err.str() ==
+          "error: service/orders was replaced by a new object while rossoctl deleted the agent; "
+          "the new one is kept: check it with \"rossoctl agents get orders -n team1\" and run the "
+          "delete again to remove it\n");
+    // The runtime went first; nothing after the replaced part is deleted.
+    CHECK(host.server.writes() == std::vector<std::string>{"DELETE " + kRuntimes + "/orders",
+                                                           "DELETE " + kServices + "/orders"});
+}
