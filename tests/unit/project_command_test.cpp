@@ -401,3 +401,26 @@ TEST_CASE("project list: a bad -o sends nothing, a refusal is one line", "[proje
     CHECK(forbidden.run({"project", "list"}) == kExitError);
     CHECK(forbidden.err.str() == "Error from server (Forbidden): namespaces is forbidden\n");
 }
+
+TEST_CASE("project create: a 409 part-way names what was written and how to finish",
+          "[project][command]") {
+    TestHost host;
+    host.server.on("GET", kNamespaces + "/team1", 404, testing::kNotFoundBody);
+    host.server.on("PATCH", kNamespaces + "/team1", 201, R"({"metadata":{"resourceVersion":"1"}})");
+    const std::string deny =
+        "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies/default-deny";
+    host.server.on("PATCH", deny, 409,
+                   statusBody(409, "Conflict",
+                              "Operation cannot be fulfilled on networkpolicies \"default-deny\": "
+                              "the object has been modified"));
+    CHECK(host.run({"project", "create", "team1", "--no-check"}) == kExitError);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(err.find("the object has been modified") != std::string::npos);
+    CHECK(err.find("Written before this: namespace/team1 created") != std::string::npos);
+    CHECK(err.find("run \"rossoctl project create team1\" again, with the same flags, to finish") !=
+          std::string::npos);
+    // Nothing after the refused write was attempted.
+    CHECK(host.server.writes() ==
+          std::vector<std::string>{"PATCH /api/v1/namespaces/team1", "PATCH " + deny});
+}

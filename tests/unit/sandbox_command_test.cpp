@@ -470,3 +470,24 @@ TEST_CASE("sandbox list --watch-only prints only changes; -o name per change; te
     CHECK(templated.err.str().find("--watch") != std::string::npos);
     CHECK(templated.server.requests.empty());
 }
+
+TEST_CASE("sandbox restart: a pod replaced under it (409 on the UID) is kept, not deleted",
+          "[sandbox][command]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
+    json replacement = podOf("orders");
+    replacement["metadata"]["uid"] = "pod-uid-replacement";
+    host.server.onJson("GET", kPods, 200, list({podOf("orders")}));
+    host.server.onJson("GET", kPods, 200, list({replacement}));
+    host.server.on("DELETE", kPods + "/orders", 409,
+                   statusBody(409, "Conflict",
+                              "Precondition failed: UID in precondition: pod-uid-orders, UID in "
+                              "object meta: pod-uid-replacement"));
+    REQUIRE(host.run({"sandbox", "restart", "orders", "--wait=false"}) == 0);
+    const auto deletes = host.server.requestsTo("DELETE", kPods + "/orders");
+    REQUIRE(deletes.size() == 1);  // never a second DELETE, which would hit the replacement
+    CHECK(json::parse(deletes[0].body)["preconditions"]["uid"] == "pod-uid-orders");
+    CHECK(host.err.str().find("was replaced by someone else") != std::string::npos);
+    CHECK(host.err.str().find("the replacement is kept") != std::string::npos);
+}

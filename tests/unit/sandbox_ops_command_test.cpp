@@ -358,3 +358,36 @@ TEST_CASE("sandbox suspend: 404, 403, 409 and a pod that never goes", "[sandbox]
                Catch::StartsWith("error: sandbox/orders timed out after 3.0s waiting for its pod "
                                  "to be gone; the Sandbox says Ready=True"));
 }
+
+TEST_CASE("sandbox resume: 404, 403 and 409", "[sandbox][command]") {
+    TestHost missing;  // the others are still resumed; the missing one is named with its -n
+    missing.serveSandboxGroup();
+    missing.server.onJson("GET", kSandboxes + "/orders", 200, suspended());
+    missing.server.onJson("PATCH", kSandboxes + "/orders", 200, sandboxObject("Running", {}));
+    CHECK(missing.run({"sandbox", "resume", "ghost", "orders", "--wait=false"}) == kExitError);
+    CHECK(missing.err.str() ==
+          "error: sandbox/ghost not found in namespace team1; run "
+          "\"rossoctl sandbox list -n team1\"\n");
+    CHECK(missing.server.requestsTo("PATCH", kSandboxes + "/ghost").empty());
+    CHECK(missing.server.requestsTo("PATCH", kSandboxes + "/orders").size() == 1);
+
+    TestHost forbidden;
+    forbidden.serveSandboxGroup();
+    forbidden.server.onJson("GET", kSandboxes + "/orders", 200, suspended());
+    forbidden.server.on("PATCH", kSandboxes + "/orders", 403,
+                        statusBody(403, "Forbidden", "sandboxes \"orders\" is forbidden"));
+    CHECK(forbidden.run({"sandbox", "resume", "orders"}) == kExitError);
+    CHECK(forbidden.err.str() == "error: sandbox/orders: sandboxes \"orders\" is forbidden\n");
+    CHECK(forbidden.out.str().empty());
+
+    TestHost conflict;  // a 409: read again, patch again, then wait for Ready
+    conflict.serveSandboxGroup();
+    conflict.server.onJson("GET", kSandboxes + "/orders", 200, suspended());
+    conflict.server.on("PATCH", kSandboxes + "/orders", 409, statusBody(409, "Conflict", "busy"));
+    conflict.server.onJson("PATCH", kSandboxes + "/orders", 200, sandboxObject("Running", {}));
+    conflict.server.onJson("GET", kSandboxes, 200, list({running()}));
+    REQUIRE(conflict.run({"sandbox", "resume", "orders"}) == 0);
+    CHECK(conflict.server.writes().size() == 2);
+    CHECK(conflict.server.requestsTo("GET", kSandboxes + "/orders").size() == 2);
+    CHECK(conflict.out.str() == "sandbox/orders resumed (Ready=True, 0.0s)\n");
+}

@@ -222,3 +222,27 @@ TEST_CASE("sandbox pool without the extensions keeps bare warm pods; a 403 is on
     CHECK(forbidden.err.str() == "Error from server (Forbidden): pods is forbidden\n");
     CHECK(forbidden.server.writes().empty());
 }
+
+TEST_CASE("sandbox pool: a warm pod replaced or claimed under the shrink (409) is left alone",
+          "[run][command]") {
+    TestHost host;  // bare pods: two warm pods of the default shape, the pool shrinks to none
+    const std::string key = app::run::shapeKey(app::run::RunPodShape{});
+    std::vector<json> warm;
+    for (const std::string name : {"rossoctl-pool-a", "rossoctl-pool-b"}) {
+        json pod = runPod(name, {{"running", json::object()}});
+        pod["metadata"]["annotations"] = {{app::run::kPoolShapeAnnotation, key}};
+        warm.push_back(pod);
+    }
+    warm[0]["metadata"]["creationTimestamp"] = "2023-11-14T22:00:01Z";
+    warm[1]["metadata"]["creationTimestamp"] = "2023-11-14T22:00:09Z";  // the newest goes first
+    host.server.onJson("GET", kPods, 200, list(warm));
+    host.server.on("DELETE", kPods + "/rossoctl-pool-b", 409,
+                   statusBody(409, "Conflict", "Precondition failed: UID in precondition"));
+    host.server.on("DELETE", kPods + "/rossoctl-pool-a", 200, "{}");
+    REQUIRE(host.run({"sandbox", "pool", "--size", "0", "--bare-pods"}) == 0);
+    CHECK(host.out.str() == "pool in team1: 0 warm, 0 starting, 0 created, 1 deleted\n");
+    const auto deletes = host.server.requestsTo("DELETE", kPods + "/rossoctl-pool-b");
+    REQUIRE(deletes.size() == 1);  // one try: the pod it meant is not there any more
+    CHECK(json::parse(deletes[0].body)["preconditions"]["uid"] == "uid-rossoctl-pool-b");
+    CHECK(host.server.requestsTo("POST", kPods).empty());
+}
