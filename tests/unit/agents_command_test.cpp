@@ -570,3 +570,34 @@ TEST_CASE("agents delete: a part replaced under it (409 on the UID) is kept and 
     CHECK(host.server.writes() == std::vector<std::string>{"DELETE " + kRuntimes + "/orders",
                                                            "DELETE " + kServices + "/orders"});
 }
+
+TEST_CASE("agents wait rides out an apiserver outage that cuts its watch", "[agents][fault]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.latency = std::chrono::milliseconds(100);
+    json sandbox = {{"metadata",
+                     {{"name", "orders"},
+                      {"namespace", "team1"},
+                      {"uid", "u1"},
+                      {"resourceVersion", "5"},
+                      {"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}}}}}};
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandbox);
+    json ready = sandbox;
+    ready["metadata"]["resourceVersion"] = "6";
+    ready["status"] = {{"conditions", {{{"type", "Ready"}, {"status", "True"}}}}};
+    // The first watch is refused (the apiserver restarts); the LIST after it sees Ready.
+    host.server.onFail("GET", kSandboxes + "?watch=true", kube::TransportError::Kind::Connect,
+                       "Failed to connect to api.test port 6443: Connection refused");
+    host.server.onJson("GET", kSandboxes, 200,
+                       json{{"metadata", {{"resourceVersion", "6"}}}, {"items", {ready}}});
+    json pod = {
+        {"metadata", {{"name", "orders"}, {"ownerReferences", {{{"uid", "u1"}}}}}},
+        {"status",
+         {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+    host.server.onJson("GET", "/api/v1/namespaces/team1/pods", 200,
+                       json{{"metadata", {{"resourceVersion", "7"}}}, {"items", {pod}}});
+    const int waited = host.run({"agents", "wait", "orders", "--timeout", "1m"});
+    INFO(host.err.str());
+    CHECK(waited == 0);
+    CHECK(host.out.str() == "sandbox.agents.x-k8s.io/orders is ready (Ready)\n");
+}
