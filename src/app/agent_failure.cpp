@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/resource.hpp"
@@ -115,6 +117,23 @@ BlockableWaitResult waitUnlessBlocked(
         // Reading the blocker takes time too: no new span once the deadline has passed.
         if (result.blocker || deadlinePassed()) return result;
     }
+}
+
+BlockableWaitResult waitForObjectUnlessBlocked(
+    kube::Client& client, const Clock& clock, const kube::ResourceRef& ref, const std::string& ns,
+    const std::string& name, std::chrono::milliseconds timeout, const kube::CancelFlag* cancel,
+    const kube::ObjectPredicate& done, const std::function<std::optional<std::string>()>& blocker,
+    std::optional<nlohmann::json> initialList) {
+    return waitUnlessBlocked(
+        clock, timeout, cancel,
+        [&](std::chrono::milliseconds span) {
+            kube::WaitOptions options;
+            options.timeout = span;
+            options.cancel = cancel;
+            options.initialList = std::exchange(initialList, std::nullopt);
+            return kube::waitForObject(client, clock, ref, ns, name, options, done);
+        },
+        blocker);
 }
 
 }  // namespace rossoctl::app

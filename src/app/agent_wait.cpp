@@ -83,30 +83,24 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
         bool deleted = false;
         // Spans of a watch; between them the pods are looked at, so a pod that cannot start (an
         // image that cannot be pulled) ends the wait instead of its time-out.
-        auto waited = waitUnlessBlocked(
-            clock, left(), cancel,
-            [&](milliseconds span) {
-                kube::WaitOptions options;
-                options.timeout = span;
-                options.cancel = cancel;
-                if (first) {
-                    // The object just read stands in for the first LIST: the watch starts there.
-                    options.initialList = json{
-                        {"metadata",
-                         {{"resourceVersion", current["metadata"].value("resourceVersion", "")}}},
-                        {"items", json::array({current})}};
-                    first = false;
-                }
-                return kube::waitForObject(client, clock, agent.kind.ref, ns, name, options,
-                                           [&](const std::optional<json>& object) {
-                                               if (!object) return deleted = true;
-                                               current = *object;
-                                               result.status =
-                                                   model::workloadStatus(agent.kind.type, current);
-                                               return result.status.ready || result.status.failed;
-                                           });
+        std::optional<json> given;
+        if (first) {
+            // The object just read stands in for the first LIST: the watch starts there.
+            given = json{{"metadata",
+                          {{"resourceVersion", current["metadata"].value("resourceVersion", "")}}},
+                         {"items", json::array({current})}};
+            first = false;
+        }
+        auto waited = waitForObjectUnlessBlocked(
+            client, clock, agent.kind.ref, ns, name, left(), cancel,
+            [&](const std::optional<json>& object) {
+                if (!object) return deleted = true;
+                current = *object;
+                result.status = model::workloadStatus(agent.kind.type, current);
+                return result.status.ready || result.status.failed;
             },
-            [&] { return agentStartFailure(client, ns, agent.kind.type, current, eventsSince); });
+            [&] { return agentStartFailure(client, ns, agent.kind.type, current, eventsSince); },
+            std::move(given));
         if (waited.blocker) {
             result.outcome = Outcome::Failed;
             result.status.reason = "PodCannotStart";

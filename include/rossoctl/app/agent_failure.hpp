@@ -50,4 +50,12 @@ BlockableWaitResult waitUnlessBlocked(
     const std::function<kube::WaitResult(std::chrono::milliseconds span)>& wait,
     const std::function<std::optional<std::string>()>& blocker);
 
+// waitUnlessBlocked over kube::waitForObject of one object; `initialList` (the object just
+// read, as a one-item List) stands in for the first span's LIST.
+BlockableWaitResult waitForObjectUnlessBlocked(
+    kube::Client& client, const Clock& clock, const kube::ResourceRef& ref, const std::string& ns,
+    const std::string& name, std::chrono::milliseconds timeout, const kube::CancelFlag* cancel,
+    const kube::ObjectPredicate& done, const std::function<std::optional<std::string>()>& blocker,
+    std::optional<nlohmann::json> initialList = std::nullopt);
+
 }  // namespace rossoctl::app

@@ -20,17 +20,11 @@ void waitForWarmPool(kube::Client& client, const Clock& clock, const kube::Cance
     // Recent events only: an old one may describe trouble that is gone.
     const auto eventsSince = clock.now() - std::chrono::minutes(5);
     json last;
-    auto waited = waitUnlessBlocked(
-        clock, timeout, cancel,
-        [&](std::chrono::milliseconds span) {
-            kube::WaitOptions waitOptions;
-            waitOptions.timeout = span;
-            waitOptions.cancel = cancel;
-            return kube::waitForObject(client, clock, sandboxWarmPools(), ns, name, waitOptions,
-                                       [&](const std::optional<json>& pool) {
-                                           if (pool) last = *pool;
-                                           return pool && warmPoolStatus(*pool).ready >= size;
-                                       });
+    auto waited = waitForObjectUnlessBlocked(
+        client, clock, sandboxWarmPools(), ns, name, timeout, cancel,
+        [&](const std::optional<json>& pool) {
+            if (pool) last = *pool;
+            return pool && warmPoolStatus(*pool).ready >= size;
         },
         [&]() -> std::optional<std::string> {
             if (last.is_null()) return std::nullopt;

@@ -153,25 +153,18 @@ std::optional<std::string> waitClaimedSandbox(kube::Client& client, const Clock&
     const auto eventsSince = clock.now() - std::chrono::minutes(5);
     std::string sandbox, reason = "not reconciled yet";
     std::optional<std::string> refused;  // the claim's Ready is its Sandbox's, forwarded
-    auto waited = waitUnlessBlocked(
-        clock, startTimeout, cancel,
-        [&](std::chrono::milliseconds span) {
-            kube::WaitOptions options;
-            options.timeout = span;
-            options.cancel = cancel;
-            return kube::waitForObject(
-                client, clock, sandboxClaims(), ns, claim, options,
-                [&](const std::optional<json>& object) {
-                    if (!object) return false;
-                    sandbox = object->value("status", json::object())
-                                  .value("sandbox", json::object())
-                                  .value("name", "");
-                    if (auto ready = kube::findCondition(*object, "Ready"))
-                        reason = ready->value("reason", "") + ": " + ready->value("message", "");
-                    refused = model::workloadCreateFailure(*object);
-                    if (refused) refused = "its pod cannot be created: " + *refused;
-                    return refused || (!sandbox.empty() && kube::conditionTrue(*object, "Ready"));
-                });
+    auto waited = waitForObjectUnlessBlocked(
+        client, clock, sandboxClaims(), ns, claim, startTimeout, cancel,
+        [&](const std::optional<json>& object) {
+            if (!object) return false;
+            sandbox = object->value("status", json::object())
+                          .value("sandbox", json::object())
+                          .value("name", "");
+            if (auto ready = kube::findCondition(*object, "Ready"))
+                reason = ready->value("reason", "") + ": " + ready->value("message", "");
+            refused = model::workloadCreateFailure(*object);
+            if (refused) refused = "its pod cannot be created: " + *refused;
+            return refused || (!sandbox.empty() && kube::conditionTrue(*object, "Ready"));
         },
         [&]() -> std::optional<std::string> {
             if (sandbox.empty()) return std::nullopt;
