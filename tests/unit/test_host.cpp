@@ -320,6 +320,7 @@ TestHost::TestHost() {
     root_.add_option("--kubeconfig", globals_.config.kubeconfig);
     commands::registerVersion(root_, *this);
     commands::registerCompletion(root_, *this);
+    commands::registerComplete(root_, *this);
     commands::registerGroups(root_, *this);
 }
 
