@@ -16,28 +16,6 @@ struct ListOptions {
     OutputFlags output;
 };
 
-ui::Table agentTable(bool allNamespaces) {
-    ui::Table table;
-    table.headers = {"NAME", "TYPE", "READY", "AGE", "STATUS", "IMAGE"};
-    table.wideOnly = {false, false, false, false, true, true};
-    if (allNamespaces) {
-        table.headers.insert(table.headers.begin(), "NAMESPACE");
-        table.wideOnly.insert(table.wideOnly.begin(), false);
-    }
-    return table;
-}
-
-void addAgentRow(ui::Table& table, const app::Agent& agent,
-                 std::chrono::system_clock::time_point now, bool allNamespaces) {
-    auto status = model::workloadStatus(agent.kind.type, agent.object);
-    std::vector<std::string> row = {
-        agent.name(),     model::workloadTypeName(agent.kind.type),
-        status.readyText, app::objectAge(agent.object, now),
-        status.reason,    model::workloadImage(agent.kind.type, agent.object)};
-    if (allNamespaces) row.insert(row.begin(), agent.namespaceName());
-    table.rows.push_back(row);
-}
-
 // -w/--watch-only: the list (unless --watch-only), then each change of any agent kind as it
 // happens, until Ctrl-C (exit 130).
 int watchAgents(app::Context& context, const ListOptions& options, const std::string& ns,
@@ -45,8 +23,9 @@ int watchAgents(app::Context& context, const ListOptions& options, const std::st
     bool headerDone = false;
     auto print = [&](const app::Agent& agent) {
         if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
-            auto table = agentTable(options.allNamespaces);
-            addAgentRow(table, agent, context.clock().now(), options.allNamespaces);
+            auto table = app::agentTable(options.allNamespaces, false);
+            app::addAgentRow(table, agent, std::nullopt, context.clock().now(),
+                             options.allNamespaces);
             ui::printTable(context.out(), table, options.output.noHeaders || headerDone,
                            format == ui::OutputFormat::Wide);
             headerDone = true;
@@ -95,9 +74,10 @@ int runList(app::Context& context, ListOptions& options) {
                       << '\n';
         return 0;
     }
-    auto table = agentTable(options.allNamespaces);
+    auto table = app::agentTable(options.allNamespaces, false);
     const auto now = context.clock().now();
-    for (const auto& agent : agents) addAgentRow(table, agent, now, options.allNamespaces);
+    for (const auto& agent : agents)
+        app::addAgentRow(table, agent, std::nullopt, now, options.allNamespaces);
     ui::printTable(context.out(), table, options.output.noHeaders,
                    format == ui::OutputFormat::Wide);
     return 0;

@@ -108,6 +108,9 @@ const std::vector<ObjectType>& agentTypes() {
         {"statefulset", "statefulsets", "apps", {"sts"}},
         {"job", "jobs", "batch", {}},
         sandboxType(),
+        // The AgentRuntime agents import makes is named after its agent, so
+        // agentruntime.agent.rossoctl.dev/orders (what import -o name prints) is agent orders.
+        {"agentruntime", "agentruntimes", "agent.rossoctl.dev", {}},
     };
     return types;
 }
@@ -142,7 +145,10 @@ std::string objectName(const std::string& argument, const std::vector<ObjectType
     std::string accepted;
     for (const auto& type : types)
         accepted += (accepted.empty() ? "" : ", ") + type.singular + "/NAME";
-    throw UsageError(fmt::format("\"{}\" is not a {}: give NAME or {}", argument, what, accepted));
+    const bool vowel =
+        !what.empty() && std::string("aeiou").find(what.front()) != std::string::npos;
+    throw UsageError(fmt::format("\"{}\" is not {} {}: give NAME or {}", argument,
+                                 vowel ? "an" : "a", what, accepted));
 }
 
 std::vector<std::string> objectNames(const std::vector<std::string>& arguments,

@@ -55,7 +55,8 @@ struct ObjectType {
 
 const ObjectType& sandboxType();
 const ObjectType& namespaceType();  // a project is a namespace; "project" is accepted too
-// The workload types an agent can be: deployment, statefulset, job, sandbox.
+// The types an agent's name may carry: its workload's (deployment, statefulset, job, sandbox)
+// or its AgentRuntime's, which has the agent's name.
 const std::vector<ObjectType>& agentTypes();
 
 // "sandbox.agents.x-k8s.io/orders" -> "orders" when the prefix names one of types; a bare

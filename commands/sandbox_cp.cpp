@@ -29,16 +29,34 @@ struct CpOptions {
 };
 
 struct RemoteSpec {
+    std::string namespaceName;  // "" unless given as NAMESPACE/SANDBOX:PATH
     std::string sandbox;
     std::string path;
 };
 
-// "orders:/workspace/out" names a sandbox; a path with a '/' before its first ':' (or none) is
-// local ("./a:b" reads as a local file).
+// kubectl cp's reading: a path starting with '/' or '.', or without a ':', is local (a local
+// path with a ':' can be written ./a:b). Otherwise what precedes the first ':' is SANDBOX,
+// TYPE/SANDBOX when TYPE names the sandbox type (sandbox/orders, as -o name prints it), or
+// else NAMESPACE/SANDBOX, as kubectl reads NAMESPACE/POD.
 std::optional<RemoteSpec> parseRemote(const std::string& argument) {
     const auto colon = argument.find(':');
-    if (colon == std::string::npos || colon == 0 || argument.find('/') < colon) return std::nullopt;
-    return RemoteSpec{argument.substr(0, colon), argument.substr(colon + 1)};
+    if (colon == std::string::npos || colon == 0 || argument[0] == '/' || argument[0] == '.')
+        return std::nullopt;
+    RemoteSpec spec{"", argument.substr(0, colon), argument.substr(colon + 1)};
+    const auto slash = spec.sandbox.find('/');
+    if (slash == std::string::npos) return spec;
+    if (spec.sandbox.find('/', slash + 1) != std::string::npos)
+        throw UsageError(fmt::format(
+            "\"{}\" must be [NAMESPACE/]SANDBOX:PATH or sandbox/SANDBOX:PATH (a local path "
+            "with a ':' can be written ./{})",
+            ui::escapeForTerminal(argument), ui::escapeForTerminal(argument)));
+    try {
+        spec.sandbox = objectName(spec.sandbox, {sandboxType()}, "sandbox");
+    } catch (const UsageError&) {
+        spec.namespaceName = spec.sandbox.substr(0, slash);
+        spec.sandbox = spec.sandbox.substr(slash + 1);
+    }
+    return spec;
 }
 
 // The local name a copy takes: inside DST when DST is a directory, else DST itself.
@@ -91,6 +109,14 @@ int runCp(app::Context& context, CpOptions& options) {
             "one side must be SANDBOX:PATH, e.g. rossoctl sandbox cp orders:/workspace/out ./out "
             "(a local path with a ':' can be written ./a:b)");
     const RemoteSpec remote = fromSpec ? *fromSpec : *toSpec;
+    if (!remote.namespaceName.empty()) {
+        model::validateDnsLabel(remote.namespaceName, "namespace");
+        const std::string& given = context.globals().config.namespaceName;
+        if (!given.empty() && given != remote.namespaceName)
+            throw UsageError(fmt::format(
+                "{}/{}: names namespace \"{}\" but -n says \"{}\"; give the namespace once",
+                remote.namespaceName, remote.sandbox, remote.namespaceName, given));
+    }
     model::validateDnsSubdomain(remote.sandbox, "sandbox name");
     if (remote.path.empty())
         throw UsageError(fmt::format("give a path after {}:, e.g. {}:/workspace", remote.sandbox,
@@ -114,7 +140,8 @@ int runCp(app::Context& context, CpOptions& options) {
     }
 
     // complete
-    const std::string ns = context.namespaceName();
+    const std::string ns =
+        remote.namespaceName.empty() ? context.namespaceName() : remote.namespaceName;
     const json pod = app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
                                             context.clock().now(), ns, remote.sandbox);
     app::copy::PodTarget podTarget{ns, pod["metadata"].value("name", ""), options.container};
@@ -167,8 +194,13 @@ void registerSandboxCp(CLI::App& sandbox, CommandHost& host) {
     auto options = std::make_shared<CpOptions>();
     auto* command = sandbox.add_subcommand(
         "cp", "Copy files and directories between this machine and a sandbox's pod");
-    command->add_option("source", options->source, "SANDBOX:PATH or a local path")->required();
-    command->add_option("destination", options->destination, "SANDBOX:PATH or a local path")
+    command
+        ->add_option("source", options->source,
+                     "[NAMESPACE/]SANDBOX:PATH, sandbox/SANDBOX:PATH or a local path")
+        ->required();
+    command
+        ->add_option("destination", options->destination,
+                     "[NAMESPACE/]SANDBOX:PATH, sandbox/SANDBOX:PATH or a local path")
         ->required();
     command->add_option("-c,--container", options->container,
                         "Container name (default: the pod's first container)");
@@ -190,7 +222,11 @@ void registerSandboxCp(CLI::App& sandbox, CommandHost& host) {
         "Examples:\n"
         "  rossoctl sandbox cp orders:/workspace/out ./out -n team1\n"
         "  rossoctl sandbox cp ./data orders:/workspace\n"
-        "  rossoctl sandbox cp orders:/workspace/report.pdf report.pdf --force\n\n"
+        "  rossoctl sandbox cp orders:/workspace/report.pdf report.pdf --force\n"
+        "  rossoctl sandbox cp team1/orders:/workspace/out ./out\n\n"
+        "A path starting with / or . or without a ':' is local (write ./a:b for a local a:b);\n"
+        "before the ':' comes SANDBOX, sandbox/SANDBOX (as -o name prints it) or\n"
+        "NAMESPACE/SANDBOX, as kubectl cp reads NAMESPACE/POD.\n"
         "Uses tar in the pod when it has one, else sh and cat (file by file). What comes from\n"
         "the pod lands below the local destination and nowhere else: links that leave it,\n"
         "absolute links and setuid/setgid bits are refused, and the caps above apply.\n"

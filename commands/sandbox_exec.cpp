@@ -1,5 +1,6 @@
 // rossoctl sandbox exec: run a command in a sandbox's pod, streams and exit code passed through.
 #include <fmt/format.h>
+#include <termios.h>
 
 #include "conventions.hpp"
 #include "registry.hpp"
@@ -20,7 +21,32 @@ struct ExecCommandOptions {
     std::string name;
     std::string container;
     bool stdinOpen = false;
+    bool tty = false;
     std::vector<std::string> command;
+};
+
+// The local terminal in raw mode while a TTY session runs (keys go to the pod as typed, the
+// pod's terminal echoes them), restored however the session ends.
+class RawTerminal {
+  public:
+    explicit RawTerminal(int descriptor) : descriptor_(descriptor) {
+        if (descriptor_ < 0 || ::tcgetattr(descriptor_, &saved_) != 0) {
+            descriptor_ = -1;
+            return;
+        }
+        termios raw = saved_;
+        ::cfmakeraw(&raw);
+        if (::tcsetattr(descriptor_, TCSANOW, &raw) != 0) descriptor_ = -1;
+    }
+    ~RawTerminal() {
+        if (descriptor_ >= 0) ::tcsetattr(descriptor_, TCSANOW, &saved_);
+    }
+    RawTerminal(const RawTerminal&) = delete;
+    RawTerminal& operator=(const RawTerminal&) = delete;
+
+  private:
+    int descriptor_;
+    termios saved_{};
 };
 
 int runExec(app::Context& context, ExecCommandOptions& options) {
@@ -47,10 +73,21 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
         if (!containers.empty()) request.container = containers.front().value("name", "");
     }
     request.command = options.command;
+    // kubectl's rule: a TTY needs -i and a terminal on stdin; -t alone is ignored, and -it
+    // with a pipe or file runs without one, saying so.
+    if (options.tty && options.stdinOpen) {
+        request.tty = context.streams().inIsTty;
+        if (!request.tty)
+            context.err() << "Unable to use a TTY - input is not a terminal or the right kind of "
+                             "file\n";
+    }
     kube::ExecIo io;
     // On a terminal the pod's bytes are escaped: its control sequences never drive the terminal.
-    ui::UntrustedTextWriter podStdout(context.out(), context.streams().outIsTty);
-    ui::UntrustedTextWriter podStderr(context.err(), context.streams().errIsTty);
+    // A TTY session asked for with -it is the exception: there the pod's terminal is the point
+    // (a shell's prompt, line editing, full-screen programs), so its bytes pass as kubectl
+    // passes them.
+    ui::UntrustedTextWriter podStdout(context.out(), context.streams().outIsTty && !request.tty);
+    ui::UntrustedTextWriter podStderr(context.err(), context.streams().errIsTty && !request.tty);
     io.onStdout = [&](std::string_view bytes) { podStdout.write(bytes); };
     io.onStderr = [&](std::string_view bytes) { podStderr.write(bytes); };
     if (options.stdinOpen) {
@@ -65,7 +102,11 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
             };
         }
     }
-    const kube::ExecResult result = kube::execInPod(context.client(), request, io);
+    kube::ExecResult result;
+    {
+        RawTerminal raw(request.tty ? context.streams().inDescriptor : -1);
+        result = kube::execInPod(context.client(), request, io);
+    }
     podStdout.finish();
     podStderr.finish();
     if (!result.message.empty()) {
@@ -91,12 +132,16 @@ void registerSandboxExec(CLI::App& sandbox, CommandHost& host) {
     command->add_option("-c,--container", options->container,
                         "Container name (default: the pod's first container)");
     command->add_flag("-i,--stdin", options->stdinOpen, "Pass stdin to the command");
+    command->add_flag("-t,--tty", options->tty,
+                      "With -i on a terminal: give the command a TTY (an interactive shell); the "
+                      "pod's output then reaches the terminal unescaped");
     command->add_option("command", options->command, "The command and its arguments, after --");
     command->footer(
         "Examples:\n"
         "  rossoctl sandbox exec orders -n team1 -- ls -la /workspace\n"
         "  echo 'print(1 + 1)' | rossoctl sandbox exec orders -i -- python3 -\n"
-        "  rossoctl sandbox exec orders -c sidecar -- sh -c 'env | sort'\n\n"
+        "  rossoctl sandbox exec orders -c sidecar -- sh -c 'env | sort'\n"
+        "  rossoctl sandbox exec orders -it -- sh\n\n"
         "Exit codes: the command's own exit status; 1 the sandbox or its Running pod cannot\n"
         "be found or the exec is refused; 2 invalid arguments; 126 the command could not be\n"
         "started.");

@@ -139,6 +139,63 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
     return std::nullopt;
 }
 
+// A flag that is true or false (--wait, -w): a flag without a value of its own, unlike
+// --dry-run[=client].
+bool isBooleanFlag(const CLI::Option* option) {
+    return !takesValue(option) && option->get_name(false, true).find('{') == std::string::npos;
+}
+
+// The words strconv.ParseBool takes, which is what pflag accepts after --flag= (CLI11 would
+// take yes, on, 2 and more).
+bool isPflagBoolean(const std::string& value) {
+    static const std::vector<std::string> words{"1",    "0",     "t",    "f",     "T",    "F",
+                                                "true", "false", "TRUE", "FALSE", "True", "False"};
+    return std::find(words.begin(), words.end(), value) != words.end();
+}
+
+// pflag names a flag with its shorthand when it has one: "-w, --watch", else "--wait".
+std::string pflagName(const CLI::Option* option) {
+    const auto& shorts = option->get_snames();
+    const auto& longs = option->get_lnames();
+    const std::string name = longs.empty() ? "-" + shorts.front() : "--" + longs.front();
+    return shorts.empty() || longs.empty() ? name : "-" + shorts.front() + ", " + name;
+}
+
+// The first --flag=VALUE of a boolean flag whose VALUE pflag would refuse, in pflag's words.
+std::optional<Mistake> findBadBoolean(const CLI::App& root, const std::vector<std::string>& args,
+                                      const CLI::App*& app) {
+    app = &root;
+    std::string where = "rossoctl";
+    for (const auto& word : args) {
+        if (word == "--") break;
+        if (const CLI::App* sub = findSubcommand(app, word)) {
+            app = sub;
+            where += " " + sub->get_name();
+            continue;
+        }
+        const size_t equals = word.find('=');
+        if (word.rfind("--", 0) != 0 || equals == std::string::npos) continue;
+        const CLI::Option* option = findFlag(app, word.substr(0, equals));
+        const std::string value = word.substr(equals + 1);
+        if (option == nullptr || !isBooleanFlag(option) || isPflagBoolean(value)) continue;
+        return Mistake{fmt::format("invalid argument \"{}\" for \"{}\" flag: strconv.ParseBool: "
+                                   "parsing \"{}\": invalid syntax",
+                                   value, pflagName(option), value),
+                       where};
+    }
+    return std::nullopt;
+}
+
+// pflag keeps the last value of a flag given twice ("-o yaml -o json" prints json); CLI11 would
+// refuse the second. Lists (--allow-host, --env) keep every value.
+void takeLastValues(CLI::App& app) {
+    for (CLI::Option* option : app.get_options())
+        if (!option->get_positional() && option->get_items_expected_max() == 1 &&
+            option->get_multi_option_policy() == CLI::MultiOptionPolicy::Throw)
+            option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    for (CLI::App* sub : app.get_subcommands({})) takeLastValues(*sub);
+}
+
 // CLI11's own wording for what findMistake does not catch, in kubectl's terms.
 std::string rewordParseError(const CLI::ParseError& error) {
     std::string message = error.what();
@@ -217,6 +274,12 @@ std::vector<std::string> normalizeArguments(const CLI::App& root, std::vector<st
                 joined.push_back(word.substr(3));
                 continue;
             }
+            // "-w=false": pflag's value of a boolean shorthand, which CLI11 takes only as
+            // "--watch=false".
+            if (shortFlag && isBooleanFlag(shortFlag) && !shortFlag->get_lnames().empty()) {
+                joined.push_back("--" + shortFlag->get_lnames().front() + word.substr(2));
+                continue;
+            }
         }
         const CLI::Option* option = word.rfind("--", 0) == 0 && word.find('=') == std::string::npos
                                         ? findFlag(app, word)
@@ -233,7 +296,13 @@ std::vector<std::string> normalizeArguments(const CLI::App& root, std::vector<st
 
 int parseCommandLine(CLI::App& root, const std::vector<std::string>& args, std::ostream& out,
                      std::ostream& err) {
+    takeLastValues(root);
     std::vector<std::string> reversed = normalizeArguments(root, args);
+    const CLI::App* reached = &root;
+    if (auto mistake = findBadBoolean(root, reversed, reached)) {
+        err << "error: " << mistake->message << " (see '" << mistake->where << " --help')\n";
+        return usageExitCode(*reached);
+    }
     std::reverse(reversed.begin(), reversed.end());
     try {
         root.parse(reversed);

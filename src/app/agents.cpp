@@ -122,11 +122,11 @@ Agent getAgent(kube::Client& client, kube::Discovery& discovery, const std::stri
     for (const auto& agent : found)
         if (agent.managed()) return agent;
     if (!found.empty())
-        throw Error(fmt::format(
+        throw AgentNotFound(fmt::format(
             "{} \"{}\" in namespace \"{}\" is not an agent: it lacks the label {}; rossoctl "
             "leaves it alone",
             typeName(found.front().kind.ref), name, ns, managedSelector()));
-    throw Error(fmt::format(
+    throw AgentNotFound(fmt::format(
         "agent \"{}\" not found in namespace \"{}\"; see the agents there with \"rossoctl agents "
         "list -n {}\"",
         name, ns, ns));
@@ -195,6 +195,36 @@ std::string sandboxOwner(const json& sandbox) {
         if (owner.value("controller", false))
             return owner.value("kind", "") + "/" + owner.value("name", "");
     return "<none>";
+}
+
+ui::Table agentTable(bool allNamespaces, bool withPods) {
+    ui::Table table;
+    table.headers = {"NAME", "TYPE", "READY", "STATUS", "IMAGE", "AGE", "MESSAGE"};
+    table.wideOnly = {false, false, false, false, false, false, true};
+    if (withPods) {
+        table.headers.insert(table.headers.begin() + 5, "POD");
+        table.wideOnly.insert(table.wideOnly.begin() + 5, false);
+    }
+    if (allNamespaces) {
+        table.headers.insert(table.headers.begin(), "NAMESPACE");
+        table.wideOnly.insert(table.wideOnly.begin(), false);
+    }
+    return table;
+}
+
+void addAgentRow(ui::Table& table, const Agent& agent, const std::optional<std::string>& pod,
+                 std::chrono::system_clock::time_point now, bool allNamespaces) {
+    auto status = model::workloadStatus(agent.kind.type, agent.object);
+    std::vector<std::string> row = {agent.name(),
+                                    model::workloadTypeName(agent.kind.type),
+                                    status.readyText,
+                                    status.reason,
+                                    model::workloadImage(agent.kind.type, agent.object),
+                                    objectAge(agent.object, now),
+                                    status.message};
+    if (pod) row.insert(row.begin() + 5, pod->empty() ? "<none>" : *pod);
+    if (allNamespaces) row.insert(row.begin(), agent.namespaceName());
+    table.rows.push_back(std::move(row));
 }
 
 ui::Table sandboxTable(bool allNamespaces) {

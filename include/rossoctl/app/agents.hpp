@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rossoctl/clock.hpp"
+#include "rossoctl/errors.hpp"
 #include "rossoctl/kube/client.hpp"
 #include "rossoctl/kube/discovery.hpp"
 #include "rossoctl/model/workload.hpp"
@@ -46,7 +47,14 @@ std::vector<Agent> listAgents(kube::Client& client, kube::Discovery& discovery,
 // Every workload of any agent type named `name` in ns, managed or not.
 std::vector<Agent> findWorkloads(kube::Client& client, kube::Discovery& discovery,
                                  const std::string& ns, const std::string& name);
-// The managed agent named `name`; throws Error (exit 1) with what to do when there is none.
+// No managed agent of that name: none at all, or a workload without rossoctl's label.
+class AgentNotFound : public Error {
+  public:
+    using Error::Error;
+};
+
+// The managed agent named `name`; throws AgentNotFound (exit 1) with what to do when there is
+// none.
 Agent getAgent(kube::Client& client, kube::Discovery& discovery, const std::string& ns,
                const std::string& name);
 
@@ -65,6 +73,13 @@ std::string objectAge(const nlohmann::json& object, std::chrono::system_clock::t
 bool waitUntilDeleted(kube::Client& client, const Clock& clock, const kube::ResourceRef& ref,
                       const std::string& ns, const std::string& name,
                       std::chrono::milliseconds timeout);
+
+// `agents list/get`: NAME TYPE READY STATUS IMAGE [POD] AGE, wide + MESSAGE (NAMESPACE first
+// with allNamespaces). POD with withPods (get looks each agent's pod up; list does not): a row
+// then gives its pod, "" showing as <none>; without it, nullopt.
+ui::Table agentTable(bool allNamespaces, bool withPods);
+void addAgentRow(ui::Table& table, const Agent& agent, const std::optional<std::string>& pod,
+                 std::chrono::system_clock::time_point now, bool allNamespaces);
 
 // "SandboxWarmPool/NAME" or "SandboxClaim/NAME": the Sandbox's controlling owner, else "<none>".
 std::string sandboxOwner(const nlohmann::json& sandbox);
