@@ -27,6 +27,7 @@ struct ProjectCreateOptions {
     bool adopt = false;
     bool force = false;
     std::string output;
+    bool showManagedFields = false;
     bool noCheck = false;
     std::string checkImage = app::EnforcementCheckOptions{}.image;
 };
@@ -89,20 +90,11 @@ void warnEgressChanged(app::Context& context, const ProjectCreateOptions& option
         options.noDns ? "" : " (and DNS)");
 }
 
-// As kubectl prints objects: the apply bookkeeping is noise to a reader.
-json withoutManagedFields(json object) {
-    if (object.contains("metadata")) object["metadata"].erase("managedFields");
-    return object;
-}
-
-void printObjects(app::Context& context, const std::string& output, const json& objects) {
-    auto format = ui::parseOutputFormat(output, {"yaml", "json", "name"});
-    if (format != ui::OutputFormat::Name) {  // one List, as every multi-object output
-        json items = json::array();
-        for (const auto& object : objects) items.push_back(withoutManagedFields(object));
-        return format == ui::OutputFormat::Json ? ui::printJson(context.out(), ui::asList(items))
-                                                : ui::printYaml(context.out(), ui::asList(items));
-    }
+void printObjects(app::Context& context, const ProjectCreateOptions& options, const json& objects) {
+    auto format = ui::parseOutputFormat(options.output, {"yaml", "json", "name"});
+    // One List, as every multi-object output; managedFields hidden unless asked for.
+    if (printJsonOrYaml(context.out(), format, ui::asList(objects), options.showManagedFields))
+        return;
     for (const auto& object : objects) {
         std::string kind = object.value("kind", "");
         std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
@@ -181,7 +173,7 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     if (options.dryRun == "client") {
         json printed = json::array();
         for (const auto& object : plan.objects) printed.push_back(object.object);
-        if (!options.output.empty()) return printObjects(context, options.output, printed), 0;
+        if (!options.output.empty()) return printObjects(context, options, printed), 0;
         for (const auto& object : plan.objects)
             context.out() << object.displayName() << " (dry run)\n";
         printSummary(context, project, plan, options.dryRun);
@@ -202,7 +194,7 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
         context.err() << "Warning: the quota controller has not counted usage in " << project.name
                       << " yet; new pods are refused until it has\n";
     if (!options.output.empty()) {
-        printObjects(context, options.output, written.objects);
+        printObjects(context, options, written.objects);
         return proveEnforcement(context, options);
     }
     for (const auto& line : written.lines) context.out() << line << '\n';
@@ -269,6 +261,7 @@ void registerProjectCreate(CLI::App& project, CommandHost& host) {
                   "client: print the objects, write nothing; server: the apiserver checks "
                   "them (dryRun=All), stores nothing");
     command->add_option("-o,--output", options->output, "Print the objects: yaml|json|name");
+    addShowManagedFieldsFlag(command, options->showManagedFields);
     command->add_flag("--no-check", options->noCheck,
                       "Skip the live check that the default-deny policy is enforced");
     command
