@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "conventions.hpp"
@@ -102,6 +103,25 @@ void printObjects(app::Context& context, const ProjectCreateOptions& options, co
     }
 }
 
+// What an --allow-cidr of /0 (taken with --force) opens, for the warning and the summary.
+struct EveryAddress {
+    std::string cidrs;  // "0.0.0.0/0", "::/0" or "0.0.0.0/0 and ::/0"
+    std::string reach;  // "every IPv4 address", "every IPv6 address" or "every address"
+    std::string rest;   // the family still bounded: " for IPv4" (no IPv4 boundary), ...
+};
+
+std::optional<EveryAddress> everyAddressAllowed(const model::ProjectOptions& project) {
+    const auto has = [&](const char* cidr) {
+        return std::find(project.allowCidrs.begin(), project.allowCidrs.end(), cidr) !=
+               project.allowCidrs.end();
+    };
+    const bool v4 = has("0.0.0.0/0"), v6 = has("::/0");
+    if (v4 && v6) return EveryAddress{"0.0.0.0/0 and ::/0", "every address", ""};
+    if (v4) return EveryAddress{"0.0.0.0/0", "every IPv4 address", "IPv4"};
+    if (v6) return EveryAddress{"::/0", "every IPv6 address", "IPv6"};
+    return std::nullopt;
+}
+
 void printSummary(app::Context& context, const model::ProjectOptions& project,
                   const model::ProjectPlan& plan, const std::string& dryRun) {
     auto& out = context.out();
@@ -120,6 +140,12 @@ void printSummary(app::Context& context, const model::ProjectOptions& project,
                        project.defaultLifetime);
     if (plan.egressSummary.empty()) {
         out << "  Egress:         none (every connection out of a pod is denied)\n";
+    } else if (const auto open = everyAddressAllowed(project)) {
+        out << fmt::format("  Egress allowed ({}) to {}{}:\n",
+                           model::egressMechanismName(plan.mechanism), open->reach,
+                           open->rest.empty() ? " (nothing is denied)"
+                                              : fmt::format(" (no {} boundary)", open->rest));
+        for (const auto& line : plan.egressSummary) out << "    " << line << '\n';
     } else {
         out << fmt::format("  Egress allowed ({}), everything else denied:\n",
                            model::egressMechanismName(plan.mechanism));
@@ -164,6 +190,10 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     options.dryRun = dryRunText(parseDryRun(options.dryRun, context.err()));
     validate(options);
     auto& project = options.project;
+    if (const auto open = everyAddressAllowed(project))
+        context.err() << fmt::format(
+            "Warning: --allow-cidr {} allows egress to {}: project {} has no {}egress boundary\n",
+            open->cidrs, open->reach, project.name, open->rest.empty() ? "" : open->rest + " ");
     // complete: what the cluster serves decides the namespace kind and the egress mechanism
     project.openshift = context.discovery().isServed("project.openshift.io");
     auto mechanism = chooseMechanism(context, options);
