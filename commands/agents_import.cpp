@@ -30,6 +30,7 @@ struct ImportOptions {
     std::string lifetime;
     std::string dryRun;  // "", none, client, server
     std::string output;
+    bool showManagedFields = false;
 };
 
 // Every flag checked; nothing here sends a request.
@@ -112,12 +113,9 @@ int runImport(app::Context& context, ImportOptions& options) {
     } else {
         results = app::importAgent(context, request, planned, serverDryRun);
     }
-    if (format == ui::OutputFormat::Json || format == ui::OutputFormat::Yaml) {
-        json list = ui::asList(json(results));
-        format == ui::OutputFormat::Json ? ui::printJson(context.out(), list)
-                                         : ui::printYaml(context.out(), list);
+    if (printJsonOrYaml(context.out(), format, ui::asList(json(results)),
+                        options.showManagedFields))
         return 0;
-    }
     const char* suffix = clientDryRun ? " (dry run)" : serverDryRun ? " (server dry run)" : "";
     for (size_t i = 0; i < planned.size(); ++i) {
         context.out() << app::typeName(planned[i].ref) << '/' << request.name;
@@ -168,6 +166,7 @@ void registerAgentsImport(CLI::App& agents, CommandHost& host) {
                   "client: print the objects, send nothing; server: the server checks them, "
                   "stores nothing");
     command->add_option("-o,--output", options->output, "Output format: yaml|json|name");
+    addShowManagedFieldsFlag(command, options->showManagedFields);
     command->footer(
         "Examples:\n"
         "  rossoctl agents import --deployment-type sandbox from-image --name orders \\\n"

@@ -92,6 +92,14 @@ bool printTemplate(std::ostream& out, const OutputFlags& flags, std::vector<nloh
     return true;
 }
 
+bool printWatchedTemplate(std::ostream& out, const OutputFlags& flags, const nlohmann::json& object,
+                          bool first) {
+    OutputFlags one = flags;
+    one.noHeaders = flags.noHeaders || !first;
+    one.sortBy.clear();  // one object: nothing to sort
+    return printTemplate(out, one, {object}, true);
+}
+
 const ObjectType& sandboxType() {
     static const ObjectType type{"sandbox", "sandboxes", "agents.x-k8s.io", {"sbx"}};
     return type;

@@ -42,6 +42,12 @@ bool isTemplateOutput(const std::string& output);
 bool printTemplate(std::ostream& out, const OutputFlags& flags, std::vector<nlohmann::json> objects,
                    bool single);
 
+// One object of a -w stream through a template -o, as kubectl get -w prints each event: jsonpath
+// reads the object itself, custom-columns prints its row (headers before the first only).
+// False for any other -o.
+bool printWatchedTemplate(std::ostream& out, const OutputFlags& flags, const nlohmann::json& object,
+                          bool first);
+
 // --- TYPE/NAME ------------------------------------------------------------------------------
 
 // The type prefixes a name argument may carry, as kubectl accepts them: "sandbox",

@@ -59,8 +59,9 @@ int runGc(app::Context& context, GcOptions& options) {
     }
     ui::printTable(context.out(), garbageTable(found.items, options.allNamespaces), false, false);
     if (dryRun == DryRun::Client) {
-        context.err() << fmt::format("dry run: {} object{} would be deleted; nothing was\n",
-                                     found.items.size(), found.items.size() == 1 ? "" : "s");
+        // kubectl's "pod "x" deleted (dry run)": the mode closes the sentence.
+        context.err() << fmt::format("{} object{} would be deleted (dry run)\n", found.items.size(),
+                                     found.items.size() == 1 ? "" : "s");
         return exitCode;
     }
     size_t deleted = 0;
@@ -86,9 +87,9 @@ int runGc(app::Context& context, GcOptions& options) {
             exitCode = kExitError;
         }
     }
-    context.err() << fmt::format("{}deleted {} of {} object{}\n",
-                                 dryRun == DryRun::Server ? "(server dry run) " : "", deleted,
-                                 found.items.size(), found.items.size() == 1 ? "" : "s");
+    context.err() << fmt::format("deleted {} of {} object{}{}\n", deleted, found.items.size(),
+                                 found.items.size() == 1 ? "" : "s",
+                                 dryRun == DryRun::Server ? " (server dry run)" : "");
     return exitCode;
 }
 

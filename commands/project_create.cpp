@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "conventions.hpp"
@@ -27,6 +28,7 @@ struct ProjectCreateOptions {
     bool adopt = false;
     bool force = false;
     std::string output;
+    bool showManagedFields = false;
     bool noCheck = false;
     std::string checkImage = app::EnforcementCheckOptions{}.image;
 };
@@ -89,25 +91,35 @@ void warnEgressChanged(app::Context& context, const ProjectCreateOptions& option
         options.noDns ? "" : " (and DNS)");
 }
 
-// As kubectl prints objects: the apply bookkeeping is noise to a reader.
-json withoutManagedFields(json object) {
-    if (object.contains("metadata")) object["metadata"].erase("managedFields");
-    return object;
-}
-
-void printObjects(app::Context& context, const std::string& output, const json& objects) {
-    auto format = ui::parseOutputFormat(output, {"yaml", "json", "name"});
-    if (format != ui::OutputFormat::Name) {  // one List, as every multi-object output
-        json items = json::array();
-        for (const auto& object : objects) items.push_back(withoutManagedFields(object));
-        return format == ui::OutputFormat::Json ? ui::printJson(context.out(), ui::asList(items))
-                                                : ui::printYaml(context.out(), ui::asList(items));
-    }
+void printObjects(app::Context& context, const ProjectCreateOptions& options, const json& objects) {
+    auto format = ui::parseOutputFormat(options.output, {"yaml", "json", "name"});
+    // One List, as every multi-object output; managedFields hidden unless asked for.
+    if (printJsonOrYaml(context.out(), format, ui::asList(objects), options.showManagedFields))
+        return;
     for (const auto& object : objects) {
         std::string kind = object.value("kind", "");
         std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
         context.out() << kind << '/' << object["metadata"].value("name", "") << '\n';
     }
+}
+
+// What an --allow-cidr of /0 (taken with --force) opens, for the warning and the summary.
+struct EveryAddress {
+    std::string cidrs;  // "0.0.0.0/0", "::/0" or "0.0.0.0/0 and ::/0"
+    std::string reach;  // "every IPv4 address", "every IPv6 address" or "every address"
+    std::string rest;   // the family still bounded: " for IPv4" (no IPv4 boundary), ...
+};
+
+std::optional<EveryAddress> everyAddressAllowed(const model::ProjectOptions& project) {
+    const auto has = [&](const char* cidr) {
+        return std::find(project.allowCidrs.begin(), project.allowCidrs.end(), cidr) !=
+               project.allowCidrs.end();
+    };
+    const bool v4 = has("0.0.0.0/0"), v6 = has("::/0");
+    if (v4 && v6) return EveryAddress{"0.0.0.0/0 and ::/0", "every address", ""};
+    if (v4) return EveryAddress{"0.0.0.0/0", "every IPv4 address", "IPv4"};
+    if (v6) return EveryAddress{"::/0", "every IPv6 address", "IPv6"};
+    return std::nullopt;
 }
 
 void printSummary(app::Context& context, const model::ProjectOptions& project,
@@ -128,6 +140,12 @@ void printSummary(app::Context& context, const model::ProjectOptions& project,
                        project.defaultLifetime);
     if (plan.egressSummary.empty()) {
         out << "  Egress:         none (every connection out of a pod is denied)\n";
+    } else if (const auto open = everyAddressAllowed(project)) {
+        out << fmt::format("  Egress allowed ({}) to {}{}:\n",
+                           model::egressMechanismName(plan.mechanism), open->reach,
+                           open->rest.empty() ? " (nothing is denied)"
+                                              : fmt::format(" (no {} boundary)", open->rest));
+        for (const auto& line : plan.egressSummary) out << "    " << line << '\n';
     } else {
         out << fmt::format("  Egress allowed ({}), everything else denied:\n",
                            model::egressMechanismName(plan.mechanism));
@@ -172,6 +190,10 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     options.dryRun = dryRunText(parseDryRun(options.dryRun, context.err()));
     validate(options);
     auto& project = options.project;
+    if (const auto open = everyAddressAllowed(project))
+        context.err() << fmt::format(
+            "Warning: --allow-cidr {} allows egress to {}: project {} has no {}egress boundary\n",
+            open->cidrs, open->reach, project.name, open->rest.empty() ? "" : open->rest + " ");
     // complete: what the cluster serves decides the namespace kind and the egress mechanism
     project.openshift = context.discovery().isServed("project.openshift.io");
     auto mechanism = chooseMechanism(context, options);
@@ -181,7 +203,7 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     if (options.dryRun == "client") {
         json printed = json::array();
         for (const auto& object : plan.objects) printed.push_back(object.object);
-        if (!options.output.empty()) return printObjects(context, options.output, printed), 0;
+        if (!options.output.empty()) return printObjects(context, options, printed), 0;
         for (const auto& object : plan.objects)
             context.out() << object.displayName() << " (dry run)\n";
         printSummary(context, project, plan, options.dryRun);
@@ -202,7 +224,7 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
         context.err() << "Warning: the quota controller has not counted usage in " << project.name
                       << " yet; new pods are refused until it has\n";
     if (!options.output.empty()) {
-        printObjects(context, options.output, written.objects);
+        printObjects(context, options, written.objects);
         return proveEnforcement(context, options);
     }
     for (const auto& line : written.lines) context.out() << line << '\n';
@@ -269,6 +291,7 @@ void registerProjectCreate(CLI::App& project, CommandHost& host) {
                   "client: print the objects, write nothing; server: the apiserver checks "
                   "them (dryRun=All), stores nothing");
     command->add_option("-o,--output", options->output, "Print the objects: yaml|json|name");
+    addShowManagedFieldsFlag(command, options->showManagedFields);
     command->add_flag("--no-check", options->noCheck,
                       "Skip the live check that the default-deny policy is enforced");
     command

@@ -59,6 +59,12 @@ int watchProjects(app::Context& context, const ProjectListOptions& options,
     auto list = context.client().list(kube::resources::namespaces(), "", listOptions);
     bool headerDone = false;
     auto print = [&](const json& item) {
+        if (printWatchedTemplate(context.out(), options.output,
+                                 shown(item, options.output.showManagedFields), !headerDone)) {
+            headerDone = true;
+            context.out() << std::flush;
+            return;
+        }
         switch (format) {
             case ui::OutputFormat::Json:
                 ui::printJson(context.out(), shown(item, options.output.showManagedFields));
@@ -95,8 +101,6 @@ int runProjectList(app::Context& context, ProjectListOptions& options) {
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
     if (options.watchOnly) options.watch = true;
-    if (options.watch && templated)
-        throw UsageError("--watch prints -o table, wide, name, json or yaml, not a template");
     const std::string selector = std::string(model::kSandboxProjectLabel) + "=true" +
                                  (options.selector.empty() ? "" : "," + options.selector);
     if (options.watch) return watchProjects(context, options, selector, format);

@@ -34,7 +34,9 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
         podByOwner.emplace(uid, pod);
     bool headerDone = false;
     auto print = [&](const nlohmann::json& sandbox) {
-        if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
+        if (printWatchedTemplate(context.out(), options.output, sandbox, !headerDone)) {
+            headerDone = true;
+        } else if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
             auto table = app::sandboxTable(options.allNamespaces);
             auto pod = podByOwner.find(sandbox["metadata"].value("uid", ""));
             app::addSandboxRow(table, sandbox, pod == podByOwner.end() ? "" : pod->second,
@@ -106,8 +108,6 @@ int runList(app::Context& context, ListOptions& options) {
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
     if (options.watchOnly) options.watch = true;
-    if (options.watch && templated)
-        throw UsageError("--watch prints -o table, wide, name, json or yaml, not a template");
     // complete
     const std::string ns = options.allNamespaces ? "" : context.namespaceName();
     auto ref = context.discovery().sandboxes();

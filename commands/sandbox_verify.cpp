@@ -125,13 +125,13 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
                 name, report.runError);
     });
 
-    if (format == "json") {
+    if (format == "json") {  // one sandbox named: its report; else a List, as kubectl prints many
         if (names.size() == 1 && !options.all) {
             ui::printJson(context.out(), verify::reportJson(reports.front()));
         } else {
             json items = json::array();
             for (const auto& report : reports) items.push_back(verify::reportJson(report));
-            ui::printJson(context.out(), items);
+            ui::printJson(context.out(), ui::asList(items));
         }
     } else if (format == "junit") {
         verify::writeJunit(context.out(), reports);
@@ -161,7 +161,10 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         ->type_name("IMAGE");
     command->add_option("--timeout", options->timeout, "How long to wait for the replacement pod")
         ->capture_default_str();
-    addOutputFlags(command, options->output, "table|json|junit|sarif (default table)");
+    // Not addOutputFlags: a report is no API object, so no template, --sort-by or managedFields.
+    command->add_option("-o,--output", options->output.output,
+                        "Output format: table|json|junit|sarif (default table)");
+    command->add_flag("--no-headers", options->output.noHeaders, "Omit table headers");
     command->footer(
         "Checks (each has a static part read from the API and a live part run in the pod;\n"
         "a check passes only when both do, and a probe that cannot run makes it unproven):\n"
@@ -179,7 +182,9 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         "                            cgroup memory limit matches\n"
         "  nothing survives          no volume that outlives the pod; canaries in every writable\n"
         "                            mount and the root filesystem are gone after the pod is\n"
-        "                            deleted and replaced (DELETES THE POD; --no-restart skips)\n\n"
+        "                            deleted and replaced (DELETES THE POD; --no-restart skips)\n"
+        "-o json prints one named sandbox's report; several sandboxes, or --all, print a List\n"
+        "of reports ({\"kind\":\"List\",\"items\":[...]}, as kubectl prints many objects).\n\n"
         "Examples:\n"
         "  rossoctl sandbox verify orders -n team1\n"
         "  rossoctl sandbox verify --all -n team1 --no-restart -o json\n"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "rossoctl/kube/transport.hpp"
@@ -138,33 +139,108 @@ bool looksLikeStatus(const nlohmann::json& body) {
     return body.contains("status") && body.contains("reason") && body.contains("message");
 }
 
-// A Status can quote the URL the apiserver dialed: for exec that is the node's address with the
-// whole command (a probe script, kilobytes) in its query. The user gets scheme, host and path.
-std::string elideUrls(std::string message) {
-    constexpr size_t kLongPath = 60;
-    for (size_t start = 0; (start = message.find("://", start)) != std::string::npos;) {
-        size_t begin = start;
-        while (begin > 0 && std::isalpha(static_cast<unsigned char>(message[begin - 1]))) --begin;
-        size_t end = start + 3;
-        while (end < message.size() && !std::isspace(static_cast<unsigned char>(message[end])) &&
-               message[end] != '"' && message[end] != '\'')
-            ++end;
-        std::string url = message.substr(begin, end - begin);
-        const size_t query = url.find('?');
-        const size_t path = url.find('/', start - begin + 3);
-        if (query != std::string::npos || url.size() > kLongPath) {
-            std::string shortened = url.substr(0, std::min(query, url.size()));
-            if (shortened.size() > kLongPath && path != std::string::npos)
-                shortened = shortened.substr(0, std::max(path, kLongPath));
-            url = shortened + "...";
+}  // namespace
+
+namespace {
+
+// What a URL in a server's message names, without its address: the apiserver dials the node's
+// kubelet (port 10250) for exec, attach, port-forward and logs.
+std::string describeUrl(const std::string& url) {
+    const size_t authority = url.find("://") + 3;
+    const size_t pathStart = url.find_first_of("/?#", authority);
+    const std::string hostPort = url.substr(authority, pathStart - authority);
+    std::string path = pathStart == std::string::npos ? "" : url.substr(pathStart);
+    path = path.substr(0, path.find_first_of("?#"));
+    const std::string first = path.substr(0, path.find('/', 1));
+    if (first == "/exec") return "the node's exec endpoint";
+    if (first == "/attach") return "the node's attach endpoint";
+    if (first == "/portForward") return "the node's port-forward endpoint";
+    if (first == "/containerLogs") return "the node's container-log endpoint";
+    const size_t colon = hostPort.rfind(':');
+    if (colon != std::string::npos && hostPort.substr(colon + 1) == "10250")
+        return "the node's kubelet endpoint";
+    return "an internal endpoint";
+}
+
+// "dial tcp 10.0.0.5:10250: connect: ..." -> "dial tcp: connect: ...".
+std::string withoutDialedAddresses(std::string message) {
+    for (const char* dial : {"dial tcp ", "dial udp "}) {
+        for (size_t at = 0; (at = message.find(dial, at)) != std::string::npos;) {
+            const size_t begin = at + std::char_traits<char>::length(dial) - 1;  // the space
+            size_t end = begin + 1;
+            while (end < message.size() &&
+                   !std::isspace(static_cast<unsigned char>(message[end])) &&
+                   !(message[end] == ':' && (end + 1 == message.size() || message[end + 1] == ' ')))
+                ++end;
+            if (message.substr(begin + 1, end - begin - 1).find(':') != std::string::npos)
+                message.erase(begin, end - begin);
+            at = begin;
         }
-        message.replace(begin, end - begin, url);
-        start = begin + url.size();
     }
     return message;
 }
 
 }  // namespace
+
+std::string scrubServerMessage(std::string message) {
+    for (size_t start = 0; (start = message.find("://", start)) != std::string::npos;) {
+        size_t begin = start;
+        while (begin > 0 && std::isalpha(static_cast<unsigned char>(message[begin - 1]))) --begin;
+        if (begin == start) {  // no scheme: not a URL
+            start += 3;
+            continue;
+        }
+        size_t end = start + 3;
+        while (end < message.size() && !std::isspace(static_cast<unsigned char>(message[end])) &&
+               message[end] != '"' && message[end] != '\'')
+            ++end;
+        while (end > start + 3 &&
+               std::string_view(".,;:)").find(message[end - 1]) != std::string_view::npos)
+            --end;               // "Get https://...: dial" (older Go): the colon is the sentence's
+        if (end == start + 3) {  // no host: not a URL
+            start = end;
+            continue;
+        }
+        const std::string description = describeUrl(message.substr(begin, end - begin));
+        // Go quotes the URL it failed on (Get "https://..."): the description is no URL.
+        if (begin > 0 && end < message.size() && message[begin - 1] == '"' && message[end] == '"') {
+            --begin;
+            ++end;
+        }
+        message.replace(begin, end - begin, description);
+        start = begin + description.size();
+    }
+    return withoutDialedAddresses(std::move(message));
+}
+
+std::string boundedServerMessage(std::string message, size_t maxBytes) {
+    message = scrubServerMessage(std::move(message));
+    // Nothing that steers a terminal: C0 and C1 controls, DEL, bidi overrides become spaces.
+    std::string shown;
+    for (size_t i = 0; i < message.size(); ++i) {
+        const auto c = static_cast<unsigned char>(message[i]);
+        const auto next = i + 1 < message.size() ? static_cast<unsigned char>(message[i + 1]) : 0;
+        const auto third = i + 2 < message.size() ? static_cast<unsigned char>(message[i + 2]) : 0;
+        if (c < 0x20 || c == 0x7f) {
+            shown += ' ';
+        } else if (c == 0xc2 && next >= 0x80 && next <= 0x9f) {
+            shown += ' ';
+            i += 1;
+        } else if (c == 0xe2 && ((next == 0x80 && third >= 0xaa && third <= 0xae) ||
+                                 (next == 0x81 && third >= 0xa6 && third <= 0xa9))) {
+            shown += ' ';  // U+202A..202E, U+2066..2069
+            i += 2;
+        } else {
+            shown += static_cast<char>(c);
+        }
+    }
+    message = std::move(shown);
+    if (message.size() <= maxBytes) return message;
+    size_t cut = maxBytes > 3 ? maxBytes - 3 : 0;
+    // At a character boundary: never half of a UTF-8 sequence.
+    while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;
+    return message.substr(0, cut) + "...";
+}
 
 ApiError::ApiError(long code, std::string reason, std::string message,
                    std::vector<StatusCause> causes, nlohmann::json details)
@@ -184,7 +260,7 @@ ApiError apiErrorFromResponse(long httpStatus, const std::string& body) {
         }
         std::string reason = stringField(parsed, "reason");
         if (reason.empty()) reason = reasonForStatus(code);
-        std::string message = elideUrls(stringField(parsed, "message"));
+        std::string message = scrubServerMessage(stringField(parsed, "message"));
         if (message.empty()) message = genericMessage(code);
         nlohmann::json details = parsed.value("details", nlohmann::json::object());
         return ApiError(code, std::move(reason), std::move(message), causesOf(details), details);

@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/base64.hpp"
 #include "rossoctl/kube/websocket.hpp"
 
@@ -23,6 +24,7 @@ constexpr const char* kProtocolV4 = "v4.channel.k8s.io";
 constexpr size_t kStdinChunk = 32 * 1024;
 constexpr std::chrono::milliseconds kReadSlice{250};
 constexpr size_t kMaxStatusBytes = 64 * 1024;
+constexpr size_t kMaxStatusMessage = 300;  // what of a Status message is shown
 
 std::string execPath(const ExecRequest& request) {
     std::string query;
@@ -70,7 +72,8 @@ void readStatus(const std::string& payload, ExecResult& result) {
         result.exitCode = 0;
         return;
     }
-    result.message = stringAt(status, "message");
+    // The pod's side writes it: bounded, and no node address or command line in it.
+    result.message = boundedServerMessage(stringAt(status, "message"), kMaxStatusMessage);
     result.exitCode = 1;
     if (stringAt(status, "reason") != "NonZeroExitCode") return;
     auto details = status.find("details");

@@ -211,7 +211,7 @@ TEST_CASE("gc finds one leak of each kind, --dry-run deletes nothing, then it de
     CHECK(dry.out.find("its target Sandbox/gone is gone") != std::string::npos);
     const size_t leaks = claims ? 4 : 3;
     CHECK((dry.out.find("SandboxClaim") != std::string::npos) == claims);
-    CHECK(dry.err == fmt::format("dry run: {} objects would be deleted; nothing was\n", leaks));
+    CHECK(dry.err == fmt::format("{} objects would be deleted (dry run)\n", leaks));
     CHECK(admin.getIfExists(sandboxes, ns, "expired").has_value());
     CHECK(admin.getIfExists(kube::resources::pods(), ns, "run-leak").has_value());
     CHECK(admin.getIfExists(kube::resources::agentRuntimes(), ns, "orphan").has_value());

@@ -186,7 +186,12 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
                                          "--egress-target", outside, "-o", "json"});
         INFO(result.out << result.err);
         CHECK(result.exitCode == 3);
-        auto reports = json::parse(result.out);
+        // Several sandboxes: one List of their reports, as kubectl prints many objects.
+        const json list = json::parse(result.out);  // kept: reports refers into it
+        CHECK(list.value("kind", "") == "List");
+        CHECK(list.value("apiVersion", "") == "v1");
+        REQUIRE(list.contains("items"));
+        const json& reports = list["items"];
         REQUIRE(reports.size() == 3);
         expectOnlyFailure(reports[0], "service-account-token",
                           "automountServiceAccountToken: true");
@@ -307,5 +312,8 @@ TEST_CASE("sandbox verify --all on 50 sandboxes (timing)", "[.][verify-bench]") 
         std::chrono::steady_clock::now() - started);
     INFO(result.err);
     CHECK(result.exitCode == 0);
+    const json list = json::parse(result.out);  // every report, in one List
+    CHECK(list.value("kind", "") == "List");
+    CHECK(list.value("items", json::array()).size() == names.size());
     WARN("verify --all, 50 sandboxes: " << took.count() << " ms");
 }

@@ -133,7 +133,7 @@ TEST_CASE("gc --dry-run lists one leak of each kind with its reason and deletes 
     for (const char* kept : {"running", "pooled", "run-live", "warm-ok", "claim-live", "kept"})
         CHECK(out.find(std::string(" ") + kept + " ") == std::string::npos);
     CHECK(std::count(out.begin(), out.end(), '\n') == 7);
-    CHECK(host.err.str() == "dry run: 6 objects would be deleted; nothing was\n");
+    CHECK(host.err.str() == "6 objects would be deleted (dry run)\n");
 }
 
 TEST_CASE("gc deletes each leak with UID and resourceVersion preconditions", "[gc][command]") {

@@ -453,8 +453,10 @@ TEST_CASE("sandbox list -w prints the list, then each change, until Ctrl-C (130)
     CHECK(watches[1].url.find("resourceVersion=10") != std::string::npos);
 }
 
-TEST_CASE("sandbox list --watch-only prints only changes; -o name per change; templates refused",
-          "[sandbox][command]") {
+TEST_CASE(
+    "sandbox list --watch-only prints only changes; -o name per change; a bad template "
+    "is refused",
+    "[sandbox][command]") {
     TestHost host;
     serveOrders(host);
     host.server.onStream("GET", kSandboxes + "?watch=true",
@@ -464,10 +466,8 @@ TEST_CASE("sandbox list --watch-only prints only changes; -o name per change; te
     CHECK(host.run({"sandbox", "list", "--watch-only", "-o", "name"}) == 130);
     CHECK(host.out.str() == "sandbox.agents.x-k8s.io/orders\n");
 
-    TestHost templated;
-    CHECK(templated.run({"sandbox", "list", "-w", "-o", "jsonpath={.items[*].metadata.name}"}) ==
-          2);
-    CHECK(templated.err.str().find("--watch") != std::string::npos);
+    TestHost templated;  // a template under -w is read before anything is sent
+    CHECK(templated.run({"sandbox", "list", "-w", "-o", "jsonpath={.items[*"}) == 2);
     CHECK(templated.server.requests.empty());
 }
 

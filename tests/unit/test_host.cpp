@@ -279,7 +279,9 @@ std::unique_ptr<kube::UpgradedConnection> RoutedServer::upgrade(const kube::Http
         frames += serverFrame(0x82, std::string(1, '\1') + script.stdoutText);
     if (!script.stderrText.empty())
         frames += serverFrame(0x82, std::string(1, '\2') + script.stderrText);
-    frames += serverFrame(0x82, std::string(1, '\3') + execStatus(script.exitCode));
+    frames += serverFrame(
+        0x82, std::string(1, '\3') +
+                  (script.statusBody.empty() ? execStatus(script.exitCode) : script.statusBody));
     frames += serverFrame(0x88, "\x03\xe8");
     return std::make_unique<ScriptedExec>(handshake, frames, withStdin, session.stdinText);
 }

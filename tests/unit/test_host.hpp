@@ -37,6 +37,7 @@ struct ExecScript {
     long handshakeStatus = 101;
     std::string refusalBody;
     std::string protocol = "v5.channel.k8s.io";
+    std::string statusBody;  // sent on the status channel instead of the one exitCode makes
 };
 
 // A command that ran and exited with `exitCode`.

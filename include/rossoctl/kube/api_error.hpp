@@ -36,6 +36,15 @@ class ApiError : public Error {
     nlohmann::json details_;
 };
 
+// A server's message as the user may see it: each URL replaced by what it names ("the node's
+// exec endpoint"; "an internal endpoint" for one it cannot tell), and the address after
+// "dial tcp" dropped. The apiserver quotes the URL it dialed: the node's address and, for exec,
+// the whole command in its query.
+std::string scrubServerMessage(std::string message);
+// scrubServerMessage, control characters made spaces, and at most maxBytes ("..." marking a
+// cut): for text the other side of a stream writes freely (exec's status channel).
+std::string boundedServerMessage(std::string message, size_t maxBytes);
+
 // Builds the error from a response: a Status body when there is one, else the HTTP status
 // and a short, safe excerpt of what the server sent (an HTML error page, say).
 ApiError apiErrorFromResponse(long httpStatus, const std::string& body);
