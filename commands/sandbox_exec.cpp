@@ -8,6 +8,7 @@
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
+#include "rossoctl/ui/tty_session.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -83,12 +84,16 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
     }
     kube::ExecIo io;
     // On a terminal the pod's bytes are escaped: its control sequences never drive the terminal.
-    // A TTY session asked for with -it is the exception: there the pod's terminal is the point
-    // (a shell's prompt, line editing, full-screen programs), so its bytes pass as kubectl
-    // passes them.
+    // In a TTY session (-it) the pod's terminal is the point (a prompt, line editing, full-screen
+    // programs): cursor and colour sequences pass, but nothing that reaches beyond the session
+    // (titles, the clipboard, terminal queries), and the modes it left on are reset at the end.
+    const bool ttyOnTerminal = request.tty && context.streams().outIsTty;
+    ui::TtySessionWriter session(context.out());
     ui::UntrustedTextWriter podStdout(context.out(), context.streams().outIsTty && !request.tty);
-    ui::UntrustedTextWriter podStderr(context.err(), context.streams().errIsTty && !request.tty);
-    io.onStdout = [&](std::string_view bytes) { podStdout.write(bytes); };
+    ui::UntrustedTextWriter podStderr(context.err(), context.streams().errIsTty);
+    io.onStdout = [&](std::string_view bytes) {
+        ttyOnTerminal ? session.write(bytes) : podStdout.write(bytes);
+    };
     io.onStderr = [&](std::string_view bytes) { podStderr.write(bytes); };
     if (options.stdinOpen) {
         if (context.streams().inDescriptor >= 0) {
@@ -107,7 +112,7 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
         RawTerminal raw(request.tty ? context.streams().inDescriptor : -1);
         result = kube::execInPod(context.client(), request, io);
     }
-    podStdout.finish();
+    ttyOnTerminal ? session.finish() : podStdout.finish();
     podStderr.finish();
     if (!result.message.empty()) {
         context.err() << "error: " << result.message << '\n';
@@ -133,8 +138,8 @@ void registerSandboxExec(CLI::App& sandbox, CommandHost& host) {
                         "Container name (default: the pod's first container)");
     command->add_flag("-i,--stdin", options->stdinOpen, "Pass stdin to the command");
     command->add_flag("-t,--tty", options->tty,
-                      "With -i on a terminal: give the command a TTY (an interactive shell); the "
-                      "pod's output then reaches the terminal unescaped");
+                      "With -i on a terminal: give the command a TTY (an interactive shell); its "
+                      "cursor and colour codes then reach the terminal, nothing more");
     command->add_option("command", options->command, "The command and its arguments, after --");
     command->footer(
         "Examples:\n"

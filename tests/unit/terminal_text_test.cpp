@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "rossoctl/ui/tty_session.hpp"
+
 using rossoctl::ui::escapeForTerminal;
 
 TEST_CASE("control characters and bidi overrides become visible escapes", "[ui]") {
@@ -54,4 +56,56 @@ TEST_CASE("an error line keeps its breaks and backslashes and escapes the rest",
     CHECK(rossoctl::ui::escapeErrorText("said \\x1b") == "said \\x1b");
     CHECK(rossoctl::ui::escapeErrorText("\x1b]52;c;eA==\x07\r\xc2\x9b\xe2\x80\xae\xff") ==
           "\\x1b]52;c;eA==\\x07\\r\\u009b\\u202e\\xff");
+}
+
+TEST_CASE("a TTY session passes cursor and colour codes, never what reaches beyond it", "[ui]") {
+    rossoctl::ui::TtySessionFilter filter;
+    // A prompt in colour, a cursor move, a charset switch, a line edit: all pass.
+    const std::string prompt = "\x1b[1;32muser@pod\x1b[0m:~$ \x1b[2K\x1b[3D\x1b(B\x1b=\r\n\x08\t";
+    CHECK(filter.feed(prompt) == prompt);
+    // OSC 52 (clipboard), OSC 0 (title), OSC 8 (hyperlink), a DCS query, APC: dropped whole,
+    // with BEL or ST as terminator; the text after them passes.
+    CHECK(filter.feed("a\x1b]52;c;ZWNobyBwd25lZA==\x07"
+                      "b") == "ab");
+    CHECK(filter.feed("\x1b]0;root@bank\x1b\\c") == "c");
+    CHECK(filter.feed("\x1b]8;;https://evil/\x07link\x1b]8;;\x07") == "link");
+    CHECK(filter.feed("\x1bP$q\"p\x1b\\\x1b_apc\x1b\\\x1b^pm\x07\x1bXsos\x07"
+                      "d") == "d");
+    // Window operations (report the title, resize, move) are dropped; other CSI pass.
+    CHECK(filter.feed("\x1b[21t\x1b[8;1;1t\x1b[?1049h") == "\x1b[?1049h");
+    // C1 controls written as UTF-8 (U+009B is CSI, U+009D OSC) go; other UTF-8 stays.
+    CHECK(filter.feed("\xc2\x9d"
+                      "0;t\x07\xc2\x9b"
+                      "1m\xc3\xa9\xc2\xa0") ==
+          "0;t\x07"
+          "1m\xc3\xa9\xc2\xa0");
+}
+
+TEST_CASE("a TTY session's sequences split across pieces are filtered the same", "[ui]") {
+    const std::string stream =
+        "x\x1b]52;c;AAAA\x1b\\y\x1b[31mz\xc2\x9b"
+        "q";
+    for (size_t cut = 0; cut <= stream.size(); ++cut) {
+        rossoctl::ui::TtySessionFilter filter;
+        std::string out = filter.feed(stream.substr(0, cut));
+        out += filter.feed(stream.substr(cut));
+        INFO("cut at " << cut);
+        CHECK(out == "xy\x1b[31mzq");
+    }
+}
+
+TEST_CASE("a TTY session's endless sequences are bounded and its modes reset at the end", "[ui]") {
+    rossoctl::ui::TtySessionFilter filter;
+    // A CSI that never ends is dropped after 64 bytes, not held: the text after it shows.
+    const std::string endless = filter.feed("\x1b[" + std::string(100, '1') + "after");
+    CHECK(endless.find('\x1b') == std::string::npos);
+    CHECK(endless.size() > 5);
+    CHECK(endless.substr(endless.size() - 5) == "after");
+    // An OSC that never ends drops at most 64 KiB, then text shows again.
+    const std::string flood = filter.feed("\x1b]0;" + std::string(70 * 1024, 'x'));
+    CHECK(flood.size() < 70 * 1024 - 60 * 1024);
+    const std::string reset = filter.finish();
+    CHECK(reset.find("\x1b[?1000l") != std::string::npos);  // mouse reporting off
+    CHECK(reset.find("\x1b[?1049l") != std::string::npos);  // the main screen back
+    CHECK(reset.find("\x1b[0m") != std::string::npos);
 }

@@ -241,6 +241,25 @@ TEST_CASE("sandbox exec -it asks for a TTY when stdin is a terminal, as kubectl 
     CHECK(alone.err.str().empty());
 }
 
+TEST_CASE("sandbox exec -it on a terminal: colours pass, a hostile pod's clipboard write does not",
+          "[usage-names][exec]") {
+    TestHost host;
+    serveOrders(host);
+    host.stdinIsTerminal = true;
+    host.stdoutIsTerminal = true;
+    // OSC 52 would put a command line on the user's clipboard; OSC 0 retitle the window.
+    host.server.onExec("team1", "orders",
+                       testing::execRan("\x1b]52;c;cm0gLXJmIH4K\x07\x1b]0;bank\x07"
+                                        "\x1b[1;32m/ #\x1b[0m ",
+                                        "", 0));
+    CHECK(host.run({"sandbox", "exec", "orders", "-it", "--", "sh"}) == 0);
+    const std::string out = host.out.str();
+    CHECK(out.rfind("\x1b[1;32m/ #\x1b[0m ", 0) == 0);
+    CHECK(out.find("\x1b]") == std::string::npos);
+    CHECK(out.find("cm0gLXJmIH4K") == std::string::npos);
+    CHECK(out.find("\x1b[?1049l") != std::string::npos);  // modes reset when the session ends
+}
+
 // --- (e) wording --------------------------------------------------------------------------------
 
 TEST_CASE("a wrong type on an agent name says \"is not an agent\"", "[usage-names][names]") {
