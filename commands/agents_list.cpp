@@ -22,7 +22,9 @@ int watchAgents(app::Context& context, const ListOptions& options, const std::st
                 ui::OutputFormat format) {
     bool headerDone = false;
     auto print = [&](const app::Agent& agent) {
-        if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
+        if (printWatchedTemplate(context.out(), options.output, agent.object, !headerDone)) {
+            headerDone = true;
+        } else if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
             auto table = app::agentTable(options.allNamespaces, false);
             app::addAgentRow(table, agent, std::nullopt, context.clock().now(),
                              options.allNamespaces);
@@ -51,8 +53,6 @@ int runList(app::Context& context, ListOptions& options) {
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
     if (options.watchOnly) options.watch = true;
-    if (options.watch && templated)
-        throw UsageError("--watch prints -o table, wide, name, json or yaml, not a template");
     // complete
     const std::string ns = options.allNamespaces ? "" : context.namespaceName();
     // run

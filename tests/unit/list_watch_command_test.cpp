@@ -105,7 +105,7 @@ TEST_CASE("agents list -w prints the list, then each change of any kind, until C
     CHECK_FALSE(host.server.requestsTo("GET", "/apis/batch/v1/namespaces/team1/jobs").empty());
 }
 
-TEST_CASE("agents list --watch-only -o name prints only changes; templates refused",
+TEST_CASE("agents list --watch-only -o name or a template prints only changes",
           "[agents][command][watch]") {
     TestHost host;
     serveAgentChanges(host);
@@ -113,11 +113,14 @@ TEST_CASE("agents list --watch-only -o name prints only changes; templates refus
     CHECK(host.out.str() ==
           "deployment.apps/orders\ndeployment.apps/billing\ndeployment.apps/orders\n");
 
-    TestHost templated;
-    CHECK(templated.run({"agents", "list", "-w", "-o", "jsonpath={.items[*].metadata.name}"}) ==
-          kExitUsage);
-    CHECK(templated.err.str().find("--watch") != std::string::npos);
-    CHECK(templated.server.requests.empty());
+    TestHost templated;  // each change through the template, as kubectl get -w -o jsonpath
+    serveAgentChanges(templated);
+    CHECK(templated.run({"agents", "list", "--watch-only", "-o",
+                         R"(jsonpath={.kind}/{.metadata.name}{"\n"})"}) == 130);
+    CHECK(templated.out.str() == "Deployment/orders\nDeployment/billing\nDeployment/orders\n");
+
+    rossoctl::testing::checkUsageErrors(
+        {{"agents", "list", "-w", "-o", "jsonpath={.metadata[name"}});
 }
 
 TEST_CASE("project list -w prints the projects, then each change, until Ctrl-C (130)",
