@@ -1,6 +1,7 @@
 // rossoctl sandbox set-env: edit a Sandbox's pod template env without losing a concurrent change.
 #include <fmt/format.h>
 
+#include "command.hpp"
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/env_file.hpp"
@@ -24,6 +25,7 @@ struct SetEnvOptions {
     bool restart = false;
     std::string dryRun;  // none, client, server (bare --dry-run: client)
     std::string output;
+    bool showManagedFields = false;
     std::string timeout = "2m";
 };
 
@@ -108,11 +110,7 @@ int runSetEnv(app::Context& context, SetEnvOptions& options) {
     const std::string dry = dryRun == DryRun::Server   ? " (server dry run)"
                             : dryRun == DryRun::Client ? " (dry run)"
                                                        : "";
-    if (format == ui::OutputFormat::Json)
-        ui::printJson(context.out(), ui::withoutManagedFields(written));
-    else if (format == ui::OutputFormat::Yaml)
-        ui::printYaml(context.out(), ui::withoutManagedFields(written));
-    else
+    if (!format || !printJsonOrYaml(context.out(), *format, written, options.showManagedFields))
         context.out() << fmt::format("sandbox/{} env updated{}: {}\n", name, dry,
                                      model::summarizeEnvEdit(result.edit));
     if (dryRun != DryRun::None) return kExitOk;
@@ -154,6 +152,7 @@ void registerSandboxSetEnv(CLI::App& sandbox, CommandHost& host) {
                   "the change, stores nothing");
     command->add_option("-o,--output", options->output,
                         "Print the written Sandbox (or with --list the env) as json|yaml");
+    addShowManagedFieldsFlag(command, options->showManagedFields);
     command->footer(
         "Examples:\n"
         "  rossoctl sandbox set-env orders MCP_URL=http://new-address:8080/mcp -n team1\n"

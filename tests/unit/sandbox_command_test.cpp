@@ -491,3 +491,23 @@ TEST_CASE("sandbox restart: a pod replaced under it (409 on the UID) is kept, no
     CHECK(host.err.str().find("was replaced by someone else") != std::string::npos);
     CHECK(host.err.str().find("the replacement is kept") != std::string::npos);
 }
+
+TEST_CASE("sandbox set-env -o yaml/json hides managedFields unless --show-managed-fields",
+          "[sandbox][command]") {
+    for (const bool show : {false, true}) {
+        for (const std::string format : {"json", "yaml"}) {
+            TestHost host;
+            host.serveSandboxGroup();
+            host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
+            json written = sandboxObject("orders", "6");
+            written["metadata"]["managedFields"] = {{{"manager", "rossoctl"}}};
+            host.server.onJson("PUT", kSandboxes + "/orders", 200, written);
+            std::vector<std::string> args = {"sandbox", "set-env", "orders", "A=1", "-o", format};
+            if (show) args.push_back("--show-managed-fields");
+            INFO(format << " show=" << show);
+            REQUIRE(host.run(args) == 0);
+            CHECK((host.out.str().find("managedFields") != std::string::npos) == show);
+            CHECK(host.out.str().find("resourceVersion") != std::string::npos);
+        }
+    }
+}
