@@ -30,7 +30,7 @@ struct ExecCommandOptions {
 // pod's terminal echoes them), restored however the session ends.
 class RawTerminal {
   public:
-    explicit RawTerminal(int descriptor) : descriptor_(descriptor) {
+    RawTerminal(int descriptor, const Clock& clock) : descriptor_(descriptor), clock_(clock) {
         if (descriptor_ < 0 || ::tcgetattr(descriptor_, &saved_) != 0) {
             descriptor_ = -1;
             return;
@@ -40,13 +40,19 @@ class RawTerminal {
         if (::tcsetattr(descriptor_, TCSANOW, &raw) != 0) descriptor_ = -1;
     }
     ~RawTerminal() {
-        if (descriptor_ >= 0) ::tcsetattr(descriptor_, TCSANOW, &saved_);
+        if (descriptor_ < 0) return;
+        // The terminal's answers to queries the pod sent last arrive after the session: they
+        // are thrown away with the rest of the pending input, never read by the local shell.
+        ::tcdrain(descriptor_);
+        clock_.sleepFor(std::chrono::milliseconds(50));
+        ::tcsetattr(descriptor_, TCSAFLUSH, &saved_);
     }
     RawTerminal(const RawTerminal&) = delete;
     RawTerminal& operator=(const RawTerminal&) = delete;
 
   private:
     int descriptor_;
+    const Clock& clock_;
     termios saved_{};
 };
 
@@ -109,8 +115,13 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
     }
     kube::ExecResult result;
     {
-        RawTerminal raw(request.tty ? context.streams().inDescriptor : -1);
-        result = kube::execInPod(context.client(), request, io);
+        RawTerminal raw(request.tty ? context.streams().inDescriptor : -1, context.clock());
+        try {
+            result = kube::execInPod(context.client(), request, io);
+        } catch (...) {
+            if (ttyOnTerminal) session.finish();  // a cut session leaves no mode on either
+            throw;
+        }
     }
     ttyOnTerminal ? session.finish() : podStdout.finish();
     podStderr.finish();

@@ -105,7 +105,26 @@ TEST_CASE("a TTY session's endless sequences are bounded and its modes reset at 
     const std::string flood = filter.feed("\x1b]0;" + std::string(70 * 1024, 'x'));
     CHECK(flood.size() < 70 * 1024 - 60 * 1024);
     const std::string reset = filter.finish();
-    CHECK(reset.find("\x1b[?1000l") != std::string::npos);  // mouse reporting off
+    CHECK(reset.find(";1000;") != std::string::npos);       // mouse reporting off
     CHECK(reset.find("\x1b[?1049l") != std::string::npos);  // the main screen back
     CHECK(reset.find("\x1b[0m") != std::string::npos);
+}
+
+TEST_CASE("a TTY session drops C1 controls however they are written, and VT52 mode", "[ui]") {
+    rossoctl::ui::TtySessionFilter filter;
+    // A doubled UTF-8 lead before U+009D (OSC): the first lead is invalid, the OSC still goes.
+    CHECK(filter.feed("\xc2\xc2\x9d"
+                      "0;PWNED\x07") == "0;PWNED\x07");
+    CHECK(filter.feed("\xc2\xc2\x9b"
+                      "21t") == "21t");
+    // Raw 8-bit C1 (a terminal outside UTF-8 obeys them) and ESC % (which leaves UTF-8) go.
+    CHECK(filter.feed("\x9d"
+                      "0;t\x07\x90q\x9c\x1b%@ok") == "0;t\x07qok");
+    // Stray continuation bytes and bytes no UTF-8 has go; whole characters stay.
+    CHECK(filter.feed("\x80\xbf\xc0\xff\xe2\x82\xac\xf0\x9f\x98\x80") ==
+          "\xe2\x82\xac\xf0\x9f\x98\x80");
+    // VT52 mode (after which no ANSI reset works), a screen-reading checksum, media copy.
+    CHECK(filter.feed("\x1b[?2l\x1b[?1;2h\x1b[1;1;1;1;1;1*y\x1b[5i\x1b[5 q\x1b[!p") ==
+          "\x1b[5 q\x1b[!p");
+    CHECK(filter.feed("\x1b[?25l\x1b[?1h") == "\x1b[?25l\x1b[?1h");
 }

@@ -2,8 +2,9 @@
 // A pod's output in an interactive TTY session (sandbox exec -it): the pod's terminal is the
 // point (prompts, line editing, colours, full-screen programs), so cursor and colour sequences
 // pass; what could reach beyond the session does not: string sequences (OSC: title, clipboard,
-// hyperlinks; DCS: terminal queries and settings; APC, PM, SOS), window operations (CSI ... t)
-// and C1 controls written as UTF-8 are dropped, and the modes a program may leave on are reset when
+// hyperlinks; DCS: terminal queries and settings; APC, PM, SOS), window operations, media copy,
+// VT52 mode, CSI sequences with intermediates, C1 controls (raw or as UTF-8) and invalid UTF-8
+// are dropped, and the modes a program may leave on are reset when
 // the session ends.
 #include <ostream>
 #include <string>
@@ -18,9 +19,11 @@ class TtySessionFilter {
     std::string finish();
 
   private:
-    enum class State { Text, Escape, Csi, String, StringEscape, Utf8Lead };
+    enum class State { Text, Utf8, Escape, Csi, String, StringEscape };
+    void step(char c, std::string& out);
     State state_ = State::Text;
-    std::string pending_;  // an escape or CSI sequence not yet complete
+    std::string pending_;  // a UTF-8, escape or CSI sequence not yet complete
+    int utf8Needed_ = 0;   // continuation bytes still to come
     size_t stringBytes_ = 0;
 };
 
