@@ -82,11 +82,13 @@ void readStatus(const std::string& payload, ExecResult& result) {
     if (causes == details->end() || !causes->is_array()) return;
     for (const auto& cause : *causes) {
         if (stringAt(cause, "reason") != "ExitCode") continue;
-        try {
-            result.exitCode = std::stoi(stringAt(cause, "message"));
-            result.message.clear();
-        } catch (...) {
-        }
+        // An exit status is 1 to 255 in digits; anything else the other side wrote is no code.
+        const std::string code = stringAt(cause, "message");
+        if (code.empty() || code.size() > 3 ||
+            code.find_first_not_of("0123456789") != std::string::npos || std::stoi(code) > 255)
+            continue;
+        result.exitCode = std::stoi(code);
+        result.message.clear();
     }
 }
 

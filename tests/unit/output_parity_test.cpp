@@ -292,6 +292,41 @@ TEST_CASE("an apiserver message names what it dialed, never the node's address",
     CHECK(kube::scrubServerMessage("no URL here: a://") == "no URL here: a://");
 }
 
+TEST_CASE("Go's other network errors and certificate names lose their addresses too",
+          "[output-parity][errors]") {
+    using kube::scrubServerMessage;
+    CHECK(scrubServerMessage("dial tcp: lookup ip-10-0-1-5.ec2.internal on 169.254.169.253:53: "
+                             "no such host") == "dial tcp: lookup: no such host");
+    CHECK(scrubServerMessage("read tcp 10.0.0.1:51234->10.0.0.5:10250: read: connection reset") ==
+          "read tcp: read: connection reset");
+    CHECK(scrubServerMessage("write tcp6 [fd00::1]:5->[fd00::5]:10250: broken pipe") ==
+          "write tcp6: broken pipe");
+    CHECK(scrubServerMessage("dial tcp4 10.0.0.5:10250: i/o timeout") == "dial tcp4: i/o timeout");
+    CHECK(scrubServerMessage("dial unix /var/run/cri.sock: connect: no such file") ==
+          "dial unix: connect: no such file");
+    CHECK(scrubServerMessage("x509: certificate is valid for ip-10-0-1-5, 10.0.0.5, not api") ==
+          "x509: certificate is valid for other names, not api");
+    // No scheme: the address literal still goes; a lookup that names no host keeps its words.
+    CHECK(scrubServerMessage("proxy to 10.0.0.5:10250/exec/a/b?command=id failed") ==
+          "proxy to an internal address/exec/a/b?command=id failed");
+    CHECK(scrubServerMessage("lookup failed, version 1.36 on node [fe80::1%eth0]:22") ==
+          "lookup failed, version 1.36 on node an internal address");
+    // A flood is cut before it is scrubbed: bounded time and size however many URLs it holds.
+    std::string flood;
+    while (flood.size() < 4 * 1024 * 1024) flood += "a://b ";
+    const auto scrubbed = scrubServerMessage(flood);
+    CHECK(scrubbed.size() < 200 * 1024);
+}
+
+TEST_CASE("exec's status message: raw C1 bytes and invalid UTF-8 become spaces",
+          "[output-parity][errors][exec]") {
+    CHECK(kube::boundedServerMessage("a\x9d"
+                                     "0;t\x07"
+                                     "b\xc2\x9b"
+                                     "c\xc3\xa9\xff",
+                                     100) == "a 0;t b c\xc3\xa9 ");
+}
+
 TEST_CASE("exec's status-channel message is bounded and names no node address",
           "[output-parity][errors][exec]") {
     TestHost host;
