@@ -113,8 +113,8 @@ int runImport(app::Context& context, ImportOptions& options) {
     } else {
         results = app::importAgent(context, request, planned, serverDryRun);
     }
-    if (printJsonOrYaml(context.out(), format, ui::asList(json(results)),
-                        options.showManagedFields))
+    if (ui::printJsonOrYaml(context.out(), format, ui::asList(json(results)),
+                            options.showManagedFields))
         return 0;
     const char* suffix = clientDryRun ? " (dry run)" : serverDryRun ? " (server dry run)" : "";
     for (size_t i = 0; i < planned.size(); ++i) {

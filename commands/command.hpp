@@ -47,10 +47,4 @@ void addOutputFlags(CLI::App* command, OutputFlags& flags, const std::string& al
 // --show-managed-fields alone, for a command that prints what it wrote (create, import, set-env).
 void addShowManagedFieldsFlag(CLI::App* command, bool& show);
 
-// Prints document (one object, or a List) as -o json or yaml, metadata.managedFields hidden
-// unless showManagedFields, as kubectl prints every -o json/yaml; false (nothing printed) for
-// any other format. What list, get and each write's -o print through.
-bool printJsonOrYaml(std::ostream& out, ui::OutputFormat format, nlohmann::json document,
-                     bool showManagedFields);
-
 }  // namespace rossoctl::commands

@@ -16,15 +16,4 @@ void addShowManagedFieldsFlag(CLI::App* command, bool& show) {
                       "Keep metadata.managedFields in json and yaml output");
 }
 
-bool printJsonOrYaml(std::ostream& out, ui::OutputFormat format, nlohmann::json document,
-                     bool showManagedFields) {
-    if (format != ui::OutputFormat::Json && format != ui::OutputFormat::Yaml) return false;
-    if (!showManagedFields) document = ui::withoutManagedFields(std::move(document));
-    if (format == ui::OutputFormat::Json)
-        ui::printJson(out, document);
-    else
-        ui::printYaml(out, document);
-    return true;
-}
-
 }  // namespace rossoctl::commands

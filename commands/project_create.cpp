@@ -94,7 +94,7 @@ void warnEgressChanged(app::Context& context, const ProjectCreateOptions& option
 void printObjects(app::Context& context, const ProjectCreateOptions& options, const json& objects) {
     auto format = ui::parseOutputFormat(options.output, {"yaml", "json", "name"});
     // One List, as every multi-object output; managedFields hidden unless asked for.
-    if (printJsonOrYaml(context.out(), format, ui::asList(objects), options.showManagedFields))
+    if (ui::printJsonOrYaml(context.out(), format, ui::asList(objects), options.showManagedFields))
         return;
     for (const auto& object : objects) {
         std::string kind = object.value("kind", "");

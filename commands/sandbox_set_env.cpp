@@ -110,7 +110,7 @@ int runSetEnv(app::Context& context, SetEnvOptions& options) {
     const std::string dry = dryRun == DryRun::Server   ? " (server dry run)"
                             : dryRun == DryRun::Client ? " (dry run)"
                                                        : "";
-    if (!format || !printJsonOrYaml(context.out(), *format, written, options.showManagedFields))
+    if (!format || !ui::printJsonOrYaml(context.out(), *format, written, options.showManagedFields))
         context.out() << fmt::format("sandbox/{} env updated{}: {}\n", name, dry,
                                      model::summarizeEnvEdit(result.edit));
     if (dryRun != DryRun::None) return kExitOk;

@@ -269,13 +269,8 @@ bool printObjects(std::ostream& out, ui::OutputFormat format, const std::vector<
     if (format != ui::OutputFormat::Json && format != ui::OutputFormat::Yaml) return false;
     json items = json::array();
     for (const auto& agent : agents) items.push_back(agent.object);
-    json document = single && items.size() == 1 ? items[0] : ui::asList(items);
-    if (!showManagedFields) document = ui::withoutManagedFields(std::move(document));
-    if (format == ui::OutputFormat::Json)
-        ui::printJson(out, document);
-    else
-        ui::printYaml(out, document);
-    return true;
+    return ui::printJsonOrYaml(
+        out, format, single && items.size() == 1 ? items[0] : ui::asList(items), showManagedFields);
 }
 
 }  // namespace rossoctl::app

@@ -87,6 +87,17 @@ void printNames(std::ostream& out, const nlohmann::json& objects, const std::str
     }
 }
 
+bool printJsonOrYaml(std::ostream& out, OutputFormat format, nlohmann::json document,
+                     bool showManagedFields) {
+    if (format != OutputFormat::Json && format != OutputFormat::Yaml) return false;
+    if (!showManagedFields) document = withoutManagedFields(std::move(document));
+    if (format == OutputFormat::Json)
+        printJson(out, document);
+    else
+        printYaml(out, document);
+    return true;
+}
+
 nlohmann::json withoutManagedFields(nlohmann::json value) {
     if (value.is_object() && value.contains("metadata") && value["metadata"].is_object())
         value["metadata"].erase("managedFields");

@@ -30,6 +30,12 @@ void printNames(std::ostream& out, const nlohmann::json& objects, const std::str
 // unless --show-managed-fields.
 nlohmann::json withoutManagedFields(nlohmann::json value);
 
+// `document` (one object, or a List) as -o json or yaml, managedFields hidden unless
+// showManagedFields; false (nothing printed) for any other format. What list, get and each
+// write's -o print through.
+bool printJsonOrYaml(std::ostream& out, OutputFormat format, nlohmann::json document,
+                     bool showManagedFields);
+
 // A List of objects in the shape kubectl prints for -o json/yaml.
 nlohmann::json asList(const nlohmann::json& items);
 
