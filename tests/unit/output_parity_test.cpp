@@ -327,9 +327,8 @@ TEST_CASE("exec's status message: raw C1 bytes and invalid UTF-8 become spaces",
                                      100) == "a 0;t b c\xc3\xa9 ");
 }
 
-TEST_CASE("exec's status-channel message is bounded and names no node address",
-          "[output-parity][errors][exec]") {
-    TestHost host;
+// Sandbox "orders" with its running pod "orders", ready for an exec.
+void serveExecPod(TestHost& host) {
     host.serveSandboxGroup();
     json sandbox = sandboxObject("orders", "5", "web");
     sandbox["status"] = {{"selector", "agents.x-k8s.io/sandbox-name-hash=abc"}};
@@ -349,6 +348,12 @@ TEST_CASE("exec's status-channel message is bounded and names no node address",
                 {"status", {{"phase", "Running"}}}};
     host.server.onJson("GET", kPods, 200, list({pod}));
     host.server.onJson("GET", kPods + "/orders", 200, pod);
+}
+
+TEST_CASE("exec's status-channel message is bounded and names no node address",
+          "[output-parity][errors][exec]") {
+    TestHost host;
+    serveExecPod(host);
     testing::ExecScript script;
     script.statusBody =
         json{{"status", "Failure"},
@@ -562,4 +567,34 @@ TEST_CASE("project create --dry-run=server: every apply carries dryRun=All, noth
     CHECK(host.server.execs.empty());  // no enforcement check on a dry run
     for (const auto& request : host.server.requests)
         CHECK_FALSE(contains(request.url, "watch=true"));
+}
+
+TEST_CASE("exec's exit code is a number 0-255 or no exit code at all", "[output-parity][exec]") {
+    for (const std::string code : {"-1", "12abc", "99999", ""}) {
+        TestHost host;
+        serveExecPod(host);
+        testing::ExecScript script;
+        script.statusBody =
+            json{{"status", "Failure"},
+                 {"reason", "NonZeroExitCode"},
+                 {"message", "command terminated with non-zero exit code"},
+                 {"details", {{"causes", {{{"reason", "ExitCode"}, {"message", code}}}}}}}
+                .dump();
+        host.server.onExec("team1", "orders", script);
+        INFO("code " << code);
+        // Not passed through as the command's status: rossoctl's own "could not run" (126).
+        CHECK(host.run({"sandbox", "exec", "orders", "--", "ls"}) == 126);
+        CHECK(contains(host.err.str(), "non-zero exit code"));
+    }
+    TestHost real;
+    serveExecPod(real);
+    testing::ExecScript script;
+    script.statusBody =
+        json{{"status", "Failure"},
+             {"reason", "NonZeroExitCode"},
+             {"message", "command terminated with non-zero exit code"},
+             {"details", {{"causes", {{{"reason", "ExitCode"}, {"message", "7"}}}}}}}
+            .dump();
+    real.server.onExec("team1", "orders", script);
+    CHECK(real.run({"sandbox", "exec", "orders", "--", "ls"}) == 7);
 }
