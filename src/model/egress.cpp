@@ -43,7 +43,9 @@ bool allDigits(const std::string& text) {
 }
 
 // The ports of a NetworkPolicy rule (or a Cilium toPorts entry): none listed = every port.
-PortSet rulePorts(const json& ports, std::vector<std::string>& notes, bool cilium) {
+// Named ports go to `named` (resolved later against the destination pods), not into the set.
+PortSet rulePorts(const json& ports, std::vector<std::string>& notes, bool cilium,
+                  std::vector<std::pair<Protocol, std::string>>& named) {
     if (!ports.is_array() || ports.empty()) return PortSet::all();
     PortSet set;
     for (const auto& port : ports) {
@@ -65,9 +67,9 @@ PortSet rulePorts(const json& ports, std::vector<std::string>& notes, bool ciliu
         } else if (number.is_string() && allDigits(number.get<std::string>())) {
             first = last = std::stoi(number.get<std::string>());
         } else if (number.is_string() && number.get<std::string>() != "0") {
-            // A named port is resolved against the destination pods: any number may carry it.
-            notes.push_back(
-                fmt::format("named port {:?} counted as every port", number.get<std::string>()));
+            // A named port means the number each destination pod gives that name.
+            for (auto protocol : protocols) named.push_back({protocol, number.get<std::string>()});
+            continue;
         }
         const json& end = member(port, "endPort");
         if (end.is_number_integer() && first == last) last = end.get<int>();
@@ -77,6 +79,21 @@ PortSet rulePorts(const json& ports, std::vector<std::string>& notes, bool ciliu
         for (auto protocol : protocols) set.add(protocol, first, last);
     }
     return set;
+}
+
+std::string namedPortsText(const EgressGrant& grant) {
+    std::string text;
+    for (const auto& [protocol, name] : grant.namedPorts)
+        text += fmt::format("{}{} named port {:?}", text.empty() ? "" : ", ",
+                            protocolName(protocol), name);
+    return text;
+}
+
+// "TCP 443", "UDP named port \"dns\"", or both.
+std::string portsText(const EgressGrant& grant) {
+    if (grant.namedPorts.empty()) return grant.ports.describe();
+    if (grant.ports.empty()) return namedPortsText(grant);
+    return grant.ports.describe() + "; " + namedPortsText(grant);
 }
 
 std::vector<std::string> policyTypes(const json& spec) {
@@ -92,14 +109,16 @@ std::vector<std::string> policyTypes(const json& spec) {
     return types;
 }
 
-AddressSet ipBlockSet(const json& block, std::vector<std::string>& notes) {
+// An ipBlock not understood opens what it says, which is not known: never "nothing".
+AddressSet ipBlockSet(const json& block, const std::string& source, EffectiveEgress& out) {
     AddressSet set;
     try {
         set = AddressSet::parse(stringMember(block, "cidr"));
         for (const auto& except : arrayMember(block, "except"))
             if (except.is_string()) set = set.minus(AddressSet::parse(except.get<std::string>()));
     } catch (const Error& error) {
-        notes.push_back(std::string("ipBlock not understood: ") + error.what());
+        out.unevaluable.push_back(
+            fmt::format("{}: ipBlock {} not understood ({})", source, block.dump(), error.what()));
     }
     return set;
 }
@@ -122,7 +141,7 @@ void addNetworkPolicy(const json& policy, const json& podLabels, EffectiveEgress
         ++index;
         EgressGrant grant;
         grant.source = fmt::format("{} rule {}", name, index);
-        grant.ports = rulePorts(member(rule, "ports"), grant.notes, false);
+        grant.ports = rulePorts(member(rule, "ports"), grant.notes, false, grant.namedPorts);
         const json& peers = arrayMember(rule, "to");
         std::vector<std::string> peerTexts;
         if (peers.empty()) {
@@ -132,7 +151,7 @@ void addNetworkPolicy(const json& policy, const json& podLabels, EffectiveEgress
         }
         for (const auto& peer : peers) {
             if (member(peer, "ipBlock").is_object()) {
-                grant.addresses.add(ipBlockSet(peer["ipBlock"], grant.notes));
+                grant.addresses.add(ipBlockSet(peer["ipBlock"], grant.source, out));
                 std::string text = stringMember(peer["ipBlock"], "cidr", "?");
                 std::string except;
                 for (const auto& cidr : arrayMember(peer["ipBlock"], "except"))
@@ -151,7 +170,7 @@ void addNetworkPolicy(const json& policy, const json& podLabels, EffectiveEgress
         }
         std::string to;
         for (const auto& text : peerTexts) to += (to.empty() ? "" : "; ") + text;
-        grant.text = to + " on " + grant.ports.describe();
+        grant.text = to + " on " + portsText(grant);
         out.grants.push_back(std::move(grant));
     }
 }
@@ -185,17 +204,17 @@ void addCiliumRule(const json& rule, const std::string& source, EffectiveEgress&
     bool anyPorts = false;
     for (const auto& entry : arrayMember(rule, "toPorts")) {
         anyPorts = true;
-        ports.add(rulePorts(member(entry, "ports"), grant.notes, true));
+        ports.add(rulePorts(member(entry, "ports"), grant.notes, true, grant.namedPorts));
     }
     grant.ports = anyPorts ? ports : PortSet::all();
     bool anyPeer = false;
     for (const auto& cidr : arrayMember(rule, "toCIDR")) {
         anyPeer = true;
-        grant.addresses.add(ipBlockSet({{"cidr", cidr}}, grant.notes));
+        grant.addresses.add(ipBlockSet({{"cidr", cidr}}, source, out));
     }
     for (const auto& set : arrayMember(rule, "toCIDRSet")) {
         anyPeer = true;
-        grant.addresses.add(ipBlockSet(set, grant.notes));
+        grant.addresses.add(ipBlockSet(set, source, out));
     }
     for (const auto& selector : arrayMember(rule, "toEndpoints")) {
         anyPeer = true;
@@ -224,7 +243,7 @@ void addCiliumRule(const json& rule, const std::string& source, EffectiveEgress&
         grant.addresses = AddressSet::everything();
         grant.everyPod = true;
     }
-    grant.text = fmt::format("{} on {}", rule.dump(), grant.ports.describe());
+    grant.text = fmt::format("{} on {}", rule.dump(), portsText(grant));
     if (grant.text.size() > 160) grant.text = grant.text.substr(0, 157) + "...";
     out.grants.push_back(std::move(grant));
 }
@@ -298,6 +317,48 @@ EffectiveEgress effectiveEgress(const json& pod, const json& networkPolicies,
         out.grants.push_back(std::move(grant));
     }
     return out;
+}
+
+std::string podPeerKey(const PodPeer& peer) {
+    return peer.namespaceSelector.dump() + " " + peer.podSelector.dump();
+}
+
+void resolveNamedPorts(EffectiveEgress& egress, const PodsOfPeer& podsOf) {
+    for (auto& grant : egress.grants) {
+        if (grant.namedPorts.empty()) continue;
+        const std::string names = namedPortsText(grant);
+        if (!grant.addresses.empty() || grant.everyPod || !grant.hostNames.empty()) {
+            egress.unevaluable.push_back(fmt::format(
+                "{}: {} towards addresses or every pod: which numbers carry it is not known",
+                grant.source, names));
+            continue;
+        }
+        for (const auto& peer : grant.pods) {
+            const auto pods = podsOf(peer);
+            if (!pods) {
+                egress.unevaluable.push_back(
+                    fmt::format("{}: {}: the pods {} selects could not be listed to resolve it",
+                                grant.source, names, podPeerKey(peer)));
+                continue;
+            }
+            PortSet resolved;
+            for (const auto& pod : *pods)
+                for (const char* kind : {"initContainers", "containers"})
+                    for (const auto& container : arrayMember(member(pod, "spec"), kind))
+                        for (const auto& port : arrayMember(container, "ports")) {
+                            const auto protocol =
+                                parseProtocol(stringMember(port, "protocol", "TCP"));
+                            const json& number = member(port, "containerPort");
+                            if (!protocol || !number.is_number_integer()) continue;
+                            for (const auto& [wanted, name] : grant.namedPorts)
+                                if (wanted == *protocol && stringMember(port, "name") == name)
+                                    resolved.add(*protocol, number.get<int>(), number.get<int>());
+                        }
+            grant.ports.add(resolved);
+            grant.notes.push_back(fmt::format("{} resolved on the {} pods {} selects: {}", names,
+                                              pods->size(), podPeerKey(peer), resolved.describe()));
+        }
+    }
 }
 
 }  // namespace rossoctl::model

@@ -53,10 +53,13 @@ std::vector<CanaryPlace> canaryPlaces(const json& pod, const json& container) {
 std::vector<std::string> canaryWriteCommand(const std::vector<std::string>& paths,
                                             const std::string& content) {
     std::vector<std::string> command = {
-        "sh", "-c",
+        "/bin/sh", "-c",
+        // Builtins only (printf, read): no tool from a path the pod may have written.
         "c=$1; shift; umask 077\n"
         "for p; do\n"
-        "  if printf '%s' \"$c\" > \"$p\" 2>/dev/null && [ \"$(cat \"$p\")\" = \"$c\" ]; then\n"
+        "  got=\n"
+        "  if printf '%s\\n' \"$c\" > \"$p\" 2>/dev/null && read -r got < \"$p\" && "
+        "[ \"$got\" = \"$c\" ]; then\n"
         "    echo \"rossoctl-written=$p\"; else echo \"rossoctl-unwritable=$p\"; fi\n"
         "done\necho rossoctl-done=1",
         kScriptName, content};
@@ -66,7 +69,7 @@ std::vector<std::string> canaryWriteCommand(const std::vector<std::string>& path
 
 std::vector<std::string> canaryReadCommand(const std::vector<std::string>& paths) {
     std::vector<std::string> command = {
-        "sh", "-c",
+        "/bin/sh", "-c",
         "for p; do if [ -e \"$p\" ]; then echo \"rossoctl-present=$p\"; "
         "else echo \"rossoctl-absent=$p\"; fi; done\necho rossoctl-done=1",
         kScriptName};

@@ -12,7 +12,11 @@ EgressInputs::EgressInputs() : allowance(model::projectAllowance(json::object())
 
 Finding egressStatic(const json& pod, const json& networkPolicies, const EgressInputs& inputs) {
     Finding finding;
-    const auto effective = model::effectiveEgress(pod, networkPolicies, inputs.ciliumPolicies);
+    auto effective = model::effectiveEgress(pod, networkPolicies, inputs.ciliumPolicies);
+    model::resolveNamedPorts(effective, [&](const model::PodPeer& peer) {
+        const auto found = inputs.peerPods.find(model::podPeerKey(peer));
+        return found == inputs.peerPods.end() ? std::nullopt : found->second;
+    });
     const auto excess = model::beyondAllowance(effective, inputs.allowance,
                                                std::pair{model::Protocol::TCP, inputs.probedPort});
     const auto calledOut = model::calledOutRanges(inputs.apiServerAddresses, inputs.nodeAddresses);

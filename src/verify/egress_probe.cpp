@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <regex>
 #include <sstream>
@@ -35,6 +36,40 @@ milliseconds probeConnectTimeout(const ControlResult& control) {
     // 1 s, and the resent one's answer must still arrive in time (a lost SYN is no denial).
     const auto scaled = std::chrono::duration_cast<milliseconds>(control.roundTrip * 40);
     return std::clamp(scaled + milliseconds(1300), milliseconds(1300), milliseconds(5000));
+}
+
+// A tool path the agent can write: under a writable volume mount, or anywhere when the root
+// filesystem is writable. "" when it is on the image's read-only root filesystem.
+std::string writableToolPlace(const std::string& path, const nlohmann::json& container) {
+    if (path.empty() || path.front() != '/') return "its path is not known";
+    for (const auto& mount : container.value("volumeMounts", nlohmann::json::array())) {
+        std::string at = mount.value("mountPath", "");
+        while (at.size() > 1 && at.back() == '/') at.pop_back();
+        if (mount.value("readOnly", false) || at.empty()) continue;
+        if (path == at || path.rfind(at == "/" ? at : at + "/", 0) == 0)
+            return fmt::format("it is under the writable volume mount {}", at);
+    }
+    const auto context = container.value("securityContext", nlohmann::json::object());
+    if (!context.value("readOnlyRootFilesystem", false))
+        return "the container's root filesystem is writable (readOnlyRootFilesystem is not true)";
+    return "";
+}
+
+Finding withoutWritableTool(Finding live, const ProbeOutput& output,
+                            const nlohmann::json& container) {
+    if (live.verdict != Verdict::Pass) return live;
+    const std::string path = marker(output.stdoutText, "rossoctl-tool-path").value_or("");
+    const std::string place = writableToolPlace(path, container);
+    if (place.empty()) {
+        live.evidence.push_back(fmt::format("{} is {}, on the image's read-only root filesystem",
+                                            live.probe, cleanLine(path)));
+        return live;
+    }
+    live.verdict = Verdict::Unproven;
+    live.evidence.push_back(
+        fmt::format("{} at {} may have been replaced by the pod ({}): what it said is not proof",
+                    live.probe, path.empty() ? "an unknown path" : cleanLine(path), place));
+    return live;
 }
 
 std::vector<std::string> egressProbeOrder() {
@@ -94,10 +129,13 @@ tcp_state() {{
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY BASH_ENV ENV \
   LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT
 export LC_ALL=C
+# The image's own directories, never the pod's PATH (it may name a directory the agent writes).
+PATH={path}; export PATH
 if [ -s /etc/ld.so.preload ]; then echo rossoctl-preload=/etc/ld.so.preload; fi
 tool=none
-for t in {order}; do if command -v "$t" >/dev/null 2>&1; then tool=$t; break; fi; done
+for t in {order}; do if p=$(command -v "$t" 2>/dev/null); then tool=$t; break; fi; done
 echo "rossoctl-tool=$tool"
+if [ "$tool" != none ]; then echo "rossoctl-tool-path=$(readlink -f "$p" 2>/dev/null || echo "$p")"; fi
 case $tool in
 curl)
   curl -q -sS -v --noproxy '*' -o /dev/null --connect-timeout "$4" --max-time $(($5 + 3)) ${{7:+--resolve}} ${{7:+"$7"}} \
@@ -142,8 +180,8 @@ bash)
   kill "$pid" 2>/dev/null; wait "$pid"; echo "rossoctl-exit=$?" ;;
 esac
 )SH",
-        fmt::arg("order", order));
-    return {"sh",
+        fmt::arg("order", order), fmt::arg("path", kImageToolPath));
+    return {"/bin/sh",
             "-c",
             script,
             kScriptName,
@@ -181,6 +219,11 @@ bool saysConnectFailed(const std::string& tool, const std::string& text) {
         if (contains(line, "can't connect to remote host") && hasSocketPhrase(line)) return true;
     }
     return false;
+}
+
+// A refusal the network sent back: a reset (refused) or an ICMP unreachable/prohibited.
+bool saysNetworkAnswered(const std::string& text) {
+    return contains(text, "Connection refused") || contains(text, "No route to host");
 }
 
 // The line that says why there was no connection, else the last line.
@@ -235,7 +278,9 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
             fmt::format("{} connected to {} ({}): egress is open", tool, where, cleanLine(detail)));
         return finding;
     };
-    auto denied = [&](const std::string& detail) {
+    // answered: the network said no (RST, ICMP); else the SYN went unanswered, which counts only
+    // because the control's SYN to the same address was answered far sooner.
+    auto denied = [&](const std::string& detail, bool answered) {
         if (auto why = toolsUntrusted()) return *why;
         if (!control.reached) {
             return unproven(fmt::format(
@@ -245,9 +290,12 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
         }
         finding.verdict = Verdict::Pass;
         finding.evidence.push_back(fmt::format(
-            "{} could not connect to {}: {}; the positive control from {} reached it in {:.1f} ms",
-            tool, where, detail, control.vantage,
-            static_cast<double>(control.roundTrip.count()) / 1000.0));
+            "{} could not connect to {}: {}; {}; the positive control from {} reached it in "
+            "{:.1f} ms",
+            tool, where, detail,
+            answered ? "an answer from the network (a reset or an ICMP refusal)"
+                     : "its SYN went unanswered, and the control's was answered far sooner",
+            control.vantage, static_cast<double>(control.roundTrip.count()) / 1000.0));
         return finding;
     };
     if (exitText == "126" || exitText == "127")
@@ -266,7 +314,8 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
             // port); 28 with no connect time: the connect timed out.
             if ((exitText == "7" && saysConnectFailed(tool, output.stderrText)) || exitText == "28")
                 return denied(
-                    fmt::format("exit {}, {}", exitText, reasonLine(tool, output.stderrText)));
+                    fmt::format("exit {}, {}", exitText, reasonLine(tool, output.stderrText)),
+                    exitText == "7" && saysNetworkAnswered(output.stderrText));
         }
     } else if (tool == "wget") {
         static const std::regex status(R"(HTTP/[0-9.]+ (\d{3}))");
@@ -283,18 +332,20 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
         if (socket == "02")
             return denied(
                 "no answer to its connection request within the connect time-out "
-                "(the socket was still SYN_SENT)");
+                "(the socket was still SYN_SENT)",
+                false);
         if (saysConnectFailed(tool, output.stderrText))
-            return denied(
-                fmt::format("exit {}, {}", exitText, reasonLine(tool, output.stderrText)));
+            return denied(fmt::format("exit {}, {}", exitText, reasonLine(tool, output.stderrText)),
+                          saysNetworkAnswered(output.stderrText));
     } else {
         const std::string result = marker(output.stdoutText, "rossoctl-connect").value_or("");
         if (result.rfind("connected", 0) == 0) return connected(result);
         if (result == "timeout" || result == "failed timeout")
-            return denied("no connection within the connect time-out");
+            return denied("no connection within the connect time-out", false);
         const std::string detail = result.empty() ? lastLine(output.stderrText) : result;
         if (saysConnectFailed(tool, detail + "\n" + output.stderrText))
-            return denied(cleanLine(detail.rfind("failed ", 0) == 0 ? detail.substr(7) : detail));
+            return denied(cleanLine(detail.rfind("failed ", 0) == 0 ? detail.substr(7) : detail),
+                          saysNetworkAnswered(detail + "\n" + output.stderrText));
     }
     if (!control.reached)
         return unproven(fmt::format("{} did not connect to {} (exit {}: {}), and the positive "
@@ -307,6 +358,76 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
                                 "{}): live part unproven",
                                 tool, exitText, lastLine(output.stderrText)),
                     tool);
+}
+
+namespace {
+
+bool listed(const nlohmann::json& list, const std::string& capability) {
+    if (!list.is_array()) return false;
+    for (const auto& entry : list) {
+        if (!entry.is_string()) continue;
+        std::string name = entry.get<std::string>();
+        std::transform(name.begin(), name.end(), name.begin(), ::toupper);
+        if (name.rfind("CAP_", 0) == 0) name = name.substr(4);
+        if (name == capability || name == "ALL") return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+std::vector<std::string> rawNetworkHolders(const nlohmann::json& pod) {
+    using nlohmann::json;
+    std::vector<std::string> holders;
+    const json spec = pod.value("spec", json::object());
+    const json podContext = spec.value("securityContext", json::object());
+    for (const char* kind : {"initContainers", "containers", "ephemeralContainers"}) {
+        for (const auto& container : spec.value(kind, json::array())) {
+            const json context = container.value("securityContext", json::object());
+            const json capabilities = context.value("capabilities", json::object());
+            const json add = capabilities.value("add", json::array());
+            const json drop = capabilities.value("drop", json::array());
+            auto setting = [&](const char* key) {
+                return context.contains(key) ? context[key] : podContext.value(key, json());
+            };
+            const json user = setting("runAsUser");
+            const bool nonRoot = setting("runAsNonRoot") == true;
+            const bool mayBeRoot = user.is_number() ? user.get<long long>() == 0 : !nonRoot;
+            // Without no_new_privs a non-root process gains the bounding set's NET_RAW from a
+            // binary's file capabilities (ping).
+            const bool mayEscalate = context.value("allowPrivilegeEscalation", true);
+            const std::string name = container.value("name", "?");
+            if (context.value("privileged", false)) {
+                holders.push_back(fmt::format("container {} is privileged", name));
+                continue;
+            }
+            for (const char* capability : {"NET_RAW", "NET_ADMIN"}) {
+                if (listed(add, capability)) {
+                    holders.push_back(fmt::format("container {} adds {}", name, capability));
+                } else if (std::string(capability) == "NET_RAW" && !listed(drop, capability) &&
+                           (mayBeRoot || mayEscalate)) {
+                    // NET_RAW is in the runtimes' default set; NET_ADMIN is not.
+                    holders.push_back(fmt::format(
+                        "container {} keeps the default NET_RAW ({})", name,
+                        mayBeRoot ? "it may run as root" : "it may escalate privileges"));
+                }
+            }
+        }
+    }
+    return holders;
+}
+
+Finding withoutSpoofableDenial(Finding live, const std::vector<std::string>& holders) {
+    if (live.verdict != Verdict::Pass || holders.empty()) return live;
+    live.verdict = Verdict::Unproven;
+    std::string list;
+    for (const auto& holder : holders) list += (list.empty() ? "" : "; ") + holder;
+    live.evidence.push_back(fmt::format(
+        "a container of this pod can hold NET_RAW or NET_ADMIN ({}): in the network namespace "
+        "the probe shares it can forge the network's answers or steal the pod's replies, so no "
+        "denial seen there is proof",
+        list));
+    return live;
 }
 
 }  // namespace rossoctl::verify

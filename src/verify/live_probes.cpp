@@ -3,6 +3,7 @@
 // that turn what they printed into a verdict with evidence.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -28,11 +29,12 @@ std::string formatBytes(long long bytes) {
 }  // namespace
 
 std::vector<std::string> tokenProbeCommand() {
-    // The token itself never leaves the pod: cat writes to /dev/null, only its error shows.
-    // cat must be a tool that runs: "command -v" first, then its own exit status.
-    return {"sh", "-c",
-            "command -v cat >/dev/null 2>&1 || { echo rossoctl-token=no-cat; exit 127; }\n"
-            "cat \"$1\" >/dev/null\necho \"rossoctl-token-exit=$?\"",
+    // The token itself never leaves the pod: the shell's own redirection opens it (no cat from
+    // a path the pod may have written) and reads nothing; only the error shows.
+    return {"/bin/sh", "-c",
+            "if (: < \"$1\") 2>/dev/null; then echo rossoctl-token-exit=0; exit 0; fi\n"
+            "err=$( (: < \"$1\") 2>&1 )\n"
+            "echo \"rossoctl-token-exit=1\"\necho \"rossoctl-token-error=$err\"",
             kScriptName, kTokenPath};
 }
 
@@ -40,46 +42,108 @@ Finding tokenLive(const ProbeOutput& output) {
     if (!output.started) return notStarted(output, "sh");
     if (output.timedOut)
         return unproven("reading the token path ran out of time: live part unproven");
-    const std::string error = lastLine(output.stderrText);
     const auto exitText = marker(output.stdoutText, "rossoctl-token-exit");
-    if (marker(output.stdoutText, "rossoctl-token") == "no-cat" || !exitText ||
-        output.exitCode == 126 || output.exitCode == 127 || *exitText == "126" ||
-        *exitText == "127" || contains(output.stderrText, "not found"))
+    const std::string error =
+        cleanLine(marker(output.stdoutText, "rossoctl-token-error").value_or(""));
+    if (!exitText)
         return unproven(
-            fmt::format("cat is not runnable in the image ({}): live part unproven",
-                        error.empty() ? "exit " + std::to_string(output.exitCode) : error));
+            fmt::format("the token probe gave no answer (exit {}: {}): live part unproven",
+                        output.exitCode, lastLine(output.stderrText)));
     Finding finding;
-    // Only cat's own message about the token path counts.
-    // (fmt, not operator+: GCC 12 warns falsely on string + literal here.)
-    const bool aboutPath =
-        contains(output.stderrText, fmt::format("cat: {}:", kTokenPath)) ||
-        contains(output.stderrText, fmt::format("cat: can't open '{}'", kTokenPath));
+    // Only the shell's message about the token path counts (dash, ash and bash all name it).
+    const bool aboutPath = contains(error, kTokenPath);
     if (*exitText == "0") {
         finding.verdict = Verdict::Fail;
-        finding.evidence.push_back(fmt::format("cat {} succeeded: a token is mounted", kTokenPath));
-    } else if (aboutPath && (contains(output.stderrText, "No such file") ||
-                             contains(output.stderrText, "Not a directory"))) {
+        finding.evidence.push_back(fmt::format("{} opened: a token is mounted", kTokenPath));
+    } else if (aboutPath &&
+               (contains(error, "No such file") || contains(error, "Not a directory"))) {
         finding.verdict = Verdict::Pass;
-        finding.evidence.push_back(fmt::format("cat exited {}: {}", *exitText, error));
-    } else if (aboutPath && contains(output.stderrText, "Permission denied")) {
+        finding.evidence.push_back(fmt::format("opening the token path failed: {}", error));
+    } else if (aboutPath && contains(error, "Permission denied")) {
         finding.verdict = Verdict::Fail;
         finding.evidence.push_back(fmt::format(
             "{} exists but this user may not read it ({}): a token is mounted", kTokenPath, error));
     } else {
-        return unproven(fmt::format("cat {} exited {} ({}): cannot tell whether a token exists",
-                                    kTokenPath, *exitText, error.empty() ? "no message" : error));
+        return unproven(fmt::format("opening {} failed ({}): cannot tell whether a token exists",
+                                    kTokenPath, error.empty() ? "no message" : error));
     }
     return finding;
 }
 
 std::vector<std::string> cgroupProbeCommand() {
-    return {"sh", "-c",
+    // Shell builtins only (read, echo): no tool from a path the pod may have written.
+    return {"/bin/sh", "-c",
             "for f in /sys/fs/cgroup/memory.max /sys/fs/cgroup/memory/memory.limit_in_bytes; do\n"
-            "  if [ -r \"$f\" ]; then echo \"rossoctl-file=$f\"; "
-            "echo \"rossoctl-value=$(cat \"$f\")\"; exit 0; fi\n"
+            "  if [ -r \"$f\" ] && read -r v < \"$f\"; then echo \"rossoctl-file=$f\"; "
+            "echo \"rossoctl-value=$v\"; break; fi\n"
             "done\n"
-            "echo rossoctl-file=none",
+            "[ -n \"$v\" ] || echo rossoctl-file=none\n"
+            "if [ -r /sys/fs/cgroup/cpu.max ] && read -r q p < /sys/fs/cgroup/cpu.max; then\n"
+            "  echo \"rossoctl-cpu=/sys/fs/cgroup/cpu.max $q $p\"\n"
+            "elif read -r q < /sys/fs/cgroup/cpu/cpu.cfs_quota_us && "
+            "read -r p < /sys/fs/cgroup/cpu/cpu.cfs_period_us; then\n"
+            "  echo \"rossoctl-cpu=/sys/fs/cgroup/cpu/cpu.cfs_quota_us $q $p\"\n"
+            "else echo rossoctl-cpu=none; fi 2>/dev/null",
             kScriptName};
+}
+
+std::optional<long long> cpuLimitMillis(const json& container) {
+    if (!container.is_object() || !container.contains("resources")) return std::nullopt;
+    const json limits = container["resources"].value("limits", json::object());
+    if (!limits.contains("cpu") || !limits["cpu"].is_string()) return std::nullopt;
+    try {
+        const auto millis =
+            std::llround(model::parseQuantity(limits["cpu"].get<std::string>(), "cpu") * 1000);
+        if (millis > 0) return millis;
+    } catch (const Error&) {
+    }
+    return std::nullopt;
+}
+
+Finding cpuLimitLive(const ProbeOutput& output, std::optional<long long> expectedMillis) {
+    if (!output.started) return notStarted(output, "sh");
+    const std::string line = marker(output.stdoutText, "rossoctl-cpu").value_or("none");
+    std::istringstream words(line);
+    std::string file, quota, period;
+    words >> file >> quota >> period;
+    if (file == "none" || period.empty())
+        return unproven(
+            "neither /sys/fs/cgroup/cpu.max (cgroup v2) nor cpu.cfs_quota_us (v1) is readable in "
+            "the container: the cpu limit is not proven live");
+    Finding finding;
+    finding.verdict = Verdict::Fail;
+    long long quotaUs = -1, periodUs = 0;
+    try {
+        if (quota != "max") quotaUs = std::stoll(quota);
+        periodUs = std::stoll(period);
+    } catch (...) {
+        return unproven(fmt::format("{} holds '{} {}', not numbers: cpu limit unproven",
+                                    cleanLine(file), cleanLine(quota), cleanLine(period)));
+    }
+    if (quotaUs <= 0 || periodUs <= 0) {
+        finding.evidence.push_back(
+            fmt::format("{} = {}: the cgroup has no cpu limit", file, cleanLine(quota)));
+        return finding;
+    }
+    const long long millis = quotaUs * 1000 / periodUs;
+    // The kubelet sets quota = millicores * period / 1000, at least 1 ms per period.
+    const long long wantUs =
+        expectedMillis ? std::max(1000LL, *expectedMillis * periodUs / 1000) : 0;
+    if (!expectedMillis) {
+        finding.evidence.push_back(
+            fmt::format("{} = {} per {} us ({}m) but the container declares no cpu limit", file,
+                        quotaUs, periodUs, millis));
+    } else if (std::llabs(quotaUs - wantUs) <= periodUs / 1000) {
+        finding.verdict = Verdict::Pass;
+        finding.evidence.push_back(fmt::format("{} = {} per {} us ({}m), the container's cpu limit",
+                                               file, quotaUs, periodUs, millis));
+    } else {
+        finding.evidence.push_back(
+            fmt::format("{} = {} per {} us ({}m) but the container's cpu "
+                        "limit is {}m",
+                        file, quotaUs, periodUs, millis, *expectedMillis));
+    }
+    return finding;
 }
 
 std::optional<long long> memoryLimitBytes(const json& container) {
@@ -87,10 +151,12 @@ std::optional<long long> memoryLimitBytes(const json& container) {
     const json limits = container["resources"].value("limits", json::object());
     if (!limits.contains("memory") || !limits["memory"].is_string()) return std::nullopt;
     try {
-        return std::llround(model::parseQuantity(limits["memory"].get<std::string>(), "memory"));
+        const auto bytes =
+            std::llround(model::parseQuantity(limits["memory"].get<std::string>(), "memory"));
+        if (bytes > 0) return bytes;  // "0" sets no limit
     } catch (const Error&) {
-        return std::nullopt;
     }
+    return std::nullopt;
 }
 
 Finding limitsLive(const ProbeOutput& output, std::optional<long long> expectedBytes) {

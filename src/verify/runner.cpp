@@ -10,7 +10,11 @@
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/project.hpp"
+#include "rossoctl/model/validation.hpp"
+#include "rossoctl/verify/pod_checks.hpp"
 #include "rossoctl/verify/probe_site.hpp"
+#include "sandbox_inputs.hpp"
 
 namespace rossoctl::verify {
 
@@ -41,7 +45,16 @@ struct Inputs {
     json networkPolicies;
     json resourceQuotas;
     EgressInputs egress;
+    // The pod the Sandbox's template makes next (null: none), and its ServiceAccount.
+    json templatePod;
+    std::optional<json> templateServiceAccount;
+    std::vector<CredentialSource> credentialSources;
+    std::string clusterIssuer;  // empty: not discoverable with these credentials
+    DeadlineBound deadline;     // the project's lifetime, from now
+    json storageClasses;        // a List's items; null: could not be read
 };
+
+constexpr const char* kTemplatePrefix = "the Sandbox's spec.podTemplate: ";
 
 // A list that may be forbidden or not served: its items, or null with the reason noted.
 json optionalList(kube::Client& client, const kube::ResourceRef& ref, const std::string& ns,
@@ -112,6 +125,8 @@ class Verification {
         if (trustedProbeRefused_) throw Error(trustedProbeProblem_);
         // Destructive: deletes the pod, so it runs after the others are done with it.
         report.checks[3] = timed(&Verification::nothingSurvivesCheck, CheckKind::NothingSurvives);
+        // A verdict is about the sandbox: the pod verify's own restart made is judged too.
+        if (replacementPod_.is_object()) judgeReplacement(report.checks);
         report.runProblems = runProblems_;
         report.took = since(started);
         report.runError = runError_;
@@ -174,7 +189,80 @@ class Verification {
         inputs_.resourceQuotas =
             client_.list(kube::resources::resourceQuotas(), ns_).value("items", json::array());
         readTokenSecrets();
+        std::vector<std::string> ignored;  // unread StorageClasses leave ephemeral volumes unproven
+        inputs_.storageClasses =
+            optionalList(client_, {"storage.k8s.io", "v1", "storageclasses", "StorageClass", false},
+                         "", ignored);
+        inputs_.templatePod = podFromTemplate(inputs_.sandbox, inputs_.pod);
+        inputs_.deadline.now = clock_.now();
         readEgressInputs();
+        readPeerPods(inputs_.pod);
+        if (inputs_.templatePod.is_object()) readPeerPods(inputs_.templatePod);
+        const std::string templateAccount =
+            inputs_.templatePod.is_object()
+                ? inputs_.templatePod["spec"].value("serviceAccountName", "default")
+                : account;
+        inputs_.templateServiceAccount =
+            templateAccount == account
+                ? inputs_.serviceAccount
+                : client_.getIfExists(kube::resources::serviceAccounts(), ns_, templateAccount);
+        readCredentialSources(client_, ns_, inputs_.pod, inputs_.credentialSources);
+        if (inputs_.templatePod.is_object())
+            readCredentialSources(client_, ns_, inputs_.templatePod, inputs_.credentialSources);
+        try {
+            inputs_.clusterIssuer =
+                client_.getPath("/.well-known/openid-configuration").value("issuer", "");
+        } catch (const std::exception&) {
+            // Not discoverable with these credentials: tokens are still known by their claims.
+        }
+    }
+
+    // The project's default lifetime bounds a deadline that counts (24h without one).
+    DeadlineBound deadlineBound(const json& namespaceObject) const {
+        DeadlineBound bound;
+        bound.now = clock_.now();
+        const std::string lifetime = namespaceObject.value("metadata", json::object())
+                                         .value("annotations", json::object())
+                                         .value(model::kDefaultLifetimeAnnotation, "");
+        if (lifetime.empty()) return bound;
+        try {
+            bound.longest = model::parseLifetime(lifetime, model::kDefaultLifetimeAnnotation);
+            bound.origin = fmt::format("the project's lifetime {}", lifetime);
+        } catch (const Error&) {
+            bound.origin =
+                fmt::format("the default lifetime (the project's {:?} is not one)", lifetime);
+        }
+        return bound;
+    }
+
+    // A named port is the number the destination pods give it: the pods each such peer selects,
+    // listed once (what cannot be listed leaves the rule unevaluated).
+    void readPeerPods(const json& pod) {
+        const auto effective =
+            model::effectiveEgress(pod, inputs_.networkPolicies, inputs_.egress.ciliumPolicies);
+        for (const auto& grant : effective.grants) {
+            if (grant.namedPorts.empty()) continue;
+            for (const auto& peer : grant.pods) {
+                const std::string key = model::podPeerKey(peer);
+                if (!inputs_.egress.peerPods.count(key))
+                    inputs_.egress.peerPods[key] = podsSelectedBy(client_, ns_, peer);
+            }
+        }
+    }
+
+    // The static parts as the pod and as the Sandbox's template would make it.
+    Finding tokenStaticOf(const json& pod, const std::optional<json>& account) const {
+        Finding finding = tokenStatic(pod, account, inputs_.tokenSecrets);
+        absorb(finding, credentialsStatic(pod, inputs_.credentialSources, inputs_.clusterIssuer));
+        return finding;
+    }
+    template <typename Judge>
+    Finding withTemplate(const Judge& judge) const {
+        Finding finding = judge(inputs_.pod);
+        if (!inputs_.templatePod.is_object())
+            return alongside(finding, {Verdict::Unproven, {"none: the next pod is not known"}, ""},
+                             kTemplatePrefix);
+        return alongside(finding, judge(inputs_.templatePod), kTemplatePrefix);
     }
 
     void readTokenSecrets() {
@@ -196,6 +284,8 @@ class Verification {
         // Cilium policies add allowances: unreadable, they leave egress unproven.
         egress.ciliumPolicies = optionalList(client_, kube::resources::ciliumNetworkPolicies(), ns_,
                                              egress.unreadPolicies);
+        for (auto& line : unevaluatedPolicyKinds(client_, ns_))
+            egress.unreadPolicies.push_back(std::move(line));
         json firewall;
         try {
             firewall = client_.getIfExists(kube::resources::egressFirewalls(), ns_, "default")
@@ -206,6 +296,7 @@ class Verification {
             const auto namespaceObject =
                 client_.getIfExists(kube::resources::namespaces(), "", ns_);
             egress.allowance = model::projectAllowance(namespaceObject.value_or(json()), firewall);
+            inputs_.deadline = deadlineBound(namespaceObject.value_or(json()));
         } catch (const kube::ApiError& error) {
             egress.readProblems.push_back(fmt::format(
                 "could not read namespace {} ({}): judged against DNS only", ns_, error.what()));
@@ -335,9 +426,14 @@ class Verification {
     CheckResult tokenCheck() {
         CheckResult result;
         result.kind = CheckKind::ServiceAccountToken;
-        result.staticPart = tokenStatic(inputs_.pod, inputs_.serviceAccount, inputs_.tokenSecrets);
+        result.staticPart =
+            alongside(tokenStaticOf(inputs_.pod, inputs_.serviceAccount),
+                      inputs_.templatePod.is_object()
+                          ? tokenStaticOf(inputs_.templatePod, inputs_.templateServiceAccount)
+                          : Finding{Verdict::Unproven, {"none: the next pod is not known"}, ""},
+                      kTemplatePrefix);
         result.livePart = tokenLive(execInCurrentPod(tokenProbeCommand()));
-        result.livePart.probe = "cat";
+        result.livePart.probe = "sh";
         noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
         return result;
     }
@@ -345,7 +441,9 @@ class Verification {
     CheckResult egressCheck() {
         CheckResult result;
         result.kind = CheckKind::Egress;
-        result.staticPart = egressStatic(inputs_.pod, inputs_.networkPolicies, inputs_.egress);
+        result.staticPart = withTemplate([&](const json& pod) {
+            return egressStatic(pod, inputs_.networkPolicies, inputs_.egress);
+        });
         EgressTarget target = options_.egressTarget;
         target.family = podAddressFamily(inputs_.pod);
         const ControlResult reached = options_.control
@@ -359,21 +457,29 @@ class Verification {
             result.livePart = Finding{Verdict::Unproven, {trustedProbeProblem_}, ""};
         } else {
             const auto command = egressProbeCommand(target, reached.address, connect);
-            result.livePart =
-                egressLive(execInCurrentPod(command, connect + kExecMargin, egressSite_.container),
-                           target, reached);
+            const ProbeOutput output =
+                execInCurrentPod(command, connect + kExecMargin, egressSite_.container);
+            result.livePart = egressLive(output, target, reached);
+            // The trusted probe's filesystem is its own; the pod's tools are checked.
+            if (!egressSite_.trusted())
+                result.livePart = withoutWritableTool(result.livePart, output, inputs_.container);
         }
         noteProbeSite(result.livePart, egressSite_);
+        result.livePart = withoutSpoofableDenial(withoutForgeableDenial(result.livePart),
+                                                 rawNetworkHolders(inputs_.pod));
         return result;
     }
 
     CheckResult limitsCheck() {
         CheckResult result;
         result.kind = CheckKind::Limits;
-        result.staticPart = limitsStatic(inputs_.pod, inputs_.sandbox, inputs_.resourceQuotas);
-        result.livePart =
-            limitsLive(execInCurrentPod(cgroupProbeCommand()), memoryLimitBytes(inputs_.container));
-        result.livePart.probe = "cgroup";
+        result.staticPart = withTemplate([&](const json& pod) {
+            return limitsStatic(pod, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline);
+        });
+        result.livePart = limitsLiveEveryContainer(
+            inputs_.pod, [&](const std::vector<std::string>& command, const std::string& name) {
+                return execInCurrentPod(command, kProbeTimeout, name);
+            });
         noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
         return result;
     }
@@ -381,25 +487,36 @@ class Verification {
     CheckResult nothingSurvivesCheck() {
         CheckResult result;
         result.kind = CheckKind::NothingSurvives;
-        result.staticPart = nothingSurvivesStatic(inputs_.pod, inputs_.sandbox);
+        result.staticPart = withTemplate([&](const json& pod) {
+            return nothingSurvivesStatic(pod, inputs_.sandbox, inputs_.storageClasses);
+        });
         result.livePart.probe = "canary";
         if (!options_.restart) {
             result.livePart.evidence.push_back(
                 "skipped with --no-restart: the canary test needs a pod restart, not proven");
             return result;
         }
-        const auto places = canaryPlaces(inputs_.pod, inputs_.container);
-        std::vector<std::string> paths;
+        // Canaries in every running container's writable mounts and root filesystem.
         const std::string name = ".rossoctl-canary-" + randomHex(client_.random(), 16);
-        for (const auto& place : places)
-            paths.push_back((place.directory == "/" ? "" : place.directory) + "/" + name);
         const std::string content = "rossoctl canary " + randomHex(client_.random(), 32);
-        const auto written =
-            canariesWritten(exec(client_, podName_, canaryWriteCommand(paths, content)));
-        if (written.empty()) {
+        const auto containers = runningContainers(inputs_.pod);
+        std::vector<std::pair<std::string, std::vector<std::string>>> planted;
+        size_t tried = 0, written = 0;
+        for (const auto& [container, what] : containers.running) {
+            std::vector<std::string> paths;
+            for (const auto& place : canaryPlaces(inputs_.pod, container))
+                paths.push_back((place.directory == "/" ? "" : place.directory) + "/" + name);
+            tried += paths.size();
+            const std::string containerName = container.value("name", "");
+            auto done = canariesWritten(exec(client_, podName_, canaryWriteCommand(paths, content),
+                                             kProbeTimeout, containerName));
+            written += done.size();
+            if (!done.empty()) planted.push_back({containerName, std::move(done)});
+        }
+        if (planted.empty()) {
             result.livePart.evidence.push_back(fmt::format(
                 "no canary could be written (tried {} places), so the pod was not restarted",
-                paths.size()));
+                tried));
             return result;
         }
         step(fmt::format("deleting pod {} to prove nothing survives (--no-restart skips this)",
@@ -415,21 +532,82 @@ class Verification {
         } catch (const Error& error) {
             noteIfOutage(error);
             result.livePart.evidence.push_back(
-                fmt::format("{} canaries written, but the restart did not complete: {}",
-                            written.size(), error.what()));
+                fmt::format("{} canaries written, but the restart did not complete: {}", written,
+                            error.what()));
             return result;
         }
         const auto pods = app::findSandboxPods(client_, inputs_.sandbox);
         std::string newPod = restarted.podName;
-        for (const auto& pod : pods.owned)
-            if (app::uidOf(pod) == restarted.newUid) newPod = pod["metadata"].value("name", "");
+        for (const auto& pod : pods.owned) {
+            if (app::uidOf(pod) != restarted.newUid) continue;
+            newPod = pod["metadata"].value("name", "");
+            replacementPod_ = pod;
+        }
+        if (replacementPod_.is_null()) {
+            // The list may not show it yet; its name is the restart's answer.
+            auto byName = client_.getIfExists(kube::resources::pods(), ns_, newPod);
+            if (byName && app::uidOf(*byName) == restarted.newUid) replacementPod_ = *byName;
+        }
         const std::string summary = fmt::format("pod uid {} → {}", app::shortUid(restarted.oldUid),
                                                 app::shortUid(restarted.newUid));
-        result.livePart = canariesAfterRestart(exec(client_, newPod, canaryReadCommand(written)),
-                                               written, summary);
+        result.livePart.verdict = Verdict::Pass;
+        for (const auto& [container, paths] : planted)
+            absorb(result.livePart,
+                   canariesAfterRestart(
+                       exec(client_, newPod, canaryReadCommand(paths), kProbeTimeout, container),
+                       paths, summary),
+                   planted.size() > 1 ? "container " + container + ": " : "");
+        for (const auto& note : containers.notes)
+            absorb(result.livePart, Finding{Verdict::Unproven, {note + ": no canary in it"}, ""});
         result.livePart.probe = "canary";
         noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
+        if (replacementPod_.is_null())
+            absorb(result.livePart,
+                   Finding{Verdict::Unproven,
+                           {fmt::format("replacement pod {} (uid {}) could not be read, so it was "
+                                        "not judged",
+                                        newPod, app::shortUid(restarted.newUid))},
+                           ""});
         return result;
+    }
+
+    // The replacement pod's static parts, its token path and its cgroups, beside the first pod's.
+    void judgeReplacement(std::vector<CheckResult>& checks) {
+        const json& next = replacementPod_;
+        const std::string name = next["metadata"].value("name", "");
+        const std::string prefix =
+            fmt::format("replacement pod {} (uid {}): ", name, app::shortUid(app::uidOf(next)));
+        readCredentialSources(client_, ns_, next, inputs_.credentialSources);
+        const std::string account = next["spec"].value("serviceAccountName", "default");
+        const auto serviceAccount =
+            account == inputs_.pod["spec"].value("serviceAccountName", "default")
+                ? inputs_.serviceAccount
+                : client_.getIfExists(kube::resources::serviceAccounts(), ns_, account);
+        CheckResult& token = checks[0];
+        CheckResult& egress = checks[1];
+        CheckResult& limits = checks[2];
+        CheckResult& survives = checks[3];
+        token.staticPart = alongside(token.staticPart, tokenStaticOf(next, serviceAccount), prefix);
+        egress.staticPart = alongside(
+            egress.staticPart, egressStatic(next, inputs_.networkPolicies, inputs_.egress), prefix);
+        limits.staticPart = alongside(
+            limits.staticPart,
+            limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline), prefix);
+        survives.staticPart =
+            alongside(survives.staticPart,
+                      nothingSurvivesStatic(next, inputs_.sandbox, inputs_.storageClasses), prefix);
+        Finding tokenNow = tokenLive(exec(client_, name, tokenProbeCommand()));
+        tokenNow.probe = "sh";
+        noteProbeSite(tokenNow, podProbeSite(inputs_.container.value("name", "")));
+        token.livePart = alongside(token.livePart, tokenNow, prefix);
+        limits.livePart = alongside(
+            limits.livePart,
+            limitsLiveEveryContainer(
+                next,
+                [&](const std::vector<std::string>& command, const std::string& container) {
+                    return exec(client_, name, command, kProbeTimeout, container);
+                }),
+            prefix);
     }
 
     void step(const std::string& text) const {
@@ -450,6 +628,7 @@ class Verification {
     std::mutex mutex_;  // guards runProblems_ (checks run on threads)
     std::vector<std::string> runProblems_;
     ProbeSite egressSite_;
+    json replacementPod_;               // the pod verify's restart made (null: none)
     std::string trustedProbeProblem_;   // why the trusted probe is not available
     bool trustedProbeRefused_ = false;  // the API forbade it: verification cannot run
 };

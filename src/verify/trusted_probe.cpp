@@ -51,7 +51,8 @@ std::string startFailure(const json& status) {
 std::string ProbeSite::label() const {
     return trusted() ? fmt::format(
                            "ran in a trusted probe container ({}), not with the pod's tools", image)
-                     : "ran in the pod, with the pod's own tools";
+                     : "ran in the pod, with the pod's own tools: from the pod, forgeable (the "
+                       "agent shares its processes and user)";
 }
 
 ProbeSite podProbeSite(const std::string& container) {
@@ -60,6 +61,17 @@ ProbeSite podProbeSite(const std::string& container) {
 
 void noteProbeSite(Finding& finding, const ProbeSite& site) {
     finding.evidence.insert(finding.evidence.begin(), site.label());
+    finding.forgeable = !site.trusted();
+}
+
+Finding withoutForgeableDenial(Finding live) {
+    if (!live.forgeable || live.verdict != Verdict::Pass) return live;
+    live.verdict = Verdict::Unproven;
+    live.evidence.push_back(
+        "a denial seen from the pod's own PID space proves nothing: an agent of the same user can "
+        "take the probe's output (pidfd_getfd) and write it first; verify with --trusted-probe "
+        "IMAGE for a probe outside its reach");
+    return live;
 }
 
 json trustedProbeContainer(const std::string& name, const TrustedProbeOptions& options) {

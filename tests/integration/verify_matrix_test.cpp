@@ -112,7 +112,44 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
         cases.push_back(std::move(expected));
     };
 
-    add(smallSandbox(ns, "hardened"), {"hardened", "", "pass", "", {}});
+    // From the pod's own PID space a denial is forgeable (issue 35 point 6): the hardened
+    // sandbox passes with the probe outside the agent's reach.
+    add(smallSandbox(ns, "hardened"),
+        {"hardened",
+         "",
+         "pass",
+         "",
+         {"--egress-target", outside, "--trusted-probe", "curlimages/curl:8"}});
+    add(smallSandbox(ns, "pod-probe"),
+        {"pod-probe", "egress", "unproven", "from the pod, forgeable", {}});
+    {
+        // Issue 35 points 2 and 3: "0" is no limit, in the agent or in a sidecar.
+        const json zero = {{"cpu", "0"}, {"memory", "64Mi"}};
+        json zeroCpu = smallSandbox(ns, "zero-cpu");
+        agent(zeroCpu)["resources"] = {{"limits", zero}, {"requests", zero}};
+        add(zeroCpu,
+            {"zero-cpu", "limits", "fail", "container agent has cpu limit 0 is no limit", {}});
+        json zeroSidecar = smallSandbox(ns, "zero-sidecar");
+        json sidecar = agent(zeroSidecar);
+        sidecar["name"] = "sidecar";
+        sidecar["resources"] = {{"limits", {{"cpu", "0"}, {"memory", "0"}}},
+                                {"requests", {{"cpu", "0"}, {"memory", "0"}}}};
+        podSpec(zeroSidecar)["containers"].push_back(sidecar);
+        add(zeroSidecar, {"zero-sidecar",
+                          "limits",
+                          "fail",
+                          "container sidecar has memory limit 0 is no limit",
+                          {}});
+        // Point 4: the template is patched once the pod runs (below); the pod is judged, then
+        // the template, then the pod verify's own restart makes from it.
+        add(smallSandbox(ns, "template-token"),
+            {"template-token",
+             "service-account-token",
+             "fail",
+             "the Sandbox's spec.podTemplate: pod (next pod of sandbox template-token) sets "
+             "automountServiceAccountToken: true",
+             {}});
+    }
     add(smallSandbox(ns, "all-but-port"),
         {"all-but-port", "egress", "fail", "networkpolicy/all-but-port rule 1 allows", {}});
     addPolicy(policyFor(
@@ -199,6 +236,55 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                   {}});
     }
     {
+        // Point 1: a working token of a service account bound to edit, copied into an ordinary
+        // Secret and ConfigMap, mounted and in env.
+        admin.create(resources::serviceAccounts(), ns,
+                     {{"apiVersion", "v1"},
+                      {"kind", "ServiceAccount"},
+                      {"metadata", {{"name", "agent-bot"}}}});
+        admin.create(
+            {"rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true}, ns,
+            {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+             {"kind", "RoleBinding"},
+             {"metadata", {{"name", "agent-bot-edit"}}},
+             {"roleRef",
+              {{"apiGroup", "rbac.authorization.k8s.io"},
+               {"kind", "ClusterRole"},
+               {"name", "edit"}}},
+             {"subjects",
+              json::array(
+                  {{{"kind", "ServiceAccount"}, {"name", "agent-bot"}, {"namespace", ns}}})}});
+        const auto issued =
+            admin.request("POST", "/api/v1/namespaces/" + ns + "/serviceaccounts/agent-bot/token",
+                          json{{"apiVersion", "authentication.k8s.io/v1"},
+                               {"kind", "TokenRequest"},
+                               {"spec", {{"expirationSeconds", 3600}}}}
+                              .dump(),
+                          "application/json", false);
+        const std::string token = json::parse(issued.body)["status"]["token"];
+        admin.create(resources::secrets(), ns,
+                     {{"apiVersion", "v1"},
+                      {"kind", "Secret"},
+                      {"metadata", {{"name", "notes"}}},
+                      {"type", "Opaque"},
+                      {"stringData", {{"bot", token}}}});
+        admin.create(resources::configMaps(), ns,
+                     {{"apiVersion", "v1"},
+                      {"kind", "ConfigMap"},
+                      {"metadata", {{"name", "settings"}}},
+                      {"data", {{"bot", token}}}});
+        json copied = smallSandbox(ns, "copied-token");
+        podSpec(copied)["volumes"].push_back(
+            {{"name", "notes"}, {"secret", {{"secretName", "notes"}}}});
+        agent(copied)["volumeMounts"].push_back(
+            {{"name", "notes"}, {"mountPath", "/var/run/notes"}, {"readOnly", true}});
+        agent(copied)["env"] = json::array(
+            {{{"name", "BOT"},
+              {"valueFrom", {{"configMapKeyRef", {{"name", "settings"}, {"key", "bot"}}}}}}});
+        add(copied,
+            {"copied-token", "service-account-token", "fail", "secret/notes key bot holds a", {}});
+    }
+    {
         rossoctl::model::SandboxOptions options;
         options.name = "claim-delete";
         options.namespaceName = ns;
@@ -249,6 +335,12 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
         REQUIRE(harness::eventually([&] { return ready(ns, expected.name); }, 180));
     }
     REQUIRE(harness::eventually([&] { return ready(open.name(), "no-policy"); }, 180));
+    {
+        // The template now asks for the token; the running pod has none.
+        json templateToken = admin.get(sandboxes(), ns, "template-token");
+        podSpec(templateToken)["automountServiceAccountToken"] = true;
+        admin.update(sandboxes(), ns, templateToken);
+    }
     const auto readyAt = std::chrono::steady_clock::now();
 
     // Verify every sandbox at once, each in its own rossoctl process (its own exit code).
@@ -305,4 +397,92 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                            << seconds(readyAt - suiteStarted) << " s, verified in "
                            << seconds(now - readyAt) << " s\n"
                            << matrix);
+}
+
+// Issue 35's live attacks that need a namespace of their own: one whose policies the node
+// ignores (the local cluster's documented switch), one whose Pod Security level lets a
+// container keep NET_RAW.
+TEST_CASE("sandbox verify: the pod's tools, its PID space and a NET_RAW neighbour decide nothing",
+          "[verify-matrix]") {
+    harness::TestNamespace ignored("verify35-ignored", false);
+    harness::TestNamespace baseline("verify35-baseline", false);
+    for (const auto* project : {&ignored, &baseline}) {
+        std::vector<std::string> args{"project", "create", project->name(), "--no-check"};
+        if (project == &baseline) args.insert(args.end(), {"--pod-security", "baseline"});
+        auto created = harness::rossoctl(args);
+        INFO(created.out << created.err);
+        REQUIRE(created.exitCode == 0);
+    }
+    auto& admin = harness::admin();
+    {
+        json ns = admin.get(resources::namespaces(), "", ignored.name());
+        ns["metadata"]["annotations"]["localcluster.rossoctl.dev/ignore-networkpolicy"] = "true";
+        admin.update(resources::namespaces(), "", ns);
+    }
+    // Point 5: the agent's PATH starts with a directory it writes, holding a curl that prints
+    // the probe's failure markers.
+    json liar = smallSandbox(ignored.name(), "fake-curl");
+    agent(liar)["command"] = {
+        "sh", "-c",
+        R"(mkdir -p /workspace/.local/bin && printf '#!/bin/sh\necho "curl: (7) Failed to connect: )"
+        R"(Connection refused" >&2\nexit 7\n' > /workspace/.local/bin/curl && )"
+        R"(chmod +x /workspace/.local/bin/curl && exec sleep infinity)"};
+    agent(liar)["env"] = json::array(
+        {{{"name", "PATH"}, {"value", "/workspace/.local/bin:/usr/local/bin:/usr/bin:/bin"}}});
+    admin.create(sandboxes(), ignored.name(), liar);
+    // Point 6's sandbox: hardened, its policies not enforced.
+    admin.create(sandboxes(), ignored.name(), smallSandbox(ignored.name(), "unenforced"));
+    // Point 7: a neighbour running as root with the runtime's default capabilities.
+    json neighbour = smallSandbox(baseline.name(), "raw-neighbour");
+    json root = agent(neighbour);
+    root["name"] = "neighbour";
+    root["image"] = "busybox:1.36";
+    root["securityContext"] = {{"runAsUser", 0}, {"runAsNonRoot", false}};
+    podSpec(neighbour)["containers"].push_back(root);
+    podSpec(neighbour).erase("securityContext");
+    admin.create(sandboxes(), baseline.name(), neighbour);
+    auto ready = [&](const std::string& space, const std::string& name) {
+        auto sandbox = admin.getIfExists(sandboxes(), space, name);
+        return sandbox && rossoctl::model::sandboxReady(*sandbox);
+    };
+    REQUIRE(harness::eventually([&] { return ready(ignored.name(), "fake-curl"); }, 180));
+    REQUIRE(harness::eventually([&] { return ready(ignored.name(), "unenforced"); }, 180));
+    {
+        INFO(admin.get(sandboxes(), baseline.name(), "raw-neighbour").dump());
+        REQUIRE(harness::eventually([&] { return ready(baseline.name(), "raw-neighbour"); }, 180));
+    }
+    const std::string outside = harness::outsideUrl();
+    auto egressOf = [&](const std::string& space, const std::string& name,
+                        const std::vector<std::string>& extra) {
+        std::vector<std::string> args{"sandbox",      "verify",          name,    "-n", space,
+                                      "--no-restart", "--egress-target", outside, "-o", "json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto result = harness::rossoctl(args, {}, {}, 300);
+        INFO(result.out << result.err);
+        CHECK(result.exitCode == 3);
+        const json report = json::parse(result.out, nullptr, false);
+        REQUIRE(report.is_object());
+        for (const auto& check : report["checks"])
+            if (check["id"] == "egress") return check;
+        FAIL("no egress check");
+        return json();
+    };
+    SECTION("a fake curl on the pod's PATH is never the probe") {
+        const json egress = egressOf(ignored.name(), "fake-curl", {});
+        CHECK(egress["live"]["result"] == "fail");  // the image's /usr/bin/curl connected
+        CHECK_THAT(evidenceOf(egress), Catch::Contains("connected to"));
+    }
+    SECTION("policies the node ignores: the trusted probe sees the open egress") {
+        const json trusted =
+            egressOf(ignored.name(), "unenforced", {"--trusted-probe", "curlimages/curl:8"});
+        CHECK(trusted["live"]["result"] == "fail");
+        CHECK_THAT(evidenceOf(trusted), Catch::Contains("connected to"));
+    }
+    SECTION("a neighbour that can hold NET_RAW leaves the trusted probe's denial unproven") {
+        const json egress =
+            egressOf(baseline.name(), "raw-neighbour", {"--trusted-probe", "curlimages/curl:8"});
+        CHECK(egress["live"]["result"] == "unproven");
+        CHECK_THAT(evidenceOf(egress),
+                   Catch::Contains("container neighbour keeps the default NET_RAW"));
+    }
 }

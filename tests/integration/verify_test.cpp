@@ -13,6 +13,9 @@ namespace resources = rossoctl::kube::resources;
 
 namespace {
 
+// The trusted probe's image: curl, out of the agent's PID space (tests/cluster/README.md).
+constexpr const char* kProbeImage = "curlimages/curl:8";
+
 const rossoctl::kube::ResourceRef& sandboxes() {
     static const auto ref = resources::sandboxes("v1beta1");
     return ref;
@@ -124,11 +127,12 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
     createSandbox(noCurl);
     // Egress open: a namespace with a quota but no NetworkPolicy.
     harness::TestNamespace open("verify-open");
-    harness::admin().create(resources::resourceQuotas(), open.name(),
-                            {{"apiVersion", "v1"},
-                             {"kind", "ResourceQuota"},
-                             {"metadata", {{"name", "quota"}}},
-                             {"spec", {{"hard", {{"pods", "5"}, {"limits.memory", "4Gi"}}}}}});
+    harness::admin().create(
+        resources::resourceQuotas(), open.name(),
+        {{"apiVersion", "v1"},
+         {"kind", "ResourceQuota"},
+         {"metadata", {{"name", "quota"}}},
+         {"spec", {{"hard", {{"pods", "5"}, {"limits.cpu", "4"}, {"limits.memory", "4Gi"}}}}}});
     createSandbox(hardenedSandbox(open.name(), "open"));
     json openNoCurl = hardenedSandbox(open.name(), "open-nocurl");
     agentContainer(openNoCurl)["image"] = "busybox:1.36";
@@ -144,8 +148,9 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
     waitReady(open.name(), {"open", "open-nocurl", "open-proxy"});
 
     SECTION("all four pass, with evidence and timing") {
-        auto result = harness::rossoctl(
-            {"sandbox", "verify", "good", "-n", ns, "--egress-target", outside, "-o", "json"});
+        // The egress denial counts from a probe outside the agent's PID space only.
+        auto result = harness::rossoctl({"sandbox", "verify", "good", "-n", ns, "--egress-target",
+                                         outside, "--trusted-probe", kProbeImage, "-o", "json"});
         INFO(result.out << result.err);
         REQUIRE(result.exitCode == 0);
         auto report = json::parse(result.out);
@@ -159,8 +164,8 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
         CHECK_THAT(evidenceOf(checkNamed(report, "nothing-survives")),
                    Catch::Contains("canaries are gone"));
 
-        auto table = harness::rossoctl(
-            {"sandbox", "verify", "good", "-n", ns, "--egress-target", outside, "--no-restart"});
+        auto table = harness::rossoctl({"sandbox", "verify", "good", "-n", ns, "--egress-target",
+                                        outside, "--trusted-probe", kProbeImage, "--no-restart"});
         CHECK(table.exitCode == 3);  // nothing-survives is unproven without a restart
         CHECK_THAT(table.out, Catch::Contains("skipped with --no-restart"));
         CHECK_THAT(table.out, Catch::Contains("3 pass, 0 fail, 1 unproven"));
@@ -182,8 +187,10 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
     }
 
     SECTION("every broken boundary fails alone; JUnit parses") {
-        auto result = harness::rossoctl({"sandbox", "verify", "token", "deadline", "pvc", "-n", ns,
-                                         "--egress-target", outside, "-o", "json"});
+        auto result = harness::rossoctl(
+            {"sandbox", "verify", "token", "deadline", "pvc", "-n", ns, "--egress-target", outside,
+             "--trusted-probe", kProbeImage, "-o", "json"},
+            {}, {}, 300);
         INFO(result.out << result.err);
         CHECK(result.exitCode == 3);
         // Several sandboxes: one List of their reports, as kubectl prints many objects.
@@ -202,8 +209,9 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
         CHECK_THAT(evidenceOf(checkNamed(reports[2], "nothing-survives")),
                    Catch::Contains("survived the restart"));
 
-        auto openResult = harness::rossoctl({"sandbox", "verify", "open", "-n", open.name(),
-                                             "--egress-target", outside, "-o", "json"});
+        auto openResult =
+            harness::rossoctl({"sandbox", "verify", "open", "-n", open.name(), "--egress-target",
+                               outside, "--trusted-probe", kProbeImage, "-o", "json"});
         INFO(openResult.out << openResult.err);
         CHECK(openResult.exitCode == 3);
         auto openReport = json::parse(openResult.out);
@@ -225,8 +233,10 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
     SECTION("busybox's wget has no time-out option: its socket at the deadline tells") {
         // Debian's busybox-static wget lacks -T: a dropped connection request is seen as a
         // socket still SYN_SENT when the connect time-out runs out; an open one connects.
+        // The trusted probe of busybox's image: the same wget, out of the agent's reach.
         auto denied = harness::rossoctl({"sandbox", "verify", "nocurl", "-n", ns, "--no-restart",
-                                         "--egress-target", outside, "-o", "json"});
+                                         "--egress-target", outside, "--trusted-probe",
+                                         "busybox:1.36", "-o", "json"});
         INFO(denied.out << denied.err);
         auto egress = checkNamed(json::parse(denied.out), "egress");
         CHECK(egress["result"] == "pass");
@@ -305,9 +315,10 @@ TEST_CASE("sandbox verify --all on 50 sandboxes (timing)", "[.][verify-bench]") 
     }
     waitReady(project.name(), names);
     const auto started = std::chrono::steady_clock::now();
-    auto result = harness::rossoctl({"sandbox", "verify", "--all", "-n", project.name(),
-                                     "--egress-target", harness::outsideUrl(), "-o", "json"},
-                                    {}, {}, 900);
+    auto result =
+        harness::rossoctl({"sandbox", "verify", "--all", "-n", project.name(), "--egress-target",
+                           harness::outsideUrl(), "--trusted-probe", kProbeImage, "-o", "json"},
+                          {}, {}, 900);
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started);
     INFO(result.err);

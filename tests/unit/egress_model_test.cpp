@@ -192,13 +192,27 @@ TEST_CASE("effective egress: every open shape is beyond the allowance, naming po
         wideDns["spec"]["egress"][0].erase("ports");
         CHECK(excessOf(json::array({defaultDeny(), wideDns})).size() == 1);
     }
-    SECTION("a named port counts as every port of its protocol") {
+    SECTION("a named port towards addresses cannot be resolved: unevaluable, never nothing") {
+        // Issue 35 point 9: it counted as every port; a name means the number each destination
+        // pod gives it, which an address does not say.
         json ports = json::array({{{"port", "https"}}});
         auto effective = effectiveEgress(
             pod(), json::array({policy("named", json::array({ipRule({"1.2.3.4/32"}, ports)}))}));
         REQUIRE(effective.grants.size() == 1);
-        CHECK(effective.grants[0].ports.describe() == "TCP 1-65535");
-        CHECK_FALSE(effective.grants[0].notes.empty());
+        CHECK(effective.grants[0].ports.empty());
+        CHECK(effective.grants[0].text == "1.2.3.4/32 on TCP named port \"https\"");
+        resolveNamedPorts(effective, [](const PodPeer&) { return std::vector<json>{}; });
+        REQUIRE(effective.unevaluable.size() == 1);
+        CHECK(effective.unevaluable[0].find("named port \"https\" towards addresses") !=
+              std::string::npos);
+    }
+    SECTION("an ipBlock the parser cannot read leaves the rule unevaluated") {
+        // Issue 35 point 12: it added a note and opened nothing, so it passed.
+        auto effective = effectiveEgress(
+            pod(), json::array({policy("odd", json::array({ipRule({"10.0.0.0/33"})}))}));
+        REQUIRE(effective.unevaluable.size() == 1);
+        CHECK(effective.unevaluable[0].find("networkpolicy/odd rule 1: ipBlock") !=
+              std::string::npos);
     }
 }
 

@@ -33,7 +33,8 @@ inline std::string slurp(const std::string& path) {
 }
 
 // Runs a probe command as the pod would: env -i with PATH holding only `tools` (and `stubs`,
-// scripts standing in for a tool), plus the pod's `env` (NAME=value words).
+// scripts standing in for a tool), plus the pod's `env` (NAME=value words); the probe's own
+// search path (kImageToolPath) is that same directory, an image with only those tools.
 inline ProbeOutput runLocally(const std::vector<std::string>& command,
                               const std::vector<std::string>& tools,
                               const std::map<std::string, std::string>& stubs = {},
@@ -53,7 +54,13 @@ inline ProbeOutput runLocally(const std::vector<std::string>& command,
     }
     std::string line = "env -i PATH=" + quoted(bin);
     for (const auto& word : env) line += " " + quoted(word);
-    for (const auto& word : command) line += " " + quoted(word);
+    // The image's system directories (kImageToolPath) hold exactly `tools` here.
+    for (std::string word : command) {
+        for (auto at = word.find(kImageToolPath); at != std::string::npos;
+             at = word.find(kImageToolPath, at + bin.size()))
+            word.replace(at, std::string(kImageToolPath).size(), bin);
+        line += " " + testing::quoted(word);
+    }
     line += " >" + quoted(dir.file("out")) + " 2>" + quoted(dir.file("err"));
     const int status = std::system(line.c_str());
     ProbeOutput output;

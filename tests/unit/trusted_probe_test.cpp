@@ -154,8 +154,30 @@ TEST_CASE("a cluster without ephemeral containers leaves the live probes unprove
 TEST_CASE("evidence says where a live probe ran", "[trusted-probe]") {
     Finding finding{Verdict::Pass, {"could not connect"}, "curl"};
     noteProbeSite(finding, podProbeSite("agent"));
-    CHECK(finding.evidence.front() == "ran in the pod, with the pod's own tools");
+    CHECK(finding.evidence.front() ==
+          "ran in the pod, with the pod's own tools: from the pod, forgeable (the agent shares "
+          "its processes and user)");
+    CHECK(finding.forgeable);
     noteProbeSite(finding, ProbeSite{"probe-1", "busybox:1.36"});
     CHECK(finding.evidence.front() ==
           "ran in a trusted probe container (busybox:1.36), not with the pod's tools");
+    CHECK_FALSE(finding.forgeable);
+}
+
+TEST_CASE("a denial from the pod's own PID space is unproven; a connection still fails",
+          "[trusted-probe]") {
+    // Issue 35 point 6: an agent of the same user takes the probe's stdout and writes the
+    // denial markers first, so such a denial is what the agent chose to say.
+    Finding denied{Verdict::Pass, {"curl could not connect"}, "curl"};
+    noteProbeSite(denied, podProbeSite("agent"));
+    const Finding fromPod = withoutForgeableDenial(denied);
+    CHECK(fromPod.verdict == Verdict::Unproven);
+    CHECK_THAT(fromPod.evidence.back(),
+               Catch::Contains("pidfd_getfd") && Catch::Contains("--trusted-probe"));
+    Finding connected{Verdict::Fail, {"curl connected"}, "curl"};
+    noteProbeSite(connected, podProbeSite("agent"));
+    CHECK(withoutForgeableDenial(connected).verdict == Verdict::Fail);
+    Finding trusted{Verdict::Pass, {"curl could not connect"}, "curl"};
+    noteProbeSite(trusted, ProbeSite{"probe-1", "curlimages/curl:8"});
+    CHECK(withoutForgeableDenial(trusted).verdict == Verdict::Pass);
 }

@@ -12,22 +12,24 @@ using namespace rossoctl::verify;
 using namespace rossoctl::testing;
 
 TEST_CASE("token probe: absent, readable, cannot run") {
-    SECTION("run here: this machine has no token") {
-        auto finding = tokenLive(runLocally(tokenProbeCommand(), {"sh", "cat"}));
+    SECTION("run here: this machine has no token, and the shell alone can tell") {
+        // No cat: the shell's own redirection opens the path (issue 35 point 5: no tool from
+        // a path the pod may have written).
+        auto finding = tokenLive(runLocally(tokenProbeCommand(), {}));
         CHECK(finding.verdict == Verdict::Pass);
-        CHECK(mentions(finding, "No such file or directory"));
+        CHECK(mentions(finding, "No such file"));
     }
-    SECTION("no cat in the image") {
-        CHECK(tokenLive(runLocally(tokenProbeCommand(), {"sh"})).verdict == Verdict::Unproven);
+    SECTION("a cat the pod put on its PATH is never run") {
+        auto finding = tokenLive(
+            runLocally(tokenProbeCommand(), {}, {{"cat", "#!/bin/sh\necho secret-token\n"}}));
+        CHECK(finding.verdict == Verdict::Pass);
+        CHECK(tokenProbeCommand().front() == "/bin/sh");
     }
-    SECTION("cat a dangling link: its \"No such file\" is not about the token") {
+    SECTION("a message not about the token path is unproven") {
         ProbeOutput output;
-        output.exitCode = 0;
-        output.stdoutText = "rossoctl-token-exit=127\n";
-        output.stderrText = "rossoctl-probe: 2: cat: No such file or directory\n";
+        output.stdoutText = "rossoctl-token-exit=1\nrossoctl-token-error=sh: No such file\n";
         CHECK(tokenLive(output).verdict == Verdict::Unproven);
-        output.stdoutText = "rossoctl-token-exit=1\n";
-        output.stderrText = "sh: cat: No such file or directory\n";
+        output.stdoutText = "";
         CHECK(tokenLive(output).verdict == Verdict::Unproven);
     }
     SECTION("an exec that ran out of time is unproven") {
@@ -42,13 +44,13 @@ TEST_CASE("token probe: absent, readable, cannot run") {
     CHECK(finding.verdict == Verdict::Fail);
     CHECK(mentions(finding, "a token is mounted"));
     ProbeOutput denied;
-    denied.stdoutText = "rossoctl-token-exit=1\n";
-    denied.stderrText =
-        "cat: /var/run/secrets/kubernetes.io/serviceaccount/token: Permission denied\n";
+    denied.stdoutText =
+        "rossoctl-token-exit=1\nrossoctl-token-error=sh: can't open "
+        "'/var/run/secrets/kubernetes.io/serviceaccount/token': Permission denied\n";
     CHECK(tokenLive(denied).verdict == Verdict::Fail);
     ProbeOutput noShell;
     noShell.started = false;
-    noShell.failure = "exec: \"sh\": executable file not found in $PATH";
+    noShell.failure = "exec: \"/bin/sh\": stat /bin/sh: no such file or directory";
     auto unproven = tokenLive(noShell);
     CHECK(unproven.verdict == Verdict::Unproven);
     CHECK(mentions(unproven, "could not run sh"));
@@ -132,4 +134,31 @@ TEST_CASE("canaries: every writable mount and the root filesystem, read back") {
         CHECK(canaryWriteCommand({}, "x").size() == 5);
         CHECK(canariesWritten(timedOut).empty());
     }
+}
+
+TEST_CASE("cpu probe: a quota that matches the limit passes; none, or a different one, fails") {
+    // Issue 35 point 2: cpu "0" leaves cpu.cfs_quota_us at -1, no limit at all.
+    auto output = [](const std::string& line) {
+        ProbeOutput probe;
+        probe.stdoutText = "rossoctl-file=none\nrossoctl-cpu=" + line + "\n";
+        return probe;
+    };
+    CHECK(cpuLimitLive(output("/sys/fs/cgroup/cpu.max 50000 100000"), 500).verdict ==
+          Verdict::Pass);
+    auto unlimited = cpuLimitLive(output("/sys/fs/cgroup/cpu.max max 100000"), 500);
+    CHECK(unlimited.verdict == Verdict::Fail);
+    CHECK(mentions(unlimited, "the cgroup has no cpu limit"));
+    CHECK(cpuLimitLive(output("/sys/fs/cgroup/cpu/cpu.cfs_quota_us -1 100000"), std::nullopt)
+              .verdict == Verdict::Fail);
+    auto other = cpuLimitLive(output("/sys/fs/cgroup/cpu.max 200000 100000"), 500);
+    CHECK(other.verdict == Verdict::Fail);
+    CHECK(mentions(other, "(2000m) but the container's cpu limit is 500m"));
+    // The kubelet's floor: 1 ms per period for anything below 10m.
+    CHECK(cpuLimitLive(output("/sys/fs/cgroup/cpu.max 1000 100000"), 5).verdict == Verdict::Pass);
+    CHECK(cpuLimitLive(output("none"), 500).verdict == Verdict::Unproven);
+    CHECK(cpuLimitMillis(json::parse(R"({"resources": {"limits": {"cpu": "0"}}})")) ==
+          std::nullopt);
+    CHECK(memoryLimitBytes(json::parse(R"({"resources": {"limits": {"memory": "0"}}})")) ==
+          std::nullopt);
+    CHECK(cpuLimitMillis(json::parse(R"({"resources": {"limits": {"cpu": "1500m"}}})")) == 1500);
 }

@@ -1,6 +1,7 @@
 // The static halves of sandbox verify: pure functions of the objects read from the API.
 #include <catch2/catch.hpp>
 
+#include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/verify/checks.hpp"
 
 using nlohmann::json;
@@ -14,6 +15,7 @@ json hardenedPod() {
       "spec": {
         "automountServiceAccountToken": false,
         "activeDeadlineSeconds": 86400,
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [{"name": "agent", "workingDir": "/workspace",
                         "resources": {"limits": {"cpu": "500m", "memory": "512Mi"}},
                         "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}]}],
@@ -26,6 +28,12 @@ bool mentions(const Finding& finding, const std::string& text) {
     for (const auto& line : finding.evidence)
         if (line.find(text) != std::string::npos) return true;
     return false;
+}
+
+// Noon the day before 2030-01-01: a shutdownTime then is 12 hours away.
+DeadlineBound today() {
+    return {*rossoctl::kube::parseTimestamp("2029-12-31T12:00:00Z"), std::chrono::hours(24),
+            "the project's lifetime"};
 }
 
 json defaultDeny() {
@@ -152,6 +160,34 @@ TEST_CASE("egress static: the effective egress against the project's allowance")
         CHECK(mentions(finding, "opens the API server (10.96.0.1)"));
         CHECK_FALSE(mentions(finding, "the node network"));  // excepted
     }
+    SECTION("a named port is the number the selected pods give it (issue 35 point 9)") {
+        json named = dns;
+        named["metadata"]["name"] = "allow-dns-named";
+        named["spec"]["egress"][0]["ports"] =
+            json::parse(R"([{"protocol": "UDP", "port": "dns"}])");
+        const auto peer =
+            rossoctl::model::PodPeer{named["spec"]["egress"][0]["to"][0]["namespaceSelector"],
+                                     named["spec"]["egress"][0]["to"][0]["podSelector"]};
+        EgressInputs inputs;
+        inputs.peerPods[rossoctl::model::podPeerKey(peer)] = std::vector<json>{json::parse(
+            R"({"metadata": {"name": "coredns"}, "spec": {"containers": [{"name": "coredns",
+                "ports": [{"name": "dns", "containerPort": 53, "protocol": "UDP"},
+                          {"name": "dns-tcp", "containerPort": 53, "protocol": "TCP"},
+                          {"name": "metrics", "containerPort": 9153, "protocol": "TCP"}]}]}})")};
+        auto resolved = egressStatic(pod, json::array({defaultDeny(), named}), inputs);
+        CHECK(resolved.verdict == Verdict::Pass);
+        CHECK(mentions(resolved, "UDP named port \"dns\" resolved on the 1 pods"));
+        // A name on a port beyond 53 opens it; pods that cannot be listed leave it unproven.
+        inputs.peerPods.begin()
+            ->second->front()["spec"]["containers"][0]["ports"][0]["containerPort"] = 5353;
+        CHECK(egressStatic(pod, json::array({defaultDeny(), named}), inputs).verdict ==
+              Verdict::Fail);
+        inputs.peerPods.begin()->second = std::nullopt;
+        auto hidden = egressStatic(pod, json::array({defaultDeny(), named}), inputs);
+        CHECK(hidden.verdict == Verdict::Unproven);
+        CHECK(mentions(hidden, "could not be listed"));
+        CHECK(egressStatic(pod, json::array({defaultDeny(), named})).verdict == Verdict::Unproven);
+    }
     SECTION("a Cilium rule that cannot be evaluated is unproven, never a pass") {
         json cnp = json::parse(R"([{"metadata": {"name": "c"}, "spec": {"endpointSelector": {},
           "egress": [{"toServices": [{"k8sService": {"serviceName": "x"}}]}]}}])");
@@ -202,33 +238,83 @@ TEST_CASE("limits static: every container, a deadline, a quota") {
     json pod = hardenedPod();
     const json sandbox = json::object();
     const json quota = json::parse(
-        R"([{"metadata": {"name": "sandbox-quota"}, "spec": {"hard": {"limits.memory": "8Gi", "pods": "20"}}}])");
-    CHECK(limitsStatic(pod, sandbox, quota).verdict == Verdict::Pass);
-    CHECK(mentions(limitsStatic(pod, sandbox, quota),
-                   "resourcequota/sandbox-quota: limits.memory=8Gi, pods=20"));
+        R"([{"metadata": {"name": "sandbox-quota"}, "spec": {"hard": {"limits.cpu": "4", "limits.memory": "8Gi", "pods": "20"}}}])");
+    CHECK(limitsStatic(pod, sandbox, quota, today()).verdict == Verdict::Pass);
+    CHECK(mentions(limitsStatic(pod, sandbox, quota, today()),
+                   "resourcequota/sandbox-quota: limits.cpu=4, limits.memory=8Gi, pods=20"));
+
+    SECTION("a zero limit is no limit, in any container (issue 35 points 2 and 3)") {
+        pod["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "0";
+        auto zeroCpu = limitsStatic(pod, sandbox, quota, today());
+        CHECK(zeroCpu.verdict == Verdict::Fail);
+        CHECK(mentions(zeroCpu, "container agent has cpu limit 0 is no limit"));
+        pod = hardenedPod();
+        pod["spec"]["containers"].push_back(
+            {{"name", "sidecar"}, {"resources", {{"limits", {{"cpu", "0"}, {"memory", "0"}}}}}});
+        auto sidecar = limitsStatic(pod, sandbox, quota, today());
+        CHECK(sidecar.verdict == Verdict::Fail);
+        CHECK(mentions(sidecar, "container sidecar has memory limit 0 is no limit"));
+        pod["spec"]["containers"][1]["resources"]["limits"] = {{"cpu", "0m"}, {"memory", "0Mi"}};
+        CHECK(limitsStatic(pod, sandbox, quota, today()).verdict == Verdict::Fail);
+        pod["spec"]["containers"][1]["resources"]["limits"] = {{"cpu", "lots"}, {"memory", "1Gi"}};
+        CHECK(mentions(limitsStatic(pod, sandbox, quota, today()), "is not a quantity"));
+    }
+    SECTION("ephemeral containers are named; what bounds them is the pod's cgroup") {
+        pod["spec"]["ephemeralContainers"] = json::array({{{"name", "debug"}}});
+        auto bounded = limitsStatic(pod, sandbox, quota, today());
+        CHECK(bounded.verdict == Verdict::Pass);
+        CHECK(mentions(bounded, "ephemeral container debug: no limits of its own"));
+        pod["spec"]["containers"][0]["resources"]["limits"].erase("memory");
+        CHECK(mentions(limitsStatic(pod, sandbox, quota, today()), "bounded by nothing"));
+    }
+    SECTION("a quota counts only when it caps limits.cpu and limits.memory for this pod") {
+        // Issue 35 point 12: any ResourceQuota with any key counted.
+        const json pods = json::parse(
+            R"([{"metadata": {"name": "q"}, "spec": {"hard": {"pods": "5", "limits.memory": "4Gi"}}}])");
+        auto uncapped = limitsStatic(pod, sandbox, pods, today());
+        CHECK(uncapped.verdict == Verdict::Fail);
+        CHECK(mentions(uncapped, "caps limits.cpu in the namespace"));
+        json scoped = quota;
+        scoped[0]["spec"]["scopes"] = {"NotTerminating"};  // the pod has a deadline
+        auto notCovering = limitsStatic(pod, sandbox, scoped, today());
+        CHECK(notCovering.verdict == Verdict::Fail);
+        CHECK(mentions(notCovering, "does not cover this pod: scope NotTerminating"));
+        scoped[0]["spec"]["scopes"] = {"Terminating", "NotBestEffort"};
+        CHECK(limitsStatic(pod, sandbox, scoped, today()).verdict == Verdict::Pass);
+        json zero = quota;
+        zero[0]["spec"]["hard"]["limits.cpu"] = "0";
+        CHECK(limitsStatic(pod, sandbox, zero, today()).verdict == Verdict::Fail);
+    }
 
     SECTION("a container without a memory limit") {
         pod["spec"]["containers"].push_back(
             {{"name", "sidecar"}, {"resources", {{"limits", {{"cpu", "100m"}}}}}});
-        auto finding = limitsStatic(pod, sandbox, quota);
+        auto finding = limitsStatic(pod, sandbox, quota, today());
         CHECK(finding.verdict == Verdict::Fail);
         CHECK(mentions(finding, "container sidecar has no memory limit"));
     }
     SECTION("an init container counts too") {
         pod["spec"]["initContainers"] = json::array({{{"name", "setup"}}});
-        CHECK(mentions(limitsStatic(pod, sandbox, quota),
+        CHECK(mentions(limitsStatic(pod, sandbox, quota, today()),
                        "container setup has no cpu or memory limit"));
     }
     SECTION("no deadline; the Sandbox's shutdownTime is enough") {
         pod["spec"].erase("activeDeadlineSeconds");
-        auto finding = limitsStatic(pod, sandbox, quota);
+        auto finding = limitsStatic(pod, sandbox, quota, today());
         CHECK(finding.verdict == Verdict::Fail);
         CHECK(mentions(finding, "no deadline"));
         const json withShutdown = {{"spec", {{"shutdownTime", "2030-01-01T00:00:00Z"}}}};
-        CHECK(limitsStatic(pod, withShutdown, quota).verdict == Verdict::Pass);
+        CHECK(limitsStatic(pod, withShutdown, quota, today()).verdict == Verdict::Pass);
+        // Issue 35 point 12: a deadline years away is none.
+        const json farAway = {{"spec", {{"shutdownTime", "2033-01-01T00:00:00Z"}}}};
+        auto years = limitsStatic(pod, farAway, quota, today());
+        CHECK(years.verdict == Verdict::Fail);
+        CHECK(mentions(years, "beyond the project's lifetime (24.0h): not a deadline that counts"));
+        pod["spec"]["activeDeadlineSeconds"] = 94608000;  // three years
+        CHECK(limitsStatic(pod, sandbox, quota, today()).verdict == Verdict::Fail);
     }
     SECTION("no quota") {
-        auto finding = limitsStatic(pod, sandbox, json::array());
+        auto finding = limitsStatic(pod, sandbox, json::array(), today());
         CHECK(finding.verdict == Verdict::Fail);
         CHECK(mentions(finding, "no ResourceQuota"));
     }
@@ -259,6 +345,30 @@ TEST_CASE("nothing survives static: every volume that outlives the pod fails") {
     CHECK(nothingSurvivesStatic(pod).verdict == Verdict::Unproven);
 }
 
+TEST_CASE("nothing survives static: a generic ephemeral volume is judged by its StorageClass") {
+    // Issue 35 point 12: it was assumed to die with the pod; a Retain class keeps its volume.
+    json pod = hardenedPod();
+    pod["spec"]["volumes"] =
+        json::parse(R"([{"name": "scratch", "ephemeral": {"volumeClaimTemplate":
+        {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}])");
+    const json classes = json::parse(R"([
+        {"metadata": {"name": "keep", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+         "reclaimPolicy": "Retain"},
+        {"metadata": {"name": "fast"}, "reclaimPolicy": "Delete"}])");
+    auto kept = nothingSurvivesStatic(pod, json(), classes);
+    CHECK(kept.verdict == Verdict::Fail);
+    CHECK(mentions(kept, "StorageClass keep has reclaimPolicy Retain"));
+    pod["spec"]["volumes"][0]["ephemeral"]["volumeClaimTemplate"]["spec"]["storageClassName"] =
+        "fast";
+    auto deleted = nothingSurvivesStatic(pod, json(), classes);
+    CHECK(deleted.verdict == Verdict::Pass);
+    CHECK(mentions(deleted, "scratch (ephemeral, its StorageClass deletes it)"));
+    CHECK(nothingSurvivesStatic(pod).verdict == Verdict::Unproven);  // classes not read
+    pod["spec"]["volumes"][0]["ephemeral"]["volumeClaimTemplate"]["spec"]["storageClassName"] =
+        "gone";
+    CHECK(nothingSurvivesStatic(pod, json(), classes).verdict == Verdict::Unproven);
+}
+
 TEST_CASE("nothing survives static: the Sandbox's volumeClaimTemplates and shutdownPolicy") {
     const json pod = hardenedPod();
     json sandbox = json::parse(R"({"spec": {"shutdownPolicy": "Retain"}})");
@@ -270,4 +380,19 @@ TEST_CASE("nothing survives static: the Sandbox's volumeClaimTemplates and shutd
     CHECK(mentions(finding, "shutdownPolicy Retain"));
     sandbox["spec"]["shutdownPolicy"] = "Delete";
     CHECK(nothingSurvivesStatic(pod, sandbox).verdict == Verdict::Fail);
+}
+
+TEST_CASE("nothing survives static: a seccomp profile that lets the keyring through") {
+    // Issue 35 point 8: with seccomp Unconfined a key from add_key("user", ...) was readable in
+    // the replacement pod.
+    json pod = hardenedPod();
+    pod["spec"]["containers"][0]["securityContext"]["seccompProfile"]["type"] = "Unconfined";
+    auto unconfined = nothingSurvivesStatic(pod);
+    CHECK(unconfined.verdict == Verdict::Fail);
+    CHECK(mentions(unconfined, "container agent runs with seccomp Unconfined"));
+    pod = hardenedPod();
+    pod["spec"].erase("securityContext");
+    CHECK(nothingSurvivesStatic(pod).verdict == Verdict::Unproven);
+    pod["spec"]["containers"][0]["securityContext"] = {{"privileged", true}};
+    CHECK(nothingSurvivesStatic(pod).verdict == Verdict::Fail);
 }

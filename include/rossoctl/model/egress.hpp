@@ -3,6 +3,7 @@
 // that selects it, as sets of addresses and ports, and what of it lies beyond what the project
 // allows. Pure set arithmetic; `sandbox verify` turns the result into evidence.
 #include <array>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -83,7 +84,9 @@ struct EgressGrant {
     bool everyPod = false;
     std::vector<std::string> hostNames;  // Cilium toFQDNs
     PortSet ports;
-    std::vector<std::string> notes;  // e.g. a named port counted as every port
+    // Named ports (not in `ports` until resolveNamedPorts finds their numbers).
+    std::vector<std::pair<Protocol, std::string>> namedPorts;
+    std::vector<std::string> notes;  // e.g. what a named port resolved to
 };
 
 struct EffectiveEgress {
@@ -96,6 +99,13 @@ struct EffectiveEgress {
 // networkPolicies / ciliumPolicies: a List's items (ciliumPolicies may be null: not served).
 EffectiveEgress effectiveEgress(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                                 const nlohmann::json& ciliumPolicies = nullptr);
+
+// The pods a peer selects (nullopt: they could not be listed).
+using PodsOfPeer = std::function<std::optional<std::vector<nlohmann::json>>(const PodPeer& peer)>;
+std::string podPeerKey(const PodPeer& peer);  // the same for the same selectors
+// Adds to each grant's ports the numbers its named ports have on the pods its peers select; a
+// named port towards addresses, or to pods that could not be listed, is unevaluable.
+void resolveNamedPorts(EffectiveEgress& egress, const PodsOfPeer& podsOf);
 
 // What the project allows, from the namespace's kAllowedEgressAnnotation (written by
 // `project create`); DNS to kube-dns only when the annotation is absent.

@@ -4,6 +4,7 @@
 // it printed, so both are unit-tested without a cluster.
 #include <chrono>
 #include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -22,7 +23,14 @@ struct Finding {
     Verdict verdict = Verdict::Unproven;
     std::vector<std::string> evidence;
     std::string probe;  // the live tool used (curl, wget, ...); empty for static parts
+    // Ran in the pod's own PID space: the agent could have written what it printed.
+    bool forgeable = false;
 };
+
+// Fail over unproven over pass.
+Verdict worstOf(Verdict a, Verdict b);
+// Adds part's evidence (each line after `prefix`) to into; into's verdict becomes the worse.
+void absorb(Finding& into, const Finding& part, const std::string& prefix = "");
 
 // A check passes only when both halves pass; a failing half fails it; anything else is
 // unproven.
@@ -63,6 +71,9 @@ struct EgressInputs {
     int probedPort = 443;
     std::vector<std::string> readProblems;    // what could not be read, as evidence
     std::vector<std::string> unreadPolicies;  // policies that could not be read: unproven
+    // The pods each peer of a rule with a named port selects (model::podPeerKey; nullopt: could
+    // not be listed); a peer not here is not resolved.
+    std::map<std::string, std::optional<std::vector<nlohmann::json>>> peerPods;
 };
 
 // The pod's effective egress (model/egress.hpp) against the project's allowance: fails on any
@@ -71,15 +82,25 @@ struct EgressInputs {
 Finding egressStatic(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                      const EgressInputs& inputs = EgressInputs());
 
-// Every container has cpu and memory limits; activeDeadlineSeconds or the Sandbox's
-// shutdownTime is set; a ResourceQuota (a List's items) covers the namespace.
-Finding limitsStatic(const nlohmann::json& pod, const nlohmann::json& sandbox,
-                     const nlohmann::json& resourceQuotas);
+// The longest deadline that counts, from now: the project's default lifetime (24h unset).
+struct DeadlineBound {
+    std::chrono::system_clock::time_point now;
+    std::chrono::seconds longest{std::chrono::hours(24)};
+    std::string origin = "the default lifetime";  // for evidence
+};
 
-// No volume that outlives the pod (PVC, hostPath, network and cloud disks, ...), no
-// volumeClaimTemplates on the Sandbox; a volume type not known is unproven.
+// Every container has cpu and memory limits above zero; activeDeadlineSeconds or the
+// Sandbox's shutdownTime ends within bound; a ResourceQuota (a List's items) covering the pod
+// caps limits.cpu and limits.memory.
+Finding limitsStatic(const nlohmann::json& pod, const nlohmann::json& sandbox,
+                     const nlohmann::json& resourceQuotas, const DeadlineBound& bound);
+
+// No volume that outlives the pod (PVC, hostPath, network and cloud disks, a generic ephemeral
+// volume whose StorageClass retains it, ...), no volumeClaimTemplates on the Sandbox; a volume
+// type not known is unproven. storageClasses: a List's items; null: could not be read.
 Finding nothingSurvivesStatic(const nlohmann::json& pod,
-                              const nlohmann::json& sandbox = nlohmann::json());
+                              const nlohmann::json& sandbox = nlohmann::json(),
+                              const nlohmann::json& storageClasses = nlohmann::json());
 
 // --- live probes: the command to exec, and what its output means ----------------------
 
@@ -133,6 +154,15 @@ ControlResult connectFromHere(model::HostResolver& resolver, const EgressTarget&
 // The pod's connect time-out: many round trips of the control, at least 1 s, at most 5 s.
 std::chrono::milliseconds probeConnectTimeout(const ControlResult& control);
 
+// Where the egress probe looks for its tool: the image's system directories (never the pod's
+// PATH, which may name a directory the agent writes).
+inline constexpr const char* kImageToolPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+// A denial by a tool the pod could have replaced (its resolved path under a writable mount of
+// container, or a writable root filesystem) is unproven; else the evidence names the path.
+Finding withoutWritableTool(Finding live, const ProbeOutput& output,
+                            const nlohmann::json& container);
+
 // The tools the egress probe tries, in order; the first the image has is used.
 std::vector<std::string> egressProbeOrder();
 // address: the control's address (the pod connects to the same one; empty: the URL's host).
@@ -144,12 +174,23 @@ std::vector<std::string> egressProbeCommand(
 Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
                    const ControlResult& control);
 
+// The containers of the pod that can hold NET_RAW or NET_ADMIN (privileged, added, or the
+// runtime's default NET_RAW kept by a container that may be root or escalate), as evidence.
+std::vector<std::string> rawNetworkHolders(const nlohmann::json& pod);
+// While any container can, a live denial is unproven: it could be forged in the shared network
+// namespace (an ARP spoof that drops replies, a forged reset).
+Finding withoutSpoofableDenial(Finding live, const std::vector<std::string>& holders);
+
 std::vector<std::string> cgroupProbeCommand();
 // expectedBytes: the container's memory limit; nullopt when it has none.
 Finding limitsLive(const ProbeOutput& output, std::optional<long long> expectedBytes);
 
-// The container's memory limit in bytes, if set.
+// The container's memory limit in bytes, if set above zero.
 std::optional<long long> memoryLimitBytes(const nlohmann::json& container);
+// The container's cpu limit in millicores, if set above zero.
+std::optional<long long> cpuLimitMillis(const nlohmann::json& container);
+// The cgroup's cpu quota (cpu.max or cfs_quota_us) against the declared limit; none is a fail.
+Finding cpuLimitLive(const ProbeOutput& output, std::optional<long long> expectedMillis);
 
 // Where canaries go: every writable mount of the container (volumes the kubelet mounts
 // read-only are left out) and the root filesystem (/tmp, /var/tmp, / unless a volume is

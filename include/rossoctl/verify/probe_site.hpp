@@ -27,8 +27,12 @@ struct ProbeSite {
 
 ProbeSite podProbeSite(const std::string& container);
 
-// Puts site.label() first in the finding's evidence.
+// Puts site.label() first in the finding's evidence; a finding from the pod is forgeable.
 void noteProbeSite(Finding& finding, const ProbeSite& site);
+
+// Egress is proven only live: a forgeable "could not connect" is unproven (a connection the
+// pod reports still fails).
+Finding withoutForgeableDenial(Finding live);
 
 // The cluster or its node cannot run the trusted probe (no pods/ephemeralcontainers, the
 // container never started, the image could not be pulled): the live parts it was to prove

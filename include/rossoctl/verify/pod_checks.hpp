@@ -1,0 +1,72 @@
+#pragma once
+// What a verdict about a sandbox covers beyond one container of one pod: every container probed
+// live, the Sandbox's pod template judged beside the pod (and the pod that replaces it), and
+// credentials found by their shape in everything the pod can read.
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rossoctl/verify/checks.hpp"
+
+namespace rossoctl::verify {
+
+// Runs a probe command in the named container of the pod.
+using ExecInContainer = std::function<ProbeOutput(const std::vector<std::string>& command,
+                                                  const std::string& container)>;
+
+// The containers that run beside the agent: the containers and restartable init containers
+// (sidecars), each with what it is ("container", "sidecar"); those that should run and do not
+// (as evidence), and the init containers that have finished.
+struct RunningContainers {
+    std::vector<std::pair<nlohmann::json, std::string>> running;
+    std::vector<std::string> notes;
+    std::vector<std::string> finished;
+};
+RunningContainers runningContainers(const nlohmann::json& pod);
+
+// The cgroup (memory and cpu) of every container that runs: the containers and restartable
+// init containers. An init container that has finished is left out; one that should run and
+// does not is unproven; ephemeral containers run inside the pod's cgroup (the static part says
+// what bounds them).
+Finding limitsLiveEveryContainer(const nlohmann::json& pod, const ExecInContainer& exec);
+
+// The pod the Sandbox's spec.podTemplate makes next: the template's spec, with the pod's labels
+// and the template's (the controller adds its own); null when the Sandbox has no template.
+nlohmann::json podFromTemplate(const nlohmann::json& sandbox, const nlohmann::json& pod);
+
+// first, with what second adds: its evidence lines first lacks (after `prefix`) and the worse
+// verdict. A template or replacement pod that says the same adds nothing.
+Finding alongside(Finding first, const Finding& second, const std::string& prefix);
+
+// --- credentials by shape --------------------------------------------------------------
+
+// A Secret or ConfigMap the pod references, as read from the API.
+struct CredentialSource {
+    std::string kind;  // "secret" or "configmap"
+    std::string name;
+    std::optional<nlohmann::json> object;  // nullopt: not read (problem says why)
+    std::string problem;                   // "not found", or the API's refusal
+};
+
+// Every Secret and ConfigMap a container of the pod (init and ephemeral included) can read:
+// volumes, projected sources, env valueFrom and envFrom; (kind, name) pairs, each once.
+std::vector<std::pair<std::string, std::string>> referencedSources(const nlohmann::json& pod);
+
+// What a value is, by its shape: "" for nothing of note, else the evidence (never the value).
+// Fail: a JWT naming clusterIssuer or carrying Kubernetes service-account claims, a kubeconfig
+// with a user's credentials; unproven: another JWT (this cluster may accept it through OIDC).
+struct CredentialShape {
+    Verdict verdict = Verdict::Pass;
+    std::string what;
+};
+CredentialShape credentialShape(const std::string& value, const std::string& clusterIssuer);
+
+// Every env value and every key of every referenced source, judged by credentialShape; a source
+// that exists but could not be read is unproven (RBAC hides what the pod can read).
+Finding credentialsStatic(const nlohmann::json& pod, const std::vector<CredentialSource>& sources,
+                          const std::string& clusterIssuer);
+
+}  // namespace rossoctl::verify

@@ -1,0 +1,56 @@
+#pragma once
+// Reading the pod objects the static checks judge: a member or null, never an exception.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace rossoctl::verify::json_access {
+
+using nlohmann::json;
+
+inline const json& nullJson() {
+    static const json value;
+    return value;
+}
+inline const json& emptyArray() {
+    static const json value = json::array();
+    return value;
+}
+
+// The member `key` of object, or null.
+inline const json& at(const json& object, const char* key) {
+    if (!object.is_object()) return nullJson();
+    auto it = object.find(key);
+    return it == object.end() ? nullJson() : *it;
+}
+inline const json& arrayAt(const json& object, const char* key) {
+    const json& value = at(object, key);
+    return value.is_array() ? value : emptyArray();
+}
+inline std::string stringAt(const json& object, const char* key, const std::string& fallback = "") {
+    const json& value = at(object, key);
+    return value.is_string() ? value.get<std::string>() : fallback;
+}
+
+inline const json& podSpec(const json& pod) {
+    return at(pod, "spec");
+}
+inline std::string podName(const json& pod) {
+    return stringAt(at(pod, "metadata"), "name", "?");
+}
+
+inline std::vector<json> allContainers(const json& pod) {
+    std::vector<json> out;
+    for (const char* key : {"initContainers", "containers"})
+        for (const auto& container : arrayAt(podSpec(pod), key)) out.push_back(container);
+    return out;
+}
+
+inline std::string joined(const std::vector<std::string>& parts,
+                          const std::string& separator = ", ") {
+    std::string out;
+    for (const auto& part : parts) out += (out.empty() ? "" : separator) + part;
+    return out;
+}
+
+}  // namespace rossoctl::verify::json_access

@@ -1,0 +1,177 @@
+// The static half of "limits enforced": every container's limits above zero, a deadline that
+// ends within the project's lifetime, a quota covering the pod that caps cpu and memory.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "json_access.hpp"
+#include "rossoctl/kube/timestamp.hpp"
+#include "rossoctl/model/validation.hpp"
+#include "rossoctl/verify/checks.hpp"
+
+namespace rossoctl::verify {
+
+using nlohmann::json;
+using namespace json_access;
+
+namespace {
+
+// A limit the kubelet enforces: a quantity above zero ("0" sets no CFS quota and no memory
+// limit at all), as text for evidence; nullopt with `why` when there is none.
+std::optional<std::string> enforcedLimit(const json& limits, const char* resource,
+                                         std::string& why) {
+    const json& value = at(limits, resource);
+    if (value.is_null()) {
+        why = fmt::format("no {} limit", resource);
+        return std::nullopt;
+    }
+    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    double amount = 0;
+    try {
+        amount = value.is_number() ? value.get<double>() : model::parseQuantity(text, resource);
+    } catch (const std::exception&) {
+        why = fmt::format("{} limit {:?} is not a quantity", resource, text);
+        return std::nullopt;
+    }
+    if (!(amount > 0)) {
+        why = fmt::format("{} limit {} is no limit (zero sets none)", resource, text);
+        return std::nullopt;
+    }
+    return text;
+}
+
+// Why a quota's scopes leave this pod out ("" when it covers it); a scope not known, or a
+// scopeSelector, is taken as not covering it.
+std::string quotaScopeMiss(const json& quota, const json& pod) {
+    const json& spec = at(quota, "spec");
+    if (!at(spec, "scopeSelector").is_null()) return "a scopeSelector, not evaluated here";
+    const bool terminating = at(podSpec(pod), "activeDeadlineSeconds").is_number();
+    bool bestEffort = true;
+    for (const auto& container : allContainers(pod)) {
+        const json& resources = at(container, "resources");
+        if (!at(resources, "limits").empty() || !at(resources, "requests").empty())
+            bestEffort = false;
+    }
+    for (const auto& scope : arrayAt(spec, "scopes")) {
+        const std::string name = scope.is_string() ? scope.get<std::string>() : "";
+        if ((name == "Terminating" && terminating) || (name == "NotTerminating" && !terminating) ||
+            (name == "BestEffort" && bestEffort) || (name == "NotBestEffort" && !bestEffort))
+            continue;
+        return fmt::format("scope {}", name.empty() ? scope.dump() : name);
+    }
+    return "";
+}
+
+}  // namespace
+
+Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQuotas,
+                     const DeadlineBound& bound) {
+    Finding finding;
+    bool holds = true;
+    for (const auto& container : allContainers(pod)) {
+        const json& limits = at(at(container, "resources"), "limits");
+        std::vector<std::string> missing;
+        std::string cpuWhy, memoryWhy;
+        const auto cpu = enforcedLimit(limits, "cpu", cpuWhy);
+        const auto memory = enforcedLimit(limits, "memory", memoryWhy);
+        const std::string name = stringAt(container, "name", "?");
+        if (cpu && memory) {
+            finding.evidence.push_back(
+                fmt::format("container {}: limits cpu={} memory={}", name, *cpu, *memory));
+            continue;
+        }
+        holds = false;
+        if (!cpu && !memory && cpuWhy == "no cpu limit" && memoryWhy == "no memory limit") {
+            finding.evidence.push_back(
+                fmt::format("container {} has no cpu or memory limit", name));
+            continue;
+        }
+        for (const auto& why : {cpuWhy, memoryWhy})
+            if (!why.empty())
+                finding.evidence.push_back(fmt::format("container {} has {}", name, why));
+    }
+    // Ephemeral containers may declare no resources; they run inside the pod's cgroup, which
+    // the kubelet bounds by the sum of the other containers' limits when every one has them.
+    for (const auto& container : arrayAt(podSpec(pod), "ephemeralContainers"))
+        finding.evidence.push_back(fmt::format(
+            "ephemeral container {}: no limits of its own (the API allows none); it runs within "
+            "the pod's cgroup, bounded {}",
+            stringAt(container, "name", "?"),
+            holds ? "by the other containers' limits"
+                  : "by nothing, as a container above has none"));
+    const json& deadline = at(podSpec(pod), "activeDeadlineSeconds");
+    std::string shutdown = stringAt(at(sandbox, "spec"), "shutdownTime");
+    if (shutdown.empty()) shutdown = stringAt(at(at(sandbox, "spec"), "lifecycle"), "shutdownTime");
+    const auto hours = [](long long seconds) { return fmt::format("{:.1f}h", seconds / 3600.0); };
+    // A deadline counts when it ends within the project's lifetime: one years away is none.
+    bool bounded = false;
+    if (deadline.is_number()) {
+        const long long seconds = deadline.get<long long>();
+        const bool within = seconds > 0 && seconds <= bound.longest.count();
+        bounded = bounded || within;
+        finding.evidence.push_back(
+            fmt::format("pod activeDeadlineSeconds: {} ({}){}", deadline.dump(), hours(seconds),
+                        within ? ""
+                               : fmt::format(", beyond {} ({}): not a deadline that counts",
+                                             bound.origin, hours(bound.longest.count()))));
+    }
+    if (!shutdown.empty()) {
+        const auto at = kube::parseTimestamp(shutdown);
+        const long long seconds =
+            at ? std::chrono::duration_cast<std::chrono::seconds>(*at - bound.now).count() : -1;
+        const bool within = at && seconds <= bound.longest.count();
+        bounded = bounded || within;
+        finding.evidence.push_back(fmt::format(
+            "sandbox shutdownTime: {}{}", shutdown,
+            !at      ? " (not a timestamp)"
+            : within ? fmt::format(" (in {})", hours(seconds))
+                     : fmt::format(" (in {}), beyond {} ({}): not a deadline that counts",
+                                   hours(seconds), bound.origin, hours(bound.longest.count()))));
+    }
+    if (!deadline.is_number() && shutdown.empty()) {
+        holds = false;
+        finding.evidence.push_back(
+            "no deadline: neither pod activeDeadlineSeconds nor the Sandbox's shutdownTime is set");
+    } else if (!bounded) {
+        holds = false;
+    }
+    bool cpuCapped = false, memoryCapped = false;
+    for (const auto& quota : resourceQuotas.is_array() ? resourceQuotas : emptyArray()) {
+        const json& hard = at(at(quota, "spec"), "hard");
+        if (!hard.is_object() || hard.empty()) continue;
+        std::vector<std::string> limits;
+        for (const auto& [resource, value] : hard.items())
+            limits.push_back(resource + "=" +
+                             (value.is_string() ? value.get<std::string>() : value.dump()));
+        std::vector<std::string> scopes;
+        for (const auto& scope : arrayAt(at(quota, "spec"), "scopes"))
+            scopes.push_back(scope.is_string() ? scope.get<std::string>() : scope.dump());
+        const std::string name = stringAt(at(quota, "metadata"), "name", "?");
+        finding.evidence.push_back(
+            fmt::format("resourcequota/{}: {}{}", name, joined(limits),
+                        scopes.empty() ? "" : " (scopes " + joined(scopes) + ")"));
+        const std::string uncovered = quotaScopeMiss(quota, pod);
+        if (!uncovered.empty()) {
+            finding.evidence.push_back(
+                fmt::format("resourcequota/{} does not cover this pod: {}", name, uncovered));
+            continue;
+        }
+        std::string why;
+        cpuCapped = cpuCapped || enforcedLimit(hard, "limits.cpu", why);
+        memoryCapped = memoryCapped || enforcedLimit(hard, "limits.memory", why);
+    }
+    if (!cpuCapped || !memoryCapped) {
+        holds = false;
+        std::vector<std::string> uncapped;
+        if (!cpuCapped) uncapped.push_back("limits.cpu");
+        if (!memoryCapped) uncapped.push_back("limits.memory");
+        finding.evidence.push_back(fmt::format(
+            "no ResourceQuota covering this pod caps {} in the namespace: its pods together are "
+            "not bounded",
+            joined(uncapped, " or ")));
+    }
+    finding.verdict = holds ? Verdict::Pass : Verdict::Fail;
+    return finding;
+}
+
+}  // namespace rossoctl::verify

@@ -1,0 +1,101 @@
+// A verdict about the sandbox, not one container of one pod: every running container's cgroup,
+// the pod its template makes next, and a second finding folded into the first.
+#include "rossoctl/verify/pod_checks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "probe_text.hpp"
+
+namespace rossoctl::verify {
+
+using nlohmann::json;
+
+namespace {
+
+bool isRunning(const json& pod, const char* statusesKey, const std::string& name) {
+    const json status = pod.value("status", json::object());
+    for (const auto& entry : status.value(statusesKey, json::array()))
+        if (entry.value("name", "") == name)
+            return entry.value("state", json::object()).contains("running");
+    return false;
+}
+
+}  // namespace
+
+RunningContainers runningContainers(const json& pod) {
+    RunningContainers out;
+    const json spec = pod.value("spec", json::object());
+    auto consider = [&](const json& container, const char* statusesKey, const char* what) {
+        const std::string name = container.value("name", "");
+        if (isRunning(pod, statusesKey, name))
+            out.running.push_back({container, what});
+        else
+            out.notes.push_back(fmt::format("{} {} is not running", what, name));
+    };
+    // A sidecar (restartPolicy Always) runs beside the agent; other init containers are done.
+    for (const auto& container : spec.value("initContainers", json::array()))
+        if (container.value("restartPolicy", "") == "Always")
+            consider(container, "initContainerStatuses", "sidecar");
+        else
+            out.finished.push_back(container.value("name", "?"));
+    for (const auto& container : spec.value("containers", json::array()))
+        consider(container, "containerStatuses", "container");
+    return out;
+}
+
+Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec) {
+    Finding live;
+    live.verdict = Verdict::Pass;
+    live.probe = "cgroup";
+    const auto containers = runningContainers(pod);
+    for (const auto& name : containers.finished)
+        live.evidence.push_back(
+            fmt::format("init container {} has finished: nothing to limit", name));
+    for (const auto& note : containers.notes)
+        absorb(live, probe_text::unproven(note + ": its cgroup could not be read"));
+    for (const auto& [container, what] : containers.running) {
+        const std::string name = container.value("name", "");
+        const ProbeOutput output = exec(cgroupProbeCommand(), name);
+        const std::string prefix = fmt::format("{} {}: ", what, name);
+        if (!output.started) {
+            absorb(live, probe_text::notStarted(output, "sh"), prefix);
+            continue;
+        }
+        absorb(live, limitsLive(output, memoryLimitBytes(container)), prefix);
+        absorb(live, cpuLimitLive(output, cpuLimitMillis(container)), prefix);
+    }
+    if (containers.running.empty() && live.verdict == Verdict::Pass)
+        live.verdict = Verdict::Unproven;
+    return live;
+}
+
+json podFromTemplate(const json& sandbox, const json& pod) {
+    const json podTemplate =
+        sandbox.value("spec", json::object()).value("podTemplate", json::object());
+    if (!podTemplate.contains("spec") || !podTemplate["spec"].is_object()) return nullptr;
+    json labels = pod.value("metadata", json::object()).value("labels", json::object());
+    const json templateLabels =
+        podTemplate.value("metadata", json::object()).value("labels", json::object());
+    for (const auto& [key, value] : templateLabels.items()) labels[key] = value;
+    const std::string name = sandbox.value("metadata", json::object()).value("name", "?");
+    return {{"metadata",
+             {{"name", fmt::format("(next pod of sandbox {})", name)},
+              {"namespace", pod.value("metadata", json::object()).value("namespace", "")},
+              {"labels", labels}}},
+            {"spec", podTemplate["spec"]}};
+}
+
+Finding alongside(Finding first, const Finding& second, const std::string& prefix) {
+    Finding extra;
+    extra.verdict = second.verdict;
+    for (const auto& line : second.evidence)
+        if (std::find(first.evidence.begin(), first.evidence.end(), line) == first.evidence.end())
+            extra.evidence.push_back(line);
+    extra.forgeable = second.forgeable;
+    absorb(first, extra, prefix);
+    return first;
+}
+
+}  // namespace rossoctl::verify

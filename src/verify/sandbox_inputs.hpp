@@ -1,0 +1,29 @@
+#pragma once
+// What verify reads beyond the pod for issue 35's checks: the Secrets and ConfigMaps a pod can
+// read, the pods a named port's peer selects, and policy kinds it does not evaluate. Each read
+// that is refused becomes "not known", never "nothing there".
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rossoctl/kube/client.hpp"
+#include "rossoctl/model/egress.hpp"
+#include "rossoctl/verify/pod_checks.hpp"
+
+namespace rossoctl::verify {
+
+// Adds each Secret and ConfigMap pod references that `sources` lacks, as read (or why not).
+void readCredentialSources(kube::Client& client, const std::string& ns, const nlohmann::json& pod,
+                           std::vector<CredentialSource>& sources);
+
+// The pods a peer selects (its namespaceSelector null: namespace ns); nullopt when refused.
+std::optional<std::vector<nlohmann::json>> podsSelectedBy(kube::Client& client,
+                                                          const std::string& ns,
+                                                          const model::PodPeer& peer);
+
+// AdminNetworkPolicy, BaselineAdminNetworkPolicy, Cilium clusterwide, Calico and Antrea
+// policies: for each kind that is served and has objects (or cannot be listed), one line of
+// what is not evaluated.
+std::vector<std::string> unevaluatedPolicyKinds(kube::Client& client, const std::string& ns);
+
+}  // namespace rossoctl::verify

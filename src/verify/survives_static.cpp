@@ -1,0 +1,169 @@
+// The static half of "nothing survives": no volume, storage class or kernel keyring that keeps
+// data after the pod.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "json_access.hpp"
+#include "rossoctl/kube/timestamp.hpp"
+#include "rossoctl/model/validation.hpp"
+#include "rossoctl/verify/checks.hpp"
+
+namespace rossoctl::verify {
+
+using nlohmann::json;
+using namespace json_access;
+
+namespace {
+
+// A generic ephemeral volume's PersistentVolume outlives the pod when its StorageClass retains
+// it: "" when it is reclaimed (Delete), else why it is kept or not known.
+std::string ephemeralVolumeKept(const json& volume, const json& storageClasses, Verdict& verdict) {
+    const json& claim = at(at(at(volume, "ephemeral"), "volumeClaimTemplate"), "spec");
+    std::string className = stringAt(claim, "storageClassName");
+    if (!storageClasses.is_array()) {
+        verdict = Verdict::Unproven;
+        return "the StorageClasses could not be read, so whether its PersistentVolume is kept "
+               "(reclaimPolicy Retain) is not known";
+    }
+    const json* found = nullptr;
+    for (const auto& candidate : storageClasses) {
+        const json& metadata = at(candidate, "metadata");
+        const bool isDefault = stringAt(at(metadata, "annotations"),
+                                        "storageclass.kubernetes.io/is-default-class") == "true";
+        if ((className.empty() && isDefault) || stringAt(metadata, "name") == className)
+            found = &candidate;
+    }
+    if (!found) {
+        verdict = Verdict::Unproven;
+        return className.empty() ? "no default StorageClass: what provisions it is not known"
+                                 : "StorageClass " + className + " was not found";
+    }
+    const std::string policy = stringAt(*found, "reclaimPolicy", "Delete");
+    if (policy == "Delete") return "";
+    verdict = Verdict::Fail;
+    return fmt::format(
+        "StorageClass {} has reclaimPolicy {}: its PersistentVolume and data "
+        "outlive the pod",
+        stringAt(at(*found, "metadata"), "name", "?"), policy);
+}
+
+// The kernel's user keyring outlives a pod for its uid (add_key, keyctl): only a seccomp
+// profile that refuses them (the runtimes' RuntimeDefault) keeps a key from the next pod.
+void keyringReach(const json& pod, Finding& finding) {
+    const std::string podProfile =
+        stringAt(at(at(podSpec(pod), "securityContext"), "seccompProfile"), "type");
+    for (const char* kind : {"initContainers", "containers", "ephemeralContainers"}) {
+        for (const auto& container : arrayAt(podSpec(pod), kind)) {
+            const json& context = at(container, "securityContext");
+            std::string profile = stringAt(at(context, "seccompProfile"), "type", podProfile);
+            if (at(context, "privileged") == true) profile = "Unconfined";
+            const std::string name = stringAt(container, "name", "?");
+            if (profile == "RuntimeDefault") continue;
+            if (profile == "Unconfined") {
+                finding.verdict = Verdict::Fail;
+                finding.evidence.push_back(fmt::format(
+                    "container {} runs with seccomp Unconfined: a key it adds to the kernel "
+                    "keyring (add_key) outlives the pod for its uid",
+                    name));
+            } else {
+                finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+                finding.evidence.push_back(fmt::format(
+                    "container {} has seccomp {}: whether it can reach the kernel keyring, which "
+                    "outlives the pod, is not known",
+                    name,
+                    profile.empty() ? "unset (the node's default, often Unconfined)" : profile));
+            }
+        }
+    }
+}
+
+}  // namespace
+
+Finding nothingSurvivesStatic(const json& pod, const json& sandbox, const json& storageClasses) {
+    // Volume types whose data lives outside the pod, and those that die with it.
+    static const std::vector<std::string> persistent = {"persistentVolumeClaim",
+                                                        "hostPath",
+                                                        "nfs",
+                                                        "iscsi",
+                                                        "cephfs",
+                                                        "rbd",
+                                                        "glusterfs",
+                                                        "awsElasticBlockStore",
+                                                        "gcePersistentDisk",
+                                                        "azureDisk",
+                                                        "azureFile",
+                                                        "fc",
+                                                        "flocker",
+                                                        "portworxVolume",
+                                                        "quobyte",
+                                                        "scaleIO",
+                                                        "storageos",
+                                                        "vsphereVolume",
+                                                        "photonPersistentDisk",
+                                                        "cinder",
+                                                        "flexVolume"};
+    static const std::vector<std::string> ephemeralTypes = {"emptyDir",    "configMap", "secret",
+                                                            "downwardAPI", "projected", "image"};
+    auto listed = [](const std::vector<std::string>& list, const std::string& type) {
+        return std::find(list.begin(), list.end(), type) != list.end();
+    };
+    Finding finding;
+    finding.verdict = Verdict::Pass;
+    std::vector<std::string> ephemeral;
+    for (const auto& volume : arrayAt(podSpec(pod), "volumes")) {
+        const std::string name = stringAt(volume, "name", "?");
+        std::string type = "unknown";
+        for (const auto& [key, value] : volume.items())
+            if (key != "name") type = key;
+        if (listed(persistent, type)) {
+            finding.verdict = Verdict::Fail;
+            std::string detail = volume[type].is_object() ? volume[type].dump() : "";
+            if (type == "persistentVolumeClaim") detail = stringAt(volume[type], "claimName", "?");
+            if (type == "hostPath") detail = stringAt(volume[type], "path", "?");
+            finding.evidence.push_back(
+                fmt::format("volume {} is {} {}: its data outlives the pod", name, type, detail));
+        } else if (type == "csi") {
+            if (finding.verdict == Verdict::Pass) finding.verdict = Verdict::Unproven;
+            finding.evidence.push_back(fmt::format(
+                "volume {} is csi driver {}: the driver decides whether data outlives the pod",
+                name, stringAt(volume["csi"], "driver", "?")));
+        } else if (type == "ephemeral") {
+            Verdict kept = Verdict::Pass;
+            const std::string why = ephemeralVolumeKept(volume, storageClasses, kept);
+            finding.verdict = worstOf(finding.verdict, kept);
+            if (why.empty())
+                ephemeral.push_back(
+                    fmt::format("{} (ephemeral, its StorageClass deletes it)", name));
+            else
+                finding.evidence.push_back(
+                    fmt::format("volume {} is a generic ephemeral volume: {}", name, why));
+        } else if (listed(ephemeralTypes, type)) {
+            ephemeral.push_back(fmt::format("{} ({})", name, type));
+        } else {
+            if (finding.verdict == Verdict::Pass) finding.verdict = Verdict::Unproven;
+            finding.evidence.push_back(
+                fmt::format("volume {} is of type {}, not known to die with the pod", name, type));
+        }
+    }
+    keyringReach(pod, finding);
+    const json& spec = at(sandbox, "spec");
+    const json& claims = arrayAt(spec, "volumeClaimTemplates");
+    for (const auto& claim : claims) {
+        finding.verdict = Verdict::Fail;
+        finding.evidence.push_back(
+            fmt::format("the Sandbox's volumeClaimTemplates has {}: a PVC that outlives every pod",
+                        stringAt(at(claim, "metadata"), "name", "?")));
+    }
+    const std::string policy = stringAt(spec, "shutdownPolicy", "Retain");
+    if (!claims.empty() && policy == "Retain")
+        finding.evidence.push_back(
+            "shutdownPolicy Retain: the Sandbox and its claims are kept after shutdownTime");
+    if (finding.verdict == Verdict::Pass)
+        finding.evidence.push_back(
+            ephemeral.empty() ? "no volumes that outlive the pod; no volumes"
+                              : "no volumes that outlive the pod; volumes: " + joined(ephemeral));
+    return finding;
+}
+
+}  // namespace rossoctl::verify

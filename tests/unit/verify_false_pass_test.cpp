@@ -1,0 +1,196 @@
+// The false passes of issue 35, offline: each sandbox here got exit 0 from `sandbox verify`
+// before the fix; each check named must now fail or be unproven, with evidence saying why.
+#include <catch2/catch.hpp>
+
+#include "rossoctl/kube/base64.hpp"
+#include "verify_fixtures.hpp"
+
+using namespace rossoctl;
+using nlohmann::json;
+using rossoctl::testing::Listener;
+using rossoctl::testing::statusBody;
+using rossoctl::testing::TestHost;
+using namespace rossoctl::testing::verify_fixtures;
+
+namespace {
+
+json agentToken() {
+    return {
+        {"iss", "https://kubernetes.default.svc.cluster.local"},
+        {"sub", "system:serviceaccount:team1:agent-bot"},
+        {"kubernetes.io", {{"namespace", "team1"}, {"serviceaccount", {{"name", "agent-bot"}}}}}};
+}
+
+struct Run {
+    int exitCode = 0;
+    json checks;
+    std::string text;
+};
+
+// verify of sandbox `box` whose pod is `pod` (replaced by `next`), as JSON by check.
+Run runVerify(TestHost& host, const json& box, const json& pod, const json& next,
+              const std::vector<std::string>& extra = {}) {
+    Listener control;
+    serveHardened(host, "curl", box, pod, next);
+    host.resolver.addresses["control.test"] = {"127.0.0.1"};
+    std::vector<std::string> args{"sandbox",
+                                  "verify",
+                                  "orders",
+                                  "--egress-target",
+                                  "http://control.test:" + std::to_string(control.port) + "/",
+                                  "-o",
+                                  "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Run run;
+    run.exitCode = host.run(args);
+    run.text = host.out.str() + host.err.str();
+    run.checks = verdicts(testing::printedJson(host.out.str()));
+    return run;
+}
+
+std::string evidence(const json& check) {
+    return check["static"]["evidence"].dump() + check["live"]["evidence"].dump();
+}
+
+}  // namespace
+
+TEST_CASE("false pass 2: a zero cpu limit is no limit", "[verify][false-pass]") {
+    json box = sandbox();
+    json pod = hardenedPod("pod-uid-1");
+    for (json* spec : {&box["spec"]["podTemplate"]["spec"], &pod["spec"]})
+        (*spec)["containers"][0]["resources"]["limits"]["cpu"] = "0";
+    TestHost host;
+    const Run run = runVerify(host, box, pod, pod, {"--no-restart"});
+    INFO(run.text);
+    CHECK(run.exitCode == 3);
+    CHECK(run.checks["limits"]["result"] == "fail");
+    CHECK_THAT(evidence(run.checks["limits"]), Catch::Contains("cpu limit 0 is no limit"));
+}
+
+TEST_CASE("false pass 3: a sidecar without limits fails limits", "[verify][false-pass]") {
+    json box = sandbox();
+    json pod = hardenedPod("pod-uid-1");
+    const json sidecar = {{"name", "sidecar"},
+                          {"resources", {{"limits", {{"cpu", "0"}, {"memory", "0"}}}}}};
+    box["spec"]["podTemplate"]["spec"]["containers"].push_back(sidecar);
+    pod["spec"]["containers"].push_back(sidecar);
+    pod["status"]["containerStatuses"].push_back(
+        {{"name", "sidecar"}, {"state", {{"running", json::object()}}}});
+    TestHost host;
+    const Run run = runVerify(host, box, pod, pod, {"--no-restart"});
+    INFO(run.text);
+    CHECK(run.exitCode == 3);
+    CHECK(run.checks["limits"]["result"] == "fail");
+    CHECK_THAT(evidence(run.checks["limits"]),
+               Catch::Contains("container sidecar has memory limit 0 is no limit"));
+    // Each running container's cgroup is read, the sidecar's too.
+    std::vector<std::string> probed;
+    for (const auto& session : host.server.execs)
+        if (session.command.size() > 2 &&
+            session.command[2].find("memory.max") != std::string::npos)
+            probed.push_back(session.container);
+    std::sort(probed.begin(), probed.end());
+    CHECK(probed == std::vector<std::string>{"agent", "sidecar"});
+}
+
+TEST_CASE("false pass 4: the Sandbox's template and the replacement pod are judged",
+          "[verify][false-pass]") {
+    SECTION("automount patched to true in the template after the pod started") {
+        json box = sandbox();
+        box["spec"]["podTemplate"]["spec"]["automountServiceAccountToken"] = true;
+        TestHost host;
+        const Run run = runVerify(host, box, hardenedPod("pod-uid-1"), hardenedPod("pod-uid-2"),
+                                  {"--no-restart"});
+        INFO(run.text);
+        CHECK(run.exitCode == 3);
+        CHECK(run.checks["service-account-token"]["result"] == "fail");
+        CHECK_THAT(evidence(run.checks["service-account-token"]),
+                   Catch::Contains("the Sandbox's spec.podTemplate: pod (next pod of sandbox "
+                                   "orders) sets automountServiceAccountToken: true"));
+    }
+    SECTION("the pod verify's own restart made carries the token") {
+        json next = hardenedPod("pod-uid-2");
+        next["spec"]["automountServiceAccountToken"] = true;
+        TestHost host;
+        const Run run = runVerify(host, sandbox(), hardenedPod("pod-uid-1"), next);
+        INFO(run.text);
+        CHECK(run.exitCode == 3);
+        CHECK(run.checks["service-account-token"]["result"] == "fail");
+        CHECK_THAT(evidence(run.checks["service-account-token"]),
+                   Catch::Contains("replacement pod orders (uid pod-uid-2") &&
+                       Catch::Contains("sets automountServiceAccountToken: true"));
+    }
+}
+
+TEST_CASE("false pass 1: a working token in an ordinary Secret or ConfigMap",
+          "[verify][false-pass]") {
+    json box = sandbox();
+    json pod = hardenedPod("pod-uid-1");
+    for (json* spec : {&box["spec"]["podTemplate"]["spec"], &pod["spec"]}) {
+        (*spec)["volumes"].push_back({{"name", "notes"}, {"secret", {{"secretName", "notes"}}}});
+        (*spec)["containers"][0]["env"] =
+            json::array({{{"name", "CONFIG"},
+                          {"valueFrom",
+                           {{"configMapKeyRef", {{"name", "settings"}, {"key", "kubeconfig"}}}}}}});
+    }
+    TestHost host;
+    const std::string secrets = "/api/v1/namespaces/team1/secrets";
+    const std::string configMaps = "/api/v1/namespaces/team1/configmaps";
+    SECTION("a copied token in a Secret") {
+        host.server.onJson("GET", secrets + "/notes", 200,
+                           {{"metadata", {{"name", "notes"}}},
+                            {"type", "Opaque"},
+                            {"data", {{"bot", kube::base64Encode(jwt(agentToken()))}}}});
+        host.server.onJson("GET", configMaps + "/settings", 200,
+                           {{"metadata", {{"name", "settings"}}}, {"data", {{"mode", "fast"}}}});
+        const Run run = runVerify(host, box, pod, pod, {"--no-restart"});
+        INFO(run.text);
+        CHECK(run.checks["service-account-token"]["result"] == "fail");
+        const std::string why = evidence(run.checks["service-account-token"]);
+        CHECK_THAT(why, Catch::Contains("secret/notes key bot holds a Kubernetes service-account "
+                                        "token (iss https://kubernetes.default.svc.cluster.local, "
+                                        "sub system:serviceaccount:team1:agent-bot)"));
+        CHECK(why.find(jwt(agentToken())) == std::string::npos);  // never the value
+    }
+    SECTION("a kubeconfig in a ConfigMap") {
+        host.server.onJson("GET", secrets + "/notes", 200, {{"metadata", {{"name", "notes"}}}});
+        host.server.onJson(
+            "GET", configMaps + "/settings", 200,
+            {{"metadata", {{"name", "settings"}}},
+             {"data",
+              {{"kubeconfig",
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
+                "https://api.test:6443\nusers:\n- name: u\n  user:\n    token: abc\n"}}}});
+        const Run run = runVerify(host, box, pod, pod, {"--no-restart"});
+        INFO(run.text);
+        CHECK(run.checks["service-account-token"]["result"] == "fail");
+        CHECK_THAT(evidence(run.checks["service-account-token"]),
+                   Catch::Contains("configmap/settings key kubeconfig holds a kubeconfig"));
+    }
+    SECTION("a Secret this user may not read is unproven, never a pass") {
+        host.server.on("GET", secrets + "/notes", 403,
+                       statusBody(403, "Forbidden", "secrets \"notes\" is forbidden"));
+        host.server.onJson("GET", configMaps + "/settings", 200,
+                           {{"metadata", {{"name", "settings"}}}});
+        const Run run = runVerify(host, box, pod, pod, {"--no-restart"});
+        INFO(run.text);
+        CHECK(run.checks["service-account-token"]["result"] == "unproven");
+        CHECK_THAT(evidence(run.checks["service-account-token"]),
+                   Catch::Contains("secret/notes could not be read"));
+    }
+}
+
+TEST_CASE("false pass 6: a denial the pod's own processes could write is no pass",
+          "[verify][false-pass]") {
+    TestHost host;
+    const Run run = runVerify(host, sandbox(), hardenedPod("pod-uid-1"), hardenedPod("pod-uid-2"));
+    INFO(run.text);
+    CHECK(run.exitCode == 3);
+    CHECK(run.checks["egress"]["result"] == "unproven");
+    CHECK_THAT(evidence(run.checks["egress"]),
+               Catch::Contains("from the pod, forgeable") && Catch::Contains("--trusted-probe"));
+    for (const char* id : {"service-account-token", "limits", "nothing-survives"}) {
+        INFO(id);
+        CHECK(run.checks[id]["result"] == "pass");
+    }
+}

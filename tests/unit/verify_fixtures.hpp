@@ -1,0 +1,161 @@
+#pragma once
+// An offline hardened sandbox for sandbox verify: the API objects (the Sandbox and its template,
+// the pod, policies, quota), a pod that answers each probe from its command line, and the
+// replacement pod the restart brings.
+#include <catch2/catch.hpp>
+
+#include "probe_fixtures.hpp"
+#include "rossoctl/kube/base64.hpp"
+#include "test_host.hpp"
+
+namespace rossoctl::testing::verify_fixtures {
+
+using nlohmann::json;
+
+inline const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
+inline const std::string kPods = "/api/v1/namespaces/team1/pods";
+
+inline json hardenedPodSpec() {
+    return json::parse(R"({
+        "automountServiceAccountToken": false,
+        "activeDeadlineSeconds": 86400,
+        "securityContext": {"runAsNonRoot": true, "runAsUser": 65532,
+                            "seccompProfile": {"type": "RuntimeDefault"}},
+        "containers": [{"name": "agent", "workingDir": "/workspace",
+                        "securityContext": {"runAsNonRoot": true, "runAsUser": 65532,
+                          "allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
+                          "capabilities": {"drop": ["ALL"]}},
+                        "resources": {"limits": {"cpu": "500m", "memory": "512Mi"}},
+                        "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}]}],
+        "volumes": [{"name": "workspace", "emptyDir": {}}]})");
+}
+
+inline json sandbox() {
+    return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
+            {"kind", "Sandbox"},
+            {"metadata",
+             {{"name", "orders"},
+              {"namespace", "team1"},
+              {"uid", "uid-orders"},
+              {"resourceVersion", "5"}}},
+            {"spec",
+             {{"shutdownPolicy", "Delete"},
+              {"podTemplate", {{"metadata", json::object()}, {"spec", hardenedPodSpec()}}}}},
+            {"status",
+             {{"selector", "agents.x-k8s.io/sandbox-name-hash=abc"},
+              {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "Ready"}}}}}}};
+}
+
+inline json hardenedPod(const std::string& uid) {
+    json pod = json::parse(R"({
+      "metadata": {"name": "orders", "namespace": "team1", "uid": ")" +
+                           uid + R"(",
+        "creationTimestamp": "2023-11-14T22:00:05Z",
+        "labels": {"agents.x-k8s.io/sandbox-name-hash": "abc"},
+        "ownerReferences": [{"kind": "Sandbox", "name": "orders", "uid": "uid-orders",
+                             "controller": true}]},
+      "status": {"phase": "Running",
+                 "conditions": [{"type": "Ready", "status": "True"}],
+                 "containerStatuses": [{"name": "agent", "state": {"running": {}}}]}})");
+    pod["spec"] = hardenedPodSpec();
+    return pod;
+}
+
+inline json list(const std::vector<json>& items) {
+    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
+}
+
+inline json policies() {
+    return json::parse(R"([
+      {"metadata": {"name": "default-deny"},
+       "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}},
+      {"metadata": {"name": "allow-dns"}, "spec": {"podSelector": {}, "policyTypes": ["Egress"],
+       "egress": [{"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                           "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+                   "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}]}}])");
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+// Lines "rossoctl-KEY=PATH" for each path of a canary command, from argument `first` on.
+inline std::string perPath(const std::vector<std::string>& command, const std::string& key,
+                           size_t first) {
+    std::string out;
+    for (size_t i = first; i < command.size(); ++i)
+        out += "rossoctl-" + key + "=" + command[i] + "\n";
+    return out + "rossoctl-done=1\n";
+}
+
+// The pod: no token, egress refused, a 512Mi cgroup, canaries written and gone after the
+// restart; `egressTool` is what the egress probe finds in the image.
+inline testing::RoutedServer::ExecResponder hardenedPodAnswers(const std::string& egressTool) {
+    return [egressTool](const std::vector<std::string>& command) {
+        const std::string script = command.size() > 2 ? command[2] : "";
+        if (contains(script, "rossoctl-token"))
+            return testing::execRan(
+                "rossoctl-token-exit=1\nrossoctl-token-error=sh: can't open "
+                "'/var/run/secrets/kubernetes.io/serviceaccount/token': No such file or "
+                "directory\n",
+                "", 0);
+        if (contains(script, "memory.max"))
+            return testing::execRan(
+                "rossoctl-file=/sys/fs/cgroup/memory.max\nrossoctl-value=536870912\n"
+                "rossoctl-cpu=/sys/fs/cgroup/cpu.max 50000 100000\n",
+                "", 0);
+        if (contains(script, "rossoctl-tool"))
+            return egressTool == "curl"
+                       ? testing::execRan(
+                             "rossoctl-tool=curl\nrossoctl-curl=http:000 connect:0.000000 "
+                             "ip:\nrossoctl-exit=7\n",
+                             "curl: (7) Failed to connect to 127.0.0.1: Connection refused\n", 0)
+                       : testing::execRan("rossoctl-tool=none\n", "", 0);
+        if (contains(script, "rossoctl-written"))
+            return testing::execRan(perPath(command, "written", 5), "", 0);  // after the content
+        if (contains(script, "rossoctl-present"))
+            return testing::execRan(perPath(command, "absent", 4), "", 0);
+        return testing::execRan("", "unexpected probe\n", 1);
+    };
+}
+
+// A hardened sandbox whose pod is replaced (a new UID) when verify deletes it.
+// pod, next: the pod verify finds and the one that replaces it after the restart.
+inline void serveHardened(TestHost& host, const std::string& egressTool,
+                          const json& box = sandbox(), const json& pod = hardenedPod("pod-uid-1"),
+                          const json& next = hardenedPod("pod-uid-2")) {
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, box);
+    host.server.onJson("GET", kSandboxes, 200, list({box}));
+    host.server.onJson("GET", kPods, 200, list({pod}));
+    host.server.onJson("GET", kPods + "/orders", 200, next);  // read after the restart
+    host.server.onStream("GET", kPods + "?watch=true",
+                         {json{{"type", "ADDED"}, {"object", next}}.dump() + "\n"});
+    host.server.on("DELETE", kPods + "/orders", 200, "{}");
+    host.server.onJson("GET", "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies", 200,
+                       list({policies()[0], policies()[1]}));
+    host.server.onJson("GET", "/api/v1/namespaces/team1/resourcequotas", 200,
+                       list({json::parse(R"({"metadata": {"name": "sandbox-quota"},
+                              "spec": {"hard": {"limits.cpu": "4", "limits.memory": "8Gi", "pods": "20"}}})")}));
+    host.server.onJson("GET", "/api/v1/namespaces/team1/secrets", 200, list({}));
+    host.server.onExec("team1", "orders", hardenedPodAnswers(egressTool));
+}
+
+inline json verdicts(const json& report) {
+    json byCheck = json::object();
+    for (const auto& check : report["checks"]) byCheck[check["id"].get<std::string>()] = check;
+    return byCheck;
+}
+
+// A JWT (header.claims.signature) as the API server issues them; the signature is not checked.
+inline std::string jwt(const json& claims) {
+    auto part = [](const std::string& text) {
+        std::string encoded = kube::base64Encode(text);
+        while (!encoded.empty() && encoded.back() == '=') encoded.pop_back();
+        for (char& c : encoded) c = c == '+' ? '-' : c == '/' ? '_' : c;
+        return encoded;
+    };
+    return part(R"({"alg":"RS256","kid":"k"})") + "." + part(claims.dump()) + ".c2lnbmF0dXJl";
+}
+
+}  // namespace rossoctl::testing::verify_fixtures

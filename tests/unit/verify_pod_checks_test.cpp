@@ -1,0 +1,220 @@
+// Issue 35's pieces one by one: credentials by shape, every container's cgroup, the template's
+// pod, who may hold NET_RAW, and tools the pod could have replaced.
+#include <catch2/catch.hpp>
+
+#include "rossoctl/verify/pod_checks.hpp"
+#include "rossoctl/verify/probe_site.hpp"
+#include "verify_fixtures.hpp"
+
+using nlohmann::json;
+using namespace rossoctl::verify;
+using namespace rossoctl::testing;
+using rossoctl::testing::verify_fixtures::jwt;
+
+namespace {
+
+json agentToken() {
+    return {{"iss", "https://kubernetes.default.svc.cluster.local"},
+            {"sub", "system:serviceaccount:team1:agent-bot"},
+            {"kubernetes.io", {{"namespace", "team1"}}}};
+}
+
+}  // namespace
+
+TEST_CASE("credential shapes: which values are credentials", "[verify]") {
+    const std::string issuer = "https://issuer.test";
+    CHECK(credentialShape("plain text", issuer).verdict == Verdict::Pass);
+    CHECK(credentialShape(jwt(agentToken()), issuer).verdict == Verdict::Fail);
+    const auto ours = credentialShape("Bearer " + jwt({{"iss", issuer}, {"sub", "alice"}}), issuer);
+    CHECK(ours.verdict == Verdict::Fail);
+    CHECK(ours.what == "a JWT issued by this cluster (iss https://issuer.test, sub alice)");
+    const auto other = credentialShape(jwt({{"iss", "https://login.example"}}), issuer);
+    CHECK(other.verdict == Verdict::Unproven);
+    CHECK_THAT(other.what, Catch::Contains("https://login.example"));
+    CHECK(credentialShape(jwt({{"iss", "kubernetes/serviceaccount"}}), "").verdict ==
+          Verdict::Fail);
+    CHECK(credentialShape("eyJhbGciOi.eyJub3Rqc29u.x", issuer).verdict == Verdict::Pass);
+    CHECK(credentialShape(R"({"clusters": [], "users": [{"user": {"client-key-data": "x"}}]})",
+                          issuer)
+              .verdict == Verdict::Fail);
+    CHECK(credentialShape("clusters:\n- a\nusers:\n- name: u\n", issuer).verdict ==
+          Verdict::Pass);  // no credential in it
+}
+
+TEST_CASE("credentials static: env values and every key of the sources the pod reads", "[verify]") {
+    json pod = verify_fixtures::hardenedPod("uid");
+    pod["spec"]["containers"][0]["env"] = json::array(
+        {{{"name", "TOKEN"}, {"value", jwt(agentToken())}},
+         {{"name", "A"}, {"valueFrom", {{"secretKeyRef", {{"name", "s"}, {"key", "k"}}}}}},
+         {{"name", "B"}, {"valueFrom", {{"configMapKeyRef", {{"name", "c"}, {"key", "k"}}}}}}});
+    pod["spec"]["volumes"].push_back(
+        {{"name", "p"},
+         {"projected",
+          {{"sources", {{{"secret", {{"name", "s"}}}}, {{"configMap", {{"name", "p"}}}}}}}}});
+    pod["spec"]["initContainers"] =
+        json::array({{{"name", "init"}, {"envFrom", {{{"secretRef", {{"name", "i"}}}}}}}});
+    using Source = std::pair<std::string, std::string>;
+    CHECK(referencedSources(pod) ==
+          std::vector<Source>{
+              {"secret", "s"}, {"configmap", "p"}, {"secret", "i"}, {"configmap", "c"}});
+    auto envToken = credentialsStatic(pod, {}, "");
+    CHECK(envToken.verdict == Verdict::Fail);
+    CHECK(mentions(envToken, "container agent env TOKEN holds a Kubernetes service-account token"));
+    pod["spec"]["containers"][0]["env"].erase(0);
+    const std::vector<CredentialSource> clean = {
+        {"secret", "s", json{{"data", {{"k", rossoctl::kube::base64Encode("hello")}}}}, ""},
+        {"configmap", "p", json{{"binaryData", {{"b", rossoctl::kube::base64Encode("x")}}}}, ""},
+        {"secret", "i", std::nullopt, "not found"},
+        {"configmap", "c", json{{"data", {{"k", "v"}}}}, ""}};
+    auto passes = credentialsStatic(pod, clean, "");
+    CHECK(passes.verdict == Verdict::Pass);
+    CHECK(mentions(passes, "secret/i does not exist"));
+    auto hidden = clean;
+    hidden[2] = {"secret", "i", std::nullopt, "secrets \"i\" is forbidden"};
+    CHECK(credentialsStatic(pod, hidden, "").verdict == Verdict::Unproven);
+    auto binary = clean;
+    binary[1].object =
+        json{{"binaryData", {{"b", rossoctl::kube::base64Encode(jwt(agentToken()))}}}};
+    CHECK(mentions(credentialsStatic(pod, binary, ""), "configmap/p key b holds"));
+}
+
+TEST_CASE("limits live: every running container's cgroup, sidecars included", "[verify]") {
+    // Issue 35 point 3: only containers[0] was read; a sidecar had no limit at all.
+    json pod = verify_fixtures::hardenedPod("uid");
+    pod["spec"]["containers"].push_back(
+        {{"name", "sidecar"}, {"resources", {{"limits", {{"cpu", "100m"}, {"memory", "64Mi"}}}}}});
+    pod["spec"]["initContainers"] =
+        json::array({{{"name", "setup"}},
+                     {{"name", "proxy"},
+                      {"restartPolicy", "Always"},
+                      {"resources", {{"limits", {{"cpu", "100m"}, {"memory", "64Mi"}}}}}}});
+    pod["status"]["containerStatuses"].push_back(
+        {{"name", "sidecar"}, {"state", {{"running", json::object()}}}});
+    pod["status"]["initContainerStatuses"] =
+        json::array({{{"name", "setup"}, {"state", {{"terminated", {{"exitCode", 0}}}}}},
+                     {{"name", "proxy"}, {"state", {{"running", json::object()}}}}});
+    std::map<std::string, std::string> cgroups = {
+        {"agent",
+         "rossoctl-file=/sys/fs/cgroup/memory.max\nrossoctl-value=536870912\n"
+         "rossoctl-cpu=/sys/fs/cgroup/cpu.max 50000 100000\n"},
+        {"sidecar",
+         "rossoctl-file=/sys/fs/cgroup/memory.max\nrossoctl-value=67108864\n"
+         "rossoctl-cpu=/sys/fs/cgroup/cpu.max 10000 100000\n"},
+        {"proxy",
+         "rossoctl-file=/sys/fs/cgroup/memory.max\nrossoctl-value=67108864\n"
+         "rossoctl-cpu=/sys/fs/cgroup/cpu.max 10000 100000\n"}};
+    std::vector<std::string> asked;
+    auto exec = [&](const std::vector<std::string>&, const std::string& container) {
+        asked.push_back(container);
+        ProbeOutput output;
+        output.stdoutText = cgroups[container];
+        return output;
+    };
+    auto all = limitsLiveEveryContainer(pod, exec);
+    CHECK(all.verdict == Verdict::Pass);
+    CHECK(asked == std::vector<std::string>{"proxy", "agent", "sidecar"});
+    CHECK(mentions(all, "init container setup has finished"));
+    CHECK(mentions(all, "container sidecar: /sys/fs/cgroup/memory.max = 67108864 (64Mi)"));
+    cgroups["sidecar"] =
+        "rossoctl-file=/sys/fs/cgroup/memory.max\nrossoctl-value=max\n"
+        "rossoctl-cpu=/sys/fs/cgroup/cpu.max max 100000\n";
+    auto unlimited = limitsLiveEveryContainer(pod, exec);
+    CHECK(unlimited.verdict == Verdict::Fail);
+    CHECK(mentions(unlimited, "container sidecar: /sys/fs/cgroup/cpu.max = max"));
+    pod["status"]["containerStatuses"][1]["state"] = {
+        {"waiting", {{"reason", "CrashLoopBackOff"}}}};
+    cgroups["sidecar"] = cgroups["agent"];
+    auto notRunning = limitsLiveEveryContainer(pod, exec);
+    CHECK(notRunning.verdict == Verdict::Unproven);
+    CHECK(mentions(notRunning, "container sidecar is not running"));
+}
+
+TEST_CASE("the template's pod: its spec, the pod's labels and its own", "[verify]") {
+    json box = verify_fixtures::sandbox();
+    box["spec"]["podTemplate"]["metadata"]["labels"] = {{"tier", "agent"}};
+    const json pod = verify_fixtures::hardenedPod("uid");
+    const json next = podFromTemplate(box, pod);
+    CHECK(next["metadata"]["labels"] ==
+          json{{"agents.x-k8s.io/sandbox-name-hash", "abc"}, {"tier", "agent"}});
+    CHECK(next["spec"] == box["spec"]["podTemplate"]["spec"]);
+    CHECK(podFromTemplate(json::object(), pod).is_null());
+    Finding first{Verdict::Pass, {"same", "pod only"}, ""};
+    const Finding second{Verdict::Fail, {"same", "template only"}, ""};
+    const Finding both = alongside(first, second, "t: ");
+    CHECK(both.verdict == Verdict::Fail);
+    CHECK(both.evidence == std::vector<std::string>{"same", "pod only", "t: template only"});
+}
+
+TEST_CASE("a container that can hold NET_RAW or NET_ADMIN leaves a denial unproven", "[verify]") {
+    // Issue 35 point 7: a root neighbour with default capabilities spoofed ARP, so the trusted
+    // probe's replies never came back while UDP left.
+    json pod = verify_fixtures::hardenedPod("uid");
+    CHECK(rawNetworkHolders(pod).empty());
+    json neighbour = {{"name", "neighbour"}, {"securityContext", {{"runAsUser", 0}}}};
+    pod["spec"]["containers"].push_back(neighbour);
+    CHECK(rawNetworkHolders(pod) ==
+          std::vector<std::string>{
+              "container neighbour keeps the default NET_RAW (it may run as root)"});
+    pod["spec"]["containers"][1]["securityContext"] = {
+        {"runAsUser", 1000}, {"capabilities", {{"drop", {"ALL"}}, {"add", {"CAP_NET_ADMIN"}}}}};
+    CHECK(rawNetworkHolders(pod) == std::vector<std::string>{"container neighbour adds NET_ADMIN"});
+    pod["spec"]["containers"][1]["securityContext"] = {{"runAsUser", 1000}};  // may escalate
+    CHECK(rawNetworkHolders(pod).size() == 1);
+    pod["spec"]["containers"][1]["securityContext"] = {{"privileged", true}};
+    CHECK(rawNetworkHolders(pod) == std::vector<std::string>{"container neighbour is privileged"});
+    Finding denied{Verdict::Pass, {"curl could not connect"}, "curl"};
+    auto spoofable = withoutSpoofableDenial(denied, rawNetworkHolders(pod));
+    CHECK(spoofable.verdict == Verdict::Unproven);
+    CHECK(mentions(spoofable, "can hold NET_RAW or NET_ADMIN (container neighbour is privileged)"));
+    CHECK(withoutSpoofableDenial(denied, {}).verdict == Verdict::Pass);
+    Finding connected{Verdict::Fail, {"connected"}, "curl"};
+    CHECK(withoutSpoofableDenial(connected, rawNetworkHolders(pod)).verdict == Verdict::Fail);
+}
+
+TEST_CASE("a denial says whether the network answered or only the control beat the SYN",
+          "[verify]") {
+    const EgressTarget target = *parseEgressTarget("http://192.0.2.10:80/");
+    ProbeOutput refused;
+    refused.stdoutText =
+        "rossoctl-tool=curl\nrossoctl-curl=http:000 connect:0.000000 ip:\nrossoctl-exit=7\n";
+    refused.stderrText = "curl: (7) Failed to connect to 192.0.2.10 port 80: Connection refused\n";
+    CHECK(mentions(egressLive(refused, target, reached("192.0.2.10")),
+                   "an answer from the network (a reset or an ICMP refusal)"));
+    ProbeOutput silent;
+    silent.stdoutText =
+        "rossoctl-tool=curl\nrossoctl-curl=http:000 connect:0.000000 ip:\nrossoctl-exit=28\n";
+    silent.stderrText = "curl: (28) Connection timed out after 1300 milliseconds\n";
+    CHECK(mentions(egressLive(silent, target, reached("192.0.2.10")),
+                   "its SYN went unanswered, and the control's was answered far sooner"));
+}
+
+TEST_CASE("egress probe: never a tool from a path the pod can write", "[verify]") {
+    // Issue 35 point 5: PATH=/workspace/.local/bin:... and a fake curl there printing the
+    // failure markers gave egress pass while HTTP 200 came back.
+    const EgressTarget target = closedTarget();
+    TempDir pods;
+    const std::string fake = pods.file("curl");
+    std::ofstream(fake) << "#!/bin/sh\necho 'rossoctl-curl=http:000 connect:0.000000 ip:'\n"
+                           "echo 'curl: (7) Failed to connect: Connection refused' >&2\nexit 7\n";
+    std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+    auto output = runLocally(egressProbeCommand(target), {"sh"}, {}, {"PATH=" + pods.file("")});
+    INFO(output.stdoutText << output.stderrText);
+    CHECK(output.stdoutText.find("rossoctl-tool=none\n") != std::string::npos);
+    CHECK(egressLive(output, target, reached()).verdict == Verdict::Unproven);
+
+    json container = verify_fixtures::hardenedPodSpec()["containers"][0];
+    Finding denied{Verdict::Pass, {"curl could not connect"}, "curl"};
+    ProbeOutput resolved;
+    resolved.stdoutText = "rossoctl-tool=curl\nrossoctl-tool-path=/usr/bin/curl\n";
+    auto imageTool = withoutWritableTool(denied, resolved, container);
+    CHECK(imageTool.verdict == Verdict::Pass);
+    CHECK(mentions(imageTool, "curl is /usr/bin/curl, on the image's read-only root filesystem"));
+    resolved.stdoutText = "rossoctl-tool=curl\nrossoctl-tool-path=/workspace/.local/bin/curl\n";
+    auto underVolume = withoutWritableTool(denied, resolved, container);
+    CHECK(underVolume.verdict == Verdict::Unproven);
+    CHECK(mentions(underVolume, "under the writable volume mount /workspace"));
+    resolved.stdoutText = "rossoctl-tool=curl\nrossoctl-tool-path=/usr/bin/curl\n";
+    container["securityContext"]["readOnlyRootFilesystem"] = false;
+    CHECK(withoutWritableTool(denied, resolved, container).verdict == Verdict::Unproven);
+    CHECK(withoutWritableTool(denied, ProbeOutput{}, container).verdict == Verdict::Unproven);
+}
