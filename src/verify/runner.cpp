@@ -10,6 +10,8 @@
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/verify/image_provenance.hpp"
+#include "rossoctl/verify/isolation.hpp"
 #include "rossoctl/verify/probe_site.hpp"
 
 namespace rossoctl::verify {
@@ -41,6 +43,9 @@ struct Inputs {
     json networkPolicies;
     json resourceQuotas;
     EgressInputs egress;
+    std::optional<json> namespaceObject;  // nullopt: could not be read
+    std::vector<std::string> nodeAddresses;
+    KernelInputs kernel;
 };
 
 // A list that may be forbidden or not served: its items, or null with the reason noted.
@@ -94,7 +99,7 @@ class Verification {
         report.pod = podName_;
         report.podUid = app::uidOf(inputs_.pod);
         report.container = inputs_.container.value("name", "");
-        report.checks.resize(4);
+        report.checks.resize(7);
         // Independent checks in parallel, each on its own connection.
         std::vector<std::thread> threads;
         report.checks[0].kind = CheckKind::ServiceAccountToken;
@@ -108,6 +113,17 @@ class Verification {
             [&] { report.checks[1] = timed(&Verification::egressCheck, CheckKind::Egress); });
         threads.emplace_back(
             [&] { report.checks[2] = timed(&Verification::limitsCheck, CheckKind::Limits); });
+        report.checks[4].kind = CheckKind::HostIsolation;
+        report.checks[5].kind = CheckKind::KernelIsolation;
+        threads.emplace_back([&] {
+            report.checks[4] = timed(&Verification::hostIsolationCheck, CheckKind::HostIsolation);
+        });
+        threads.emplace_back([&] {
+            report.checks[5] =
+                timed(&Verification::kernelIsolationCheck, CheckKind::KernelIsolation);
+        });
+        // No probe: the spec and the kubelet's status alone.
+        report.checks[6] = timed(&Verification::imageProvenanceCheck, CheckKind::ImageProvenance);
         for (auto& thread : threads) thread.join();
         if (trustedProbeRefused_) throw Error(trustedProbeProblem_);
         // Destructive: deletes the pod, so it runs after the others are done with it.
@@ -175,6 +191,50 @@ class Verification {
             client_.list(kube::resources::resourceQuotas(), ns_).value("items", json::array());
         readTokenSecrets();
         readEgressInputs();
+        readIsolationInputs();
+    }
+
+    // The namespace (Pod Security level, required runtime class), the node (its kernel, boot
+    // ID, addresses) and the pod's RuntimeClass; each may be forbidden to a project user.
+    void readIsolationInputs() {
+        auto& kernel = inputs_.kernel;
+        try {
+            inputs_.namespaceObject = client_.getIfExists(kube::resources::namespaces(), "", ns_);
+        } catch (const kube::ApiError&) {
+        }
+        if (!options_.requireRuntimeClass.empty()) {
+            kernel.required = options_.requireRuntimeClass;
+            kernel.requiredBy = "--require-runtime-class";
+        } else if (inputs_.namespaceObject) {
+            const json annotations =
+                (*inputs_.namespaceObject)["metadata"].value("annotations", json::object());
+            kernel.required = annotations.value(kRuntimeClassAnnotation, "");
+            kernel.requiredBy = fmt::format("the project (namespace {} annotation {})", ns_,
+                                            kRuntimeClassAnnotation);
+        }
+        kernel.nodeName = inputs_.pod["spec"].value("nodeName", "");
+        try {
+            const kube::ResourceRef nodes{"", "v1", "nodes", "Node", false};
+            if (!kernel.nodeName.empty())
+                if (auto node = client_.getIfExists(nodes, "", kernel.nodeName)) {
+                    inputs_.nodeAddresses = nodeAddresses(*node);
+                    const json info =
+                        (*node).value("status", json::object()).value("nodeInfo", json::object());
+                    kernel.nodeKernel = info.value("kernelVersion", "");
+                    kernel.nodeBootId = info.value("bootID", "");
+                }
+        } catch (const kube::ApiError&) {
+            // Not allowed to read the node: its kernel is not known, the live part unproven.
+        }
+        const std::string runtimeClass = inputs_.pod["spec"].value("runtimeClassName", "");
+        if (runtimeClass.empty()) return;
+        try {
+            const kube::ResourceRef classes{"node.k8s.io", "v1", "runtimeclasses", "RuntimeClass",
+                                            false};
+            kernel.runtimeClass = client_.getIfExists(classes, "", runtimeClass);
+        } catch (const kube::ApiError& error) {
+            kernel.runtimeClassProblem = error.what();
+        }
     }
 
     void readTokenSecrets() {
@@ -346,15 +406,26 @@ class Verification {
         CheckResult result;
         result.kind = CheckKind::Egress;
         result.staticPart = egressStatic(inputs_.pod, inputs_.networkPolicies, inputs_.egress);
+        failEgressOnHostNetwork(inputs_.pod, result.staticPart);
         EgressTarget target = options_.egressTarget;
         target.family = podAddressFamily(inputs_.pod);
         const ControlResult reached = options_.control
                                           ? options_.control(target, kControlTimeout)
                                           : ControlResult{false, "", {}, "", "no control probe"};
+        if (const std::string allowed =
+                targetAllowedBy(target, reached.address, inputs_.egress.allowance);
+            !allowed.empty()) {
+            result.livePart = Finding{
+                Verdict::Unproven,
+                {fmt::format("unproven: the target is on the allow-list ({}); pick one outside it",
+                             allowed)},
+                ""};
+            return result;
+        }
         // Without a control the probe still runs: a connection from the pod is a fail anyway.
         const milliseconds connect =
             reached.reached ? probeConnectTimeout(reached) : milliseconds(1000);
-        startProbeSite();
+        std::call_once(probeSiteOnce_, [this] { startProbeSite(); });
         if (!trustedProbeProblem_.empty()) {
             result.livePart = Finding{Verdict::Unproven, {trustedProbeProblem_}, ""};
         } else {
@@ -432,6 +503,55 @@ class Verification {
         return result;
     }
 
+    // One probe, read once for both isolation checks: in the pod, and with --trusted-probe
+    // also in the trusted container (never instead: the capabilities are the pod's own).
+    void readIsolationFacts() {
+        podFacts_ = parseIsolationFacts(execInCurrentPod(isolationProbeCommand()));
+        if (options_.trustedProbeImage.empty()) return;
+        std::call_once(probeSiteOnce_, [this] { startProbeSite(); });
+        IsolationFacts trusted;
+        trusted.failure = trustedProbeProblem_;
+        if (trustedProbeProblem_.empty())
+            trusted = parseIsolationFacts(
+                execInCurrentPod(isolationProbeCommand(), kProbeTimeout, egressSite_.container));
+        trustedFacts_ = trusted;
+    }
+
+    CheckResult hostIsolationCheck() {
+        CheckResult result;
+        result.kind = CheckKind::HostIsolation;
+        result.staticPart = hostIsolationStatic(inputs_.pod, inputs_.namespaceObject);
+        std::call_once(isolationFactsOnce_, [this] { readIsolationFacts(); });
+        result.livePart = hostIsolationLive({podFacts_, trustedFacts_, inputs_.nodeAddresses});
+        if (trustedFacts_) noteProbeSite(result.livePart, egressSite_);
+        noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
+        return result;
+    }
+
+    CheckResult kernelIsolationCheck() {
+        CheckResult result;
+        result.kind = CheckKind::KernelIsolation;
+        result.staticPart = kernelIsolationStatic(inputs_.pod, inputs_.kernel);
+        result.required = kernelIsolationRequired(inputs_.pod, inputs_.kernel);
+        std::call_once(isolationFactsOnce_, [this] { readIsolationFacts(); });
+        result.livePart = kernelIsolationLive(trustedFacts_ ? *trustedFacts_ : podFacts_,
+                                              trustedFacts_.has_value(), inputs_.kernel);
+        noteProbeSite(result.livePart, trustedFacts_
+                                           ? egressSite_
+                                           : podProbeSite(inputs_.container.value("name", "")));
+        return result;
+    }
+
+    CheckResult imageProvenanceCheck() {
+        CheckResult result;
+        result.kind = CheckKind::ImageProvenance;
+        const auto allowed = allowedRegistries(inputs_.namespaceObject.value_or(json()));
+        result.required = allowed.has_value();
+        result.staticPart = imageProvenanceStatic(inputs_.pod, allowed);
+        result.livePart = imageProvenanceLive(inputs_.pod, allowed);
+        return result;
+    }
+
     void step(const std::string& text) const {
         if (options_.onStep) options_.onStep(text);
     }
@@ -450,6 +570,10 @@ class Verification {
     std::mutex mutex_;  // guards runProblems_ (checks run on threads)
     std::vector<std::string> runProblems_;
     ProbeSite egressSite_;
+    std::once_flag probeSiteOnce_;  // the trusted probe starts once, for every check using it
+    std::once_flag isolationFactsOnce_;
+    IsolationFacts podFacts_;
+    std::optional<IsolationFacts> trustedFacts_;
     std::string trustedProbeProblem_;   // why the trusted probe is not available
     bool trustedProbeRefused_ = false;  // the API forbade it: verification cannot run
 };

@@ -41,8 +41,12 @@ json hardenedPod(const std::string& uid) {
       "spec": {
         "automountServiceAccountToken": false,
         "activeDeadlineSeconds": 86400,
+        "securityContext": {"runAsNonRoot": true, "runAsUser": 65532,
+                            "seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [{"name": "agent", "workingDir": "/workspace",
                         "resources": {"limits": {"cpu": "500m", "memory": "512Mi"}},
+                        "securityContext": {"allowPrivilegeEscalation": false,
+                                            "capabilities": {"drop": ["ALL"]}},
                         "volumeMounts": [{"name": "workspace", "mountPath": "/workspace"}]}],
         "volumes": [{"name": "workspace", "emptyDir": {}}]},
       "status": {"phase": "Running",
@@ -100,6 +104,18 @@ testing::RoutedServer::ExecResponder hardenedPodAnswers(const std::string& egres
             return testing::execRan(perPath(command, "written", 5), "", 0);  // after the content
         if (contains(script, "rossoctl-present"))
             return testing::execRan(perPath(command, "absent", 4), "", 0);
+        if (contains(script, "rossoctl-processes")) {
+            std::string out;
+            for (const char* who : {"self", "1"})
+                for (const char* line : {"Name:\tsleep", "Uid:\t65532\t65532\t65532\t65532",
+                                         "CapEff:\t0000000000000000", "CapBnd:\t0000000000000000",
+                                         "NoNewPrivs:\t1", "Seccomp:\t2"})
+                    out += std::string("rossoctl-") + who + "-" + line + "\n";
+            return testing::execRan(out +
+                                        "rossoctl-processes=3\nrossoctl-kernel=6.1.0\n"
+                                        "rossoctl-done=1\n",
+                                    "", 0);
+        }
         return testing::execRan("", "unexpected probe\n", 1);
     };
 }
@@ -160,10 +176,14 @@ TEST_CASE("sandbox verify of a hardened sandbox passes every check, offline", "[
     const json report = testing::printedJson(host.out.str());
     CHECK(report["result"] == "pass");
     const json checks = verdicts(report);
-    CHECK(checks.size() == 4);
+    CHECK(checks.size() == 7);
     for (const auto& [id, check] : checks.items()) {
         INFO(id << ": " << check.dump());
-        CHECK(check["result"] == "pass");
+        // No runtime or registries required: reported (the node's kernel, a tag), not judged.
+        if (id == "kernel-isolation" || id == "image-provenance")
+            CHECK(check["required"] == false);
+        else
+            CHECK(check["result"] == "pass");
     }
     // The control looked the target up through the Context's resolver, not the system's.
     CHECK(host.resolver.asked == std::vector<std::string>{"control.test"});
@@ -225,4 +245,113 @@ TEST_CASE("sandbox verify: a missing sandbox, a refused read, a pod not running"
     none.server.onJson("GET", kSandboxes, 200, list({}));
     CHECK(none.run({"sandbox", "verify", "--all"}) == kExitError);
     CHECK(contains(none.err.str(), "nothing to verify"));
+}
+
+TEST_CASE(
+    "sandbox verify --require-runtime-class judges kernel isolation; the flags are checked "
+    "first",
+    "[verify][command][isolation]") {
+    testing::checkUsageErrors({
+        {"sandbox", "verify", "orders", "--require-runtime-class", "G Visor"},
+        {"sandbox", "verify", "orders", "--junit", "/nonexistent-dir/verify.xml"},
+        {"sandbox", "verify", "orders", "--sarif", "/"},
+    });
+    Listener control;
+    TestHost host;
+    serveHardened(host, "curl");
+    host.resolver.addresses["control.test"] = {"127.0.0.1"};
+    const std::string target = "http://control.test:" + std::to_string(control.port) + "/";
+    const int exitCode =
+        host.run({"sandbox", "verify", "orders", "--egress-target", target, "--no-restart",
+                  "--require-runtime-class", "gvisor", "-o", "json"});
+    INFO(host.out.str() << host.err.str());
+    CHECK(exitCode == 3);
+    const json kernel = verdicts(testing::printedJson(host.out.str()))["kernel-isolation"];
+    CHECK(kernel["required"] == true);
+    CHECK(kernel["result"] == "fail");
+    CHECK(kernel["static"]["evidence"].dump().find(
+              "spec.runtimeClassName is unset; --require-runtime-class requires gvisor") !=
+          std::string::npos);
+}
+
+TEST_CASE("sandbox verify writes JSON, JUnit and SARIF from one run", "[verify][command]") {
+    Listener control;
+    testing::TempDir dir;
+    TestHost host;
+    serveHardened(host, "curl");
+    host.resolver.addresses["control.test"] = {"127.0.0.1"};
+    const std::string target = "http://control.test:" + std::to_string(control.port) + "/";
+    const int exitCode =
+        host.run({"sandbox", "verify", "orders", "--egress-target", target, "-o", "json", "--junit",
+                  dir.file("verify.xml"), "--sarif", dir.file("verify.sarif")});
+    INFO(host.out.str() << host.err.str());
+    CHECK(exitCode == 0);
+    CHECK(testing::printedJson(host.out.str())["result"] == "pass");
+    const std::string junit = testing::slurp(dir.file("verify.xml"));
+    CHECK(junit.find("<testcase classname=\"rossoctl.sandbox.verify.team1.orders\" name=\"no "
+                     "way to the host\"") != std::string::npos);
+    const json sarif = json::parse(testing::slurp(dir.file("verify.sarif")));
+    CHECK(sarif["version"] == "2.1.0");
+    CHECK(sarif["runs"][0]["tool"]["driver"]["rules"].size() == 8);
+    // One pod restart served all three.
+    CHECK(host.server.requestsTo("DELETE", kPods + "/orders").size() == 1);
+}
+
+TEST_CASE("sandbox verify: a host-network pod's egress fails statically, whatever the policies",
+          "[verify][command][isolation]") {
+    // Found by a hostile reviewer: hostNetwork under default-deny gave egress "pass" on both
+    // halves, though no NetworkPolicy selects a host-network pod.
+    Listener control;
+    TestHost host;
+    serveHardened(host, "curl");
+    json pod = hardenedPod("pod-uid-1");
+    pod["spec"]["hostNetwork"] = true;
+    host.server.onJson("GET", kPods, 200, list({pod}));
+    host.resolver.addresses["control.test"] = {"127.0.0.1"};
+    const std::string target = "http://control.test:" + std::to_string(control.port) + "/";
+    const int exitCode = host.run(
+        {"sandbox", "verify", "orders", "--egress-target", target, "--no-restart", "-o", "json"});
+    INFO(host.out.str() << host.err.str());
+    CHECK(exitCode == 3);
+    const json checks = verdicts(testing::printedJson(host.out.str()));
+    CHECK(checks["egress"]["static"]["result"] == "fail");
+    CHECK(checks["egress"]["static"]["evidence"][0] ==
+          "pod: spec.hostNetwork: true: no NetworkPolicy selects a host-network pod, its egress "
+          "is the node's");
+}
+
+TEST_CASE("sandbox verify: an --egress-target the project allows is unproven, not a fail",
+          "[verify][command][isolation]") {
+    // Found by a newcomer: a target on the allow-list gave egress "fail" beside a static
+    // "within what the project allows".
+    Listener control;
+    TestHost host;
+    serveHardened(host, "curl");
+    const auto answers = hardenedPodAnswers("curl");
+    host.server.onExec("team1", "orders", [answers](const std::vector<std::string>& command) {
+        if (command.size() > 2 && contains(command[2], "rossoctl-tool"))
+            return testing::execRan(
+                "rossoctl-tool=curl\nrossoctl-curl=http:200 connect:0.000300 ip:127.0.0.1\n"
+                "rossoctl-exit=0\n",
+                "", 0);
+        return answers(command);
+    });
+    host.server.onJson(
+        "GET", "/api/v1/namespaces/team1", 200,
+        {{"metadata",
+          {{"name", "team1"},
+           {"annotations",
+            {{"rossoctl.dev/allowed-egress",
+              R"({"dns":true,"cidrs":["127.0.0.0/8"],"hosts":[]})"}}}}}});
+    const std::string target = "http://127.0.0.1:" + std::to_string(control.port) + "/";
+    const int exitCode = host.run(
+        {"sandbox", "verify", "orders", "--egress-target", target, "--no-restart", "-o", "json"});
+    INFO(host.out.str() << host.err.str());
+    CHECK(exitCode == 3);
+    const json egress = verdicts(testing::printedJson(host.out.str()))["egress"];
+    CHECK(egress["result"] == "unproven");
+    CHECK(egress["live"]["evidence"].dump().find(
+              "unproven: the target is on the allow-list (127.0.0.1 TCP " +
+              std::to_string(control.port) + " is within the allowed 127.0.0.0/8") !=
+          std::string::npos);
 }

@@ -28,7 +28,15 @@ struct Finding {
 // unproven.
 Verdict combine(Verdict staticVerdict, Verdict liveVerdict);
 
-enum class CheckKind { ServiceAccountToken, Egress, Limits, NothingSurvives };
+enum class CheckKind {
+    ServiceAccountToken,
+    Egress,
+    Limits,
+    NothingSurvives,
+    HostIsolation,    // isolation.hpp
+    KernelIsolation,  // isolation.hpp
+    ImageProvenance,  // image_provenance.hpp
+};
 std::string checkId(CheckKind kind);     // "service-account-token", ...
 std::string checkTitle(CheckKind kind);  // "no service-account token", ...
 
@@ -37,6 +45,9 @@ struct CheckResult {
     Finding staticPart;
     Finding livePart;
     std::chrono::milliseconds took{0};
+    // false: reported, but neither the sandbox's verdict nor the exit code counts it (kernel
+    // isolation where no runtime is required).
+    bool required = true;
     Verdict verdict() const { return combine(staticPart.verdict, livePart.verdict); }
 };
 
