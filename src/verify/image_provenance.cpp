@@ -94,10 +94,12 @@ ImageReference parseImageReference(const std::string& image) {
 }
 
 std::optional<std::vector<std::string>> allowedRegistries(const json& namespaceObject) {
-    const json metadata =
-        namespaceObject.is_object() ? namespaceObject.value("metadata", json::object()) : json();
-    const std::string value =
-        text(metadata.value("annotations", json::object()), model::kAllowedRegistriesAnnotation);
+    const json metadata = namespaceObject.is_object()
+                              ? namespaceObject.value("metadata", json::object())
+                              : json::object();
+    const json annotations =
+        metadata.is_object() ? metadata.value("annotations", json::object()) : json::object();
+    const std::string value = text(annotations, model::kAllowedRegistriesAnnotation);
     if (value.empty()) return std::nullopt;
     std::vector<std::string> out;
     size_t start = 0;

@@ -58,18 +58,23 @@ void readStatusLine(ProcessStatus& status, const std::string& line) {
     status.readable = true;
     const std::string value = fieldValue(line);
     if (line.rfind("Name:", 0) == 0) status.name = cleanLine(value);
-    if (line.rfind("Uid:", 0) == 0) status.uid = value;
+    if (line.rfind("Uid:", 0) == 0) {
+        status.uid = value;
+        std::replace(status.uid.begin(), status.uid.end(), '\t', ' ');
+        status.uid = cleanLine(status.uid);
+    }
     if (line.rfind("CapEff:", 0) == 0) status.capEffective = hexMask(value);
     if (line.rfind("CapBnd:", 0) == 0) status.capBounding = hexMask(value);
     if (line.rfind("NoNewPrivs:", 0) == 0) status.noNewPrivs = value;
     if (line.rfind("Seccomp:", 0) == 0) status.seccomp = value;
 }
 
-std::string effectiveUid(const ProcessStatus& status) {
+// Root in any of real, effective, saved or filesystem uid: a process can switch back to it.
+bool anyRootUid(const ProcessStatus& status) {
     std::istringstream words(status.uid);
-    std::string real, effective;
-    words >> real >> effective;
-    return effective.empty() ? real : effective;
+    for (std::string uid; words >> uid;)
+        if (uid == "0") return true;
+    return false;
 }
 
 struct Verdicts {
@@ -89,9 +94,8 @@ void judgeProcess(Verdicts& out, const ProcessStatus& status, const std::string&
         out.doubt(who + ": /proc status not readable");
         return;
     }
-    const std::string uid = effectiveUid(status);
-    if (uid == "0") out.fail(who + ": Uid 0 (root)");
-    if (uid.empty()) out.doubt(who + ": no Uid line");
+    if (anyRootUid(status)) out.fail(who + ": Uid " + status.uid + " holds 0 (root)");
+    if (status.uid.empty()) out.doubt(who + ": no Uid line");
     if (status.capEffective & ~kNetBindService)
         out.fail(fmt::format("{}: CapEff holds {}", who,
                              capabilityNames(status.capEffective & ~kNetBindService)));

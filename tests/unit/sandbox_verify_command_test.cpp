@@ -121,11 +121,13 @@ testing::RoutedServer::ExecResponder hardenedPodAnswers(const std::string& egres
 }
 
 // A hardened sandbox whose pod is replaced (a new UID) when verify deletes it.
-void serveHardened(TestHost& host, const std::string& egressTool) {
+void serveHardened(TestHost& host, const std::string& egressTool,
+                   const json& pod = hardenedPod("pod-uid-1"),
+                   testing::RoutedServer::ExecResponder answers = nullptr) {
     host.serveSandboxGroup();
     host.server.onJson("GET", kSandboxes + "/orders", 200, sandbox());
     host.server.onJson("GET", kSandboxes, 200, list({sandbox()}));
-    host.server.onJson("GET", kPods, 200, list({hardenedPod("pod-uid-1")}));
+    host.server.onJson("GET", kPods, 200, list({pod}));
     host.server.onStream(
         "GET", kPods + "?watch=true",
         {json{{"type", "ADDED"}, {"object", hardenedPod("pod-uid-2")}}.dump() + "\n"});
@@ -136,7 +138,7 @@ void serveHardened(TestHost& host, const std::string& egressTool) {
                        list({json::parse(R"({"metadata": {"name": "sandbox-quota"},
                               "spec": {"hard": {"limits.memory": "8Gi", "pods": "20"}}})")}));
     host.server.onJson("GET", "/api/v1/namespaces/team1/secrets", 200, list({}));
-    host.server.onExec("team1", "orders", hardenedPodAnswers(egressTool));
+    host.server.onExec("team1", "orders", answers ? answers : hardenedPodAnswers(egressTool));
 }
 
 json verdicts(const json& report) {
@@ -303,10 +305,9 @@ TEST_CASE("sandbox verify: a host-network pod's egress fails statically, whateve
     // halves, though no NetworkPolicy selects a host-network pod.
     Listener control;
     TestHost host;
-    serveHardened(host, "curl");
     json pod = hardenedPod("pod-uid-1");
     pod["spec"]["hostNetwork"] = true;
-    host.server.onJson("GET", kPods, 200, list({pod}));
+    serveHardened(host, "curl", pod);
     host.resolver.addresses["control.test"] = {"127.0.0.1"};
     const std::string target = "http://control.test:" + std::to_string(control.port) + "/";
     const int exitCode = host.run(
@@ -326,23 +327,22 @@ TEST_CASE("sandbox verify: an --egress-target the project allows is unproven, no
     // "within what the project allows".
     Listener control;
     TestHost host;
-    serveHardened(host, "curl");
     const auto answers = hardenedPodAnswers("curl");
-    host.server.onExec("team1", "orders", [answers](const std::vector<std::string>& command) {
-        if (command.size() > 2 && contains(command[2], "rossoctl-tool"))
-            return testing::execRan(
-                "rossoctl-tool=curl\nrossoctl-curl=http:200 connect:0.000300 ip:127.0.0.1\n"
-                "rossoctl-exit=0\n",
-                "", 0);
-        return answers(command);
-    });
-    host.server.onJson(
-        "GET", "/api/v1/namespaces/team1", 200,
-        {{"metadata",
-          {{"name", "team1"},
-           {"annotations",
-            {{"rossoctl.dev/allowed-egress",
-              R"({"dns":true,"cidrs":["127.0.0.0/8"],"hosts":[]})"}}}}}});
+    serveHardened(host, "curl", hardenedPod("pod-uid-1"),
+                  [answers](const std::vector<std::string>& command) {
+                      if (command.size() > 2 && contains(command[2], "rossoctl-tool"))
+                          return testing::execRan(
+                              "rossoctl-tool=curl\nrossoctl-curl=http:200 connect:0.000300 "
+                              "ip:127.0.0.1\nrossoctl-exit=0\n",
+                              "", 0);
+                      return answers(command);
+                  });
+    host.server.onJson("GET", "/api/v1/namespaces/team1", 200,
+                       {{"metadata",
+                         {{"name", "team1"},
+                          {"annotations",
+                           {{"rossoctl.dev/allowed-egress",
+                             R"({"dns":true,"cidrs":["127.0.0.0/8"],"hosts":[]})"}}}}}});
     const std::string target = "http://127.0.0.1:" + std::to_string(control.port) + "/";
     const int exitCode = host.run(
         {"sandbox", "verify", "orders", "--egress-target", target, "--no-restart", "-o", "json"});

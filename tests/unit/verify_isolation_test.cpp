@@ -258,7 +258,7 @@ TEST_CASE("host isolation live: what the container really has", "[verify][isolat
     CHECK(mentions(hostIsolationLive(inputs), "PID 1 (sleep): Seccomp: 0"));
 
     inputs.pod = facts(replaced(kConfined, "Uid:\t65532", "Uid:\t0"));
-    CHECK(mentions(hostIsolationLive(inputs), "Uid 0 (root)"));
+    CHECK(mentions(hostIsolationLive(inputs), "PID 1 (sleep): Uid 0 65532 65532 65532 holds 0"));
 
     inputs.pod =
         facts(replaced(kConfined, "CapBnd:\t0000000000000000", "CapBnd:\t00000000a80425fb"));
