@@ -138,6 +138,9 @@ void printSummary(app::Context& context, const model::ProjectOptions& project,
                        project.maxContainerMemory);
     out << fmt::format("  Pod security:   {}; default sandbox lifetime {}\n", project.podSecurity,
                        project.defaultLifetime);
+    if (!project.runtimeClass.empty())
+        out << fmt::format("  Runtime class:  {} for every pod (validatingadmissionpolicy/{}{})\n",
+                           project.runtimeClass, model::kRuntimeClassPolicyPrefix, project.name);
     if (plan.egressSummary.empty()) {
         out << "  Egress:         none (every connection out of a pod is denied)\n";
     } else if (const auto open = everyAddressAllowed(project)) {
@@ -162,6 +165,7 @@ int proveEnforcement(app::Context& context, const ProjectCreateOptions& options)
     if (options.noCheck || !options.dryRun.empty()) return 0;
     app::EnforcementCheckOptions check;
     check.image = options.checkImage;
+    check.runtimeClass = options.project.runtimeClass;  // the project's policy refuses others
     check.cancel = context.cancelFlag();
     const auto result = app::checkDefaultDenyEnforced(context.client(), context.clock(),
                                                       options.project.name, check);
@@ -283,6 +287,17 @@ void registerProjectCreate(CLI::App& project, CommandHost& host) {
         ->add_option("--egress", options->egress,
                      "Named-host mechanism: auto|networkpolicy|egressfirewall|cilium")
         ->capture_default_str();
+    command
+        ->add_option("--allow-registry", p.allowRegistries,
+                     "Images may come only from this registry (HOST or HOST/PATH); recorded on "
+                     "the namespace, judged by sandbox verify; repeatable")
+        ->type_name("REGISTRY");
+    command
+        ->add_option("--runtime-class", p.runtimeClass,
+                     "Every pod of the project must run with this RuntimeClass (recorded on the "
+                     "namespace, enforced by a ValidatingAdmissionPolicy; verify judges kernel "
+                     "isolation against it)")
+        ->type_name("NAME");
     command->add_flag("--force", options->force,
                       "Allow --allow-cidr 0.0.0.0/0 or ::/0 (egress to every address)");
     command->add_flag("--adopt", options->adopt,
@@ -304,6 +319,7 @@ void registerProjectCreate(CLI::App& project, CommandHost& host) {
         "  rossoctl project create team1 --cpu 8 --memory 16Gi --allow-host pypi.org:443 \\\n"
         "      --allow-host files.pythonhosted.org:443 --allow-cidr 10.20.0.0/16\n"
         "  rossoctl project create team1 --egress cilium --dry-run=client -o yaml\n"
+        "  rossoctl project create team1 --runtime-class gvisor --dry-run=client -o yaml\n"
         "\n"
         "Objects are written with server-side apply (field manager rossoctl, taking over fields\n"
         "others changed): run it again to converge or to finish a run that failed.\n"

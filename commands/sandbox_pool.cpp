@@ -28,9 +28,10 @@ struct PoolOptions {
 
 int runWarmPool(app::Context& context, const PoolOptions& options,
                 const app::run::RunPodShape& shape, const std::string& ns,
-                std::chrono::milliseconds timeout) {
+                std::chrono::milliseconds timeout, long lifetimeSeconds) {
     const std::string name = app::run::warmPoolName(shape);
-    const auto status = app::run::reconcileWarmPool(context.client(), ns, shape, options.size);
+    const auto status =
+        app::run::reconcileWarmPool(context.client(), ns, shape, options.size, lifetimeSeconds);
     if (options.size == 0) {
         context.out() << fmt::format("SandboxWarmPool {} in {}: deleted (with its template)\n",
                                      name, ns);
@@ -61,7 +62,9 @@ int runSandboxPool(app::Context& context, PoolOptions& options) {
 
     // run
     if (context.discovery().isServed(app::run::kExtensionsGroup)) {
-        if (!options.barePods) return runWarmPool(context, options, shape, ns, timeout);
+        if (!options.barePods)
+            return runWarmPool(context, options, shape, ns, timeout,
+                               static_cast<long>(lifetime.count()));
     } else if (!options.barePods) {
         context.err() << "note: SandboxWarmPool (extensions.agents.x-k8s.io) is not served here; "
                          "keeping bare warm pods instead (the fallback pool)\n";
@@ -107,7 +110,7 @@ void registerSandboxPool(CLI::App& sandbox, CommandHost& host) {
         "Where the agent-sandbox extensions are served, the pool is a SandboxTemplate and a\n"
         "SandboxWarmPool named after the image, cpu, memory and workdir; a run takes one of its\n"
         "Sandboxes with a SandboxClaim (which expires with the run's timeout), and the warm\n"
-        "pool refills itself. --lifetime does not apply there.\n"
+        "pool refills itself; a warm pod unclaimed after --lifetime ends and is replaced.\n"
         "Elsewhere (the fallback) the pool is bare pods: a run claims one of the same shape\n"
         "atomically, uses it once, deletes it and starts a replacement. Re-run this command to\n"
         "top the pool up.");

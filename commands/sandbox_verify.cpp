@@ -1,6 +1,9 @@
 // rossoctl sandbox verify: prove the four isolation boundaries of a sandbox, with evidence.
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 
 #include "conventions.hpp"
@@ -26,8 +29,31 @@ struct VerifyCommandOptions {
     bool noRestart = false;
     std::string trustedProbe;  // image of the ephemeral container the egress probe runs in
     std::string timeout = "2m";
+    std::string requireRuntimeClass;
+    std::string junitFile;  // written beside -o, so one run gives every format
+    std::string sarifFile;
     OutputFlags output;
 };
+
+// Checked before any request (its directory exists and may be written), so a report that
+// cannot be written is said before the pod restarts; written once the run is done.
+void checkReportFile(const std::string& path, const char* flag) {
+    if (path.empty()) return;
+    const auto parent = std::filesystem::path(path).parent_path();
+    const std::string directory = parent.empty() ? "." : parent.string();
+    if (!std::filesystem::is_directory(directory) || ::access(directory.c_str(), W_OK) != 0 ||
+        std::filesystem::is_directory(path))
+        throw UsageError(fmt::format("{} {:?}: cannot write that file", flag, path));
+}
+
+void writeReportFile(const std::string& path, const char* flag,
+                     const std::function<void(std::ostream&)>& write) {
+    if (path.empty()) return;
+    std::ofstream file(path, std::ios::trunc);
+    write(file);
+    if (!file.flush())
+        throw Error(fmt::format("{} {:?}: the report could not be written", flag, path));
+}
 
 std::vector<std::string> sandboxNames(app::Context& context, const kube::ResourceRef& ref,
                                       const std::string& ns, const VerifyCommandOptions& options) {
@@ -68,6 +94,11 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
             fmt::format("--trusted-probe {:?} is not an image reference (e.g. busybox:1.36)",
                         options.trustedProbe));
     verifyOptions.trustedProbeImage = options.trustedProbe;
+    if (!options.requireRuntimeClass.empty())
+        model::validateDnsSubdomain(options.requireRuntimeClass, "--require-runtime-class");
+    verifyOptions.requireRuntimeClass = options.requireRuntimeClass;
+    checkReportFile(options.junitFile, "--junit");
+    checkReportFile(options.sarifFile, "--sarif");
     verifyOptions.timeout = app::parseDuration(options.timeout, "--timeout");
     verifyOptions.cancel = context.cancelFlag();
     verifyOptions.control = [&resolver = context.resolver()](const verify::EgressTarget& to,
@@ -138,6 +169,10 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
     } else if (format == "sarif") {
         ui::printJson(context.out(), verify::reportSarif(reports));
     }
+    writeReportFile(options.junitFile, "--junit",
+                    [&](std::ostream& out) { verify::writeJunit(out, reports); });
+    writeReportFile(options.sarifFile, "--sarif",
+                    [&](std::ostream& out) { ui::printJson(out, verify::reportSarif(reports)); });
     return verify::exitCodeFor(reports);
 }
 
@@ -146,7 +181,9 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
 void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
     auto options = std::make_shared<VerifyCommandOptions>();
     auto* command = sandbox.add_subcommand(
-        "verify", "Prove a sandbox's isolation: no token, no egress, limits, nothing survives");
+        "verify",
+        "Prove a sandbox's isolation: no token, no egress, limits, nothing survives, no way to the "
+        "host, kernel isolation, image provenance");
     command->add_option("sandboxes", options->names, "Sandbox names");
     command->add_flag("--all", options->all, "Verify every sandbox in the namespace");
     command
@@ -161,6 +198,15 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         ->type_name("IMAGE");
     command->add_option("--timeout", options->timeout, "How long to wait for the replacement pod")
         ->capture_default_str();
+    command
+        ->add_option("--require-runtime-class", options->requireRuntimeClass,
+                     "Kernel isolation fails unless the pod runs with this RuntimeClass on a "
+                     "kernel of its own (the project's rossoctl.dev/runtime-class otherwise)")
+        ->type_name("NAME");
+    command->add_option("--junit", options->junitFile, "Also write the JUnit report to FILE")
+        ->type_name("FILE");
+    command->add_option("--sarif", options->sarifFile, "Also write the SARIF report to FILE")
+        ->type_name("FILE");
     // Not addOutputFlags: a report is no API object, so no template, --sort-by or managedFields.
     command->add_option("-o,--output", options->output.output,
                         "Output format: table|json|junit|sarif (default table)");
@@ -186,12 +232,31 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         "  nothing survives          no volume that outlives the pod; canaries in every writable\n"
         "                            mount and the root filesystem are gone after the pod is\n"
         "                            deleted and replaced (DELETES THE POD; --no-restart skips)\n"
+        "  no way to the host        no container (init and ephemeral too) privileged, in a\n"
+        "                            host namespace, with host ports, added capabilities,\n"
+        "                            privilege escalation, root, no seccomp, AppArmor unconfined,\n"
+        "                            unmasked /proc, unsafe sysctls or SELinux off; /proc/self\n"
+        "                            and /proc/1 status (capabilities, NoNewPrivs, seccomp, uid);\n"
+        "                            with --trusted-probe, whether PID 1 and the network are the\n"
+        "                            node's\n"
+        "  kernel isolation          runtimeClassName and its handler; the kernel release and\n"
+        "                            boot ID the pod sees against the node's (--trusted-probe\n"
+        "                            reads them where the agent cannot forge them). Judged when\n"
+        "                            the project (project create --runtime-class) or\n"
+        "                            --require-runtime-class asks for a runtime, or the pod's\n"
+        "                            RuntimeClass promises one; else reported \"not required\"\n"
+        "  image provenance          every image by digest, from a registry the project allows\n"
+        "                            (project create --allow-registry); the digest the kubelet\n"
+        "                            reports it ran. Judged when the project lists registries\n"
         "-o json prints one named sandbox's report; several sandboxes, or --all, print a List\n"
         "of reports ({\"kind\":\"List\",\"items\":[...]}, as kubectl prints many objects).\n\n"
         "Examples:\n"
         "  rossoctl sandbox verify orders -n team1\n"
         "  rossoctl sandbox verify --all -n team1 --no-restart -o json\n"
         "  rossoctl sandbox verify orders --trusted-probe busybox:1.36\n"
+        "  rossoctl sandbox verify orders --trusted-probe busybox:1.36 --require-runtime-class "
+        "gvisor\n"
+        "  rossoctl sandbox verify --all -o json --junit verify.xml --sarif verify.sarif\n"
         "  rossoctl sandbox verify orders --egress-target http://10.0.0.5:8080 -o junit > "
         "verify.xml\n\n"
         "Exit codes: 0 every boundary holds, 3 a boundary fails or is unproven,\n"

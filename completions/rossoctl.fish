@@ -97,7 +97,7 @@ function __rossoctl_valflags
         case 'sandbox resume'
             printf '%s\n' --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox verify'
-            printf '%s\n' --egress-target --trusted-probe --timeout --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+            printf '%s\n' --egress-target --trusted-probe --timeout --require-runtime-class --junit --sarif --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox run'
             printf '%s\n' --image --file --workdir --env --timeout --start-timeout --cpu --memory --artifacts --output-max-bytes --artifacts-max-bytes --artifacts-max-files --artifacts-max-file-bytes --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox pool'
@@ -107,7 +107,7 @@ function __rossoctl_valflags
         case 'project'
             printf '%s\n' --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'project create'
-            printf '%s\n' --cpu --memory --pods --storage --pvcs --container-cpu --container-memory --max-container-cpu --max-container-memory --default-lifetime --allow-host --allow-cidr --pod-security --egress --output -o --check-image --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+            printf '%s\n' --cpu --memory --pods --storage --pvcs --container-cpu --container-memory --max-container-cpu --max-container-memory --default-lifetime --allow-host --allow-cidr --pod-security --egress --allow-registry --runtime-class --output -o --check-image --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'project delete'
             printf '%s\n' --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'project describe'
@@ -195,7 +195,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a exec -d 'Run a command
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a logs -d 'Print or follow the logs of a sandbox\'s pod'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a suspend -d 'Stop sandboxes\' pods, keeping the sandboxes and their volumes'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a resume -d 'Start suspended sandboxes\' pods again and wait until they are Ready'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a verify -d 'Prove a sandbox\'s isolation: no token, no egress, limits, nothing survives'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a verify -d 'Prove a sandbox\'s isolation: no token, no egress, limits, nothing survives, no way to the host, kernel isolation, image provenance'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a run -d 'Run code in an ephemeral hardened pod; return its output, exit code and artifacts'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a pool -d 'Keep N warm hardened pods ready for \'sandbox run --pool\''
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a cp -d 'Copy files and directories between this machine and a sandbox\'s pod'
@@ -268,6 +268,9 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l egress-target -
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l no-restart -d 'Do not delete the pod; "nothing survives" is then reported unproven'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l trusted-probe -x -d 'Run the egress probe in an ephemeral container of IMAGE, not with the pod\'s own tools'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l timeout -x -d 'How long to wait for the replacement pod'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l require-runtime-class -x -d 'Kernel isolation fails unless the pod runs with this RuntimeClass on a kernel of its own (the project\'s rossoctl.dev/runtime-class otherwise)'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l junit -x -d 'Also write the JUnit report to FILE'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l sarif -x -d 'Also write the SARIF report to FILE'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l output -s o -x -a 'table json junit sarif' -d 'Output format: table|json|junit|sarif (default table)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l no-headers -d 'Omit table headers'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -a '(__rossoctl_live sandboxes)'
@@ -332,6 +335,8 @@ complete -c rossoctl -n '__rossoctl_seen_path project create' -l allow-cidr -x -
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l no-dns -d 'Do not allow DNS to kube-system/kube-dns'
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l pod-security -x -a 'restricted baseline privileged' -d 'Pod Security level: restricted|baseline|privileged'
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l egress -x -a 'auto networkpolicy egressfirewall cilium' -d 'Named-host mechanism: auto|networkpolicy|egressfirewall|cilium'
+complete -c rossoctl -n '__rossoctl_seen_path project create' -l allow-registry -x -d 'Images may come only from this registry (HOST or HOST/PATH); recorded on the namespace, judged by sandbox verify; repeatable'
+complete -c rossoctl -n '__rossoctl_seen_path project create' -l runtime-class -x -d 'Every pod of the project must run with this RuntimeClass (recorded on the namespace, enforced by a ValidatingAdmissionPolicy; verify judges kernel isolation against it)'
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l force -d 'Allow --allow-cidr 0.0.0.0/0 or ::/0 (egress to every address)'
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l adopt -d 'Turn an existing namespace rossoctl did not create into a project'
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l dry-run -d 'Must be "none", "client" or "server" (bare --dry-run: client). client: print the objects, write nothing; server: the apiserver checks them (dryRun=All), stores nothing'

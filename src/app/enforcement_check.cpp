@@ -172,6 +172,9 @@ EnforcementObjects enforcementObjects(const std::string& ns, const std::string& 
                               json::array({"sh", "-c", kServerScript, "rossoctl-check", port}));
     objects.client = checkPod(ns, id, "client", options.image,
                               json::array({"sleep", std::to_string(kPodDeadlineSeconds)}));
+    for (json* pod : {&objects.server, &objects.client})
+        if (!options.runtimeClass.empty())
+            (*pod)["spec"]["runtimeClassName"] = options.runtimeClass;
     objects.serverIngress = policy(ns, fmt::format("rossoctl-check-{}-server", id), id,
                                    {{"podSelector", selectorFor(id, "server")},
                                     {"policyTypes", json::array({"Ingress"})},

@@ -17,6 +17,15 @@ namespace resources = kube::resources;
 
 namespace {
 
+kube::ResourceRef validatingAdmissionPolicies() {
+    return {"admissionregistration.k8s.io", "v1", "validatingadmissionpolicies",
+            "ValidatingAdmissionPolicy", false};
+}
+kube::ResourceRef validatingAdmissionPolicyBindings() {
+    return {"admissionregistration.k8s.io", "v1", "validatingadmissionpolicybindings",
+            "ValidatingAdmissionPolicyBinding", false};
+}
+
 // Ranges the EgressFirewall half never opens: in-cluster pods and services, node and cloud
 // metadata addresses. --allow-cidr opens them explicitly.
 const std::vector<std::string> kPrivateIpv4 = {"10.0.0.0/8",     "100.64.0.0/10", "127.0.0.0/8",
@@ -64,7 +73,49 @@ json buildProjectNamespace(const ProjectOptions& options) {
         labels[std::string("pod-security.kubernetes.io/") + mode] = options.podSecurity;
     labels[kSandboxProjectLabel] = "true";
     metadata["annotations"] = {{kDefaultLifetimeAnnotation, options.defaultLifetime}};
+    if (!options.runtimeClass.empty())
+        metadata["annotations"][kRuntimeClassAnnotation] = options.runtimeClass;
+    std::string registries;
+    for (const auto& registry : options.allowRegistries)
+        registries += (registries.empty() ? "" : ",") + registry;
+    if (!registries.empty()) metadata["annotations"][kAllowedRegistriesAnnotation] = registries;
     return {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", metadata}};
+}
+
+json buildRuntimeClassPolicy(const ProjectOptions& options) {
+    const std::string name = kRuntimeClassPolicyPrefix + options.name;
+    // Both names are DNS labels or subdomains (validated), so they quote safely into CEL.
+    return {{"apiVersion", "admissionregistration.k8s.io/v1"},
+            {"kind", "ValidatingAdmissionPolicy"},
+            {"metadata", managedMetadata(name, "")},
+            {"spec",
+             {{"failurePolicy", "Fail"},
+              {"matchConstraints",
+               {{"resourceRules", json::array({{{"apiGroups", {""}},
+                                                {"apiVersions", {"v1"}},
+                                                {"operations", {"CREATE"}},
+                                                {"resources", {"pods"}}}})}}},
+              {"validations",
+               json::array({{{"expression", fmt::format("has(object.spec.runtimeClassName) && "
+                                                        "object.spec.runtimeClassName == '{}'",
+                                                        options.runtimeClass)},
+                             {"message", fmt::format("pods in project {} must run with "
+                                                     "runtimeClassName {} (rossoctl project "
+                                                     "create --runtime-class)",
+                                                     options.name, options.runtimeClass)}}})}}}};
+}
+
+json buildRuntimeClassPolicyBinding(const ProjectOptions& options) {
+    const std::string name = kRuntimeClassPolicyPrefix + options.name;
+    return {{"apiVersion", "admissionregistration.k8s.io/v1"},
+            {"kind", "ValidatingAdmissionPolicyBinding"},
+            {"metadata", managedMetadata(name, "")},
+            {"spec",
+             {{"policyName", name},
+              {"validationActions", {"Deny"}},
+              {"matchResources",
+               {{"namespaceSelector",
+                 {{"matchLabels", {{"kubernetes.io/metadata.name", options.name}}}}}}}}}};
 }
 
 json buildProjectRequest(const ProjectOptions& options) {
@@ -247,6 +298,12 @@ ProjectPlan planObjects(const ProjectOptions& options, EgressMechanism mechanism
     if (options.openshift)
         plan.objects.push_back({resources::projectRequests(), buildProjectRequest(options), true});
     plan.objects.push_back({resources::namespaces(), buildProjectNamespace(options)});
+    if (!options.runtimeClass.empty()) {
+        // Before any pod can be made: the policy, then the binding that puts it to work.
+        plan.objects.push_back({validatingAdmissionPolicies(), buildRuntimeClassPolicy(options)});
+        plan.objects.push_back(
+            {validatingAdmissionPolicyBindings(), buildRuntimeClassPolicyBinding(options)});
+    }
     // Isolation first: a run stopped half-way leaves a namespace that is denied, not open.
     plan.objects.push_back({resources::networkPolicies(), buildDefaultDeny(ns)});
     if (options.allowDns) {
@@ -307,7 +364,13 @@ std::vector<PlannedObject> optionalProjectObjects(const std::string& namespaceNa
         return PlannedObject{
             ref, {{"kind", kind}, {"metadata", {{"name", name}, {"namespace", namespaceName}}}}};
     };
-    return {named(resources::ciliumNetworkPolicies(), "CiliumNetworkPolicy", kAllowHostsName),
+    const std::string policy = kRuntimeClassPolicyPrefix + namespaceName;
+    auto cluster = [&](const kube::ResourceRef& ref, const std::string& kind) {
+        return PlannedObject{ref, {{"kind", kind}, {"metadata", {{"name", policy}}}}};
+    };
+    return {cluster(validatingAdmissionPolicyBindings(), "ValidatingAdmissionPolicyBinding"),
+            cluster(validatingAdmissionPolicies(), "ValidatingAdmissionPolicy"),
+            named(resources::ciliumNetworkPolicies(), "CiliumNetworkPolicy", kAllowHostsName),
             named(resources::egressFirewalls(), "EgressFirewall", kEgressFirewallName),
             named(resources::networkPolicies(), "NetworkPolicy", kAllowHostsName),
             named(resources::networkPolicies(), "NetworkPolicy", kAllowCidrsName),

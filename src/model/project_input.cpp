@@ -180,6 +180,19 @@ void validateProjectOptions(ProjectOptions& options) {
         throw UsageError(fmt::format(
             "invalid value \"{}\" for --pod-security: want restricted, baseline or privileged",
             printable(options.podSecurity)));
+    if (!options.runtimeClass.empty())
+        validateDnsSubdomain(options.runtimeClass, "--runtime-class");
+    for (const auto& registry : options.allowRegistries) {
+        // HOST[:PORT][/PATH]: no scheme, no tag, no comma (the annotation's separator).
+        const bool bad = registry.empty() || registry.find("://") != std::string::npos ||
+                         registry.find_first_of(", @\t\n") != std::string::npos ||
+                         registry.back() == '/';
+        if (bad)
+            throw UsageError(fmt::format(
+                "invalid value \"{}\" for --allow-registry: want a registry host (docker.io, "
+                "registry.example.com:5000) or host/path (ghcr.io/team)",
+                printable(registry)));
+    }
     if (!options.allowDns && !options.allowHosts.empty())
         throw UsageError(
             "--allow-host needs DNS inside the project: drop --no-dns, or use --allow-cidr");

@@ -15,6 +15,7 @@ Verdict SandboxReport::verdict() const {
     if (!error.empty()) return Verdict::Fail;
     Verdict overall = Verdict::Pass;
     for (const auto& check : checks) {
+        if (!check.required) continue;  // reported, not judged
         if (check.verdict() == Verdict::Fail) return Verdict::Fail;
         if (check.verdict() == Verdict::Unproven) overall = Verdict::Unproven;
     }
@@ -28,12 +29,16 @@ std::string seconds(std::chrono::milliseconds duration) {
 }
 
 struct Counts {
-    int pass = 0, fail = 0, unproven = 0;
+    int pass = 0, fail = 0, unproven = 0, notRequired = 0;
 };
 
 Counts countChecks(const SandboxReport& report) {
     Counts counts;
     for (const auto& check : report.checks) {
+        if (!check.required && check.verdict() != Verdict::Pass) {
+            ++counts.notRequired;
+            continue;
+        }
         switch (check.verdict()) {
             case Verdict::Pass:
                 ++counts.pass;
@@ -73,10 +78,12 @@ std::string paintedVerdict(Verdict verdict, bool color) {
 
 std::string summaryLine(const SandboxReport& report) {
     const Counts counts = countChecks(report);
-    return fmt::format("sandbox/{}: {} — {} checks: {} pass, {} fail, {} unproven ({:.1f}s)",
-                       report.name, verdictName(report.verdict()), report.checks.size(),
-                       counts.pass, counts.fail, counts.unproven,
-                       static_cast<double>(report.took.count()) / 1000.0);
+    return fmt::format(
+        "sandbox/{}: {} — {} checks: {} pass, {} fail, {} unproven{} ({:.1f}s)", report.name,
+        verdictName(report.verdict()), report.checks.size(), counts.pass, counts.fail,
+        counts.unproven,
+        counts.notRequired ? fmt::format(", {} not held but not required", counts.notRequired) : "",
+        static_cast<double>(report.took.count()) / 1000.0);
 }
 
 void printReportTable(std::ostream& out, const SandboxReport& report, bool noHeaders, bool color) {
@@ -86,7 +93,9 @@ void printReportTable(std::ostream& out, const SandboxReport& report, bool noHea
         bool first = true;
         auto row = [&](const std::string& evidence) {
             table.rows.push_back({first ? checkTitle(check.kind) : "",
-                                  first ? paintedVerdict(check.verdict(), color) : "",
+                                  first ? paintedVerdict(check.verdict(), color) +
+                                              (check.required ? "" : " (not required)")
+                                        : "",
                                   ui::escapeForTerminal(evidence)});
             first = false;
         };
@@ -127,6 +136,7 @@ json reportJson(const SandboxReport& report) {
         checks.push_back({{"id", checkId(check.kind)},
                           {"name", checkTitle(check.kind)},
                           {"result", verdictName(check.verdict())},
+                          {"required", check.required},
                           {"static", part(check.staticPart)},
                           {"live", part(check.livePart)},
                           {"tookMs", check.took.count()}});
@@ -134,7 +144,10 @@ json reportJson(const SandboxReport& report) {
     out["checks"] = std::move(checks);
     if (!report.runProblems.empty()) out["runProblems"] = report.runProblems;
     const Counts counts = countChecks(report);
-    out["summary"] = {{"pass", counts.pass}, {"fail", counts.fail}, {"unproven", counts.unproven}};
+    out["summary"] = {{"pass", counts.pass},
+                      {"fail", counts.fail},
+                      {"unproven", counts.unproven},
+                      {"notRequired", counts.notRequired}};
     return out;
 }
 
@@ -203,11 +216,12 @@ void writeJunit(std::ostream& out, const std::vector<SandboxReport>& reports) {
         const Counts counts = countChecks(report);
         tests += static_cast<int>(report.checks.size());
         failures += counts.fail + counts.unproven;
+        skipped += counts.notRequired;
         suites += fmt::format(
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\" "
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" "
             "time=\"{}\">\n",
             xmlEscape(suiteName), report.checks.size(), counts.fail + counts.unproven,
-            seconds(report.took));
+            counts.notRequired, seconds(report.took));
         suites += fmt::format(
             "    <properties>\n      <property name=\"pod\" value=\"{}\"/>\n"
             "      <property name=\"podUid\" value=\"{}\"/>\n    </properties>\n",
@@ -224,7 +238,11 @@ void writeJunit(std::ostream& out, const std::vector<SandboxReport>& reports) {
             suites += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{}\">\n",
                                   xmlEscape(className), xmlEscape(checkTitle(check.kind)),
                                   seconds(check.took));
-            if (check.verdict() == Verdict::Fail)
+            if (!check.required && check.verdict() != Verdict::Pass)
+                // Not held, and nothing asked for it: said, without turning the gate red.
+                suites += fmt::format("      <skipped message=\"not required: {}: {}\"/>\n",
+                                      verdictName(check.verdict()), xmlEscape(firstLine));
+            else if (check.verdict() == Verdict::Fail)
                 suites += fmt::format(
                     "      <failure message=\"{}\" type=\"BoundaryNotHeld\">{}</failure>\n",
                     xmlEscape(firstLine), xmlEscape(evidence));

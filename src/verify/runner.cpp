@@ -13,6 +13,8 @@
 #include "rossoctl/model/project.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/verify/pod_checks.hpp"
+#include "rossoctl/verify/image_provenance.hpp"
+#include "rossoctl/verify/isolation.hpp"
 #include "rossoctl/verify/probe_site.hpp"
 #include "sandbox_inputs.hpp"
 
@@ -52,6 +54,9 @@ struct Inputs {
     std::string clusterIssuer;  // empty: not discoverable with these credentials
     DeadlineBound deadline;     // the project's lifetime, from now
     json storageClasses;        // a List's items; null: could not be read
+    std::optional<json> namespaceObject;  // nullopt: could not be read
+    std::vector<std::string> nodeAddresses;
+    KernelInputs kernel;
 };
 
 constexpr const char* kTemplatePrefix = "the Sandbox's spec.podTemplate: ";
@@ -107,7 +112,7 @@ class Verification {
         report.pod = podName_;
         report.podUid = app::uidOf(inputs_.pod);
         report.container = inputs_.container.value("name", "");
-        report.checks.resize(4);
+        report.checks.resize(7);
         // Independent checks in parallel, each on its own connection.
         std::vector<std::thread> threads;
         report.checks[0].kind = CheckKind::ServiceAccountToken;
@@ -121,6 +126,17 @@ class Verification {
             [&] { report.checks[1] = timed(&Verification::egressCheck, CheckKind::Egress); });
         threads.emplace_back(
             [&] { report.checks[2] = timed(&Verification::limitsCheck, CheckKind::Limits); });
+        report.checks[4].kind = CheckKind::HostIsolation;
+        report.checks[5].kind = CheckKind::KernelIsolation;
+        threads.emplace_back([&] {
+            report.checks[4] = timed(&Verification::hostIsolationCheck, CheckKind::HostIsolation);
+        });
+        threads.emplace_back([&] {
+            report.checks[5] =
+                timed(&Verification::kernelIsolationCheck, CheckKind::KernelIsolation);
+        });
+        // No probe: the spec and the kubelet's status alone.
+        report.checks[6] = timed(&Verification::imageProvenanceCheck, CheckKind::ImageProvenance);
         for (auto& thread : threads) thread.join();
         if (trustedProbeRefused_) throw Error(trustedProbeProblem_);
         // Destructive: deletes the pod, so it runs after the others are done with it.
@@ -215,6 +231,7 @@ class Verification {
         } catch (const std::exception&) {
             // Not discoverable with these credentials: tokens are still known by their claims.
         }
+        readIsolationInputs();
     }
 
     // The project's default lifetime bounds a deadline that counts (24h without one).
@@ -263,6 +280,49 @@ class Verification {
             return alongside(finding, {Verdict::Unproven, {"none: the next pod is not known"}, ""},
                              kTemplatePrefix);
         return alongside(finding, judge(inputs_.templatePod), kTemplatePrefix);
+    }
+
+    // The namespace (Pod Security level, required runtime class), the node (its kernel, boot
+    // ID, addresses) and the pod's RuntimeClass; each may be forbidden to a project user.
+    void readIsolationInputs() {
+        auto& kernel = inputs_.kernel;
+        try {
+            inputs_.namespaceObject = client_.getIfExists(kube::resources::namespaces(), "", ns_);
+        } catch (const kube::ApiError&) {
+        }
+        if (!options_.requireRuntimeClass.empty()) {
+            kernel.required = options_.requireRuntimeClass;
+            kernel.requiredBy = "--require-runtime-class";
+        } else if (inputs_.namespaceObject) {
+            const json annotations =
+                (*inputs_.namespaceObject)["metadata"].value("annotations", json::object());
+            kernel.required = annotations.value(kRuntimeClassAnnotation, "");
+            kernel.requiredBy = fmt::format("the project (namespace {} annotation {})", ns_,
+                                            kRuntimeClassAnnotation);
+        }
+        kernel.nodeName = inputs_.pod["spec"].value("nodeName", "");
+        try {
+            const kube::ResourceRef nodes{"", "v1", "nodes", "Node", false};
+            if (!kernel.nodeName.empty())
+                if (auto node = client_.getIfExists(nodes, "", kernel.nodeName)) {
+                    inputs_.nodeAddresses = nodeAddresses(*node);
+                    const json info =
+                        (*node).value("status", json::object()).value("nodeInfo", json::object());
+                    kernel.nodeKernel = info.value("kernelVersion", "");
+                    kernel.nodeBootId = info.value("bootID", "");
+                }
+        } catch (const kube::ApiError&) {
+            // Not allowed to read the node: its kernel is not known, the live part unproven.
+        }
+        const std::string runtimeClass = inputs_.pod["spec"].value("runtimeClassName", "");
+        if (runtimeClass.empty()) return;
+        try {
+            const kube::ResourceRef classes{"node.k8s.io", "v1", "runtimeclasses", "RuntimeClass",
+                                            false};
+            kernel.runtimeClass = client_.getIfExists(classes, "", runtimeClass);
+        } catch (const kube::ApiError& error) {
+            kernel.runtimeClassProblem = error.what();
+        }
     }
 
     void readTokenSecrets() {
@@ -444,15 +504,26 @@ class Verification {
         result.staticPart = withTemplate([&](const json& pod) {
             return egressStatic(pod, inputs_.networkPolicies, inputs_.egress);
         });
+        failEgressOnHostNetwork(inputs_.pod, result.staticPart);
         EgressTarget target = options_.egressTarget;
         target.family = podAddressFamily(inputs_.pod);
         const ControlResult reached = options_.control
                                           ? options_.control(target, kControlTimeout)
                                           : ControlResult{false, "", {}, "", "no control probe"};
+        if (const std::string allowed =
+                targetAllowedBy(target, reached.address, inputs_.egress.allowance);
+            !allowed.empty()) {
+            result.livePart = Finding{
+                Verdict::Unproven,
+                {fmt::format("unproven: the target is on the allow-list ({}); pick one outside it",
+                             allowed)},
+                ""};
+            return result;
+        }
         // Without a control the probe still runs: a connection from the pod is a fail anyway.
         const milliseconds connect =
             reached.reached ? probeConnectTimeout(reached) : milliseconds(1000);
-        startProbeSite();
+        std::call_once(probeSiteOnce_, [this] { startProbeSite(); });
         if (!trustedProbeProblem_.empty()) {
             result.livePart = Finding{Verdict::Unproven, {trustedProbeProblem_}, ""};
         } else {
@@ -610,6 +681,55 @@ class Verification {
             prefix);
     }
 
+    // One probe, read once for both isolation checks: in the pod, and with --trusted-probe
+    // also in the trusted container (never instead: the capabilities are the pod's own).
+    void readIsolationFacts() {
+        podFacts_ = parseIsolationFacts(execInCurrentPod(isolationProbeCommand()));
+        if (options_.trustedProbeImage.empty()) return;
+        std::call_once(probeSiteOnce_, [this] { startProbeSite(); });
+        IsolationFacts trusted;
+        trusted.failure = trustedProbeProblem_;
+        if (trustedProbeProblem_.empty())
+            trusted = parseIsolationFacts(
+                execInCurrentPod(isolationProbeCommand(), kProbeTimeout, egressSite_.container));
+        trustedFacts_ = trusted;
+    }
+
+    CheckResult hostIsolationCheck() {
+        CheckResult result;
+        result.kind = CheckKind::HostIsolation;
+        result.staticPart = hostIsolationStatic(inputs_.pod, inputs_.namespaceObject);
+        std::call_once(isolationFactsOnce_, [this] { readIsolationFacts(); });
+        result.livePart = hostIsolationLive({podFacts_, trustedFacts_, inputs_.nodeAddresses});
+        if (trustedFacts_) noteProbeSite(result.livePart, egressSite_);
+        noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
+        return result;
+    }
+
+    CheckResult kernelIsolationCheck() {
+        CheckResult result;
+        result.kind = CheckKind::KernelIsolation;
+        result.staticPart = kernelIsolationStatic(inputs_.pod, inputs_.kernel);
+        result.required = kernelIsolationRequired(inputs_.pod, inputs_.kernel);
+        std::call_once(isolationFactsOnce_, [this] { readIsolationFacts(); });
+        result.livePart = kernelIsolationLive(trustedFacts_ ? *trustedFacts_ : podFacts_,
+                                              trustedFacts_.has_value(), inputs_.kernel);
+        noteProbeSite(result.livePart, trustedFacts_
+                                           ? egressSite_
+                                           : podProbeSite(inputs_.container.value("name", "")));
+        return result;
+    }
+
+    CheckResult imageProvenanceCheck() {
+        CheckResult result;
+        result.kind = CheckKind::ImageProvenance;
+        const auto allowed = allowedRegistries(inputs_.namespaceObject.value_or(json()));
+        result.required = allowed.has_value();
+        result.staticPart = imageProvenanceStatic(inputs_.pod, allowed);
+        result.livePart = imageProvenanceLive(inputs_.pod, allowed);
+        return result;
+    }
+
     void step(const std::string& text) const {
         if (options_.onStep) options_.onStep(text);
     }
@@ -629,6 +749,10 @@ class Verification {
     std::vector<std::string> runProblems_;
     ProbeSite egressSite_;
     json replacementPod_;               // the pod verify's restart made (null: none)
+    std::once_flag probeSiteOnce_;  // the trusted probe starts once, for every check using it
+    std::once_flag isolationFactsOnce_;
+    IsolationFacts podFacts_;
+    std::optional<IsolationFacts> trustedFacts_;
     std::string trustedProbeProblem_;   // why the trusted probe is not available
     bool trustedProbeRefused_ = false;  // the API forbade it: verification cannot run
 };

@@ -9,8 +9,10 @@ using nlohmann::json;
 
 namespace {
 
-constexpr CheckKind kKinds[] = {CheckKind::ServiceAccountToken, CheckKind::Egress,
-                                CheckKind::Limits, CheckKind::NothingSurvives};
+constexpr CheckKind kKinds[] = {
+    CheckKind::ServiceAccountToken, CheckKind::Egress,        CheckKind::Limits,
+    CheckKind::NothingSurvives,     CheckKind::HostIsolation, CheckKind::KernelIsolation,
+    CheckKind::ImageProvenance};
 
 json location(const SandboxReport& report) {
     return json::array(
@@ -58,13 +60,14 @@ json reportSarif(const std::vector<SandboxReport>& reports) {
             results.push_back(
                 {{"ruleId", checkId(check.kind)},
                  {"ruleIndex", index},
-                 {"level", "error"},
+                 {"level", check.required ? "error" : "note"},
                  {"message",
                   {{"text", fmt::format("sandbox/{} {}: {}{}", report.name, checkTitle(check.kind),
                                         verdictName(verdict), why)}}},
                  {"locations", location(report)},
                  {"properties",
                   {{"verdict", verdictName(verdict)},
+                   {"required", check.required},
                    {"namespace", report.namespaceName},
                    {"pod", report.pod},
                    {"podUid", report.podUid},

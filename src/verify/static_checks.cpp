@@ -53,6 +53,12 @@ std::string checkId(CheckKind kind) {
             return "limits";
         case CheckKind::NothingSurvives:
             return "nothing-survives";
+        case CheckKind::HostIsolation:
+            return "host-isolation";
+        case CheckKind::KernelIsolation:
+            return "kernel-isolation";
+        case CheckKind::ImageProvenance:
+            return "image-provenance";
     }
     return "";
 }
@@ -67,6 +73,12 @@ std::string checkTitle(CheckKind kind) {
             return "limits enforced";
         case CheckKind::NothingSurvives:
             return "nothing survives";
+        case CheckKind::HostIsolation:
+            return "no way to the host";
+        case CheckKind::KernelIsolation:
+            return "kernel isolation";
+        case CheckKind::ImageProvenance:
+            return "image provenance";
     }
     return "";
 }

@@ -82,7 +82,8 @@ void expectOnlyFailure(const json& report, const std::string& failing, const std
         if (check["id"] == failing) {
             CHECK(check["result"] == "fail");
             CHECK_THAT(evidenceOf(check), Catch::Contains(cause));
-        } else {
+        } else if (check.value("required", true)) {
+            // Not required (kernel isolation, image provenance here): reported, not judged.
             CHECK(check["result"] == "pass");
         }
     }
@@ -156,7 +157,7 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
         auto report = json::parse(result.out);
         CHECK(report["result"] == "pass");
         for (const auto& check : report["checks"]) {
-            CHECK(check["result"] == "pass");
+            if (check.value("required", true)) CHECK(check["result"] == "pass");
             WARN(check["id"].get<std::string>() << ": " << check["tookMs"] << " ms");
         }
         WARN("verify good: " << report["tookMs"] << " ms in all");

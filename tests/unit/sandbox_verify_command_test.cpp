@@ -44,10 +44,14 @@ TEST_CASE("sandbox verify of a hardened sandbox: every check but the forgeable e
     const json report = testing::printedJson(host.out.str());
     CHECK(report["result"] == "unproven");
     const json checks = verdicts(report);
-    CHECK(checks.size() == 4);
+    CHECK(checks.size() == 7);
     for (const auto& [id, check] : checks.items()) {
         INFO(id << ": " << check.dump());
-        CHECK(check["result"] == (id == "egress" ? "unproven" : "pass"));
+        // No runtime or registries required: reported (the node's kernel, a tag), not judged.
+        if (id == "kernel-isolation" || id == "image-provenance")
+            CHECK(check["required"] == false);
+        else
+            CHECK(check["result"] == (id == "egress" ? "unproven" : "pass"));
     }
     // The control looked the target up through the Context's resolver, not the system's.
     CHECK(host.resolver.asked == std::vector<std::string>{"control.test"});
@@ -109,4 +113,112 @@ TEST_CASE("sandbox verify: a missing sandbox, a refused read, a pod not running"
     none.server.onJson("GET", kSandboxes, 200, list({}));
     CHECK(none.run({"sandbox", "verify", "--all"}) == kExitError);
     CHECK(contains(none.err.str(), "nothing to verify"));
+}
+
+TEST_CASE(
+    "sandbox verify --require-runtime-class judges kernel isolation; the flags are checked "
+    "first",
+    "[verify][command][isolation]") {
+    testing::checkUsageErrors({
+        {"sandbox", "verify", "orders", "--require-runtime-class", "G Visor"},
+        {"sandbox", "verify", "orders", "--junit", "/nonexistent-dir/verify.xml"},
+        {"sandbox", "verify", "orders", "--sarif", "/"},
+    });
+    Listener control;
+    TestHost host;
+    serveHardened(host, "curl");
+    host.resolver.addresses["control.test"] = {"127.0.0.1"};
+    const std::string target = "http://control.test:" + std::to_string(control.port) + "/";
+    const int exitCode =
+        host.run({"sandbox", "verify", "orders", "--egress-target", target, "--no-restart",
+                  "--require-runtime-class", "gvisor", "-o", "json"});
+    INFO(host.out.str() << host.err.str());
+    CHECK(exitCode == 3);
+    const json kernel = verdicts(testing::printedJson(host.out.str()))["kernel-isolation"];
+    CHECK(kernel["required"] == true);
+    CHECK(kernel["result"] == "fail");
+    CHECK(kernel["static"]["evidence"].dump().find(
+              "spec.runtimeClassName is unset; --require-runtime-class requires gvisor") !=
+          std::string::npos);
+}
+
+TEST_CASE("sandbox verify writes JSON, JUnit and SARIF from one run", "[verify][command]") {
+    Listener control;
+    testing::TempDir dir;
+    TestHost host;
+    serveHardened(host, "curl");
+    host.resolver.addresses["control.test"] = {"127.0.0.1"};
+    const std::string target = "http://control.test:" + std::to_string(control.port) + "/";
+    const int exitCode =
+        host.run({"sandbox", "verify", "orders", "--egress-target", target, "-o", "json", "--junit",
+                  dir.file("verify.xml"), "--sarif", dir.file("verify.sarif")});
+    INFO(host.out.str() << host.err.str());
+    // Unproven: the egress denial came from the pod itself (no --trusted-probe).
+    CHECK(exitCode == 3);
+    CHECK(testing::printedJson(host.out.str())["result"] == "unproven");
+    const std::string junit = testing::slurp(dir.file("verify.xml"));
+    CHECK(junit.find("<testcase classname=\"rossoctl.sandbox.verify.team1.orders\" name=\"no "
+                     "way to the host\"") != std::string::npos);
+    const json sarif = json::parse(testing::slurp(dir.file("verify.sarif")));
+    CHECK(sarif["version"] == "2.1.0");
+    CHECK(sarif["runs"][0]["tool"]["driver"]["rules"].size() == 8);
+    // One pod restart served all three.
+    CHECK(host.server.requestsTo("DELETE", kPods + "/orders").size() == 1);
+}
+
+TEST_CASE("sandbox verify: a host-network pod's egress fails statically, whatever the policies",
+          "[verify][command][isolation]") {
+    // Found by a hostile reviewer: hostNetwork under default-deny gave egress "pass" on both
+    // halves, though no NetworkPolicy selects a host-network pod.
+    Listener control;
+    TestHost host;
+    json pod = hardenedPod("pod-uid-1");
+    pod["spec"]["hostNetwork"] = true;
+    serveHardened(host, "curl", sandbox(), pod);
+    host.resolver.addresses["control.test"] = {"127.0.0.1"};
+    const std::string target = "http://control.test:" + std::to_string(control.port) + "/";
+    const int exitCode = host.run(
+        {"sandbox", "verify", "orders", "--egress-target", target, "--no-restart", "-o", "json"});
+    INFO(host.out.str() << host.err.str());
+    CHECK(exitCode == 3);
+    const json checks = verdicts(testing::printedJson(host.out.str()));
+    CHECK(checks["egress"]["static"]["result"] == "fail");
+    CHECK(checks["egress"]["static"]["evidence"][0] ==
+          "pod: spec.hostNetwork: true: no NetworkPolicy selects a host-network pod, its egress "
+          "is the node's");
+}
+
+TEST_CASE("sandbox verify: an --egress-target the project allows is unproven, not a fail",
+          "[verify][command][isolation]") {
+    // Found by a newcomer: a target on the allow-list gave egress "fail" beside a static
+    // "within what the project allows".
+    Listener control;
+    TestHost host;
+    const auto answers = hardenedPodAnswers("curl");
+    serveHardened(host, "curl", sandbox(), hardenedPod("pod-uid-1"), hardenedPod("pod-uid-2"),
+                  [answers](const std::vector<std::string>& command) {
+                      if (command.size() > 2 && contains(command[2], "rossoctl-tool"))
+                          return testing::execRan(
+                              "rossoctl-tool=curl\nrossoctl-curl=http:200 connect:0.000300 "
+                              "ip:127.0.0.1\nrossoctl-exit=0\n",
+                              "", 0);
+                      return answers(command);
+                  });
+    host.server.onJson("GET", "/api/v1/namespaces/team1", 200,
+                       {{"metadata",
+                         {{"name", "team1"},
+                          {"annotations",
+                           {{"rossoctl.dev/allowed-egress",
+                             R"({"dns":true,"cidrs":["127.0.0.0/8"],"hosts":[]})"}}}}}});
+    const std::string target = "http://127.0.0.1:" + std::to_string(control.port) + "/";
+    const int exitCode = host.run(
+        {"sandbox", "verify", "orders", "--egress-target", target, "--no-restart", "-o", "json"});
+    INFO(host.out.str() << host.err.str());
+    CHECK(exitCode == 3);
+    const json egress = verdicts(testing::printedJson(host.out.str()))["egress"];
+    CHECK(egress["result"] == "unproven");
+    CHECK(egress["live"]["evidence"].dump().find(
+              "unproven: the target is on the allow-list (127.0.0.1 TCP " +
+              std::to_string(control.port) + " is within the allowed 127.0.0.0/8") !=
+          std::string::npos);
 }

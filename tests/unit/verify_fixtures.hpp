@@ -115,15 +115,29 @@ inline testing::RoutedServer::ExecResponder hardenedPodAnswers(const std::string
             return testing::execRan(perPath(command, "written", 5), "", 0);  // after the content
         if (contains(script, "rossoctl-present"))
             return testing::execRan(perPath(command, "absent", 4), "", 0);
+        if (contains(script, "rossoctl-processes")) {
+            std::string out;
+            for (const char* who : {"self", "1"})
+                for (const char* line : {"Name:\tsleep", "Uid:\t65532\t65532\t65532\t65532",
+                                         "CapEff:\t0000000000000000", "CapBnd:\t0000000000000000",
+                                         "NoNewPrivs:\t1", "Seccomp:\t2"})
+                    out += std::string("rossoctl-") + who + "-" + line + "\n";
+            return testing::execRan(out +
+                                        "rossoctl-processes=3\nrossoctl-kernel=6.1.0\n"
+                                        "rossoctl-done=1\n",
+                                    "", 0);
+        }
         return testing::execRan("", "unexpected probe\n", 1);
     };
 }
 
 // A hardened sandbox whose pod is replaced (a new UID) when verify deletes it.
-// pod, next: the pod verify finds and the one that replaces it after the restart.
+// pod, next: the pod verify finds and the one that replaces it after the restart; answers:
+// the pod's replies to probes (default: hardenedPodAnswers).
 inline void serveHardened(TestHost& host, const std::string& egressTool,
                           const json& box = sandbox(), const json& pod = hardenedPod("pod-uid-1"),
-                          const json& next = hardenedPod("pod-uid-2")) {
+                          const json& next = hardenedPod("pod-uid-2"),
+                          testing::RoutedServer::ExecResponder answers = nullptr) {
     host.serveSandboxGroup();
     host.server.onJson("GET", kSandboxes + "/orders", 200, box);
     host.server.onJson("GET", kSandboxes, 200, list({box}));
@@ -138,7 +152,7 @@ inline void serveHardened(TestHost& host, const std::string& egressTool,
                        list({json::parse(R"({"metadata": {"name": "sandbox-quota"},
                               "spec": {"hard": {"limits.cpu": "4", "limits.memory": "8Gi", "pods": "20"}}})")}));
     host.server.onJson("GET", "/api/v1/namespaces/team1/secrets", 200, list({}));
-    host.server.onExec("team1", "orders", hardenedPodAnswers(egressTool));
+    host.server.onExec("team1", "orders", answers ? answers : hardenedPodAnswers(egressTool));
 }
 
 inline json verdicts(const json& report) {

@@ -25,6 +25,7 @@ struct EnforcementResult {
 
 struct EnforcementCheckOptions {
     std::string image = "busybox:1.36";  // needs sh and python3 or nc
+    std::string runtimeClass;            // the project's required RuntimeClass, if any
     std::chrono::milliseconds startTimeout{std::chrono::seconds(60)};
     std::chrono::milliseconds connectTimeout{std::chrono::seconds(1)};
     // How long a rule change may take to reach the network plugin.

@@ -13,6 +13,12 @@ namespace rossoctl::model {
 
 inline constexpr const char* kSandboxProjectLabel = "rossoctl.dev/sandbox-project";
 inline constexpr const char* kDefaultLifetimeAnnotation = "rossoctl.dev/default-lifetime";
+// The RuntimeClass every pod of the project must run with (project create --runtime-class);
+// sandbox verify judges kernel isolation against it.
+inline constexpr const char* kRuntimeClassAnnotation = "rossoctl.dev/runtime-class";
+inline constexpr const char* kRuntimeClassPolicyPrefix = "rossoctl-runtime-class-";
+// The registries images may come from (project create --allow-registry), comma-separated.
+inline constexpr const char* kAllowedRegistriesAnnotation = "rossoctl.dev/allowed-registries";
 inline constexpr const char* kQuotaName = "sandbox-quota";
 inline constexpr const char* kLimitRangeName = "sandbox-limits";
 inline constexpr const char* kDefaultDenyName = "default-deny";
@@ -45,6 +51,8 @@ struct ProjectOptions {
     std::vector<std::string> allowCidrs;  // canonical CIDRs
     bool allowDns = true;
     std::string podSecurity = "restricted";
+    std::string runtimeClass;                  // non-empty: recorded and enforced by admission
+    std::vector<std::string> allowRegistries;  // "docker.io", "ghcr.io/team": recorded
     EgressMechanism egress = EgressMechanism::Auto;
     bool openshift = false;  // project.openshift.io served: ProjectRequest, OpenShift DNS pods
 };
@@ -106,6 +114,10 @@ nlohmann::json buildAllowHostsForFirewall(const std::string& namespaceName,
 nlohmann::json buildEgressFirewall(const std::string& namespaceName,
                                    const std::vector<AllowedHost>& hosts,
                                    const std::vector<std::string>& cidrs);
+// A ValidatingAdmissionPolicy (and its binding, to the project's namespace only) that refuses
+// a pod whose runtimeClassName is not options.runtimeClass.
+nlohmann::json buildRuntimeClassPolicy(const ProjectOptions& options);
+nlohmann::json buildRuntimeClassPolicyBinding(const ProjectOptions& options);
 nlohmann::json buildCiliumAllowHosts(const std::string& namespaceName,
                                      const std::vector<AllowedHost>& hosts);
 

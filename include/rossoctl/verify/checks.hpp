@@ -36,7 +36,15 @@ void absorb(Finding& into, const Finding& part, const std::string& prefix = "");
 // unproven.
 Verdict combine(Verdict staticVerdict, Verdict liveVerdict);
 
-enum class CheckKind { ServiceAccountToken, Egress, Limits, NothingSurvives };
+enum class CheckKind {
+    ServiceAccountToken,
+    Egress,
+    Limits,
+    NothingSurvives,
+    HostIsolation,    // isolation.hpp
+    KernelIsolation,  // isolation.hpp
+    ImageProvenance,  // image_provenance.hpp
+};
 std::string checkId(CheckKind kind);     // "service-account-token", ...
 std::string checkTitle(CheckKind kind);  // "no service-account token", ...
 
@@ -45,6 +53,9 @@ struct CheckResult {
     Finding staticPart;
     Finding livePart;
     std::chrono::milliseconds took{0};
+    // false: reported, but neither the sandbox's verdict nor the exit code counts it (kernel
+    // isolation where no runtime is required).
+    bool required = true;
     Verdict verdict() const { return combine(staticPart.verdict, livePart.verdict); }
 };
 

@@ -39,6 +39,8 @@ struct VerifyOptions {
     // Non-empty: the egress probe runs in an ephemeral container of this image (see
     // probe_site.hpp), not with the pod's own tools.
     std::string trustedProbeImage;
+    // Non-empty: kernel isolation requires this RuntimeClass (beside the project's annotation).
+    std::string requireRuntimeClass;
     std::chrono::milliseconds timeout{std::chrono::minutes(2)};  // the restart's wait
     const kube::CancelFlag* cancel = nullptr;
     // Progress ("deleting pod orders to prove nothing survives").

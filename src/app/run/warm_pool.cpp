@@ -37,9 +37,10 @@ json typed(const kube::ResourceRef& ref, const std::string& name) {
     return object;
 }
 
-// The pod of every Sandbox of the pool: hardened as the bare pool pods, without their deadline
-// (the warm pool replaces what dies, and the claim's shutdownTime bounds a run).
-json warmPodTemplate(const RunPodShape& shape) {
+// The pod of every Sandbox of the pool: hardened as the bare pool pods, with their deadline
+// (an unclaimed warm Sandbox has no shutdownTime; the warm pool replaces what dies, and the
+// claim's shutdownTime bounds a run).
+json warmPodTemplate(const RunPodShape& shape, long lifetimeSeconds) {
     model::HardenedPodOptions options;
     options.containerName = kContainerName;
     options.image = shape.image;
@@ -47,6 +48,7 @@ json warmPodTemplate(const RunPodShape& shape) {
     options.cpu = shape.cpu;
     options.memory = shape.memory;
     options.workdir = shape.workdir;
+    options.activeDeadlineSeconds = lifetimeSeconds;
     json spec = model::hardenedPodSpec(options);
     spec["terminationGracePeriodSeconds"] = 1;  // thrown away after one run
     json podTemplate = json::object();
@@ -72,10 +74,10 @@ std::string warmPoolName(const RunPodShape& shape) {
     return "rossoctl-run-" + sha256Hex(shapeKey(shape)).substr(0, 12);
 }
 
-json sandboxTemplateManifest(const RunPodShape& shape) {
+json sandboxTemplateManifest(const RunPodShape& shape, long lifetimeSeconds) {
     json object = typed(sandboxTemplates(), warmPoolName(shape));
     object["metadata"]["annotations"] = {{kPoolShapeAnnotation, shapeKey(shape)}};
-    object["spec"]["podTemplate"] = warmPodTemplate(shape);
+    object["spec"]["podTemplate"] = warmPodTemplate(shape, lifetimeSeconds);
     // As the bare pool pods: no NetworkPolicy of the controller's (its default blocks the
     // private ranges, which would make a pooled run see another network than a fresh one).
     object["spec"]["networkPolicyManagement"] = "Unmanaged";
@@ -109,7 +111,7 @@ WarmPoolStatus warmPoolStatus(const json& pool) {
 }
 
 WarmPoolStatus reconcileWarmPool(kube::Client& client, const std::string& ns,
-                                 const RunPodShape& shape, int size) {
+                                 const RunPodShape& shape, int size, long lifetimeSeconds) {
     const std::string name = warmPoolName(shape);
     if (size == 0) {
         for (const auto& ref : {sandboxWarmPools(), sandboxTemplates()}) {
@@ -123,7 +125,7 @@ WarmPoolStatus reconcileWarmPool(kube::Client& client, const std::string& ns,
     }
     kube::WriteOptions apply;
     apply.force = true;  // rossoctl owns these objects
-    client.apply(sandboxTemplates(), ns, sandboxTemplateManifest(shape), apply);
+    client.apply(sandboxTemplates(), ns, sandboxTemplateManifest(shape, lifetimeSeconds), apply);
     return warmPoolStatus(
         client.apply(sandboxWarmPools(), ns, sandboxWarmPoolManifest(shape, size), apply));
 }

@@ -26,7 +26,9 @@ kube::ResourceRef sandboxClaims();
 // The SandboxTemplate and SandboxWarmPool of one shape share this name.
 std::string warmPoolName(const RunPodShape& shape);
 
-nlohmann::json sandboxTemplateManifest(const RunPodShape& shape);
+// lifetimeSeconds: the pod's activeDeadlineSeconds (a warm pod that outlives it fails, and the
+// pool replaces it), so nothing rossoctl creates runs without a deadline.
+nlohmann::json sandboxTemplateManifest(const RunPodShape& shape, long lifetimeSeconds);
 nlohmann::json sandboxWarmPoolManifest(const RunPodShape& shape, int size);
 // A claim on the shape's pool that the claim controller deletes at `shutdownTime` at the latest.
 nlohmann::json sandboxClaimManifest(const RunPodShape& shape,
@@ -38,7 +40,7 @@ struct WarmPoolStatus {
 };
 // Applies the template and the pool at `size` (0 deletes both, and with them their sandboxes).
 WarmPoolStatus reconcileWarmPool(kube::Client& client, const std::string& ns,
-                                 const RunPodShape& shape, int size);
+                                 const RunPodShape& shape, int size, long lifetimeSeconds);
 WarmPoolStatus warmPoolStatus(const nlohmann::json& pool);
 
 // True when the cluster serves the extensions and the shape's SandboxWarmPool exists in ns.

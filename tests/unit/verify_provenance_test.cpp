@@ -1,0 +1,98 @@
+// The image-provenance boundary of sandbox verify: references parsed as the container runtimes
+// read them, tags and registries against the project's list, the digest the kubelet reports.
+#include <catch2/catch.hpp>
+
+#include "rossoctl/model/project.hpp"
+#include "rossoctl/verify/image_provenance.hpp"
+#include "test_host.hpp"
+
+using namespace rossoctl;
+using namespace rossoctl::verify;
+using nlohmann::json;
+
+namespace {
+
+const std::string kDigest =
+    "sha256:4ff3ca91275773af45cb4b0834e12b7eb47d1c18f770a0b151381cd227f4c253";
+
+json podWith(const std::string& image, const std::string& imageId) {
+    json pod = {{"metadata", {{"name", "orders"}}},
+                {"spec", {{"containers", json::array({{{"name", "agent"}, {"image", image}}})}}},
+                {"status", {{"containerStatuses", json::array()}}}};
+    if (!imageId.empty())
+        pod["status"]["containerStatuses"].push_back({{"name", "agent"}, {"imageID", imageId}});
+    return pod;
+}
+
+bool says(const Finding& finding, const std::string& text) {
+    for (const auto& line : finding.evidence)
+        if (line.find(text) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("image references are read as container runtimes read them", "[verify][provenance]") {
+    auto ref = [](const std::string& image) {
+        const auto parsed = parseImageReference(image);
+        return parsed.registry + "|" + parsed.repository + "|" + parsed.tag + "|" + parsed.digest;
+    };
+    CHECK(ref("busybox") == "docker.io|library/busybox|latest|");
+    CHECK(ref("python:3.12-slim") == "docker.io|library/python|3.12-slim|");
+    CHECK(ref("curlimages/curl:8") == "docker.io|curlimages/curl|8|");
+    CHECK(ref("gcr.io/distroless/static:nonroot") == "gcr.io|distroless/static|nonroot|");
+    CHECK(ref("localhost:5000/agent@" + kDigest) == "localhost:5000|agent||" + kDigest);
+    CHECK(ref("registry.example.com:5000/team/agent:v1@" + kDigest) ==
+          "registry.example.com:5000|team/agent|v1|" + kDigest);
+}
+
+TEST_CASE("image provenance: a tag fails, a digest from an allowed registry passes",
+          "[verify][provenance]") {
+    const std::vector<std::string> allowed = {"ghcr.io/team", "docker.io"};
+    const Finding tagged = imageProvenanceStatic(podWith("python:3.12-slim", ""), allowed);
+    CHECK(tagged.verdict == Verdict::Fail);
+    CHECK(says(tagged, "container agent: image python:3.12-slim is the mutable tag 3.12-slim"));
+    const Finding pinned =
+        imageProvenanceStatic(podWith("ghcr.io/team/agent@" + kDigest, ""), allowed);
+    CHECK(pinned.verdict == Verdict::Pass);
+    const Finding foreign =
+        imageProvenanceStatic(podWith("ghcr.io/other/agent@" + kDigest, ""), allowed);
+    CHECK(foreign.verdict == Verdict::Fail);
+    CHECK(says(foreign,
+               "is from ghcr.io/other/agent, not a registry the project allows "
+               "(ghcr.io/team, docker.io)"));
+    CHECK(
+        says(imageProvenanceStatic(podWith("busybox", ""), std::nullopt), "reported, not judged"));
+}
+
+TEST_CASE("image provenance live: the digest the kubelet reports it ran", "[verify][provenance]") {
+    const std::string image = "docker.io/library/busybox@" + kDigest;
+    CHECK(imageProvenanceLive(podWith(image, image), std::nullopt).verdict == Verdict::Pass);
+    const std::string other = "docker.io/library/busybox@sha256:" + std::string(64, 'a');
+    const Finding swapped = imageProvenanceLive(podWith(image, other), std::nullopt);
+    CHECK(swapped.verdict == Verdict::Fail);
+    CHECK(says(swapped, "the node ran sha256:aaaa"));
+    CHECK(imageProvenanceLive(podWith(image, "rossoctl-local://busybox"), std::nullopt).verdict ==
+          Verdict::Unproven);
+    CHECK(imageProvenanceLive(podWith(image, ""), std::nullopt).verdict == Verdict::Unproven);
+    CHECK(imageProvenanceLive(podWith(image, image), std::vector<std::string>{"quay.io"}).verdict ==
+          Verdict::Fail);
+}
+
+TEST_CASE("project create --allow-registry records the list that verify reads back",
+          "[verify][provenance][project]") {
+    model::ProjectOptions options;
+    options.name = "team1";
+    options.allowRegistries = {"docker.io", "ghcr.io/team"};
+    model::validateProjectOptions(options);
+    const json ns = model::buildProjectNamespace(options);
+    CHECK(ns["metadata"]["annotations"]["rossoctl.dev/allowed-registries"] ==
+          "docker.io,ghcr.io/team");
+    CHECK(allowedRegistries(ns) == std::vector<std::string>{"docker.io", "ghcr.io/team"});
+    CHECK_FALSE(allowedRegistries(json{{"metadata", {{"name", "x"}}}}).has_value());
+    testing::checkUsageErrors({
+        {"project", "create", "team1", "--allow-registry", "https://docker.io"},
+        {"project", "create", "team1", "--allow-registry", "a,b"},
+        {"project", "create", "team1", "--allow-registry", "ghcr.io/team/"},
+    });
+}
