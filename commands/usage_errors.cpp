@@ -186,6 +186,19 @@ std::optional<Mistake> findBadBoolean(const CLI::App& root, const std::vector<st
     return std::nullopt;
 }
 
+// A repeatable flag (--allow-host, --env, --file) takes one value per use, as pflag's
+// StringArray and docker's list flags do. CLI11 would go on taking the words after it (a name,
+// the command) and eat the "--" that ends rossoctl's flags, so the command's own flags were ours.
+void takeOneValuePerUse(CLI::App& app) {
+    for (CLI::Option* option : app.get_options())
+        if (!option->get_positional() && takesValue(option) &&
+            (option->get_items_expected_max() > 1 ||
+             option->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll))
+            option->expected(1)->allow_extra_args(false)->multi_option_policy(
+                CLI::MultiOptionPolicy::TakeAll);
+    for (CLI::App* sub : app.get_subcommands({})) takeOneValuePerUse(*sub);
+}
+
 // pflag keeps the last value of a flag given twice ("-o yaml -o json" prints json); CLI11 would
 // refuse the second. Lists (--allow-host, --env) keep every value.
 void takeLastValues(CLI::App& app) {
@@ -296,6 +309,7 @@ std::vector<std::string> normalizeArguments(const CLI::App& root, std::vector<st
 
 int parseCommandLine(CLI::App& root, const std::vector<std::string>& args, std::ostream& out,
                      std::ostream& err) {
+    takeOneValuePerUse(root);
     takeLastValues(root);
     std::vector<std::string> reversed = normalizeArguments(root, args);
     const CLI::App* reached = &root;
