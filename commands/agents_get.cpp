@@ -42,8 +42,8 @@ int runGet(app::Context& context, GetOptions& options) {
     if (!printed) {
         auto table = app::agentTable(false, true);
         for (const auto& agent : found)
-            app::addAgentRow(table, agent, app::agentPodName(client, agent), context.clock().now(),
-                             false);
+            app::addAgentRow(table, agent, app::agentPod(client, agent), context.clock().now(),
+                             false, true);
         ui::printTable(context.out(), table, options.output.noHeaders,
                        format == ui::OutputFormat::Wide);
     }

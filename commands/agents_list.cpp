@@ -27,7 +27,7 @@ int watchAgents(app::Context& context, const ListOptions& options, const std::st
         } else if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
             auto table = app::agentTable(options.allNamespaces, false);
             app::addAgentRow(table, agent, std::nullopt, context.clock().now(),
-                             options.allNamespaces);
+                             options.allNamespaces, false);
             ui::printTable(context.out(), table, options.output.noHeaders || headerDone,
                            format == ui::OutputFormat::Wide);
             headerDone = true;
@@ -76,8 +76,14 @@ int runList(app::Context& context, ListOptions& options) {
     }
     auto table = app::agentTable(options.allNamespaces, false);
     const auto now = context.clock().now();
-    for (const auto& agent : agents)
-        app::addAgentRow(table, agent, std::nullopt, now, options.allNamespaces);
+    // An agent that is not ready shows its pod's STATUS when that says more (ImagePullBackOff).
+    const auto pods = app::podsOfUnreadyAgents(context.client(), ns, agents);
+    for (const auto& agent : agents) {
+        const auto pod = pods.find(agent.namespaceName() + "/" + agent.name());
+        app::addAgentRow(table, agent,
+                         pod == pods.end() ? std::nullopt : std::optional(pod->second), now,
+                         options.allNamespaces, false);
+    }
     ui::printTable(context.out(), table, options.output.noHeaders,
                    format == ui::OutputFormat::Wide);
     return 0;

@@ -45,7 +45,7 @@ int runGet(app::Context& context, GetOptions& options) {
     if (!printed) {
         auto table = app::sandboxTable(false);
         for (const auto& agent : found)
-            app::addSandboxRow(table, agent.object, app::agentPodName(client, agent),
+            app::addSandboxRow(table, agent.object, app::agentPod(client, agent),
                                context.clock().now(), false);
         ui::printTable(context.out(), table, options.output.noHeaders,
                        format == ui::OutputFormat::Wide);
