@@ -142,7 +142,8 @@ void registerSandboxSetEnv(CLI::App& sandbox, CommandHost& host) {
     command->add_flag("--list", options->list,
                       "Print the current variables (references shown, never resolved)");
     command->add_flag("--restart", options->restart,
-                      "Restart the sandbox's pod afterwards so the change takes effect");
+                      "Restart the sandbox's pod afterwards so the change takes effect (files "
+                      "in /workspace are lost unless imported with --storage)");
     command
         ->add_option("--timeout", options->timeout,
                      "With --restart: how long to wait for the new pod")
