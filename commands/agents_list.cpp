@@ -48,8 +48,7 @@ int watchAgents(app::Context& context, const ListOptions& options, const std::st
 
 int runList(app::Context& context, ListOptions& options) {
     // validate
-    const bool templated = isTemplateOutput(options.output.output);
-    auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
+    auto format = listOutputFormat(options.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
     if (options.watchOnly) options.watch = true;
@@ -58,6 +57,11 @@ int runList(app::Context& context, ListOptions& options) {
     // run
     if (options.watch) return watchAgents(context, options, ns, format);
     auto agents = app::listAgents(context.client(), context.discovery(), ns, options.selector);
+    if (!options.output.sortBy.empty()) {
+        std::vector<nlohmann::json> sortable;
+        for (const auto& agent : agents) sortable.push_back(agent.object);
+        ui::checkSortField(sortable, options.output.sortBy);
+    }
     if (!options.output.sortBy.empty())
         std::stable_sort(agents.begin(), agents.end(),
                          [&](const app::Agent& a, const app::Agent& b) {

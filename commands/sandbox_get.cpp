@@ -18,8 +18,7 @@ int runGet(app::Context& context, GetOptions& options) {
     // validate
     const auto names = objectNames(options.names, {sandboxType()}, "sandbox");
     for (const auto& name : names) model::validateDnsSubdomain(name, "sandbox name");
-    const bool templated = isTemplateOutput(options.output.output);
-    auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
+    auto format = listOutputFormat(options.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
     // complete

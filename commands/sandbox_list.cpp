@@ -105,8 +105,7 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
 
 int runList(app::Context& context, ListOptions& options) {
     // validate
-    const bool templated = isTemplateOutput(options.output.output);
-    auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
+    auto format = listOutputFormat(options.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
     if (options.watchOnly) options.watch = true;
@@ -121,6 +120,8 @@ int runList(app::Context& context, ListOptions& options) {
     kube::ListOptions selected;
     selected.labelSelector = options.selector;
     nlohmann::json sandboxes = client.list(ref, ns, selected)["items"];
+    if (!options.output.sortBy.empty())
+        ui::checkSortField({sandboxes.begin(), sandboxes.end()}, options.output.sortBy);
     if (printTemplate(context.out(), options.output, {sandboxes.begin(), sandboxes.end()}, false))
         return 0;
     std::vector<app::Agent> objects;
