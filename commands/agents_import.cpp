@@ -96,14 +96,14 @@ int runImport(app::Context& context, ImportOptions& options) {
     if (request.type == model::WorkloadType::Sandbox)
         request.sandboxVersion = discovery.sandboxes().version;
     request.agentRuntime = discovery.pickVersion("agent.rossoctl.dev", {"v1alpha1"}).has_value();
+    const bool clientDryRun = dryRun == DryRun::Client;
     bool needsLifetime =
         request.type == model::WorkloadType::Sandbox || request.type == model::WorkloadType::Job;
     if (needsLifetime && request.lifetime.count() == 0)
-        request.lifetime = app::defaultLifetime(context, request.namespaceName);
+        request.lifetime = app::defaultLifetime(context, request.namespaceName, clientDryRun);
     if (!request.agentRuntime)
         context.err() << "Warning: the AgentRuntime API (agent.rossoctl.dev) is not served by this "
                          "cluster; creating the workload alone\n";
-    const bool clientDryRun = dryRun == DryRun::Client;
     const bool serverDryRun = dryRun == DryRun::Server;
     auto planned = app::planImport(request, context.clock().now());
     // run: the refusals and creates are app::importAgent's

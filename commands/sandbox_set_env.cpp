@@ -149,8 +149,9 @@ void registerSandboxSetEnv(CLI::App& sandbox, CommandHost& host) {
                      "With --restart: how long to wait for the new pod")
         ->capture_default_str();
     addDryRunFlag(command, options->dryRun,
-                  "client: print the changed Sandbox, send nothing; server: the apiserver checks "
-                  "the change, stores nothing");
+                  "client: say what would change (with -o yaml|json: print the changed "
+                  "Sandbox), send nothing; server: the apiserver checks the change, stores "
+                  "nothing");
     command->add_option("-o,--output", options->output,
                         "Print the written Sandbox (or with --list the env) as json|yaml");
     addShowManagedFieldsFlag(command, options->showManagedFields);
