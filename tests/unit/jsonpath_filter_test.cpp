@@ -40,6 +40,9 @@ json sandboxNamed(const std::string& name, int priority) {
 
 void serveTwo(TestHost& host) {
     host.serveSandboxGroup();
+    host.server.onJson(
+        "GET", "/api/v1/namespaces/team1/pods", 200,
+        {{"kind", "PodList"}, {"metadata", json::object()}, {"items", json::array()}});
     host.server.onJson("GET", kSandboxes, 200,
                        {{"kind", "SandboxList"},
                         {"metadata", json::object()},

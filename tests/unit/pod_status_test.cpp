@@ -129,8 +129,8 @@ TEST_CASE("a pod's STATUS reads as kubectl get pods prints it", "[pod-status]") 
 
 TEST_CASE("sandbox list and get show the pod's ImagePullBackOff, not Pending",
           "[pod-status][sandbox]") {
-    for (const auto& argv : std::vector<std::vector<std::string>>{
-             {"sandbox", "list"}, {"sandbox", "get", "orders"}}) {
+    for (const auto& argv :
+         std::vector<std::vector<std::string>>{{"sandbox", "list"}, {"sandbox", "get", "orders"}}) {
         TestHost host;
         host.serveSandboxGroup();
         host.server.onJson("GET", kSandboxes, 200, list({pendingSandbox()}));
@@ -147,8 +147,8 @@ TEST_CASE("sandbox list and get show the pod's ImagePullBackOff, not Pending",
 
 TEST_CASE("agents list and get show the pod's ImagePullBackOff as the STATUS",
           "[pod-status][agents]") {
-    for (const auto& argv : std::vector<std::vector<std::string>>{
-             {"agents", "list"}, {"agents", "get", "orders"}}) {
+    for (const auto& argv :
+         std::vector<std::vector<std::string>>{{"agents", "list"}, {"agents", "get", "orders"}}) {
         TestHost host;
         host.serveGroups();
         for (const char* path : {"/apis/apps/v1/namespaces/team1/deployments",
