@@ -1,5 +1,6 @@
 // What --dry-run promises (issue 34 point 8): agents import --dry-run=client needs no namespace
-// (nothing is sent to it), and set-env --dry-run says what it prints.
+// (nothing is sent to it), and set-env --dry-run says what it prints. And agents import's
+// --command/--args (point 4), shown through its dry run.
 #include <catch2/catch.hpp>
 
 #include "test_host.hpp"
@@ -65,4 +66,34 @@ TEST_CASE("set-env --dry-run says what it prints: the change, the Sandbox with -
         else
             CHECK(host.out.str().rfind("sandbox/orders env updated (dry run)", 0) == 0);
     }
+}
+
+TEST_CASE("agents import --command/--args set the container's command and arguments",
+          "[agents][dry-run]") {
+    TestHost host;
+    host.serveGroups();
+    host.server.on("GET", "/api/v1/namespaces/team1", 200, R"({"metadata":{"name":"team1"}})");
+    REQUIRE(host.run({"agents", "import", "--deployment-type", "sandbox", "from-image", "--name",
+                      "once", "--containerImage", "busybox:1.36", "--command", "sh", "--args=-c",
+                      "--args", "sleep 3600", "--dry-run", "-o", "json"}) == 0);
+    const json container = testing::printedJson(
+        host.out.str())["items"][0]["spec"]["podTemplate"]["spec"]["containers"][0];
+    CHECK(container["command"] == json::array({"sh"}));
+    CHECK(container["args"] == json::array({"-c", "sleep 3600"}));
+    CHECK(host.server.writes().empty());
+
+    TestHost plain;  // without them the image's own entrypoint and command stay
+    plain.serveGroups();
+    plain.server.on("GET", "/api/v1/namespaces/team1", 200, R"({"metadata":{"name":"team1"}})");
+    REQUIRE(plain.run({"agents", "import", "from-image", "--name", "web", "--containerImage",
+                       "nginx:1.27", "--dry-run", "-o", "json"}) == 0);
+    const json web = testing::printedJson(
+        plain.out.str())["items"][0]["spec"]["template"]["spec"]["containers"][0];
+    CHECK_FALSE(web.contains("command"));
+    CHECK_FALSE(web.contains("args"));
+
+    TestHost empty;
+    CHECK(empty.run({"agents", "import", "from-image", "--name", "web", "--containerImage",
+                     "nginx:1.27", "--command="}) == kExitUsage);
+    CHECK(empty.server.requests.empty());
 }
