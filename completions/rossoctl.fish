@@ -69,7 +69,7 @@ function __rossoctl_valflags
         case 'agents import'
             printf '%s\n' --deployment-type --deploymentType --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'agents import from-image'
-            printf '%s\n' --deployment-type --deploymentType --name --containerImage --container-image --imagePullSecret --image-pull-secret --envVar --env-var --env --envVarsFile --env-vars-file --port --cpu --memory --runtime-class --runtimeClass --storage --lifetime --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+            printf '%s\n' --deployment-type --deploymentType --name --containerImage --container-image --imagePullSecret --image-pull-secret --envVar --env-var --env --envVarsFile --env-vars-file --command --args --port --cpu --memory --runtime-class --runtimeClass --storage --lifetime --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'agents list'
             printf '%s\n' --selector -l --output -o --sort-by --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'agents get'
@@ -150,6 +150,8 @@ complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l conta
 complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l imagePullSecret -l image-pull-secret -x -d 'Secret for pulling the image'
 complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l envVar -l env-var -l env -x -d 'Environment variable K=V (repeatable; wins over --envVarsFile)'
 complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l envVarsFile -l env-vars-file -r -F -d 'File of K=V lines (\'#\' comments allowed)'
+complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l command -x -d 'The container\'s command instead of the image\'s entrypoint, one word per use (repeatable)'
+complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l args -x -d 'The container\'s arguments instead of the image\'s, one word per use (repeatable; a word starting with \'-\' as --args=-c)'
 complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l port -x -d 'Container port; also creates a Service'
 complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l cpu -x -d 'CPU request and limit'
 complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l memory -x -d 'Memory request and limit'
