@@ -15,8 +15,7 @@ int runGet(app::Context& context, GetOptions& options) {
     // validate
     const auto names = objectNames(options.names, agentTypes(), "agent");
     for (const auto& name : names) model::validateDnsSubdomain(name, "agent name");
-    const bool templated = isTemplateOutput(options.output.output);
-    auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
+    auto format = listOutputFormat(options.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
     // complete
@@ -42,8 +41,8 @@ int runGet(app::Context& context, GetOptions& options) {
     if (!printed) {
         auto table = app::agentTable(false, true);
         for (const auto& agent : found)
-            app::addAgentRow(table, agent, app::agentPodName(client, agent), context.clock().now(),
-                             false);
+            app::addAgentRow(table, agent, app::agentPod(client, agent), context.clock().now(),
+                             false, true);
         ui::printTable(context.out(), table, options.output.noHeaders,
                        format == ui::OutputFormat::Wide);
     }

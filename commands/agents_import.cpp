@@ -21,6 +21,8 @@ struct ImportOptions {
     std::string imagePullSecret;
     std::vector<std::string> envVars;
     std::string envVarsFile;
+    std::vector<std::string> command;
+    std::vector<std::string> args;
     std::string port;
     std::string cpu = "500m";
     std::string memory = "512Mi";
@@ -62,6 +64,13 @@ app::ImportRequest validate(const ImportOptions& options) {
         fromFlags.push_back(std::move(var));
     }
     request.env = model::mergeEnv(fromFile, fromFlags);  // --envVar wins over the file
+    for (const auto& [words, flag] :
+         {std::pair{&options.command, "--command"}, {&options.args, "--args"}})
+        for (const auto& word : *words)
+            if (word.empty() || word.find('\0') != std::string::npos)
+                throw UsageError(fmt::format("{} takes a non-empty word per use", flag));
+    request.command = options.command;
+    request.args = options.args;
     if (!options.port.empty()) request.port = model::parsePort(options.port, "--port");
     for (const auto& [value, flag] :
          {std::pair{options.cpu, "--cpu"}, {options.memory, "--memory"}})
@@ -96,14 +105,14 @@ int runImport(app::Context& context, ImportOptions& options) {
     if (request.type == model::WorkloadType::Sandbox)
         request.sandboxVersion = discovery.sandboxes().version;
     request.agentRuntime = discovery.pickVersion("agent.rossoctl.dev", {"v1alpha1"}).has_value();
+    const bool clientDryRun = dryRun == DryRun::Client;
     bool needsLifetime =
         request.type == model::WorkloadType::Sandbox || request.type == model::WorkloadType::Job;
     if (needsLifetime && request.lifetime.count() == 0)
-        request.lifetime = app::defaultLifetime(context, request.namespaceName);
+        request.lifetime = app::defaultLifetime(context, request.namespaceName, clientDryRun);
     if (!request.agentRuntime)
         context.err() << "Warning: the AgentRuntime API (agent.rossoctl.dev) is not served by this "
                          "cluster; creating the workload alone\n";
-    const bool clientDryRun = dryRun == DryRun::Client;
     const bool serverDryRun = dryRun == DryRun::Server;
     auto planned = app::planImport(request, context.clock().now());
     // run: the refusals and creates are app::importAgent's
@@ -150,6 +159,12 @@ void registerAgentsImport(CLI::App& agents, CommandHost& host) {
                         "Environment variable K=V (repeatable; wins over --envVarsFile)");
     command->add_option("--envVarsFile,--env-vars-file", options->envVarsFile,
                         "File of K=V lines ('#' comments allowed)");
+    command->add_option("--command", options->command,
+                        "The container's command instead of the image's entrypoint, one word per "
+                        "use (repeatable)");
+    command->add_option("--args", options->args,
+                        "The container's arguments instead of the image's, one word per use "
+                        "(repeatable; a word starting with '-' as --args=-c)");
     command->add_option("--port", options->port, "Container port; also creates a Service");
     command->add_option("--cpu", options->cpu, "CPU request and limit")->capture_default_str();
     command->add_option("--memory", options->memory, "Memory request and limit")
@@ -174,6 +189,8 @@ void registerAgentsImport(CLI::App& agents, CommandHost& host) {
         "  rossoctl agents import from-image --name web --container-image nginx:1.27 --port 8080\n"
         "  rossoctl agents import --deployment-type job from-image --name batch \\\n"
         "      --containerImage python:3.12 --dry-run=client -o yaml\n"
+        "  rossoctl agents import --deployment-type sandbox from-image --name once \\\n"
+        "      --containerImage busybox:1.36 --command sh --args=-c --args 'sleep 3600'\n"
         "\n"
         "Exit codes: 0 created, 1 API error or the agent already exists, 2 invalid flags "
         "(nothing sent).");

@@ -27,7 +27,7 @@ int watchAgents(app::Context& context, const ListOptions& options, const std::st
         } else if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
             auto table = app::agentTable(options.allNamespaces, false);
             app::addAgentRow(table, agent, std::nullopt, context.clock().now(),
-                             options.allNamespaces);
+                             options.allNamespaces, false);
             ui::printTable(context.out(), table, options.output.noHeaders || headerDone,
                            format == ui::OutputFormat::Wide);
             headerDone = true;
@@ -48,8 +48,7 @@ int watchAgents(app::Context& context, const ListOptions& options, const std::st
 
 int runList(app::Context& context, ListOptions& options) {
     // validate
-    const bool templated = isTemplateOutput(options.output.output);
-    auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
+    auto format = listOutputFormat(options.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
     if (options.watchOnly) options.watch = true;
@@ -58,6 +57,11 @@ int runList(app::Context& context, ListOptions& options) {
     // run
     if (options.watch) return watchAgents(context, options, ns, format);
     auto agents = app::listAgents(context.client(), context.discovery(), ns, options.selector);
+    if (!options.output.sortBy.empty()) {
+        std::vector<nlohmann::json> sortable;
+        for (const auto& agent : agents) sortable.push_back(agent.object);
+        ui::checkSortField(sortable, options.output.sortBy);
+    }
     if (!options.output.sortBy.empty())
         std::stable_sort(agents.begin(), agents.end(),
                          [&](const app::Agent& a, const app::Agent& b) {
@@ -76,8 +80,14 @@ int runList(app::Context& context, ListOptions& options) {
     }
     auto table = app::agentTable(options.allNamespaces, false);
     const auto now = context.clock().now();
-    for (const auto& agent : agents)
-        app::addAgentRow(table, agent, std::nullopt, now, options.allNamespaces);
+    // An agent that is not ready shows its pod's STATUS when that says more (ImagePullBackOff).
+    const auto pods = app::podsOfUnreadyAgents(context.client(), ns, agents);
+    for (const auto& agent : agents) {
+        const auto pod = pods.find(agent.namespaceName() + "/" + agent.name());
+        app::addAgentRow(table, agent,
+                         pod == pods.end() ? std::nullopt : std::optional(pod->second), now,
+                         options.allNamespaces, false);
+    }
     ui::printTable(context.out(), table, options.output.noHeaders,
                    format == ui::OutputFormat::Wide);
     return 0;

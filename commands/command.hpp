@@ -44,6 +44,10 @@ struct OutputFlags {
 // --show-managed-fields and --sort-by, as kubectl's get and list spell them.
 void addOutputFlags(CLI::App* command, OutputFlags& flags, const std::string& allowed);
 
+// The -o of a get or list: Json for a template (printTemplate prints it), else table, wide,
+// json, yaml or name; anything else is a UsageError naming every format, the templates too.
+ui::OutputFormat listOutputFormat(const OutputFlags& flags);
+
 // --show-managed-fields alone, for a command that prints what it wrote (create, import, set-env).
 void addShowManagedFieldsFlag(CLI::App* command, bool& show);
 

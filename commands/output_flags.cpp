@@ -1,6 +1,26 @@
+#include <fmt/format.h>
+
 #include "command.hpp"
+#include "conventions.hpp"
+#include "rossoctl/errors.hpp"
 
 namespace rossoctl::commands {
+
+ui::OutputFormat listOutputFormat(const OutputFlags& flags) {
+    if (isTemplateOutput(flags.output)) return ui::OutputFormat::Json;
+    static const std::vector<std::string> kFormats = {"table", "wide", "json", "yaml", "name"};
+    try {
+        return ui::parseOutputFormat(flags.output, kFormats);
+    } catch (const UsageError&) {
+        std::vector<std::string> known = kFormats;
+        known.insert(known.end(), {"jsonpath", "custom-columns"});
+        const std::string nearest = nearestWord(flags.output, known);
+        throw UsageError(fmt::format(
+            "unsupported output format \"{}\"; use one of: table, wide, json, yaml, name, "
+            "jsonpath=TEMPLATE, custom-columns=SPEC{}",
+            flags.output, nearest.empty() ? "" : fmt::format(" (did you mean {}?)", nearest)));
+    }
+}
 
 void addOutputFlags(CLI::App* command, OutputFlags& flags, const std::string& allowed) {
     command->add_option("-o,--output", flags.output,

@@ -83,12 +83,14 @@ void warnEgressChanged(app::Context& context, const ProjectCreateOptions& option
     std::string allowed;
     for (const auto& host : options.hosts) allowed += (allowed.empty() ? "" : ", ") + host;
     for (const auto& cidr : options.cidrs) allowed += (allowed.empty() ? "" : ", ") + cidr;
+    const std::string now = !allowed.empty() ? fmt::format("allowed only to {}{}", allowed,
+                                                           options.noDns ? "" : " (and DNS)")
+                            : options.noDns  ? std::string("denied to every destination")
+                                             : std::string("denied to every destination but DNS");
     context.err() << fmt::format(
-        "Warning: the egress policy of project {} changed: egress is now allowed only to {}{}. "
-        "Flags of earlier runs are not kept; repeat every --allow-host/--allow-cidr still "
-        "wanted.\n",
-        options.project.name, allowed.empty() ? "nothing" : allowed,
-        options.noDns ? "" : " (and DNS)");
+        "Warning: the egress policy of project {} changed: egress is now {}. Flags of earlier "
+        "runs are not kept; repeat every --allow-host/--allow-cidr still wanted.\n",
+        options.project.name, now);
 }
 
 void printObjects(app::Context& context, const ProjectCreateOptions& options, const json& objects) {

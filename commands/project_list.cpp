@@ -95,9 +95,7 @@ int watchProjects(app::Context& context, const ProjectListOptions& options,
 
 int runProjectList(app::Context& context, ProjectListOptions& options) {
     auto format = ui::OutputFormat::Table;
-    const bool templated = isTemplateOutput(options.output.output);
-    if (!options.output.output.empty() && !templated)
-        format = ui::parseOutputFormat(options.output.output);
+    if (!options.output.output.empty()) format = listOutputFormat(options.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
     if (options.watchOnly) options.watch = true;

@@ -4,6 +4,7 @@
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
+#include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/model/sandbox.hpp"
 
 namespace rossoctl::commands {
@@ -14,12 +15,24 @@ struct GetOptions {
     OutputFlags output;
 };
 
+// The names of the sandboxes in ns, for a did-you-mean; none when they cannot be listed.
+std::vector<std::string> sandboxNames(kube::Client& client, const kube::ResourceRef& ref,
+                                      const std::string& ns) {
+    std::vector<std::string> names;
+    try {
+        for (const auto& item : client.list(ref, ns).value("items", nlohmann::json::array()))
+            names.push_back(item["metadata"].value("name", ""));
+    } catch (const kube::ApiError&) {
+        // the message without a suggestion is still right
+    }
+    return names;
+}
+
 int runGet(app::Context& context, GetOptions& options) {
     // validate
     const auto names = objectNames(options.names, {sandboxType()}, "sandbox");
     for (const auto& name : names) model::validateDnsSubdomain(name, "sandbox name");
-    const bool templated = isTemplateOutput(options.output.output);
-    auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
+    auto format = listOutputFormat(options.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
     // complete
@@ -45,16 +58,23 @@ int runGet(app::Context& context, GetOptions& options) {
     if (!printed) {
         auto table = app::sandboxTable(false);
         for (const auto& agent : found)
-            app::addSandboxRow(table, agent.object, app::agentPodName(client, agent),
+            app::addSandboxRow(table, agent.object, app::agentPod(client, agent),
                                context.clock().now(), false);
         ui::printTable(context.out(), table, options.output.noHeaders,
                        format == ui::OutputFormat::Wide);
     }
-    for (const auto& name : missing)
-        context.err() << fmt::format(
-            "error: sandbox \"{}\" not found in namespace \"{}\"; see the sandboxes there with "
-            "\"rossoctl sandbox list -n {}\"\n",
-            name, ns, ns);
+    const auto known = missing.empty() ? std::vector<std::string>{} : sandboxNames(client, ref, ns);
+    for (const auto& name : missing) {
+        const std::string nearest = nearestWord(name, known);
+        context.err()
+            << fmt::format(
+                   "error: sandbox \"{}\" not found in namespace \"{}\"; {}", name, ns,
+                   nearest.empty()
+                       ? fmt::format("see the sandboxes there with \"rossoctl sandbox list -n {}\"",
+                                     ns)
+                       : fmt::format("did you mean \"{}\"?", nearest))
+            << '\n';
+    }
     return missing.empty() ? kExitOk : kExitError;
 }
 

@@ -29,7 +29,7 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
     kube::ListOptions selected;
     selected.labelSelector = options.selector;
     nlohmann::json list = client.list(ref, ns, selected);
-    std::map<std::string, std::string> podByOwner;
+    std::map<std::string, app::PodSummary> podByOwner;
     for (const auto& [uid, pod] : app::podsByOwner(client, ns, "agents.x-k8s.io/sandbox-name-hash"))
         podByOwner.emplace(uid, pod);
     bool headerDone = false;
@@ -39,7 +39,8 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
         } else if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
             auto table = app::sandboxTable(options.allNamespaces);
             auto pod = podByOwner.find(sandbox["metadata"].value("uid", ""));
-            app::addSandboxRow(table, sandbox, pod == podByOwner.end() ? "" : pod->second,
+            app::addSandboxRow(table, sandbox,
+                               pod == podByOwner.end() ? app::PodSummary{} : pod->second,
                                context.clock().now(), options.allNamespaces);
             ui::printTable(context.out(), table, options.output.noHeaders || headerDone,
                            format == ui::OutputFormat::Wide);
@@ -65,14 +66,15 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
                     const std::string& ns, ui::OutputFormat format) {
     auto& client = context.client();
     // One pod list for all: the controller labels its pods with the sandbox-name-hash.
-    std::map<std::string, std::string> podByOwner;
+    std::map<std::string, app::PodSummary> podByOwner;
     for (const auto& [uid, pod] : app::podsByOwner(client, ns, "agents.x-k8s.io/sandbox-name-hash"))
         podByOwner.emplace(uid, pod);  // newest first: keep the first
     auto table = app::sandboxTable(options.allNamespaces);
     const auto now = context.clock().now();
     auto addRow = [&](const nlohmann::json& sandbox) {
         auto pod = podByOwner.find(sandbox["metadata"].value("uid", ""));
-        app::addSandboxRow(table, sandbox, pod == podByOwner.end() ? "" : pod->second, now,
+        app::addSandboxRow(table, sandbox,
+                           pod == podByOwner.end() ? app::PodSummary{} : pod->second, now,
                            options.allNamespaces);
     };
     std::vector<nlohmann::json> sorted;  // --sort-by: every sandbox first, then the rows
@@ -103,8 +105,7 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
 
 int runList(app::Context& context, ListOptions& options) {
     // validate
-    const bool templated = isTemplateOutput(options.output.output);
-    auto format = templated ? ui::OutputFormat::Json : ui::parseOutputFormat(options.output.output);
+    auto format = listOutputFormat(options.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
     printTemplate(ignored, options.output, {}, false);
     if (options.watchOnly) options.watch = true;
@@ -119,6 +120,8 @@ int runList(app::Context& context, ListOptions& options) {
     kube::ListOptions selected;
     selected.labelSelector = options.selector;
     nlohmann::json sandboxes = client.list(ref, ns, selected)["items"];
+    if (!options.output.sortBy.empty())
+        ui::checkSortField({sandboxes.begin(), sandboxes.end()}, options.output.sortBy);
     if (printTemplate(context.out(), options.output, {sandboxes.begin(), sandboxes.end()}, false))
         return 0;
     std::vector<app::Agent> objects;

@@ -152,7 +152,9 @@ void registerSandboxRestart(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox restart -l app.kubernetes.io/managed-by=rossoctl --timeout 5m\n"
         "  rossoctl sandbox restart --all --wait=false\n\n"
         "Only the pod the sandbox owns (ownerReferences UID) is deleted, with a UID\n"
-        "precondition, so a pod that was replaced meanwhile is never deleted.\n"
+        "precondition, so a pod that was replaced meanwhile is never deleted. What the pod\n"
+        "wrote to an emptyDir (/workspace unless the sandbox was imported with --storage) is\n"
+        "deleted with it.\n"
         "Exit codes: 0 all restarted, 1 any sandbox failed, 2 invalid arguments.");
     onRun(command, host, options, &runRestart);
 }

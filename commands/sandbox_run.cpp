@@ -196,16 +196,11 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
         kExitRunFailed);
     command->add_option("--image", options->image, "Container image (needs sh, tar and sleep)")
         ->capture_default_str();
-    command
-        ->add_option("--file", options->files,
-                     "File or directory to copy into the working directory (repeatable)")
-        ->expected(1)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    command->add_option("--file", options->files,
+                        "File or directory to copy into the working directory (repeatable)");
     command->add_option("--workdir", options->workdir, "Working directory (an emptyDir)")
         ->capture_default_str();
-    command->add_option("--env", options->env, "Environment variable K=V (repeatable)")
-        ->expected(1)
-        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    command->add_option("--env", options->env, "Environment variable K=V (repeatable)");
     command
         ->add_option("--timeout", options->timeout,
                      "Longest the command may run; then it is killed and the exit code is 124")

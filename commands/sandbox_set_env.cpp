@@ -142,14 +142,16 @@ void registerSandboxSetEnv(CLI::App& sandbox, CommandHost& host) {
     command->add_flag("--list", options->list,
                       "Print the current variables (references shown, never resolved)");
     command->add_flag("--restart", options->restart,
-                      "Restart the sandbox's pod afterwards so the change takes effect");
+                      "Restart the sandbox's pod afterwards so the change takes effect (files "
+                      "in /workspace are lost unless imported with --storage)");
     command
         ->add_option("--timeout", options->timeout,
                      "With --restart: how long to wait for the new pod")
         ->capture_default_str();
     addDryRunFlag(command, options->dryRun,
-                  "client: print the changed Sandbox, send nothing; server: the apiserver checks "
-                  "the change, stores nothing");
+                  "client: say what would change (with -o yaml|json: print the changed "
+                  "Sandbox), send nothing; server: the apiserver checks the change, stores "
+                  "nothing");
     command->add_option("-o,--output", options->output,
                         "Print the written Sandbox (or with --list the env) as json|yaml");
     addShowManagedFieldsFlag(command, options->showManagedFields);

@@ -45,6 +45,8 @@ int runSuspend(app::Context& context, SuspendCommandOptions& options) {
             } else {
                 context.out() << app::describeSuspend(result, options.suspend) << '\n'
                               << std::flush;
+                if (!result.lostFiles.empty())
+                    context.err() << "note: " << result.lostFiles << '\n' << std::flush;
             }
         });
     return failed > 0 ? kExitError : kExitOk;
@@ -55,7 +57,8 @@ CLI::App* addSuspendCommand(CLI::App& sandbox, CommandHost& host, bool suspend) 
     options->suspend = suspend;
     auto* command = sandbox.add_subcommand(
         suspend ? "suspend" : "resume",
-        suspend ? "Stop sandboxes' pods, keeping the sandboxes and their volumes"
+        suspend ? "Stop sandboxes' pods, keeping the sandboxes (files in /workspace are lost "
+                  "unless imported with --storage)"
                 : "Start suspended sandboxes' pods again and wait until they are Ready");
     command->add_option("sandboxes", options->names, "Sandbox names (NAME or sandbox/NAME)");
     command
@@ -83,6 +86,8 @@ void registerSandboxSuspend(CLI::App& sandbox, CommandHost& host) {
             "Sets spec.operatingMode: Suspended (spec.replicas: 0 on v1alpha1) with a merge patch\n"
             "of that field alone; the controller deletes the pod. A sandbox already suspended is\n"
             "left as it is. Resume it with \"rossoctl sandbox resume\".\n"
+            "What the pod wrote to an emptyDir (/workspace unless the sandbox was imported with\n"
+            "--storage, which keeps it in a volume claim) is deleted with the pod.\n"
             "Exit codes: 0 all suspended, 1 any sandbox failed or timed out, 2 invalid\n"
             "arguments, 130 interrupted.");
 }

@@ -58,6 +58,34 @@ size_t argumentCapacity(const CLI::App* app) {
     return capacity;
 }
 
+// "; did you mean --envVar?" for a long flag of app (or a global one) that the typed one
+// nearly spells: the same letters in another case (--envvar), the last word of its name
+// (--image for --container-image), or within kubectl's edit distance of two (--namespcae).
+std::string nearestFlag(const CLI::App* app, const std::string& typed) {
+    auto lower = [](std::string text) {
+        std::transform(text.begin(), text.end(), text.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        return text;
+    };
+    const std::string word = lower(typed.substr(2));
+    std::vector<std::string> known;
+    std::string lastWord;
+    for (const CLI::App* at = app; at != nullptr; at = at->get_parent())
+        for (const CLI::Option* option : at->get_options())
+            for (const auto& name : option->get_lnames()) {
+                if (lower(name) == word) return "; did you mean --" + name + "?";
+                known.push_back(name);
+                const std::string tail = "-" + word;
+                if (lastWord.empty() && name.size() > tail.size() &&
+                    lower(name).compare(name.size() - tail.size(), tail.size(), tail) == 0)
+                    lastWord = name;
+            }
+    const std::string nearest = !lastWord.empty() ? lastWord
+                                : word.size() > 2 ? nearestWord(word, known)
+                                                  : "";
+    return nearest.empty() ? "" : "; did you mean --" + nearest + "?";
+}
+
 struct Mistake {
     std::string message;
     std::string where;  // "rossoctl sandbox"
@@ -86,7 +114,8 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
             const std::string flag = word.substr(0, longFlag ? word.find('=') : 2);
             const CLI::Option* option = findFlag(app, flag);
             if (option == nullptr) {
-                if (longFlag) return Mistake{"unknown flag: " + flag, where};
+                if (longFlag)
+                    return Mistake{"unknown flag: " + flag + nearestFlag(app, flag), where};
                 return Mistake{
                     fmt::format("unknown shorthand flag: '{}' in {}", flag.substr(1), word), where};
             }
@@ -184,6 +213,19 @@ std::optional<Mistake> findBadBoolean(const CLI::App& root, const std::vector<st
                        where};
     }
     return std::nullopt;
+}
+
+// A repeatable flag (--allow-host, --env, --file) takes one value per use, as pflag's
+// StringArray and docker's list flags do. CLI11 would go on taking the words after it (a name,
+// the command) and eat the "--" that ends rossoctl's flags, so the command's own flags were ours.
+void takeOneValuePerUse(CLI::App& app) {
+    for (CLI::Option* option : app.get_options())
+        if (!option->get_positional() && takesValue(option) &&
+            (option->get_items_expected_max() > 1 ||
+             option->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll))
+            option->expected(1)->allow_extra_args(false)->multi_option_policy(
+                CLI::MultiOptionPolicy::TakeAll);
+    for (CLI::App* sub : app.get_subcommands({})) takeOneValuePerUse(*sub);
 }
 
 // pflag keeps the last value of a flag given twice ("-o yaml -o json" prints json); CLI11 would
@@ -296,6 +338,7 @@ std::vector<std::string> normalizeArguments(const CLI::App& root, std::vector<st
 
 int parseCommandLine(CLI::App& root, const std::vector<std::string>& args, std::ostream& out,
                      std::ostream& err) {
+    takeOneValuePerUse(root);
     takeLastValues(root);
     std::vector<std::string> reversed = normalizeArguments(root, args);
     const CLI::App* reached = &root;

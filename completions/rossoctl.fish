@@ -69,7 +69,7 @@ function __rossoctl_valflags
         case 'agents import'
             printf '%s\n' --deployment-type --deploymentType --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'agents import from-image'
-            printf '%s\n' --deployment-type --deploymentType --name --containerImage --container-image --imagePullSecret --image-pull-secret --envVar --env-var --env --envVarsFile --env-vars-file --port --cpu --memory --runtime-class --runtimeClass --storage --lifetime --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+            printf '%s\n' --deployment-type --deploymentType --name --containerImage --container-image --imagePullSecret --image-pull-secret --envVar --env-var --env --envVarsFile --env-vars-file --command --args --port --cpu --memory --runtime-class --runtimeClass --storage --lifetime --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'agents list'
             printf '%s\n' --selector -l --output -o --sort-by --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'agents get'
@@ -150,6 +150,8 @@ complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l conta
 complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l imagePullSecret -l image-pull-secret -x -d 'Secret for pulling the image'
 complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l envVar -l env-var -l env -x -d 'Environment variable K=V (repeatable; wins over --envVarsFile)'
 complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l envVarsFile -l env-vars-file -r -F -d 'File of K=V lines (\'#\' comments allowed)'
+complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l command -x -d 'The container\'s command instead of the image\'s entrypoint, one word per use (repeatable)'
+complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l args -x -d 'The container\'s arguments instead of the image\'s, one word per use (repeatable; a word starting with \'-\' as --args=-c)'
 complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l port -x -d 'Container port; also creates a Service'
 complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l cpu -x -d 'CPU request and limit'
 complete -c rossoctl -n '__rossoctl_seen_path agents import from-image' -l memory -x -d 'Memory request and limit'
@@ -193,7 +195,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a set-env -d 'Set, add o
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a restart -d 'Replace sandboxes\' pods and wait until the new pods are Ready'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a exec -d 'Run a command in a sandbox\'s pod'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a logs -d 'Print or follow the logs of a sandbox\'s pod'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a suspend -d 'Stop sandboxes\' pods, keeping the sandboxes and their volumes'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a suspend -d 'Stop sandboxes\' pods, keeping the sandboxes (files in /workspace are lost unless imported with --storage)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a resume -d 'Start suspended sandboxes\' pods again and wait until they are Ready'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a verify -d 'Prove a sandbox\'s isolation: no token, no egress, limits, nothing survives, no way to the host, kernel isolation, image provenance'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a run -d 'Run code in an ephemeral hardened pod; return its output, exit code and artifacts'
@@ -223,9 +225,9 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox set-env' -l help-all -d 'H
 complete -c rossoctl -n '__rossoctl_seen_path sandbox set-env' -l container -s c -x -d 'Container to edit (default: "agent", else the only container)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox set-env' -l from-env-file -r -F -d 'Read NAME=VALUE lines from a file (arguments win)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox set-env' -l list -d 'Print the current variables (references shown, never resolved)'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox set-env' -l restart -d 'Restart the sandbox\'s pod afterwards so the change takes effect'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox set-env' -l restart -d 'Restart the sandbox\'s pod afterwards so the change takes effect (files in /workspace are lost unless imported with --storage)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox set-env' -l timeout -x -d 'With --restart: how long to wait for the new pod'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox set-env' -l dry-run -d 'Must be "none", "client" or "server" (bare --dry-run: client). client: print the changed Sandbox, send nothing; server: the apiserver checks the change, stores nothing'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox set-env' -l dry-run -d 'Must be "none", "client" or "server" (bare --dry-run: client). client: say what would change (with -o yaml|json: print the changed Sandbox), send nothing; server: the apiserver checks the change, stores nothing'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox set-env' -l output -s o -x -a 'json yaml' -d 'Print the written Sandbox (or with --list the env) as json|yaml'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox set-env' -l show-managed-fields -d 'Keep metadata.managedFields in json and yaml output'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox set-env' -a '(__rossoctl_live sandboxes)'

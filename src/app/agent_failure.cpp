@@ -8,6 +8,7 @@
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/resource.hpp"
 #include "rossoctl/model/pod_failure.hpp"
+#include "rossoctl/model/quota.hpp"
 
 namespace rossoctl::app {
 
@@ -58,6 +59,26 @@ std::optional<std::string> eventFailure(kube::Client& client, const std::string&
     return model::createFailureEvent(warningEvents(client, ns, uid), since);
 }
 
+// A Sandbox with no live pod whose pod a ResourceQuota refuses, read from the quotas and pods
+// themselves: not every controller reports the refusal (the released one writes it in the
+// Sandbox's status, others only in their own log). Quotas it may not read: none.
+std::optional<std::string> sandboxQuotaFailure(kube::Client& client, const std::string& ns,
+                                               const json& sandbox, const std::vector<json>& pods) {
+    for (const auto& pod : pods)
+        if (!terminating(pod)) return std::nullopt;
+    if (suspendedInSpec(sandbox)) return std::nullopt;
+    const json podSpec = sandbox.value("spec", json::object())
+                             .value("podTemplate", json::object())
+                             .value("spec", json::object());
+    try {
+        const json quotas = client.list(kube::resources::resourceQuotas(), ns);
+        if (quotas.value("items", json::array()).empty()) return std::nullopt;
+        return model::quotaRefusal(podSpec, quotas, client.list(kube::resources::pods(), ns));
+    } catch (const kube::ApiError&) {
+        return std::nullopt;  // the quota only names the blocker; the wait goes on without
+    }
+}
+
 }  // namespace
 
 std::optional<std::string> sandboxCreateFailure(kube::Client& client, const json& sandbox,
@@ -65,6 +86,8 @@ std::optional<std::string> sandboxCreateFailure(kube::Client& client, const json
     const std::string ns = sandbox.value("metadata", json::object()).value("namespace", "");
     auto failure = model::workloadCreateFailure(sandbox);
     if (!failure) failure = eventFailure(client, ns, sandbox, since);
+    if (!failure)
+        failure = sandboxQuotaFailure(client, ns, sandbox, findSandboxPods(client, sandbox).owned);
     if (failure) return "its pod cannot be created: " + *failure;
     return std::nullopt;
 }
@@ -74,13 +97,16 @@ std::optional<std::string> agentStartFailure(kube::Client& client, const std::st
                                              std::chrono::system_clock::time_point since) {
     if (auto failure = model::workloadCreateFailure(workload))
         return "its pod cannot be created: " + *failure;
-    for (const auto& pod : workloadPods(client, ns, type, workload)) {
+    const auto pods = workloadPods(client, ns, type, workload);
+    for (const auto& pod : pods) {
         if (terminating(pod)) continue;
         if (auto failure = model::podStartFailure(pod))
             return fmt::format("pod {}: {}", pod["metadata"].value("name", ""), *failure);
     }
-    if (auto failure = eventFailure(client, ns, workload, since))
-        return "its pod cannot be created: " + *failure;
+    auto failure = eventFailure(client, ns, workload, since);
+    if (!failure && type == model::WorkloadType::Sandbox)
+        failure = sandboxQuotaFailure(client, ns, workload, pods);
+    if (failure) return "its pod cannot be created: " + *failure;
     return std::nullopt;
 }
 

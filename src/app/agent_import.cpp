@@ -53,6 +53,8 @@ std::vector<PlannedObject> planImport(const ImportRequest& request,
     model::HardenedPodOptions pod;
     pod.image = request.image;
     pod.env = request.env;
+    pod.command = request.command;
+    pod.args = request.args;
     pod.port = request.port;
     pod.cpu = request.cpu;
     pod.memory = request.memory;

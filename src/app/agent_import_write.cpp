@@ -72,12 +72,19 @@ std::vector<json> createAll(Context& context, const ImportRequest& request,
 
 }  // namespace
 
-std::chrono::seconds defaultLifetime(Context& context, const std::string& ns) {
+std::chrono::seconds defaultLifetime(Context& context, const std::string& ns, bool mayNotExist) {
     std::optional<json> namespaceObject;
     try {
         namespaceObject = context.client().getIfExists(kube::resources::namespaces(), "", ns);
     } catch (const kube::ApiError& error) {
         if (!error.isForbidden()) throw;  // a project member may not read its namespace
+        return kFallbackLifetime;
+    }
+    if (!namespaceObject && mayNotExist) {
+        context.err() << fmt::format(
+            "note: namespace \"{}\" does not exist yet; the dry run uses the default lifetime "
+            "{}h (create it with \"rossoctl project create {}\")\n",
+            ns, kFallbackLifetime.count(), ns);
         return kFallbackLifetime;
     }
     if (!namespaceObject)

@@ -8,6 +8,7 @@
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/pod_status.hpp"
 #include "rossoctl/model/sandbox.hpp"
 
 namespace rossoctl::app {
@@ -132,9 +133,18 @@ Agent getAgent(kube::Client& client, kube::Discovery& discovery, const std::stri
         name, ns, ns));
 }
 
-std::vector<std::pair<std::string, std::string>> podsByOwner(kube::Client& client,
-                                                             const std::string& ns,
-                                                             const std::string& selector) {
+PodSummary summarizePod(const json& pod) {
+    return {metadataString(pod, "name"), model::podStatusText(pod)};
+}
+
+bool podStatusTellsMore(const PodSummary& pod) {
+    return !pod.name.empty() && !pod.status.empty() && pod.status != "Running" &&
+           pod.status != "Pending";
+}
+
+std::vector<std::pair<std::string, PodSummary>> podsByOwner(kube::Client& client,
+                                                            const std::string& ns,
+                                                            const std::string& selector) {
     kube::ListOptions options;
     options.labelSelector = selector;
     json pods = client.list(kube::resources::pods(), ns, options)["items"];
@@ -142,35 +152,65 @@ std::vector<std::pair<std::string, std::string>> podsByOwner(kube::Client& clien
     std::stable_sort(pods.begin(), pods.end(), [](const json& a, const json& b) {
         return metadataString(a, "creationTimestamp") > metadataString(b, "creationTimestamp");
     });
-    std::vector<std::pair<std::string, std::string>> owned;
+    std::vector<std::pair<std::string, PodSummary>> owned;
     for (const auto& pod : pods) {
         for (const auto& owner : pod["metadata"].value("ownerReferences", json::array()))
             if (owner.value("controller", false))
-                owned.emplace_back(owner.value("uid", ""), metadataString(pod, "name"));
+                owned.emplace_back(owner.value("uid", ""), summarizePod(pod));
     }
     return owned;
 }
 
-std::string agentPodName(kube::Client& client, const Agent& agent) {
+namespace {
+
+// The newest of `pods` not being deleted; nullopt when there is none.
+std::optional<json> newestLivePod(const json& pods) {
+    std::optional<json> newest;
+    for (const auto& pod : pods) {
+        if (pod["metadata"].contains("deletionTimestamp")) continue;
+        if (!newest ||
+            metadataString(pod, "creationTimestamp") > metadataString(*newest, "creationTimestamp"))
+            newest = pod;
+    }
+    return newest;
+}
+
+}  // namespace
+
+PodSummary agentPod(kube::Client& client, const Agent& agent) {
     const std::string ns = agent.namespaceName();
     if (agent.kind.type == WorkloadType::Sandbox) {
-        std::string pod = model::sandboxPodName(agent.object);
-        return client.getIfExists(kube::resources::pods(), ns, pod) ? pod : "";
+        auto pod =
+            client.getIfExists(kube::resources::pods(), ns, model::sandboxPodName(agent.object));
+        return pod ? summarizePod(*pod) : PodSummary{};
     }
     kube::ListOptions options;
     options.labelSelector =
         fmt::format("{}={},{}", model::kNameLabel, agent.name(), managedSelector());
-    json pods = client.list(kube::resources::pods(), ns, options)["items"];
-    std::string newest, newestTime;
+    const auto newest = newestLivePod(client.list(kube::resources::pods(), ns, options)["items"]);
+    return newest ? summarizePod(*newest) : PodSummary{};
+}
+
+std::map<std::string, PodSummary> podsOfUnreadyAgents(kube::Client& client, const std::string& ns,
+                                                      const std::vector<Agent>& agents) {
+    std::map<std::string, PodSummary> found;
+    std::map<std::string, json> byAgent;  // "namespace/name" -> its pods
+    for (const auto& agent : agents)
+        if (!model::workloadStatus(agent.kind.type, agent.object).ready)
+            byAgent[agent.namespaceName() + "/" + agent.name()] = json::array();
+    if (byAgent.empty()) return found;
+    kube::ListOptions options;
+    options.labelSelector = managedSelector();
+    const json pods = client.list(kube::resources::pods(), ns, options)["items"];
     for (const auto& pod : pods) {
-        if (pod["metadata"].contains("deletionTimestamp")) continue;
-        std::string created = metadataString(pod, "creationTimestamp");
-        if (newest.empty() || created > newestTime) {
-            newest = metadataString(pod, "name");
-            newestTime = created;
-        }
+        const json labels = pod["metadata"].value("labels", json::object());
+        const auto agent = byAgent.find(metadataString(pod, "namespace") + "/" +
+                                        labels.value(model::kNameLabel, ""));
+        if (agent != byAgent.end()) agent->second.push_back(pod);
     }
-    return newest;
+    for (const auto& [key, owned] : byAgent)
+        if (auto newest = newestLivePod(owned)) found[key] = summarizePod(*newest);
+    return found;
 }
 
 std::string objectAge(const json& object, std::chrono::system_clock::time_point now) {
@@ -212,17 +252,18 @@ ui::Table agentTable(bool allNamespaces, bool withPods) {
     return table;
 }
 
-void addAgentRow(ui::Table& table, const Agent& agent, const std::optional<std::string>& pod,
-                 std::chrono::system_clock::time_point now, bool allNamespaces) {
+void addAgentRow(ui::Table& table, const Agent& agent, const std::optional<PodSummary>& pod,
+                 std::chrono::system_clock::time_point now, bool allNamespaces, bool withPods) {
     auto status = model::workloadStatus(agent.kind.type, agent.object);
+    const bool podSays = !status.ready && pod && podStatusTellsMore(*pod);
     std::vector<std::string> row = {agent.name(),
                                     model::workloadTypeName(agent.kind.type),
                                     status.readyText,
-                                    status.reason,
+                                    podSays ? pod->status : status.reason,
                                     model::workloadImage(agent.kind.type, agent.object),
                                     objectAge(agent.object, now),
                                     status.message};
-    if (pod) row.insert(row.begin() + 5, pod->empty() ? "<none>" : *pod);
+    if (withPods) row.insert(row.begin() + 5, !pod || pod->name.empty() ? "<none>" : pod->name);
     if (allNamespaces) row.insert(row.begin(), agent.namespaceName());
     table.rows.push_back(std::move(row));
 }
@@ -239,17 +280,20 @@ ui::Table sandboxTable(bool allNamespaces) {
     return table;
 }
 
-void addSandboxRow(ui::Table& table, const json& sandbox, const std::string& pod,
+void addSandboxRow(ui::Table& table, const json& sandbox, const PodSummary& pod,
                    std::chrono::system_clock::time_point now, bool allNamespaces) {
     std::string reason, message;
     bool ready = model::sandboxReady(sandbox, &reason, &message);
     bool reported = sandbox.contains("status") && sandbox["status"].contains("conditions");
     const json spec = sandbox.value("spec", json::object());
+    std::string status = sandboxStatus(sandbox, !pod.name.empty(), now);
+    if ((status == "Pending" || status == "Running") && podStatusTellsMore(pod))
+        status = pod.status;
     std::vector<std::string> row = {metadataString(sandbox, "name"),
                                     ready ? "True" : (reported ? "False" : "Unknown"),
-                                    sandboxStatus(sandbox, !pod.empty(), now),
+                                    status,
                                     reason.empty() ? "<none>" : reason,
-                                    pod.empty() ? "<none>" : pod,
+                                    pod.name.empty() ? "<none>" : pod.name,
                                     objectAge(sandbox, now),
                                     model::workloadImage(WorkloadType::Sandbox, sandbox),
                                     spec.value("shutdownTime", "<none>"),

@@ -10,6 +10,7 @@
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod_failure.hpp"
+#include "rossoctl/model/sandbox.hpp"
 
 namespace rossoctl::app {
 
@@ -65,7 +66,11 @@ class Restart {
         if (target) {
             result_.podName = target->at("metadata").value("name", "");
             result_.oldUid = uidOf(*target);
-            if (!deletePod(*target)) {
+            const bool deleted = deletePod(*target);
+            if (deleted) {
+                if (auto lost = model::podOnlyFilesNote(sandbox, result_.podName); !lost.empty())
+                    result_.notes.push_back(lost);
+            } else {
                 // Replaced under us: never delete the replacement; look once more.
                 pods = findPods(sandbox);
                 for (const auto& pod : pods.owned) {

@@ -6,6 +6,7 @@
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod_failure.hpp"
+#include "rossoctl/model/sandbox.hpp"
 
 namespace rossoctl::app {
 
@@ -230,6 +231,9 @@ void setSandboxesSuspended(kube::Client& client, const Clock& clock,
             auto change = requestSuspend(client, clock, sandboxes, ns, name, options.suspend);
             item.result.changed = change.changed;
             item.sandbox = std::move(change.sandbox);
+            if (options.suspend && change.changed)
+                item.result.lostFiles =
+                    model::podOnlyFilesNote(item.sandbox, model::sandboxPodName(item.sandbox));
         } catch (const kube::ApiError& error) {
             item.result.error = fmt::format("sandbox/{}: {}", name, error.what());
         } catch (const Error& error) {

@@ -1,5 +1,10 @@
 #include "rossoctl/model/sandbox.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
 #include "rossoctl/kube/timestamp.hpp"
 
 namespace rossoctl::model {
@@ -74,6 +79,41 @@ std::string sandboxPodName(const json& sandbox) {
         metadata["annotations"].contains("agents.x-k8s.io/pod-name"))
         return metadata["annotations"]["agents.x-k8s.io/pod-name"].get<std::string>();
     return metadata.value("name", "");
+}
+
+std::vector<std::string> podOnlyMounts(const json& sandbox) {
+    std::vector<std::string> paths;
+    if (!sandbox.is_object()) return paths;
+    const json spec = sandbox.value("spec", json::object());
+    const json podSpec = spec.value("podTemplate", json::object()).value("spec", json::object());
+    if (!podSpec.is_object()) return paths;
+    std::set<std::string> emptyDirs;
+    for (const auto& volume : podSpec.value("volumes", json::array()))
+        if (volume.is_object() && volume.contains("emptyDir"))
+            emptyDirs.insert(volume.value("name", ""));
+    for (const auto& container : podSpec.value("containers", json::array())) {
+        if (!container.is_object()) continue;
+        for (const auto& mount : container.value("volumeMounts", json::array())) {
+            if (!mount.is_object() || emptyDirs.count(mount.value("name", "")) == 0) continue;
+            const std::string path = mount.value("mountPath", "");
+            if (path.empty() || path == "/tmp" ||
+                std::find(paths.begin(), paths.end(), path) != paths.end())
+                continue;
+            paths.push_back(path);
+        }
+    }
+    return paths;
+}
+
+std::string podOnlyFilesNote(const json& sandbox, const std::string& pod) {
+    const auto paths = podOnlyMounts(sandbox);
+    if (paths.empty()) return "";
+    std::string joined;
+    for (const auto& path : paths) joined += (joined.empty() ? "" : ", ") + path;
+    return fmt::format(
+        "what pod {} wrote to {} is gone with it ({}; a sandbox imported with --storage keeps "
+        "its work volume)",
+        pod, joined, paths.size() == 1 ? "an emptyDir" : "emptyDirs");
 }
 
 }  // namespace rossoctl::model

@@ -17,14 +17,17 @@ namespace rossoctl::app {
 
 // The workload's own status (the controller could not create its pod), then one LIST of its
 // pods ("pod P: image X cannot be pulled (ErrImagePull): ..."), then its Warning events seen
-// since `since` (FailedCreate: ... exceeded quota); nullopt while the pods still may start.
+// since `since` (FailedCreate: ... exceeded quota), then, for a Sandbox with no live pod, the
+// namespace's ResourceQuotas (a quota that refuses its pod, whatever its controller reports);
+// nullopt while the pods still may start.
 std::optional<std::string> agentStartFailure(kube::Client& client, const std::string& ns,
                                              model::WorkloadType type,
                                              const nlohmann::json& workload,
                                              std::chrono::system_clock::time_point since);
 
-// A Sandbox whose pod cannot be created (its status or its FailedCreate events since `since`);
-// nullopt when nothing says so. Events it may not read are skipped.
+// A Sandbox whose pod cannot be created (its status, its FailedCreate events since `since`, or,
+// while it has no live pod, a ResourceQuota that refuses that pod); nullopt when nothing says
+// so. Events and quotas it may not read are skipped.
 std::optional<std::string> sandboxCreateFailure(kube::Client& client, const nlohmann::json& sandbox,
                                                 std::chrono::system_clock::time_point since);
 

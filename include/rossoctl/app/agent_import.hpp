@@ -20,6 +20,8 @@ struct ImportRequest {
     std::string image;
     std::string imagePullSecret;
     std::vector<model::EnvVar> env;
+    std::vector<std::string> command;  // the container's command (ENTRYPOINT); empty: the image's
+    std::vector<std::string> args;     // its args (CMD); empty: the image's
     std::optional<int> port;
     std::string cpu = "500m";
     std::string memory = "512Mi";

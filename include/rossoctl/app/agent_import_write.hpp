@@ -16,8 +16,11 @@ namespace rossoctl::app {
 inline constexpr std::chrono::hours kFallbackLifetime{24};
 
 // Namespace ns's rossoctl.dev/default-lifetime, else kFallbackLifetime (also when the
-// namespace may not be read); throws Error when it is missing or the annotation is no lifetime.
-std::chrono::seconds defaultLifetime(Context& context, const std::string& ns);
+// namespace may not be read); throws Error when the annotation is no lifetime, and when the
+// namespace is missing unless `mayNotExist` (a client dry run, which needs no namespace: it
+// then gets kFallbackLifetime and a note on the context's stderr).
+std::chrono::seconds defaultLifetime(Context& context, const std::string& ns,
+                                     bool mayNotExist = false);
 
 // Throws Error for an existing agent and UsageError for cpu/memory a LimitRange refuses, both
 // before writing anything; then creates `planned` in order (dryRun=All with serverDryRun) and

@@ -2,6 +2,7 @@
 // Finding agents of every deployment type (by name or by the managed-by label) and the rows
 // `agents list/get` and `sandbox list/get` print for them.
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -58,12 +59,23 @@ class AgentNotFound : public Error {
 Agent getAgent(kube::Client& client, kube::Discovery& discovery, const std::string& ns,
                const std::string& name);
 
-// Pod name by the UID of its controlling owner, for the pods matching selector in ns.
-std::vector<std::pair<std::string, std::string>> podsByOwner(kube::Client& client,
-                                                             const std::string& ns,
-                                                             const std::string& selector);
-// The agent's current pod ("" when none): the Sandbox's own, else the newest with its labels.
-std::string agentPodName(kube::Client& client, const Agent& agent);
+// A pod as a row shows it: its name and kubectl's STATUS (ImagePullBackOff, Running, ...).
+struct PodSummary {
+    std::string name;    // "" when there is no pod
+    std::string status;  // model::podStatusText
+};
+PodSummary summarizePod(const nlohmann::json& pod);
+// True when the pod's STATUS says more than the workload's own Pending (an image that cannot be
+// pulled, a crash loop, an OOM kill), so a row shows it instead.
+bool podStatusTellsMore(const PodSummary& pod);
+
+// The pod by the UID of its controlling owner (newest first), for the pods matching selector.
+std::vector<std::pair<std::string, PodSummary>> podsByOwner(kube::Client& client,
+                                                            const std::string& ns,
+                                                            const std::string& selector);
+// The agent's current pod (name "" when none): the Sandbox's own, else the newest with its
+// labels.
+PodSummary agentPod(kube::Client& client, const Agent& agent);
 
 // "5m" from metadata.creationTimestamp; "<unknown>" without one.
 std::string objectAge(const nlohmann::json& object, std::chrono::system_clock::time_point now);
@@ -75,18 +87,24 @@ bool waitUntilDeleted(kube::Client& client, const Clock& clock, const kube::Reso
                       std::chrono::milliseconds timeout);
 
 // `agents list/get`: NAME TYPE READY STATUS IMAGE [POD] AGE, wide + MESSAGE (NAMESPACE first
-// with allNamespaces). POD with withPods (get looks each agent's pod up; list does not): a row
-// then gives its pod, "" showing as <none>; without it, nullopt.
+// with allNamespaces). POD with withPods (get looks each agent's pod up; list does not show
+// it): a row then gives its pod, "" showing as <none>. STATUS is the workload's reason, or its
+// pod's STATUS when the agent is not ready and the pod tells more (ImagePullBackOff).
 ui::Table agentTable(bool allNamespaces, bool withPods);
-void addAgentRow(ui::Table& table, const Agent& agent, const std::optional<std::string>& pod,
-                 std::chrono::system_clock::time_point now, bool allNamespaces);
+void addAgentRow(ui::Table& table, const Agent& agent, const std::optional<PodSummary>& pod,
+                 std::chrono::system_clock::time_point now, bool allNamespaces, bool withPods);
+// The current pod of every agent of `agents` that is not ready, by "namespace/name"; one LIST
+// of the managed pods, none when every agent is ready.
+std::map<std::string, PodSummary> podsOfUnreadyAgents(kube::Client& client, const std::string& ns,
+                                                      const std::vector<Agent>& agents);
 
 // "SandboxWarmPool/NAME" or "SandboxClaim/NAME": the Sandbox's controlling owner, else "<none>".
 std::string sandboxOwner(const nlohmann::json& sandbox);
-// `sandbox list/get`: NAME READY REASON POD AGE, wide + IMAGE SHUTDOWN OWNER MESSAGE (NAMESPACE
-// first with allNamespaces); pod "" shows as <none>.
+// `sandbox list/get`: NAME READY STATUS REASON POD AGE, wide + IMAGE SHUTDOWN OWNER MESSAGE
+// (NAMESPACE first with allNamespaces); pod "" shows as <none>. STATUS is the pod's own when
+// the sandbox is Pending or Running and the pod tells more (ImagePullBackOff, CrashLoopBackOff).
 ui::Table sandboxTable(bool allNamespaces);
-void addSandboxRow(ui::Table& table, const nlohmann::json& sandbox, const std::string& pod,
+void addSandboxRow(ui::Table& table, const nlohmann::json& sandbox, const PodSummary& pod,
                    std::chrono::system_clock::time_point now, bool allNamespaces);
 
 // Prints objects as -o json|yaml (one object, or a List) or name; false for table formats.

@@ -27,6 +27,8 @@ struct SuspendResult {
     bool waited = false;
     std::string error;  // empty: done
     std::chrono::milliseconds took{0};
+    // A suspend that deletes a pod: what that pod keeps only in itself (model::podOnlyFilesNote).
+    std::string lostFiles;
 };
 
 // The merge patch that sets just the field of `version` ("v1beta1", "v1alpha1").

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "rossoctl/model/pod.hpp"
 
@@ -34,5 +35,13 @@ nlohmann::json buildAgentRuntime(const std::string& name, const std::string& nam
 bool sandboxReady(const nlohmann::json& sandbox, std::string* reason = nullptr,
                   std::string* message = nullptr);
 std::string sandboxPodName(const nlohmann::json& sandbox);
+
+// Where the sandbox's pod keeps files that go with the pod: the mount paths of its emptyDir
+// volumes, /tmp left out ("/workspace" unless it was imported with --storage). What deleting
+// the pod (restart, suspend, set-env --restart) loses.
+std::vector<std::string> podOnlyMounts(const nlohmann::json& sandbox);
+// "what pod orders wrote to /workspace is gone with it (an emptyDir; a sandbox imported with
+// --storage keeps /workspace)", or "" when nothing is lost.
+std::string podOnlyFilesNote(const nlohmann::json& sandbox, const std::string& pod);
 
 }  // namespace rossoctl::model

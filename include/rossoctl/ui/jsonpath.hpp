@@ -1,6 +1,8 @@
 #pragma once
 // kubectl's -o jsonpath=TEMPLATE, -o custom-columns=SPEC and --sort-by=PATH, for the subset
-// of JSONPath kubectl users write: .field, ['field'], [n], [*], {range}...{end}, {"text"}.
+// of JSONPath kubectl users write: .field, ['field'], [n], [*], ..field (at any depth),
+// [?(@.type=="Ready")] (==, !=, <, <=, >, >=, or [?(@.field)] for "has one"), {range}...{end},
+// {"text"}. --sort-by and custom-columns take a path without its leading dot, as kubectl does.
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
@@ -20,8 +22,15 @@ void printJsonPath(std::ostream& out, const nlohmann::json& value, const std::st
 void printCustomColumns(std::ostream& out, const std::vector<nlohmann::json>& items,
                         const std::string& spec, bool noHeaders);
 
+// "metadata.name" as ".metadata.name": how --sort-by and custom-columns read a path.
+std::string relaxedPath(const std::string& path);
+
+// Throws UsageError for a path it cannot read and, as kubectl does, Error when items are not
+// empty and none has a value at path ("couldn't find any field with path ...").
+void checkSortField(const std::vector<nlohmann::json>& items, const std::string& path);
+
 // Sorts items by the first value path finds in each (numbers by value, else as text); a stable
-// sort, so items without the field keep their order.
+// sort, so items without the field keep their order. checkSortField first.
 void sortByPath(std::vector<nlohmann::json>& items, const std::string& path);
 // The order sortByPath uses: a before b.
 bool lessByPath(const nlohmann::json& a, const nlohmann::json& b, const std::string& path);

@@ -1,0 +1,20 @@
+#pragma once
+// Whether a namespace's ResourceQuotas leave room for one more pod: what the apiserver's quota
+// admission decides, read from the quotas themselves, so a wait can name the quota that refuses
+// a pod whichever controller (if any) tries to create it and whatever that controller reports.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace rossoctl::model {
+
+// The first quota of `quotas` (a ResourceQuotaList) that refuses a pod of `podSpec`, in the
+// apiserver's words: "exceeded quota: no-pods, requested: pods=1, used: pods=0, limited: pods=0".
+// Only a refusal that lasts until someone changes the quota or the pods: both the use the quota
+// counted (status.used) and the use of the pods in `pods` (the namespace's PodList; pods being
+// deleted or finished left out) leave no room. Scoped quotas and resources other than pods,
+// cpu, memory and ephemeral-storage are not weighed; nullopt when nothing is sure to refuse.
+std::optional<std::string> quotaRefusal(const nlohmann::json& podSpec, const nlohmann::json& quotas,
+                                        const nlohmann::json& pods);
+
+}  // namespace rossoctl::model

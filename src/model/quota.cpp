@@ -1,0 +1,130 @@
+#include "rossoctl/model/quota.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "rossoctl/model/validation.hpp"
+
+namespace rossoctl::model {
+
+using nlohmann::json;
+
+namespace {
+
+using Usage = std::map<std::string, double>;
+
+json member(const json& object, const char* key, json fallback) {
+    if (!object.is_object()) return fallback;
+    const auto found = object.find(key);
+    return found != object.end() && found->type() == fallback.type() ? *found : fallback;
+}
+
+std::optional<double> quantity(const json& object, const std::string& key) {
+    if (!object.is_object() || !object.contains(key)) return std::nullopt;
+    const json& value = object[key];
+    if (value.is_number()) return value.get<double>();
+    if (!value.is_string()) return std::nullopt;
+    try {
+        return parseQuantity(value.get<std::string>(), key);
+    } catch (const std::exception&) {
+        return std::nullopt;  // a value the server wrote that we cannot read weighs nothing
+    }
+}
+
+// What one pod counts against a quota. A container's unset request is its limit, as the
+// apiserver defaults it; init containers are left out, so the pod weighs no more than it does.
+Usage podUsage(const json& spec) {
+    Usage usage{{"pods", 1}, {"count/pods", 1}};
+    for (const auto& container : member(spec, "containers", json::array())) {
+        const json resources = member(container, "resources", json::object());
+        const json requests = member(resources, "requests", json::object());
+        const json limits = member(resources, "limits", json::object());
+        for (const std::string name : {"cpu", "memory", "ephemeral-storage"}) {
+            auto request = quantity(requests, name);
+            if (!request) request = quantity(limits, name);
+            if (request) {
+                usage["requests." + name] += *request;
+                usage[name] += *request;
+            }
+            if (auto limit = quantity(limits, name)) usage["limits." + name] += *limit;
+        }
+    }
+    return usage;
+}
+
+// What the namespace's live pods use, counted as the quota controller counts them.
+Usage namespaceUsage(const json& pods) {
+    Usage total;
+    for (const auto& pod : member(pods, "items", json::array())) {
+        const json metadata = member(pod, "metadata", json::object());
+        const std::string phase = member(member(pod, "status", json::object()), "phase", "");
+        const bool deleting =
+            metadata.contains("deletionTimestamp") && !metadata["deletionTimestamp"].is_null();
+        if (deleting || phase == "Succeeded" || phase == "Failed") continue;
+        for (const auto& [name, value] : podUsage(member(pod, "spec", json::object())))
+            total[name] += value;
+    }
+    return total;
+}
+
+// A quantity as the apiserver prints it: 500m, 2, 512Mi, 1Gi.
+std::string formatQuantity(const std::string& resource, double value) {
+    const bool bytes = resource.find("memory") != std::string::npos ||
+                       resource.find("storage") != std::string::npos;
+    if (bytes) {
+        static const std::pair<const char*, double> kBinary[] = {
+            {"Gi", 1073741824.0}, {"Mi", 1048576.0}, {"Ki", 1024.0}};
+        for (const auto& [suffix, scale] : kBinary)
+            if (value >= scale && std::fmod(value, scale) == 0)
+                return fmt::format("{}{}", static_cast<long long>(value / scale), suffix);
+        return fmt::format("{}", static_cast<long long>(std::ceil(value)));
+    }
+    if (std::fmod(value, 1.0) == 0) return fmt::format("{}", static_cast<long long>(value));
+    return fmt::format("{}m", static_cast<long long>(std::ceil(value * 1000)));
+}
+
+std::string text(const json& object, const std::string& key) {
+    return object.contains(key) && object[key].is_string() ? object[key].get<std::string>() : "0";
+}
+
+}  // namespace
+
+std::optional<std::string> quotaRefusal(const json& podSpec, const json& quotas, const json& pods) {
+    const Usage wanted = podUsage(podSpec);
+    const Usage live = namespaceUsage(pods);
+    for (const auto& quota : member(quotas, "items", json::array())) {
+        const json spec = member(quota, "spec", json::object());
+        // Scopes select some pods only; which ones is the apiserver's to say.
+        if (!member(spec, "scopes", json::array()).empty() || spec.contains("scopeSelector"))
+            continue;
+        const json status = member(quota, "status", json::object());
+        const json hard = member(status, "hard", json::object());
+        const json used = member(status, "used", json::object());
+        std::string requested, counted, limited;
+        for (const auto& entry : hard.items()) {
+            const std::string& resource = entry.key();
+            const auto want = wanted.find(resource);
+            const auto limit = quantity(hard, resource);
+            if (want == wanted.end() || want->second <= 0 || !limit) continue;
+            const auto liveUse = live.find(resource);
+            const double inUse = std::min(quantity(used, resource).value_or(0),
+                                          liveUse == live.end() ? 0.0 : liveUse->second);
+            if (inUse + want->second <= *limit * (1 + 1e-9)) continue;
+            const char* comma = requested.empty() ? "" : ",";
+            requested +=
+                fmt::format("{}{}={}", comma, resource, formatQuantity(resource, want->second));
+            counted += fmt::format("{}{}={}", comma, resource, text(used, resource));
+            limited += fmt::format("{}{}={}", comma, resource, text(hard, resource));
+        }
+        if (requested.empty()) continue;
+        return fmt::format("exceeded quota: {}, requested: {}, used: {}, limited: {}",
+                           member(member(quota, "metadata", json::object()), "name", ""), requested,
+                           counted, limited);
+    }
+    return std::nullopt;
+}
+
+}  // namespace rossoctl::model

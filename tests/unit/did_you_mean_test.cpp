@@ -1,0 +1,73 @@
+// "Did you mean" for a mistyped flag and a mistyped sandbox name (issue 34 point 10), offline.
+#include <catch2/catch.hpp>
+
+#include "test_host.hpp"
+
+using namespace rossoctl;
+using nlohmann::json;
+using rossoctl::testing::TestHost;
+
+namespace {
+
+const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
+
+json sandboxNamed(const std::string& name) {
+    return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
+            {"kind", "Sandbox"},
+            {"metadata", {{"name", name}, {"namespace", "team1"}, {"uid", "uid-" + name}}}};
+}
+
+}  // namespace
+
+TEST_CASE("a mistyped flag is named with the flag it nearly spells", "[conventions][usage]") {
+    struct Case {
+        std::vector<std::string> args;
+        std::string message;
+    };
+    const std::vector<Case> cases = {
+        {{"agents", "import", "from-image", "--name", "a", "--envvar", "A=1"},
+         "unknown flag: --envvar; did you mean --envVar?"},
+        {{"agents", "import", "from-image", "--name", "a", "--image", "busybox"},
+         "unknown flag: --image; did you mean --container-image?"},
+        {{"sandbox", "list", "--namespcae", "x"},
+         "unknown flag: --namespcae; did you mean --namespace?"},
+        {{"sandbox", "run", "--fiel", "a.py", "--", "python3", "a.py"},
+         "unknown flag: --fiel; did you mean --file?"},
+    };
+    for (const auto& c : cases) {
+        TestHost host;
+        INFO(c.args[1] << " " << c.message);
+        CHECK(host.run(c.args) != 0);
+        CHECK(host.err.str().find(c.message) != std::string::npos);
+        CHECK(host.server.requests.empty());
+    }
+    TestHost far;
+    CHECK(far.run({"sandbox", "list", "--zzzzzzzz"}) == kExitUsage);
+    CHECK(far.err.str().find("unknown flag: --zzzzzzzz (see") != std::string::npos);
+}
+
+TEST_CASE("sandbox get of a mistyped name suggests the sandbox it nearly spells",
+          "[conventions][names]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.on("GET", kSandboxes + "/order", 404, testing::kNotFoundBody);
+    host.server.onJson("GET", kSandboxes, 200,
+                       {{"kind", "SandboxList"},
+                        {"metadata", json::object()},
+                        {"items", {sandboxNamed("orders"), sandboxNamed("billing")}}});
+    CHECK(host.run({"sandbox", "get", "order"}) == kExitError);
+    CHECK(host.err.str() ==
+          "error: sandbox \"order\" not found in namespace \"team1\"; did you mean \"orders\"?\n");
+    CHECK(host.server.writes().empty());
+
+    TestHost none;
+    none.serveSandboxGroup();
+    none.server.on("GET", kSandboxes + "/zebra", 404, testing::kNotFoundBody);
+    none.server.onJson("GET", kSandboxes, 200,
+                       {{"kind", "SandboxList"},
+                        {"metadata", json::object()},
+                        {"items", {sandboxNamed("orders")}}});
+    CHECK(none.run({"sandbox", "get", "zebra"}) == kExitError);
+    CHECK(none.err.str().find("see the sandboxes there with \"rossoctl sandbox list -n team1\"") !=
+          std::string::npos);
+}

@@ -1,0 +1,179 @@
+// A ResourceQuota that refuses a sandbox's pod is named whichever controller runs (issue 34
+// point 0): the project's fallback controller, like others, writes no ReconcilerError status and
+// no FailedCreate event, so the wait reads the quota and the namespace's pods itself.
+#include <catch2/catch.hpp>
+
+#include "rossoctl/model/quota.hpp"
+#include "test_host.hpp"
+
+using namespace rossoctl;
+using nlohmann::json;
+using rossoctl::testing::TestHost;
+
+namespace {
+
+const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
+const std::string kPods = "/api/v1/namespaces/team1/pods";
+const std::string kQuotas = "/api/v1/namespaces/team1/resourcequotas";
+
+json list(const std::vector<json>& items) {
+    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
+}
+
+json quota(const std::string& name, const json& hard, const json& used) {
+    return {{"metadata", {{"name", name}}},
+            {"spec", {{"hard", hard}}},
+            {"status", {{"hard", hard}, {"used", used}}}};
+}
+
+json containerWith(const json& limits) {
+    return {{"name", "agent"}, {"image", "busybox"}, {"resources", {{"limits", limits}}}};
+}
+
+json podSpec(const json& limits = json::object()) {
+    return {{"containers", json::array({containerWith(limits)})}};
+}
+
+json livePod(const std::string& name, const json& limits = json::object()) {
+    return {{"metadata", {{"name", name}, {"uid", "uid-" + name}}},
+            {"spec", podSpec(limits)},
+            {"status", {{"phase", "Running"}}}};
+}
+
+// A Sandbox as the fallback controller leaves it when its pod is refused: no status at all.
+json unreportedSandbox() {
+    return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
+            {"kind", "Sandbox"},
+            {"metadata",
+             {{"name", "orders"},
+              {"namespace", "team1"},
+              {"uid", "uid-orders"},
+              {"resourceVersion", "5"},
+              {"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}}}}},
+            {"spec", {{"podTemplate", {{"spec", podSpec({{"cpu", "500m"}})}}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("a quota with no room for the pod is named in the apiserver's words", "[quota]") {
+    const json noPods = list({quota("no-pods", {{"pods", "0"}}, {{"pods", "0"}})});
+    CHECK(model::quotaRefusal(podSpec(), noPods, list({})) ==
+          "exceeded quota: no-pods, requested: pods=1, used: pods=0, limited: pods=0");
+
+    // Every resource the pod exceeds, requests taken from limits as the apiserver defaults them.
+    const json full = list(
+        {quota("sandbox-quota", {{"pods", "20"}, {"limits.cpu", "4"}, {"requests.memory", "1Gi"}},
+               {{"pods", "1"}, {"limits.cpu", "3500m"}, {"requests.memory", "768Mi"}})});
+    const json used = list({livePod("a", {{"cpu", "3500m"}, {"memory", "768Mi"}})});
+    CHECK(model::quotaRefusal(podSpec({{"cpu", "1"}, {"memory", "512Mi"}}), full, used) ==
+          "exceeded quota: sandbox-quota, requested: limits.cpu=1,requests.memory=512Mi, used: "
+          "limits.cpu=3500m,requests.memory=768Mi, limited: limits.cpu=4,requests.memory=1Gi");
+    CHECK_FALSE(model::quotaRefusal(podSpec({{"cpu", "500m"}, {"memory", "256Mi"}}), full, used));
+}
+
+TEST_CASE("a quota is named only while its refusal lasts", "[quota]") {
+    const json two = list({quota("two", {{"pods", "2"}}, {{"pods", "2"}})});
+    CHECK(model::quotaRefusal(podSpec(), two, list({livePod("a"), livePod("b")})));
+    // The quota counted a pod that is gone, or going: the next count makes room.
+    CHECK_FALSE(model::quotaRefusal(podSpec(), two, list({livePod("a")})));
+    json leaving = livePod("b");
+    leaving["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:20Z";
+    CHECK_FALSE(model::quotaRefusal(podSpec(), two, list({livePod("a"), leaving})));
+    json finished = livePod("b");
+    finished["status"]["phase"] = "Succeeded";
+    CHECK_FALSE(model::quotaRefusal(podSpec(), two, list({livePod("a"), finished})));
+
+    // A scoped quota selects pods the apiserver picks; a quota not yet counted has no hard.
+    json scoped = quota("best-effort", {{"pods", "0"}}, {{"pods", "0"}});
+    scoped["spec"]["scopes"] = {"BestEffort"};
+    CHECK_FALSE(model::quotaRefusal(podSpec(), list({scoped}), list({})));
+    json uncounted = quota("new", {{"pods", "0"}}, json::object());
+    uncounted.erase("status");
+    CHECK_FALSE(model::quotaRefusal(podSpec(), list({uncounted}), list({})));
+    // Resources it cannot weigh, and values it cannot read, refuse nothing.
+    CHECK_FALSE(model::quotaRefusal(
+        podSpec(), list({quota("claims", {{"persistentvolumeclaims", "0"}}, json::object())}),
+        list({})));
+    CHECK_FALSE(model::quotaRefusal(podSpec({{"cpu", "lots"}}),
+                                    list({quota("cpu", {{"limits.cpu", "0"}}, json::object())}),
+                                    list({})));
+    CHECK_FALSE(model::quotaRefusal(json(), json(), json()));
+}
+
+TEST_CASE("agents wait names the quota though the controller reports nothing",
+          "[quota][wait][blocker][agents]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.latency = std::chrono::milliseconds(200);
+    const json sandbox = unreportedSandbox();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandbox);
+    host.server.onJson("GET", kSandboxes, 200, list({sandbox}));
+    host.server.onStream("GET", kSandboxes + "?watch=true", {});
+    host.server.onJson("GET", kPods, 200, list({}));
+    host.server.onJson("GET", kQuotas, 200,
+                       list({quota("no-pods", {{"pods", "0"}}, {{"pods", "0"}})}));
+    const auto started = host.clock.monotonic();
+    CHECK(host.run({"agents", "wait", "orders", "--timeout", "10m"}) == kExitError);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(err.find("its pod cannot be created: exceeded quota: no-pods, requested: pods=1") !=
+          std::string::npos);
+    CHECK(host.clock.monotonic() - started < std::chrono::seconds(10));  // not the 10m
+    CHECK(host.server.writes().empty());
+}
+
+TEST_CASE("agents wait goes on while the quota has room, or cannot be read",
+          "[quota][wait][blocker][agents]") {
+    for (const long status : {200L, 403L}) {
+        TestHost host;
+        host.serveSandboxGroup();
+        host.server.latency = std::chrono::milliseconds(200);
+        const json sandbox = unreportedSandbox();
+        host.server.onJson("GET", kSandboxes + "/orders", 200, sandbox);
+        host.server.onJson("GET", kSandboxes, 200, list({sandbox}));
+        host.server.onStream("GET", kSandboxes + "?watch=true", {});
+        host.server.onJson("GET", kPods, 200, list({}));
+        if (status == 200)
+            host.server.onJson("GET", kQuotas, 200,
+                               list({quota("roomy", {{"pods", "5"}}, {{"pods", "0"}})}));
+        else
+            host.server.on("GET", kQuotas, 403, testing::statusBody(403, "Forbidden"));
+        INFO(status);
+        CHECK(host.run({"agents", "wait", "orders", "--timeout", "20s"}) == kExitError);
+        INFO(host.err.str());
+        CHECK(host.err.str().find("exceeded quota") == std::string::npos);
+        CHECK(host.err.str().find("timed out") != std::string::npos);
+    }
+}
+
+TEST_CASE("sandbox restart names the quota that refuses the replacement, controller silent",
+          "[quota][wait][blocker][sandbox]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.latency = std::chrono::milliseconds(200);
+    json sandbox = unreportedSandbox();
+    sandbox["status"] = {
+        {"selector", "agents.x-k8s.io/sandbox-name-hash=abc"},
+        {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "PodReady"}}}}};
+    json own = livePod("orders");
+    own["metadata"]["ownerReferences"] = {{{"kind", "Sandbox"}, {"uid", "uid-orders"}}};
+    own["metadata"]["creationTimestamp"] = "2023-11-14T22:00:05Z";
+    own["status"]["conditions"] = {{{"type", "Ready"}, {"status", "True"}}};
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandbox);
+    host.server.onJson("GET", kPods, 200, list({own}));
+    host.server.on("DELETE", kPods + "/orders", 200, "{}");
+    host.server.onStream("GET", kPods + "?watch=true", {});
+    // While our pod ran the quota was full; once it is gone another pod took its place.
+    host.server.onJson("GET", kQuotas, 200, list({quota("one", {{"pods", "1"}}, {{"pods", "1"}})}));
+    host.server.onRequest = [&host](const kube::HttpRequest& request) {
+        if (request.method == "DELETE")
+            host.server.onJson("GET", kPods, 200, list({livePod("other")}));
+    };
+    const auto started = host.clock.monotonic();
+    CHECK(host.run({"sandbox", "restart", "orders", "--timeout", "5m"}) == kExitError);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(err.find("exceeded quota: one, requested: pods=1, used: pods=1, limited: pods=1") !=
+          std::string::npos);
+    CHECK(host.clock.monotonic() - started < std::chrono::seconds(30));  // not the 5m
+}
