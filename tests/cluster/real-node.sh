@@ -448,11 +448,34 @@ stop_real_node() {
     sleep 0.5
   fi
   for c in registry apiserver-link-node apiserver-link node-ns; do stop_component "$c"; done
-  local d
-  for d in /sys/fs/cgroup/*"$CGROUP_ROOT"; do
-    [[ -d $d ]] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+  # A cgroup whose last process is still being reaped is busy for a moment: retry.
+  local d left
+  for _ in $(seq 20); do
+    left=0
+    for d in /sys/fs/cgroup/*"$CGROUP_ROOT"; do
+      [[ -d $d ]] || continue
+      find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+      [[ -d $d ]] && left=1
+    done
+    [[ $left == 0 ]] && break
+    sleep 0.5
   done
+  [[ $left == 0 ]] || log "warning: cgroups under $CGROUP_ROOT remain (/sys/fs/cgroup/*$CGROUP_ROOT)"
   ip link del "$HOST_VETH" 2>/dev/null || true
   rm -f "$APISERVER_LINK_SOCK"
+  local traces; traces=$(real_node_traces)
+  [[ -z $traces ]] || { log "warning: the real node left on the host:"; sed 's/^/    /' <<<"$traces" >&2; }
+  return 0
+}
+
+# real_node_traces: what of the real node is still on the host (nothing, after a clean stop).
+real_node_traces() {
+  ip -o link show "$HOST_VETH" 2>/dev/null | awk '{print "link", $2}'
+  local d q
+  for d in /sys/fs/cgroup/*"$CGROUP_ROOT"; do [[ -d $d ]] && echo "cgroup $d"; done
+  for q in /proc/[0-9]*; do
+    tr '\0' ' ' <"$q/cmdline" 2>/dev/null | grep -qF -- "$NODE_DIR" && echo "process ${q#/proc/}: $(tr '\0' ' ' <"$q/cmdline")"
+  done
+  grep -F -- "$NODE_DIR" /proc/self/mountinfo | awk '{print "mount", $5}'
   return 0
 }
