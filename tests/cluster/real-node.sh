@@ -7,11 +7,17 @@
 # cluster's node and `down` leaves nothing behind.
 
 REAL_NODE_APT_PACKAGES=(containerd runc containernetworking-plugins iptables ipset conntrack socat
-  umoci skopeo jq openssl gcc libc6-dev iproute2 util-linux)
+  umoci skopeo jq openssl gcc libc6-dev iproute2 util-linux apache2-utils)
 REGISTRY_MODULE=github.com/distribution/distribution/v3/cmd/registry@v3.1.2
 KUBE_ROUTER_MODULE=github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@v2.1.0
 # Fixed inside the node's own network namespace, so they collide with nothing.
 REAL_REGISTRY=127.0.0.1:5000
+# The same registry with basic auth (htpasswd), mirrored for PRIVATE_HOST only: what
+# `agents import --imagePullSecret` pulls from. Its user and password are in
+# DIR/node-real/private-registry.json (mode 600), made per state dir.
+PRIVATE_REGISTRY=127.0.0.1:5001
+PRIVATE_HOST=registry.rossoctl.test
+PRIVATE_IMAGES=("docker.io/library/busybox:1.36=$PRIVATE_HOST/private/busybox:1.36")
 REAL_POD_CIDR=10.250.0.0/24
 REAL_BRIDGE=lc-cni0
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.2
@@ -37,7 +43,8 @@ record_node_kind() {
   [[ -f $f ]] || echo "$NODE_KIND" >"$f"
 }
 
-REAL_NODE_COMPONENTS=(node-ns apiserver-link apiserver-link-node registry containerd kubelet kube-proxy kube-router)
+REAL_NODE_COMPONENTS=(node-ns apiserver-link apiserver-link-node registry registry-private containerd kubelet
+  kube-proxy kube-router)
 
 # Per state dir: a hash names the host side of the veth and picks its /30 in 10.247.0.0/16.
 real_node_ids() {
@@ -182,6 +189,15 @@ override_path = true
   override_path = true
 EOF
   done
+  mkdir -p "$NODE_DIR/certs.d/$PRIVATE_HOST"
+  cat >"$NODE_DIR/certs.d/$PRIVATE_HOST/hosts.toml" <<EOF
+server = "http://$PRIVATE_REGISTRY/v2/$PRIVATE_HOST"
+override_path = true
+[host."http://$PRIVATE_REGISTRY/v2/$PRIVATE_HOST"]
+  capabilities = ["pull", "resolve"]
+  override_path = true
+EOF
+  write_private_registry_config
   cat >"$NODE_DIR/cni/10-localcluster.conflist" <<EOF
 {
   "cniVersion": "0.4.0",
@@ -259,6 +275,35 @@ conntrack:
 EOF
 }
 
+# The credentialed registry: its own storage, htpasswd auth, a user and password made once.
+write_private_registry_config() {
+  local creds=$NODE_DIR/private-registry.json user=puller password
+  if [[ ! -f $creds ]]; then
+    password=$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')
+    (umask 077; jq -Rn --arg s "$PRIVATE_HOST" --arg u "$user" '{server: $s, username: $u, password: input}' \
+      <<<"$password" >"$creds")
+  fi
+  password=$(jq -r .password "$creds")
+  # htpasswd -i reads the password from stdin, so it is on no command line either.
+  (umask 077; htpasswd -Bni "$user" <<<"$password" >"$NODE_DIR/private-registry.htpasswd"
+    printf '%s:%s' "$user" "$password" | base64 -w0 |
+      jq -Rn --arg r "$PRIVATE_REGISTRY" '{auths: {($r): {auth: input}}}' >"$NODE_DIR/private-registry.auth")
+  cat >"$NODE_DIR/registry-private.yml" <<EOF
+version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: $NODE_DIR/registry-private
+auth:
+  htpasswd:
+    realm: localcluster
+    path: $NODE_DIR/private-registry.htpasswd
+http:
+  addr: $PRIVATE_REGISTRY
+EOF
+}
+
 # --- namespaces ------------------------------------------------------------------
 # The script the namespace holder runs first: a private /run and /var (containerd 1.6, runc and
 # libcni use fixed paths there), no upstream resolver, and the kernel tunables the kubelet checks
@@ -310,6 +355,7 @@ real_component_exe() {
     node-ns) command -v sleep ;;
     apiserver-link|apiserver-link-node) command -v socat ;;
     registry|kubelet|kube-proxy|kube-router) echo "$BIN/$1" ;;
+    registry-private) echo "$BIN/registry" ;;
     containerd) command -v containerd ;;
     *) echo "$LC" ;;
   esac
@@ -327,6 +373,8 @@ real_component_args() {
     # OTEL_TRACES_EXPORTER: the registry would post traces to localhost:4318 otherwise.
     registry) ARGS=(env OTEL_TRACES_EXPORTER=none nsenter -t "$(node_ns_pid)" -m -n -- "$BIN/registry" serve
       "$NODE_DIR/registry.yml") ;;
+    registry-private) ARGS=(env OTEL_TRACES_EXPORTER=none nsenter -t "$(node_ns_pid)" -m -n -- "$BIN/registry"
+      serve "$NODE_DIR/registry-private.yml") ;;
     containerd) ARGS=(nsenter -t "$(node_ns_pid)" -m -n -- containerd --config "$NODE_DIR/containerd.toml") ;;
     kubelet) ARGS=(nsenter -t "$(node_ns_pid)" -m -n -- "$BIN/kubelet" --config "$NODE_DIR/kubelet.yaml"
       --kubeconfig "$STATE/kubeconfig-node" --root-dir "$NODE_DIR/kubelet" --cert-dir "$NODE_DIR/pki"
@@ -347,6 +395,8 @@ real_wait_component() {
       in_node_ns bash -c "exec 3<>/dev/tcp/127.0.0.1/$APISERVER_PORT" ;;
     registry) wait_until "$TIMEOUT" "$1" "the registry on $REAL_REGISTRY" \
       in_node_ns bash -c "exec 3<>/dev/tcp/${REAL_REGISTRY%:*}/${REAL_REGISTRY#*:}" ;;
+    registry-private) wait_until "$TIMEOUT" "$1" "the registry on $PRIVATE_REGISTRY" \
+      in_node_ns bash -c "exec 3<>/dev/tcp/${PRIVATE_REGISTRY%:*}/${PRIVATE_REGISTRY#*:}" ;;
     containerd) wait_until "$TIMEOUT" "$1" "$NODE_DIR/containerd.sock" test -S "$NODE_DIR/containerd.sock" ;;
     *) sleep 1; running "$1" || { log "$1 exited at start"; show_log "$1"; return 1; } ;;
   esac
@@ -362,7 +412,18 @@ push_store_images() {
     in_node_ns skopeo copy --quiet --dest-tls-verify=false "oci:$layout:image" "docker://$REAL_REGISTRY/$ref" \
       >>"$STATE/logs/registry-push.log" 2>&1 || { log "pushing $ref failed"; tail -5 "$STATE/logs/registry-push.log" >&2; return 1; }
   done <"$NODE_DIR/oci-index"
-  log "registry: pushed $(wc -l <"$NODE_DIR/oci-index") image(s) in $((SECONDS - t0))s"
+  local private from to
+  for private in "${PRIVATE_IMAGES[@]}"; do
+    from=${private%%=*}; to=${private#*=}
+    layout=$(grep -F "|$from" "$NODE_DIR/oci-index" | head -1 | cut -d'|' -f1)
+    [[ -n $layout ]] || { log "$from is not in the image store"; return 1; }
+    # The credentials come from a file (mode 600), never a command line.
+    in_node_ns skopeo copy --quiet --dest-tls-verify=false --dest-authfile "$NODE_DIR/private-registry.auth" \
+      "oci:$layout:image" \
+      "docker://$PRIVATE_REGISTRY/$to" >>"$STATE/logs/registry-push.log" 2>&1 ||
+      { log "pushing $to failed"; tail -5 "$STATE/logs/registry-push.log" >&2; return 1; }
+  done
+  log "registry: pushed $(wc -l <"$NODE_DIR/oci-index") image(s), ${#PRIVATE_IMAGES[@]} with credentials, in $((SECONDS - t0))s"
 }
 
 # The kubelet's cgroupRoot must exist in every v1 hierarchy; a new cpuset has no CPUs until
@@ -393,7 +454,9 @@ start_real_node() {
   real_node_ids
   write_real_node_config
   local c
-  for c in node-ns apiserver-link apiserver-link-node registry; do start_real_component "$c" || return 1; done
+  for c in node-ns apiserver-link apiserver-link-node registry registry-private; do
+    start_real_component "$c" || return 1
+  done
   push_store_images || return 1
   for c in containerd kubelet; do start_real_component "$c" || return 1; done
   # kube-router reads its node's addresses from the Node object at start.
@@ -447,7 +510,7 @@ stop_real_node() {
     [[ ${#pids[@]} -gt 0 ]] && kill -KILL "${pids[@]}" 2>/dev/null
     sleep 0.5
   fi
-  for c in registry apiserver-link-node apiserver-link node-ns; do stop_component "$c"; done
+  for c in registry-private registry apiserver-link-node apiserver-link node-ns; do stop_component "$c"; done
   # A cgroup whose last process is still being reaped is busy for a moment: retry.
   local d left
   for _ in $(seq 20); do

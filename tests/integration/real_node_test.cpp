@@ -8,6 +8,7 @@
 #include "harness.hpp"
 
 using nlohmann::json;
+namespace kube = rossoctl::kube;
 namespace resources = rossoctl::kube::resources;
 
 namespace {
@@ -146,4 +147,66 @@ spec:
 
     REQUIRE(kubectl({"delete", "networkpolicy", "-n", ns.name(), "allow-client"}).exitCode == 0);
     CHECK(harness::eventually([&] { return reach() == "failed 7"; }, 30));
+}
+
+TEST_CASE("agents import --imagePullSecret pulls from the node's credentialed registry",
+          "[.realnode]") {
+    requireRealNode();
+    harness::TestNamespace ns("node28-creds");
+    // The registry's user and password, made per state dir: read here, never printed.
+    std::ifstream file(harness::clusterDir() + "/node-real/private-registry.json");
+    REQUIRE(file.good());
+    const json creds = json::parse(file);
+    const std::string server = creds.at("server");
+    const std::string image = server + "/private/busybox:1.36";
+    json dockerConfig = {
+        {"auths",
+         {{server, {{"username", creds.at("username")}, {"password", creds.at("password")}}}}}};
+    json secret = {{"apiVersion", "v1"},
+                   {"kind", "Secret"},
+                   {"metadata", {{"name", "pull"}}},
+                   {"type", "kubernetes.io/dockerconfigjson"},
+                   {"stringData", {{".dockerconfigjson", dockerConfig.dump()}}}};
+    applyManifest(ns.name(), secret.dump());
+
+    auto import = [&](const std::string& name, std::vector<std::string> extra) {
+        std::vector<std::string> args = {"agents",  "import",           "-n",
+                                         ns.name(), "from-image",       "--name",
+                                         name,      "--containerImage", image};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto result = harness::rossoctl(args);
+        INFO(result.err);
+        REQUIRE(result.exitCode == 0);
+    };
+    auto podOf = [&](const std::string& name) {
+        kube::ListOptions options;
+        options.labelSelector = "app.kubernetes.io/name=" + name;
+        auto items = harness::admin().list(resources::pods(), ns.name(), options)["items"];
+        return items.empty() ? json() : items[0];
+    };
+    import("withsecret", {"--imagePullSecret", "pull"});
+    import("nosecret", {});
+
+    CHECK(harness::eventually(
+        [&] {
+            auto pod = podOf("withsecret");
+            return !pod.is_null() && pod["status"].value("phase", "") == "Running";
+        },
+        90));
+    std::string reason;
+    CHECK(harness::eventually(
+        [&] {
+            auto pod = podOf("nosecret");
+            if (pod.is_null()) return false;
+            auto statuses = pod["status"].value("containerStatuses", json::array());
+            if (statuses.empty()) return false;
+            reason = statuses[0]["state"].value("waiting", json::object()).value("reason", "");
+            return reason == "ErrImagePull" || reason == "ImagePullBackOff";
+        },
+        90));
+    INFO("reason: " << reason);
+    auto events = kubectl({"get", "events", "-n", ns.name(), "-o",
+                           "jsonpath={range .items[*]}{.message}{\"\\n\"}{end}"});
+    // The registry refused the anonymous pull: authentication, not a missing image.
+    CHECK(events.out.find("401 Unauthorized") != std::string::npos);
 }
