@@ -43,8 +43,15 @@ record_node_kind() {
   [[ -f $f ]] || echo "$NODE_KIND" >"$f"
 }
 
-REAL_NODE_COMPONENTS=(node-ns apiserver-link apiserver-link-node registry registry-private containerd kubelet
-  kube-proxy kube-router)
+REAL_NODE_COMPONENTS=(node-ns apiserver-link apiserver-link-node registry registry-private outside containerd
+  kubelet kube-proxy kube-router)
+# The outside world: a network namespace of its own behind the node's, with the look-alike's
+# HTTP server (`localcluster node outside`) on two addresses; pods reach it through the node.
+OUTSIDE_NET=10.251.0.0/24
+OUTSIDE_GW=10.251.0.1
+OUTSIDE_IP=10.251.0.10
+OUTSIDE_OTHER_IP=10.251.0.11
+OUTSIDE_NAME=outside.rossoctl.test
 
 # Per state dir: a hash names the host side of the veth and picks its /30 in 10.247.0.0/16.
 real_node_ids() {
@@ -348,6 +355,25 @@ setup_node_veth() {
   nsenter -t "$p" -n -- ip link set eth0 up
 }
 
+# setup_outside_veth: the outside world's link into the node's network namespace.
+setup_outside_veth() {
+  local node out; node=$(node_ns_pid) && out=$(pid_of outside) || return 1
+  nsenter -t "$out" -n -- ip link show eth0 >/dev/null 2>&1 && return 0
+  nsenter -t "$node" -n -- ip link add lc-out0 type veth peer name eth0 netns "$out" &&
+    nsenter -t "$node" -n -- ip addr add "$OUTSIDE_GW/24" dev lc-out0 &&
+    nsenter -t "$node" -n -- ip link set lc-out0 up &&
+    nsenter -t "$out" -n -- ip addr add "$OUTSIDE_IP/24" dev eth0 &&
+    nsenter -t "$out" -n -- ip addr add "$OUTSIDE_OTHER_IP/24" dev eth0 &&
+    nsenter -t "$out" -n -- ip link set eth0 up &&
+    nsenter -t "$out" -n -- ip route add default via "$OUTSIDE_GW"
+}
+
+# publish_outside: the URLs tests read (CONTRACT "Network"), as the look-alike writes them.
+publish_outside() {
+  echo "http://$OUTSIDE_NAME/" >"$STATE/outside-url"
+  echo "http://$OUTSIDE_IP/" >"$STATE/outside-url-ip"
+}
+
 # --- components ------------------------------------------------------------------
 # real_component_exe C: the executable a component's pid must be (pid reuse check).
 real_component_exe() {
@@ -356,6 +382,7 @@ real_component_exe() {
     apiserver-link|apiserver-link-node) command -v socat ;;
     registry|kubelet|kube-proxy|kube-router) echo "$BIN/$1" ;;
     registry-private) echo "$BIN/registry" ;;
+    outside) echo "$LC" ;;
     containerd) command -v containerd ;;
     *) echo "$LC" ;;
   esac
@@ -375,6 +402,8 @@ real_component_args() {
       "$NODE_DIR/registry.yml") ;;
     registry-private) ARGS=(env OTEL_TRACES_EXPORTER=none nsenter -t "$(node_ns_pid)" -m -n -- "$BIN/registry"
       serve "$NODE_DIR/registry-private.yml") ;;
+    # In a network namespace of its own; its veth into the node comes once it runs.
+    outside) ARGS=(unshare --net -- bash -c "ip link set lo up && exec '$LC' node outside --listen :80") ;;
     containerd) ARGS=(nsenter -t "$(node_ns_pid)" -m -n -- containerd --config "$NODE_DIR/containerd.toml") ;;
     kubelet) ARGS=(nsenter -t "$(node_ns_pid)" -m -n -- "$BIN/kubelet" --config "$NODE_DIR/kubelet.yaml"
       --kubeconfig "$STATE/kubeconfig-node" --root-dir "$NODE_DIR/kubelet" --cert-dir "$NODE_DIR/pki"
@@ -398,6 +427,8 @@ real_wait_component() {
     registry-private) wait_until "$TIMEOUT" "$1" "the registry on $PRIVATE_REGISTRY" \
       in_node_ns bash -c "exec 3<>/dev/tcp/${PRIVATE_REGISTRY%:*}/${PRIVATE_REGISTRY#*:}" ;;
     containerd) wait_until "$TIMEOUT" "$1" "$NODE_DIR/containerd.sock" test -S "$NODE_DIR/containerd.sock" ;;
+    outside) setup_outside_veth && wait_until "$TIMEOUT" "$1" "the outside world on $OUTSIDE_IP:80" \
+      in_node_ns bash -c "exec 3<>/dev/tcp/$OUTSIDE_IP/80" && publish_outside ;;
     *) sleep 1; running "$1" || { log "$1 exited at start"; show_log "$1"; return 1; } ;;
   esac
 }
@@ -454,7 +485,7 @@ start_real_node() {
   real_node_ids
   write_real_node_config
   local c
-  for c in node-ns apiserver-link apiserver-link-node registry registry-private; do
+  for c in node-ns apiserver-link apiserver-link-node registry registry-private outside; do
     start_real_component "$c" || return 1
   done
   push_store_images || return 1
@@ -510,7 +541,7 @@ stop_real_node() {
     [[ ${#pids[@]} -gt 0 ]] && kill -KILL "${pids[@]}" 2>/dev/null
     sleep 0.5
   fi
-  for c in registry-private registry apiserver-link-node apiserver-link node-ns; do stop_component "$c"; done
+  for c in outside registry-private registry apiserver-link-node apiserver-link node-ns; do stop_component "$c"; done
   # A cgroup whose last process is still being reaped is busy for a moment: retry.
   local d left
   for _ in $(seq 20); do
