@@ -173,6 +173,10 @@ json Client::getPath(const std::string& path) {
 std::unique_ptr<UpgradedConnection> Client::upgrade(const std::string& pathAndQuery,
                                                     const Headers& headers) {
     HttpRequest request = prepare("GET", pathAndQuery, {}, {});
+    // A kubelet answers a WebSocket upgrade that accepts only JSON with 406 (the apiserver
+    // lets it through): accept anything, as a browser's handshake does.
+    eraseHeader(request.headers, "Accept");
+    request.headers.emplace_back("Accept", "*/*");
     for (const auto& header : headers) {
         eraseHeader(request.headers, header.first);
         request.headers.push_back(header);
