@@ -135,7 +135,8 @@ TEST_CASE("SARIF 2.1.0: a result per failed or unproven check, one per unverifia
     CHECK(sarif["version"] == "2.1.0");
     REQUIRE(sarif["runs"].size() == 1);
     const auto& run = sarif["runs"][0];
-    CHECK(run["tool"]["driver"]["rules"].size() == 5);
+    // A rule per check (the seed's four, host and kernel isolation, image provenance) + verify.
+    CHECK(run["tool"]["driver"]["rules"].size() == 8);
     const auto& results = run["results"];
     REQUIRE(results.size() == 3);
     CHECK(results[0]["ruleId"] == "egress");
