@@ -16,10 +16,12 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"rossoctl.dev/localcluster/internal/node/seccomp"
 )
 
 // Main runs `enter-root --uid U --gid G [--groups 1,2] [--keep-caps 0,5] [--no-new-privs]
-// [--cwd DIR] [--tty] -- CMD...` with the environment it was given.
+// [--seccomp-default] [--cwd DIR] [--tty] -- CMD...` with the environment it was given.
 func Main(args []string) int {
 	runtime.LockOSThread()
 	fs := flag.NewFlagSet("enter-root", flag.ContinueOnError)
@@ -28,18 +30,19 @@ func Main(args []string) int {
 	groups := fs.String("groups", "", "supplementary groups, comma-separated")
 	keep := fs.String("keep-caps", "", "capabilities kept in the bounding set, by number")
 	nnp := fs.Bool("no-new-privs", false, "set no_new_privs")
+	seccompDefault := fs.Bool("seccomp-default", false, "install the node's RuntimeDefault seccomp filter")
 	cwd := fs.String("cwd", "", "working directory")
 	tty := fs.Bool("tty", false, "make stdin the controlling terminal of a new session")
 	if err := fs.Parse(args); err != nil || fs.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: enter-root --uid U --gid G [...] -- CMD...")
 		return 2
 	}
-	err := run(*uid, *gid, *groups, *keep, *nnp, *cwd, *tty, fs.Args())
+	err := run(*uid, *gid, *groups, *keep, *nnp, *seccompDefault, *cwd, *tty, fs.Args())
 	fmt.Fprintf(os.Stderr, "exec: %v\n", err)
 	return 126
 }
 
-func run(uid, gid int, groups, keep string, nnp bool, cwd string, tty bool, cmd []string) error {
+func run(uid, gid int, groups, keep string, nnp, seccompDefault bool, cwd string, tty bool, cmd []string) error {
 	if cwd == "" || os.Chdir(cwd) != nil {
 		_ = os.Chdir("/")
 	}
@@ -67,6 +70,15 @@ func run(uid, gid int, groups, keep string, nnp bool, cwd string, tty bool, cmd 
 			if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
 				return fmt.Errorf("drop capability %d: %w", c, err)
 			}
+		}
+	}
+	if seccompDefault { // before the identity switch, as the container's init does
+		caps := make([]int, 0, len(kept))
+		for c := range kept {
+			caps = append(caps, c)
+		}
+		if err := seccomp.Install(caps); err != nil {
+			return err
 		}
 	}
 	var gs []int

@@ -165,6 +165,10 @@ func (w *podWorker) start(ctx context.Context, pod *v1.Pod, c *container) error 
 	if err != nil {
 		return &configError{err}
 	}
+	seccomp, err := seccompProfile(pod, &c.spec)
+	if err != nil {
+		return &configError{err}
+	}
 	var args []string
 	pause := false
 	if img.host {
@@ -195,7 +199,7 @@ func (w *podWorker) start(ctx context.Context, pod *v1.Pod, c *container) error 
 		Args: args, Env: env, Cwd: cwd, UID: u, GID: g, Groups: groups,
 		NoNewPrivs:   sc != nil && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation,
 		ReadOnlyRoot: sc != nil && isTrue(sc.ReadOnlyRootFilesystem),
-		Mounts:       mounts, Cgroups: cg, Caps: containerCaps(sc),
+		Mounts:       mounts, Cgroups: cg, Caps: containerCaps(sc), Seccomp: seccomp,
 	}
 	cfgPath := w.m.paths.pod(uid, "config", c.spec.Name+".json")
 	_ = os.MkdirAll(filepath.Dir(cfgPath), 0o700)

@@ -25,6 +25,9 @@ func enterRootArgs(cfg *InitConfig, tty bool, cmdline []string) []string {
 	if cfg.NoNewPrivs {
 		args = append(args, "--no-new-privs")
 	}
+	if cfg.Seccomp == seccompRuntimeDefault {
+		args = append(args, "--seccomp-default") // an exec'd process gets the container's filter, as with runc
+	}
 	if tty {
 		args = append(args, "--tty")
 	}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"rossoctl.dev/localcluster/internal/node/seccomp"
 )
 
 // Mount is one bind mount into a container's rootfs.
@@ -39,6 +41,7 @@ type InitConfig struct {
 	Mounts       []Mount           `json:"mounts"`
 	Cgroups      map[string]string `json:"cgroups"`
 	Caps         []string          `json:"caps"`
+	Seccomp      string            `json:"seccomp,omitempty"` // RuntimeDefault, or empty: unconfined
 }
 
 // hostDirs are bound read-only from the host: the only "image" a container has.
@@ -113,6 +116,13 @@ func containerInit(cfg *InitConfig) error {
 	}
 	if err := dropBoundingSet(cfg.Caps); err != nil {
 		return fmt.Errorf("capabilities: %w", err)
+	}
+	// Last before the identity switch, after every mount the filter refuses: still root
+	// with CAP_SYS_ADMIN here, so no_new_privs stays as the container asked (runc's order).
+	if cfg.Seccomp == seccompRuntimeDefault {
+		if err := seccomp.Install(capNumbers(cfg.Caps)); err != nil {
+			return err
+		}
 	}
 	groups := make([]int, 0, len(cfg.Groups))
 	for _, g := range cfg.Groups {
