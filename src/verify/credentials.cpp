@@ -46,7 +46,7 @@ json jwtClaims(const std::string& payload) {
 
 // A kubeconfig (YAML or JSON) whose users hold something that authenticates.
 bool isKubeconfigWithCredentials(const std::string& value) {
-    static const std::regex users(R"((^|\n)\s*("users"|users)\s*:)");
+    static const std::regex users(R"((^|\n|[{,])\s*("users"|users)\s*:)");
     static const std::regex clusters(R"((^|\n|[{,])\s*("clusters"|clusters)\s*:)");
     static const std::regex secret(
         R"(("?)(token|tokenFile|client-key|client-key-data|password|exec|auth-provider)("?)\s*:)");

@@ -57,10 +57,13 @@ std::string writableToolPlace(const std::string& path, const nlohmann::json& con
 
 Finding withoutWritableTool(Finding live, const ProbeOutput& output,
                             const nlohmann::json& container) {
-    if (live.verdict != Verdict::Pass) return live;
+    // A connection fails whatever the tool; a tool that never ran has no path.
+    const std::string tool = marker(output.stdoutText, "rossoctl-tool").value_or("none");
+    if (live.verdict == Verdict::Fail || tool == "none") return live;
     const std::string path = marker(output.stdoutText, "rossoctl-tool-path").value_or("");
     const std::string place = writableToolPlace(path, container);
     if (place.empty()) {
+        if (live.verdict != Verdict::Pass) return live;
         live.evidence.push_back(fmt::format("{} is {}, on the image's read-only root filesystem",
                                             live.probe, cleanLine(path)));
         return live;

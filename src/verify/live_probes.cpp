@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -52,14 +53,18 @@ Finding tokenLive(const ProbeOutput& output) {
     Finding finding;
     // Only the shell's message about the token path counts (dash, ash and bash all name it).
     const bool aboutPath = contains(error, kTokenPath);
+    // busybox's ash says "no such file", dash "No such file": the case is the shell's.
+    std::string lower = error;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (*exitText == "0") {
         finding.verdict = Verdict::Fail;
         finding.evidence.push_back(fmt::format("{} opened: a token is mounted", kTokenPath));
     } else if (aboutPath &&
-               (contains(error, "No such file") || contains(error, "Not a directory"))) {
+               (contains(lower, "no such file") || contains(lower, "not a directory"))) {
         finding.verdict = Verdict::Pass;
         finding.evidence.push_back(fmt::format("opening the token path failed: {}", error));
-    } else if (aboutPath && contains(error, "Permission denied")) {
+    } else if (aboutPath && contains(lower, "permission denied")) {
         finding.verdict = Verdict::Fail;
         finding.evidence.push_back(fmt::format(
             "{} exists but this user may not read it ({}): a token is mounted", kTokenPath, error));

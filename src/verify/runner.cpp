@@ -238,6 +238,7 @@ class Verification {
     DeadlineBound deadlineBound(const json& namespaceObject) const {
         DeadlineBound bound;
         bound.now = clock_.now();
+        if (!namespaceObject.is_object()) return bound;
         const std::string lifetime = namespaceObject.value("metadata", json::object())
                                          .value("annotations", json::object())
                                          .value(model::kDefaultLifetimeAnnotation, "");
@@ -526,18 +527,19 @@ class Verification {
         std::call_once(probeSiteOnce_, [this] { startProbeSite(); });
         if (!trustedProbeProblem_.empty()) {
             result.livePart = Finding{Verdict::Unproven, {trustedProbeProblem_}, ""};
+            noteProbeSite(result.livePart, egressSite_);
         } else {
             const auto command = egressProbeCommand(target, reached.address, connect);
             const ProbeOutput output =
                 execInCurrentPod(command, connect + kExecMargin, egressSite_.container);
             result.livePart = egressLive(output, target, reached);
+            noteProbeSite(result.livePart, egressSite_);
+            result.livePart = withoutForgeableDenial(result.livePart);
             // The trusted probe's filesystem is its own; the pod's tools are checked.
             if (!egressSite_.trusted())
                 result.livePart = withoutWritableTool(result.livePart, output, inputs_.container);
         }
-        noteProbeSite(result.livePart, egressSite_);
-        result.livePart = withoutSpoofableDenial(withoutForgeableDenial(result.livePart),
-                                                 rawNetworkHolders(inputs_.pod));
+        result.livePart = withoutSpoofableDenial(result.livePart, rawNetworkHolders(inputs_.pod));
         return result;
     }
 

@@ -58,15 +58,19 @@ TEST_CASE("verify's probe falls back with the image: curl, busybox wget, none, n
     createSandbox(ns, "distroless", "gcr.io/distroless/static:nonroot");
     for (const char* name : {"curl", "busybox", "debian", "distroless"}) waitReady(ns, name);
 
+    // From the pod's own PID space a denial is forgeable (issue 35 point 6): the tool is the
+    // image's, the denial is read, and the verdict stays unproven.
     auto curl = verifyEgress(ns, "curl");
     CHECK(curl["live"]["probe"] == "curl");
-    CHECK(curl["result"] == "pass");
+    CHECK(curl["result"] == "unproven");
+    CHECK_THAT(curl.dump(),
+               Catch::Contains("from the pod, forgeable") && Catch::Contains("could not connect"));
     // Debian's busybox-static wget has no -T: at the deadline its socket, still SYN_SENT,
     // shows a connection request nobody answered (not the exec's time running out).
     auto wget = verifyEgress(ns, "busybox");
     INFO(wget.dump(2));
     CHECK(wget["live"]["probe"] == "wget");
-    CHECK(wget["result"] == "pass");
+    CHECK(wget["result"] == "unproven");
     CHECK_THAT(wget.dump(), Catch::Contains("SYN_SENT"));
     // No curl, wget, python3 or bash: nothing can prove the egress boundary from inside.
     auto none = verifyEgress(ns, "debian");

@@ -309,12 +309,13 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
         json noTools = smallSandbox(ns, "missing-tools");
         agent(noTools)["image"] = "gcr.io/distroless/static:nonroot";
         add(noTools, {"missing-tools", "egress", "unproven", "", {}});
-        // A curl that never returns: the exec runs out of time, which is not a denial.
+        // A curl that never returns, first on the pod's PATH: the probe never runs it (issue 35
+        // point 5: only the image's own directories), and a denial from the pod is forgeable.
         json stalled = smallSandbox(ns, "stalled-probe");
         onlyTools(stalled, "sh cat",
                   "printf '#!/bin/sh\\nexec /bin/sleep 600\\n' > /tmp/bin/curl; "
                   "/bin/chmod +x /tmp/bin/curl;");
-        add(stalled, {"stalled-probe", "egress", "unproven", "its time ran out", {}});
+        add(stalled, {"stalled-probe", "egress", "unproven", "from the pod, forgeable", {}});
     }
     for (const auto& sandbox : objects) admin.create(sandboxes(), ns, sandbox);
     // Egress open at the namespace level: a namespace with a quota and no NetworkPolicy.

@@ -25,6 +25,13 @@ TEST_CASE("token probe: absent, readable, cannot run") {
         CHECK(finding.verdict == Verdict::Pass);
         CHECK(tokenProbeCommand().front() == "/bin/sh");
     }
+    SECTION("busybox's ash says it in lower case") {
+        ProbeOutput busybox;
+        busybox.stdoutText =
+            "rossoctl-token-exit=1\nrossoctl-token-error=rossoctl-probe: line 1: can't open "
+            "/var/run/secrets/kubernetes.io/serviceaccount/token: no such file\n";
+        CHECK(tokenLive(busybox).verdict == Verdict::Pass);
+    }
     SECTION("a message not about the token path is unproven") {
         ProbeOutput output;
         output.stdoutText = "rossoctl-token-exit=1\nrossoctl-token-error=sh: No such file\n";

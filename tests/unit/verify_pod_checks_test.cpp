@@ -216,5 +216,8 @@ TEST_CASE("egress probe: never a tool from a path the pod can write", "[verify]"
     resolved.stdoutText = "rossoctl-tool=curl\nrossoctl-tool-path=/usr/bin/curl\n";
     container["securityContext"]["readOnlyRootFilesystem"] = false;
     CHECK(withoutWritableTool(denied, resolved, container).verdict == Verdict::Unproven);
-    CHECK(withoutWritableTool(denied, ProbeOutput{}, container).verdict == Verdict::Unproven);
+    ProbeOutput noPath;
+    noPath.stdoutText = "rossoctl-tool=curl\n";
+    CHECK(withoutWritableTool(denied, noPath, container).verdict == Verdict::Unproven);
+    CHECK(withoutWritableTool(denied, ProbeOutput{}, container).verdict == Verdict::Pass);
 }
