@@ -165,11 +165,18 @@ TEST_CASE(
     const json sandbox = json::parse(forbidden.out.str())["items"][0];
     CHECK(sandbox["spec"]["podTemplate"]["spec"]["activeDeadlineSeconds"] == 86400);
 
+    // A real import needs the namespace; a client dry run does not (issue 34 point 8).
     TestHost missing;
     missing.serveGroups();
-    CHECK(missing.run(args) == kExitError);
+    CHECK(missing.run(importArgs({"-o", "json"})) == kExitError);
     CHECK(missing.err.str() ==
           "error: namespace \"team1\" not found; run \"rossoctl project create team1\" first\n");
+    CHECK(missing.server.writes().empty());
+    TestHost dryMissing;
+    dryMissing.serveGroups();
+    REQUIRE(dryMissing.run(args) == 0);
+    CHECK(json::parse(dryMissing.out.str())["items"][0]["spec"]["podTemplate"]["spec"]
+                                           ["activeDeadlineSeconds"] == 86400);
 
     TestHost bad;
     bad.serveGroups();
