@@ -226,3 +226,25 @@ TEST_CASE("sandbox verify: a missing sandbox, a refused read, a pod not running"
     CHECK(none.run({"sandbox", "verify", "--all"}) == kExitError);
     CHECK(contains(none.err.str(), "nothing to verify"));
 }
+
+TEST_CASE("sandbox verify: a probe that floods its output is unproven, its prefix never parsed",
+          "[verify][command][hostile]") {
+    TestHost host;
+    serveHardened(host, "none");
+    // The token probe's right answer, then more than any probe's cap: what a pod that prints
+    // the compliant text first and then 1.5 GiB would send.
+    const auto honest = hardenedPodAnswers("none");
+    host.server.onExec("team1", "orders", [honest](const std::vector<std::string>& command) {
+        auto script = honest(command);
+        if (command.size() > 2 && contains(command[2], "rossoctl-token"))
+            script.stdoutText += std::string(200 * 1024, 'A');
+        return script;
+    });
+    const int exitCode = host.run({"sandbox", "verify", "orders", "-o", "json", "--no-restart"});
+    INFO(host.out.str() << host.err.str());
+    CHECK(exitCode == 3);
+    const json checks = verdicts(testing::printedJson(host.out.str()));
+    CHECK(checks["service-account-token"]["live"]["result"] == "unproven");
+    CHECK(checks["service-account-token"]["live"]["evidence"].dump().find(
+              "printed more than 65536 bytes") != std::string::npos);
+}
