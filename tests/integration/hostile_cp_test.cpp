@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kHostileSh = R"(#!/bin/sh
+constexpr const char* kHostileSh = R"sh(#!/bin/sh
 mode=$(/bin/cat /workspace/mode 2>/dev/null)
 case "$2" in
 *"command -v tar"*)
@@ -27,15 +27,14 @@ case "$2" in
     *) printf 'f - tar\n'; exit 0 ;;
   esac ;;
 *"exec tar cf"*) exec python3 /workspace/bin/evil.py "$mode" ;;
-*"walk()"*) exec /usr/bin/head -c 67108864 /dev/zero ;
-;
+*"walk()"*) exec head -c 67108864 /dev/zero ;;
 esac
 exec /bin/sh "$@"
-)";
+)sh";
 
 // The tar streams: the copied file replaced by a link to a key it also sent; a GNU long name
 // over PATH_MAX; pax headers far larger than the files they describe.
-constexpr const char* kEvilPy = R"(import io, sys, tarfile
+constexpr const char* kEvilPy = R"py(import io, sys, tarfile
 mode = sys.argv[1]
 def add(tar, name, data=b"", **kw):
     info = tarfile.TarInfo(name); info.size = len(data)
@@ -53,7 +52,7 @@ with tarfile.open(fileobj=sys.stdout.buffer, mode="w|", format=fmt) as tar:
     elif mode == "pax":
         for i in range(300):
             add(tar, "./f%d" % i, b"x", pax_headers={"comment": "c" * 60000})
-)";
+)py";
 
 std::string slurp(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
