@@ -16,7 +16,17 @@ struct GcOptions {
     bool allNamespaces = false;
     std::string dryRun = "none";
     std::string olderThan = "0s";
+    bool yes = false;
 };
+
+// On a terminal gc shows what it found and asks; --yes, or no terminal on stdin (a script, CI),
+// deletes without asking, as kubectl delete does.
+bool confirmed(app::Context& context, size_t count) {
+    context.err() << fmt::format("Delete {} object{}? [y/N] ", count, count == 1 ? "" : "s");
+    std::string answer;
+    std::getline(context.in(), answer);
+    return answer == "y" || answer == "Y" || answer == "yes";
+}
 
 ui::Table garbageTable(const std::vector<app::gc::Garbage>& items, bool allNamespaces) {
     ui::Table table;
@@ -51,6 +61,8 @@ int runGc(app::Context& context, GcOptions& options) {
         context.err() << "error: " << ui::escapeForTerminal(error) << '\n';
         exitCode = kExitError;
     }
+    for (const auto& note : found.kept)
+        context.err() << "note: " << ui::escapeForTerminal(note) << '\n';
     const std::string where = options.allNamespaces ? std::string("any namespace")
                                                     : "namespace " + scanOptions.namespaceName;
     if (found.items.empty()) {
@@ -63,6 +75,11 @@ int runGc(app::Context& context, GcOptions& options) {
         context.err() << fmt::format("{} object{} would be deleted (dry run)\n", found.items.size(),
                                      found.items.size() == 1 ? "" : "s");
         return exitCode;
+    }
+    if (dryRun == DryRun::None && !options.yes && context.streams().inIsTty &&
+        !confirmed(context, found.items.size())) {
+        context.err() << "Nothing deleted.\n";
+        return kExitError;
     }
     size_t deleted = 0;
     for (const auto& item : found.items) {
@@ -106,6 +123,8 @@ void registerGc(CLI::App& root, CommandHost& host) {
     addDryRunFlag(command, options->dryRun,
                   "List what would be deleted and why; delete nothing (server: let the API "
                   "server check the deletes)");
+    command->add_flag("-y,--yes", options->yes,
+                      "Delete without asking (gc asks only when stdin is a terminal)");
     command
         ->add_option("--older-than", options->olderThan,
                      "Only objects created at least this long ago, e.g. 1h")
@@ -114,14 +133,18 @@ void registerGc(CLI::App& root, CommandHost& host) {
         "Examples:\n"
         "  rossoctl gc -n team1 --dry-run\n"
         "  rossoctl gc -A --older-than 1h\n\n"
-        "Collected: Sandboxes past spec.shutdownTime (not those a claim or warm pool owns);\n"
-        "sandbox run pods whose run ended or whose rossoctl process is gone, ended warm pool\n"
-        "pods; run SandboxClaims past their shutdownTime or whose process is gone;\n"
-        "AgentRuntimes whose spec.targetRef is gone. Each delete carries the UID and\n"
-        "resourceVersion it was listed with: an object changed since is kept.\n"
+        "Collected, and only when labelled app.kubernetes.io/managed-by=rossoctl: Sandboxes\n"
+        "past spec.shutdownTime (not those a claim or warm pool owns, nor those whose\n"
+        "shutdownPolicy Retain keeps volume claims); sandbox run pods whose run ended or whose\n"
+        "process is surely gone (one of another machine or container counts as alive until its\n"
+        "deadline), ended warm pool pods; run SandboxClaims past their shutdownTime\n"
+        "or whose process is gone; AgentRuntimes whose spec.targetRef is gone. Each delete\n"
+        "carries the UID and resourceVersion it was listed with: an object changed since is\n"
+        "kept. On a terminal gc lists what it found and asks first; with --yes, or when stdin\n"
+        "is not a terminal (scripts, CI), it deletes without asking, as kubectl delete does.\n"
         "Exit codes: 0 nothing is left to collect (or --dry-run listed it); 1 a kind could not\n"
-        "be listed (e.g. forbidden; the other kinds still run) or an object was not deleted; 2\n"
-        "invalid arguments.");
+        "be listed (e.g. forbidden; the other kinds still run), an object was not deleted, or\n"
+        "the question was answered no; 2 invalid arguments.");
     onRun(command, host, options, &runGc);
 }
 

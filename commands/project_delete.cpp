@@ -9,6 +9,7 @@
 #include "conventions.hpp"
 #include "project_common.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/project_write.hpp"
 #include "rossoctl/model/project.hpp"
 
 namespace rossoctl::commands {
@@ -22,9 +23,16 @@ struct ProjectDeleteOptions {
     std::string timeout = "5m";
 };
 
-bool confirm(app::Context& context, const std::string& name, size_t pods) {
-    context.err() << fmt::format("Delete project \"{}\" and everything in it ({} pod{})? [y/N] ",
-                                 name, pods, pods == 1 ? "" : "s");
+bool confirm(app::Context& context, const std::string& name, size_t pods, bool adopted) {
+    if (adopted)
+        context.err() << fmt::format(
+            "Remove rossoctl's quota, limits and policies from the adopted namespace \"{}\" (the "
+            "namespace and its {} pod{} stay)? [y/N] ",
+            name, pods, pods == 1 ? "" : "s");
+    else
+        context.err() << fmt::format(
+            "Delete project \"{}\" and everything in it ({} pod{})? [y/N] ", name, pods,
+            pods == 1 ? "" : "s");
     std::string answer;
     std::getline(context.in(), answer);
     return answer == "y" || answer == "Y" || answer == "yes";
@@ -48,9 +56,11 @@ int runProjectDelete(app::Context& context, ProjectDeleteOptions& options) {
             fmt::format("namespace \"{}\" was not created by rossoctl (no label {}=true); "
                         "pass --force to delete it anyway",
                         options.name, model::kSandboxProjectLabel));
+    // An adopted namespace was there before rossoctl: only --force deletes it.
+    const bool adopted = app::isAdoptedProject(namespaceObject) && !options.force;
     if (!options.yes) {
         auto pods = context.client().list(kube::resources::pods(), options.name);
-        if (!confirm(context, options.name, pods["items"].size())) {
+        if (!confirm(context, options.name, pods["items"].size(), adopted)) {
             context.err() << "Nothing deleted.\n";
             return 1;
         }
@@ -60,6 +70,7 @@ int runProjectDelete(app::Context& context, ProjectDeleteOptions& options) {
     app::ProjectDeleteRequest request;
     request.name = options.name;
     request.terminating = namespaceObject["status"].value("phase", "") == "Terminating";
+    request.adopted = adopted;
     request.wait = options.wait;
     request.timeout = timeout;
     request.onDeleted = [&](const std::string& object) { context.out() << object << " deleted\n"; };
@@ -73,7 +84,12 @@ int runProjectDelete(app::Context& context, ProjectDeleteOptions& options) {
             context.err() << '\r' << std::string(60, ' ') << '\r';
     };
     app::deleteProject(context, request);
-    if (options.wait) context.out() << fmt::format("namespace/{} is gone\n", options.name);
+    if (adopted)
+        context.out() << fmt::format(
+            "namespace/{} kept (adopted): rossoctl's labels removed; delete it with --force\n",
+            options.name);
+    else if (options.wait)
+        context.out() << fmt::format("namespace/{} is gone\n", options.name);
     return 0;
 }
 
@@ -92,8 +108,9 @@ void registerProjectDelete(CLI::App& project, CommandHost& host) {
         ->capture_default_str();
     command->add_flag("-y,--yes", options->yes,
                       "Do not ask for confirmation (needed without a TTY)");
-    command->add_flag("--force", options->force,
-                      "Delete the namespace even though rossoctl did not create it");
+    command->add_flag(
+        "--force", options->force,
+        "Delete the namespace even though rossoctl did not create it (or adopted it)");
     command->footer(
         "Examples:\n"
         "  rossoctl project delete team1\n"
@@ -101,7 +118,10 @@ void registerProjectDelete(CLI::App& project, CommandHost& host) {
         "  rossoctl project delete team1 --yes --wait=false\n"
         "\n"
         "NetworkPolicy default-deny is left for the namespace deletion, so pods still running\n"
-        "never get open egress. Exit codes: 0 deleted; 1 API error, not found, refused or\n"
+        "never get open egress. A namespace made a project with project create --adopt is not\n"
+        "deleted: only the objects rossoctl wrote in it (still labelled managed-by=rossoctl)\n"
+        "and its labels on it are removed; --force deletes it whole. Exit codes: 0 deleted; 1 API "
+        "error, not found, refused or\n"
         "timed out; 2 invalid input or no --yes without a terminal.");
     onRun(command, host, options, &runProjectDelete);
 }

@@ -26,6 +26,7 @@ struct CpOptions {
     std::string maxBytes = "1Gi";
     std::string maxFiles = "10000";
     std::string maxFileBytes = "512Mi";
+    std::string timeout = "30m";
 };
 
 struct RemoteSpec {
@@ -92,10 +93,9 @@ void printResult(app::Context& context, const app::copy::CopyStats& stats) {
     context.err() << fmt::format("copied {} file{}, {} bytes\n", stats.files,
                                  stats.files == 1 ? "" : "s",
                                  app::copy::groupThousands(stats.bytes));
-    if (!stats.rejected.empty())
+    if (stats.refused > 0)
         throw Error(fmt::format("{} entr{} refused (see the warnings); the rest was copied",
-                                stats.rejected.size(),
-                                stats.rejected.size() == 1 ? "y was" : "ies were"));
+                                stats.refused, stats.refused == 1 ? "y was" : "ies were"));
 }
 
 int runCp(app::Context& context, CpOptions& options) {
@@ -128,6 +128,7 @@ int runCp(app::Context& context, CpOptions& options) {
     limits.maxEntries = parseCap(options.maxFiles, "--max-files");
     limits.maxFileBytes = parseCap(options.maxFileBytes, "--max-file-bytes");
     limits.flagPrefix = "--max-";
+    const auto timeout = app::parseDuration(options.timeout, "--timeout");
     fs::path target;
     if (fromSpec) {
         target = localTarget(options.destination, app::copy::remoteBase(remote.path));
@@ -144,7 +145,8 @@ int runCp(app::Context& context, CpOptions& options) {
         remote.namespaceName.empty() ? context.namespaceName() : remote.namespaceName;
     const json pod = app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
                                             context.clock().now(), ns, remote.sandbox);
-    app::copy::PodTarget podTarget{ns, pod["metadata"].value("name", ""), options.container};
+    app::copy::PodTarget podTarget{ns, pod["metadata"].value("name", ""), options.container, {}};
+    if (timeout.count() > 0) podTarget.deadline = context.clock().monotonic() + timeout;
     if (podTarget.container.empty()) {
         const json containers = pod["spec"].value("containers", json::array());
         if (!containers.empty()) podTarget.container = containers.front().value("name", "");
@@ -218,6 +220,10 @@ void registerSandboxCp(CLI::App& sandbox, CommandHost& host) {
         ->add_option("--max-file-bytes", options->maxFileBytes,
                      "Refuse a file from the pod larger than this")
         ->capture_default_str();
+    command
+        ->add_option("--timeout", options->timeout,
+                     "Give up when the copy takes longer than this (0 = no limit)")
+        ->capture_default_str();
     command->footer(
         "Examples:\n"
         "  rossoctl sandbox cp orders:/workspace/out ./out -n team1\n"
@@ -229,10 +235,11 @@ void registerSandboxCp(CLI::App& sandbox, CommandHost& host) {
         "NAMESPACE/SANDBOX, as kubectl cp reads NAMESPACE/POD.\n"
         "Uses tar in the pod when it has one, else sh and cat (file by file). What comes from\n"
         "the pod lands below the local destination and nowhere else: links that leave it,\n"
-        "absolute links and setuid/setgid bits are refused, and the caps above apply.\n"
+        "absolute links and setuid/setgid bits are refused, and the caps above apply; a single\n"
+        "file lands as a regular file or not at all.\n"
         "Exit codes: 0 copied; 1 the sandbox, its pod or the path cannot be found, a command\n"
-        "failed in the pod, a cap was reached or an entry was refused; 2 invalid arguments or a\n"
-        "local destination that exists (without --force).");
+        "failed in the pod, a cap or --timeout was reached or an entry was refused; 2 invalid\n"
+        "arguments or a local destination that exists (without --force).");
     onRun(command, host, options, &runCp);
 }
 

@@ -94,9 +94,11 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
     // programs): cursor and colour sequences pass, but nothing that reaches beyond the session
     // (titles, the clipboard, terminal queries), and the modes it left on are reset at the end.
     const bool ttyOnTerminal = request.tty && context.streams().outIsTty;
-    ui::TtySessionWriter session(context.out());
-    ui::UntrustedTextWriter podStdout(context.out(), context.streams().outIsTty && !request.tty);
-    ui::UntrustedTextWriter podStderr(context.err(), context.streams().errIsTty);
+    const bool utf8 = context.utf8Terminal();
+    ui::TtySessionWriter session(context.out(), utf8);
+    ui::UntrustedTextWriter podStdout(context.out(), context.streams().outIsTty && !request.tty,
+                                      utf8);
+    ui::UntrustedTextWriter podStderr(context.err(), context.streams().errIsTty, utf8);
     io.onStdout = [&](std::string_view bytes) {
         ttyOnTerminal ? session.write(bytes) : podStdout.write(bytes);
     };

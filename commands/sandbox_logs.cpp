@@ -46,7 +46,8 @@ int runLogs(app::Context& context, LogsOptions& options) {
     const kube::ResourceRef ref = context.discovery().sandboxes();
 
     // run: bytes go out as they come; on a terminal through the escaper (the pod is untrusted).
-    ui::UntrustedTextWriter output(context.out(), context.streams().outIsTty);
+    ui::UntrustedTextWriter output(context.out(), context.streams().outIsTty,
+                                   context.utf8Terminal());
     logs.cancel = context.cancelFlag();
     logs.onLog = [&](std::string_view bytes) { output.write(bytes); };
     logs.onNote = [&](const std::string& note) {

@@ -147,8 +147,10 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     auto stdoutText = app::run::CappedText::withLimit(static_cast<size_t>(outputCap));
     auto stderrText = app::run::CappedText::withLimit(static_cast<size_t>(outputCap));
     // On a terminal the pod's bytes are escaped: its control sequences never drive the terminal.
-    ui::UntrustedTextWriter podStdout(context.out(), context.streams().outIsTty);
-    ui::UntrustedTextWriter podStderr(context.err(), context.streams().errIsTty);
+    ui::UntrustedTextWriter podStdout(context.out(), context.streams().outIsTty,
+                                      context.utf8Terminal());
+    ui::UntrustedTextWriter podStderr(context.err(), context.streams().errIsTty,
+                                      context.utf8Terminal());
     app::run::RunCallbacks callbacks;
     if (json) {
         callbacks.onStdout = [&](std::string_view bytes) { stdoutText.append(bytes); };

@@ -103,7 +103,7 @@ function __rossoctl_valflags
         case 'sandbox pool'
             printf '%s\n' --size --image --workdir --cpu --memory --lifetime --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox cp'
-            printf '%s\n' --container -c --max-bytes --max-files --max-file-bytes --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+            printf '%s\n' --container -c --max-bytes --max-files --max-file-bytes --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'project'
             printf '%s\n' --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'project create'
@@ -313,6 +313,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l force -d 'Write int
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l max-bytes -x -d 'Refuse a copy from the pod whose files add up to more than this'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l max-files -x -d 'Refuse a copy from the pod with more entries than this'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l max-file-bytes -x -d 'Refuse a file from the pod larger than this'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l timeout -x -d 'Give up when the copy takes longer than this (0 = no limit)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -F -a '(__rossoctl_live sandbox-paths)'
 complete -c rossoctl -n '__rossoctl_seen_path project' -a create -d 'Create (or converge) a sandbox project: namespace, quota, limits, egress policy'
 complete -c rossoctl -n '__rossoctl_seen_path project' -a delete -d 'Delete a sandbox project: its egress rules, limits, quota, then the namespace'
@@ -351,7 +352,7 @@ complete -c rossoctl -n '__rossoctl_seen_path project delete' -l help-all -d 'He
 complete -c rossoctl -n '__rossoctl_seen_path project delete' -l wait -d 'Wait until the namespace is gone (--wait=false to return at once)'
 complete -c rossoctl -n '__rossoctl_seen_path project delete' -l timeout -x -d 'How long --wait waits (0 = forever)'
 complete -c rossoctl -n '__rossoctl_seen_path project delete' -l yes -s y -d 'Do not ask for confirmation (needed without a TTY)'
-complete -c rossoctl -n '__rossoctl_seen_path project delete' -l force -d 'Delete the namespace even though rossoctl did not create it'
+complete -c rossoctl -n '__rossoctl_seen_path project delete' -l force -d 'Delete the namespace even though rossoctl did not create it (or adopted it)'
 complete -c rossoctl -n '__rossoctl_seen_path project delete' -a '(__rossoctl_live projects)'
 complete -c rossoctl -n '__rossoctl_seen_path project describe' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path project describe' -l help-all -d 'Help for every command'
@@ -370,6 +371,7 @@ complete -c rossoctl -n '__rossoctl_seen_path gc' -l help -s h -d 'Print this he
 complete -c rossoctl -n '__rossoctl_seen_path gc' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path gc' -l all-namespaces -s A -d 'Look in every namespace, not only the current one'
 complete -c rossoctl -n '__rossoctl_seen_path gc' -l dry-run -d 'Must be "none", "client" or "server" (bare --dry-run: client). List what would be deleted and why; delete nothing (server: let the API server check the deletes)'
+complete -c rossoctl -n '__rossoctl_seen_path gc' -l yes -s y -d 'Delete without asking (gc asks only when stdin is a terminal)'
 complete -c rossoctl -n '__rossoctl_seen_path gc' -l older-than -x -d 'Only objects created at least this long ago, e.g. 1h'
 complete -c rossoctl -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -l help-all -d 'Help for every command'

@@ -39,18 +39,33 @@ const kube::RestConfig& Context::restConfig() {
     return *config_;
 }
 
+bool Context::utf8Terminal() const {
+    const auto variable = [&](const char* name) {
+        return env_.getenv ? env_.getenv(name).value_or("") : std::string();
+    };
+    return ui::localeIsUtf8(variable("LC_ALL"), variable("LC_CTYPE"), variable("LANG"));
+}
+
+// -v 8 prints what a server or webhook wrote: on a terminal, its control characters escaped.
+kube::RequestTracer Context::tracer() const {
+    if (!streams_.errIsTty) return kube::RequestTracer(streams_.err, globals_.verbosity);
+    return kube::RequestTracer(
+        streams_.err, globals_.verbosity,
+        [utf8 = utf8Terminal()](std::string_view text) { return ui::escapeErrorText(text, utf8); });
+}
+
 std::unique_ptr<kube::Client> Context::newClient() {
     const auto& config = restConfig();
     return std::make_unique<kube::Client>(config, transportFactory_(config, cancel_), clock_,
-                                          kube::RequestTracer(streams_.err, globals_.verbosity),
-                                          cancel_, nullptr, kube::RetryPolicy{}, &random());
+                                          tracer(), cancel_, nullptr, kube::RetryPolicy{},
+                                          &random());
 }
 
 std::unique_ptr<kube::Client> Context::newUncancellableClient() {
     const auto& config = restConfig();
     return std::make_unique<kube::Client>(config, transportFactory_(config, nullptr), clock_,
-                                          kube::RequestTracer(streams_.err, globals_.verbosity),
-                                          nullptr, nullptr, kube::RetryPolicy{}, &random());
+                                          tracer(), nullptr, nullptr, kube::RetryPolicy{},
+                                          &random());
 }
 
 kube::Client& Context::client() {
@@ -77,16 +92,21 @@ namespace {
 
 // An error may quote what a pod or server sent (a file name, an exec message).
 void report(Context& context, const std::string& prefix, std::string_view what) {
-    context.err() << prefix << ui::escapeErrorText(what) << '\n';
+    context.err() << prefix << ui::escapeErrorText(what, context.utf8Terminal()) << '\n';
 }
 
 int runAndReport(Context& context, const std::function<int(Context&)>& body) {
     try {
         return body(context);
     } catch (const kube::ApiError& e) {
-        report(context,
-               "Error from server (" + (e.reason().empty() ? "Unknown" : e.reason()) + "): ",
-               e.what());
+        // The reason and message are the server's (or a webhook's) words: the whole line is
+        // escaped, its line breaks too, so none of it can pose as a line of rossoctl's own.
+        const std::string reason = e.reason().empty() ? "Unknown" : e.reason().substr(0, 100);
+        std::string line = ui::escapeErrorText("Error from server (" + reason + "): " + e.what(),
+                                               context.utf8Terminal());
+        for (size_t at = 0; (at = line.find_first_of("\n\t", at)) != std::string::npos;)
+            line.replace(at, 1, line[at] == '\n' ? "\\n" : "\\t");
+        context.err() << line << '\n';
         return kExitError;
     } catch (const UsageError& e) {
         report(context, "error: ", e.what());

@@ -119,7 +119,8 @@ Attempt tryConnect(kube::Client& client, const std::string& ns, const std::strin
     request.command = connectProbeCommand(host, kEnforcementCheckPort, seconds);
     request.timeout = options.connectTimeout + std::chrono::seconds(10);
     try {
-        const auto captured = kube::execCapture(client, request);
+        const auto captured = kube::execCapture(client, request, {4096, request.timeout});
+        if (!captured.complete()) return {Connect::NotRun, captured.whyCut()};
         const std::string& out = captured.stdoutText;
         const std::string key = "rossoctl-connect=";
         const auto at = out.find(key);

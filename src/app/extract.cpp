@@ -86,6 +86,20 @@ bool targetLooksInside(const std::string& linkPath, const std::string& target) {
 
 }  // namespace
 
+void addRefusal(std::vector<std::string>& refusals, uint64_t& unlisted, std::string line) {
+    constexpr size_t kMaxLine = 300;
+    if (refusals.size() < kMaxRefusalsListed) {
+        if (line.size() > kMaxLine) line = line.substr(0, kMaxLine) + "...";
+        refusals.push_back(std::move(line));
+        return;
+    }
+    const std::string counted = fmt::format("and {} more entries refused", ++unlisted);
+    if (unlisted == 1)
+        refusals.push_back(counted);
+    else
+        refusals.back() = counted;
+}
+
 std::optional<std::string> safeRelativePath(const std::string& tarPath) {
     if (tarPath.empty() || tarPath.front() == '/' || tarPath.find('\0') != std::string::npos)
         return std::nullopt;
@@ -141,6 +155,15 @@ struct TarExtractor::Impl {
                                 unit, limits.flagPrefix, flag));
     }
 
+    // Pax and long-name headers are bytes the stream makes us read and hold: they count.
+    void countMetadata(uint64_t bytes) {
+        if (bytes > limits.maxBytes - std::min(totalBytes, limits.maxBytes))
+            overLimit(fmt::format("the archive's metadata headers (all entries together {} bytes)",
+                                  totalBytes + bytes),
+                      limits.maxBytes, "bytes", "bytes");
+        totalBytes += bytes;
+    }
+
     void countEntry(const TarEntry& entry, const std::string& shown) {
         if (++entries > limits.maxEntries)
             overLimit(fmt::format("the archive's entry {} ({})", entries, shown), limits.maxEntries,
@@ -158,13 +181,13 @@ struct TarExtractor::Impl {
     // Links last, so nothing above was written through one; then every link must resolve to
     // something that exists below the directory. Removing a link can only make others dangle,
     // never escape, so repeat until a pass removes nothing.
-    void createLinks(std::vector<std::string>& rejected) {
+    void createLinks(const std::function<void(std::string)>& refuse) {
         if (linksDone || dir.empty()) return;
         linksDone = true;
         for (const auto& [path, target] : symlinks) {
             if (!targetLooksInside(path, target)) {
-                rejected.push_back(fmt::format("{}: symlink to {} leaves the directory", path,
-                                               std::string_view(target.c_str())));
+                refuse(fmt::format("{}: symlink to {} leaves the directory", path,
+                                   std::string_view(target.c_str())));
                 continue;
             }
             const auto parts = splitPath(path);
@@ -173,7 +196,7 @@ struct TarExtractor::Impl {
             if (parent.get() >= 0) ::unlinkat(parent.get(), parts.back().c_str(), 0);
             if (parent.get() < 0 ||
                 ::symlinkat(target.c_str(), parent.get(), parts.back().c_str()) != 0) {
-                rejected.push_back(fmt::format("{}: cannot create symlink", path));
+                refuse(fmt::format("{}: cannot create symlink", path));
                 continue;
             }
             createdLinks.push_back(path);
@@ -188,8 +211,8 @@ struct TarExtractor::Impl {
                 const auto parts = splitPath(*it);
                 UniqueFd parent = openDirectory(parts, parts.size() - 1, *it);
                 if (parent.get() >= 0) ::unlinkat(parent.get(), parts.back().c_str(), 0);
-                rejected.push_back(fmt::format(
-                    "{}: symlink does not resolve to anything inside the directory", *it));
+                refuse(fmt::format("{}: symlink does not resolve to anything inside the directory",
+                                   *it));
                 it = createdLinks.erase(it);
                 removed = true;
             }
@@ -216,14 +239,14 @@ TarExtractor::TarExtractor(std::string dir, ExtractLimits limits)
         const auto path = safeRelativePath(entry.path);
         impl.countEntry(entry, path ? *path : std::string(entry.path.c_str()));
         if (!path) {
-            rejected_.push_back(fmt::format("{}: absolute, contains \"..\" or a NUL", entry.path));
+            refuse(fmt::format("{}: absolute, contains \"..\" or a NUL", entry.path));
             return;
         }
         if (path->empty()) return;  // the archive's "."
         const auto parts = splitPath(*path);
         if (entry.type == TarEntryType::Directory) {
             if (!impl.dir.empty() && impl.openDirectory(parts, parts.size(), *path).get() < 0)
-                rejected_.push_back(fmt::format("{}: a symlink or file is in the way", *path));
+                refuse(fmt::format("{}: a symlink or file is in the way", *path));
             return;
         }
         if (entry.type == TarEntryType::Symlink) {
@@ -231,7 +254,7 @@ TarExtractor::TarExtractor(std::string dir, ExtractLimits limits)
             return;
         }
         if (entry.type != TarEntryType::File) {
-            rejected_.push_back(fmt::format("{}: not a regular file, directory or symlink", *path));
+            refuse(fmt::format("{}: not a regular file, directory or symlink", *path));
             return;
         }
         impl.current = ExtractedFile{*path, 0, {}};
@@ -239,7 +262,7 @@ TarExtractor::TarExtractor(std::string dir, ExtractLimits limits)
         if (!impl.dir.empty()) {
             UniqueFd parent = impl.openDirectory(parts, parts.size() - 1, *path);
             if (parent.get() < 0) {
-                rejected_.push_back(fmt::format("{}: a parent is a symlink or a file", *path));
+                refuse(fmt::format("{}: a parent is a symlink or a file", *path));
                 return;
             }
             // A new inode each time: never truncate a file that may be a hard link to another
@@ -249,8 +272,7 @@ TarExtractor::TarExtractor(std::string dir, ExtractLimits limits)
                                              O_WRONLY | O_CREAT | O_EXCL,
                                              (entry.mode & 0755) | 0600, kNoLinks));
             if (impl.file.get() < 0) {
-                rejected_.push_back(
-                    fmt::format("{}: cannot write ({})", *path, std::strerror(errno)));
+                refuse(fmt::format("{}: cannot write ({})", *path, std::strerror(errno)));
                 return;
             }
         }
@@ -277,6 +299,7 @@ TarExtractor::TarExtractor(std::string dir, ExtractLimits limits)
         files_.push_back(impl.current);
     };
     impl.reader = TarReader(std::move(handler));
+    impl.reader.onMetadata([&impl](uint64_t bytes) { impl.countMetadata(bytes); });
 }
 
 TarExtractor::~TarExtractor() = default;
@@ -287,7 +310,7 @@ void TarExtractor::feed(std::string_view bytes) {
 
 void TarExtractor::finish() {
     impl_->reader.finish();
-    impl_->createLinks(rejected_);
+    impl_->createLinks([this](std::string line) { refuse(std::move(line)); });
 }
 
 void TarExtractor::abandon() {

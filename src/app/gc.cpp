@@ -12,6 +12,7 @@
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/timestamp.hpp"
+#include "rossoctl/model/pod.hpp"
 #include "rossoctl/model/workload.hpp"
 
 namespace rossoctl::app::gc {
@@ -45,6 +46,22 @@ bool passed(const std::string& text, std::chrono::system_clock::time_point now) 
     return when && *when <= now;
 }
 
+// Only what rossoctl made is collected: a server that ignores the selector, or an object that
+// merely looks like garbage (another operator's expired Sandbox), is never deleted.
+bool madeByRossoctl(const json& object) {
+    const json& labels = metadataOf(object).value("labels", json::object());
+    return labels.is_object() && labels.value(model::kManagedByLabel, "") == model::kManagedByValue;
+}
+
+// shutdownPolicy Retain on a Sandbox with volume claims keeps data on purpose: gc keeps it too.
+bool retainsData(const json& sandbox) {
+    const json& spec =
+        sandbox.contains("spec") && sandbox["spec"].is_object() ? sandbox["spec"] : json::object();
+    const auto claims = spec.find("volumeClaimTemplates");
+    return stringAt(sandbox, {"spec", "shutdownPolicy"}) == "Retain" && claims != spec.end() &&
+           claims->is_array() && !claims->empty();
+}
+
 bool controlled(const json& object) {
     for (const auto& owner : metadataOf(object).value("ownerReferences", json::array()))
         if (owner.value("controller", false)) return true;
@@ -72,7 +89,7 @@ class Scanner {
                     created
                         ? std::chrono::duration_cast<std::chrono::seconds>(options_.now - *created)
                         : std::chrono::seconds{0};
-                if (age < options_.olderThan) continue;
+                if (age < options_.olderThan || !madeByRossoctl(object)) continue;
                 std::string reason = judge(object);
                 if (reason.empty()) continue;
                 scan_.items.push_back({ref, metadata.value("namespace", ""),
@@ -136,12 +153,23 @@ Scan scan(kube::Client& client, kube::Discovery& discovery, const ScanOptions& o
     Scan result;
     Scanner scanner(client, options, result);
     const auto now = options.now;
+    std::string managedSelector;
+    managedSelector.append(model::kManagedByLabel).append("=").append(model::kManagedByValue);
     if (discovery.isServed(kSandboxGroup))
-        scanner.kind(discovery.sandboxes(), "", [&](const json& sandbox) -> std::string {
-            const std::string shutdown = stringAt(sandbox, {"spec", "shutdownTime"});
-            if (controlled(sandbox) || !passed(shutdown, now)) return {};
-            return fmt::format("past its spec.shutdownTime {}", shutdown);
-        });
+        scanner.kind(
+            discovery.sandboxes(), managedSelector, [&](const json& sandbox) -> std::string {
+                const std::string shutdown = stringAt(sandbox, {"spec", "shutdownTime"});
+                if (controlled(sandbox) || !passed(shutdown, now)) return {};
+                if (retainsData(sandbox)) {
+                    result.kept.push_back(fmt::format(
+                        "sandbox {} is past its shutdownTime but keeps its volume claims "
+                        "(shutdownPolicy Retain): delete it yourself when its data is no longer "
+                        "needed",
+                        metadataOf(sandbox).value("name", "")));
+                    return {};
+                }
+                return fmt::format("past its spec.shutdownTime {}", shutdown);
+            });
     std::string runSelector, poolSelector;
     runSelector.append(run::kRunLabel).append("=true");
     poolSelector.append(run::kPoolLabel).append("=").append(run::kPoolWarm);
@@ -160,15 +188,16 @@ Scan scan(kube::Client& client, kube::Discovery& discovery, const ScanOptions& o
             return ownerGone(claim, options.ownerAlive);
         });
     if (discovery.isServed(kRuntimeGroup))
-        scanner.kind(kube::resources::agentRuntimes(), "", [&](const json& runtime) -> std::string {
-            const std::string kind = stringAt(runtime, {"spec", "targetRef", "kind"});
-            const std::string name = stringAt(runtime, {"spec", "targetRef", "name"});
-            const auto ref = targetResource(discovery, kind);
-            if (!ref || name.empty()) return {};
-            const std::string ns = metadataOf(runtime).value("namespace", "");
-            if (client.getIfExists(*ref, ns, name)) return {};
-            return fmt::format("its target {}/{} is gone", kind, name);
-        });
+        scanner.kind(kube::resources::agentRuntimes(), managedSelector,
+                     [&](const json& runtime) -> std::string {
+                         const std::string kind = stringAt(runtime, {"spec", "targetRef", "kind"});
+                         const std::string name = stringAt(runtime, {"spec", "targetRef", "name"});
+                         const auto ref = targetResource(discovery, kind);
+                         if (!ref || name.empty()) return {};
+                         const std::string ns = metadataOf(runtime).value("namespace", "");
+                         if (client.getIfExists(*ref, ns, name)) return {};
+                         return fmt::format("its target {}/{} is gone", kind, name);
+                     });
     return result;
 }
 

@@ -11,6 +11,7 @@
 #include "rossoctl/app/partial_write.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/pod.hpp"
 #include "rossoctl/model/project.hpp"
 
 namespace rossoctl::app {
@@ -62,6 +63,58 @@ void deleteObjects(Context& context, const ProjectDeleteRequest& request) {
         deleteIfPresent(context, request, resources::namespaces(), "", project, done);
 }
 
+// An adopted namespace: each object project create writes, when it is still rossoctl's (its
+// label, a resourceVersion precondition), default-deny included; then the namespace's labels
+// and annotations rossoctl applied are given up by applying a namespace that says nothing.
+void releaseAdopted(Context& context, const ProjectDeleteRequest& request) {
+    const std::string& project = request.name;
+    auto& client = context.client();
+    auto& discovery = context.discovery();
+    std::vector<std::pair<kube::ResourceRef, std::string>> owned;
+    for (const auto& object : model::optionalProjectObjects(project)) {
+        const auto& group = object.ref.group;
+        if (!group.empty() && group != "networking.k8s.io" && !discovery.isServed(group)) continue;
+        owned.emplace_back(object.ref, object.object["metadata"]["name"]);
+    }
+    owned.emplace_back(resources::networkPolicies(), model::kDefaultDenyName);
+    owned.emplace_back(resources::limitRanges(), model::kLimitRangeName);
+    owned.emplace_back(resources::resourceQuotas(), model::kQuotaName);
+    std::vector<std::string> done;
+    const std::string finishHint =
+        fmt::format("run \"rossoctl project delete {} --yes\" again to finish", project);
+    for (const auto& [ref, name] : owned) {
+        std::string verb = "get";
+        try {
+            const auto existing = client.getIfExists(ref, project, name);
+            if (!existing) continue;
+            const json labels = (*existing)["metadata"].value("labels", json::object());
+            if (labels.value(model::kManagedByLabel, "") != model::kManagedByValue) continue;
+            verb = "delete";
+            kube::DeleteOptions deleteOptions;
+            deleteOptions.preconditionResourceVersion =
+                (*existing)["metadata"].value("resourceVersion", "");
+            client.remove(ref, project, name, deleteOptions);
+        } catch (const kube::ApiError& error) {
+            if (error.isNotFound()) continue;
+            rethrowPartialWrite(verb, ref, project, name, done, finishHint);
+        } catch (...) {
+            rethrowPartialWrite(verb, ref, project, name, done, finishHint);
+        }
+        std::string kind = ref.kind;
+        std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
+        done.push_back(kind + "/" + name);
+        if (request.onDeleted) request.onDeleted(done.back());
+    }
+    const json bare = {
+        {"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", project}}}};
+    try {
+        client.apply(resources::namespaces(), "", bare,
+                     {.fieldManager = "rossoctl", .force = true});
+    } catch (...) {
+        rethrowPartialWrite("patch", resources::namespaces(), "", project, done, finishHint);
+    }
+}
+
 // Watches the namespace until it is deleted.
 void waitUntilGone(Context& context, const ProjectDeleteRequest& request) {
     const std::string& name = request.name;
@@ -90,6 +143,7 @@ void waitUntilGone(Context& context, const ProjectDeleteRequest& request) {
 }  // namespace
 
 void deleteProject(Context& context, const ProjectDeleteRequest& request) {
+    if (request.adopted && !request.terminating) return releaseAdopted(context, request);
     if (!request.terminating) deleteObjects(context, request);
     if (request.wait) waitUntilGone(context, request);
 }

@@ -151,7 +151,25 @@ bool waitForQuotaStatus(Context& context, const std::string& ns) {
     return result.outcome != kube::WaitOutcome::TimedOut;
 }
 
+// The namespace as this run applies it: an adopted one keeps saying so (server-side apply
+// would drop an annotation a re-run left out).
+model::PlannedObject markAdoption(const model::PlannedObject& planned,
+                                  const std::optional<json>& existing) {
+    model::PlannedObject marked = planned;
+    const bool adopted =
+        existing && (!model::isSandboxProject(*existing) || isAdoptedProject(*existing));
+    if (adopted && planned.ref.resource == "namespaces" && !planned.createOnly)
+        marked.object["metadata"]["annotations"][kAdoptedAnnotation] = "true";
+    return marked;
+}
+
 }  // namespace
+
+bool isAdoptedProject(const json& namespaceObject) {
+    const json metadata = namespaceObject.value("metadata", json::object());
+    const json annotations = metadata.value("annotations", json::object());
+    return annotations.is_object() && annotations.value(kAdoptedAnnotation, "") == "true";
+}
 
 ProjectWriteResult writeProject(Context& context, const model::ProjectPlan& plan,
                                 const std::string& project, const ProjectWriteOptions& options) {
@@ -159,7 +177,8 @@ ProjectWriteResult writeProject(Context& context, const model::ProjectPlan& plan
     auto existing = checkExistingNamespace(context, project, options.adopt);
     ProjectWriteResult written;
     std::vector<std::string> done;
-    for (const auto& planned : plan.objects) {
+    for (const auto& unmarked : plan.objects) {
+        const model::PlannedObject planned = markAdoption(unmarked, existing);
         // A namespace that does not exist yet cannot hold dry-run objects: stop after it.
         if (serverDryRun && !existing && planned.ref.namespaced) {
             written.onlyNamespaceChecked = true;

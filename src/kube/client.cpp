@@ -161,8 +161,9 @@ json Client::parseBody(const HttpRequest& request, const HttpResponse& response)
     return parsed;
 }
 
-json Client::getPath(const std::string& path) {
+json Client::getPath(const std::string& path, size_t maxBodyBytes) {
     HttpRequest request = prepare("GET", path, {}, {});
+    request.maxBodyBytes = maxBodyBytes;
     HttpResponse response = execute(request, true);
     // A GET always has a body; none means the connection closed before it (curl reports 200).
     if (response.body.empty())

@@ -76,7 +76,7 @@ const char* contentTypeOf(PatchType type) {
 }  // namespace
 
 json Client::get(const ResourceRef& ref, const std::string& ns, const std::string& name) {
-    return getPath(resourcePath(ref, ns, name));
+    return getPath(resourcePath(ref, ns, name), kMaxObjectBodyBytes);
 }
 
 std::optional<json> Client::getIfExists(const ResourceRef& ref, const std::string& ns,

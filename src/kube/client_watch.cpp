@@ -11,6 +11,9 @@ namespace rossoctl::kube {
 
 namespace {
 
+// One watch event: an object is at most a few MiB in etcd; a server sending more is refused.
+constexpr size_t kMaxWatchLine = 16 * 1024 * 1024;
+
 bool isBlank(std::string_view line) {
     return line.find_first_not_of(" \t\r") == std::string_view::npos;
 }
@@ -53,6 +56,7 @@ void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOpti
     if (timeout.count() > 0) request.timeout = timeout;
 
     std::string pending;
+    size_t scanned = 0;  // bytes of `pending` known to hold no newline
     bool streamed = false;
     bool stopped = false;
     std::exception_ptr failure;
@@ -66,15 +70,25 @@ void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOpti
         }
         return !stopped;
     };
+    // Each chunk is searched once: a long line arriving in many chunks is not rescanned from
+    // its start each time (that was quadratic in the line's length).
     request.onBodyChunk = [&](std::string_view chunk) {
         streamed = true;
         pending.append(chunk);
         size_t start = 0;
-        for (size_t end; (end = pending.find('\n', start)) != std::string::npos; start = end + 1) {
+        for (size_t end; (end = pending.find('\n', std::max(start, scanned))) != std::string::npos;
+             start = end + 1) {
             std::string_view line(pending.data() + start, end - start);
             if (!isBlank(line) && !deliver(line)) return false;
         }
         pending.erase(0, start);
+        scanned = pending.size();
+        if (pending.size() > kMaxWatchLine) {
+            failure = std::make_exception_ptr(Error(fmt::format(
+                "the server sent a watch event over {} MiB; refused", kMaxWatchLine >> 20)));
+            stopped = true;
+            return false;
+        }
         return true;
     };
 

@@ -63,6 +63,21 @@ size_t onBody(char* data, size_t size, size_t count, void* userdata) {
         }
         return bytes;
     }
+    const bool success = status >= 200 && status < 300;
+    const size_t cap = success ? transfer.request->maxBodyBytes : kMaxErrorBodyBytes;
+    if (transfer.response.body.size() + bytes > cap) {
+        if (!success) {
+            // Enough of an error's body for its Status; the rest is not read.
+            transfer.response.body.append(data, cap - transfer.response.body.size());
+            transfer.stoppedByReader = true;
+            return 0;
+        }
+        transfer.failure = std::make_exception_ptr(TransportError(
+            TransportError::Kind::Other,
+            fmt::format("the server's answer to {} {} is over {} MiB; refused",
+                        transfer.request->method, transfer.request->url, cap >> 20)));
+        return 0;
+    }
     transfer.response.body.append(data, bytes);
     return bytes;
 }

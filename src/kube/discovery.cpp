@@ -105,7 +105,8 @@ std::optional<ApiGroupInfo> Discovery::group(const std::string& name) {
     std::optional<std::string> body = readCache(name);
     if (!body) {
         try {
-            json fetched = client_.getPath(name.empty() ? "/api" : "/apis/" + name);
+            json fetched =
+                client_.getPath(name.empty() ? "/api" : "/apis/" + name, kMaxObjectBodyBytes);
             body = fetched.dump();
         } catch (const ApiError& error) {
             // Not served is remembered for this run only, so installing it shows up at once.

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
 #include "rossoctl/kube/api_error.hpp"
@@ -294,11 +295,45 @@ ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
     return result;
 }
 
-CapturedExec execCapture(Client& client, const ExecRequest& request, const std::string& stdinText) {
+namespace {
+// Thrown from the stream callbacks to stop an exec whose output went over its cap.
+struct OverCap {};
+}  // namespace
+
+std::string CapturedExec::whyCut() const {
+    switch (end) {
+        case CaptureEnd::Truncated:
+            return fmt::format("the command printed more than {} bytes (cut there)",
+                               limits.maxBytes);
+        case CaptureEnd::TimedOut:
+            return limits.timeout.count() % 1000 == 0
+                       ? fmt::format("the command did not finish within {}s",
+                                     limits.timeout.count() / 1000)
+                       : fmt::format("the command did not finish within {} ms",
+                                     limits.timeout.count());
+        case CaptureEnd::Complete:
+            break;
+    }
+    return {};
+}
+
+CapturedExec execCapture(Client& client, const ExecRequest& request, const CaptureLimits& limits,
+                         const std::string& stdinText) {
+    if (limits.timeout.count() <= 0) throw std::invalid_argument("execCapture needs a time-out");
+    ExecRequest bounded = request;
+    bounded.timeout = limits.timeout;
     CapturedExec captured;
+    captured.limits = limits;
+    const auto keep = [&](std::string& text, std::string_view bytes) {
+        if (bytes.size() > limits.maxBytes - text.size()) {
+            text.append(bytes.substr(0, limits.maxBytes - text.size()));
+            throw OverCap{};
+        }
+        text.append(bytes);
+    };
     ExecIo io;
-    io.onStdout = [&](std::string_view bytes) { captured.stdoutText.append(bytes); };
-    io.onStderr = [&](std::string_view bytes) { captured.stderrText.append(bytes); };
+    io.onStdout = [&](std::string_view bytes) { keep(captured.stdoutText, bytes); };
+    io.onStderr = [&](std::string_view bytes) { keep(captured.stderrText, bytes); };
     size_t offset = 0;
     if (!stdinText.empty()) {
         io.readStdin = [&](char* out, size_t size) {
@@ -308,7 +343,15 @@ CapturedExec execCapture(Client& client, const ExecRequest& request, const std::
             return n;
         };
     }
-    captured.result = execInPod(client, request, io);
+    try {
+        captured.result = execInPod(client, bounded, io);
+    } catch (const OverCap&) {
+        // The connection is closed on the way out; the command's status never arrives.
+        captured.end = CaptureEnd::Truncated;
+        captured.result.exitCode = 1;
+        return captured;
+    }
+    if (captured.result.timedOut) captured.end = CaptureEnd::TimedOut;
     return captured;
 }
 

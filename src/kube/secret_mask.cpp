@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "rossoctl/kube/trace.hpp"
@@ -185,7 +186,41 @@ std::string maskBearerAndJwt(std::string_view text) {
     return out;
 }
 
+// Walks a parsed body: env values and Secret contents become "***" (json, so nested copies
+// in a list or a watch event are found too).
+void maskStructured(nlohmann::json& value, bool secretItems = false) {
+    if (value.is_array()) {
+        for (auto& item : value) maskStructured(item, secretItems);
+        return;
+    }
+    if (!value.is_object()) return;
+    const std::string kind = value.contains("kind") && value["kind"].is_string()
+                                 ? value["kind"].get<std::string>()
+                                 : std::string();
+    if (kind == "Secret" || (secretItems && kind.empty())) {
+        for (const char* key : {"data", "stringData"})
+            if (value.contains(key) && value[key].is_object())
+                for (auto& [name, content] : value[key].items()) content = kMask;
+    }
+    for (auto& [key, member] : value.items()) {
+        if (key == "env" && member.is_array()) {
+            for (auto& variable : member)
+                if (variable.is_object() && variable.contains("value")) variable["value"] = kMask;
+            continue;
+        }
+        maskStructured(member, key == "items" && kind == "SecretList");
+    }
+}
+
 }  // namespace
+
+std::string maskSecretsInBody(std::string_view body) {
+    auto parsed = nlohmann::json::parse(body, nullptr, false);
+    if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_array()))
+        return maskSecrets(body);
+    maskStructured(parsed);
+    return maskSecrets(parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
 
 std::string maskSecrets(std::string_view text) {
     return maskBearerAndJwt(maskYamlValues(maskJsonValues(maskPemKeys(text))));

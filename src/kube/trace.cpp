@@ -12,7 +12,7 @@ constexpr size_t kMaxTracedBody = 10 * 1024;
 
 // Masked first, then cut: a cut can then never expose half a secret.
 std::string tracedBody(std::string_view body) {
-    std::string masked = maskSecrets(body);
+    std::string masked = maskSecretsInBody(body);
     if (masked.size() <= kMaxTracedBody) return masked;
     size_t dropped = masked.size() - kMaxTracedBody;
     masked.resize(kMaxTracedBody);
@@ -20,6 +20,10 @@ std::string tracedBody(std::string_view body) {
 }
 
 }  // namespace
+
+std::string RequestTracer::shown(std::string_view text) const {
+    return escape_ ? escape_(text) : std::string(text);
+}
 
 void RequestTracer::request(const HttpRequest& request) const {
     if (verbosity_ < 7) return;
@@ -29,7 +33,7 @@ void RequestTracer::request(const HttpRequest& request) const {
         err_ << "    " << name << ": " << maskHeaderValue(name, value) << '\n';
     }
     if (verbosity_ >= 8 && !request.body.empty()) {
-        err_ << "Request Body: " << tracedBody(request.body) << '\n';
+        err_ << "Request Body: " << shown(tracedBody(request.body)) << '\n';
     }
 }
 
@@ -41,15 +45,15 @@ void RequestTracer::response(const HttpRequest& request, long status,
                         maskSecrets(request.url), status, phrase.empty() ? "" : " ", phrase,
                         took.count());
     if (verbosity_ >= 8 && !body.empty()) {
-        err_ << "Response Body: " << tracedBody(body) << '\n';
+        err_ << "Response Body: " << shown(tracedBody(body)) << '\n';
     }
     err_.flush();
 }
 
 void RequestTracer::failure(const HttpRequest& request, const std::string& what) const {
     if (verbosity_ < 6) return;
-    err_ << request.method << ' ' << maskSecrets(request.url) << " failed: " << maskSecrets(what)
-         << '\n';
+    err_ << request.method << ' ' << maskSecrets(request.url)
+         << " failed: " << shown(maskSecrets(what)) << '\n';
     err_.flush();
 }
 

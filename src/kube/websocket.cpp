@@ -31,9 +31,18 @@ std::string encodeWsFrame(WsOpcode opcode, std::string_view payload, uint32_t ma
     return frame;
 }
 
+void WsFrameParser::feed(std::string_view bytes) {
+    // Consumed frames leave once per feed, not once per frame (many tiny frames in one read
+    // would otherwise move the buffer for each).
+    buffer_.erase(0, offset_);
+    offset_ = 0;
+    buffer_.append(bytes);
+}
+
 std::optional<WsFrame> WsFrameParser::next() {
-    if (buffer_.size() < 2) return std::nullopt;
-    const auto* bytes = reinterpret_cast<const uint8_t*>(buffer_.data());
+    const std::string_view buffer = std::string_view(buffer_).substr(offset_);
+    if (buffer.size() < 2) return std::nullopt;
+    const auto* bytes = reinterpret_cast<const uint8_t*>(buffer.data());
     if (bytes[0] & 0x70) throw Error("websocket: reserved bits set in a frame from the server");
     WsFrame frame;
     frame.fin = (bytes[0] & 0x80) != 0;
@@ -45,11 +54,11 @@ std::optional<WsFrame> WsFrameParser::next() {
     uint64_t size = bytes[1] & 0x7F;
     size_t header = 2;
     if (size == 126) {
-        if (buffer_.size() < 4) return std::nullopt;
+        if (buffer.size() < 4) return std::nullopt;
         size = (uint64_t{bytes[2]} << 8) | bytes[3];
         header = 4;
     } else if (size == 127) {
-        if (buffer_.size() < 10) return std::nullopt;
+        if (buffer.size() < 10) return std::nullopt;
         size = 0;
         for (int i = 0; i < 8; ++i) size = (size << 8) | bytes[2 + i];
         header = 10;
@@ -59,15 +68,15 @@ std::optional<WsFrame> WsFrameParser::next() {
     if (size > maxFrame_)
         throw Error("websocket: frame of " + std::to_string(size) + " bytes exceeds the limit");
     if (masked) header += 4;  // servers must not mask, but tolerate it
-    if (buffer_.size() < header + size) return std::nullopt;
-    frame.payload = buffer_.substr(header, static_cast<size_t>(size));
+    if (buffer.size() < header + size) return std::nullopt;
+    frame.payload = std::string(buffer.substr(header, static_cast<size_t>(size)));
     if (masked) {
         const uint8_t* mask = bytes + header - 4;
         for (size_t i = 0; i < frame.payload.size(); ++i)
             frame.payload[i] =
                 static_cast<char>(static_cast<uint8_t>(frame.payload[i]) ^ mask[i % 4]);
     }
-    buffer_.erase(0, header + static_cast<size_t>(size));
+    offset_ += header + static_cast<size_t>(size);
     return frame;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 
 namespace rossoctl::ui {
@@ -45,7 +46,7 @@ bool dangerousCodePoint(uint32_t c) {
 // something escaped already, and doubling it would only garble it.
 enum class Escaping { Everything, ErrorText };
 
-std::string escape(std::string_view text, Escaping escaping) {
+std::string escape(std::string_view text, Escaping escaping, bool utf8) {
     const bool errorText = escaping == Escaping::ErrorText;
     std::string out;
     out.reserve(text.size());
@@ -66,7 +67,7 @@ std::string escape(std::string_view text, Escaping escaping) {
             continue;
         }
         uint32_t codePoint = 0;
-        const size_t length = c >= 0x80 ? decodeUtf8(text, codePoint) : 0;
+        const size_t length = c >= 0x80 && utf8 ? decodeUtf8(text, codePoint) : 0;
         if (length == 0) {
             out += fmt::format("\\x{:02x}", c);
             text.remove_prefix(1);
@@ -84,11 +85,24 @@ std::string escape(std::string_view text, Escaping escaping) {
 }  // namespace
 
 std::string escapeForTerminal(std::string_view text) {
-    return escape(text, Escaping::Everything);
+    return escape(text, Escaping::Everything, true);
 }
 
-std::string escapeErrorText(std::string_view text) {
-    return escape(text, Escaping::ErrorText);
+std::string escapeForTerminal(std::string_view text, bool utf8) {
+    return escape(text, Escaping::Everything, utf8);
+}
+
+std::string escapeErrorText(std::string_view text, bool utf8) {
+    return escape(text, Escaping::ErrorText, utf8);
+}
+
+bool localeIsUtf8(const std::string& lcAll, const std::string& lcCtype, const std::string& lang) {
+    const std::string& locale = !lcAll.empty() ? lcAll : !lcCtype.empty() ? lcCtype : lang;
+    std::string lower;
+    for (char c : locale)
+        if (c != '-') lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    // "en_US.UTF-8", "C.utf8", "de_DE.utf-8@euro"
+    return lower.find(".utf8") != std::string::npos;
 }
 
 namespace {
@@ -127,7 +141,7 @@ std::string TerminalTextStream::feed(std::string_view piece) {
             part.remove_suffix(1);
             lineEnd = "\r";
         }
-        out.append(escapeForTerminal(part));
+        out.append(escapeForTerminal(part, utf8_));
         if (stop == std::string_view::npos) break;
         out.append(lineEnd);
         out.push_back(ready[stop]);
@@ -137,7 +151,7 @@ std::string TerminalTextStream::feed(std::string_view piece) {
 }
 
 std::string TerminalTextStream::finish() {
-    std::string out = escapeForTerminal(held_);
+    std::string out = escapeForTerminal(held_, utf8_);
     held_.clear();
     return out;
 }

@@ -1,5 +1,10 @@
 #include "rossoctl/ui/tty_session.hpp"
 
+#include <algorithm>
+#include <iterator>
+#include <optional>
+#include <vector>
+
 namespace rossoctl::ui {
 
 namespace {
@@ -11,36 +16,135 @@ constexpr size_t kMaxSequence = 64;
 // A dropped string that never ends stops being dropped here; what follows is plain text again.
 constexpr size_t kMaxString = 64 * 1024;
 
+// ESC ] OSC, P DCS, _ APC, ^ PM, X SOS, and k: screen's and tmux's title string.
 bool startsString(char c) {
-    return c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X';
+    return c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X' || c == 'k';
 }
 
-// A complete CSI sequence ("\x1b[...F") that only moves the cursor, colours, clears or sets an
-// ordinary mode. Not: window operations (t), media copy (i), sequences with intermediates
-// (rectangle checksums that read the screen back, colour changes) but the cursor shape and
-// the soft reset, and the private mode 2, which leaves ANSI mode for VT52 so no reset works.
-bool harmlessCsi(const std::string& sequence) {
-    const char final = sequence.back();
-    if (final == 't' || final == 'i') return false;
-    const std::string body = sequence.substr(2, sequence.size() - 3);
-    for (size_t i = 0; i < body.size(); ++i) {
-        const auto byte = static_cast<unsigned char>(body[i]);
-        if (byte >= 0x20 && byte <= 0x2f) {
-            const bool cursorShape = body[i] == ' ' && final == 'q' && i + 1 == body.size();
-            const bool softReset = body == "!" && final == 'p';
-            if (!cursorShape && !softReset) return false;
+// The C0 controls a session needs (bell, backspace, tab, line feeds, carriage return, the
+// shift-in/out of the character sets); ENQ (answer-back) and the rest are dropped.
+bool allowedControl(unsigned char c) {
+    return c >= 0x07 && c <= 0x0f;
+}
+
+// The modes a program may set, each reset by finish(): insert and newline (ANSI); cursor keys,
+// reverse video, origin, autowrap, cursor blink and visibility, the alternate screen, every
+// mouse report and focus reports, bracketed paste (DEC private). Not keyboard lock (2), local echo
+// (12), VT52 (?2), column mode (?3) or anything unknown.
+bool allowedMode(bool dec, long mode) {
+    static constexpr long kAnsi[] = {4, 20};
+    static constexpr long kDec[] = {1,    5,    6,    7,    9,    12,   25,
+                                    47,   1000, 1001, 1002, 1003, 1004, 1005,
+                                    1006, 1015, 1016, 1047, 1048, 1049, 2004};
+    if (!dec) return std::find(std::begin(kAnsi), std::end(kAnsi), mode) != std::end(kAnsi);
+    return std::find(std::begin(kDec), std::end(kDec), mode) != std::end(kDec);
+}
+
+// A CSI sequence read as a terminal reads it: a private prefix, numbers, intermediates, final.
+struct CsiSequence {
+    char prefix = 0;            // '?', '>', '<', '=' or none
+    std::vector<long> numbers;  // each parameter (':' sub-parameters too); -1 when empty
+    std::string intermediates;  // 0x20..0x2f
+    char final = 0;
+};
+
+constexpr size_t kMaxParameters = 16;
+
+// Parses "\x1b[" BODY FINAL; nullopt for what no terminal would read as one sequence (a prefix
+// after a digit, a parameter byte after an intermediate, a number of more than 5 digits, more
+// than kMaxParameters numbers).
+std::optional<CsiSequence> parseCsi(const std::string& sequence) {
+    CsiSequence csi;
+    csi.final = sequence.back();
+    std::string_view body(sequence.data() + 2, sequence.size() - 3);
+    if (!body.empty() && body.front() >= 0x3c && body.front() <= 0x3f) {
+        csi.prefix = body.front();
+        body.remove_prefix(1);
+    }
+    long number = -1;
+    size_t digits = 0;
+    size_t i = 0;
+    for (; i < body.size() && body[i] >= 0x30 && body[i] <= 0x3f; ++i) {
+        const char c = body[i];
+        if (c >= '0' && c <= '9') {
+            if (number > 0 || c != '0') ++digits;  // leading zeros do not count
+            if (digits > 5) return std::nullopt;
+            number = (number < 0 ? 0 : number) * 10 + (c - '0');
+        } else if (c == ';' || c == ':') {
+            // Terminals keep 16 parameters or so (libvterm writes past its 16: fuzzing found it).
+            if (csi.numbers.size() + 1 >= kMaxParameters) return std::nullopt;
+            csi.numbers.push_back(number);
+            number = -1;
+            digits = 0;
+        } else {
+            return std::nullopt;  // '<', '=', '>', '?' after the start
         }
     }
-    if (!body.empty() && body.front() == '?' && (final == 'h' || final == 'l')) {
-        size_t start = 1;
-        for (;;) {
-            const size_t end = body.find(';', start);
-            if (body.substr(start, end - start) == "2") return false;
-            if (end == std::string::npos) break;
-            start = end + 1;
-        }
+    csi.numbers.push_back(number);
+    for (; i < body.size(); ++i) {
+        if (body[i] < 0x20 || body[i] > 0x2f) return std::nullopt;
+        csi.intermediates += body[i];
     }
-    return true;
+    return csi;
+}
+
+bool noParameters(const CsiSequence& csi) {
+    return csi.numbers.size() == 1 && csi.numbers[0] <= 0;
+}
+
+// The allow-list of CSI sequences: cursor movement, erasing, inserting and deleting, scrolling,
+// colours, the scroll region, saved cursor, the modes above, cursor shape, soft reset, the
+// cursor position and device attribute reports, and the keyboard modes finish() resets. Not:
+// window operations (t), media copy (i), screen read-backs, unknown modes, the repeat of the
+// last character (b: "CSI 0 b" hangs libvterm; fuzzing found it).
+bool allowedCsi(const std::string& sequence) {
+    const auto parsed = parseCsi(sequence);
+    if (!parsed) return false;
+    const CsiSequence& csi = *parsed;
+    const char final = csi.final;
+    if (!csi.intermediates.empty()) {
+        const bool cursorShape = csi.prefix == 0 && csi.intermediates == " " && final == 'q' &&
+                                 csi.numbers.size() == 1 && csi.numbers[0] <= 6;
+        const bool softReset =
+            csi.prefix == 0 && csi.intermediates == "!" && final == 'p' && noParameters(csi);
+        return cursorShape || softReset;
+    }
+    if (final == 'h' || final == 'l') {
+        if (csi.prefix != 0 && csi.prefix != '?') return false;
+        for (long mode : csi.numbers)
+            if (!allowedMode(csi.prefix == '?', mode)) return false;
+        return true;
+    }
+    switch (csi.prefix) {
+        case 0:
+            if (final == 'n')
+                return csi.numbers.size() == 1 && (csi.numbers[0] == 5 || csi.numbers[0] == 6);
+            if (final == 'c') return noParameters(csi);
+            return std::string_view("@ABCDEFGHIJKLMPSTXZ`adefgmrsu").find(final) !=
+                   std::string_view::npos;
+        case '?':
+            return final == 'J' || final == 'K';  // selective erase
+        case '>':
+            // Secondary device attributes; modifyOtherKeys and kitty's keyboard flags (reset).
+            return (final == 'c' && noParameters(csi)) || final == 'm' || final == 'u';
+        case '<':
+            return final == 'u';
+        default:
+            return false;
+    }
+}
+
+// ESC and its final (and intermediates): save and restore the cursor, the keypad modes,
+// index, next line, tab set, reverse index, and the G0..G3 character sets as ASCII, line
+// drawing or UK. Not: ESC c (full reset), ESC % (leaves UTF-8), ESC N/O, ESC space F/G
+// (8-bit controls), ESC Z (identify), ESC n/o (locking shifts), a lone string terminator
+// (ESC \, which libvterm reads as the C1 control ST), anything else.
+bool allowedEscape(const std::string& sequence) {
+    if (sequence.size() == 2)
+        return std::string_view("78=>DEHM").find(sequence[1]) != std::string_view::npos;
+    return sequence.size() == 3 &&
+           std::string_view("()*+").find(sequence[1]) != std::string_view::npos &&
+           std::string_view("B0A").find(sequence[2]) != std::string_view::npos;
 }
 
 }  // namespace
@@ -52,15 +156,16 @@ void TtySessionFilter::step(char c, std::string& out) {
             if (c == kEsc) {
                 state_ = State::Escape;
                 pending_.assign(1, c);
-            } else if (byte < 0x80) {
+            } else if ((byte >= 0x20 && byte < 0x7f) || allowedControl(byte)) {
                 out += c;
-            } else if (byte >= 0xc2 && byte <= 0xf4) {
+            } else if (utf8_ && byte >= 0xc2 && byte <= 0xf4) {
                 state_ = State::Utf8;
                 pending_.assign(1, c);
                 utf8Needed_ = byte < 0xe0 ? 1 : byte < 0xf0 ? 2 : 3;
             }
-            // Anything else (a stray continuation byte, a raw C1 control 0x80..0x9f, a byte no
-            // UTF-8 has) is dropped: a terminal outside UTF-8 would obey a raw C1 control.
+            // Anything else (a C0 control not listed, DEL, a stray continuation byte, a raw C1
+            // control 0x80..0x9f, a byte no UTF-8 has) is dropped: a terminal outside UTF-8
+            // would obey a raw C1 control.
             break;
         case State::Utf8:
             if (byte < 0x80 || byte > 0xbf) {  // cut short: the held bytes go, c starts again
@@ -79,7 +184,11 @@ void TtySessionFilter::step(char c, std::string& out) {
             pending_.clear();
             break;
         case State::Escape:
-            if (startsString(c) && pending_.size() == 1) {
+            if (byte < 0x20) {  // a control inside the sequence: the sequence goes, c counts
+                state_ = State::Text;
+                pending_.clear();
+                step(c, out);
+            } else if (startsString(c) && pending_.size() == 1) {
                 state_ = State::String;
                 stringBytes_ = 0;
                 pending_.clear();
@@ -90,19 +199,24 @@ void TtySessionFilter::step(char c, std::string& out) {
                 pending_ += c;  // an intermediate byte (ESC ( B): the final byte follows
             } else {
                 state_ = State::Text;
-                // ESC 7, ESC =, ESC ( B pass; ESC % leaves UTF-8, where raw C1 bytes act.
-                if (byte >= 0x30 && byte <= 0x7e && pending_.find('%') == std::string::npos)
-                    out += pending_ + c;
+                pending_ += c;
+                if (allowedEscape(pending_)) out += pending_;
                 pending_.clear();
             }
             break;
         case State::Csi:
-            pending_ += c;
-            if (byte >= 0x40 && byte <= 0x7e) {
-                if (harmlessCsi(pending_)) out += pending_;
+            if (byte < 0x20) {  // a control inside the sequence: the sequence goes, c counts
                 pending_.clear();
                 state_ = State::Text;
-            } else if (byte < 0x20 || byte > 0x3f || pending_.size() >= kMaxSequence) {
+                step(c, out);
+                break;
+            }
+            pending_ += c;
+            if (byte >= 0x40 && byte <= 0x7e) {
+                if (allowedCsi(pending_)) out += pending_;
+                pending_.clear();
+                state_ = State::Text;
+            } else if (byte > 0x3f || pending_.size() >= kMaxSequence) {
                 pending_.clear();  // not a CSI sequence a terminal would finish: dropped
                 state_ = State::Text;
             }
@@ -137,8 +251,11 @@ std::string TtySessionFilter::finish() {
     // region, origin mode, autowrap, insert and newline modes, cursor keys and keypad, reverse
     // video, every mouse and focus report, bracketed paste, modifyOtherKeys, kitty's keyboard
     // flags, the cursor's shape, the character sets, then the cursor shown and colours reset.
+    // One mode per sequence: a terminal that does not know one stops there (libvterm does;
+    // fuzzing against it found mouse reports left on behind an unknown mode 9).
     return "\x1b[?1049l\x1b[!p\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b[20l\x1b[?1l\x1b>\x1b[?5l"
-           "\x1b[?9;1000;1001;1002;1003;1005;1006;1015;1016l\x1b[?1004l\x1b[?2004l\x1b[>4m"
+           "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?9l"
+           "\x1b[?1001l\x1b[?1016l\x1b[?1004l\x1b[?2004l\x1b[>4m"
            "\x1b[<99u\x1b[0 q\x0f\x1b(B\x1b)B\x1b*B\x1b+B\x1b[?25h\x1b[0m";
 }
 

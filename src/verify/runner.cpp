@@ -26,6 +26,8 @@ using std::chrono::milliseconds;
 namespace {
 
 constexpr milliseconds kProbeTimeout{30000};
+// What a probe's stdout or stderr may hold: their answers are a few lines.
+constexpr size_t kProbeOutputBytes = 64 * 1024;
 constexpr milliseconds kControlTimeout{3000};
 // Beyond the probe's own connect time-out: the exec's set-up and the tool's start, which
 // take seconds on a busy node (every tool ends itself well before this runs out).
@@ -447,14 +449,20 @@ class Verification {
             // probe only reads, or writes the same canary again), within --timeout: the outage
             // is not the sandbox's answer. A probe's own time-out is a result, never retried.
             kube::CapturedExec captured;
-            kube::rideOutOutage(clock_, outageBudget(), options_.cancel,
-                                [&] { captured = kube::execCapture(client, request); });
+            kube::rideOutOutage(clock_, outageBudget(), options_.cancel, [&] {
+                captured = kube::execCapture(client, request, {kProbeOutputBytes, timeout});
+            });
             output.exitCode = captured.result.exitCode;
             output.timedOut = captured.result.timedOut;
             output.stdoutText = std::move(captured.stdoutText);
             output.stderrText = std::move(captured.stderrText);
             output.failure = captured.result.message;
             output.started = captured.result.message.empty();
+            // A cut output is never parsed: the probe's answer is unproven.
+            if (captured.end == kube::CaptureEnd::Truncated) {
+                output.started = false;
+                output.failure = captured.whyCut();
+            }
         } catch (const std::exception& error) {
             noteIfOutage(error);
             // The API refused the exec or the stream broke: the run failed, not the sandbox.

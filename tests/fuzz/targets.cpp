@@ -122,6 +122,9 @@ const NamedTarget kTargets[] = {
     {"timestamp", timestamp},
     {"tar", tarArchive},
     {"exec_stream", execStream},
+#ifdef ROSSOCTL_HAVE_VTERM
+    {"tty_vterm", ttyAgainstVterm},
+#endif
 };
 const size_t kTargetCount = sizeof kTargets / sizeof kTargets[0];
 

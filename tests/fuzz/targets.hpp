@@ -23,5 +23,7 @@ Target findTarget(std::string_view name);
 // In stream_targets.cpp (kube layer and extractor only, for a small CI fuzz build).
 void tarArchive(std::string_view input);
 void execStream(std::string_view input);
+// In tty_vterm_target.cpp (the TTY filter and libvterm only), built where libvterm is.
+void ttyAgainstVterm(std::string_view input);
 
 }  // namespace fuzz

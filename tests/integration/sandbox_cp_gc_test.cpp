@@ -166,8 +166,11 @@ TEST_CASE("gc finds one leak of each kind, --dry-run deletes nothing, then it de
     SystemClock clock;
     kube::Discovery discovery(admin, clock, "");
     const auto sandboxes = discovery.sandboxes();
-    const std::string me = app::run::currentRunOwner();
-    const std::string deadOwner = me.substr(0, me.find('/')) + "/4194999/1";
+    SystemRandom random;
+    // This machine and pid namespace, a pid above any pid_max: surely gone.
+    const std::string me = app::run::currentRunOwner(random);
+    const auto pid = me.find(";pid=") + 5;
+    const std::string deadOwner = me.substr(0, pid) + "4194999" + me.substr(me.find(';', pid));
 
     model::SandboxOptions expired;
     expired.name = "expired";
@@ -177,6 +180,11 @@ TEST_CASE("gc finds one leak of each kind, --dry-run deletes nothing, then it de
     expired.pod.command = {"sleep", "3600"};
     expired.shutdownTime = std::chrono::system_clock::now() + std::chrono::seconds(2);
     admin.create(sandboxes, ns, model::buildSandbox(expired, std::chrono::system_clock::now()));
+    // Another operator's expired Sandbox: never rossoctl's to collect.
+    expired.name = "theirs";
+    json theirs = model::buildSandbox(expired, std::chrono::system_clock::now());
+    theirs["metadata"]["labels"] = {{"app.kubernetes.io/managed-by", "jupyter-operator"}};
+    admin.create(sandboxes, ns, theirs);
 
     app::run::RunPodShape shape;
     shape.image = "busybox:1.36";
@@ -213,6 +221,7 @@ TEST_CASE("gc finds one leak of each kind, --dry-run deletes nothing, then it de
     CHECK((dry.out.find("SandboxClaim") != std::string::npos) == claims);
     CHECK(dry.err == fmt::format("{} objects would be deleted (dry run)\n", leaks));
     CHECK(admin.getIfExists(sandboxes, ns, "expired").has_value());
+    CHECK(dry.out.find("theirs") == std::string::npos);
     CHECK(admin.getIfExists(kube::resources::pods(), ns, "run-leak").has_value());
     CHECK(admin.getIfExists(kube::resources::agentRuntimes(), ns, "orphan").has_value());
     if (claims) {
@@ -232,6 +241,7 @@ TEST_CASE("gc finds one leak of each kind, --dry-run deletes nothing, then it de
                    (!claims || admin.list(app::run::sandboxClaims(), ns)["items"].empty());
         },
         60));
+    CHECK(admin.getIfExists(sandboxes, ns, "theirs").has_value());
     auto after = harness::rossoctl({"gc", "-n", ns});
     CHECK(after.exitCode == 0);
     CHECK(after.err == "Nothing to collect in namespace " + ns + ".\n");

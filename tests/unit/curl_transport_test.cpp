@@ -7,10 +7,13 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
 
+#include "kube_fakes.hpp"
 #include "rossoctl/kube/cancel.hpp"
+#include "rossoctl/kube/client.hpp"
 #include "rossoctl/kube/config.hpp"
 #include "rossoctl/kube/transport.hpp"
 
@@ -311,4 +314,29 @@ TEST_CASE("Ctrl-C stops a read even while the server floods the connection", "[c
     connection.reset();
     CHECK(cancelled);
     CHECK(total < (8u << 20));
+}
+
+TEST_CASE("a response body over its cap is refused; an error's body is cut to its Status",
+          "[curl][hostile]") {
+    LoopbackServer server([](const std::string& head, int fd) {
+        const bool error = head.find("/error") != std::string::npos;
+        // Past the cap of one object (32 MiB); the transfer stops long before it ends.
+        const size_t size = error ? (3u << 20) : (kMaxObjectBodyBytes + (8u << 20));
+        sendAll(fd, std::string(error ? "HTTP/1.1 500 Internal Server Error" : "HTTP/1.1 200 OK") +
+                        "\r\nContent-Length: " + std::to_string(size) + "\r\n\r\n");
+        const std::string block(1 << 20, '{');
+        for (size_t sent = 0; sent < size; sent += block.size())
+            if (::send(fd, block.data(), block.size(), MSG_NOSIGNAL) <= 0) return;
+    });
+    RestConfig config;
+    config.server = server.url("");
+    rossoctl::testing::FakeClock clock;
+    std::ostringstream trace;
+    Client client(config, makeCurlTransport(config, nullptr), clock, RequestTracer(trace, 0));
+    CHECK_THROWS_WITH(client.get(resources::pods(), "a", "b"),
+                      Catch::Contains("is over 32 MiB; refused"));
+    auto errors = makeCurlTransport(RestConfig{}, nullptr);
+    const HttpResponse failed = errors->send(get(server.url("/error")));
+    CHECK(failed.status == 500);
+    CHECK(failed.body.size() == kMaxErrorBodyBytes);
 }

@@ -111,7 +111,7 @@ CapturedExec runExec(ExecServer& server, const std::string& input = {}) {
     Client client(testing::fakeRestConfig(), std::make_unique<ExecTransport>(server), clock,
                   RequestTracer(trace, 0));
     ExecRequest request{"team1", "orders", "agent", {"sh", "-c", "echo hi; exit 7"}, false, {}};
-    return execCapture(client, request, input);
+    return execCapture(client, request, {64 * 1024, std::chrono::seconds(30)}, input);
 }
 
 }  // namespace
@@ -249,4 +249,28 @@ TEST_CASE("a status channel larger than any Status is refused, not buffered", "[
     for (int i = 0; i < 15; ++i) frames += serverFrame(0x00, std::string(64 * 1024, '{'));
     server.frames = frames + serverFrame(0x80, "}");
     CHECK_THROWS_WITH(runExec(server), Catch::Contains("status message is over"));
+}
+
+TEST_CASE("a capture stops at its byte cap and says it was cut", "[exec][hostile]") {
+    ExecServer server;
+    server.readSize = 1 << 20;
+    server.frames = serverFrame(0x82, channel(1, std::string(200 * 1024, 'y'))) +
+                    serverFrame(0x82, channel(3, R"({"status":"Success"})"));
+    auto captured = runExec(server);
+    CHECK(captured.end == CaptureEnd::Truncated);
+    CHECK_FALSE(captured.complete());
+    CHECK(captured.stdoutText.size() == 64 * 1024);
+    CHECK(captured.whyCut() == "the command printed more than 65536 bytes (cut there)");
+}
+
+TEST_CASE("a capture without a time-out is refused before anything is sent", "[exec][hostile]") {
+    ExecServer server;
+    testing::FakeClock clock;
+    std::ostringstream trace;
+    Client client(testing::fakeRestConfig(), std::make_unique<ExecTransport>(server), clock,
+                  RequestTracer(trace, 0));
+    ExecRequest request{"team1", "orders", "agent", {"true"}, false, {}};
+    CHECK_THROWS_AS(execCapture(client, request, {4096, std::chrono::milliseconds(0)}),
+                    std::invalid_argument);
+    CHECK(server.requestUrl.empty());
 }

@@ -21,10 +21,13 @@ const std::string kRuntimes = "/apis/agent.rossoctl.dev/v1alpha1/namespaces/team
 const std::string kRunSelector = "?labelSelector=rossoctl.dev%2Frun%3Dtrue";
 const std::string kWarmSelector = "?labelSelector=rossoctl.dev%2Fpool%3Dwarm";
 
-// A process of this host that cannot exist (above any pid_max), and one of another host.
+// A process of this machine and pid namespace that cannot exist (above any pid_max), and one
+// of another host.
 std::string deadOwner() {
-    const std::string me = app::run::currentRunOwner();
-    return me.substr(0, me.find('/')) + "/4194999/12345";
+    testing::CountingRandom random;
+    const std::string me = app::run::currentRunOwner(random);
+    const auto pid = me.find(";pid=") + 5;
+    return me.substr(0, pid) + "4194999" + me.substr(me.find(';', pid));
 }
 const std::string kLiveOwner = "some-other-host/1/1";
 
@@ -34,7 +37,8 @@ json object(const std::string& name, json extra = json::object()) {
                    {"namespace", "team1"},
                    {"uid", "uid-" + name},
                    {"resourceVersion", "7"},
-                   {"creationTimestamp", "2023-11-14T21:00:00Z"}}}};
+                   {"creationTimestamp", "2023-11-14T21:00:00Z"},
+                   {"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}}}}}};
     item.merge_patch(extra);
     return item;
 }
@@ -200,4 +204,72 @@ TEST_CASE("gc: an object changed since it was listed (409) is kept; one gone (40
     CHECK(err.find("error: cannot delete pod/run-orphan: ") != std::string::npos);
     CHECK(err.find("pods \"run-orphan\" is forbidden") != std::string::npos);
     CHECK(err.find("deleted 4 of 6 objects") != std::string::npos);
+}
+
+TEST_CASE("gc never deletes what rossoctl did not make, nor a Sandbox that retains its data",
+          "[gc][command][hostile]") {
+    TestHost host;
+    host.serveGroups();
+    json foreign =
+        object("notebook",
+               {{"metadata", {{"labels", {{"app.kubernetes.io/managed-by", "jupyter-operator"}}}}},
+                {"spec",
+                 {{"shutdownTime", "2020-01-01T00:00:00Z"},
+                  {"shutdownPolicy", "Retain"},
+                  {"volumeClaimTemplates", {{{"metadata", {{"name", "home"}}}}}}}}});
+    json unlabelled = object("bare", {{"spec", {{"shutdownTime", "2020-01-01T00:00:00Z"}}}});
+    unlabelled["metadata"].erase("labels");
+    json retained =
+        object("data", {{"spec",
+                         {{"shutdownTime", "2020-01-01T00:00:00Z"},
+                          {"shutdownPolicy", "Retain"},
+                          {"volumeClaimTemplates", {{{"metadata", {{"name", "work"}}}}}}}}});
+    // A server that ignores the label selector answers with everything it has.
+    host.server.onJson("GET", "/apis/agents.x-k8s.io/v1beta1/sandboxes", 200,
+                       list({foreign, unlabelled, retained}));
+    json foreignPod = object("their-run", owned(deadOwner()));
+    foreignPod["metadata"]["labels"] = {{app::run::kRunLabel, "true"}};
+    foreignPod["status"]["phase"] = "Failed";
+    host.server.onJson("GET", "/api/v1/pods", 200, list({foreignPod}));
+    host.server.onJson("GET", "/apis/agent.rossoctl.dev/v1alpha1/agentruntimes", 200, list({}));
+    host.server.on("DELETE", "*", 200, "{}");
+    REQUIRE(host.run({"gc", "-A", "--yes"}) == 0);
+    CHECK(host.server.writes().empty());
+    CHECK(host.out.str().empty());
+    CHECK(host.err.str().find("note: sandbox data is past its shutdownTime but keeps its volume "
+                              "claims") != std::string::npos);
+    CHECK(host.err.str().find("Nothing to collect in any namespace.") != std::string::npos);
+    const auto lists = host.server.requestsTo("GET", "/apis/agents.x-k8s.io/v1beta1/sandboxes");
+    REQUIRE(lists.size() == 1);
+    CHECK(lists[0].url.find("labelSelector=app.kubernetes.io%2Fmanaged-by%3Drossoctl") !=
+          std::string::npos);
+}
+
+TEST_CASE("gc on a terminal lists what it found and asks before deleting",
+          "[gc][command][hostile]") {
+    TestHost declined;
+    serveCluster(declined);
+    acceptDeletes(declined);
+    declined.stdinIsTerminal = true;
+    declined.in.str("n\n");
+    CHECK(declined.run({"gc"}) == kExitError);
+    CHECK(declined.server.writes().empty());
+    CHECK(declined.out.str().find("Sandbox        expired") != std::string::npos);
+    CHECK(declined.err.str() == "Delete 6 objects? [y/N] Nothing deleted.\n");
+
+    TestHost agreed;
+    serveCluster(agreed);
+    acceptDeletes(agreed);
+    agreed.stdinIsTerminal = true;
+    agreed.in.str("y\n");
+    CHECK(agreed.run({"gc"}) == 0);
+    CHECK(agreed.server.writes() == kDeletes);
+
+    TestHost told;  // --yes: no question, even on a terminal
+    serveCluster(told);
+    acceptDeletes(told);
+    told.stdinIsTerminal = true;
+    CHECK(told.run({"gc", "--yes"}) == 0);
+    CHECK(told.server.writes() == kDeletes);
+    CHECK(told.err.str() == "deleted 6 of 6 objects\n");
 }

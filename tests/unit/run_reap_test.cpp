@@ -1,8 +1,11 @@
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "kube_fakes.hpp"
 #include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/app/run/run_pod.hpp"
+#include "test_host.hpp"
 
 using namespace rossoctl;
 using namespace rossoctl::app::run;
@@ -39,16 +42,43 @@ TEST_CASE("a run pod is left over when its run ended or its process is gone", "[
     CHECK_FALSE(isLeftoverRunPod(notARun, ownerAlive));
 }
 
+namespace {
+// The owner with one field replaced ("pid", "999999999").
+std::string withField(const std::string& owner, const std::string& key, const std::string& value) {
+    const auto at = owner.find(";" + key + "=") + key.size() + 2;
+    return owner.substr(0, at) + value +
+           owner.substr(owner.find(';', at) == std::string::npos ? owner.size()
+                                                                 : owner.find(';', at));
+}
+}  // namespace
+
 TEST_CASE("this process is alive; a pid that is not, or one reused, is not", "[run][fault]") {
-    const std::string me = currentRunOwner();
+    testing::CountingRandom random;
+    const std::string me = currentRunOwner(random);
+    CHECK(me.starts_with("v2;boot="));
+    CHECK(me.find(";token=0000000100000002") != std::string::npos);
     CHECK(localOwnerAlive(me));
-    const std::string host = me.substr(0, me.find('/'));
-    CHECK_FALSE(localOwnerAlive(host + "/999999999/12345"));
+    CHECK_FALSE(localOwnerAlive(withField(me, "pid", "999999999")));
     // Same pid, another start time: the pid was reused, the owner is gone.
-    CHECK_FALSE(localOwnerAlive(me.substr(0, me.rfind('/')) + "/1"));
-    // Another host or a malformed owner: not ours to judge.
-    CHECK(localOwnerAlive("other-host.invalid/1/1"));
+    CHECK_FALSE(localOwnerAlive(withField(me, "start", "1")));
+}
+
+TEST_CASE("an owner that cannot be checked from here is alive", "[run][fault][hostile]") {
+    testing::CountingRandom random;
+    const std::string me = currentRunOwner(random);
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    // The old form: a colleague's run on another CI runner that shares this hostname.
+    CHECK(localOwnerAlive(std::string(host) + "/4242/777777"));
+    // Another boot, machine or pid namespace (another container): not ours to judge.
+    CHECK(localOwnerAlive(withField(withField(me, "boot", "x"), "pid", "999999999")));
+    CHECK(localOwnerAlive(withField(withField(me, "machine", "x"), "pid", "999999999")));
+    CHECK(localOwnerAlive(withField(withField(me, "pidns", "1"), "pid", "999999999")));
+    // Malformed: a pid that is no number, no token, junk.
+    CHECK(localOwnerAlive(withField(me, "pid", "-1")));
+    CHECK(localOwnerAlive(withField(withField(me, "token", ""), "pid", "999999999")));
     CHECK(localOwnerAlive("garbage"));
+    CHECK(localOwnerAlive("v2;pid=999999999"));
 }
 
 TEST_CASE("reaping deletes only leftovers, each with its UID as precondition", "[run][fault]") {
@@ -70,4 +100,20 @@ TEST_CASE("reaping deletes only leftovers, each with its UID as precondition", "
     CHECK(fixture.server.requests[1].url.find("/pods/killed") != std::string::npos);
     CHECK(fixture.server.requests[1].body.find("uid-killed") != std::string::npos);
     CHECK(fixture.server.requests[2].url.find("/pods/expired") != std::string::npos);
+}
+
+TEST_CASE("the reaper keeps a live run of another machine that shares this hostname",
+          "[run][fault][hostile]") {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    ClientFixture fixture;
+    json list = {
+        {"kind", "PodList"},
+        {"metadata", {{"resourceVersion", "1"}}},
+        {"items",
+         json::array({runPod("colleague", "Running", std::string(host) + "/4242/777777")})}};
+    fixture.server.reply(200, list.dump());
+    fixture.server.reply(200, R"({"kind":"Status","status":"Success"})");
+    CHECK(reapLeftoverRunPods(*fixture.client, "team1").empty());
+    CHECK(fixture.server.requests.size() == 1);  // the LIST, no DELETE
 }

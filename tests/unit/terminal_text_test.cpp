@@ -105,7 +105,7 @@ TEST_CASE("a TTY session's endless sequences are bounded and its modes reset at 
     const std::string flood = filter.feed("\x1b]0;" + std::string(70 * 1024, 'x'));
     CHECK(flood.size() < 70 * 1024 - 60 * 1024);
     const std::string reset = filter.finish();
-    CHECK(reset.find(";1000;") != std::string::npos);       // mouse reporting off
+    CHECK(reset.find("\x1b[?1000l") != std::string::npos);  // mouse reporting off
     CHECK(reset.find("\x1b[?1049l") != std::string::npos);  // the main screen back
     CHECK(reset.find("\x1b[0m") != std::string::npos);
 }
@@ -127,4 +127,49 @@ TEST_CASE("a TTY session drops C1 controls however they are written, and VT52 mo
     CHECK(filter.feed("\x1b[?2l\x1b[?1;2h\x1b[1;1;1;1;1;1*y\x1b[5i\x1b[5 q\x1b[!p") ==
           "\x1b[5 q\x1b[!p");
     CHECK(filter.feed("\x1b[?25l\x1b[?1h") == "\x1b[?25l\x1b[?1h");
+}
+
+TEST_CASE("a TTY session reads CSI numbers as numbers and passes only allowed modes",
+          "[ui][hostile]") {
+    rossoctl::ui::TtySessionFilter filter;
+    // VT52 written with a leading zero, keyboard lock, local echo, column mode, an unknown mode.
+    CHECK(filter.feed("a\x1b[?02l\x1b[?0002l\x1b[2h\x1b[02h\x1b[12h\x1b[12l\x1b[?3h\x1b[?9999h"
+                      "b") == "ab");
+    // One forbidden mode in a list forbids the sequence.
+    CHECK(filter.feed("\x1b[?25;2l\x1b[4;12h") == "");
+    // Allowed modes, with or without leading zeros, pass as sent.
+    CHECK(filter.feed("\x1b[?0025l\x1b[?1049h\x1b[4h\x1b[20l\x1b[?2004h") ==
+          "\x1b[?0025l\x1b[?1049h\x1b[4h\x1b[20l\x1b[?2004h");
+    // screen's and tmux's title string (ESC k ... ESC \) goes whole.
+    CHECK(filter.feed("x\x1bkroot@bank\x1b\\y") == "xy");
+    // Answer-backs: ENQ and DECID go; the cursor position and device attributes stay.
+    CHECK(filter.feed("\x05\x1bZ\x1b[6n\x1b[c\x1b[>c\x1b[5;1n") == "\x1b[6n\x1b[c\x1b[>c");
+    // A full reset, 8-bit controls, locking shifts, a number too long to be one.
+    CHECK(filter.feed("\x1b"
+                      "c\x1b G\x1bn\x1b[1234567m\x1b[31m") == "\x1b[31m");
+    // A control inside a sequence ends it and still acts; ESC restarts one.
+    CHECK(filter.feed("\x1b[?\n2l\x1b[\x1b[1m") == "\n2l\x1b[1m");
+}
+
+TEST_CASE("outside a UTF-8 locale every byte from 0x80 up is escaped or dropped", "[ui][hostile]") {
+    using rossoctl::ui::escapeForTerminal;
+    using rossoctl::ui::localeIsUtf8;
+    // U+011B is C4 9B: in Latin-1, 0x9b is CSI.
+    CHECK(escapeForTerminal("\xc4\x9b?2l", false) == "\\xc4\\x9b?2l");
+    CHECK(escapeForTerminal("\xc4\x9b", true) == "\xc4\x9b");
+    CHECK(rossoctl::ui::escapeErrorText("\xc3\x80\n", false) == "\\xc3\\x80\n");
+    rossoctl::ui::TtySessionFilter latin1(false);
+    CHECK(latin1.feed("a\xc4\x9b?2lb\xc3\xa9") == "a?2lb");
+    rossoctl::ui::TerminalTextStream stream(false);
+    std::string streamed = stream.feed("x\xc4");
+    streamed += stream.feed(
+        "\x9b"
+        "1m");
+    streamed += stream.finish();
+    CHECK(streamed == "x\\xc4\\x9b1m");
+    CHECK(localeIsUtf8("", "", "en_US.UTF-8"));
+    CHECK(localeIsUtf8("C.utf8", "", "de_DE.ISO-8859-1"));
+    CHECK_FALSE(localeIsUtf8("", "de_DE.ISO-8859-1", "en_US.UTF-8"));
+    CHECK_FALSE(localeIsUtf8("POSIX", "", "en_US.UTF-8"));
+    CHECK_FALSE(localeIsUtf8("", "", ""));
 }

@@ -71,13 +71,18 @@ std::string execStatus(int exitCode) {
 class ScriptedExec : public kube::UpgradedConnection {
   public:
     ScriptedExec(kube::HttpResponse handshake, std::string frames, bool waitForStdin,
-                 std::shared_ptr<std::string> stdinText)
+                 std::shared_ptr<std::string> stdinText, const FakeClock* hangingOn = nullptr)
         : handshake_(std::move(handshake)),
           frames_(std::move(frames)),
           stdinOpen_(waitForStdin),
-          stdinText_(std::move(stdinText)) {}
+          stdinText_(std::move(stdinText)),
+          hangingOn_(hangingOn) {}
     const kube::HttpResponse& handshake() const override { return handshake_; }
-    size_t read(char* buffer, size_t size, std::chrono::milliseconds) override {
+    size_t read(char* buffer, size_t size, std::chrono::milliseconds wait) override {
+        if (hangingOn_ && offset_ == frames_.size() && ++quietReads_ <= 100'000) {
+            hangingOn_->advance(wait);
+            throw kube::TransportError(kube::TransportError::Kind::Timeout, "no frame yet");
+        }
         if (stdinOpen_.load()) {
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
             throw kube::TransportError(kube::TransportError::Kind::Timeout, "no frame yet");
@@ -103,6 +108,8 @@ class ScriptedExec : public kube::UpgradedConnection {
     std::atomic<bool> stdinOpen_;
     std::shared_ptr<std::string> stdinText_;
     kube::WsFrameParser written_;
+    const FakeClock* hangingOn_;
+    int quietReads_ = 0;
 };
 
 class RoutedTransport : public kube::Transport {
@@ -279,6 +286,10 @@ std::unique_ptr<kube::UpgradedConnection> RoutedServer::upgrade(const kube::Http
         frames += serverFrame(0x82, std::string(1, '\1') + script.stdoutText);
     if (!script.stderrText.empty())
         frames += serverFrame(0x82, std::string(1, '\2') + script.stderrText);
+    if (script.hangs) {
+        if (!clock) throw std::logic_error("a hanging exec script needs RoutedServer::clock");
+        return std::make_unique<ScriptedExec>(handshake, frames, false, session.stdinText, clock);
+    }
     frames += serverFrame(
         0x82, std::string(1, '\3') +
                   (script.statusBody.empty() ? execStatus(script.exitCode) : script.statusBody));
@@ -314,6 +325,7 @@ TestHost::TestHost() {
     globals_.config.namespaceName = "team1";
     server.clock = &clock;
     server.cancel = &cancel;
+    environment["LANG"] = "C.UTF-8";  // a UTF-8 terminal, as most are; tests may change it
     root_.name("rossoctl");
     root_.fallthrough();
     // The global flags the help examples use (main adds the rest).

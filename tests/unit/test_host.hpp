@@ -38,6 +38,10 @@ struct ExecScript {
     std::string refusalBody;
     std::string protocol = "v5.channel.k8s.io";
     std::string statusBody;  // sent on the status channel instead of the one exitCode makes
+    // After its output the command never exits: each read waits its whole time (the fake clock
+    // moves by it) and finds nothing; after 100,000 such reads the connection drops, so a
+    // client without a time-out fails instead of hanging the test.
+    bool hangs = false;
 };
 
 // A command that ran and exited with `exitCode`.
@@ -183,7 +187,7 @@ class TestHost : public commands::CommandHost {
     bool stdoutIsTerminal = false;
     bool stderrIsTerminal = false;
     kube::CancelFlag cancel;                         // cancel() is Ctrl-C
-    std::map<std::string, std::string> environment;  // what getenv sees
+    std::map<std::string, std::string> environment;  // what getenv sees (LANG=C.UTF-8)
 
   private:
     app::GlobalOptions globals_;

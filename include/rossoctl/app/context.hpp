@@ -63,6 +63,9 @@ class Context {
     bool cancelled() const { return cancel_ && cancel_->cancelled(); }
     // Color on stdout: a TTY, no --no-color, no NO_COLOR.
     bool color() const;
+    // The terminal's locale is UTF-8 (LC_ALL, LC_CTYPE, LANG): else text from a pod or server
+    // is shown with every byte from 0x80 up escaped.
+    bool utf8Terminal() const;
 
     // Resolves kubeconfig and flags once (the "complete" step); throws ConfigError/UsageError.
     const kube::RestConfig& restConfig();
@@ -76,6 +79,7 @@ class Context {
     std::unique_ptr<kube::Client> newUncancellableClient();
 
   private:
+    kube::RequestTracer tracer() const;
     Streams streams_;
     GlobalOptions globals_;
     const Clock& clock_;

@@ -8,8 +8,10 @@
 // file goes through `cat > NAME` (then `chmod`). Either way what comes out of the pod is a tar
 // stream fed to the safe extractor (extract.hpp): the same caps, no path outside the
 // destination, no setuid/setgid bits, links checked once all exist.
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,9 @@ struct PodTarget {
     std::string namespaceName;
     std::string pod;
     std::string container;
+    // When the whole copy must be over (the client's monotonic clock): every exec of it gets
+    // what is left, so a pod that stalls or trickles cannot hold the copy forever.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 enum class RemoteType { Missing, File, Directory };
@@ -38,8 +43,10 @@ struct CopyStats {
     uint64_t files = 0;
     uint64_t bytes = 0;
     bool usedTar = true;
-    // Entries refused (pod-controlled text: escape before printing).
+    // Entries refused (pod-controlled text: escape before printing), the first few of each
+    // stage listed (extract.hpp's addRefusal); `refused` counts them all.
     std::vector<std::string> rejected;
+    uint64_t refused = 0;
 };
 
 // POSIX dirname/basename of a path in the pod ("/a/b/" -> "/a", "b"; "b" -> ".", "b").

@@ -31,6 +31,11 @@ struct ExtractLimits {
     std::string flagPrefix = "--artifacts-max-";
 };
 
+// A refusal report the stream cannot flood: the first kMaxRefusalsListed lines (each cut to
+// 300 bytes), then one line counting the rest.
+inline constexpr size_t kMaxRefusalsListed = 20;
+void addRefusal(std::vector<std::string>& refusals, uint64_t& unlisted, std::string line);
+
 // "./a/b" -> "a/b"; "." -> ""; nullopt for an absolute path, a ".." component or a NUL.
 std::optional<std::string> safeRelativePath(const std::string& tarPath);
 
@@ -54,14 +59,19 @@ class TarExtractor {
     void abandon();
 
     const std::vector<ExtractedFile>& files() const { return files_; }
-    // One line per entry refused, saying why (pod-controlled text: escape before printing).
+    // One line per entry refused, saying why (pod-controlled text: escape before printing);
+    // bounded as addRefusal says.
     const std::vector<std::string>& rejected() const { return rejected_; }
+    // How many entries were refused, listed or not.
+    uint64_t refusedCount() const { return rejected_.size() - (unlisted_ ? 1 : 0) + unlisted_; }
 
   private:
+    void refuse(std::string line) { addRefusal(rejected_, unlisted_, std::move(line)); }
     struct Impl;
     std::unique_ptr<Impl> impl_;
     std::vector<ExtractedFile> files_;
     std::vector<std::string> rejected_;
+    uint64_t unlisted_ = 0;
 };
 
 struct ExtractResult {

@@ -1,8 +1,10 @@
 #pragma once
-// `gc`: what leaks in practice, found and deleted.
+// `gc`: what leaks in practice, found and deleted. Only objects rossoctl made (label
+// app.kubernetes.io/managed-by=rossoctl, and for run and pool objects rossoctl's own labels too)
+// are ever collected, whatever else looks expired.
 //   Sandbox       spec.shutdownTime has passed and it is still there (rossoctl writes
 //                 shutdownPolicy Retain); sandboxes a SandboxClaim or warm pool controls are
-//                 left to their owner.
+//                 left to their owner, and one whose Retain keeps volume claims is kept.
 //   Pod           a `sandbox run` pod whose run is over (reap.hpp), or a warm pool pod whose
 //                 deadline ended it.
 //   SandboxClaim  a `sandbox run --pool` claim past its shutdownTime, or whose rossoctl process
@@ -33,6 +35,8 @@ struct Garbage {
 
 struct Scan {
     std::vector<Garbage> items;
+    // Expired but kept on purpose (a note each, e.g. Retain with volume claims).
+    std::vector<std::string> kept;
     // One line per kind that could not be read ("sandboxclaims in team1: forbidden ...").
     std::vector<std::string> errors;
 };

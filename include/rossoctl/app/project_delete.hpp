@@ -12,6 +12,9 @@ namespace rossoctl::app {
 struct ProjectDeleteRequest {
     std::string name;
     bool terminating = false;  // the namespace is already being deleted: only wait
+    // The namespace was adopted (project_write.hpp): only rossoctl's objects in it and its
+    // labels and annotations on it go; the namespace and everything else in it stay.
+    bool adopted = false;
     bool wait = true;
     std::chrono::milliseconds timeout{0};  // of the wait; 0 = none
     // Called as each object is deleted ("limitrange/sandbox-limits"), so it is printed then.
@@ -21,7 +24,8 @@ struct ProjectDeleteRequest {
     std::function<void(bool waiting)> onWaiting;
 };
 
-// Objects already gone are skipped. Throws an error naming what was deleted before a refused
+// Objects already gone are skipped (in an adopted namespace, so are objects not labelled
+// managed-by=rossoctl). Throws an error naming what was deleted before a refused
 // delete, and Error when the wait is interrupted or times out.
 void deleteProject(Context& context, const ProjectDeleteRequest& request);
 

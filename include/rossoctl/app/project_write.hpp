@@ -11,6 +11,11 @@
 
 namespace rossoctl::app {
 
+// On a namespace `project create --adopt` made a project: it existed before rossoctl, so
+// `project delete` removes only rossoctl's objects and labels from it, never the namespace.
+inline constexpr const char* kAdoptedAnnotation = "rossoctl.dev/adopted";
+bool isAdoptedProject(const nlohmann::json& namespaceObject);
+
 struct ProjectWriteOptions {
     bool serverDryRun = false;  // dryRun=All: the apiserver checks, stores nothing
     bool adopt = false;         // accept an existing namespace without the project label

@@ -104,7 +104,8 @@ class Client {
     void streamGet(const std::string& pathAndQuery,
                    const std::function<bool(std::string_view chunk)>& onChunk);
     // A raw GET of an absolute API path (/version, /apis/GROUP); throws ApiError.
-    json getPath(const std::string& path);
+    // maxBodyBytes: what the answer may hold (transport.hpp's caps per kind of request).
+    json getPath(const std::string& path, size_t maxBodyBytes = kMaxListBodyBytes);
     // Any request; retries per policy when idempotent. Throws ApiError on >= 400.
     HttpResponse request(const std::string& method, const std::string& pathAndQuery,
                          const std::string& body = {}, const std::string& contentType = {},

@@ -41,13 +41,35 @@ struct ExecResult {
 // found, forbidden, container not running) and TransportError when the stream breaks.
 ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io);
 
-// Convenience: run and capture both streams whole (small outputs only).
+// Runs a command and keeps what it prints, within a byte cap and a time-out. The pod decides
+// what it prints, so a capture that went past either is cut: its texts are a prefix of what
+// the command would have printed, and the caller must treat it as an error or "unproven",
+// never parse it.
+struct CaptureLimits {
+    size_t maxBytes = 64 * 1024;           // stdout and stderr, each
+    std::chrono::milliseconds timeout{0};  // the whole exec; must be set, > 0
+};
+
+enum class CaptureEnd {
+    Complete,   // the command exited; the texts are all it printed
+    Truncated,  // a stream went over maxBytes: the exec was stopped there
+    TimedOut,   // the time-out passed first
+};
+
 struct CapturedExec {
-    ExecResult result;
+    CaptureEnd end = CaptureEnd::Complete;
+    ExecResult result;  // exitCode means something only when end is Complete
     std::string stdoutText;
     std::string stderrText;
+    CaptureLimits limits;  // what it was held to
+    bool complete() const { return end == CaptureEnd::Complete; }
+    // Why it is cut, for a message: "the command printed more than 4096 bytes (cut there)".
+    std::string whyCut() const;
 };
-CapturedExec execCapture(Client& client, const ExecRequest& request,
+
+// request.timeout is replaced by limits.timeout. Throws std::invalid_argument when the
+// time-out is 0 (a capture that could run forever is a bug of the caller).
+CapturedExec execCapture(Client& client, const ExecRequest& request, const CaptureLimits& limits,
                          const std::string& stdinText = {});
 
 }  // namespace rossoctl::kube

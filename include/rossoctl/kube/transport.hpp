@@ -14,6 +14,11 @@ namespace rossoctl::kube {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+// What a server can make the client hold, per kind of request.
+inline constexpr size_t kMaxListBodyBytes = 256 * 1024 * 1024;   // a list page
+inline constexpr size_t kMaxObjectBodyBytes = 32 * 1024 * 1024;  // one object, discovery
+inline constexpr size_t kMaxErrorBodyBytes = 1024 * 1024;
+
 struct HttpRequest {
     std::string method = "GET";
     std::string url;  // absolute
@@ -23,6 +28,9 @@ struct HttpRequest {
     // Set for streaming responses (watch): called per received chunk instead of buffering;
     // return false to stop reading.
     std::function<bool(std::string_view)> onBodyChunk;
+    // A buffered successful response longer than this is refused (TransportError); an error
+    // response's body is kept only up to kMaxErrorBodyBytes (enough for its Status).
+    size_t maxBodyBytes = kMaxListBodyBytes;
 };
 
 struct HttpResponse {

@@ -30,12 +30,16 @@ std::string encodeWsFrame(WsOpcode opcode, std::string_view payload, uint32_t ma
 // Feeds bytes in any split; next() yields whole frames. A protocol violation throws Error.
 class WsFrameParser {
   public:
-    explicit WsFrameParser(size_t maxFrameBytes = 64 * 1024 * 1024) : maxFrame_(maxFrameBytes) {}
-    void feed(std::string_view bytes) { buffer_.append(bytes); }
+    // The apiserver and kubelet send exec output in frames of a few KiB; a server that sends
+    // larger ones is refused rather than buffered.
+    static constexpr size_t kDefaultMaxFrame = 4 * 1024 * 1024;
+    explicit WsFrameParser(size_t maxFrameBytes = kDefaultMaxFrame) : maxFrame_(maxFrameBytes) {}
+    void feed(std::string_view bytes);
     std::optional<WsFrame> next();
 
   private:
     std::string buffer_;
+    size_t offset_ = 0;  // of the next frame in buffer_: consumed bytes go at the next feed
     size_t maxFrame_;
 };
 

@@ -10,10 +10,17 @@ namespace rossoctl::ui {
 // escapes (\n, \x1b, \u202e); a backslash is doubled so no escape can be faked. Printable
 // ASCII and valid UTF-8 text pass through unchanged.
 std::string escapeForTerminal(std::string_view text);
+// For a terminal whose locale is not UTF-8 (utf8 false) every byte from 0x80 up is escaped:
+// there a byte 0x80..0x9f of a valid UTF-8 character is a C1 control (0x9b is CSI).
+std::string escapeForTerminal(std::string_view text, bool utf8);
+
+// Whether the locale the variables name (LC_ALL, else LC_CTYPE, else LANG, as setlocale
+// reads them) is UTF-8. None set is the C locale: not UTF-8.
+bool localeIsUtf8(const std::string& lcAll, const std::string& lcCtype, const std::string& lang);
 
 // escapeForTerminal for an error line that may quote a pod or server: its line breaks and tabs
 // are kept, and a backslash stays single (the quote may have been escaped already).
-std::string escapeErrorText(std::string_view text);
+std::string escapeErrorText(std::string_view text, bool utf8 = true);
 
 // escapeForTerminal for text that arrives in pieces (pod logs) and is shown as lines: line
 // breaks (\n, \r\n) and tabs pass through, everything else is escaped as above. A UTF-8
@@ -21,11 +28,13 @@ std::string escapeErrorText(std::string_view text);
 // so memory stays bounded however long a line is.
 class TerminalTextStream {
   public:
+    explicit TerminalTextStream(bool utf8 = true) : utf8_(utf8) {}
     std::string feed(std::string_view piece);
     // What was held back, escaped: call at the end of the stream.
     std::string finish();
 
   private:
+    bool utf8_;
     std::string held_;
 };
 
@@ -34,7 +43,9 @@ class TerminalTextStream {
 // flushed after each piece so output shows as it arrives.
 class UntrustedTextWriter {
   public:
-    UntrustedTextWriter(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
+    // utf8: the terminal's locale is UTF-8 (else every byte from 0x80 up is escaped).
+    UntrustedTextWriter(std::ostream& out, bool terminal, bool utf8 = true)
+        : out_(out), terminal_(terminal), escaper_(utf8) {}
     void write(std::string_view bytes);
     // What the escaper held back (a split UTF-8 sequence): call once the stream has ended.
     void finish();

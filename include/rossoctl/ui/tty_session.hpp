@@ -14,6 +14,9 @@ namespace rossoctl::ui {
 
 class TtySessionFilter {
   public:
+    // utf8 false: a terminal outside UTF-8, where any byte from 0x80 up may be a C1 control:
+    // they are all dropped.
+    explicit TtySessionFilter(bool utf8 = true) : utf8_(utf8) {}
     std::string feed(std::string_view piece);
     // What turns off mouse reporting, the alternate screen and colours a program left on.
     std::string finish();
@@ -21,6 +24,7 @@ class TtySessionFilter {
   private:
     enum class State { Text, Utf8, Escape, Csi, String, StringEscape };
     void step(char c, std::string& out);
+    bool utf8_;
     State state_ = State::Text;
     std::string pending_;  // a UTF-8, escape or CSI sequence not yet complete
     int utf8Needed_ = 0;   // continuation bytes still to come
@@ -30,7 +34,7 @@ class TtySessionFilter {
 // A TtySessionFilter in front of `out`, flushed after each piece.
 class TtySessionWriter {
   public:
-    explicit TtySessionWriter(std::ostream& out) : out_(out) {}
+    explicit TtySessionWriter(std::ostream& out, bool utf8 = true) : out_(out), filter_(utf8) {}
     void write(std::string_view bytes);
     void finish();
 

@@ -8,10 +8,13 @@
 
 namespace rossoctl::app::copy {
 
-kube::ExecRequest execRequest(const PodTarget& target, std::vector<std::string> command);
+// The exec of one step of a copy, with what is left of the copy's deadline as its time-out.
+kube::ExecRequest execRequest(const Clock& clock, const PodTarget& target,
+                              std::vector<std::string> command);
 // sh -c SCRIPT sh ARGS...: values travel as positional parameters, never parsed as shell text.
 std::vector<std::string> shCommand(const std::string& script, std::vector<std::string> args);
-// Throws Error naming `what` when the command did not exit 0 (its stderr, escaped, cut short).
+// Throws Error naming `what` when the command did not exit 0 (its stderr, escaped, cut short)
+// or ran past the copy's deadline.
 void checkExit(const kube::ExecResult& result, const std::string& stderrText,
                const std::string& what);
 

@@ -1,9 +1,11 @@
 // sandbox cp out of a pod: a tar stream (or, without tar, a listing and one cat per file turned
 // into one) through the safe extractor.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -12,6 +14,8 @@
 #include "copy_internal.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/errors.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
+#include "rossoctl/unique_fd.hpp"
 
 namespace rossoctl::app::copy {
 namespace {
@@ -20,8 +24,8 @@ namespace fs = std::filesystem;
 using run::TarWriter;
 
 constexpr size_t kMaxStderr = 4096;
-// The tree listing of the tar-less path: NUL-separated records, far below any real limit.
-constexpr size_t kMaxListing = 64ULL << 20;
+// The tree listing of the tar-less path, all records together.
+constexpr uint64_t kMaxListing = 16ULL << 20;
 
 // Lists the tree below "$1" as records TYPE\0PATH\0 (d dir, o other), f|x\0PATH\0MODE\0 for a
 // file (x: executable; MODE from stat, empty without one) and l\0PATH\0TARGET\0 for a symlink:
@@ -51,37 +55,61 @@ struct Record {
     std::string target;
 };
 
-std::vector<Record> parseListing(const std::string& text, uint64_t maxEntries) {
-    std::vector<std::string> fields;
-    for (size_t start = 0; start < text.size();) {
-        const size_t end = text.find('\0', start);
-        if (end == std::string::npos) throw Error("the pod's file listing ended mid-record");
-        fields.push_back(text.substr(start, end - start));
-        start = end + 1;
-    }
-    std::vector<Record> records;
-    for (size_t i = 0; i < fields.size();) {
-        if (records.size() >= maxEntries)
-            throw Error(
-                fmt::format("the pod lists more than {} entries; raise the limit with "
-                            "--max-files",
-                            maxEntries));
-        Record record;
-        const std::string& type = fields[i];
-        if (type.size() != 1 || std::string_view("dfxlo").find(type[0]) == std::string::npos ||
-            i + 1 >= fields.size())
-            throw Error("the pod's file listing is damaged");
-        record.type = type[0];
-        record.path = fields[i + 1];
-        i += 2;
-        if (record.type == 'l' || record.type == 'f' || record.type == 'x') {
-            if (i >= fields.size()) throw Error("the pod's file listing is damaged");
-            record.target = fields[i++];  // the link's target, or the file's mode
+// The listing, parsed record by record as it streams in: a field over PATH_MAX, a damaged
+// record or one record past --max-files stops the exec there (whatever the pod still sends
+// is never held).
+class ListingParser {
+  public:
+    explicit ListingParser(uint64_t maxEntries) : maxEntries_(maxEntries) {}
+
+    void feed(std::string_view bytes) {
+        if ((total_ += bytes.size()) > kMaxListing)
+            throw Error("the pod's file listing is over 16 MiB; refused");
+        while (!bytes.empty()) {
+            const size_t end = bytes.find('\0');
+            const std::string_view piece = bytes.substr(0, end);
+            if (field_.size() + piece.size() > PATH_MAX)
+                throw Error(fmt::format("the pod's file listing has a name over {} bytes; refused",
+                                        PATH_MAX));
+            field_.append(piece);
+            if (end == std::string_view::npos) return;
+            bytes.remove_prefix(end + 1);
+            endField();
         }
-        records.push_back(std::move(record));
     }
-    return records;
-}
+    std::vector<Record> finish() {
+        if (!field_.empty() || !fields_.empty())
+            throw Error("the pod's file listing ended mid-record");
+        return std::move(records_);
+    }
+
+  private:
+    void endField() {
+        fields_.push_back(std::move(field_));
+        field_.clear();
+        const std::string& type = fields_.front();
+        if (type.size() != 1 || std::string_view("dfxlo").find(type[0]) == std::string::npos)
+            throw Error("the pod's file listing is damaged");
+        const size_t wanted = std::string_view("lfx").find(type[0]) != std::string::npos ? 3 : 2;
+        if (fields_.size() < wanted) return;
+        if (records_.size() >= maxEntries_)
+            throw Error(
+                fmt::format("the pod lists more than {} entries; raise the limit with --max-files",
+                            maxEntries_));
+        Record record;
+        record.type = type[0];
+        record.path = std::move(fields_[1]);
+        if (wanted == 3) record.target = std::move(fields_[2]);  // link target, or file mode
+        records_.push_back(std::move(record));
+        fields_.clear();
+    }
+
+    uint64_t maxEntries_;
+    uint64_t total_ = 0;
+    std::string field_;
+    std::vector<std::string> fields_;  // of the record being read
+    std::vector<Record> records_;
+};
 
 // The mode stat printed (octal), else what the executable bit says.
 unsigned fileMode(const Record& record) {
@@ -131,7 +159,8 @@ class Feeder {
         };
         io.onStderr = [&](std::string_view bytes) { appendCapped(errors, bytes); };
         const auto result = kube::execInPod(
-            client_, execRequest(target_, shCommand(kCatScript, {podDir, podPath})), io);
+            client_,
+            execRequest(client_.clock(), target_, shCommand(kCatScript, {podDir, podPath})), io);
         checkExit(result, errors, "cat of " + name);
         std::rewind(staged.get());
         writer_.addFileHeader(name, size, mode);
@@ -170,27 +199,31 @@ void extractFromExec(kube::Client& client, const PodTarget& target,
     kube::ExecIo io;
     io.onStdout = [&](std::string_view bytes) { extractor.feed(bytes); };
     io.onStderr = [&](std::string_view bytes) { appendCapped(errors, bytes); };
-    const auto result = kube::execInPod(client, execRequest(target, std::move(command)), io);
+    const auto result =
+        kube::execInPod(client, execRequest(client.clock(), target, std::move(command)), io);
     checkExit(result, errors, "tar");
 }
 
 void listAndFeed(kube::Client& client, const PodTarget& target, const std::string& podDir,
-                 Feeder& feeder, const ExtractLimits& limits, std::vector<std::string>& rejected) {
-    std::string listing, errors;
+                 Feeder& feeder, const ExtractLimits& limits, std::vector<std::string>& rejected,
+                 uint64_t& refused) {
+    std::string errors;
+    ListingParser listing(limits.maxEntries);
     kube::ExecIo io;
-    io.onStdout = [&](std::string_view bytes) {
-        if (listing.size() + bytes.size() > kMaxListing)
-            throw Error("the pod's file listing is over 64 MiB; refused");
-        listing.append(bytes);
-    };
+    io.onStdout = [&](std::string_view bytes) { listing.feed(bytes); };
     io.onStderr = [&](std::string_view bytes) { appendCapped(errors, bytes); };
-    const auto result =
-        kube::execInPod(client, execRequest(target, shCommand(kListScript, {podDir})), io);
+    const auto result = kube::execInPod(
+        client, execRequest(client.clock(), target, shCommand(kListScript, {podDir})), io);
     checkExit(result, errors, "listing the directory");
-    for (const auto& record : parseListing(listing, limits.maxEntries)) {
+    uint64_t unlisted = 0;
+    const auto refuse = [&](std::string line) {
+        ++refused;
+        addRefusal(rejected, unlisted, std::move(line));
+    };
+    for (const auto& record : listing.finish()) {
         const auto name = safeRelativePath(record.path);
         if (!name || name->empty()) {
-            rejected.push_back(record.path + ": absolute, contains \"..\" or a NUL");
+            refuse(record.path + ": absolute, contains \"..\" or a NUL");
             continue;
         }
         switch (record.type) {
@@ -205,9 +238,9 @@ void listAndFeed(kube::Client& client, const PodTarget& target, const std::strin
                 feeder.file(podDir, record.path, *name, fileMode(record));
                 break;
             default:
-                rejected.push_back(*name +
-                                   ": not a regular file, directory or symlink (or the image has "
-                                   "no readlink)");
+                refuse(*name +
+                       ": not a regular file, directory or symlink (or the image has no "
+                       "readlink)");
         }
     }
 }
@@ -222,6 +255,27 @@ fs::path makeStaging(kube::Client& client, const fs::path& parent) {
                                     strerror(errno)));
     }
     throw Error(fmt::format("cannot create a staging directory in {}", parent.string()));
+}
+
+// A single-file copy lands a regular file or nothing: the tar may have replaced the file by a
+// symlink (made last, checked only against the staging directory) that would point into the
+// user's own files once renamed out. Checked on the staged name itself, right before the
+// rename, through the staging directory's descriptor.
+void landRegularFile(const fs::path& stagingDir, const std::string& base,
+                     const std::string& localTarget) {
+    UniqueFd dir(::open(stagingDir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (dir.get() < 0)
+        throw Error(fmt::format("cannot open the staging directory {}: {}", stagingDir.string(),
+                                strerror(errno)));
+    struct stat staged {};
+    if (::fstatat(dir.get(), base.c_str(), &staged, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(staged.st_mode))
+        throw Error(
+            fmt::format("the pod sent {} as a symlink or something else than a regular file; "
+                        "nothing was copied",
+                        ui::escapeForTerminal(base)));
+    if (::renameat(dir.get(), base.c_str(), AT_FDCWD, localTarget.c_str()) != 0)
+        throw Error(fmt::format("cannot move the copy into {}: {}", localTarget, strerror(errno)));
 }
 
 struct RemoveAll {
@@ -258,7 +312,8 @@ CopyStats copyFromPod(kube::Client& client, const PodTarget& target, const std::
         } else {
             Feeder feeder(client, target, extractor, limits);
             if (directory)
-                listAndFeed(client, target, remotePath, feeder, limits, stats.rejected);
+                listAndFeed(client, target, remotePath, feeder, limits, stats.rejected,
+                            stats.refused);
             else
                 feeder.file(remoteParent(remotePath), "./" + base, base,
                             info.executable ? 0755 : 0644);
@@ -271,6 +326,7 @@ CopyStats copyFromPod(kube::Client& client, const PodTarget& target, const std::
     }
     stats.rejected.insert(stats.rejected.end(), extractor.rejected().begin(),
                           extractor.rejected().end());
+    stats.refused += extractor.refusedCount();
     for (const auto& file : extractor.files()) {
         if (!directory && file.path != base) continue;
         ++stats.files;
@@ -280,11 +336,7 @@ CopyStats copyFromPod(kube::Client& client, const PodTarget& target, const std::
         if (stats.files != 1)
             throw Error(
                 fmt::format("the pod sent no regular file named {}; nothing was copied", base));
-        std::error_code error;
-        fs::rename(staging.dir / base, localTarget, error);
-        if (error)
-            throw Error(
-                fmt::format("cannot move the copy into {}: {}", localTarget, error.message()));
+        landRegularFile(staging.dir, base, localTarget);
     }
     return stats;
 }

@@ -18,11 +18,17 @@ constexpr const char* kProbeScript =
     "if [ \"$t\" = f ] && [ -x \"$p\" ]; then x=x; fi; "
     "if command -v tar >/dev/null 2>&1; then a=tar; else a=none; fi; "
     "printf '%s %s %s\\n' \"$t\" \"$x\" \"$a\"";
+constexpr kube::CaptureLimits kProbeLimits{4096, std::chrono::seconds(30)};
 
 }  // namespace
 
-kube::ExecRequest execRequest(const PodTarget& target, std::vector<std::string> command) {
+kube::ExecRequest execRequest(const Clock& clock, const PodTarget& target,
+                              std::vector<std::string> command) {
     kube::ExecRequest request;
+    if (target.deadline)
+        request.timeout = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       *target.deadline - clock.monotonic()),
+                                   std::chrono::milliseconds(1));
     request.namespaceName = target.namespaceName;
     request.pod = target.pod;
     request.container = target.container;
@@ -38,6 +44,11 @@ std::vector<std::string> shCommand(const std::string& script, std::vector<std::s
 
 void checkExit(const kube::ExecResult& result, const std::string& stderrText,
                const std::string& what) {
+    if (result.timedOut)
+        throw Error(
+            fmt::format("{} did not finish within the copy's --timeout; raise it with "
+                        "--timeout",
+                        what));
     if (!result.message.empty() && result.exitCode == 0)
         throw Error(fmt::format("{}: {}", what, ui::escapeForTerminal(result.message)));
     if (result.exitCode == 0) return;
@@ -49,8 +60,12 @@ void checkExit(const kube::ExecResult& result, const std::string& stderrText,
 }
 
 RemoteInfo probe(kube::Client& client, const PodTarget& target, const std::string& path) {
-    const auto captured =
-        kube::execCapture(client, execRequest(target, shCommand(kProbeScript, {path})));
+    // The answer is one short line: a pod that floods or stalls it gets no further.
+    const auto captured = kube::execCapture(
+        client, execRequest(client.clock(), target, shCommand(kProbeScript, {path})), kProbeLimits);
+    if (!captured.complete())
+        throw Error(fmt::format("looking at the path in the pod: {}; nothing was copied",
+                                captured.whyCut()));
     checkExit(captured.result, captured.stderrText,
               "looking at the path (the image needs sh for sandbox cp)");
     const std::string& text = captured.stdoutText;

@@ -108,6 +108,7 @@ class TarSource {
                 // Shrunk while it was read: the archive still gets the size its header said.
                 std::fill(chunk.begin() + static_cast<long>(got), chunk.end(), '\0');
                 stats_.rejected.push_back(current_ + ": changed while it was copied (cut short)");
+                ++stats_.refused;
                 file_.close();
             }
             left_ -= chunk.size();
@@ -161,7 +162,8 @@ void runChecked(kube::Client& client, const PodTarget& target, std::vector<std::
     kube::ExecIo io;
     io.readStdin = std::move(input);
     io.onStderr = [&](std::string_view bytes) { readStderr(errors, bytes); };
-    const auto result = kube::execInPod(client, execRequest(target, std::move(command)), io);
+    const auto result =
+        kube::execInPod(client, execRequest(client.clock(), target, std::move(command)), io);
     checkExit(result, errors, what);
 }
 

@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "rossoctl/app/run/run_pod.hpp"
@@ -15,10 +18,48 @@ using nlohmann::json;
 
 namespace {
 
-std::string hostName() {
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    return host;
+// The first line of a file, trimmed; empty when it cannot be read.
+std::string firstLineOf(const char* path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    return line;
+}
+
+// The inode of this process's pid namespace ("pid:[4026531836]" -> "4026531836").
+std::string pidNamespace() {
+    std::error_code error;
+    const std::string link = std::filesystem::read_symlink("/proc/self/ns/pid", error).string();
+    const auto open = link.find('['), close = link.find(']');
+    if (error || open == std::string::npos || close == std::string::npos || close < open) return {};
+    return link.substr(open + 1, close - open - 1);
+}
+
+// What names this process's pid space: without all three, no owner can be checked here.
+struct PidSpace {
+    std::string boot = firstLineOf("/proc/sys/kernel/random/boot_id");
+    std::string machine = firstLineOf("/etc/machine-id");
+    std::string pidns = pidNamespace();
+    bool known() const { return !boot.empty() && !machine.empty() && !pidns.empty(); }
+};
+
+// "v2;k=v;..." -> its fields; empty for anything else.
+std::map<std::string, std::string> ownerFields(const std::string& owner) {
+    std::map<std::string, std::string> fields;
+    if (!owner.starts_with("v2;")) return fields;
+    std::istringstream parts(owner.substr(3));
+    for (std::string part; std::getline(parts, part, ';');) {
+        const auto equals = part.find('=');
+        if (equals == std::string::npos) return {};
+        fields[part.substr(0, equals)] = part.substr(equals + 1);
+    }
+    return fields;
+}
+
+bool allDigits(const std::string& text) {
+    return !text.empty() && text.size() <= 19 &&
+           text.find_first_not_of("0123456789") == std::string::npos;
 }
 
 // Field 22 of /proc/PID/stat; empty when the process does not exist.
@@ -43,20 +84,25 @@ std::string annotation(const json& pod, const char* key) {
 
 }  // namespace
 
-std::string currentRunOwner() {
+std::string currentRunOwner(Random& random) {
+    const PidSpace space;
     const std::string pid = std::to_string(::getpid());
-    return fmt::format("{}/{}/{}", hostName(), pid, processStartTicks(pid));
+    const uint32_t high = random.next();
+    const uint32_t low = random.next();
+    return fmt::format("v2;boot={};machine={};pidns={};pid={};start={};token={:08x}{:08x}",
+                       space.boot, space.machine, space.pidns, pid, processStartTicks(pid), high,
+                       low);
 }
 
 bool localOwnerAlive(const std::string& owner) {
-    const auto first = owner.find('/');
-    const auto second = owner.find('/', first == std::string::npos ? first : first + 1);
-    if (first == std::string::npos || second == std::string::npos) return true;
-    if (owner.substr(0, first) != hostName()) return true;
-    const std::string pid = owner.substr(first + 1, second - first - 1);
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) return true;
-    const std::string started = processStartTicks(pid);
-    return !started.empty() && started == owner.substr(second + 1);
+    auto fields = ownerFields(owner);
+    const PidSpace here;
+    if (!here.known() || fields["boot"] != here.boot || fields["machine"] != here.machine ||
+        fields["pidns"] != here.pidns || !allDigits(fields["pid"]) || !allDigits(fields["start"]) ||
+        fields["token"].empty())
+        return true;  // not checkable from here: it expires by its own deadline
+    const std::string started = processStartTicks(fields["pid"]);
+    return !started.empty() && started == fields["start"];
 }
 
 bool isLeftoverRunPod(const json& pod, const OwnerAlive& ownerAlive) {

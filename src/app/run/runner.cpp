@@ -92,8 +92,9 @@ class Run {
             return;
         }
         if (request_.fromPool) {
-            const auto claimed = claimWarmPod(client_, clock_, request_.namespaceName,
-                                              request_.shape, timeoutSeconds, currentRunOwner());
+            const auto claimed =
+                claimWarmPod(client_, clock_, request_.namespaceName, request_.shape,
+                             timeoutSeconds, currentRunOwner(client_.random()));
             if (claimed) {
                 outcome_.pod = claimed->name;
                 outcome_.warm = true;
@@ -109,7 +110,8 @@ class Run {
         // Lets a later run (or gc) tell this pod from a live run's once this process is gone;
         // a pod kept on purpose has no owner to outlive.
         if (!request_.keep)
-            manifest["metadata"]["annotations"][kRunOwnerAnnotation] = currentRunOwner();
+            manifest["metadata"]["annotations"][kRunOwnerAnnotation] =
+                currentRunOwner(client_.random());
         client_.create(kube::resources::pods(), request_.namespaceName, manifest);
         // Only a pod this run created is cleaned up: after a 409 the name is another's pod.
         outcome_.pod = name;
@@ -147,7 +149,11 @@ class Run {
             checkCancelled();
             auto probeRequest = execRequest(mountedCommandLine(request_.shape.workdir));
             probeRequest.timeout = request_.startTimeout;
-            const auto probe = kube::execCapture(client_, probeRequest);
+            const auto probe =
+                kube::execCapture(client_, probeRequest, {4096, request_.startTimeout});
+            if (!probe.complete())
+                throw Error(fmt::format("pod {}: checking that {} is mounted: {}", outcome_.pod,
+                                        request_.shape.workdir, probe.whyCut()));
             if (probe.result.exitCode == 0 && probe.result.message.empty()) return;
             if (attempt >= 50)
                 throw Error(
@@ -172,7 +178,10 @@ class Run {
         if (archive.empty()) return;
         auto request = execRequest(uploadCommandLine(request_.shape.workdir));
         request.timeout = request_.startTimeout;
-        auto captured = kube::execCapture(client_, request, archive);
+        auto captured = kube::execCapture(client_, request, {4096, request_.startTimeout}, archive);
+        if (!captured.complete())
+            throw Error(fmt::format("uploading files into pod {} failed: {}", outcome_.pod,
+                                    captured.whyCut()));
         if (captured.result.exitCode != 0 || !captured.result.message.empty())
             throw Error(fmt::format("uploading files into pod {} failed (tar exit {}): {}",
                                     outcome_.pod, captured.result.exitCode,

@@ -109,6 +109,9 @@ void parsePax(std::string_view body, std::string& path, std::string& link, int64
         const std::string_view value = record.substr(equals + 1);
         // Values keep any NUL they carry: the extractor refuses such names whole, rather than
         // one check reading the whole value and the file system another cut at the NUL.
+        if ((key == "path" || key == "linkpath") && value.size() > PATH_MAX)
+            throw Error(fmt::format("tar: a pax {} of {} bytes (over {}); refused", key,
+                                    value.size(), PATH_MAX));
         if (key == "path") path = std::string(value);
         if (key == "linkpath") link = std::string(value);
         if (key == "size") {
@@ -211,7 +214,13 @@ void TarReader::onHeader(const char* block) {
     const char typeflag = block[156];
     uint64_t size = parseNumber(block + 124, 12);
     if (typeflag == 'x' || typeflag == 'g' || typeflag == 'L' || typeflag == 'K') {
-        if (size > 16 * 1024 * 1024) throw Error("tar: metadata entry too large");
+        // A long name holds one path and its NUL; a pax header a few records.
+        const uint64_t cap = typeflag == 'L' || typeflag == 'K' ? PATH_MAX + 1 : kMaxMetadataEntry;
+        if (size > cap)
+            throw Error(fmt::format("tar: a {} entry of {} bytes (over {}); refused",
+                                    typeflag == 'L' || typeflag == 'K' ? "long-name" : "pax", size,
+                                    cap));
+        if (metadata_) metadata_(kBlock + size);
         metaType_ = typeflag;
         meta_.clear();
         remaining_ = size;
@@ -304,10 +313,13 @@ void TarReader::feed(std::string_view bytes) {
                         if (handler_.end) handler_.end();
                     } else if (metaType_ == 'x') {
                         parsePax(meta_, nextPath_, nextLink_, nextSize_);
-                    } else if (metaType_ == 'L') {
-                        nextPath_ = meta_.substr(0, strnlen(meta_.data(), meta_.size()));
-                    } else if (metaType_ == 'K') {
-                        nextLink_ = meta_.substr(0, strnlen(meta_.data(), meta_.size()));
+                    } else if (metaType_ == 'L' || metaType_ == 'K') {
+                        std::string value = meta_.substr(0, strnlen(meta_.data(), meta_.size()));
+                        if (value.size() > PATH_MAX)
+                            throw Error(
+                                fmt::format("tar: a long name of {} bytes (over {}); refused",
+                                            value.size(), PATH_MAX));
+                        (metaType_ == 'L' ? nextPath_ : nextLink_) = std::move(value);
                     }
                     state_ = padding_ ? State::Padding : State::Header;
                 }

@@ -142,7 +142,7 @@ std::string createClaim(kube::Client& client, const Clock& clock, const std::str
         clock.now() + std::chrono::seconds(timeoutSeconds + kDeadlineMarginSeconds);
     json claim = sandboxClaimManifest(shape, shutdown);
     // So `gc` can tell a claim whose process was killed from one still in use.
-    claim["metadata"]["annotations"][kRunOwnerAnnotation] = currentRunOwner();
+    claim["metadata"]["annotations"][kRunOwnerAnnotation] = currentRunOwner(client.random());
     const json created = client.create(sandboxClaims(), ns, claim);
     return created["metadata"].value("name", "");
 }

@@ -2,26 +2,31 @@
 // Pods of `sandbox run` whose run is over but which were never deleted: the process was
 // killed (kill -9, a lost terminal) or its cleanup could not reach the API server. The next run
 // in the namespace reaps them, and so can `gc`. A pod is a leftover when it has ended (its
-// deadline passed) or when the process that made it (or claimed it from the warm pool), on this
-// host, no longer exists.
+// deadline passed) or when the process that made it (or claimed it from the warm pool) surely
+// no longer exists.
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "rossoctl/kube/client.hpp"
+#include "rossoctl/random.hpp"
 
 namespace rossoctl::app::run {
 
 // Names the process that owns a run pod; stored on the pods it creates (not with --keep).
 inline constexpr const char* kRunOwnerAnnotation = "rossoctl.dev/run-owner";
 
-// "HOST/PID/START" (START: the process's start time in clock ticks since boot, so a reused
-// pid is not taken for the owner).
-std::string currentRunOwner();
+// "v2;boot=B;machine=M;pidns=N;pid=P;start=S;token=T": the kernel's boot id, the machine id,
+// the pid namespace's inode, the pid and its start time in clock ticks since boot (a reused pid
+// is not taken for the owner), and a random token so no two runs ever name the same owner.
+// A hostname is no identity: CI runners and containers share one.
+std::string currentRunOwner(Random& random);
 
-// Whether the owner an annotation names may still be running; unknown owners (another host,
-// unreadable) count as alive, so only what is surely abandoned is reaped.
+// Whether the owner an annotation names may still be running. Only an owner that names this
+// boot, this machine and this pid namespace can be checked here (is that pid, started then,
+// still running?); every other owner (another machine or container, the old HOST/PID/START
+// form, anything malformed) counts as alive and is left to expire by its own deadline.
 using OwnerAlive = std::function<bool(const std::string& owner)>;
 bool localOwnerAlive(const std::string& owner);
 

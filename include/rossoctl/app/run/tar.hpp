@@ -42,7 +42,9 @@ class TarWriter {
 
 // Feed bytes in any split; entries come out through the callbacks. Handles ustar, pax
 // ('x' path/linkpath/size), GNU long names ('L', 'K') and base-256 sizes. Throws Error on a
-// damaged header.
+// damaged header, a name or link target over PATH_MAX, or a metadata entry over
+// kMaxMetadataEntry (the stream is an adversary's: what it makes us hold is bounded).
+inline constexpr uint64_t kMaxMetadataEntry = 64 * 1024;
 class TarReader {
   public:
     struct Handler {
@@ -51,6 +53,9 @@ class TarReader {
         std::function<void()> end;
     };
     explicit TarReader(Handler handler) : handler_(std::move(handler)) {}
+    // Called as a pax or GNU long-name entry's header arrives with its bytes (header block and
+    // body), for the caller to count against its byte cap before the body is read.
+    void onMetadata(std::function<void(uint64_t bytes)> count) { metadata_ = std::move(count); }
     void feed(std::string_view bytes);
     // Throws Error when the stream stopped inside an entry.
     void finish() const;
@@ -60,6 +65,7 @@ class TarReader {
     void onHeader(const char* block);
     enum class State { Header, Data, Meta, Padding };
     Handler handler_;
+    std::function<void(uint64_t)> metadata_;
     State state_ = State::Header;
     std::string block_;  // a partial header block
     uint64_t remaining_ = 0;

