@@ -221,26 +221,26 @@ TEST_CASE("sandbox verify: an --egress-target the project allows is unproven, no
               "unproven: the target is on the allow-list (127.0.0.1 TCP " +
               std::to_string(control.port) + " is within the allowed 127.0.0.0/8") !=
           std::string::npos);
+}
 
-    TEST_CASE("sandbox verify: a probe that floods its output is unproven, its prefix never parsed",
-              "[verify][command][hostile]") {
-        TestHost host;
-        // The token probe's right answer, then more than any probe's cap: what a pod that prints
-        // the compliant text first and then 1.5 GiB would send.
-        const auto honest = hardenedPodAnswers("none");
-        serveHardened(host, "none", sandbox(), hardenedPod("pod-uid-1"), hardenedPod("pod-uid-2"),
-                      [honest](const std::vector<std::string>& command) {
-                          auto script = honest(command);
-                          if (command.size() > 2 && contains(command[2], "rossoctl-token"))
-                              script.stdoutText += std::string(200 * 1024, 'A');
-                          return script;
-                      });
-        const int exitCode =
-            host.run({"sandbox", "verify", "orders", "-o", "json", "--no-restart"});
-        INFO(host.out.str() << host.err.str());
-        CHECK(exitCode == 3);
-        const json checks = verdicts(testing::printedJson(host.out.str()));
-        CHECK(checks["service-account-token"]["live"]["result"] == "unproven");
-        CHECK(checks["service-account-token"]["live"]["evidence"].dump().find(
-                  "printed more than 65536 bytes") != std::string::npos);
-    }
+TEST_CASE("sandbox verify: a probe that floods its output is unproven, its prefix never parsed",
+          "[verify][command][hostile]") {
+    TestHost host;
+    // The token probe's right answer, then more than any probe's cap: what a pod that prints
+    // the compliant text first and then 1.5 GiB would send.
+    const auto honest = hardenedPodAnswers("none");
+    serveHardened(host, "none", sandbox(), hardenedPod("pod-uid-1"), hardenedPod("pod-uid-2"),
+                  [honest](const std::vector<std::string>& command) {
+                      auto script = honest(command);
+                      if (command.size() > 2 && contains(command[2], "rossoctl-token"))
+                          script.stdoutText += std::string(200 * 1024, 'A');
+                      return script;
+                  });
+    const int exitCode = host.run({"sandbox", "verify", "orders", "-o", "json", "--no-restart"});
+    INFO(host.out.str() << host.err.str());
+    CHECK(exitCode == 3);
+    const json checks = verdicts(testing::printedJson(host.out.str()));
+    CHECK(checks["service-account-token"]["live"]["result"] == "unproven");
+    CHECK(checks["service-account-token"]["live"]["evidence"].dump().find(
+              "printed more than 65536 bytes") != std::string::npos);
+}
