@@ -437,8 +437,10 @@ TEST_CASE("a warm-pool sandbox rossoctl creates passes its own verify's limits a
     const json pod = {{"metadata", {{"name", "warm"}}},
                       {"spec", manifest["spec"]["podTemplate"]["spec"]}};
     const json quotas = json::array(
-        {{{"metadata", {{"name", "sandbox-quota"}}}, {"spec", {{"hard", {{"pods", "20"}}}}}}});
-    const Finding limits = limitsStatic(pod, json{{"spec", json::object()}}, quotas);
+        {{{"metadata", {{"name", "sandbox-quota"}}},
+          {"spec", {{"hard", {{"pods", "20"}, {"limits.cpu", "4"}, {"limits.memory", "8Gi"}}}}}}});
+    const Finding limits =
+        limitsStatic(pod, json{{"spec", json::object()}}, quotas, DeadlineBound{});
     INFO(evidence(limits));
     CHECK(limits.verdict == Verdict::Pass);
     CHECK(hostIsolationStatic(pod, restrictedNamespace()).verdict == Verdict::Pass);
