@@ -12,9 +12,9 @@
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/project.hpp"
 #include "rossoctl/model/validation.hpp"
-#include "rossoctl/verify/pod_checks.hpp"
 #include "rossoctl/verify/image_provenance.hpp"
 #include "rossoctl/verify/isolation.hpp"
+#include "rossoctl/verify/pod_checks.hpp"
 #include "rossoctl/verify/probe_site.hpp"
 #include "sandbox_inputs.hpp"
 
@@ -53,9 +53,9 @@ struct Inputs {
     json templatePod;
     std::optional<json> templateServiceAccount;
     std::vector<CredentialSource> credentialSources;
-    std::string clusterIssuer;  // empty: not discoverable with these credentials
-    DeadlineBound deadline;     // the project's lifetime, from now
-    json storageClasses;        // a List's items; null: could not be read
+    std::string clusterIssuer;            // empty: not discoverable with these credentials
+    DeadlineBound deadline;               // the project's lifetime, from now
+    json storageClasses;                  // a List's items; null: could not be read
     std::optional<json> namespaceObject;  // nullopt: could not be read
     std::vector<std::string> nodeAddresses;
     KernelInputs kernel;
@@ -758,7 +758,7 @@ class Verification {
     std::mutex mutex_;  // guards runProblems_ (checks run on threads)
     std::vector<std::string> runProblems_;
     ProbeSite egressSite_;
-    json replacementPod_;               // the pod verify's restart made (null: none)
+    json replacementPod_;           // the pod verify's restart made (null: none)
     std::once_flag probeSiteOnce_;  // the trusted probe starts once, for every check using it
     std::once_flag isolationFactsOnce_;
     IsolationFacts podFacts_;
