@@ -46,7 +46,9 @@ TEST_CASE("memcheck: version, set-env and verify leak nothing", "[valgrind]") {
         {{"version"}, 0},
         {{"sandbox", "set-env", "orders", "MCP_URL=http://new-address:8080/mcp", "-n", ns.name()},
          0},
-        {{"sandbox", "verify", "orders", "-n", ns.name(), "--egress-target", harness::outsideUrl()},
+        // The trusted probe: without it a denial seen from the pod is unproven (exit 3).
+        {{"sandbox", "verify", "orders", "-n", ns.name(), "--egress-target", harness::outsideUrl(),
+          "--trusted-probe", "curlimages/curl:8"},
          0},
     };
     for (const auto& [args, expected] : commands) {
