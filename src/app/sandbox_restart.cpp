@@ -51,9 +51,12 @@ class Restart {
         }
         auto target = currentPod(pods.owned);
         if (!target && pods.owned.empty()) {
-            // Ready=True with no pod: someone deleted it a moment ago and the controller is
-            // making its replacement, which is the fresh pod a restart wants: wait for it.
-            if (!options_.wait || !kube::conditionTrue(sandbox, "Ready"))
+            // A running Sandbox with no pod: someone deleted it a moment ago and the controller
+            // is making its replacement (whatever its status says meanwhile: the released
+            // controller keeps Ready=True, others say PodTerminating), which is the fresh pod a
+            // restart wants: wait for it. A pod of another owner in its place never goes away.
+            const bool foreignPodInPlace = !pods.list.value("items", json::array()).empty();
+            if (!options_.wait || foreignPodInPlace)
                 fail(fmt::format("has no pod; the Sandbox says {}", describeConditions(sandbox)));
             result_.podName = name_;
             result_.notes.push_back(

@@ -234,3 +234,20 @@ TEST_CASE("a pod deleted by someone else a moment before: the restart waits for 
     CHECK(app::describeRestart("orders", result).find("already gone; new pod uid new") !=
           std::string::npos);
 }
+
+TEST_CASE("a pod deleted a moment before, status already Ready=False: the restart still waits",
+          "[restart]") {
+    // The project's fallback controller reports PodTerminating while the replacement is made.
+    json terminatingStatus = sandbox(false);
+    terminatingStatus["status"]["conditions"][0]["reason"] = "PodTerminating";
+    ClientFixture fixture;
+    fixture.server.reply(200, list("10", json::array()));
+    fixture.server.stream({event("ADDED", pod("new", false)), event("MODIFIED", pod("new", true))});
+    fixture.server.reply(200, list("20", json::array({sandbox(true)})));
+    app::RestartOptions options;
+    auto result =
+        app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                            "team1", "orders", options, terminatingStatus);
+    CHECK(result.newUid == "new");
+    CHECK(countMethod(fixture.server, "DELETE") == 0);
+}
