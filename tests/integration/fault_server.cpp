@@ -31,7 +31,7 @@ FaultApiserver::FaultApiserver(const std::vector<std::string>& rules) {
     kubeconfig_ = dir_ + "/kubeconfig";
     logPath_ = dir_ + "/requests.log";
     // Appended, not added: GCC 12 warns falsely on string + literal here (-Warray-bounds).
-    std::string script = ROSSOCTL_SOURCE_DIR;
+    std::string script = harness::sourceDir();
     script.append("/tests/integration/servers/fault_apiserver.py");
     std::vector<std::string> argv{"python3",          script,      "--cluster-dir", clusterDir(),
                                   "--kubeconfig-out", kubeconfig_, "--log",         logPath_};

@@ -26,7 +26,7 @@ std::string clusterScript() {
     const fs::path beside =
         fs::path(clusterDir()).parent_path() / "tests" / "cluster" / "local-cluster";
     if (fs::exists(beside)) return beside.string();
-    return std::string(ROSSOCTL_SOURCE_DIR).append("/tests/cluster/local-cluster");
+    return std::string(harness::sourceDir()).append("/tests/cluster/local-cluster");
 }
 
 namespace {
@@ -75,7 +75,7 @@ Background::Background(const std::vector<std::string>& args) {
                              std::to_string(random()) + std::to_string(::getpid());
     outPath_ = base + ".out";
     errPath_ = base + ".err";
-    std::vector<std::string> words = {ROSSOCTL_BINARY};
+    std::vector<std::string> words = {harness::rossoctlBinary()};
     words.insert(words.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& word : words) argv.push_back(word.data());

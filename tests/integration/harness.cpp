@@ -29,7 +29,7 @@ using rossoctl::kube::resources::namespaces;
 
 std::string clusterDir() {
     if (const char* dir = std::getenv("ROSSOCTL_CLUSTER_DIR")) return dir;
-    return std::string(ROSSOCTL_SOURCE_DIR).append("/.local-cluster");
+    return std::string(harness::sourceDir()).append("/.local-cluster");
 }
 
 std::string kubeconfigPath() {
@@ -40,7 +40,7 @@ std::string limitedKubeconfigPath() {
 }
 // append, not +: GCC 12 at -O2 warns falsely on a temporary + literal (-Warray-bounds).
 std::string kubectlPath() {
-    return std::string(ROSSOCTL_SOURCE_DIR).append("/tests/cluster/bin/kubectl");
+    return std::string(harness::sourceDir()).append("/tests/cluster/bin/kubectl");
 }
 
 std::string outsideUrl(bool byAddress) {
@@ -135,7 +135,7 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input,
 
 RunResult rossoctl(const std::vector<std::string>& args, const std::string& input,
                    const std::map<std::string, std::string>& env, int timeoutSeconds) {
-    std::vector<std::string> argv{ROSSOCTL_BINARY};
+    std::vector<std::string> argv{harness::rossoctlBinary()};
     argv.insert(argv.end(), args.begin(), args.end());
     std::map<std::string, std::string> fullEnv{{"KUBECONFIG", kubeconfigPath()}};
     for (const auto& [name, value] : env) fullEnv[name] = value;

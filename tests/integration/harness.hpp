@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "build_info.hpp"
 #include "rossoctl/kube/client.hpp"
 
 namespace harness {

@@ -99,7 +99,7 @@ struct Measured {
 Measured measuredCp(const std::string& ns, const std::string& from, const std::string& to,
                     const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv = {
-        "/usr/bin/time", "-v", ROSSOCTL_BINARY, "sandbox", "cp", from, to, "-n", ns};
+        "/usr/bin/time", "-v", harness::rossoctlBinary(), "sandbox", "cp", from, to, "-n", ns};
     argv.insert(argv.end(), extra.begin(), extra.end());
     const auto start = std::chrono::steady_clock::now();
     Measured measured;

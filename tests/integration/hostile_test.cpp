@@ -135,8 +135,8 @@ TEST_CASE("a stdout flood under -o json stays within memory and time", "[hostile
     const std::string ns = project.name();
     createProject(ns);
     const auto start = std::chrono::steady_clock::now();
-    auto result = harness::run({"/usr/bin/time", "-v", ROSSOCTL_BINARY, "sandbox", "run", "-n", ns,
-                                "-o", "json", "--timeout", "15s", "--", "yes"},
+    auto result = harness::run({"/usr/bin/time", "-v", harness::rossoctlBinary(), "sandbox", "run",
+                                "-n", ns, "-o", "json", "--timeout", "15s", "--", "yes"},
                                {}, {{"KUBECONFIG", harness::kubeconfigPath()}}, 120);
     const double took = secondsSince(start);
     std::smatch rss;
@@ -152,7 +152,7 @@ TEST_CASE("a stdout flood under -o json stays within memory and time", "[hostile
     CHECK(out["stdoutTruncated"] == true);
     CHECK(out["stdout"].get<std::string>().size() == 16u << 20);
     CHECK_THAT(result.err, Catch::Contains("output truncated"));
-    if (!ROSSOCTL_SANITIZED) CHECK(kib < 256 * 1024);
+    if (!harness::sanitizedBuild()) CHECK(kib < 256 * 1024);
     CHECK(took < 60);
     CHECK(runPodsLeft(ns) == 0);
 }
@@ -180,8 +180,8 @@ TEST_CASE("Ctrl-C during an output flood exits at once and deletes the pod", "[h
     harness::TestNamespace project("hostile-int", /*create=*/false);
     const std::string ns = project.name();
     createProject(ns);
-    std::vector<std::string> args = {ROSSOCTL_BINARY, "sandbox", "run", "-n", ns, "-o",
-                                     "json",          "--",      "yes"};
+    std::vector<std::string> args = {
+        harness::rossoctlBinary(), "sandbox", "run", "-n", ns, "-o", "json", "--", "yes"};
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);

@@ -245,7 +245,7 @@ TEST_CASE("EgressFirewall and CiliumNetworkPolicy pass their upstream schemas", 
         std::string version;
     };
     std::vector<Schema> schemas = {
-        {std::string(ROSSOCTL_SOURCE_DIR)
+        {std::string(harness::sourceDir())
              .append("/tests/integration/testdata/egressfirewalls.crd.yaml"),
          "k8s.ovn.org", "egressfirewalls", "v1"},
         {ciliumModuleDir().append("/pkg/k8s/apis/cilium.io/client/crds/v2/"

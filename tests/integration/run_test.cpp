@@ -208,8 +208,8 @@ TEST_CASE("sandbox run: Ctrl-C deletes the pod", "[run]") {
     harness::TestNamespace project("run-int", /*create=*/false);
     const std::string ns = project.name();
     createProject(ns);
-    std::vector<std::string> args = {ROSSOCTL_BINARY, "sandbox", "run", "-n", ns, "--",
-                                     "sleep",         "60"};
+    std::vector<std::string> args = {
+        harness::rossoctlBinary(), "sandbox", "run", "-n", ns, "--", "sleep", "60"};
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);

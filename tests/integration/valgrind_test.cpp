@@ -14,9 +14,9 @@ harness::RunResult underMemcheck(const std::vector<std::string>& args) {
                                   "--show-leak-kinds=definite,indirect,possible",
                                   "--errors-for-leak-kinds=definite,indirect,possible",
                                   "--error-exitcode=99",
-                                  "--suppressions=" ROSSOCTL_SOURCE_DIR
-                                  "/tests/integration/testdata/valgrind.supp",
-                                  ROSSOCTL_BINARY};
+                                  std::string("--suppressions=") + harness::sourceDir() +
+                                      "/tests/integration/testdata/valgrind.supp",
+                                  harness::rossoctlBinary()};
     argv.insert(argv.end(), args.begin(), args.end());
     return harness::run(argv, {}, {{"KUBECONFIG", harness::kubeconfigPath()}}, 600);
 }
@@ -24,7 +24,7 @@ harness::RunResult underMemcheck(const std::vector<std::string>& args) {
 }  // namespace
 
 TEST_CASE("memcheck: version, set-env and verify leak nothing", "[valgrind]") {
-    if (ROSSOCTL_SANITIZED) {
+    if (harness::sanitizedBuild()) {
         WARN("a sanitizer build cannot run under valgrind; memcheck runs in the plain build");
         return;
     }

@@ -175,7 +175,7 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
         // On a terminal (script(1) gives it one) results are colored unless NO_COLOR or
         // --no-color says otherwise; through a pipe, as above, never.
         auto onTty = [&](const std::string& prefix, const std::string& flags) {
-            const std::string command = prefix + " " + ROSSOCTL_BINARY +
+            const std::string command = prefix + " " + harness::rossoctlBinary() +
                                         " sandbox verify good -n " + ns +
                                         " --no-restart --egress-target " + outside + flags;
             return harness::run({"script", "-qec", command, "/dev/null"}, {},
