@@ -162,3 +162,32 @@ TEST_CASE("sandbox pool --wait --bare-pods: a warm pod whose image cannot be pul
           std::string::npos);
     CHECK(host.clock.monotonic() - started < std::chrono::seconds(10));
 }
+
+TEST_CASE("sandbox pool --wait: a pool short of node capacity says so when its time runs out",
+          "[wait][run]") {
+    TestHost host;
+    serveExtensions(host);
+    host.server.latency = std::chrono::milliseconds(200);
+    const std::string name = app::run::warmPoolName(kShape);
+    const json pool = {
+        {"metadata",
+         {{"name", name}, {"namespace", "team1"}, {"uid", "uid-pool"}, {"resourceVersion", "3"}}},
+        {"status", {{"replicas", 1}, {"readyReplicas", 0}}}};
+    host.server.on("PATCH", kExtensions + "/sandboxtemplates/" + name, 200, "{}");
+    host.server.onJson("PATCH", kExtensions + "/sandboxwarmpools/" + name, 200, pool);
+    host.server.onJson("GET", kExtensions + "/sandboxwarmpools", 200, list({pool}));
+    host.server.onStream("GET", kExtensions + "/sandboxwarmpools?watch=true", {});
+    // Unschedulable is no blocker (capacity may free up), so the wait runs to its time-out.
+    const json unschedulable = {{"type", "Ready"},
+                                {"status", "False"},
+                                {"reason", "DependenciesNotReady"},
+                                {"message", "0/1 nodes are available: 1 Insufficient cpu."}};
+    host.server.onJson("GET", kSandboxes, 200, list({poolSandbox(unschedulable)}));
+    host.server.onJson("GET", kPods, 200, list({}));
+    CHECK(host.run({"sandbox", "pool", "--size", "1", "--wait", "--timeout", "5s"}) == kExitError);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(err.find("did not reach 1 ready sandboxes within --timeout 5s (sandbox pool-abc: "
+                   "Ready=False (DependenciesNotReady: 0/1 nodes are available: 1 Insufficient "
+                   "cpu.))") != std::string::npos);
+}

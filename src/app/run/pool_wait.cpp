@@ -35,11 +35,15 @@ void waitForWarmPool(kube::Client& client, const Clock& clock, const kube::Cance
             fmt::format("SandboxWarmPool {} cannot fill: {}; see kubectl -n {} describe "
                         "sandboxwarmpool {}",
                         name, *waited.blocker, ns, name));
-    if (!waited.wait.satisfied())
+    if (!waited.wait.satisfied()) {
+        // Capacity (Unschedulable) is no blocker, it may free up: said only when time runs out.
+        std::string why;
+        if (!last.is_null()) why = warmPoolNotReadyReason(client, ns, last);
         throw Error(fmt::format(
-            "SandboxWarmPool {} did not reach {} ready sandboxes within --timeout {}; see "
+            "SandboxWarmPool {} did not reach {} ready sandboxes within --timeout {}{}; see "
             "kubectl -n {} describe sandboxwarmpool {}",
-            name, size, timeoutText, ns, name));
+            name, size, timeoutText, why.empty() ? "" : " (" + why + ")", ns, name));
+    }
 }
 
 void waitForBarePool(kube::Client& client, const Clock& clock, const kube::CancelFlag* cancel,

@@ -209,6 +209,17 @@ std::optional<std::string> warmPoolFillFailure(kube::Client& client, const std::
     return std::nullopt;
 }
 
+std::string warmPoolNotReadyReason(kube::Client& client, const std::string& ns, const json& pool) {
+    const std::string poolUid = uidOf(pool);
+    const json list = client.list(kube::resources::sandboxes(kExtensionsVersion), ns, {});
+    for (const auto& sandbox : list.value("items", json::array())) {
+        if (!ownedBy(sandbox, poolUid) || kube::conditionTrue(sandbox, "Ready")) continue;
+        return fmt::format("sandbox {}: {}", sandbox["metadata"].value("name", ""),
+                           describeConditions(sandbox));
+    }
+    return "";
+}
+
 void releaseClaim(kube::Client& client, const std::string& ns, const std::string& claim) {
     kube::DeleteOptions options;
     options.propagationPolicy = "Background";

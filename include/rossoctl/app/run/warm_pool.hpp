@@ -63,6 +63,11 @@ std::optional<std::string> warmPoolFillFailure(kube::Client& client, const std::
                                                const nlohmann::json& pool,
                                                std::chrono::system_clock::time_point since);
 
+// What the pool's first sandbox that is not ready says of itself ("sandbox NAME: Ready=False
+// (...)"), for a wait that ran out of time; empty when every sandbox is ready or none exists.
+std::string warmPoolNotReadyReason(kube::Client& client, const std::string& ns,
+                                   const nlohmann::json& pool);
+
 // Deletes the claim; its Sandbox and pod follow by owner reference.
 void releaseClaim(kube::Client& client, const std::string& ns, const std::string& claim);
 
