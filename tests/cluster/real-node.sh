@@ -19,6 +19,8 @@ PRIVATE_REGISTRY=127.0.0.1:5001
 PRIVATE_HOST=registry.rossoctl.test
 PRIVATE_IMAGES=("docker.io/library/busybox:1.36=$PRIVATE_HOST/private/busybox:1.36")
 REAL_POD_CIDR=10.250.0.0/24
+# Logical CPUs the node advertises (node_ns_script says why it is not the machine's count).
+REAL_NODE_CPUS=${LOCAL_CLUSTER_NODE_CPUS:-16}
 REAL_BRIDGE=lc-cni0
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.2
 COREDNS_IMAGE=localcluster/coredns:v1.15.0
@@ -331,6 +333,27 @@ for kv in vm/overcommit_memory=1 vm/panic_on_oom=0 kernel/panic=10 kernel/panic_
   echo "\${kv#*=}" >"\$f"
   mount --bind "\$f" "/proc/sys/\${kv%%=*}"
 done
+# The node shows the kubelet (cAdvisor reads sysfs) $REAL_NODE_CPUS logical CPUs, whatever the
+# machine has: the suite's sandboxes request more than two cores in all, and on a 2-core machine
+# the scheduler left them Pending ("Insufficient cpu"). Each container's CFS quota still
+# enforces its limit.
+fake=/run/localcluster-sysnode/node0
+mkdir -p "\$fake"
+cat /sys/devices/system/node/node0/meminfo >"\$fake/meminfo"
+echo 10 >"\$fake/distance"
+for h in /sys/devices/system/node/node0/hugepages/hugepages-*; do
+  [ -d "\$h" ] || continue
+  mkdir -p "\$fake/hugepages/\${h##*/}"
+  cat "\$h/nr_hugepages" >"\$fake/hugepages/\${h##*/}/nr_hugepages"
+done
+for i in \$(seq 0 $((REAL_NODE_CPUS - 1))); do
+  mkdir -p "\$fake/cpu\$i/topology"
+  echo "\$i" >"\$fake/cpu\$i/topology/core_id"
+  echo 0 >"\$fake/cpu\$i/topology/physical_package_id"
+done
+mount --bind /run/localcluster-sysnode /sys/devices/system/node
+echo "0-$((REAL_NODE_CPUS - 1))" >/run/localcluster-sysctl/cpu_online
+mount --bind /run/localcluster-sysctl/cpu_online /sys/devices/system/cpu/online
 ip link set lo up
 sysctl -qw net.ipv4.ip_forward=1 net.bridge.bridge-nf-call-iptables=1
 exec -a "localcluster-node-ns $STATE" sleep infinity
@@ -368,10 +391,25 @@ setup_outside_veth() {
     nsenter -t "$out" -n -- ip route add default via "$OUTSIDE_GW"
 }
 
-# publish_outside: the URLs tests read (CONTRACT "Network"), as the look-alike writes them.
+# publish_outside: the URLs tests read (CONTRACT "Network"). The client machine reaches the
+# outside world too (verify's positive control connects from there): a route through the node's
+# veth (it goes with the veth) and the name in /etc/hosts, marked with the state dir.
 publish_outside() {
+  ip route replace "$OUTSIDE_NET" via "$VETH_NODE_IP" dev "$HOST_VETH" || return 1
+  remove_outside_hosts_entry
+  printf '%s %s %s\n' "$OUTSIDE_IP" "$OUTSIDE_NAME" "$(outside_hosts_marker)" >>/etc/hosts
   echo "http://$OUTSIDE_NAME/" >"$STATE/outside-url"
   echo "http://$OUTSIDE_IP/" >"$STATE/outside-url-ip"
+}
+
+outside_hosts_marker() { echo "# localcluster-outside $STATE"; }
+
+# Rewritten in place: /etc/hosts is often a bind mount that a rename would not replace.
+remove_outside_hosts_entry() {
+  local marker kept; marker=$(outside_hosts_marker)
+  grep -qF -- "$marker" /etc/hosts 2>/dev/null || return 0
+  kept=$(grep -vF -- "$marker" /etc/hosts)
+  printf '%s\n' "$kept" >/etc/hosts
 }
 
 # --- components ------------------------------------------------------------------
@@ -556,6 +594,7 @@ stop_real_node() {
   done
   [[ $left == 0 ]] || log "warning: cgroups under $CGROUP_ROOT remain (/sys/fs/cgroup/*$CGROUP_ROOT)"
   ip link del "$HOST_VETH" 2>/dev/null || true
+  remove_outside_hosts_entry
   rm -f "$APISERVER_LINK_SOCK"
   local traces; traces=$(real_node_traces)
   [[ -z $traces ]] || { log "warning: the real node left on the host:"; sed 's/^/    /' <<<"$traces" >&2; }
@@ -571,5 +610,6 @@ real_node_traces() {
     tr '\0' ' ' <"$q/cmdline" 2>/dev/null | grep -qF -- "$NODE_DIR" && echo "process ${q#/proc/}: $(tr '\0' ' ' <"$q/cmdline")"
   done
   grep -F -- "$NODE_DIR" /proc/self/mountinfo | awk '{print "mount", $5}'
+  grep -F -- "$(outside_hosts_marker)" /etc/hosts | sed 's/^/\/etc\/hosts: /'
   return 0
 }
