@@ -20,7 +20,7 @@ PRIVATE_HOST=registry.rossoctl.test
 PRIVATE_IMAGES=("docker.io/library/busybox:1.36=$PRIVATE_HOST/private/busybox:1.36")
 REAL_POD_CIDR=10.250.0.0/24
 # Logical CPUs the node advertises (node_ns_script says why it is not the machine's count).
-REAL_NODE_CPUS=${LOCAL_CLUSTER_NODE_CPUS:-16}
+REAL_NODE_CPUS=${LOCAL_CLUSTER_NODE_CPUS:-32}
 REAL_BRIDGE=lc-cni0
 PAUSE_IMAGE=registry.k8s.io/pause:3.10.2
 COREDNS_IMAGE=localcluster/coredns:v1.15.0
@@ -46,7 +46,7 @@ record_node_kind() {
 }
 
 REAL_NODE_COMPONENTS=(node-ns apiserver-link apiserver-link-node registry registry-private outside containerd
-  kubelet kube-proxy kube-router)
+  kubelet kube-proxy kube-router provisioner)
 # The outside world: a network namespace of its own behind the node's, with the look-alike's
 # HTTP server (`localcluster node outside`) on two addresses; pods reach it through the node.
 OUTSIDE_NET=10.251.0.0/24
@@ -447,6 +447,8 @@ real_component_args() {
       --kubeconfig "$STATE/kubeconfig-node" --root-dir "$NODE_DIR/kubelet" --cert-dir "$NODE_DIR/pki"
       --hostname-override local-node --node-ip "$VETH_NODE_IP") ;;
     kube-proxy) ARGS=(nsenter -t "$(node_ns_pid)" -m -n -- "$BIN/kube-proxy" --config "$NODE_DIR/kube-proxy.yaml") ;;
+    # hostPath volumes under the node's dir, which the kubelet sees at the same path.
+    provisioner) ARGS=("$LC" provisioner --kubeconfig "$KUBECONFIG_ADMIN" --dir "$NODE_DIR/pvcs") ;;
     kube-router) ARGS=(nsenter -t "$(node_ns_pid)" -m -n -- "$BIN/kube-router" --kubeconfig "$STATE/kubeconfig"
       --run-firewall=true --run-router=false --run-service-proxy=false --hostname-override=local-node
       --enable-cni=false --health-port=0 --metrics-port=0 --service-cluster-ip-range=10.96.0.0/16) ;;
@@ -465,6 +467,9 @@ real_wait_component() {
     registry-private) wait_until "$TIMEOUT" "$1" "the registry on $PRIVATE_REGISTRY" \
       in_node_ns bash -c "exec 3<>/dev/tcp/${PRIVATE_REGISTRY%:*}/${PRIVATE_REGISTRY#*:}" ;;
     containerd) wait_until "$TIMEOUT" "$1" "$NODE_DIR/containerd.sock" test -S "$NODE_DIR/containerd.sock" ;;
+    # Its first sync hooks its chains into the node's tables: policies hold from then on.
+    kube-router) wait_until "$TIMEOUT" "$1" "kube-router's rules in FORWARD" \
+      in_node_ns sh -c 'iptables -S FORWARD | grep -q -- "-j KUBE-ROUTER-FORWARD"' ;;
     outside) setup_outside_veth && wait_until "$TIMEOUT" "$1" "the outside world on $OUTSIDE_IP:80" \
       in_node_ns bash -c "exec 3<>/dev/tcp/$OUTSIDE_IP/80" && publish_outside ;;
     *) sleep 1; running "$1" || { log "$1 exited at start"; show_log "$1"; return 1; } ;;
@@ -519,6 +524,20 @@ start_real_component() {
   fi
 }
 
+# A stopped kube-router enforces nothing, as a cluster with no policy engine (the switch the
+# tests use for "NetworkPolicy not enforced"): its rules stay in the node's tables, so their
+# hooks go; its next start puts them back.
+unhook_kube_router() {
+  real_node_ids
+  local chain n
+  for chain in INPUT FORWARD OUTPUT; do
+    while n=$(in_node_ns iptables -L "$chain" -n --line-numbers |
+      awk -v c="KUBE-ROUTER-$chain" '$2 == c {print $1; exit}') && [[ -n $n ]]; do
+      in_node_ns iptables -D "$chain" "$n" || return 1
+    done
+  done
+}
+
 start_real_node() {
   real_node_ids
   write_real_node_config
@@ -530,7 +549,7 @@ start_real_node() {
   for c in containerd kubelet; do start_real_component "$c" || return 1; done
   # kube-router reads its node's addresses from the Node object at start.
   wait_until "$NODE_TIMEOUT" kubelet "Node local-node registered" kubectl get node local-node || return 1
-  for c in kube-proxy kube-router; do start_real_component "$c" || return 1; done
+  for c in kube-proxy kube-router provisioner; do start_real_component "$c" || return 1; done
   apply_real_node_addons
 }
 
@@ -564,7 +583,7 @@ pids_in_cgroups() {
 stop_real_node() {
   real_node_ids
   local c p ns_mnt
-  for c in kube-router kube-proxy kubelet; do stop_component "$c"; done
+  for c in provisioner kube-router kube-proxy kubelet; do stop_component "$c"; done
   if p=$(node_ns_pid); then
     ns_mnt=$(readlink "/proc/$p/ns/mnt")
     stop_component containerd

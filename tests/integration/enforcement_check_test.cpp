@@ -1,8 +1,10 @@
-// project create proves its default-deny live: on a namespace where the local node has been told
-// to enforce no NetworkPolicy it says so and exits 3; --no-check skips the proof.
+// project create proves its default-deny live: where NetworkPolicy is not enforced (the local
+// cluster's switch: the look-alike node told to ignore the namespace, the real node without its
+// policy engine) it says so and exits 3; --no-check skips the proof.
 #include <catch2/catch.hpp>
 #include <chrono>
 
+#include "fault_support.hpp"
 #include "harness.hpp"
 #include "rossoctl/kube/resource.hpp"
 
@@ -10,8 +12,6 @@ using nlohmann::json;
 namespace resources = rossoctl::kube::resources;
 
 namespace {
-
-constexpr const char* kIgnoreAnnotation = "localcluster.rossoctl.dev/ignore-networkpolicy";
 
 bool checkObjectsGone(const std::string& ns) {
     const std::string selector = "rossoctl.dev/enforcement-check";
@@ -41,24 +41,27 @@ TEST_CASE("project create proves default-deny is enforced", "[project-check]") {
              << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
         CHECK(harness::eventually([&] { return checkObjectsGone(project.name()); }, 30));
     }
+}
 
-    SECTION("a namespace whose policies are not enforced fails loudly; --no-check skips it") {
-        harness::admin().patch(
-            resources::namespaces(), "", project.name(), rossoctl::kube::PatchType::Merge,
-            json{{"metadata", {{"annotations", {{kIgnoreAnnotation, "true"}}}}}}.dump());
-        auto result = harness::rossoctl({"project", "create", project.name()});
-        INFO(result.out << result.err);
-        CHECK(result.exitCode == 3);
-        CHECK_THAT(result.err, Catch::Contains("NetworkPolicy is NOT ENFORCED") &&
-                                   Catch::Contains("--no-check"));
-        CHECK(harness::admin().getIfExists(resources::networkPolicies(), project.name(),
-                                           "default-deny"));
-        CHECK(harness::eventually([&] { return checkObjectsGone(project.name()); }, 30));
+TEST_CASE("project create fails loudly where policies are not enforced; --no-check skips it",
+          "[project-check][outage]") {
+    harness::TestNamespace project("check-off");
+    harness::admin().patch(
+        resources::namespaces(), "", project.name(), rossoctl::kube::PatchType::Merge,
+        json{{"metadata", {{"labels", {{"rossoctl.dev/sandbox-project", "true"}}}}}}.dump());
+    harness::PoliciesUnenforced unenforced(project.name());
+    auto result = harness::rossoctl({"project", "create", project.name()});
+    INFO(result.out << result.err);
+    CHECK(result.exitCode == 3);
+    CHECK_THAT(result.err,
+               Catch::Contains("NetworkPolicy is NOT ENFORCED") && Catch::Contains("--no-check"));
+    CHECK(
+        harness::admin().getIfExists(resources::networkPolicies(), project.name(), "default-deny"));
+    CHECK(harness::eventually([&] { return checkObjectsGone(project.name()); }, 30));
 
-        auto skipped = harness::rossoctl({"project", "create", project.name(), "--no-check"});
-        INFO(skipped.out << skipped.err);
-        CHECK(skipped.exitCode == 0);
-        CHECK(skipped.err.find("Enforcement") == std::string::npos);
-        CHECK(skipped.err.find("NOT ENFORCED") == std::string::npos);
-    }
+    auto skipped = harness::rossoctl({"project", "create", project.name(), "--no-check"});
+    INFO(skipped.out << skipped.err);
+    CHECK(skipped.exitCode == 0);
+    CHECK(skipped.err.find("Enforcement") == std::string::npos);
+    CHECK(skipped.err.find("NOT ENFORCED") == std::string::npos);
 }

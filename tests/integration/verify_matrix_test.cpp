@@ -6,6 +6,7 @@
 #include <chrono>
 #include <future>
 
+#include "fault_support.hpp"
 #include "harness.hpp"
 #include "rossoctl/model/sandbox.hpp"
 
@@ -400,26 +401,51 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                            << matrix);
 }
 
-// Issue 35's live attacks that need a namespace of their own: one whose policies the node
-// ignores (the local cluster's documented switch), one whose Pod Security level lets a
-// container keep NET_RAW.
-TEST_CASE("sandbox verify: the pod's tools, its PID space and a NET_RAW neighbour decide nothing",
-          "[verify-matrix]") {
+// Issue 35's live attacks that need a namespace of their own: one whose policies are not
+// enforced (the local cluster's documented switch: on the real node no policy engine at all, so
+// the case runs alone, [outage]), one whose Pod Security level lets a container keep NET_RAW.
+namespace {
+
+bool sandboxIsReady(const std::string& space, const std::string& name) {
+    auto sandbox = harness::admin().getIfExists(sandboxes(), space, name);
+    return sandbox && rossoctl::model::sandboxReady(*sandbox);
+}
+
+// Verify's egress check of sandbox `name`, which must end unproven or failed (exit 3).
+json egressOf(const std::string& space, const std::string& name,
+              const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"sandbox",
+                                  "verify",
+                                  name,
+                                  "-n",
+                                  space,
+                                  "--no-restart",
+                                  "--egress-target",
+                                  harness::outsideUrl(),
+                                  "-o",
+                                  "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto result = harness::rossoctl(args, {}, {}, 300);
+    INFO(result.out << result.err);
+    CHECK(result.exitCode == 3);
+    const json report = json::parse(result.out, nullptr, false);
+    REQUIRE(report.is_object());
+    for (const auto& check : report["checks"])
+        if (check["id"] == "egress") return check;
+    FAIL("no egress check");
+    return json();
+}
+
+}  // namespace
+
+TEST_CASE("sandbox verify: the pod's tools and its PID space decide nothing",
+          "[verify-matrix][outage]") {
     harness::TestNamespace ignored("verify35-ignored", false);
-    harness::TestNamespace baseline("verify35-baseline", false);
-    for (const auto* project : {&ignored, &baseline}) {
-        std::vector<std::string> args{"project", "create", project->name(), "--no-check"};
-        if (project == &baseline) args.insert(args.end(), {"--pod-security", "baseline"});
-        auto created = harness::rossoctl(args);
-        INFO(created.out << created.err);
-        REQUIRE(created.exitCode == 0);
-    }
+    auto created = harness::rossoctl({"project", "create", ignored.name(), "--no-check"});
+    INFO(created.out << created.err);
+    REQUIRE(created.exitCode == 0);
+    harness::PoliciesUnenforced unenforced(ignored.name());
     auto& admin = harness::admin();
-    {
-        json ns = admin.get(resources::namespaces(), "", ignored.name());
-        ns["metadata"]["annotations"]["localcluster.rossoctl.dev/ignore-networkpolicy"] = "true";
-        admin.update(resources::namespaces(), "", ns);
-    }
     // Point 5: the agent's PATH starts with a directory it writes, holding a curl that prints
     // the probe's failure markers.
     json liar = smallSandbox(ignored.name(), "fake-curl");
@@ -433,6 +459,28 @@ TEST_CASE("sandbox verify: the pod's tools, its PID space and a NET_RAW neighbou
     admin.create(sandboxes(), ignored.name(), liar);
     // Point 6's sandbox: hardened, its policies not enforced.
     admin.create(sandboxes(), ignored.name(), smallSandbox(ignored.name(), "unenforced"));
+    REQUIRE(harness::eventually([&] { return sandboxIsReady(ignored.name(), "fake-curl"); }, 180));
+    REQUIRE(harness::eventually([&] { return sandboxIsReady(ignored.name(), "unenforced"); }, 180));
+    SECTION("a fake curl on the pod's PATH is never the probe") {
+        const json egress = egressOf(ignored.name(), "fake-curl", {});
+        CHECK(egress["live"]["result"] == "fail");  // the image's /usr/bin/curl connected
+        CHECK_THAT(evidenceOf(egress), Catch::Contains("connected to"));
+    }
+    SECTION("policies not enforced: the trusted probe sees the open egress") {
+        const json trusted =
+            egressOf(ignored.name(), "unenforced", {"--trusted-probe", "curlimages/curl:8"});
+        CHECK(trusted["live"]["result"] == "fail");
+        CHECK_THAT(evidenceOf(trusted), Catch::Contains("connected to"));
+    }
+}
+
+TEST_CASE("sandbox verify: a NET_RAW neighbour leaves the trusted probe's denial unproven",
+          "[verify-matrix]") {
+    harness::TestNamespace baseline("verify35-baseline", false);
+    auto created = harness::rossoctl(
+        {"project", "create", baseline.name(), "--no-check", "--pod-security", "baseline"});
+    INFO(created.out << created.err);
+    REQUIRE(created.exitCode == 0);
     // Point 7: a neighbour running as root with the runtime's default capabilities.
     json neighbour = smallSandbox(baseline.name(), "raw-neighbour");
     json root = agent(neighbour);
@@ -441,49 +489,15 @@ TEST_CASE("sandbox verify: the pod's tools, its PID space and a NET_RAW neighbou
     root["securityContext"] = {{"runAsUser", 0}, {"runAsNonRoot", false}};
     podSpec(neighbour)["containers"].push_back(root);
     podSpec(neighbour).erase("securityContext");
-    admin.create(sandboxes(), baseline.name(), neighbour);
-    auto ready = [&](const std::string& space, const std::string& name) {
-        auto sandbox = admin.getIfExists(sandboxes(), space, name);
-        return sandbox && rossoctl::model::sandboxReady(*sandbox);
-    };
-    REQUIRE(harness::eventually([&] { return ready(ignored.name(), "fake-curl"); }, 180));
-    REQUIRE(harness::eventually([&] { return ready(ignored.name(), "unenforced"); }, 180));
+    harness::admin().create(sandboxes(), baseline.name(), neighbour);
     {
-        INFO(admin.get(sandboxes(), baseline.name(), "raw-neighbour").dump());
-        REQUIRE(harness::eventually([&] { return ready(baseline.name(), "raw-neighbour"); }, 180));
+        INFO(harness::admin().get(sandboxes(), baseline.name(), "raw-neighbour").dump());
+        REQUIRE(harness::eventually(
+            [&] { return sandboxIsReady(baseline.name(), "raw-neighbour"); }, 180));
     }
-    const std::string outside = harness::outsideUrl();
-    auto egressOf = [&](const std::string& space, const std::string& name,
-                        const std::vector<std::string>& extra) {
-        std::vector<std::string> args{"sandbox",      "verify",          name,    "-n", space,
-                                      "--no-restart", "--egress-target", outside, "-o", "json"};
-        args.insert(args.end(), extra.begin(), extra.end());
-        auto result = harness::rossoctl(args, {}, {}, 300);
-        INFO(result.out << result.err);
-        CHECK(result.exitCode == 3);
-        const json report = json::parse(result.out, nullptr, false);
-        REQUIRE(report.is_object());
-        for (const auto& check : report["checks"])
-            if (check["id"] == "egress") return check;
-        FAIL("no egress check");
-        return json();
-    };
-    SECTION("a fake curl on the pod's PATH is never the probe") {
-        const json egress = egressOf(ignored.name(), "fake-curl", {});
-        CHECK(egress["live"]["result"] == "fail");  // the image's /usr/bin/curl connected
-        CHECK_THAT(evidenceOf(egress), Catch::Contains("connected to"));
-    }
-    SECTION("policies the node ignores: the trusted probe sees the open egress") {
-        const json trusted =
-            egressOf(ignored.name(), "unenforced", {"--trusted-probe", "curlimages/curl:8"});
-        CHECK(trusted["live"]["result"] == "fail");
-        CHECK_THAT(evidenceOf(trusted), Catch::Contains("connected to"));
-    }
-    SECTION("a neighbour that can hold NET_RAW leaves the trusted probe's denial unproven") {
-        const json egress =
-            egressOf(baseline.name(), "raw-neighbour", {"--trusted-probe", "curlimages/curl:8"});
-        CHECK(egress["live"]["result"] == "unproven");
-        CHECK_THAT(evidenceOf(egress),
-                   Catch::Contains("container neighbour keeps the default NET_RAW"));
-    }
+    const json egress =
+        egressOf(baseline.name(), "raw-neighbour", {"--trusted-probe", "curlimages/curl:8"});
+    CHECK(egress["live"]["result"] == "unproven");
+    CHECK_THAT(evidenceOf(egress),
+               Catch::Contains("container neighbour keeps the default NET_RAW"));
 }

@@ -10,6 +10,7 @@ import (
 
 	"rossoctl.dev/localcluster/internal/controlplane"
 	"rossoctl.dev/localcluster/internal/node"
+	"rossoctl.dev/localcluster/internal/provisioner"
 	"rossoctl.dev/localcluster/internal/sandboxcontroller"
 )
 
@@ -21,6 +22,7 @@ var components = map[string]func(args []string) int{
 	"kubectl":                 controlplane.KubectlMain,
 	"sandbox-controller":      sandboxcontroller.Main,
 	"node":                    node.Main,
+	"provisioner":             provisioner.Main,
 	// Helpers for the local-cluster driver.
 	"pki":        controlplane.PKIMain,
 	"free-ports": controlplane.FreePortsMain,

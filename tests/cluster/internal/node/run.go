@@ -17,6 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
+
+	"rossoctl.dev/localcluster/internal/provisioner"
 )
 
 func runMain(args []string) int {
@@ -131,7 +133,7 @@ func runNode(p paths, capa capacity) error {
 	klog.Infof("node %s registered, kubelet port %d", nodeName, port)
 	go heartbeat(ctx, client, capa, port)
 	go ensureAddons(ctx, admin, p, m.self)
-	go provision(ctx, admin, p)
+	go provisioner.Run(ctx, admin, p.node("pvcs"))
 	go m.run(ctx)
 	<-ctx.Done()
 	klog.Infof("node stopping: killing pods")
