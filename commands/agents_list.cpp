@@ -17,26 +17,34 @@ struct ListOptions {
 };
 
 // -w/--watch-only: the list (unless --watch-only), then each change of any agent kind as it
-// happens, until Ctrl-C (exit 130).
+// happens, until Ctrl-C (exit 130). The list is one table; each change is a row under its
+// columns.
 int watchAgents(app::Context& context, const ListOptions& options, const std::string& ns,
                 ui::OutputFormat format) {
+    const bool table = format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide;
+    ui::StreamingTable rows(context.out(), options.output.noHeaders,
+                            format == ui::OutputFormat::Wide);
     bool headerDone = false;
-    auto print = [&](const app::Agent& agent) {
-        if (printWatchedTemplate(context.out(), options.output, agent.object, !headerDone)) {
-            headerDone = true;
-        } else if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
-            auto table = app::agentTable(options.allNamespaces, false);
-            app::addAgentRow(table, agent, std::nullopt, context.clock().now(),
-                             options.allNamespaces, false);
-            ui::printTable(context.out(), table, options.output.noHeaders || headerDone,
-                           format == ui::OutputFormat::Wide);
-            headerDone = true;
+    auto print = [&](const std::vector<app::Agent>& agents) {
+        if (table) {
+            auto page = app::agentTable(options.allNamespaces, false);
+            for (const auto& agent : agents)
+                app::addAgentRow(page, agent, std::nullopt, context.clock().now(),
+                                 options.allNamespaces, false);
+            rows.print(page);
         } else {
-            // One stream: kubectl separates documents, with nothing before the first.
-            if (format == ui::OutputFormat::Yaml && headerDone) context.out() << "---\n";
-            headerDone = true;
-            app::printObjects(context.out(), format, {agent}, true,
-                              options.output.showManagedFields);
+            for (const auto& agent : agents) {
+                if (printWatchedTemplate(context.out(), options.output, agent.object,
+                                         !headerDone)) {
+                    headerDone = true;
+                    continue;
+                }
+                // One stream: kubectl separates documents, with nothing before the first.
+                if (format == ui::OutputFormat::Yaml && headerDone) context.out() << "---\n";
+                headerDone = true;
+                app::printObjects(context.out(), format, {agent}, true,
+                                  options.output.showManagedFields);
+            }
         }
         context.out() << std::flush;  // a pipe sees each change as it happens
     };

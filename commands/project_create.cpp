@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <set>
 
@@ -31,6 +32,8 @@ struct ProjectCreateOptions {
     bool showManagedFields = false;
     bool noCheck = false;
     std::string checkImage = app::EnforcementCheckOptions{}.image;
+    std::string timeout = "2m";
+    std::chrono::milliseconds timeoutValue{0};
 };
 
 void validate(ProjectCreateOptions& options) {
@@ -52,6 +55,9 @@ void validate(ProjectCreateOptions& options) {
     project.egress = model::parseEgressMechanism(options.egress);
     model::validateProjectOptions(project);
     if (!options.output.empty()) ui::parseOutputFormat(options.output, {"yaml", "json", "name"});
+    options.timeoutValue = app::parseDuration(options.timeout, "--timeout");
+    if (options.timeoutValue.count() <= 0)
+        throw UsageError("--timeout must be more than 0: project create waits on the cluster");
 }
 
 // Auto picks the platform's own mechanism; a forced one must be served, except when only
@@ -163,14 +169,30 @@ void printSummary(app::Context& context, const model::ProjectOptions& project,
 }
 
 // The live proof that default-deny is enforced; exit 3 when it is not (or cannot be shown).
-int proveEnforcement(app::Context& context, const ProjectCreateOptions& options) {
+// The check runs in what is left of --timeout once the quota controller has counted usage:
+// before that, quota admission refuses every pod, the check's too.
+int proveEnforcement(app::Context& context, const ProjectCreateOptions& options,
+                     const app::ProjectWriteResult& written,
+                     std::chrono::steady_clock::time_point deadline) {
     if (options.noCheck || !options.dryRun.empty()) return 0;
-    app::EnforcementCheckOptions check;
-    check.image = options.checkImage;
-    check.runtimeClass = options.project.runtimeClass;  // the project's policy refuses others
-    check.cancel = context.cancelFlag();
-    const auto result = app::checkDefaultDenyEnforced(context.client(), context.clock(),
-                                                      options.project.name, check);
+    app::EnforcementResult result;
+    if (!written.quotaCounted) {
+        result.evidence.push_back(fmt::format(
+            "the quota controller had not counted usage in {} within --timeout {}, and until it "
+            "has quota admission refuses every pod, the check's too; run this again once it has "
+            "(it converges), or raise --timeout",
+            options.project.name, options.timeout));
+    } else {
+        app::EnforcementCheckOptions check;
+        check.image = options.checkImage;
+        check.runtimeClass = options.project.runtimeClass;  // the project's policy refuses others
+        check.cancel = context.cancelFlag();
+        check.startTimeout = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          deadline - context.clock().monotonic()),
+                                      std::chrono::milliseconds(std::chrono::seconds(1)));
+        result = app::checkDefaultDenyEnforced(context.client(), context.clock(),
+                                               options.project.name, check);
+    }
     const double seconds = static_cast<double>(result.took.count()) / 1000;
     if (result.verdict == app::Enforcement::Enforced) {
         context.err() << fmt::format(
@@ -217,9 +239,11 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     }
 
     // run: the writes are app::writeProject's; what they found is worded here
-    const auto written =
-        app::writeProject(context, plan, project.name,
-                          {.serverDryRun = options.dryRun == "server", .adopt = options.adopt});
+    const auto deadline = context.clock().monotonic() + options.timeoutValue;
+    const auto written = app::writeProject(context, plan, project.name,
+                                           {.serverDryRun = options.dryRun == "server",
+                                            .adopt = options.adopt,
+                                            .quotaTimeout = options.timeoutValue});
     if (written.onlyNamespaceChecked)
         context.err() << fmt::format(
             "Note: namespace \"{}\" does not exist yet, so the server checked only the "
@@ -227,15 +251,22 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
             project.name, plan.objects.size() - written.objects.size());
     if (written.egressChanged) warnEgressChanged(context, options);
     if (!written.quotaCounted)
-        context.err() << "Warning: the quota controller has not counted usage in " << project.name
-                      << " yet; new pods are refused until it has\n";
+        context.err() << fmt::format(
+            "Warning: the quota controller has not counted usage in {} within --timeout {}; new "
+            "pods are refused until it has\n",
+            project.name, options.timeout);
+    else if (written.quotaWaited >= std::chrono::seconds(1))
+        context.err() << fmt::format(
+            "Waited {:.1f}s for the quota controller to count usage in {} (new pods are refused "
+            "until it has)\n",
+            static_cast<double>(written.quotaWaited.count()) / 1000, project.name);
     if (!options.output.empty()) {
         printObjects(context, options, written.objects);
-        return proveEnforcement(context, options);
+        return proveEnforcement(context, options, written, deadline);
     }
     for (const auto& line : written.lines) context.out() << line << '\n';
     printSummary(context, project, plan, options.dryRun);
-    return proveEnforcement(context, options);
+    return proveEnforcement(context, options, written, deadline);
 }
 
 }  // namespace
@@ -315,6 +346,11 @@ void registerProjectCreate(CLI::App& project, CommandHost& host) {
         ->add_option("--check-image", options->checkImage,
                      "Image of the check's two short-lived pods (needs sh and python3 or nc)")
         ->capture_default_str();
+    command
+        ->add_option("--timeout", options->timeout,
+                     "Longest to wait for the cluster: the quota controller to count usage, then "
+                     "the check's pods to run")
+        ->capture_default_str();
     command->footer(
         "Examples:\n"
         "  rossoctl project create team1\n"
@@ -327,7 +363,9 @@ void registerProjectCreate(CLI::App& project, CommandHost& host) {
         "others changed): run it again to converge or to finish a run that failed.\n"
         "After writing, two short-lived pods prove the default-deny is enforced: a client reaches\n"
         "a server while a temporary policy allows it, and cannot once it is gone (a network\n"
-        "plugin that ignores NetworkPolicy accepts the objects and enforces nothing).\n"
+        "plugin that ignores NetworkPolicy accepts the objects and enforces nothing). Until the\n"
+        "quota controller has counted usage in a new namespace every pod is refused, so both\n"
+        "wait for it first, within --timeout, and say how long that took.\n"
         "Exit codes: 0 done; 1 API error or refused namespace; 2 invalid input (nothing sent);\n"
         "3 the policies were written but are not enforced, or that could not be shown (--no-check\n"
         "skips the check).");

@@ -2,9 +2,12 @@
 // sandboxes of a project.
 #include <fmt/format.h>
 
+#include <map>
+
 #include "conventions.hpp"
 #include "project_common.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/agents.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/model/pod.hpp"
@@ -51,13 +54,20 @@ json gather(app::Context& context, const std::string& name) {
         policy["rossoctl.dev/allows"] = model::describePolicy(policy);
     }
     result["policies"] = policies;
+    json sandboxes = json::array();
     try {
-        result["sandboxes"] = itemsOrEmpty(context, discovery.sandboxes(), name);
+        sandboxes = itemsOrEmpty(context, discovery.sandboxes(), name);
     } catch (const kube::ApiError&) {
         throw;
     } catch (const Error&) {
-        result["sandboxes"] = json::array();  // the Sandbox API is not installed
+        // the Sandbox API is not installed
     }
+    // A warm pool's spares apart from the project's own sandboxes.
+    result["sandboxes"] = json::array();
+    result["warmPoolSandboxes"] = json::array();
+    for (auto& sandbox : sandboxes)
+        result[app::isWarmPoolSpare(sandbox) ? "warmPoolSandboxes" : "sandboxes"].push_back(
+            std::move(sandbox));
     return result;
 }
 
@@ -87,6 +97,22 @@ void printLimits(std::ostream& out, const json& limitRange) {
         }
         ui::printTable(out, table, false, false);
     }
+}
+
+// One line per SandboxWarmPool: how many spares it keeps and how many are ready.
+void printWarmPools(std::ostream& out, const json& spares, const std::string& ns) {
+    if (spares.empty()) return;
+    std::map<std::string, std::pair<int, int>> pools;  // owner -> spares, ready
+    for (const auto& sandbox : spares) {
+        auto& [count, ready] = pools[app::sandboxOwner(sandbox)];
+        ++count;
+        if (model::sandboxReady(sandbox)) ++ready;
+    }
+    out << "\nWarm pools (spares for sandbox run --pool, not the project's own sandboxes):\n";
+    for (const auto& [owner, counts] : pools)
+        out << fmt::format("  {}: {} spare sandbox{}, {} ready\n", owner, counts.first,
+                           counts.first == 1 ? "" : "es", counts.second);
+    out << fmt::format("  list them with: rossoctl sandbox list -n {} --include-pool\n", ns);
 }
 
 void printHuman(app::Context& context, const json& info) {
@@ -126,18 +152,19 @@ void printHuman(app::Context& context, const json& info) {
             "  none; create one with: rossoctl agents import --deployment-type sandbox from-image "
             "--name my-agent --containerImage IMG -n {}\n",
             metadata.value("name", ""));
-        return;
+    } else {
+        ui::Table table{{"  NAME", "READY", "REASON", "POD", "AGE"}, {}, {}};
+        for (const auto& sandbox : info["sandboxes"]) {
+            std::string reason;
+            bool ready = model::sandboxReady(sandbox, &reason);
+            std::string pod = model::sandboxPodName(sandbox);
+            table.rows.push_back({"  " + sandbox["metadata"].value("name", ""),
+                                  ready ? "True" : "False", reason.empty() ? "-" : reason,
+                                  pod.empty() ? "-" : pod, ageOf(context, sandbox)});
+        }
+        ui::printTable(out, table, false, false);
     }
-    ui::Table table{{"  NAME", "READY", "REASON", "POD", "AGE"}, {}, {}};
-    for (const auto& sandbox : info["sandboxes"]) {
-        std::string reason;
-        bool ready = model::sandboxReady(sandbox, &reason);
-        std::string pod = model::sandboxPodName(sandbox);
-        table.rows.push_back({"  " + sandbox["metadata"].value("name", ""),
-                              ready ? "True" : "False", reason.empty() ? "-" : reason,
-                              pod.empty() ? "-" : pod, ageOf(context, sandbox)});
-    }
-    ui::printTable(out, table, false, false);
+    printWarmPools(out, info["warmPoolSandboxes"], metadata.value("name", ""));
 }
 
 int runProjectDescribe(app::Context& context, ProjectDescribeOptions& options) {

@@ -60,16 +60,19 @@ std::optional<RemoteSpec> parseRemote(const std::string& argument) {
     return spec;
 }
 
-// The local name a copy takes: inside DST when DST is a directory, else DST itself.
-fs::path localTarget(const std::string& destination, const std::string& remoteBase) {
-    if (fs::is_directory(destination) && remoteBase != "." && remoteBase != "/" &&
-        remoteBase != "..")
+// Out of the pod DST is the copy itself, as kubectl cp reads it: a directory's contents land in
+// DST, so a second run finds DST taken (exit 2) instead of nesting a copy inside the first. A
+// file becomes DST, or DST/NAME when DST is a directory here (cp's reading; kubectl fails).
+fs::path localTarget(const std::string& destination, const std::string& remoteBase,
+                     bool remoteIsDirectory) {
+    if (!remoteIsDirectory && fs::is_directory(destination) && remoteBase != "." &&
+        remoteBase != "/" && remoteBase != "..")
         return fs::path(destination) / remoteBase;
     return destination;
 }
 
 // Nothing is overwritten without --force: an existing file, or a directory with contents.
-void checkLocalTarget(const fs::path& target, bool force) {
+void checkLocalTarget(const fs::path& target, bool force, bool remoteIsDirectory) {
     std::error_code error;
     const auto parent = fs::absolute(target).parent_path();
     if (!fs::is_directory(parent))
@@ -78,11 +81,17 @@ void checkLocalTarget(const fs::path& target, bool force) {
     const auto status = fs::symlink_status(target, error);
     if (!fs::exists(status) || force) return;
     if (fs::is_directory(status) && fs::is_empty(target, error)) return;
+    const std::string shown = ui::escapeForTerminal(target.string());
+    if (remoteIsDirectory && fs::is_directory(status))
+        throw UsageError(fmt::format(
+            "{} already exists and is not empty; nothing was copied: a directory from the pod "
+            "becomes {} itself (as kubectl cp reads it), so name a new directory, or add --force "
+            "to write into it (files of the same name are replaced)",
+            shown, shown));
     throw UsageError(fmt::format(
         "{} already exists{}; nothing was copied: add --force to write into it (files of the "
         "same name are replaced)",
-        ui::escapeForTerminal(target.string()),
-        fs::is_directory(status) ? " and is not empty" : ""));
+        shown, fs::is_directory(status) ? " and is not empty" : ""));
 }
 
 void printResult(app::Context& context, const app::copy::CopyStats& stats) {
@@ -96,6 +105,49 @@ void printResult(app::Context& context, const app::copy::CopyStats& stats) {
     if (stats.refused > 0)
         throw Error(fmt::format("{} entr{} refused (see the warnings); the rest was copied",
                                 stats.refused, stats.refused == 1 ? "y was" : "ies were"));
+}
+
+// '-' for DST is stdout, for SRC stdin, as docker cp and tar read it (a local file named '-'
+// can be written ./-).
+constexpr const char* kStdio = "-";
+
+// SANDBOX:FILE to stdout: the bytes as they are in a pipe or file, escaped on a terminal.
+void copyToStdout(app::Context& context, const app::copy::PodTarget& podTarget,
+                  const app::copy::RemoteInfo& info, const RemoteSpec& remote,
+                  const app::ExtractLimits& limits) {
+    const std::string shown = ui::escapeForTerminal(remote.sandbox + ":" + remote.path);
+    if (info.type == app::copy::RemoteType::Missing)
+        throw Error(fmt::format("{}: no such file or directory in the pod", shown));
+    if (info.type == app::copy::RemoteType::Directory)
+        throw Error(fmt::format(
+            "{} is a directory; '-' (stdout) takes one file: name a local directory instead",
+            shown));
+    ui::UntrustedTextWriter out(context.out(), context.streams().outIsTty, context.utf8Terminal());
+    const auto stats = app::copy::copyFileToSink(context.client(), podTarget, remote.path, limits,
+                                                 [&](std::string_view bytes) { out.write(bytes); });
+    out.finish();
+    printResult(context, stats);
+}
+
+// stdin to SANDBOX:FILE (a directory there is refused: '-' has no name to give the file).
+void copyFromStdin(app::Context& context, const app::copy::PodTarget& podTarget,
+                   const app::copy::RemoteInfo& info, const RemoteSpec& remote) {
+    const std::string shown = ui::escapeForTerminal(remote.sandbox + ":" + remote.path);
+    if (info.type == app::copy::RemoteType::Directory)
+        throw Error(fmt::format(
+            "{} is a directory in the pod; '-' (stdin) needs the file's name, e.g. {}/{}", shown,
+            shown, "input.txt"));
+    kube::ExecIo input;
+    if (context.streams().inDescriptor >= 0) {
+        input.stdinDescriptor = context.streams().inDescriptor;  // polled, as exec does
+    } else {
+        input.readStdin = [&context](char* buffer, size_t size) -> size_t {
+            return static_cast<size_t>(
+                context.in().rdbuf()->sgetn(buffer, static_cast<std::streamsize>(size)));
+        };
+    }
+    app::copy::copySourceToPod(context.client(), podTarget, remote.path, std::move(input));
+    context.err() << "copied stdin to " << shown << '\n';
 }
 
 int runCp(app::Context& context, CpOptions& options) {
@@ -129,11 +181,13 @@ int runCp(app::Context& context, CpOptions& options) {
     limits.maxFileBytes = parseCap(options.maxFileBytes, "--max-file-bytes");
     limits.flagPrefix = "--max-";
     const auto timeout = app::parseDuration(options.timeout, "--timeout");
-    fs::path target;
-    if (fromSpec) {
-        target = localTarget(options.destination, app::copy::remoteBase(remote.path));
-        checkLocalTarget(target, options.force);
-    } else {
+    const bool toStdout = fromSpec && options.destination == kStdio;
+    const bool fromStdin = toSpec && options.source == kStdio;
+    const std::string base = app::copy::remoteBase(remote.path);
+    if (fromSpec && !toStdout) {
+        // What is taken whatever the pod has there; a directory's own case follows the probe.
+        checkLocalTarget(localTarget(options.destination, base, false), options.force, false);
+    } else if (toSpec && !fromStdin) {
         std::error_code error;
         if (!fs::exists(fs::symlink_status(options.source, error)))
             throw Error(fmt::format("{}: no such file or directory here",
@@ -155,16 +209,26 @@ int runCp(app::Context& context, CpOptions& options) {
     const std::string shown = ui::escapeForTerminal(remote.sandbox + ":" + remote.path);
 
     // run
+    if (toStdout) {
+        copyToStdout(context, podTarget, info, remote, limits);
+        return 0;
+    }
+    if (fromStdin) {
+        copyFromStdin(context, podTarget, info, remote);
+        return 0;
+    }
     if (fromSpec) {
         if (info.type == app::copy::RemoteType::Missing)
             throw Error(fmt::format("{}: no such file or directory in the pod", shown));
-        if (info.type == app::copy::RemoteType::File && fs::is_directory(target))
+        const bool directory = info.type == app::copy::RemoteType::Directory;
+        const fs::path target = localTarget(options.destination, base, directory);
+        if (!directory && fs::is_directory(target))
             throw Error(fmt::format("{} is a file but {} is a directory; name the file to write",
                                     shown, ui::escapeForTerminal(target.string())));
-        if (info.type == app::copy::RemoteType::Directory && fs::exists(target) &&
-            !fs::is_directory(target))
+        if (directory && fs::exists(target) && !fs::is_directory(target))
             throw Error(fmt::format("{} is a directory but {} is a file", shown,
                                     ui::escapeForTerminal(target.string())));
+        checkLocalTarget(target, options.force, directory);
         app::copy::CopyStats stats;
         try {
             stats = app::copy::copyFromPod(context.client(), podTarget, remote.path, info,
@@ -229,10 +293,22 @@ void registerSandboxCp(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox cp orders:/workspace/out ./out -n team1\n"
         "  rossoctl sandbox cp ./data orders:/workspace\n"
         "  rossoctl sandbox cp orders:/workspace/report.pdf report.pdf --force\n"
-        "  rossoctl sandbox cp team1/orders:/workspace/out ./out\n\n"
+        "  rossoctl sandbox cp team1/orders:/workspace/out ./out\n"
+        "  rossoctl sandbox cp orders:/workspace/result.json - | jq .\n"
+        "  echo 'print(42)' | rossoctl sandbox cp - orders:/workspace/main.py\n"
+        "\n"
         "A path starting with / or . or without a ':' is local (write ./a:b for a local a:b);\n"
         "before the ':' comes SANDBOX, sandbox/SANDBOX (as -o name prints it) or\n"
         "NAMESPACE/SANDBOX, as kubectl cp reads NAMESPACE/POD.\n"
+        "Out of the pod DST is the copy, as kubectl cp reads it: a directory's contents land in\n"
+        "DST (created when missing), never in DST/NAME, so running the same copy again stops\n"
+        "with exit 2 instead of nesting; a file becomes DST, or DST/NAME when DST is a\n"
+        "directory. A DST that exists (a file, or a directory with contents) is refused with\n"
+        "exit 2 unless --force. Into the pod, SRC lands in DST/NAME when DST is a directory\n"
+        "there, else as DST (as kubectl cp does); files there are replaced.\n"
+        "'-' as DST writes one file's bytes to stdout (escaped on a terminal) once the whole\n"
+        "file is in within the caps and --timeout; '-' as SRC reads stdin into one file in the\n"
+        "pod (write ./- for a local file named '-').\n"
         "Uses tar in the pod when it has one, else sh and cat (file by file). What comes from\n"
         "the pod lands below the local destination and nowhere else: links that leave it,\n"
         "absolute links and setuid/setgid bits are refused, and the caps above apply; a single\n"

@@ -1,4 +1,6 @@
 // rossoctl sandbox list: every Sandbox with whether it is Ready, why not, and its pod.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
@@ -15,14 +17,34 @@ constexpr int kPageSize = 500;  // kubectl's chunk size
 
 struct ListOptions {
     bool allNamespaces = false;
+    bool includePool = false;
     std::string selector;
     bool watch = false;
     bool watchOnly = false;
     OutputFlags output;
 };
 
+// A warm pool's spares are the pool's, not the user's sandboxes: left out unless --include-pool,
+// and counted so the user knows they are there.
+struct PoolFilter {
+    bool include = false;
+    size_t hidden = 0;
+    bool keep(const nlohmann::json& sandbox) {
+        if (include || !app::isWarmPoolSpare(sandbox)) return true;
+        ++hidden;
+        return false;
+    }
+    void note(std::ostream& err) const {
+        if (hidden > 0)
+            err << fmt::format(
+                "{} warm-pool sandbox{} not shown (spares a SandboxWarmPool keeps for sandbox "
+                "run --pool); add --include-pool to list {}\n",
+                hidden, hidden == 1 ? "" : "es", hidden == 1 ? "it" : "them");
+    }
+};
+
 // -w/--watch-only: the list (unless --watch-only), then each change as it happens, until Ctrl-C
-// (exit 130).
+// (exit 130). The list is one table; each change is a row under its columns.
 int watchList(app::Context& context, const ListOptions& options, const kube::ResourceRef& ref,
               const std::string& ns, ui::OutputFormat format) {
     auto& client = context.client();
@@ -32,31 +54,48 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
     std::map<std::string, app::PodSummary> podByOwner;
     for (const auto& [uid, pod] : app::podsByOwner(client, ns, "agents.x-k8s.io/sandbox-name-hash"))
         podByOwner.emplace(uid, pod);
+    const bool table = format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide;
+    ui::StreamingTable rows(context.out(), options.output.noHeaders,
+                            format == ui::OutputFormat::Wide);
     bool headerDone = false;
-    auto print = [&](const nlohmann::json& sandbox) {
-        if (printWatchedTemplate(context.out(), options.output, sandbox, !headerDone)) {
-            headerDone = true;
-        } else if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
-            auto table = app::sandboxTable(options.allNamespaces);
-            auto pod = podByOwner.find(sandbox["metadata"].value("uid", ""));
-            app::addSandboxRow(table, sandbox,
-                               pod == podByOwner.end() ? app::PodSummary{} : pod->second,
-                               context.clock().now(), options.allNamespaces);
-            ui::printTable(context.out(), table, options.output.noHeaders || headerDone,
-                           format == ui::OutputFormat::Wide);
-            headerDone = true;
+    PoolFilter pool{options.includePool};
+    auto print = [&](std::vector<nlohmann::json> sandboxes) {
+        sandboxes.erase(std::remove_if(sandboxes.begin(), sandboxes.end(),
+                                       [&](const nlohmann::json& one) { return !pool.keep(one); }),
+                        sandboxes.end());
+        if (table) {
+            auto page = app::sandboxTable(options.allNamespaces, options.includePool);
+            for (const auto& sandbox : sandboxes) {
+                auto pod = podByOwner.find(sandbox["metadata"].value("uid", ""));
+                app::addSandboxRow(page, sandbox,
+                                   pod == podByOwner.end() ? app::PodSummary{} : pod->second,
+                                   context.clock().now(), options.allNamespaces);
+            }
+            rows.print(page);
         } else {
-            // One stream: kubectl separates documents, with nothing before the first.
-            if (format == ui::OutputFormat::Yaml && headerDone) context.out() << "---\n";
-            headerDone = true;
-            app::printObjects(context.out(), format,
-                              {{{model::WorkloadType::Sandbox, ref}, sandbox}}, true,
-                              options.output.showManagedFields);
+            for (const auto& sandbox : sandboxes) {
+                if (printWatchedTemplate(context.out(), options.output, sandbox, !headerDone)) {
+                    headerDone = true;
+                    continue;
+                }
+                // One stream: kubectl separates documents, with nothing before the first.
+                if (format == ui::OutputFormat::Yaml && headerDone) context.out() << "---\n";
+                headerDone = true;
+                app::printObjects(context.out(), format,
+                                  {{{model::WorkloadType::Sandbox, ref}, sandbox}}, true,
+                                  options.output.showManagedFields);
+            }
         }
         context.out() << std::flush;  // a pipe sees each change as it happens
     };
+    if (!options.watchOnly) {
+        const nlohmann::json items = list.value("items", nlohmann::json::array());
+        print({items.begin(), items.end()});
+        pool.note(context.err());
+    }
     app::followList(client, context.clock(), ref, ns, options.selector, context.cancelFlag(),
-                    std::move(list), options.watchOnly, print);
+                    std::move(list), true,
+                    [&](const nlohmann::json& sandbox) { print({sandbox}); });
     return kExitCancelled;
 }
 
@@ -69,9 +108,11 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
     std::map<std::string, app::PodSummary> podByOwner;
     for (const auto& [uid, pod] : app::podsByOwner(client, ns, "agents.x-k8s.io/sandbox-name-hash"))
         podByOwner.emplace(uid, pod);  // newest first: keep the first
-    auto table = app::sandboxTable(options.allNamespaces);
+    auto table = app::sandboxTable(options.allNamespaces, options.includePool);
     const auto now = context.clock().now();
+    PoolFilter pool{options.includePool};
     auto addRow = [&](const nlohmann::json& sandbox) {
+        if (!pool.keep(sandbox)) return;
         auto pod = podByOwner.find(sandbox["metadata"].value("uid", ""));
         app::addSandboxRow(table, sandbox,
                            pod == podByOwner.end() ? app::PodSummary{} : pod->second, now,
@@ -96,10 +137,12 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
         context.err() << (ns.empty() ? std::string("No sandboxes found.")
                                      : "No sandboxes found in namespace \"" + ns + "\".")
                       << '\n';
+        pool.note(context.err());
         return 0;
     }
     ui::printTable(context.out(), table, options.output.noHeaders,
                    format == ui::OutputFormat::Wide);
+    pool.note(context.err());
     return 0;
 }
 
@@ -119,7 +162,12 @@ int runList(app::Context& context, ListOptions& options) {
         return printTablePaged(context, options, ref, ns, format);
     kube::ListOptions selected;
     selected.labelSelector = options.selector;
-    nlohmann::json sandboxes = client.list(ref, ns, selected)["items"];
+    nlohmann::json sandboxes = nlohmann::json::array();
+    PoolFilter pool{options.includePool};
+    nlohmann::json listed = client.list(ref, ns, selected);
+    for (auto& sandbox : listed["items"])
+        if (pool.keep(sandbox)) sandboxes.push_back(std::move(sandbox));
+    pool.note(context.err());
     if (!options.output.sortBy.empty())
         ui::checkSortField({sandboxes.begin(), sandboxes.end()}, options.output.sortBy);
     if (printTemplate(context.out(), options.output, {sandboxes.begin(), sandboxes.end()}, false))
@@ -146,6 +194,8 @@ void registerSandboxList(CLI::App& sandbox, CommandHost& host) {
     command->alias("ls");
     command->add_flag("-A,--all-namespaces", options->allNamespaces,
                       "List sandboxes in every namespace");
+    command->add_flag("--include-pool", options->includePool,
+                      "Also list the spare sandboxes a SandboxWarmPool keeps (with their OWNER)");
     addSelectorFlag(command, options->selector);
     command->add_flag("-w,--watch", options->watch,
                       "After listing, print each change as it happens (until Ctrl-C)");
@@ -158,7 +208,13 @@ void registerSandboxList(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox list -A -o wide\n"
         "  rossoctl sandbox list -o json\n"
         "  rossoctl sandbox list -n team1 -w\n"
+        "  rossoctl sandbox list -n team1 --include-pool\n"
         "\n"
+        "A warm pool's spare sandboxes (controlled by a SandboxWarmPool, for sandbox run\n"
+        "--pool) are not the project's own: they are left out, in every output format, and\n"
+        "counted on stderr, unless --include-pool. A claimed one (OWNER SandboxClaim/...) is\n"
+        "a run's and is listed. With -w the list and each change line up under the columns\n"
+        "of the first rows printed, as kubectl get -w keeps those of its first page.\n"
         "Exit codes: 0 listed, 1 API error, 2 invalid arguments, 130 a --watch ended by Ctrl-C.");
     onRun(command, host, options, &runList);
 }

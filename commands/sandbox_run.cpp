@@ -184,7 +184,17 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     else if (outcome.timedOut)
         context.err() << fmt::format("error: the command ran longer than --timeout {}; pod {} {}\n",
                                      options.timeout, outcome.pod, podState);
-    return outcome.exitCode;
+    // A failed collection is rossoctl's failure (125) unless the code's own status already
+    // says the run failed (124, 137): a CI step never takes partial artifacts for a success.
+    const bool ranThrough = !outcome.timedOut && outcome.exitCode != app::run::kExitKilled;
+    const bool failed = outcome.collectFailed && ranThrough;
+    if (!outcome.artifactsPartial.empty())
+        context.err() << fmt::format(
+            "{}: the artifacts in {} are partial ({} file{} kept): {}\n",
+            failed ? "error" : "warning", ui::escapeForTerminal(options.artifacts),
+            outcome.artifacts.size(), outcome.artifacts.size() == 1 ? "" : "s",
+            outcome.artifactsPartial);
+    return failed ? kExitRunFailed : outcome.exitCode;
 }
 
 }  // namespace
@@ -215,7 +225,9 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
     command->add_option("--memory", options->memory, "Memory limit (and request)")
         ->capture_default_str();
     command->add_option("--artifacts", options->artifacts,
-                        "Copy every file the code wrote under WORKDIR/out/ into this directory");
+                        "Copy every file the code wrote under WORKDIR/out/ into this directory "
+                        "(kept, and said to be partial, when the run timed out, was killed or "
+                        "reached a cap)");
     command->add_flag("--keep", options->keep, "Keep the pod afterwards (for debugging)");
     command->add_flag("--stdin", options->stdinCode,
                       "Pass this process's stdin to the command (e.g. code for python3 -)");
@@ -240,7 +252,8 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
                      "Refuse an artifact file larger than this")
         ->capture_default_str();
     command->add_option("-o,--output", options->output,
-                        "json: {stdout, stderr, exitCode, timedOut, artifacts, durations}");
+                        "json: {stdout, stderr, exitCode, timedOut, artifacts, artifactsPartial, "
+                        "durations}");
     command->add_option("command", options->command, "The command and its arguments, after --");
     command->footer(
         "Examples:\n"
@@ -249,8 +262,13 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox run -n team1 --file job/ --artifacts ./results -o json -- sh "
         "job/run.sh\n\n"
         "Output is streamed as it arrives; with -o json it is returned in one JSON object.\n"
+        "Artifacts are collected after a --timeout or a kill too (what the code wrote by then,\n"
+        "once what it left running is stopped); whenever they are not all the run meant to\n"
+        "leave (timed out, killed, a cap reached) the files that arrived stay in the directory\n"
+        "and stderr and -o json (artifactsPartial, artifactsPartialReason) say they are partial.\n"
         "Exit codes: the command's own exit status; 124 it ran longer than --timeout;\n"
-        "125 rossoctl itself failed (bad flags included, as docker run does); 130 interrupted.\n"
+        "125 rossoctl itself failed (bad flags included, as docker run does), the artifacts of\n"
+        "a command that ended on its own included; 130 interrupted.\n"
         "The pod is deleted in every case unless --keep (through a short API outage too); the\n"
         "pod of a run that was killed (kill -9) is deleted by the next run in the namespace.");
     command->callback([&host, options, failureCode = command->failureCode()] {

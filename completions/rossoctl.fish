@@ -107,7 +107,7 @@ function __rossoctl_valflags
         case 'project'
             printf '%s\n' --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'project create'
-            printf '%s\n' --cpu --memory --pods --storage --pvcs --container-cpu --container-memory --max-container-cpu --max-container-memory --default-lifetime --allow-host --allow-cidr --pod-security --egress --allow-registry --runtime-class --output -o --check-image --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+            printf '%s\n' --cpu --memory --pods --storage --pvcs --container-cpu --container-memory --max-container-cpu --max-container-memory --default-lifetime --allow-host --allow-cidr --pod-security --egress --allow-registry --runtime-class --output -o --check-image --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'project delete'
             printf '%s\n' --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'project describe'
@@ -206,6 +206,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox' -l help-all -d 'Help for 
 complete -c rossoctl -n '__rossoctl_seen_path sandbox list' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox list' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox list' -l all-namespaces -s A -d 'List sandboxes in every namespace'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox list' -l include-pool -d 'Also list the spare sandboxes a SandboxWarmPool keeps (with their OWNER)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox list' -l selector -s l -x -d 'Label selector to filter on (e.g. -l key1=value1,key2=value2)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox list' -l watch -s w -d 'After listing, print each change as it happens (until Ctrl-C)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox list' -l watch-only -d 'Print only the changes, without listing first'
@@ -286,7 +287,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l timeout -x -d 'Lon
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l start-timeout -x -d 'Longest to wait for the pod to start'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l cpu -x -d 'CPU limit (and request)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l memory -x -d 'Memory limit (and request)'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts -r -F -d 'Copy every file the code wrote under WORKDIR/out/ into this directory'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts -r -F -d 'Copy every file the code wrote under WORKDIR/out/ into this directory (kept, and said to be partial, when the run timed out, was killed or reached a cap)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l keep -d 'Keep the pod afterwards (for debugging)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l stdin -d 'Pass this process\'s stdin to the command (e.g. code for python3 -)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l pool -d 'Take a warm sandbox from \'rossoctl sandbox pool\' when one matches (a SandboxClaim on its SandboxWarmPool, or a bare warm pod)'
@@ -294,7 +295,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l output-max-bytes -
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-bytes -x -d 'Refuse artifacts whose files add up to more than this'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-files -x -d 'Refuse artifacts with more entries (files, directories, links) than this'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-file-bytes -x -d 'Refuse an artifact file larger than this'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l output -s o -x -a 'json' -d 'json: {stdout, stderr, exitCode, timedOut, artifacts, durations}'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l output -s o -x -a 'json' -d 'json: {stdout, stderr, exitCode, timedOut, artifacts, artifactsPartial, durations}'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l size -x -d 'Number of warm pods to keep (0 empties the pool)'
@@ -347,6 +348,7 @@ complete -c rossoctl -n '__rossoctl_seen_path project create' -l output -s o -x 
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l show-managed-fields -d 'Keep metadata.managedFields in json and yaml output'
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l no-check -d 'Skip the live check that the default-deny policy is enforced'
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l check-image -x -d 'Image of the check\'s two short-lived pods (needs sh and python3 or nc)'
+complete -c rossoctl -n '__rossoctl_seen_path project create' -l timeout -x -d 'Longest to wait for the cluster: the quota controller to count usage, then the check\'s pods to run'
 complete -c rossoctl -n '__rossoctl_seen_path project delete' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path project delete' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path project delete' -l wait -d 'Wait until the namespace is gone (--wait=false to return at once)'

@@ -237,6 +237,10 @@ std::string sandboxOwner(const json& sandbox) {
     return "<none>";
 }
 
+bool isWarmPoolSpare(const json& sandbox) {
+    return sandboxOwner(sandbox).rfind("SandboxWarmPool/", 0) == 0;
+}
+
 ui::Table agentTable(bool allNamespaces, bool withPods) {
     ui::Table table;
     table.headers = {"NAME", "TYPE", "READY", "STATUS", "IMAGE", "AGE", "MESSAGE"};
@@ -268,11 +272,11 @@ void addAgentRow(ui::Table& table, const Agent& agent, const std::optional<PodSu
     table.rows.push_back(std::move(row));
 }
 
-ui::Table sandboxTable(bool allNamespaces) {
+ui::Table sandboxTable(bool allNamespaces, bool showOwner) {
     ui::Table table;
     table.headers = {"NAME", "READY", "STATUS",   "REASON", "POD",
                      "AGE",  "IMAGE", "SHUTDOWN", "OWNER",  "MESSAGE"};
-    table.wideOnly = {false, false, false, false, false, false, true, true, true, true};
+    table.wideOnly = {false, false, false, false, false, false, true, true, !showOwner, true};
     if (allNamespaces) {
         table.headers.insert(table.headers.begin(), "NAMESPACE");
         table.wideOnly.insert(table.wideOnly.begin(), false);

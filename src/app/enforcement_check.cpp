@@ -153,6 +153,20 @@ std::string podProblem(const json& pod) {
     return {};
 }
 
+// "Pending (ContainerCreating)", "Running without an IP": where a check pod is on its way.
+std::string podState(const json& pod) {
+    const json status = pod.value("status", json::object());
+    std::string state = status.value("phase", "Pending");
+    for (const auto& container : status.value("containerStatuses", json::array())) {
+        const std::string reason = container.value("state", json::object())
+                                       .value("waiting", json::object())
+                                       .value("reason", "");
+        if (!reason.empty()) return state + " (" + reason + ")";
+    }
+    if (state == "Running" && status.value("podIP", "").empty()) state += " without an IP";
+    return state;
+}
+
 }  // namespace
 
 std::vector<std::string> connectProbeCommand(const std::string& host, int port, int seconds) {
@@ -227,18 +241,20 @@ EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& cl
         }
     } cleanup{client, ns, objects};
     // In a namespace made a moment ago the ServiceAccount admission refuses pods until the
-    // controller has created the "default" ServiceAccount.
+    // controller has created the "default" ServiceAccount, and quota admission until the quota
+    // controller has counted usage ("status unknown for quota").
+    const auto startBy = clock.monotonic() + options.startTimeout;
     auto createPod = [&](const json& pod) {
-        const auto until = clock.monotonic() + options.startTimeout;
         while (true) {
             try {
                 client.create(resources::pods(), ns, pod);
                 return;
             } catch (const kube::ApiError& error) {
-                const bool noAccountYet =
-                    error.isForbidden() &&
-                    std::string(error.what()).find("service account") != std::string::npos;
-                if (!noAccountYet || clock.monotonic() >= until) throw;
+                const std::string what = error.what();
+                const bool notYet = error.isForbidden() &&
+                                    (what.find("service account") != std::string::npos ||
+                                     what.find("status unknown for quota") != std::string::npos);
+                if (!notYet || clock.monotonic() >= startBy) throw;
             }
             clock.sleepFor(milliseconds(200));
         }
@@ -257,14 +273,19 @@ EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& cl
     std::string serverIp;
     kube::WaitOptions wait;
     wait.labelSelector = std::string(kEnforcementCheckLabel) + "=" + id;
-    wait.timeout = options.startTimeout;
+    wait.timeout = std::max(std::chrono::duration_cast<milliseconds>(startBy - clock.monotonic()),
+                            milliseconds(1));
     wait.cancel = options.cancel;
+    std::string lastSeen = "none of them created yet";  // for the time-out's message
     const auto running = kube::waitForSet(
         client, clock, resources::pods(), ns, wait, [&](const kube::ObjectSet& pods) {
             int ready = 0;
+            lastSeen.clear();
             for (const auto& [podName, pod] : pods) {
                 if (problem = podProblem(pod); !problem.empty()) return true;
                 const auto& status = pod.value("status", json::object());
+                lastSeen +=
+                    fmt::format("{}{} {}", lastSeen.empty() ? "" : ", ", podName, podState(pod));
                 if (status.value("phase", "") != "Running" || status.value("podIP", "").empty())
                     continue;
                 ++ready;
@@ -278,8 +299,11 @@ EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& cl
         return finish(
             Enforcement::Unproven,
             fmt::format(
-                "the check's pods ({}) were not running within {}s", options.image,
-                std::chrono::duration_cast<std::chrono::seconds>(options.startTimeout).count()));
+                "the check's pods ({}) were not running within {}s (last seen: {}); raise "
+                "--timeout if the node is only slow",
+                options.image,
+                std::chrono::duration_cast<std::chrono::seconds>(options.startTimeout).count(),
+                lastSeen));
     const std::string clientPod = name(objects.client);
     const std::string target = fmt::format("{}:{}", serverIp, kEnforcementCheckPort);
 

@@ -58,7 +58,7 @@ void followAgents(kube::Client& client,
                   const std::function<std::unique_ptr<kube::Client>()>& newClient,
                   const Clock& clock, kube::Discovery& discovery, const std::string& ns,
                   const std::string& selector, const kube::CancelFlag* cancel, bool watchOnly,
-                  const std::function<void(const Agent&)>& changed) {
+                  const std::function<void(const std::vector<Agent>&)>& changed) {
     kube::ListOptions options;
     options.labelSelector = agentSelector(selector);
     std::vector<std::pair<AgentKind, json>> lists;
@@ -72,8 +72,7 @@ void followAgents(kube::Client& client,
         return std::make_pair(a.namespaceName(), a.name()) <
                std::make_pair(b.namespaceName(), b.name());
     });
-    if (!watchOnly)
-        for (const auto& agent : agents) changed(agent);
+    if (!watchOnly && !agents.empty()) changed(agents);
 
     kube::CancelFlag stop(cancel);  // one watch failing ends the others
     std::mutex mutex;               // guards `changed` and `failure`
@@ -88,7 +87,7 @@ void followAgents(kube::Client& client,
                 followList(*clients[i], clock, kind.ref, ns, options.labelSelector, &stop,
                            std::move(lists[i].second), true, [&](const json& object) {
                                std::lock_guard lock(mutex);
-                               changed({kind, object});
+                               changed({{kind, object}});
                            });
             } catch (...) {
                 std::lock_guard lock(mutex);

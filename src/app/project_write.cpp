@@ -137,11 +137,13 @@ std::vector<std::string> pruneStale(Context& context, const model::ProjectPlan& 
     return pruned;
 }
 
-// Until the quota controller has counted usage, quota admission refuses every pod; wait a
-// little so the next command (agents import) does not hit that. False when it did not.
-bool waitForQuotaStatus(Context& context, const std::string& ns) {
+// Until the quota controller has counted usage, quota admission refuses every pod; wait for it
+// so the enforcement check and the next command (agents import) do not hit that. False when it
+// did not count within `timeout`.
+bool waitForQuotaStatus(Context& context, const std::string& ns,
+                        std::chrono::milliseconds timeout) {
     kube::WaitOptions waitOptions;
-    waitOptions.timeout = std::chrono::seconds(15);
+    waitOptions.timeout = timeout;
     waitOptions.cancel = context.cancelFlag();
     auto result = kube::waitForObject(
         context.client(), context.clock(), resources::resourceQuotas(), ns, model::kQuotaName,
@@ -198,7 +200,10 @@ ProjectWriteResult writeProject(Context& context, const model::ProjectPlan& plan
         written.egressChanged |= existing && (name.find("networkpolic") != std::string::npos ||
                                               name.find("egressfirewall") != std::string::npos);
     }
-    written.quotaCounted = waitForQuotaStatus(context, project);
+    const auto waitStarted = context.clock().monotonic();
+    written.quotaCounted = waitForQuotaStatus(context, project, options.quotaTimeout);
+    written.quotaWaited = std::chrono::duration_cast<std::chrono::milliseconds>(
+        context.clock().monotonic() - waitStarted);
     return written;
 }
 

@@ -7,6 +7,7 @@
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/pod_failure.hpp"
 #include "rossoctl/model/sandbox.hpp"
 
 namespace rossoctl::app {
@@ -212,11 +213,26 @@ json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
                                 describeConditions(sandbox)));
     const std::string phase = (*pod)["status"].value("phase", "Unknown");
     if (phase != "Running")
-        throw Error(
-            fmt::format("sandbox/{}: pod {} is {}, not Running; wait with \"rossoctl "
-                        "agents wait {}\"",
-                        name, (*pod)["metadata"].value("name", ""), phase, name));
+        throw Error(fmt::format("sandbox/{}: pod {} is {}, not Running{}", name,
+                                (*pod)["metadata"].value("name", ""), phase,
+                                notRunningAdvice(*pod, ns, name)));
     return *pod;
+}
+
+std::string notRunningAdvice(const json& pod, const std::string& ns, const std::string& sandbox,
+                             const std::string& then) {
+    if (auto image = model::podImageFailure(pod))
+        return fmt::format(
+            ": {}; waiting will not help: give the agent an image this cluster can pull "
+            "(\"rossoctl agents delete {} -n {}\", then import it again)",
+            *image, sandbox, ns);
+    if (auto failure = model::podStartFailure(pod))
+        return fmt::format(
+            ": {}; waiting will not help until that is fixed (\"kubectl describe pod {} -n {}\" "
+            "shows its events)",
+            *failure, metadataOf(pod).value("name", ""), ns);
+    return fmt::format("; wait with \"rossoctl agents wait {} -n {}\"{}", sandbox, ns,
+                       then.empty() ? "" : ", then " + then);
 }
 
 }  // namespace rossoctl::app

@@ -39,31 +39,59 @@ OutputFormat parseOutputFormat(const std::string& text, const std::vector<std::s
     return OutputFormat::Table;
 }
 
-void printTable(std::ostream& out, const Table& table, bool noHeaders, bool wide) {
+namespace {
+
+// The columns shown: all with `wide`, else those not marked wide-only.
+std::vector<size_t> shownColumns(const Table& table, bool wide) {
     std::vector<size_t> columns;
     for (size_t i = 0; i < table.headers.size(); ++i)
         if (wide || i >= table.wideOnly.size() || !table.wideOnly[i]) columns.push_back(i);
+    return columns;
+}
+
+void widen(std::vector<size_t>& widths, const std::vector<size_t>& columns,
+           const std::vector<std::string>& row) {
+    for (size_t i : columns)
+        if (i < row.size()) widths[i] = std::max(widths[i], visibleWidth(row[i]));
+}
+
+// One line, each cell padded to its column's width and three spaces (none after the last).
+void printRow(std::ostream& out, const std::vector<size_t>& columns,
+              const std::vector<size_t>& widths, const std::vector<std::string>& row) {
+    std::string line;
+    for (size_t c = 0; c < columns.size(); ++c) {
+        size_t i = columns[c];
+        const std::string cell = i < row.size() ? row[i] : "";
+        line += cell;
+        if (c + 1 < columns.size())
+            line +=
+                std::string(std::max(widths[i], visibleWidth(cell)) - visibleWidth(cell) + 3, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << '\n';
+}
+
+}  // namespace
+
+void printTable(std::ostream& out, const Table& table, bool noHeaders, bool wide) {
+    const auto columns = shownColumns(table, wide);
     std::vector<size_t> widths(table.headers.size(), 0);
-    auto measure = [&](const std::vector<std::string>& row) {
-        for (size_t i : columns)
-            if (i < row.size()) widths[i] = std::max(widths[i], visibleWidth(row[i]));
-    };
-    if (!noHeaders) measure(table.headers);
-    for (const auto& row : table.rows) measure(row);
-    auto printRow = [&](const std::vector<std::string>& row) {
-        std::string line;
-        for (size_t c = 0; c < columns.size(); ++c) {
-            size_t i = columns[c];
-            const std::string cell = i < row.size() ? row[i] : "";
-            line += cell;
-            if (c + 1 < columns.size())
-                line += std::string(widths[i] - visibleWidth(cell) + 3, ' ');
-        }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
-        out << line << '\n';
-    };
-    if (!noHeaders) printRow(table.headers);
-    for (const auto& row : table.rows) printRow(row);
+    if (!noHeaders) widen(widths, columns, table.headers);
+    for (const auto& row : table.rows) widen(widths, columns, row);
+    if (!noHeaders) printRow(out, columns, widths, table.headers);
+    for (const auto& row : table.rows) printRow(out, columns, widths, row);
+}
+
+void StreamingTable::print(const Table& table) {
+    if (table.rows.empty()) return;
+    const auto columns = shownColumns(table, wide_);
+    if (widths_.empty()) {
+        widths_.assign(table.headers.size(), 0);
+        if (!noHeaders_) widen(widths_, columns, table.headers);
+        for (const auto& row : table.rows) widen(widths_, columns, row);
+        if (!noHeaders_) printRow(out_, columns, widths_, table.headers);
+    }
+    for (const auto& row : table.rows) printRow(out_, columns, widths_, row);
 }
 
 void printJson(std::ostream& out, const nlohmann::json& value) {

@@ -70,7 +70,9 @@ std::vector<std::string> canaryWriteCommand(const std::vector<std::string>& path
 std::vector<std::string> canaryReadCommand(const std::vector<std::string>& paths) {
     std::vector<std::string> command = {
         "/bin/sh", "-c",
+        // A canary that survived is removed again: verify leaves nothing in the user's volume.
         "for p; do if [ -e \"$p\" ]; then echo \"rossoctl-present=$p\"; "
+        "rm -f -- \"$p\" 2>/dev/null || echo \"rossoctl-left=$p\"; "
         "else echo \"rossoctl-absent=$p\"; fi; done\necho rossoctl-done=1",
         kScriptName};
     command.insert(command.end(), paths.begin(), paths.end());
@@ -103,14 +105,16 @@ Finding canariesAfterRestart(const ProbeOutput& output, const std::vector<std::s
                                     output.exitCode, lastLine(output.stderrText)));
     const auto present = markedPaths(output.stdoutText, "rossoctl-present");
     const auto absent = markedPaths(output.stdoutText, "rossoctl-absent");
+    const auto left = markedPaths(output.stdoutText, "rossoctl-left");
     Finding finding;
     std::vector<std::string> unanswered;
     for (const auto& path : paths) {
         if (std::find(present.begin(), present.end(), path) != present.end()) {
             finding.verdict = Verdict::Fail;
-            finding.evidence.push_back(
-                fmt::format("canary {} survived the restart ({}): data outlives the pod", path,
-                            restartSummary));
+            const bool stays = std::find(left.begin(), left.end(), path) != left.end();
+            finding.evidence.push_back(fmt::format(
+                "canary {} survived the restart ({}): data outlives the pod; {}", path,
+                restartSummary, stays ? "it could not be removed: delete it by hand" : "removed"));
         } else if (std::find(absent.begin(), absent.end(), path) == absent.end()) {
             unanswered.push_back(path);
         }

@@ -190,10 +190,9 @@ class Verification {
                              app::describeConditions(inputs_.sandbox)));
         const std::string phase = (*pod)["status"].value("phase", "Unknown");
         if (phase != "Running")
-            fail(
-                fmt::format("has pod {} in phase {}, not Running; wait with \"rossoctl agents "
-                            "wait {}\" and verify again",
-                            (*pod)["metadata"].value("name", ""), phase, name_));
+            fail(fmt::format("has pod {} in phase {}, not Running{}",
+                             (*pod)["metadata"].value("name", ""), phase,
+                             app::notRunningAdvice(*pod, ns_, name_, "verify again")));
         inputs_.pod = *pod;
         podName_ = inputs_.pod["metadata"].value("name", "");
         const json containers = inputs_.pod["spec"].value("containers", json::array());

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "cp_fixtures.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "temp_dir.hpp"
 #include "test_host.hpp"
@@ -22,32 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
-const std::string kPods = "/api/v1/namespaces/team1/pods";
-
-json sandboxObject() {
-    return {{"metadata", {{"name", "orders"}, {"namespace", "team1"}, {"uid", "uid-orders"}}},
-            {"spec", json::object()},
-            {"status", {{"selector", "agents.x-k8s.io/sandbox-name-hash=abc"}}}};
-}
-
-json podList() {
-    json pod = {{"metadata",
-                 {{"name", "orders"},
-                  {"namespace", "team1"},
-                  {"uid", "pod-uid"},
-                  {"creationTimestamp", "2023-11-14T22:00:05Z"},
-                  {"ownerReferences",
-                   {{{"kind", "Sandbox"}, {"uid", "uid-orders"}, {"controller", true}}}}}},
-                {"spec", {{"containers", {{{"name", "agent"}}}}}},
-                {"status", {{"phase", "Running"}}}};
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", {pod}}};
-}
-
 void serveOrders(TestHost& host) {
-    host.serveSandboxGroup();
-    host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject());
-    host.server.onJson("GET", kPods, 200, podList());
+    testing::serveCpOrders(host);
 }
 
 std::string readFile(const std::string& path) {
@@ -321,4 +298,59 @@ TEST_CASE("sandbox cp: a missing sandbox or path, a refused exec, a failing tar"
     CHECK(failing.run({"sandbox", "cp", "orders:/a", dir.file("b")}) == kExitError);
     CHECK(failing.err.str().find("tar failed in the pod (exit 2): tar: ") != std::string::npos);
     CHECK(failing.err.str().find("\x1b") == std::string::npos);
+}
+
+TEST_CASE(
+    "sandbox cp of a directory out of the pod twice: the second run stops with exit 2, "
+    "never nests a copy in the first",
+    "[sandbox][cp][command]") {
+    TempDir dir;
+    std::string archive;
+    app::run::TarWriter writer(archive, 0);
+    writer.addFile("./a.txt", "alpha", 0644);
+    writer.finish();
+    struct Run {
+        int exitCode;
+        std::unique_ptr<TestHost> host;
+    };
+    const auto copyData = [&](std::vector<std::string> extra) {
+        auto host = std::make_unique<TestHost>();
+        serveOrders(*host);
+        host->server.onExec("team1", "orders", execRan("d - tar\n", "", 0));
+        host->server.onExec("team1", "orders", execRan(archive, "", 0));
+        std::vector<std::string> argv{"sandbox", "cp", "orders:/workspace/data", dir.file("back")};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        const int exitCode = host->run(argv);
+        return Run{exitCode, std::move(host)};
+    };
+    const auto first = copyData({});
+    REQUIRE(first.exitCode == 0);
+    CHECK(readFile(dir.file("back/a.txt")) == "alpha");
+
+    // kubectl's reading: DST is the copy. The same command again finds it taken.
+    const auto again = copyData({});
+    CHECK(again.exitCode == kExitUsage);
+    CHECK(again.host->err.str().find("back already exists and is not empty; nothing was copied: "
+                                     "a directory from the pod becomes") != std::string::npos);
+    CHECK(again.host->server.execs.size() == 1);  // the probe only: nothing was copied
+    CHECK_FALSE(fs::exists(dir.file("back/data")));
+
+    // --force writes into it again: the same tree, not a nested one.
+    const auto forced = copyData({"--force"});
+    CHECK(forced.exitCode == 0);
+    CHECK(forced.host->err.str() == "copied 1 file, 5 bytes\n");
+    CHECK_FALSE(fs::exists(dir.file("back/data")));
+    CHECK(std::distance(fs::directory_iterator(dir.file("back")), fs::directory_iterator()) == 1);
+
+    // A file still goes inside a directory DST, as cp puts it.
+    std::string one;
+    app::run::TarWriter fileWriter(one, 0);
+    fileWriter.addFile("./report.pdf", "%PDF", 0644);
+    fileWriter.finish();
+    TestHost file;
+    serveOrders(file);
+    file.server.onExec("team1", "orders", execRan("f - tar\n", "", 0));
+    file.server.onExec("team1", "orders", execRan(one, "", 0));
+    REQUIRE(file.run({"sandbox", "cp", "orders:/workspace/report.pdf", dir.file("back")}) == 0);
+    CHECK(readFile(dir.file("back/report.pdf")) == "%PDF");
 }

@@ -100,10 +100,14 @@ std::map<std::string, PodSummary> podsOfUnreadyAgents(kube::Client& client, cons
 
 // "SandboxWarmPool/NAME" or "SandboxClaim/NAME": the Sandbox's controlling owner, else "<none>".
 std::string sandboxOwner(const nlohmann::json& sandbox);
+// A warm pool's spare: a Sandbox a SandboxWarmPool controls, until a SandboxClaim takes it.
+// `sandbox list` and `project describe` show these apart from the user's own sandboxes.
+bool isWarmPoolSpare(const nlohmann::json& sandbox);
 // `sandbox list/get`: NAME READY STATUS REASON POD AGE, wide + IMAGE SHUTDOWN OWNER MESSAGE
 // (NAMESPACE first with allNamespaces); pod "" shows as <none>. STATUS is the pod's own when
 // the sandbox is Pending or Running and the pod tells more (ImagePullBackOff, CrashLoopBackOff).
-ui::Table sandboxTable(bool allNamespaces);
+// showOwner: OWNER in the default columns too (when warm-pool spares are listed).
+ui::Table sandboxTable(bool allNamespaces, bool showOwner = false);
 void addSandboxRow(ui::Table& table, const nlohmann::json& sandbox, const PodSummary& pod,
                    std::chrono::system_clock::time_point now, bool allNamespaces);
 

@@ -13,10 +13,12 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rossoctl/app/extract.hpp"
 #include "rossoctl/kube/client.hpp"
+#include "rossoctl/kube/exec.hpp"
 
 namespace rossoctl::app::copy {
 
@@ -65,6 +67,18 @@ CopyStats copyFromPod(kube::Client& client, const PodTarget& target, const std::
 // must exist there). Local symlinks are copied as symlinks; no setuid/setgid/sticky bit goes.
 CopyStats copyToPod(kube::Client& client, const PodTarget& target, const std::string& localSource,
                     const std::string& remoteTarget, bool useTar);
+
+// `sandbox cp S:FILE -`: the bytes of the file `remotePath` through `sink`, staged whole first,
+// so a cap (the smaller of maxFileBytes and maxBytes), the deadline or a failure in the pod
+// sends nothing at all. The sink gets the pod's raw bytes: escape them for a terminal.
+CopyStats copyFileToSink(kube::Client& client, const PodTarget& target,
+                         const std::string& remotePath, const ExtractLimits& limits,
+                         const std::function<void(std::string_view)>& sink);
+
+// `sandbox cp - S:FILE`: what `input`'s stdin (readStdin or stdinDescriptor) holds becomes the
+// file `remoteTarget` (its parent must exist in the pod; an existing file is replaced).
+void copySourceToPod(kube::Client& client, const PodTarget& target, const std::string& remoteTarget,
+                     kube::ExecIo input);
 
 // "312,004"
 std::string groupThousands(uint64_t value);

@@ -4,6 +4,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "rossoctl/app/agents.hpp"
 #include "rossoctl/clock.hpp"
@@ -21,13 +22,14 @@ void followList(kube::Client& client, const Clock& clock, const kube::ResourceRe
                 nlohmann::json list, bool watchOnly,
                 const std::function<void(const nlohmann::json&)>& changed);
 
-// `agents list -w`: the agents of every served kind (sorted, unless `watchOnly`), then each
-// change, one watch per kind on a client of its own; `changed` is called by one thread at a
-// time. Ends on `cancel` (or rethrows what ended one of the watches).
+// `agents list -w`: the agents of every served kind, sorted, in one call of `changed` (unless
+// `watchOnly`), then each change in a call of its own, one watch per kind on a client of its
+// own; `changed` is called by one thread at a time. Ends on `cancel` (or rethrows what ended
+// one of the watches).
 void followAgents(kube::Client& client,
                   const std::function<std::unique_ptr<kube::Client>()>& newClient,
                   const Clock& clock, kube::Discovery& discovery, const std::string& ns,
                   const std::string& selector, const kube::CancelFlag* cancel, bool watchOnly,
-                  const std::function<void(const Agent&)>& changed);
+                  const std::function<void(const std::vector<Agent>&)>& changed);
 
 }  // namespace rossoctl::app

@@ -2,6 +2,7 @@
 // Writing a project plan (`project create`): refuse a namespace rossoctl did not make, apply
 // each object with server-side apply (riding out an API outage), prune what an earlier run
 // wrote and this one no longer wants, and wait briefly for the quota controller.
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@ bool isAdoptedProject(const nlohmann::json& namespaceObject);
 struct ProjectWriteOptions {
     bool serverDryRun = false;  // dryRun=All: the apiserver checks, stores nothing
     bool adopt = false;         // accept an existing namespace without the project label
+    // How long to wait for the quota controller to count usage (pods are refused until then).
+    std::chrono::milliseconds quotaTimeout{std::chrono::seconds(15)};
 };
 
 struct ProjectWriteResult {
@@ -28,6 +31,7 @@ struct ProjectWriteResult {
     bool onlyNamespaceChecked = false;
     bool egressChanged = false;  // a re-run changed an existing project's egress policy
     bool quotaCounted = true;    // false: the quota controller did not count usage in time
+    std::chrono::milliseconds quotaWaited{0};  // how long that wait took
 };
 
 // Throws Error for a namespace being deleted or not a project (without adopt), and an error

@@ -65,6 +65,13 @@ std::string sandboxStatus(const nlohmann::json& sandbox, bool hasPod,
 std::string sandboxNotRunningReason(const nlohmann::json& sandbox,
                                     std::chrono::system_clock::time_point now);
 
+// What follows "pod P is Pending, not Running" in a message about sandbox `sandbox` in ns: when
+// the pod cannot start without a change (an image that cannot be pulled, a container that
+// cannot be created) that reason and that waiting will not help; else the wait to run, then
+// `then` ("verify again"). Every command it names carries -n NS.
+std::string notRunningAdvice(const nlohmann::json& pod, const std::string& ns,
+                             const std::string& sandbox, const std::string& then = {});
+
 // The Running pod of sandbox `name` in ns, for exec and cp; throws Error saying what to do when
 // the sandbox is missing, cannot run, has no pod or its pod is not Running.
 nlohmann::json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,

@@ -21,6 +21,24 @@ struct Table {
 };
 
 void printTable(std::ostream& out, const Table& table, bool noHeaders, bool wide);
+
+// A table printed as its rows come (list -w): the first rows printed, with the header, set each
+// column's width, as kubectl's watch keeps those of its first page, so every later row lines
+// up under them; a later cell wider than its column moves only the rest of its own row (a
+// line already printed cannot be widened, and nothing is cut).
+class StreamingTable {
+  public:
+    StreamingTable(std::ostream& out, bool noHeaders, bool wide)
+        : out_(out), noHeaders_(noHeaders), wide_(wide) {}
+    // `table`'s rows; nothing at all until the first call with rows.
+    void print(const Table& table);
+
+  private:
+    std::ostream& out_;
+    bool noHeaders_;
+    bool wide_;
+    std::vector<size_t> widths_;  // set by the first rows
+};
 void printJson(std::ostream& out, const nlohmann::json& value);
 void printYaml(std::ostream& out, const nlohmann::json& value);
 // "sandbox.agents.x-k8s.io/orders" for each object (kubectl's -o name).

@@ -213,7 +213,7 @@ struct CanaryPlace {
 std::vector<CanaryPlace> canaryPlaces(const nlohmann::json& pod, const nlohmann::json& container);
 
 // Writes CONTENT to each PATH (a canary per place) and says which were written; and reads
-// them back after the restart.
+// them back after the restart, removing each that survived (a PVC keeps nothing of verify's).
 std::vector<std::string> canaryWriteCommand(const std::vector<std::string>& paths,
                                             const std::string& content);
 std::vector<std::string> canaryReadCommand(const std::vector<std::string>& paths);

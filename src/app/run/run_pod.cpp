@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <sstream>
+
 #include "rossoctl/errors.hpp"
 #include "rossoctl/model/pod.hpp"
 
@@ -125,6 +127,27 @@ std::vector<std::string> uploadCommandLine(const std::string& workdir) {
 
 std::vector<std::string> collectCommandLine(const std::string& workdir) {
     return {"sh", "-c", "cd \"$1\"/out 2>/dev/null || exit 0; exec tar -c -f - .", "sh", workdir};
+}
+
+std::vector<std::string> stopCommandLine() {
+    // kill(-1) spares the caller and the namespace's init; `kill` is a builtin of every sh.
+    return {"sh", "-c", "kill -KILL -1 2>/dev/null; exit 0"};
+}
+
+std::vector<std::string> oomEventsCommandLine() {
+    return {"sh", "-c",
+            "cat /sys/fs/cgroup/memory.events 2>/dev/null || "
+            "cat /sys/fs/cgroup/memory/memory.oom_control"};
+}
+
+long oomKillCount(const std::string& events) {
+    std::istringstream lines(events);
+    for (std::string key; lines >> key;) {
+        long value = 0;
+        if (!(lines >> value)) return 0;
+        if (key == "oom_kill") return value;
+    }
+    return 0;
 }
 
 void validateRunEnvName(const std::string& name) {

@@ -207,18 +207,35 @@ class Run {
         const auto result = kube::execInPod(client_, request, io);
         outcome_.timedOut = result.timedOut;
         outcome_.exitCode = result.timedOut ? kExitTimedOut : result.exitCode;
-        if (outcome_.exitCode == 137)  // 128 + SIGKILL, from outside the command
+        if (outcome_.exitCode == kExitKilled) {
             outcome_.killedWhy =
                 whyContainerKilled(client_, request_.namespaceName, outcome_.pod, kContainerName);
+            if (outcome_.killedWhy.empty()) outcome_.killedWhy = oomKillsCounted();
+        }
+        // The exec's end stops nothing in the container: what the code left running would go
+        // on (writing its files, with --keep until the pod's deadline).
+        if (outcome_.timedOut || outcome_.exitCode == kExitKilled) stopLeftovers();
         if (!result.timedOut && !result.message.empty())
             throw Error(fmt::format("the command could not be started in pod {}: {}", outcome_.pod,
                                     firstLine(result.message)));
     }
 
     // Bounded like the command: what is left of --timeout plus a short margin, whatever the
-    // pod streams; the extractor's caps bound the bytes.
+    // pod streams; the extractor's caps bound the bytes. A command that timed out or was
+    // killed still leaves what it wrote (runCommand stopped what it left running), marked
+    // partial; a collection that fails keeps what arrived and says why instead of throwing,
+    // so the code's result is still reported.
     void collect(milliseconds ranFor) {
-        if (!request_.collect || outcome_.timedOut) return;
+        if (!request_.collect) return;
+        std::string cut;
+        if (outcome_.timedOut)
+            cut =
+                "the command ran longer than --timeout and was killed; these are the files it "
+                "had written by then";
+        else if (outcome_.exitCode == kExitKilled)
+            cut =
+                "the command was killed (exit 137) before it finished; these are the files it "
+                "had written by then";
         ArtifactCollector collector(request_.artifactsDir, request_.artifactLimits);
         CappedText errors = CappedText::withLimit(4096);
         kube::ExecIo io;
@@ -229,21 +246,26 @@ class Run {
         try {
             const auto result = kube::execInPod(client_, request, io);
             if (result.timedOut)
-                throw Error(fmt::format(
-                    "collecting artifacts from pod {} took longer than {}s; what arrived was "
-                    "kept, its links refused",
-                    outcome_.pod, ceilSeconds(request.timeout)));
-            if (result.exitCode != 0)
-                throw Error(fmt::format("collecting artifacts from pod {} failed (tar exit {}): {}",
-                                        outcome_.pod, result.exitCode, firstLine(errors.text)));
+                throw Error(fmt::format("collecting them from pod {} took longer than {}s",
+                                        outcome_.pod, ceilSeconds(request.timeout)));
+            if (result.exitCode != 0 || !result.message.empty())
+                throw Error(fmt::format("collecting them from pod {} failed (tar exit {}): {}",
+                                        outcome_.pod, result.exitCode,
+                                        firstLine(errors.text + result.message)));
             collector.finish();
-        } catch (...) {
+        } catch (const std::exception& error) {
             collector.abandon();
+            if (cancel_ && cancel_->cancelled()) throw Cancelled{};
             outcome_.artifacts = collector.files();
-            throw;
+            outcome_.rejected = collector.rejected();
+            outcome_.collectFailed = true;
+            outcome_.artifactsPartial =
+                (cut.empty() ? "" : cut + "; ") + ui::escapeErrorText(error.what());
+            return;
         }
         outcome_.artifacts = collector.files();
         outcome_.rejected = collector.rejected();
+        outcome_.artifactsPartial = cut;
     }
 
     void checkCancelled() const {
@@ -251,6 +273,33 @@ class Run {
     }
 
   private:
+    // The OOM killer may take only the command and leave the container (and its status)
+    // running: the container's cgroup still counts the kill. Best effort, for a message.
+    std::string oomKillsCounted() {
+        try {
+            const auto read = kube::execCapture(client_, execRequest(oomEventsCommandLine()),
+                                                {4096, std::chrono::seconds(10)});
+            if (!read.complete() || read.result.exitCode != 0) return {};
+            const long kills = oomKillCount(read.stdoutText);
+            if (kills <= 0) return {};
+            return fmt::format(
+                "it ran out of memory (the container's cgroup counts {} OOM kill{} under "
+                "--memory {})",
+                kills, kills == 1 ? "" : "s", request_.shape.memory);
+        } catch (const std::exception&) {
+            if (cancel_ && cancel_->cancelled()) throw Cancelled{};
+            return {};
+        }
+    }
+    // Best effort: a pod that cannot take the exec is found out by the collection after it.
+    void stopLeftovers() {
+        auto request = execRequest(stopCommandLine());
+        try {
+            kube::execCapture(client_, request, {4096, std::chrono::seconds(10)});
+        } catch (const std::exception&) {
+            if (cancel_ && cancel_->cancelled()) throw Cancelled{};
+        }
+    }
     kube::ExecRequest execRequest(std::vector<std::string> command) const {
         kube::ExecRequest request;
         request.namespaceName = request_.namespaceName;
@@ -420,6 +469,7 @@ json runResultJson(const RunOutcome& outcome, const CappedText& stdoutText,
                    {"exitCode", outcome.exitCode},
                    {"timedOut", outcome.timedOut},
                    {"artifacts", artifacts},
+                   {"artifactsPartial", !outcome.artifactsPartial.empty()},
                    {"durations",
                     {{"schedule", d.schedule.count()},
                      {"upload", d.upload.count()},
@@ -430,6 +480,8 @@ json runResultJson(const RunOutcome& outcome, const CappedText& stdoutText,
                    {"warm", outcome.warm}};
     if (!outcome.claim.empty()) result["claim"] = outcome.claim;
     if (!outcome.rejected.empty()) result["rejectedArtifacts"] = outcome.rejected;
+    if (!outcome.artifactsPartial.empty())
+        result["artifactsPartialReason"] = outcome.artifactsPartial;
     for (const auto& [name, capped] :
          {std::pair{"stdout", &stdoutText}, std::pair{"stderr", &stderrText}}) {
         if (capped->dropped == 0) continue;

@@ -54,6 +54,13 @@ std::vector<std::string> mountedCommandLine(const std::string& workdir);
 std::vector<std::string> uploadCommandLine(const std::string& workdir);
 // Tar of WORKDIR/out on stdout; nothing when the directory does not exist.
 std::vector<std::string> collectCommandLine(const std::string& workdir);
+// SIGKILL to every process in the container but its pid 1 (the sleep that keeps the pod) and
+// itself: what a timed-out command left running writes nothing more while out/ is collected.
+std::vector<std::string> stopCommandLine();
+// The container's cgroup memory events (v2; v1's oom_control otherwise), and the OOM kills
+// they count (0 when none or unreadable).
+std::vector<std::string> oomEventsCommandLine();
+long oomKillCount(const std::string& events);
 
 // --env names must be shell variable names, since the wrapper exports them.
 void validateRunEnvName(const std::string& name);

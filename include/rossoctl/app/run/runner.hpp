@@ -25,6 +25,7 @@ namespace rossoctl::app::run {
 inline constexpr int kExitTimedOut = 124;
 inline constexpr int kExitRunFailed = 125;  // rossoctl itself failed (docker run's convention)
 inline constexpr int kExitInterrupted = 130;
+inline constexpr int kExitKilled = 137;  // 128 + SIGKILL: killed from outside (memory, kill -9)
 
 struct RunRequest {
     std::string namespaceName;
@@ -60,6 +61,13 @@ struct RunOutcome {
     std::string killedWhy;  // exit 137: who killed the command, when the pod's status tells
     std::vector<Artifact> artifacts;
     std::vector<std::string> rejected;
+    // Why `artifacts` are not all the run meant to leave (the command timed out or was
+    // killed, a cap was reached, the collection failed); empty when they are. What arrived
+    // is kept either way.
+    std::string artifactsPartial;
+    // The collection itself failed (a cap, a damaged stream, the container gone), so rossoctl
+    // did not deliver what was asked: exit 125 unless the command's own status says it failed.
+    bool collectFailed = false;
     RunPhases durations;
 };
 
@@ -71,7 +79,8 @@ struct RunCallbacks {
 
 using ClientFactory = std::function<std::unique_ptr<kube::Client>()>;
 
-// Throws (after cleanup) when rossoctl itself fails; the outcome carries the code's result.
+// Throws (after cleanup) when rossoctl itself fails before the command's result is known; the
+// outcome carries the code's result, and a failed collection (collectFailed) after it.
 RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, const Clock& clock,
                     const kube::CancelFlag* cancel, const RunRequest& request,
                     RunCallbacks& callbacks);
@@ -99,8 +108,9 @@ struct CappedText {
     uint64_t dropped = 0;
 };
 
-// {stdout, stderr, exitCode, timedOut, artifacts: [{path, bytes, sha256}], durations: {...}},
-// plus stdoutTruncated/stdoutDroppedBytes (and for stderr) when a cap cut the output.
+// {stdout, stderr, exitCode, timedOut, artifacts: [{path, bytes, sha256}], artifactsPartial,
+// durations: {...}}, plus artifactsPartialReason when partial, and stdoutTruncated/
+// stdoutDroppedBytes (and for stderr) when a cap cut the output.
 nlohmann::json runResultJson(const RunOutcome& outcome, const CappedText& stdoutText,
                              const CappedText& stderrText);
 

@@ -1,0 +1,183 @@
+// sandbox list -w keeps its columns (issue 34 point 11), and a warm pool's spare sandboxes are
+// shown apart from the project's own in sandbox list and project describe.
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include "test_host.hpp"
+
+using namespace rossoctl;
+using nlohmann::json;
+using rossoctl::testing::TestHost;
+
+namespace {
+
+const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
+const std::string kPods = "/api/v1/namespaces/team1/pods";
+
+json sandboxObject(const std::string& name, const std::string& version = "5",
+                   const std::string& reason = "Ready") {
+    return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
+            {"kind", "Sandbox"},
+            {"metadata",
+             {{"name", name},
+              {"namespace", "team1"},
+              {"uid", "uid-" + name},
+              {"resourceVersion", version},
+              {"creationTimestamp", "2023-11-14T22:00:00Z"}}},
+            {"spec", json::object()},
+            {"status",
+             {{"conditions",
+               {{{"type", "Ready"},
+                 {"status", reason == "Ready" ? "True" : "False"},
+                 {"reason", reason}}}}}}};
+}
+
+// A spare of SandboxWarmPool `pool`.
+json spareOf(const std::string& pool, const std::string& name) {
+    json sandbox = sandboxObject(name);
+    sandbox["metadata"]["ownerReferences"] = {{{"kind", "SandboxWarmPool"},
+                                               {"name", pool},
+                                               {"uid", "uid-" + pool},
+                                               {"controller", true}}};
+    return sandbox;
+}
+
+json list(const std::vector<json>& items) {
+    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
+}
+
+std::string watchEvent(const std::string& type, const json& object) {
+    return json{{"type", type}, {"object", object}}.dump() + "\n";
+}
+
+std::vector<std::string> linesOf(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+// Each column of `header` starts at the same offset on every line: the cell there begins right
+// after a space, and the one before it has ended.
+void checkAligned(const std::vector<std::string>& lines) {
+    REQUIRE_FALSE(lines.empty());
+    const std::string& header = lines.front();
+    for (size_t at = 1; at < header.size(); ++at) {
+        if (header[at] == ' ' || header[at - 1] != ' ') continue;
+        for (const auto& line : lines) {
+            INFO("column at " << at << ": \"" << line << "\"");
+            REQUIRE(line.size() > at);
+            CHECK(line[at - 1] == ' ');
+            CHECK(line[at] != ' ');
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("sandbox list -w: the list and each change line up under the first page's columns",
+          "[sandbox][command][watch]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    // The first page sets the widths: a long name, a long reason; the changes are narrower.
+    host.server.onJson(
+        "GET", kSandboxes, 200,
+        list({sandboxObject("billing-agent-1"), sandboxObject("orders", "5", "PodNotReady")}));
+    host.server.onJson("GET", kPods, 200, list({}));
+    host.server.onStream("GET", kSandboxes + "?watch=true",
+                         {watchEvent("MODIFIED", sandboxObject("orders", "11")),
+                          watchEvent("ADDED", sandboxObject("ab", "12"))});
+    host.server.onStream("GET", kSandboxes + "?watch=true", {});
+    auto watches = std::make_shared<int>(0);
+    host.server.onRequest = [&host, watches](const kube::HttpRequest& request) {
+        if (request.url.find("watch=true") != std::string::npos && ++*watches == 2)
+            host.cancel.cancel();
+    };
+    CHECK(host.run({"sandbox", "list", "-w"}) == 130);
+    const auto lines = linesOf(host.out.str());
+    INFO(host.out.str());
+    REQUIRE(lines.size() == 5);  // header, two listed, two changes
+    CHECK(lines[3].rfind("orders ", 0) == 0);
+    CHECK(lines[3].find("PodNotReady") == std::string::npos);  // Ready again
+    CHECK(lines[4].rfind("ab ", 0) == 0);
+    checkAligned(lines);
+}
+
+TEST_CASE("sandbox list leaves a warm pool's spares out unless --include-pool, and says so",
+          "[sandbox][command][warm-pool]") {
+    const auto serve = [](TestHost& host) {
+        host.serveSandboxGroup();
+        json claimed = sandboxObject("rossoctl-run-7");
+        claimed["metadata"]["ownerReferences"] = {
+            {{"kind", "SandboxClaim"}, {"name", "rossoctl-run-7"}, {"controller", true}}};
+        host.server.onJson("GET", kSandboxes, 200,
+                           list({sandboxObject("orders"), spareOf("py", "py-a1"),
+                                 spareOf("py", "py-b2"), claimed}));
+        host.server.onJson("GET", kPods, 200, list({}));
+    };
+    TestHost plain;
+    serve(plain);
+    REQUIRE(plain.run({"sandbox", "list"}) == 0);
+    const auto rows = linesOf(plain.out.str());
+    REQUIRE(rows.size() == 3);  // header, orders, the claimed run's sandbox
+    CHECK(plain.out.str().find("py-a1") == std::string::npos);
+    CHECK(plain.out.str().find("rossoctl-run-7") != std::string::npos);
+    CHECK(plain.err.str() ==
+          "2 warm-pool sandboxes not shown (spares a SandboxWarmPool keeps for sandbox run "
+          "--pool); add --include-pool to list them\n");
+
+    TestHost named;  // every format: a script sees the same sandboxes as the table
+    serve(named);
+    REQUIRE(named.run({"sandbox", "list", "-o", "name"}) == 0);
+    CHECK(named.out.str() ==
+          "sandbox.agents.x-k8s.io/orders\nsandbox.agents.x-k8s.io/rossoctl-run-7\n");
+
+    TestHost all;
+    serve(all);
+    REQUIRE(all.run({"sandbox", "list", "--include-pool"}) == 0);
+    const auto lines = linesOf(all.out.str());
+    REQUIRE(lines.size() == 5);
+    CHECK(lines[0].find("OWNER") != std::string::npos);  // whose spare each one is
+    CHECK(all.out.str().find("SandboxWarmPool/py") != std::string::npos);
+    CHECK(all.err.str().empty());
+}
+
+TEST_CASE("project describe shows a warm pool's spares apart from the project's sandboxes",
+          "[project][command][warm-pool]") {
+    const auto serve = [](TestHost& host) {
+        host.serveSandboxGroup();
+        host.server.onJson("GET", "/api/v1/namespaces/team1", 200,
+                           {{"metadata",
+                             {{"name", "team1"},
+                              {"creationTimestamp", "2023-11-14T22:00:00Z"},
+                              {"labels", {{"rossoctl.dev/sandbox-project", "true"}}}}},
+                            {"status", {{"phase", "Active"}}}});
+        for (const char* empty :
+             {"/api/v1/namespaces/team1/resourcequotas", "/api/v1/namespaces/team1/limitranges",
+              "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies"})
+            host.server.onJson("GET", empty, 200, list({}));
+        host.server.onJson(
+            "GET", kSandboxes, 200,
+            list({sandboxObject("orders"), spareOf("py", "py-a1"), spareOf("py", "py-b2")}));
+    };
+    TestHost host;
+    serve(host);
+    REQUIRE(host.run({"project", "describe", "team1"}) == 0);
+    const std::string out = host.out.str();
+    INFO(out);
+    const auto sandboxes = out.find("\nSandboxes:\n");
+    const auto pools = out.find("\nWarm pools");
+    REQUIRE(sandboxes != std::string::npos);
+    REQUIRE(pools != std::string::npos);
+    CHECK(out.find("orders", sandboxes) < pools);
+    CHECK(out.find("py-a1") == std::string::npos);  // counted, not listed one by one
+    CHECK(out.find("  SandboxWarmPool/py: 2 spare sandboxes, 2 ready\n") != std::string::npos);
+    CHECK(out.find("rossoctl sandbox list -n team1 --include-pool") != std::string::npos);
+
+    TestHost asJson;
+    serve(asJson);
+    REQUIRE(asJson.run({"project", "describe", "team1", "-o", "json"}) == 0);
+    const auto described = testing::printedJson(asJson.out.str());
+    CHECK(described["sandboxes"].size() == 1);
+    CHECK(described["warmPoolSandboxes"].size() == 2);
+}
