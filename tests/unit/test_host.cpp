@@ -92,13 +92,14 @@ class ScriptedExec : public kube::UpgradedConnection {
         offset_ += n;
         return n;
     }
-    void write(std::string_view bytes) override {
+    size_t write(std::string_view bytes, std::chrono::milliseconds) override {
         written_.feed(bytes);
         while (auto frame = written_.next()) {
             if (frame->payload == std::string("\xff\x00", 2)) stdinOpen_.store(false);
             if (!frame->payload.empty() && frame->payload[0] == 0)
                 stdinText_->append(frame->payload.substr(1));
         }
+        return bytes.size();
     }
 
   private:
