@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "rossoctl/app/run/tar.hpp"
+#include "temp_dir.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::execRan;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -16,6 +19,7 @@ namespace {
 const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
 const std::string kPods = "/api/v1/namespaces/team1/pods";
 const std::string kLog = kPods + "/orders/log";
+const std::string kHostile = "\xc3\x9b[2J\xc2\x9d";
 
 json list(const std::vector<json>& items) {
     return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
@@ -50,6 +54,18 @@ void serveOrders(TestHost& host) {
     host.server.onJson("GET", kSandboxes + "/orders", 200, sandbox);
     host.server.onJson("GET", kPods, 200, list({ordersPod()}));
     host.server.onJson("GET", kPods + "/orders", 200, ordersPod());
+}
+
+// A terminal on stdout and stderr whose locale is ISO-8859-1.
+void latin1Terminal(TestHost& host) {
+    host.environment["LANG"] = "de_DE.ISO-8859-1";
+    host.stdoutIsTerminal = true;
+    host.stderrIsTerminal = true;
+}
+
+bool hasHighByte(const std::string& text) {
+    return std::any_of(text.begin(), text.end(),
+                       [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
 }
 
 // The log route as a server that never ends the stream: only the read's own time-out (the
@@ -96,4 +112,97 @@ TEST_CASE("a one-shot sandbox logs ends within its bound; -f keeps the stream op
     REQUIRE(reads.size() == 1);
     CHECK(reads[0].timeout.count() == 0);
     CHECK(host.out.str() == "line\n");
+}
+
+TEST_CASE("outside UTF-8, sandbox exec's output reaches a terminal escaped, with -t and without",
+          "[hostile][locale][exec]") {
+    {  // -it: the session filter drops what it cannot show
+        TestHost host;
+        latin1Terminal(host);
+        host.stdinIsTerminal = true;
+        serveOrders(host);
+        host.server.onExec("team1", "orders", execRan("prompt " + kHostile + "$ ", "", 0));
+        CHECK(host.run({"sandbox", "exec", "orders", "-it", "--", "sh"}) == 0);
+        REQUIRE(host.server.execs.size() == 1);
+        CHECK(host.server.execs[0].tty);
+        CHECK_FALSE(hasHighByte(host.out.str()));
+        CHECK(host.out.str().find("prompt ") == 0);
+    }
+    {  // no -t: stdout and stderr escaped
+        TestHost host;
+        latin1Terminal(host);
+        serveOrders(host);
+        host.server.onExec("team1", "orders", execRan("out " + kHostile, "err " + kHostile, 0));
+        CHECK(host.run({"sandbox", "exec", "orders", "--", "cat", "f"}) == 0);
+        CHECK(host.out.str() == "out \\xc3\\x9b[2J\\xc2\\x9d");
+        CHECK(host.err.str() == "err \\xc3\\x9b[2J\\xc2\\x9d");
+    }
+}
+
+TEST_CASE("outside UTF-8, the line saying why an exec could not start is escaped",
+          "[hostile][locale][exec]") {
+    TestHost host;
+    latin1Terminal(host);
+    serveOrders(host);
+    testing::ExecScript script;
+    script.statusBody = json{{"status", "Failure"},
+                             {"reason", "InternalError"},
+                             {"message", "cannot start " + kHostile}}
+                            .dump();
+    host.server.onExec("team1", "orders", script);
+    CHECK(host.run({"sandbox", "exec", "orders", "--", "nope"}) == 126);
+    INFO(host.err.str());
+    CHECK_FALSE(hasHighByte(host.err.str()));
+    CHECK(host.err.str().find("error: cannot start \\xc3\\x9b[2J") == 0);
+}
+
+TEST_CASE("outside UTF-8, sandbox logs on a terminal are escaped", "[hostile][locale][logs]") {
+    TestHost host;
+    latin1Terminal(host);
+    serveOrders(host);
+    host.server.onStream("GET", kLog, {"a " + kHostile + "\n"});
+    CHECK(host.run({"sandbox", "logs", "orders"}) == 0);
+    CHECK(host.out.str() == "a \\xc3\\x9b[2J\\xc2\\x9d\n");
+}
+
+TEST_CASE("outside UTF-8, sandbox run's streamed output is escaped", "[hostile][locale][run]") {
+    const std::string runPodName = "rossoctl-run-00000001";
+    const auto runPod = [&](const json& state) {
+        return json{
+            {"metadata", {{"name", runPodName}, {"namespace", "team1"}, {"uid", "uid-run"}}},
+            {"spec", {{"containers", {{{"name", "run"}}}}}},
+            {"status",
+             {{"phase", state.contains("running") ? "Running" : "Pending"},
+              {"containerStatuses",
+               {{{"name", "run"}, {"image", "python:3.12-slim"}, {"state", state}}}}}}};
+    };
+    TestHost host;
+    latin1Terminal(host);
+    host.server.onJson("POST", kPods, 201, runPod(json::object()));
+    host.server.onJson("GET", kPods, 200, list({runPod({{"running", json::object()}})}));
+    host.server.on("DELETE", kPods + "/" + runPodName, 200, "{}");
+    host.server.onExec("team1", runPodName, execRan("", "", 0));  // the mount probe
+    host.server.onExec("team1", runPodName, execRan("o " + kHostile, "e " + kHostile, 0));
+    CHECK(host.run({"sandbox", "run", "--", "python3", "main.py"}) == 0);
+    CHECK(host.out.str() == "o \\xc3\\x9b[2J\\xc2\\x9d");
+    CHECK(host.err.str() == "e \\xc3\\x9b[2J\\xc2\\x9d");
+}
+
+TEST_CASE("outside UTF-8, the names cp refuses reach the terminal escaped",
+          "[hostile][locale][cp]") {
+    testing::TempDir dir;
+    std::string archive;
+    app::run::TarWriter writer(archive, 0);
+    writer.addSymlink("./" + kHostile, "/etc");  // refused: it leaves the directory
+    writer.addFile("./ok.txt", "fine", 0644);
+    writer.finish();
+    TestHost host;
+    latin1Terminal(host);
+    serveOrders(host);
+    host.server.onExec("team1", "orders", execRan("d - tar\n", "", 0));
+    host.server.onExec("team1", "orders", execRan(archive, "", 0));
+    CHECK(host.run({"sandbox", "cp", "orders:/workspace", dir.file("dest")}) == kExitError);
+    INFO(host.err.str());
+    CHECK_FALSE(hasHighByte(host.err.str()));
+    CHECK(host.err.str().find("warning: refused: \\xc3\\x9b[2J") != std::string::npos);
 }
