@@ -89,8 +89,8 @@ TEST_CASE("a one-shot sandbox logs ends within its bound; -f keeps the stream op
         serveOrders(host);
         host.server.onStream("GET", kLog, {"first line\n"});
         stallLogs(host);
-        std::vector<std::string> argv = {"sandbox", "logs", "orders"};
-        argv.insert(argv.end(), flags.begin(), flags.end());
+        std::vector<std::string> argv = flags;  // global flags go before the command
+        argv.insert(argv.end(), {"sandbox", "logs", "orders"});
         CHECK(host.run(argv) == kExitError);
         INFO(host.err.str());
         CHECK(host.err.str() == "error: sandbox/orders log did not end within " + bound +

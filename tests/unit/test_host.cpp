@@ -333,6 +333,7 @@ TestHost::TestHost() {
     root_.add_option("-n,--namespace", globals_.config.namespaceName);
     root_.add_option("-v,--v", globals_.verbosity);
     root_.add_option("--kubeconfig", globals_.config.kubeconfig);
+    root_.add_option("--request-timeout", globals_.requestTimeout);
     commands::registerVersion(root_, *this);
     commands::registerCompletion(root_, *this);
     commands::registerComplete(root_, *this);
