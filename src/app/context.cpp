@@ -10,10 +10,33 @@
 
 namespace rossoctl::app {
 
+namespace {
+
+bool localeIsUtf8In(const kube::Environment& env) {
+    const auto variable = [&](const char* name) {
+        return env.getenv ? env.getenv(name).value_or("") : std::string();
+    };
+    return ui::localeIsUtf8(variable("LC_ALL"), variable("LC_CTYPE"), variable("LANG"));
+}
+
+// Outside UTF-8 a terminal obeys bytes 0x80..0x9f as C1 controls: whatever any path writes to
+// it (a pod's bytes, a server's words, an escaper that assumed UTF-8) reaches it as escapes.
+Streams guardStreams(Streams streams, const kube::Environment& env,
+                     std::unique_ptr<std::ostream>& out, std::unique_ptr<std::ostream>& err) {
+    if ((!streams.outIsTty && !streams.errIsTty) || localeIsUtf8In(env)) return streams;
+    if (streams.outIsTty) out = std::make_unique<ui::EightBitEscapingStream>(streams.out);
+    if (streams.errIsTty) err = std::make_unique<ui::EightBitEscapingStream>(streams.err);
+    return Streams{streams.in,          out ? *out : streams.out, err ? *err : streams.err,
+                   streams.inIsTty,     streams.outIsTty,         streams.errIsTty,
+                   streams.inDescriptor};
+}
+
+}  // namespace
+
 Context::Context(Streams streams, GlobalOptions globals, const Clock& clock, kube::Environment env,
                  TransportFactory transportFactory, const kube::CancelFlag* cancel, Random* random,
                  model::HostResolver* resolver)
-    : streams_(streams),
+    : streams_(guardStreams(streams, env, guardedOut_, guardedErr_)),
       globals_(std::move(globals)),
       clock_(clock),
       env_(std::move(env)),
@@ -40,10 +63,7 @@ const kube::RestConfig& Context::restConfig() {
 }
 
 bool Context::utf8Terminal() const {
-    const auto variable = [&](const char* name) {
-        return env_.getenv ? env_.getenv(name).value_or("") : std::string();
-    };
-    return ui::localeIsUtf8(variable("LC_ALL"), variable("LC_CTYPE"), variable("LANG"));
+    return localeIsUtf8In(env_);
 }
 
 // -v 8 prints what a server or webhook wrote: on a terminal, its control characters escaped.

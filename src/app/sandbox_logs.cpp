@@ -173,14 +173,27 @@ class LogFollower {
     // not running yet, the pod just went) or is lost to an outage ends like a closed one.
     bool stream(const std::string& path, bool follow) {
         bool gotBytes = false;
+        // Only a follow may stay open as long as the server keeps it so.
+        const auto requested = client_.config().requestTimeout;
+        const std::chrono::milliseconds bound = follow ? std::chrono::milliseconds{0}
+                                                : requested.count() > 0 ? requested
+                                                                        : kOneShotLogTimeout;
         try {
-            client_.streamGet(path, [&](std::string_view bytes) {
-                gotBytes = true;
-                options_.onLog(bytes);
-                return !cancelled();
-            });
+            client_.streamGet(
+                path,
+                [&](std::string_view bytes) {
+                    gotBytes = true;
+                    options_.onLog(bytes);
+                    return !cancelled();
+                },
+                bound);
         } catch (const kube::TransportError& error) {
             if (error.kind() == kube::TransportError::Kind::Cancelled || cancelled()) return false;
+            if (!follow && error.kind() == kube::TransportError::Kind::Timeout)
+                fail(fmt::format(
+                    "log did not end within {}s: the server kept the read open; follow it with "
+                    "-f, or give it longer with --request-timeout",
+                    std::chrono::duration_cast<std::chrono::seconds>(bound).count()));
             if (!follow) throw;
             cut_ = true;
         } catch (const kube::ApiError& error) {

@@ -1,7 +1,9 @@
 // The typed verbs of Client: paths, query parameters, bodies, paging and watch streams.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
+#include <limits>
 #include <string>
 
 #include "rossoctl/kube/client.hpp"
@@ -91,8 +93,25 @@ std::optional<json> Client::getIfExists(const ResourceRef& ref, const std::strin
 
 void Client::listPages(const ResourceRef& ref, const std::string& ns, ListOptions options,
                        const std::function<bool(const json& page)>& onPage) {
-    while (true) {
-        json page = getPath(resourcePath(ref, ns) + listQuery(options).text());
+    pagesOf(ref, ns, std::move(options), onPage, std::numeric_limits<size_t>::max());
+}
+
+void Client::pagesOf(const ResourceRef& ref, const std::string& ns, ListOptions options,
+                     const std::function<bool(const json& page)>& onPage, size_t maxTotalBytes) {
+    size_t totalBytes = 0;
+    for (size_t pages = 1;; ++pages) {
+        if (pages > kMaxListPages)
+            throw Error(fmt::format("the server's list of {} goes on past {} pages; refused",
+                                    ref.resource, kMaxListPages));
+        HttpRequest request =
+            prepare("GET", resourcePath(ref, ns) + listQuery(options).text(), {}, {});
+        // Each page within what is left of the whole list's bound.
+        request.maxBodyBytes = std::min(kMaxListBodyBytes, maxTotalBytes - totalBytes);
+        const HttpResponse response = execute(request, true);
+        if (response.body.empty())
+            throw Error(fmt::format("the server sent an empty response to GET {}", request.url));
+        totalBytes += response.body.size();
+        const json page = parseBody(request, response);
         if (!onPage(page)) return;
         std::string next = metadataField(page, "continue");
         if (next.empty() || next == options.continueToken) return;
@@ -106,14 +125,17 @@ json Client::list(const ResourceRef& ref, const std::string& ns, const ListOptio
     json merged;
     json items = json::array();
     std::string resourceVersion;
-    listPages(ref, ns, options, [&](const json& page) {
-        if (merged.is_null()) merged = page;
-        if (auto it = page.find("items"); it != page.end() && it->is_array()) {
-            for (const auto& item : *it) items.push_back(item);
-        }
-        resourceVersion = metadataField(page, "resourceVersion");
-        return true;
-    });
+    pagesOf(
+        ref, ns, options,
+        [&](const json& page) {
+            if (merged.is_null()) merged = page;
+            if (auto it = page.find("items"); it != page.end() && it->is_array()) {
+                for (const auto& item : *it) items.push_back(item);
+            }
+            resourceVersion = metadataField(page, "resourceVersion");
+            return true;
+        },
+        kMaxListBodyBytes);
     if (!merged.is_object()) merged = json::object();
     merged["items"] = std::move(items);
     json& metadata = merged["metadata"];

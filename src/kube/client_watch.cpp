@@ -108,8 +108,10 @@ void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOpti
 }
 
 void Client::streamGet(const std::string& pathAndQuery,
-                       const std::function<bool(std::string_view chunk)>& onChunk) {
+                       const std::function<bool(std::string_view chunk)>& onChunk,
+                       std::chrono::milliseconds timeout) {
     HttpRequest request = prepare("GET", pathAndQuery, {}, {});
+    if (timeout.count() > 0) request.timeout = timeout;
     bool streamed = false;
     std::exception_ptr failure;
     // Never throws: exceptions must not cross the transport (libcurl is C), so they are kept.

@@ -39,27 +39,17 @@ class CurlUpgradedConnection : public UpgradedConnection {
         return receive(buffer, size, deadlineAfter(timeout));
     }
 
-    void write(std::string_view bytes) override {
-        while (!bytes.empty()) {
-            size_t sent = 0;
-            CURLcode code;
-            {
-                std::lock_guard lock(ioMutex_);
-                code = libcurl::curl_easy_send(easy_.get(), bytes.data(), bytes.size(), &sent);
-            }
-            if (code == CURLE_AGAIN) {
-                waitFor(POLLOUT, std::nullopt);
-                continue;
-            }
-            if (code != CURLE_OK) throw transportErrorFor(easy_.get(), code, nullptr, url_);
-            bytes.remove_prefix(sent);
-        }
+    size_t write(std::string_view bytes, std::chrono::milliseconds timeout) override {
+        return send(bytes, deadlineAfter(timeout));
     }
 
     // Writes the Upgrade request and reads the answer's head (and, unless 101, its body).
     void performHandshake(const std::string& head, std::chrono::milliseconds timeout) {
-        write(head);
         const auto deadline = deadlineAfter(timeout.count() > 0 ? timeout : kHandshakeTimeout);
+        if (send(head, deadline) < head.size())
+            throw TransportError(
+                TransportError::Kind::Timeout,
+                fmt::format("timed out sending the upgrade request to {}", hostAndPort(url_)));
         std::string received;
         size_t headEnd;
         char chunk[4096];
@@ -86,6 +76,32 @@ class CurlUpgradedConnection : public UpgradedConnection {
     std::optional<SteadyTime> deadlineAfter(std::chrono::milliseconds timeout) const {
         if (timeout.count() <= 0) return std::nullopt;
         return std::chrono::steady_clock::now() + timeout;
+    }
+
+    // Sends until all is out or the deadline passes; returns how much went out.
+    size_t send(std::string_view bytes, std::optional<SteadyTime> deadline) {
+        size_t total = 0;
+        while (total < bytes.size()) {
+            size_t sent = 0;
+            CURLcode code;
+            {
+                std::lock_guard lock(ioMutex_);
+                code = libcurl::curl_easy_send(easy_.get(), bytes.data() + total,
+                                               bytes.size() - total, &sent);
+            }
+            if (code == CURLE_AGAIN) {
+                try {
+                    waitFor(POLLOUT, deadline);
+                } catch (const TransportError& error) {
+                    if (error.kind() != TransportError::Kind::Timeout) throw;
+                    return total;
+                }
+                continue;
+            }
+            if (code != CURLE_OK) throw transportErrorFor(easy_.get(), code, nullptr, url_);
+            total += sent;
+        }
+        return total;
     }
 
     size_t receive(char* buffer, size_t size, std::optional<SteadyTime> deadline) {

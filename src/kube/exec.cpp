@@ -37,21 +37,51 @@ std::string execPath(const ExecRequest& request) {
            query.substr(1);
 }
 
-// Frames go out whole: the stdin thread and the reader (pongs, close) both write.
+// Frames go out whole: the stdin thread and the reader (pongs, close) both write. A server
+// that stops reading holds a frame no longer than the exec's time-out, and no longer than
+// abandon(): a frame left half-sent there ends the connection's use (TransportError Timeout).
 class FrameWriter {
   public:
-    FrameWriter(UpgradedConnection& connection, Random& random)
-        : connection_(connection), random_(random) {}
+    FrameWriter(UpgradedConnection& connection, Random& random, const Clock& clock,
+                std::chrono::milliseconds timeout)
+        : connection_(connection),
+          random_(random),
+          clock_(clock),
+          deadline_(clock.monotonic() + timeout),
+          bounded_(timeout.count() > 0) {}
     void send(WsOpcode opcode, std::string_view payload) {
         std::lock_guard lock(mutex_);
-        connection_.write(encodeWsFrame(opcode, payload, random_.next()));
+        const std::string frame = encodeWsFrame(opcode, payload, random_.next());
+        for (std::string_view left = frame;;) {
+            if (abandoned_.load() || (bounded_ && clock_.monotonic() >= deadline_))
+                throw TransportError(TransportError::Kind::Timeout,
+                                     "exec: the server stopped reading what was sent to it");
+            left.remove_prefix(connection_.write(left, kReadSlice));
+            if (left.empty()) return;
+        }
     }
+    // The exec is over: a send still waiting for the server gives up within a slice.
+    void abandon() { abandoned_.store(true); }
 
   private:
     UpgradedConnection& connection_;
     Random& random_;
+    const Clock& clock_;
+    const std::chrono::steady_clock::time_point deadline_;
+    const bool bounded_;
+    std::atomic<bool> abandoned_{false};
     std::mutex mutex_;
 };
+
+bool isTimeout(const std::exception_ptr& failure) {
+    try {
+        std::rethrow_exception(failure);
+    } catch (const TransportError& error) {
+        return error.kind() == TransportError::Kind::Timeout;
+    } catch (...) {
+        return false;
+    }
+}
 
 // A string member of an object, or "" for anything else: the status channel is written by the
 // other side, and a number or object where a string belongs must not throw.
@@ -154,6 +184,7 @@ class StdinPump {
 
     void stop() {
         done_.store(true);
+        writer_.abandon();  // stdin the server never took must not keep the exec from ending
         if (thread_.joinable()) thread_.join();
     }
     std::exception_ptr failure() const { return failure_; }
@@ -256,11 +287,18 @@ StatusChannel readUntilClosed(UpgradedConnection& connection, FrameWriter& write
         }
         if (n == 0) break;  // the server closed the connection
         parser.feed(std::string_view(buffer.data(), n));
-        while (auto frame = parser.next())
-            if (!handleFrame(*frame, channel, writer, io, status)) {
-                open = false;
-                break;
-            }
+        try {
+            while (auto frame = parser.next())
+                if (!handleFrame(*frame, channel, writer, io, status)) {
+                    open = false;
+                    break;
+                }
+        } catch (const TransportError& error) {
+            // A pong the server would not take before the deadline.
+            if (error.kind() != TransportError::Kind::Timeout) throw;
+            timedOut = true;
+            break;
+        }
     }
     return status;
 }
@@ -273,7 +311,7 @@ ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
     ExecResult result;
     result.protocol = stream.protocol;
 
-    FrameWriter writer(*stream.connection, client.random());
+    FrameWriter writer(*stream.connection, client.random(), client.clock(), request.timeout);
     std::optional<StdinPump> stdinPump;  // stopped before the writer and connection go
     if (withStdin) stdinPump.emplace(io, writer);
     const StatusChannel status =
@@ -283,7 +321,11 @@ ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
         stdinPump->stop();
         stdinFailure = stdinPump->failure();
     }
-    if (stdinFailure && !status.complete) std::rethrow_exception(stdinFailure);
+    // Stdin the server stopped taking before the deadline is the exec's time-out.
+    if (stdinFailure && !status.complete && isTimeout(stdinFailure) && request.timeout.count() > 0)
+        result.timedOut = true;
+    else if (stdinFailure && !status.complete)
+        std::rethrow_exception(stdinFailure);
     if (result.timedOut) {
         result.exitCode = 124;
         return result;

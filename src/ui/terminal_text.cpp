@@ -170,4 +170,37 @@ void UntrustedTextWriter::finish() {
     out_.flush();
 }
 
+EightBitEscapingStream::EightBitEscapingStream(std::ostream& target)
+    : std::ostream(nullptr), buffer_(target.rdbuf()) {
+    rdbuf(&buffer_);
+}
+
+EightBitEscapingStream::Buffer::int_type EightBitEscapingStream::Buffer::overflow(int_type c) {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char byte = traits_type::to_char_type(c);
+    return xsputn(&byte, 1) == 1 ? c : traits_type::eof();
+}
+
+std::streamsize EightBitEscapingStream::Buffer::xsputn(const char* text, std::streamsize count) {
+    std::string_view rest(text, static_cast<size_t>(count));
+    while (!rest.empty()) {
+        const auto high = std::find_if(
+            rest.begin(), rest.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+        const auto plain = static_cast<std::streamsize>(high - rest.begin());
+        if (plain > 0 && target_->sputn(rest.data(), plain) != plain) return 0;
+        rest.remove_prefix(static_cast<size_t>(plain));
+        if (rest.empty()) break;
+        const std::string escaped = fmt::format("\\x{:02x}", static_cast<unsigned char>(rest[0]));
+        if (target_->sputn(escaped.data(), static_cast<std::streamsize>(escaped.size())) !=
+            static_cast<std::streamsize>(escaped.size()))
+            return 0;
+        rest.remove_prefix(1);
+    }
+    return count;
+}
+
+int EightBitEscapingStream::Buffer::sync() {
+    return target_->pubsync();
+}
+
 }  // namespace rossoctl::ui

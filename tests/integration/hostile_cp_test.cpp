@@ -28,10 +28,12 @@ case "$2" in
   esac ;;
 *"exec tar cf"*) exec python3 /workspace/bin/evil.py "$mode" ;;
 *"walk()"*) exec head -c 67108864 /dev/zero ;;
+*"tar xf -"*) [ "$mode" = stall ] && exec /bin/sleep 600 ;;
 esac
 exec /bin/sh "$@"
 )sh";
 
+// In mode stall, the tar that takes an upload never reads its stdin (nor exits).
 // The tar streams: the copied file replaced by a link to a key it also sent; a GNU long name
 // over PATH_MAX; pax headers far larger than the files they describe.
 constexpr const char* kEvilPy = R"py(import io, sys, tarfile
@@ -165,4 +167,23 @@ TEST_CASE("a pod's own sh and tar cannot reach the user's files, memory or time 
     CHECK(listed.peakMiB < 200);
     std::error_code ignored;
     fs::remove_all(local, ignored);
+}
+
+TEST_CASE("an upload whose tar never reads its stdin still ends at cp's --timeout",
+          "[hostile][cp][stall]") {
+    harness::TestNamespace guard("hostile29b-stall", /*create=*/false);
+    const std::string ns = guard.name();
+    hostileSandbox(ns);
+    setMode(ns, "stall");
+    // Far more than every buffer between rossoctl and the pod's stdin pipe holds.
+    const fs::path big = fs::temp_directory_path() / ("rossoctl-" + ns + ".bin");
+    std::ofstream(big).close();
+    fs::resize_file(big, 256u << 20);
+    auto stalled = measuredCp(ns, big.string(), "hostile:/workspace/big.bin", {"--timeout", "20s"});
+    INFO(stalled.result.err);
+    CHECK(stalled.result.exitCode == 1);
+    CHECK_THAT(stalled.result.err, Catch::Contains("did not finish within the copy's --timeout"));
+    CHECK(stalled.seconds < 60);
+    std::error_code ignored;
+    fs::remove(big, ignored);
 }

@@ -236,7 +236,7 @@ TEST_CASE("upgrade hands over the socket after 101", "[curl]") {
     char buffer[64];
     size_t n = connection->read(buffer, sizeof buffer, std::chrono::seconds(2));
     CHECK(std::string(buffer, n) == "hello");
-    connection->write("echo");
+    CHECK(connection->write("echo", std::chrono::seconds(2)) == 4);
     std::string echoed;
     while (echoed.size() < 4) {
         n = connection->read(buffer, sizeof buffer, std::chrono::seconds(2));

@@ -53,11 +53,12 @@ class ScriptedConnection : public UpgradedConnection {
         offset_ += n;
         return n;
     }
-    void write(std::string_view bytes) override {
+    size_t write(std::string_view bytes, std::chrono::milliseconds) override {
         written->append(bytes);
         sentFrames_.feed(bytes);
         while (auto frame = sentFrames_.next())
             if (frame->payload == std::string("\xff\x00", 2)) stdinClosed_.store(true);
+        return bytes.size();
     }
     std::shared_ptr<std::string> written = std::make_shared<std::string>();
     bool holdUntilStdinClosed = false;

@@ -159,3 +159,60 @@ TEST_CASE("a webhook's message cannot pose as a second line of rossoctl's", "[ho
     CHECK(std::count(err.begin(), err.end(), '\n') == 1);
     CHECK(err.find("denied\\nerror: ") != std::string::npos);
 }
+
+namespace {
+
+// Answers every list page with `pageBytes` of items and a new `continue` token, as a server that
+// never ends its list; honours each request's body cap as the libcurl transport does.
+class EndlessListTransport : public kube::Transport {
+  public:
+    explicit EndlessListTransport(size_t pageBytes) : pageBytes_(pageBytes) {}
+    kube::HttpResponse send(const kube::HttpRequest& request) override {
+        if (++pages > 20'000) FAIL("the client was still reading a list with no end");
+        json page = {{"kind", "PodList"},
+                     {"metadata", {{"continue", "c" + std::to_string(pages)}}},
+                     {"items", json::array()}};
+        if (pageBytes_ > 0)
+            page["items"].push_back(
+                {{"metadata", {{"name", "p"}}}, {"x", std::string(pageBytes_, 'a')}});
+        std::string body = page.dump();
+        if (body.size() > request.maxBodyBytes)
+            throw kube::TransportError(kube::TransportError::Kind::Other,
+                                       "the server's answer is over its cap; refused");
+        return {200, {}, std::move(body)};
+    }
+    std::unique_ptr<kube::UpgradedConnection> upgrade(const kube::HttpRequest&) override {
+        return nullptr;
+    }
+    void setClientCertificate(const kube::ClientCertificate&) override {}
+    size_t pages = 0;
+
+  private:
+    size_t pageBytes_;
+};
+
+}  // namespace
+
+TEST_CASE("a list whose continue never ends is refused: by its pages and by what it holds",
+          "[hostile][server]") {
+    testing::FakeClock clock;
+    std::ostringstream trace;
+    {  // empty pages, forever: refused at the page cap
+        auto transport = std::make_unique<EndlessListTransport>(0);
+        auto& served = *transport;
+        kube::Client client(testing::fakeRestConfig(), std::move(transport), clock,
+                            kube::RequestTracer(trace, 0));
+        CHECK_THROWS_WITH(client.list(kube::resources::pods(), "team1", {}),
+                          Catch::Contains("goes on past 10000 pages; refused"));
+        CHECK(served.pages == kube::kMaxListPages);
+    }
+    {  // 8 MiB pages kept whole: refused once all of them together pass the list's cap
+        auto transport = std::make_unique<EndlessListTransport>(8u << 20);
+        auto& served = *transport;
+        kube::Client client(testing::fakeRestConfig(), std::move(transport), clock,
+                            kube::RequestTracer(trace, 0));
+        CHECK_THROWS_WITH(client.list(kube::resources::pods(), "team1", {}),
+                          Catch::Contains("over its cap; refused"));
+        CHECK(served.pages * (8u << 20) <= kube::kMaxListBodyBytes + (8u << 20));
+    }
+}

@@ -92,13 +92,14 @@ class ScriptedExec : public kube::UpgradedConnection {
         offset_ += n;
         return n;
     }
-    void write(std::string_view bytes) override {
+    size_t write(std::string_view bytes, std::chrono::milliseconds) override {
         written_.feed(bytes);
         while (auto frame = written_.next()) {
             if (frame->payload == std::string("\xff\x00", 2)) stdinOpen_.store(false);
             if (!frame->payload.empty() && frame->payload[0] == 0)
                 stdinText_->append(frame->payload.substr(1));
         }
+        return bytes.size();
     }
 
   private:
@@ -332,6 +333,7 @@ TestHost::TestHost() {
     root_.add_option("-n,--namespace", globals_.config.namespaceName);
     root_.add_option("-v,--v", globals_.verbosity);
     root_.add_option("--kubeconfig", globals_.config.kubeconfig);
+    root_.add_option("--request-timeout", globals_.requestTimeout);
     commands::registerVersion(root_, *this);
     commands::registerCompletion(root_, *this);
     commands::registerComplete(root_, *this);

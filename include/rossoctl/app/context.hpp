@@ -6,6 +6,7 @@
 #include <functional>
 #include <iosfwd>
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "rossoctl/clock.hpp"
@@ -80,6 +81,9 @@ class Context {
 
   private:
     kube::RequestTracer tracer() const;
+    // On a terminal outside UTF-8, stdout and stderr pass through these (before streams_).
+    std::unique_ptr<std::ostream> guardedOut_;
+    std::unique_ptr<std::ostream> guardedErr_;
     Streams streams_;
     GlobalOptions globals_;
     const Clock& clock_;

@@ -2,6 +2,7 @@
 // A Sandbox's pod logs (GET pods/NAME/log), streamed as they arrive, never held whole. With
 // follow, across the pod being replaced (`sandbox restart`, a crash, a cut connection): the
 // sandbox's pods are watched and the stream goes on with the new pod or container.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -12,6 +13,10 @@
 #include "rossoctl/kube/client.hpp"
 
 namespace rossoctl::app {
+
+// A one-shot read (no follow) ends within this unless --request-timeout sets another bound: a
+// server that keeps the stream open must not hold it forever.
+inline constexpr std::chrono::minutes kOneShotLogTimeout{5};
 
 struct SandboxLogOptions {
     std::string container;  // empty: the pod's first container
@@ -32,9 +37,10 @@ std::string podLogPath(const std::string& ns, const std::string& pod, const std:
                        bool follow, const SandboxLogOptions& options);
 
 // Returns false when Ctrl-C ended it. Throws Error for a missing sandbox, one without a pod and
-// a container the pod does not have; ApiError as the server sends it (403, a container that is
-// not running without follow). With follow it returns when there is nothing left to follow: the
-// sandbox was deleted or suspended, or its pod ended and is not recreated.
+// a container the pod does not have, and a one-shot read that outlives its bound; ApiError as the
+// server sends it (403, a container that is not running without follow). With follow it returns
+// when there is nothing left to follow: the sandbox was deleted or suspended, or its pod ended and
+// is not recreated.
 bool streamSandboxLogs(kube::Client& client, const Clock& clock, const kube::ResourceRef& sandboxes,
                        const std::string& ns, const std::string& name,
                        const SandboxLogOptions& options);

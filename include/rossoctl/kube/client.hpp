@@ -77,7 +77,8 @@ class Client {
                                     const std::string& name);
     // Every page, following `continue`; items merged into one List.
     json list(const ResourceRef& ref, const std::string& ns, const ListOptions& options = {});
-    // One page at a time; return false from onPage to stop.
+    // One page at a time; return false from onPage to stop. A server whose `continue` never
+    // ends is refused after kMaxListPages pages.
     void listPages(const ResourceRef& ref, const std::string& ns, ListOptions options,
                    const std::function<bool(const json& page)>& onPage);
     json create(const ResourceRef& ref, const std::string& ns, const json& object,
@@ -100,9 +101,11 @@ class Client {
                std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
     // A GET whose body is streamed (pod logs): each piece of a 2xx body goes to onChunk as it
     // arrives, nothing is kept; return false to stop. Ends when the server closes the stream or
-    // cuts it after bytes arrived. Throws ApiError (>= 400) and TransportError.
+    // cuts it after bytes arrived. Throws ApiError (>= 400) and TransportError. timeout bounds
+    // the whole stream (TransportError Timeout past it); 0 keeps --request-timeout's.
     void streamGet(const std::string& pathAndQuery,
-                   const std::function<bool(std::string_view chunk)>& onChunk);
+                   const std::function<bool(std::string_view chunk)>& onChunk,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds{0});
     // A raw GET of an absolute API path (/version, /apis/GROUP); throws ApiError.
     // maxBodyBytes: what the answer may hold (transport.hpp's caps per kind of request).
     json getPath(const std::string& path, size_t maxBodyBytes = kMaxListBodyBytes);
@@ -115,6 +118,9 @@ class Client {
                                                 const Headers& headers);
 
   private:
+    // listPages; `maxTotalBytes` bounds all pages' bodies together (list() keeps them all).
+    void pagesOf(const ResourceRef& ref, const std::string& ns, ListOptions options,
+                 const std::function<bool(const json& page)>& onPage, size_t maxTotalBytes);
     HttpResponse sendOnce(HttpRequest& request);
     HttpRequest prepare(const std::string& method, const std::string& pathAndQuery,
                         const std::string& body, const std::string& contentType);

@@ -18,6 +18,9 @@ using Headers = std::vector<std::pair<std::string, std::string>>;
 inline constexpr size_t kMaxListBodyBytes = 256 * 1024 * 1024;   // a list page
 inline constexpr size_t kMaxObjectBodyBytes = 32 * 1024 * 1024;  // one object, discovery
 inline constexpr size_t kMaxErrorBodyBytes = 1024 * 1024;
+// A list is read in at most this many pages (5 million objects at kubectl's 500 a page), and a
+// list kept whole (Client::list) holds at most kMaxListBodyBytes over all of them.
+inline constexpr size_t kMaxListPages = 10'000;
 
 struct HttpRequest {
     std::string method = "GET";
@@ -62,7 +65,10 @@ class UpgradedConnection {
     // Reads up to buffer.size() bytes; returns 0 at end of stream. Waits at most timeout
     // (0 = forever) and throws TransportError(Timeout) after it.
     virtual size_t read(char* buffer, size_t size, std::chrono::milliseconds timeout) = 0;
-    virtual void write(std::string_view bytes) = 0;
+    // Writes what the peer takes within timeout (0 = until all is written) and returns how
+    // many bytes that was: fewer than bytes.size() only once the time is up. A peer that stops
+    // reading must not hold a writer past its deadline.
+    virtual size_t write(std::string_view bytes, std::chrono::milliseconds timeout) = 0;
 };
 
 struct ClientCertificate {

@@ -56,4 +56,27 @@ class UntrustedTextWriter {
     TerminalTextStream escaper_;
 };
 
+// An ostream in front of a terminal whose locale is not UTF-8: every byte from 0x80 up becomes
+// \xNN on its way to `target` (there 0x80..0x9f are C1 controls, 0x9b CSI), whoever wrote it.
+// The last line of defence: the escapers above already made a pod's or server's text safe.
+class EightBitEscapingStream : public std::ostream {
+  public:
+    explicit EightBitEscapingStream(std::ostream& target);
+
+  private:
+    class Buffer : public std::streambuf {
+      public:
+        explicit Buffer(std::streambuf* target) : target_(target) {}
+
+      protected:
+        int_type overflow(int_type c) override;
+        std::streamsize xsputn(const char* text, std::streamsize count) override;
+        int sync() override;
+
+      private:
+        std::streambuf* target_;
+    };
+    Buffer buffer_;
+};
+
 }  // namespace rossoctl::ui
