@@ -127,7 +127,8 @@ void registerSandboxTop(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox top -A -o wide\n\n"
         "The figures are the kubelet's own (its Summary API, read through the API server's node\n"
         "proxy: needs get on nodes/proxy, no metrics-server): CPU in millicores, memory as the\n"
-        "working set, DISK the containers' writable layers, PROCESSES in the pod.\n\n"
+        "working set, DISK the containers' writable layers, PROCESSES in the pod; - where the\n"
+        "kubelet reports no figure (process counts need its cAdvisor container stats).\n\n"
         "Exit codes: 0 shown; 1 a sandbox not found, an API error, or nodes/proxy forbidden;\n"
         "2 invalid arguments.");
     onRun(command, host, options, &runTop);
