@@ -29,6 +29,8 @@ void registerGroups(CLI::App& root, CommandHost& host) {
     registerSandboxRun(*sandbox, host);
     registerSandboxPool(*sandbox, host);
     registerSandboxCp(*sandbox, host);
+    registerSandboxPortForward(*sandbox, host);
+    registerSandboxTop(*sandbox, host);
 
     auto* project = root.add_subcommand("project", "Create and delete hardened sandbox projects");
     project->require_subcommand(1);

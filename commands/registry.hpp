@@ -31,6 +31,8 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host);
 void registerSandboxRun(CLI::App& sandbox, CommandHost& host);
 void registerSandboxPool(CLI::App& sandbox, CommandHost& host);
 void registerSandboxCp(CLI::App& sandbox, CommandHost& host);
+void registerSandboxPortForward(CLI::App& sandbox, CommandHost& host);
+void registerSandboxTop(CLI::App& sandbox, CommandHost& host);
 
 // project
 void registerProjectCreate(CLI::App& project, CommandHost& host);

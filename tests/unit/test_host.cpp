@@ -238,6 +238,13 @@ kube::HttpResponse RoutedServer::answer(const kube::HttpRequest& request) {
 }
 
 std::unique_ptr<kube::UpgradedConnection> RoutedServer::upgrade(const kube::HttpRequest& request) {
+    if (onOtherUpgrade && !pathOf(request.url).ends_with("/exec")) {
+        {
+            std::lock_guard lock(mutex_);
+            requests.push_back(request);
+        }
+        return onOtherUpgrade(request);
+    }
     std::lock_guard lock(mutex_);
     requests.push_back(request);
     ExecSession session;

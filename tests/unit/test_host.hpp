@@ -117,6 +117,10 @@ class RoutedServer {
     const kube::CancelFlag* cancel = nullptr;
     // Sees each request as it arrives (e.g. to press Ctrl-C at a chosen moment).
     std::function<void(const kube::HttpRequest&)> onRequest;
+    // Answers an upgrade other than pods/exec (pods/portforward) when set; exec's scripts
+    // above stay as they are. Called from the thread that upgrades, without the server's lock.
+    std::function<std::unique_ptr<kube::UpgradedConnection>(const kube::HttpRequest&)>
+        onOtherUpgrade;
 
     // Used by the transport.
     kube::HttpResponse answer(const kube::HttpRequest& request);

@@ -1,0 +1,151 @@
+// `sandbox top`: sandboxes → their pods → one kubelet Summary per node, read through
+// /api/v1/nodes/NODE/proxy/stats/summary.
+#include "rossoctl/app/sandbox_top.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "rossoctl/app/sandbox_pod.hpp"
+#include "rossoctl/kube/api_error.hpp"
+#include "rossoctl/kube/resource.hpp"
+
+namespace rossoctl::app {
+namespace {
+
+using nlohmann::json;
+
+// The label the controller gives each sandbox's pod (`sandbox list` selects by it too).
+constexpr const char* kSandboxPodLabel = "agents.x-k8s.io/sandbox-name-hash";
+
+const json* member(const json& object, const char* key) {
+    if (!object.is_object()) return nullptr;
+    auto found = object.find(key);
+    return found == object.end() ? nullptr : &*found;
+}
+
+// A count: a non-negative integer, nothing else (a float, a string, a negative number is no
+// count the kubelet writes).
+std::optional<uint64_t> countAt(const json& object, const char* key) {
+    const json* value = member(object, key);
+    if (!value) return std::nullopt;
+    if (value->is_number_unsigned()) return value->get<uint64_t>();
+    if (value->is_number_integer() && value->get<int64_t>() >= 0)
+        return static_cast<uint64_t>(value->get<int64_t>());
+    return std::nullopt;
+}
+
+std::string stringAt(const json& object, const char* key) {
+    const json* value = member(object, key);
+    return value && value->is_string() ? value->get<std::string>() : std::string{};
+}
+
+const json& objectAt(const json& object, const char* key) {
+    static const json empty = json::object();
+    const json* value = member(object, key);
+    return value && value->is_object() ? *value : empty;
+}
+
+PodUsage usageOf(const json& pod) {
+    PodUsage usage;
+    const json& cpu = objectAt(pod, "cpu");
+    usage.cpuNanoCores = countAt(cpu, "usageNanoCores");
+    usage.time = stringAt(cpu, "time").substr(0, 40);
+    usage.memoryWorkingSet = countAt(objectAt(pod, "memory"), "workingSetBytes");
+    usage.processes = countAt(objectAt(pod, "process_stats"), "process_count");
+    const json* containers = member(pod, "containers");
+    if (containers && containers->is_array()) {
+        for (const auto& container : *containers) {
+            const auto used = countAt(objectAt(container, "rootfs"), "usedBytes");
+            if (!used) continue;
+            // Saturates: a sum past 2^64 is a node's nonsense, not an overflow here.
+            const uint64_t sum = usage.writableLayerBytes.value_or(0);
+            usage.writableLayerBytes = sum + *used < sum ? UINT64_MAX : sum + *used;
+        }
+    }
+    return usage;
+}
+
+// Sandbox UID → its current pod, from one LIST of the controller's pods.
+std::map<std::string, json> podsBySandbox(kube::Client& client, const std::string& ns) {
+    kube::ListOptions options;
+    options.labelSelector = kSandboxPodLabel;
+    const json list = client.list(kube::resources::pods(), ns, options);
+    std::map<std::string, std::vector<json>> owned;
+    for (const auto& pod : list.value("items", json::array())) {
+        for (const auto& owner : pod["metadata"].value("ownerReferences", json::array()))
+            if (owner.value("controller", false)) owned[owner.value("uid", "")].push_back(pod);
+    }
+    std::map<std::string, json> current;
+    for (auto& [uid, pods] : owned)
+        if (auto pod = currentPod(pods)) current.emplace(uid, std::move(*pod));
+    return current;
+}
+
+json nodeSummary(kube::Client& client, const std::string& node) {
+    const std::string path = "/api/v1/nodes/" + kube::urlEncode(node) + "/proxy/stats/summary";
+    try {
+        return client.getPath(path, kMaxSummaryBytes);
+    } catch (const kube::ApiError& error) {
+        if (!error.isForbidden()) throw;
+        throw Error(fmt::format(
+            "reading usage needs get on nodes/proxy (the kubelet's Summary API of node {} "
+            "through the API server), which these credentials lack: {}; ask a cluster admin "
+            "for it (e.g. a ClusterRole with resources nodes/proxy, verbs get)",
+            node, error.what()));
+    }
+}
+
+}  // namespace
+
+std::map<std::string, PodUsage> parseSummary(const json& summary) {
+    if (!summary.is_object())
+        throw Error("the node's stats answer is not a Summary (a JSON object)");
+    std::map<std::string, PodUsage> pods;
+    const json* items = member(summary, "pods");
+    if (!items || !items->is_array()) return pods;
+    for (const auto& pod : *items) {
+        const std::string uid = stringAt(objectAt(pod, "podRef"), "uid");
+        if (!uid.empty() && uid.size() <= 64) pods[uid] = usageOf(pod);
+    }
+    return pods;
+}
+
+std::vector<SandboxUsage> sandboxUsage(kube::Client& client, const TopRequest& request) {
+    std::vector<json> sandboxes;
+    if (request.names.empty()) {
+        json list = client.list(request.sandboxes, request.namespaceName);
+        for (auto& sandbox : list["items"]) sandboxes.push_back(std::move(sandbox));
+    } else {
+        for (const auto& name : request.names)
+            sandboxes.push_back(client.get(request.sandboxes, request.namespaceName, name));
+    }
+    const auto pods = podsBySandbox(client, request.namespaceName);
+    std::vector<SandboxUsage> rows;
+    std::set<std::string> nodes;
+    for (const auto& sandbox : sandboxes) {
+        SandboxUsage row;
+        row.namespaceName = sandbox["metadata"].value("namespace", "");
+        row.sandbox = sandbox["metadata"].value("name", "");
+        auto pod = pods.find(uidOf(sandbox));
+        if (pod != pods.end()) {
+            row.pod = pod->second["metadata"].value("name", "");
+            row.podUid = uidOf(pod->second);
+            row.node = pod->second.value("spec", json::object()).value("nodeName", "");
+            if (!row.node.empty()) nodes.insert(row.node);
+        }
+        rows.push_back(std::move(row));
+    }
+    // One Summary per node, matched to pods by UID (a pod of the same name elsewhere is not it).
+    std::map<std::string, PodUsage> usage;
+    for (const auto& node : nodes)
+        for (auto& [uid, podUsage] : parseSummary(nodeSummary(client, node)))
+            usage[uid] = std::move(podUsage);
+    for (auto& row : rows) {
+        auto found = usage.find(row.podUid);
+        if (!row.podUid.empty() && found != usage.end()) row.usage = found->second;
+    }
+    return rows;
+}
+
+}  // namespace rossoctl::app
