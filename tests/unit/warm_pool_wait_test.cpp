@@ -70,6 +70,21 @@ void serveExtensions(TestHost& host) {
                    R"("versions":[{"version":"v1beta1"}]})");
 }
 
+// `sandbox pool --wait`'s pool of the run's shape, `replicas` wanted and none ready yet.
+void servePool(TestHost& host, int replicas) {
+    serveExtensions(host);
+    host.server.latency = std::chrono::milliseconds(200);
+    const std::string name = app::run::warmPoolName(kShape);
+    const json pool = {
+        {"metadata",
+         {{"name", name}, {"namespace", "team1"}, {"uid", "uid-pool"}, {"resourceVersion", "3"}}},
+        {"status", {{"replicas", replicas}, {"readyReplicas", 0}}}};
+    host.server.on("PATCH", kExtensions + "/sandboxtemplates/" + name, 200, "{}");
+    host.server.onJson("PATCH", kExtensions + "/sandboxwarmpools/" + name, 200, pool);
+    host.server.onJson("GET", kExtensions + "/sandboxwarmpools", 200, list({pool}));
+    host.server.onStream("GET", kExtensions + "/sandboxwarmpools?watch=true", {});
+}
+
 // A warm pool of the run's shape, a claim the controller binds to sandbox pool-abc with
 // `ready` as its Ready condition, and a quiet apiserver otherwise.
 void serveClaim(TestHost& host, const json& ready) {
@@ -124,17 +139,7 @@ TEST_CASE("sandbox run --pool: a claimed sandbox whose image cannot be pulled is
 TEST_CASE("sandbox pool --wait: sandboxes the quota refuses end the wait naming the quota",
           "[wait][blocker][run]") {
     TestHost host;
-    serveExtensions(host);
-    host.server.latency = std::chrono::milliseconds(200);
-    const std::string name = app::run::warmPoolName(kShape);
-    const json pool = {
-        {"metadata",
-         {{"name", name}, {"namespace", "team1"}, {"uid", "uid-pool"}, {"resourceVersion", "3"}}},
-        {"status", {{"replicas", 2}, {"readyReplicas", 0}}}};
-    host.server.on("PATCH", kExtensions + "/sandboxtemplates/" + name, 200, "{}");
-    host.server.onJson("PATCH", kExtensions + "/sandboxwarmpools/" + name, 200, pool);
-    host.server.onJson("GET", kExtensions + "/sandboxwarmpools", 200, list({pool}));
-    host.server.onStream("GET", kExtensions + "/sandboxwarmpools?watch=true", {});
+    servePool(host, 2);
     host.server.onJson("GET", kSandboxes, 200, list({poolSandbox(reconcilerError(kQuota))}));
     host.server.onJson("GET", kPods, 200, list({}));
     const auto started = host.clock.monotonic();
@@ -166,17 +171,7 @@ TEST_CASE("sandbox pool --wait --bare-pods: a warm pod whose image cannot be pul
 TEST_CASE("sandbox pool --wait: a pool short of node capacity says so when its time runs out",
           "[wait][run]") {
     TestHost host;
-    serveExtensions(host);
-    host.server.latency = std::chrono::milliseconds(200);
-    const std::string name = app::run::warmPoolName(kShape);
-    const json pool = {
-        {"metadata",
-         {{"name", name}, {"namespace", "team1"}, {"uid", "uid-pool"}, {"resourceVersion", "3"}}},
-        {"status", {{"replicas", 1}, {"readyReplicas", 0}}}};
-    host.server.on("PATCH", kExtensions + "/sandboxtemplates/" + name, 200, "{}");
-    host.server.onJson("PATCH", kExtensions + "/sandboxwarmpools/" + name, 200, pool);
-    host.server.onJson("GET", kExtensions + "/sandboxwarmpools", 200, list({pool}));
-    host.server.onStream("GET", kExtensions + "/sandboxwarmpools?watch=true", {});
+    servePool(host, 1);
     // Unschedulable is no blocker (capacity may free up), so the wait runs to its time-out.
     const json unschedulable = {{"type", "Ready"},
                                 {"status", "False"},
