@@ -148,8 +148,15 @@ TEST_CASE("sandbox run --pool takes a warm Sandbox with a SandboxClaim and leave
         },
         60));
 
+    // A pool's spare is not the project's own: listed only with --include-pool.
     auto list = harness::rossoctl({"sandbox", "list", "-n", ns, "-o", "wide"});
-    CHECK(list.out.find("SandboxWarmPool/rossoctl-run-") != std::string::npos);
+    INFO(list.out << list.err);
+    CHECK(list.exitCode == 0);
+    CHECK(list.out.find("SandboxWarmPool/rossoctl-run-") == std::string::npos);
+    auto withPool =
+        harness::rossoctl({"sandbox", "list", "-n", ns, "-o", "wide", "--include-pool"});
+    INFO(withPool.out << withPool.err);
+    CHECK(withPool.out.find("SandboxWarmPool/rossoctl-run-") != std::string::npos);
 
     auto empty = harness::rossoctl({"sandbox", "pool", "-n", ns, "--size", "0"});
     CHECK(empty.exitCode == 0);
