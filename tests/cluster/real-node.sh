@@ -241,6 +241,11 @@ kind: KubeletConfiguration
 failCgroupV1: false
 cgroupDriver: cgroupfs
 cgroupRoot: $CGROUP_ROOT
+# No kubepods/QoS cgroups: the kubelet would write the node's advertised CPUs (REAL_NODE_CPUS)
+# into kubepods' cpuset.cpus, which the kernel refuses past the machine's own. Each container's
+# cgroup (runc) still carries its limits.
+cgroupsPerQOS: false
+enforceNodeAllocatable: []
 containerRuntimeEndpoint: unix://$NODE_DIR/containerd.sock
 address: $VETH_NODE_IP
 port: 10250
