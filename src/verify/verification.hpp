@@ -98,6 +98,8 @@ class Verification {
                                  std::chrono::milliseconds timeout = kProbeTimeout,
                                  const std::string& container = "");
     void startProbeSite();
+    // Runs a probe in a container of pod, on this run's own connection.
+    ExecInContainer execIn(const std::string& pod);
 
     // --- the checks (verification_checks.cpp) ---
     Finding tokenStaticOf(const nlohmann::json& pod,
@@ -121,6 +123,7 @@ class Verification {
 
     // --- nothing survives and the replacement pod (verification_survives.cpp) ---
     CheckResult nothingSurvivesCheck();
+    Finding canariesLive();
     void judgeReplacement(std::vector<CheckResult>& checks);
 
     kube::Client& client_;

@@ -81,6 +81,12 @@ ProbeOutput Verification::execInCurrentPod(const std::vector<std::string>& comma
     return exec(*client, podName_, command, timeout, container);
 }
 
+ExecInContainer Verification::execIn(const std::string& pod) {
+    return [this, pod](const std::vector<std::string>& command, const std::string& container) {
+        return exec(client_, pod, command, kProbeTimeout, container);
+    };
+}
+
 // The egress probe runs where --trusted-probe says; a probe site that cannot start
 // leaves that live part unproven (it never falls back to the pod's own tools).
 void Verification::startProbeSite() {

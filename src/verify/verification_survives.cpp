@@ -27,11 +27,24 @@ CheckResult Verification::nothingSurvivesCheck() {
     result.staticPart = withTemplate([&](const json& pod) {
         return nothingSurvivesStatic(pod, inputs_.sandbox, inputs_.storageClasses);
     });
-    result.livePart.probe = "canary";
+    // Read before the restart, and with --no-restart too: a key in the kernel keyring outlives
+    // the pod for its uid wherever no seccomp filter refuses add_key.
+    const Finding keyring = keyringLiveEveryContainer(inputs_.pod, execIn(podName_));
+    result.livePart = canariesLive();
+    absorb(result.livePart, keyring);
+    noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
+    return result;
+}
+
+// Canaries in every running container, the pod restarted, and each read back in its
+// replacement.
+Finding Verification::canariesLive() {
+    Finding live;
+    live.probe = "canary";
     if (!options_.restart) {
-        result.livePart.evidence.push_back(
+        live.evidence.push_back(
             "skipped with --no-restart: the canary test needs a pod restart, not proven");
-        return result;
+        return live;
     }
     // Canaries in every running container's writable mounts and root filesystem.
     const std::string name = ".rossoctl-canary-" + randomHex(client_.random(), 16);
@@ -51,9 +64,9 @@ CheckResult Verification::nothingSurvivesCheck() {
         if (!done.empty()) planted.push_back({containerName, std::move(done)});
     }
     if (planted.empty()) {
-        result.livePart.evidence.push_back(fmt::format(
+        live.evidence.push_back(fmt::format(
             "no canary could be written (tried {} places), so the pod was not restarted", tried));
-        return result;
+        return live;
     }
     step(fmt::format("deleting pod {} to prove nothing survives (--no-restart skips this)",
                      podName_));
@@ -67,9 +80,9 @@ CheckResult Verification::nothingSurvivesCheck() {
             app::restartSandbox(client_, clock_, sandboxes_, ns_, name_, restart, inputs_.sandbox);
     } catch (const Error& error) {
         noteIfOutage(error);
-        result.livePart.evidence.push_back(fmt::format(
+        live.evidence.push_back(fmt::format(
             "{} canaries written, but the restart did not complete: {}", written, error.what()));
-        return result;
+        return live;
     }
     const auto pods = app::findSandboxPods(client_, inputs_.sandbox);
     std::string newPod = restarted.podName;
@@ -85,28 +98,28 @@ CheckResult Verification::nothingSurvivesCheck() {
     }
     const std::string summary = fmt::format("pod uid {} → {}", app::shortUid(restarted.oldUid),
                                             app::shortUid(restarted.newUid));
-    result.livePart.verdict = Verdict::Pass;
+    live.verdict = Verdict::Pass;
     for (const auto& [container, paths] : planted)
-        absorb(result.livePart,
+        absorb(live,
                canariesAfterRestart(
                    exec(client_, newPod, canaryReadCommand(paths), kProbeTimeout, container), paths,
                    summary),
                planted.size() > 1 ? "container " + container + ": " : "");
     for (const auto& note : containers.notes)
-        absorb(result.livePart, Finding{Verdict::Unproven, {note + ": no canary in it"}, ""});
-    result.livePart.probe = "canary";
-    noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
+        absorb(live, Finding{Verdict::Unproven, {note + ": no canary in it"}, ""});
+    live.probe = "canary";
     if (replacementPod_.is_null())
-        absorb(result.livePart,
+        absorb(live,
                Finding{Verdict::Unproven,
                        {fmt::format("replacement pod {} (uid {}) could not be read, so it was "
                                     "not judged",
                                     newPod, app::shortUid(restarted.newUid))},
                        ""});
-    return result;
+    return live;
 }
 
-// The replacement pod's static parts, its token path and its cgroups, beside the first pod's.
+// The replacement pod's static parts, its token path, its cgroups and its seccomp modes, beside the
+// first pod's.
 void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     const json& next = replacementPod_;
     const std::string name = next["metadata"].value("name", "");
@@ -136,12 +149,8 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     noteProbeSite(tokenNow, podProbeSite(inputs_.container.value("name", "")));
     token.livePart = alongside(token.livePart, tokenNow, prefix);
     limits.livePart =
-        alongside(limits.livePart,
-                  limitsLiveEveryContainer(
-                      next,
-                      [&](const std::vector<std::string>& command, const std::string& container) {
-                          return exec(client_, name, command, kProbeTimeout, container);
-                      }),
-                  prefix);
+        alongside(limits.livePart, limitsLiveEveryContainer(next, execIn(name)), prefix);
+    survives.livePart =
+        alongside(survives.livePart, keyringLiveEveryContainer(next, execIn(name)), prefix);
 }
 }  // namespace rossoctl::verify
