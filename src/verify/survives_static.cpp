@@ -8,6 +8,7 @@
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/verify/checks.hpp"
+#include "rossoctl/verify/pod_checks.hpp"
 
 namespace rossoctl::verify {
 
@@ -51,13 +52,9 @@ std::string ephemeralVolumeKept(const json& volume, const json& storageClasses, 
 // The kernel's user keyring outlives a pod for its uid (add_key, keyctl): only a seccomp
 // profile that refuses them (the runtimes' RuntimeDefault) keeps a key from the next pod.
 void keyringReach(const json& pod, Finding& finding) {
-    const std::string podProfile =
-        stringAt(at(at(podSpec(pod), "securityContext"), "seccompProfile"), "type");
     for (const char* kind : {"initContainers", "containers", "ephemeralContainers"}) {
         for (const auto& container : arrayAt(podSpec(pod), kind)) {
-            const json& context = at(container, "securityContext");
-            std::string profile = stringAt(at(context, "seccompProfile"), "type", podProfile);
-            if (at(context, "privileged") == true) profile = "Unconfined";
+            const std::string profile = seccompProfileType(pod, container);
             const std::string name = stringAt(container, "name", "?");
             if (profile == "RuntimeDefault") continue;
             if (profile == "Unconfined") {

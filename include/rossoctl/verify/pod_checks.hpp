@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rossoctl/verify/checks.hpp"
+#include "rossoctl/verify/isolation.hpp"
 
 namespace rossoctl::verify {
 
@@ -32,6 +33,20 @@ RunningContainers runningContainers(const nlohmann::json& pod);
 // does not is unproven; ephemeral containers run inside the pod's cgroup (the static part says
 // what bounds them).
 Finding limitsLiveEveryContainer(const nlohmann::json& pod, const ExecInContainer& exec);
+
+// --- the kernel keyring (issue 35 point 8) -----------------------------------------------
+
+// The seccomp profile type a container runs under by its spec: its own, else the pod's;
+// "Unconfined" when privileged; "" when neither sets one.
+std::string seccompProfileType(const nlohmann::json& pod, const nlohmann::json& container);
+// One container's live seccomp mode (the probe's shell, and PID 1 when ownPid1) from the
+// isolation probe: 0 fails (a key it adds outlives the pod for its uid), 2 is a filter in force
+// (with RuntimeDefault: the runtime's default profile), unreadable is unproven.
+Finding keyringLive(const IsolationFacts& facts, const std::string& container,
+                    const std::string& profile, bool ownPid1);
+// Every running container, sidecars and ephemeral containers included; one not running is
+// unproven.
+Finding keyringLiveEveryContainer(const nlohmann::json& pod, const ExecInContainer& exec);
 
 // The pod the Sandbox's spec.podTemplate makes next: the template's spec, with the pod's labels
 // and the template's (the controller adds its own); null when the Sandbox has no template.

@@ -1,0 +1,152 @@
+#pragma once
+// One run of `sandbox verify` on one sandbox (runner.hpp): what it reads before any check runs
+// (verification_inputs.cpp), how a probe is run in a pod (verification_exec.cpp), the checks
+// (verification_checks.cpp) and the destructive one with the replacement pod
+// (verification_survives.cpp).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rossoctl/errors.hpp"
+#include "rossoctl/verify/isolation.hpp"
+#include "rossoctl/verify/pod_checks.hpp"
+#include "rossoctl/verify/probe_site.hpp"
+#include "rossoctl/verify/runner.hpp"
+
+namespace rossoctl::verify {
+
+inline constexpr std::chrono::milliseconds kProbeTimeout{30000};
+// What a probe's stdout or stderr may hold: their answers are a few lines.
+inline constexpr size_t kProbeOutputBytes = 64 * 1024;
+inline constexpr std::chrono::milliseconds kControlTimeout{3000};
+// Beyond the probe's own connect time-out: the exec's set-up and the tool's start, which
+// take seconds on a busy node (every tool ends itself well before this runs out).
+inline constexpr std::chrono::milliseconds kExecMargin{15000};
+
+inline constexpr const char* kTemplatePrefix = "the Sandbox's spec.podTemplate: ";
+
+// Everything the checks read, fetched once before any of them runs.
+struct VerificationInputs {
+    nlohmann::json sandbox;
+    nlohmann::json pod;
+    nlohmann::json container;
+    std::optional<nlohmann::json> serviceAccount;
+    std::optional<std::vector<std::string>> tokenSecrets;  // nullopt: could not list
+    nlohmann::json networkPolicies;
+    nlohmann::json resourceQuotas;
+    EgressInputs egress;
+    // The pod the Sandbox's template makes next (null: none), and its ServiceAccount.
+    nlohmann::json templatePod;
+    std::optional<nlohmann::json> templateServiceAccount;
+    std::vector<CredentialSource> credentialSources;
+    std::string clusterIssuer;      // empty: not discoverable with these credentials
+    DeadlineBound deadline;         // the project's lifetime, from now
+    nlohmann::json storageClasses;  // a List's items; null: could not be read
+    std::optional<nlohmann::json> namespaceObject;  // nullopt: could not be read
+    std::vector<std::string> nodeAddresses;
+    KernelInputs kernel;
+};
+
+class Verification {
+  public:
+    Verification(kube::Client& client, const ClientFactory& newClient, const Clock& clock,
+                 const kube::ResourceRef& sandboxes, std::string ns, std::string name,
+                 const VerifyOptions& options)
+        : client_(client),
+          newClient_(newClient),
+          clock_(clock),
+          sandboxes_(sandboxes),
+          ns_(std::move(ns)),
+          name_(std::move(name)),
+          options_(options) {}
+
+    SandboxReport run();
+
+  private:
+    [[noreturn]] void fail(const std::string& what) const {
+        throw Error(fmt::format("sandbox/{} {}", name_, what));
+    }
+    std::chrono::milliseconds since(std::chrono::steady_clock::time_point started) const {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.monotonic() - started);
+    }
+    void step(const std::string& text) const {
+        if (options_.onStep) options_.onStep(text);
+    }
+    CheckResult timed(CheckResult (Verification::*check)(), CheckKind kind);
+
+    // --- reading the inputs (verification_inputs.cpp) ---
+    void read();
+    DeadlineBound deadlineBound(const nlohmann::json& namespaceObject) const;
+    void readPeerPods(const nlohmann::json& pod);
+    void readIsolationInputs();
+    void readTokenSecrets();
+    void readEgressInputs();
+
+    // --- running probes (verification_exec.cpp) ---
+    std::chrono::milliseconds outageBudget() const;
+    void noteIfOutage(const std::exception& error);
+    ProbeOutput exec(kube::Client& client, const std::string& pod,
+                     const std::vector<std::string>& command,
+                     std::chrono::milliseconds timeout = kProbeTimeout,
+                     const std::string& container = "");
+    ProbeOutput execInCurrentPod(const std::vector<std::string>& command,
+                                 std::chrono::milliseconds timeout = kProbeTimeout,
+                                 const std::string& container = "");
+    void startProbeSite();
+    // Runs a probe in a container of pod, on this run's own connection.
+    ExecInContainer execIn(const std::string& pod);
+
+    // --- the checks (verification_checks.cpp) ---
+    Finding tokenStaticOf(const nlohmann::json& pod,
+                          const std::optional<nlohmann::json>& account) const;
+    // The static parts as the pod and as the Sandbox's template would make it.
+    template <typename Judge>
+    Finding withTemplate(const Judge& judge) const {
+        Finding finding = judge(inputs_.pod);
+        if (!inputs_.templatePod.is_object())
+            return alongside(finding, {Verdict::Unproven, {"none: the next pod is not known"}, ""},
+                             kTemplatePrefix);
+        return alongside(finding, judge(inputs_.templatePod), kTemplatePrefix);
+    }
+    CheckResult tokenCheck();
+    CheckResult egressCheck();
+    CheckResult limitsCheck();
+    void readIsolationFacts();
+    CheckResult hostIsolationCheck();
+    CheckResult kernelIsolationCheck();
+    CheckResult imageProvenanceCheck();
+
+    // --- nothing survives and the replacement pod (verification_survives.cpp) ---
+    CheckResult nothingSurvivesCheck();
+    Finding canariesLive();
+    void judgeReplacement(std::vector<CheckResult>& checks);
+
+    kube::Client& client_;
+    const ClientFactory& newClient_;
+    const Clock& clock_;
+    const kube::ResourceRef& sandboxes_;
+    std::string ns_;
+    std::string name_;
+    const VerifyOptions& options_;
+    VerificationInputs inputs_;
+    std::string podName_;
+    std::mutex runErrorMutex_;
+    std::string runError_;
+    std::mutex mutex_;  // guards runProblems_ (checks run on threads)
+    std::vector<std::string> runProblems_;
+    ProbeSite egressSite_;
+    nlohmann::json replacementPod_;  // the pod verify's restart made (null: none)
+    std::once_flag probeSiteOnce_;   // the trusted probe starts once, for every check using it
+    std::once_flag isolationFactsOnce_;
+    IsolationFacts podFacts_;
+    std::optional<IsolationFacts> trustedFacts_;
+    std::string trustedProbeProblem_;   // why the trusted probe is not available
+    bool trustedProbeRefused_ = false;  // the API forbade it: verification cannot run
+};
+
+}  // namespace rossoctl::verify

@@ -1,0 +1,141 @@
+// The checks that read the pod without changing it: token, egress, limits, host and kernel
+// isolation, image provenance; each its static part (the pod and the Sandbox's template) and
+// its live probe.
+#include <fmt/format.h>
+
+#include "rossoctl/verify/image_provenance.hpp"
+#include "verification.hpp"
+
+namespace rossoctl::verify {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+// The static parts as the pod and as the Sandbox's template would make it.
+Finding Verification::tokenStaticOf(const json& pod, const std::optional<json>& account) const {
+    Finding finding = tokenStatic(pod, account, inputs_.tokenSecrets);
+    absorb(finding, credentialsStatic(pod, inputs_.credentialSources, inputs_.clusterIssuer));
+    return finding;
+}
+
+CheckResult Verification::tokenCheck() {
+    CheckResult result;
+    result.kind = CheckKind::ServiceAccountToken;
+    result.staticPart =
+        alongside(tokenStaticOf(inputs_.pod, inputs_.serviceAccount),
+                  inputs_.templatePod.is_object()
+                      ? tokenStaticOf(inputs_.templatePod, inputs_.templateServiceAccount)
+                      : Finding{Verdict::Unproven, {"none: the next pod is not known"}, ""},
+                  kTemplatePrefix);
+    result.livePart = tokenLive(execInCurrentPod(tokenProbeCommand()));
+    result.livePart.probe = "sh";
+    noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
+    return result;
+}
+
+CheckResult Verification::egressCheck() {
+    CheckResult result;
+    result.kind = CheckKind::Egress;
+    result.staticPart = withTemplate([&](const json& pod) {
+        return egressStatic(pod, inputs_.networkPolicies, inputs_.egress);
+    });
+    failEgressOnHostNetwork(inputs_.pod, result.staticPart);
+    EgressTarget target = options_.egressTarget;
+    target.family = podAddressFamily(inputs_.pod);
+    const ControlResult reached = options_.control
+                                      ? options_.control(target, kControlTimeout)
+                                      : ControlResult{false, "", {}, "", "no control probe"};
+    if (const std::string allowed =
+            targetAllowedBy(target, reached.address, inputs_.egress.allowance);
+        !allowed.empty()) {
+        result.livePart = Finding{
+            Verdict::Unproven,
+            {fmt::format("unproven: the target is on the allow-list ({}); pick one outside it",
+                         allowed)},
+            ""};
+        return result;
+    }
+    // Without a control the probe still runs: a connection from the pod is a fail anyway.
+    const milliseconds connect =
+        reached.reached ? probeConnectTimeout(reached) : milliseconds(1000);
+    std::call_once(probeSiteOnce_, [this] { startProbeSite(); });
+    if (!trustedProbeProblem_.empty()) {
+        result.livePart = Finding{Verdict::Unproven, {trustedProbeProblem_}, ""};
+        noteProbeSite(result.livePart, egressSite_);
+    } else {
+        const auto command = egressProbeCommand(target, reached.address, connect);
+        const ProbeOutput output =
+            execInCurrentPod(command, connect + kExecMargin, egressSite_.container);
+        result.livePart = egressLive(output, target, reached);
+        noteProbeSite(result.livePart, egressSite_);
+        result.livePart = withoutForgeableDenial(result.livePart);
+        // The trusted probe's filesystem is its own; the pod's tools are checked.
+        if (!egressSite_.trusted())
+            result.livePart = withoutWritableTool(result.livePart, output, inputs_.container);
+    }
+    result.livePart = withoutSpoofableDenial(result.livePart, rawNetworkHolders(inputs_.pod));
+    return result;
+}
+
+CheckResult Verification::limitsCheck() {
+    CheckResult result;
+    result.kind = CheckKind::Limits;
+    result.staticPart = withTemplate([&](const json& pod) {
+        return limitsStatic(pod, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline);
+    });
+    result.livePart = limitsLiveEveryContainer(
+        inputs_.pod, [&](const std::vector<std::string>& command, const std::string& name) {
+            return execInCurrentPod(command, kProbeTimeout, name);
+        });
+    noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
+    return result;
+}
+
+// One probe, read once for both isolation checks: in the pod, and with --trusted-probe
+// also in the trusted container (never instead: the capabilities are the pod's own).
+void Verification::readIsolationFacts() {
+    podFacts_ = parseIsolationFacts(execInCurrentPod(isolationProbeCommand()));
+    if (options_.trustedProbeImage.empty()) return;
+    std::call_once(probeSiteOnce_, [this] { startProbeSite(); });
+    IsolationFacts trusted;
+    trusted.failure = trustedProbeProblem_;
+    if (trustedProbeProblem_.empty())
+        trusted = parseIsolationFacts(
+            execInCurrentPod(isolationProbeCommand(), kProbeTimeout, egressSite_.container));
+    trustedFacts_ = trusted;
+}
+
+CheckResult Verification::hostIsolationCheck() {
+    CheckResult result;
+    result.kind = CheckKind::HostIsolation;
+    result.staticPart = hostIsolationStatic(inputs_.pod, inputs_.namespaceObject);
+    std::call_once(isolationFactsOnce_, [this] { readIsolationFacts(); });
+    result.livePart = hostIsolationLive({podFacts_, trustedFacts_, inputs_.nodeAddresses});
+    if (trustedFacts_) noteProbeSite(result.livePart, egressSite_);
+    noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
+    return result;
+}
+
+CheckResult Verification::kernelIsolationCheck() {
+    CheckResult result;
+    result.kind = CheckKind::KernelIsolation;
+    result.staticPart = kernelIsolationStatic(inputs_.pod, inputs_.kernel);
+    result.required = kernelIsolationRequired(inputs_.pod, inputs_.kernel);
+    std::call_once(isolationFactsOnce_, [this] { readIsolationFacts(); });
+    result.livePart = kernelIsolationLive(trustedFacts_ ? *trustedFacts_ : podFacts_,
+                                          trustedFacts_.has_value(), inputs_.kernel);
+    noteProbeSite(result.livePart,
+                  trustedFacts_ ? egressSite_ : podProbeSite(inputs_.container.value("name", "")));
+    return result;
+}
+
+CheckResult Verification::imageProvenanceCheck() {
+    CheckResult result;
+    result.kind = CheckKind::ImageProvenance;
+    const auto allowed = allowedRegistries(inputs_.namespaceObject.value_or(json()));
+    result.required = allowed.has_value();
+    result.staticPart = imageProvenanceStatic(inputs_.pod, allowed);
+    result.livePart = imageProvenanceLive(inputs_.pod, allowed);
+    return result;
+}
+}  // namespace rossoctl::verify

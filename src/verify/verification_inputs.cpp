@@ -1,0 +1,235 @@
+// What a verification reads before any check runs: the Sandbox, its pod and template, and the
+// objects around them. A read a project user may be refused narrows what is known, never
+// what is judged.
+#include <fmt/format.h>
+
+#include "rossoctl/app/sandbox_pod.hpp"
+#include "rossoctl/errors.hpp"
+#include "rossoctl/model/project.hpp"
+#include "rossoctl/model/validation.hpp"
+#include "sandbox_inputs.hpp"
+#include "verification.hpp"
+
+namespace rossoctl::verify {
+
+using nlohmann::json;
+
+namespace {
+
+// A list that may be forbidden or not served: its items, or null with the reason noted.
+json optionalList(kube::Client& client, const kube::ResourceRef& ref, const std::string& ns,
+                  std::vector<std::string>& problems, const kube::ListOptions& options = {}) {
+    try {
+        return client.list(ref, ns, options).value("items", json::array());
+    } catch (const kube::ApiError& error) {
+        if (!error.isNotFound())
+            problems.push_back(fmt::format("could not list {}: {}", ref.resource, error.what()));
+        return nullptr;
+    }
+}
+
+std::vector<std::string> endpointAddresses(const json& endpoints) {
+    std::vector<std::string> addresses;
+    for (const auto& subset : endpoints.value("subsets", json::array()))
+        for (const auto& address : subset.value("addresses", json::array()))
+            addresses.push_back(address.value("ip", ""));
+    return addresses;
+}
+
+std::vector<std::string> nodeAddresses(const json& node) {
+    std::vector<std::string> addresses;
+    if (!node.contains("status")) return addresses;
+    for (const auto& address : node["status"].value("addresses", json::array()))
+        if (address.value("type", "") == "InternalIP" || address.value("type", "") == "ExternalIP")
+            addresses.push_back(address.value("address", ""));
+    return addresses;
+}
+
+}  // namespace
+
+void Verification::read() {
+    try {
+        inputs_.sandbox = client_.get(sandboxes_, ns_, name_);
+    } catch (const kube::ApiError& error) {
+        if (!error.isNotFound()) throw;
+        fail(fmt::format("not found in namespace {}; run \"rossoctl sandbox list -n {}\"", ns_,
+                         ns_));
+    }
+    if (auto why = app::sandboxNotRunningReason(inputs_.sandbox, clock_.now()); !why.empty())
+        fail(why + "; verify needs a running pod");
+    const auto pods = app::findSandboxPods(client_, inputs_.sandbox);
+    const auto pod = app::currentPod(pods.owned);
+    if (!pod)
+        fail(fmt::format("has no pod; the Sandbox says {}",
+                         app::describeConditions(inputs_.sandbox)));
+    const std::string phase = (*pod)["status"].value("phase", "Unknown");
+    if (phase != "Running")
+        fail(fmt::format("has pod {} in phase {}, not Running{}",
+                         (*pod)["metadata"].value("name", ""), phase,
+                         app::notRunningAdvice(*pod, ns_, name_, "verify again")));
+    inputs_.pod = *pod;
+    podName_ = inputs_.pod["metadata"].value("name", "");
+    const json containers = inputs_.pod["spec"].value("containers", json::array());
+    if (containers.empty()) fail("has a pod without containers");
+    inputs_.container = containers.front();
+    const std::string account = inputs_.pod["spec"].value("serviceAccountName", "default");
+    inputs_.serviceAccount = client_.getIfExists(kube::resources::serviceAccounts(), ns_, account);
+    inputs_.networkPolicies =
+        client_.list(kube::resources::networkPolicies(), ns_).value("items", json::array());
+    inputs_.resourceQuotas =
+        client_.list(kube::resources::resourceQuotas(), ns_).value("items", json::array());
+    readTokenSecrets();
+    std::vector<std::string> ignored;  // unread StorageClasses leave ephemeral volumes unproven
+    inputs_.storageClasses = optionalList(
+        client_, {"storage.k8s.io", "v1", "storageclasses", "StorageClass", false}, "", ignored);
+    inputs_.templatePod = podFromTemplate(inputs_.sandbox, inputs_.pod);
+    inputs_.deadline.now = clock_.now();
+    readEgressInputs();
+    readPeerPods(inputs_.pod);
+    if (inputs_.templatePod.is_object()) readPeerPods(inputs_.templatePod);
+    const std::string templateAccount =
+        inputs_.templatePod.is_object()
+            ? inputs_.templatePod["spec"].value("serviceAccountName", "default")
+            : account;
+    inputs_.templateServiceAccount =
+        templateAccount == account
+            ? inputs_.serviceAccount
+            : client_.getIfExists(kube::resources::serviceAccounts(), ns_, templateAccount);
+    readCredentialSources(client_, ns_, inputs_.pod, inputs_.credentialSources);
+    if (inputs_.templatePod.is_object())
+        readCredentialSources(client_, ns_, inputs_.templatePod, inputs_.credentialSources);
+    try {
+        inputs_.clusterIssuer =
+            client_.getPath("/.well-known/openid-configuration").value("issuer", "");
+    } catch (const std::exception&) {
+        // Not discoverable with these credentials: tokens are still known by their claims.
+    }
+    readIsolationInputs();
+}
+
+// The project's default lifetime bounds a deadline that counts (24h without one).
+DeadlineBound Verification::deadlineBound(const json& namespaceObject) const {
+    DeadlineBound bound;
+    bound.now = clock_.now();
+    if (!namespaceObject.is_object()) return bound;
+    const std::string lifetime = namespaceObject.value("metadata", json::object())
+                                     .value("annotations", json::object())
+                                     .value(model::kDefaultLifetimeAnnotation, "");
+    if (lifetime.empty()) return bound;
+    try {
+        bound.longest = model::parseLifetime(lifetime, model::kDefaultLifetimeAnnotation);
+        bound.origin = fmt::format("the project's lifetime {}", lifetime);
+    } catch (const Error&) {
+        bound.origin =
+            fmt::format("the default lifetime (the project's {:?} is not one)", lifetime);
+    }
+    return bound;
+}
+
+// A named port is the number the destination pods give it: the pods each such peer selects,
+// listed once (what cannot be listed leaves the rule unevaluated).
+void Verification::readPeerPods(const json& pod) {
+    const auto effective =
+        model::effectiveEgress(pod, inputs_.networkPolicies, inputs_.egress.ciliumPolicies);
+    for (const auto& grant : effective.grants) {
+        if (grant.namedPorts.empty()) continue;
+        for (const auto& peer : grant.pods) {
+            const std::string key = model::podPeerKey(peer);
+            if (!inputs_.egress.peerPods.count(key))
+                inputs_.egress.peerPods[key] = podsSelectedBy(client_, ns_, peer);
+        }
+    }
+}
+
+// The namespace (Pod Security level, required runtime class), the node (its kernel, boot
+// ID, addresses) and the pod's RuntimeClass; each may be forbidden to a project user.
+void Verification::readIsolationInputs() {
+    auto& kernel = inputs_.kernel;
+    try {
+        inputs_.namespaceObject = client_.getIfExists(kube::resources::namespaces(), "", ns_);
+    } catch (const kube::ApiError&) {
+    }
+    if (!options_.requireRuntimeClass.empty()) {
+        kernel.required = options_.requireRuntimeClass;
+        kernel.requiredBy = "--require-runtime-class";
+    } else if (inputs_.namespaceObject) {
+        const json annotations =
+            (*inputs_.namespaceObject)["metadata"].value("annotations", json::object());
+        kernel.required = annotations.value(kRuntimeClassAnnotation, "");
+        kernel.requiredBy =
+            fmt::format("the project (namespace {} annotation {})", ns_, kRuntimeClassAnnotation);
+    }
+    kernel.nodeName = inputs_.pod["spec"].value("nodeName", "");
+    try {
+        const kube::ResourceRef nodes{"", "v1", "nodes", "Node", false};
+        if (!kernel.nodeName.empty())
+            if (auto node = client_.getIfExists(nodes, "", kernel.nodeName)) {
+                inputs_.nodeAddresses = nodeAddresses(*node);
+                const json info =
+                    (*node).value("status", json::object()).value("nodeInfo", json::object());
+                kernel.nodeKernel = info.value("kernelVersion", "");
+                kernel.nodeBootId = info.value("bootID", "");
+            }
+    } catch (const kube::ApiError&) {
+        // Not allowed to read the node: its kernel is not known, the live part unproven.
+    }
+    const std::string runtimeClass = inputs_.pod["spec"].value("runtimeClassName", "");
+    if (runtimeClass.empty()) return;
+    try {
+        const kube::ResourceRef classes{"node.k8s.io", "v1", "runtimeclasses", "RuntimeClass",
+                                        false};
+        kernel.runtimeClass = client_.getIfExists(classes, "", runtimeClass);
+    } catch (const kube::ApiError& error) {
+        kernel.runtimeClassProblem = error.what();
+    }
+}
+
+void Verification::readTokenSecrets() {
+    kube::ListOptions options;
+    options.fieldSelector = "type=kubernetes.io/service-account-token";
+    std::vector<std::string> ignored;
+    const json items = optionalList(client_, kube::resources::secrets(), ns_, ignored, options);
+    if (!items.is_array()) return;
+    inputs_.tokenSecrets.emplace();
+    for (const auto& secret : items)
+        inputs_.tokenSecrets->push_back(secret["metadata"].value("name", ""));
+}
+
+// What the project allows and the ranges called out by name; each read may be forbidden
+// to a project user, and then only narrows what can be named, never what is judged.
+void Verification::readEgressInputs() {
+    auto& egress = inputs_.egress;
+    egress.probedPort = options_.egressTarget.port;
+    // Cilium policies add allowances: unreadable, they leave egress unproven.
+    egress.ciliumPolicies =
+        optionalList(client_, kube::resources::ciliumNetworkPolicies(), ns_, egress.unreadPolicies);
+    for (auto& line : unevaluatedPolicyKinds(client_, ns_))
+        egress.unreadPolicies.push_back(std::move(line));
+    json firewall;
+    try {
+        firewall = client_.getIfExists(kube::resources::egressFirewalls(), ns_, "default")
+                       .value_or(json());
+    } catch (const kube::ApiError&) {
+    }
+    try {
+        const auto namespaceObject = client_.getIfExists(kube::resources::namespaces(), "", ns_);
+        egress.allowance = model::projectAllowance(namespaceObject.value_or(json()), firewall);
+        inputs_.deadline = deadlineBound(namespaceObject.value_or(json()));
+    } catch (const kube::ApiError& error) {
+        egress.readProblems.push_back(fmt::format(
+            "could not read namespace {} ({}): judged against DNS only", ns_, error.what()));
+    }
+    try {
+        const kube::ResourceRef endpoints{"", "v1", "endpoints", "Endpoints", true};
+        if (auto found = client_.getIfExists(endpoints, "default", "kubernetes"))
+            egress.apiServerAddresses = endpointAddresses(*found);
+        const kube::ResourceRef nodes{"", "v1", "nodes", "Node", false};
+        const std::string nodeName = inputs_.pod["spec"].value("nodeName", "");
+        if (!nodeName.empty())
+            if (auto node = client_.getIfExists(nodes, "", nodeName))
+                egress.nodeAddresses = nodeAddresses(*node);
+    } catch (const kube::ApiError&) {
+        // Not allowed to read them: the public and metadata ranges are still named.
+    }
+}
+}  // namespace rossoctl::verify

@@ -1,0 +1,156 @@
+// The destructive check last: canaries in every running container, the pod deleted, and what
+// the replacement pod still holds; then the replacement pod judged beside the first.
+#include <fmt/format.h>
+
+#include "rossoctl/app/sandbox_pod.hpp"
+#include "rossoctl/app/sandbox_restart.hpp"
+#include "sandbox_inputs.hpp"
+#include "verification.hpp"
+
+namespace rossoctl::verify {
+
+using nlohmann::json;
+
+namespace {
+
+std::string randomHex(Random& random, size_t length) {
+    std::string out;
+    while (out.size() < length) out += fmt::format("{:08x}", random.next());
+    return out.substr(0, length);
+}
+
+}  // namespace
+
+CheckResult Verification::nothingSurvivesCheck() {
+    CheckResult result;
+    result.kind = CheckKind::NothingSurvives;
+    result.staticPart = withTemplate([&](const json& pod) {
+        return nothingSurvivesStatic(pod, inputs_.sandbox, inputs_.storageClasses);
+    });
+    // Read before the restart, and with --no-restart too: a key in the kernel keyring outlives
+    // the pod for its uid wherever no seccomp filter refuses add_key.
+    const Finding keyring = keyringLiveEveryContainer(inputs_.pod, execIn(podName_));
+    result.livePart = canariesLive();
+    absorb(result.livePart, keyring);
+    noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
+    return result;
+}
+
+// Canaries in every running container, the pod restarted, and each read back in its
+// replacement.
+Finding Verification::canariesLive() {
+    Finding live;
+    live.probe = "canary";
+    if (!options_.restart) {
+        live.evidence.push_back(
+            "skipped with --no-restart: the canary test needs a pod restart, not proven");
+        return live;
+    }
+    // Canaries in every running container's writable mounts and root filesystem.
+    const std::string name = ".rossoctl-canary-" + randomHex(client_.random(), 16);
+    const std::string content = "rossoctl canary " + randomHex(client_.random(), 32);
+    const auto containers = runningContainers(inputs_.pod);
+    std::vector<std::pair<std::string, std::vector<std::string>>> planted;
+    size_t tried = 0, written = 0;
+    for (const auto& [container, what] : containers.running) {
+        std::vector<std::string> paths;
+        for (const auto& place : canaryPlaces(inputs_.pod, container))
+            paths.push_back((place.directory == "/" ? "" : place.directory) + "/" + name);
+        tried += paths.size();
+        const std::string containerName = container.value("name", "");
+        auto done = canariesWritten(exec(client_, podName_, canaryWriteCommand(paths, content),
+                                         kProbeTimeout, containerName));
+        written += done.size();
+        if (!done.empty()) planted.push_back({containerName, std::move(done)});
+    }
+    if (planted.empty()) {
+        live.evidence.push_back(fmt::format(
+            "no canary could be written (tried {} places), so the pod was not restarted", tried));
+        return live;
+    }
+    step(fmt::format("deleting pod {} to prove nothing survives (--no-restart skips this)",
+                     podName_));
+    app::RestartOptions restart;
+    restart.timeout = options_.timeout;
+    restart.cancel = options_.cancel;
+    restart.onStep = [this](const std::string& text) { step(text); };
+    app::RestartResult restarted;
+    try {
+        restarted =
+            app::restartSandbox(client_, clock_, sandboxes_, ns_, name_, restart, inputs_.sandbox);
+    } catch (const Error& error) {
+        noteIfOutage(error);
+        live.evidence.push_back(fmt::format(
+            "{} canaries written, but the restart did not complete: {}", written, error.what()));
+        return live;
+    }
+    const auto pods = app::findSandboxPods(client_, inputs_.sandbox);
+    std::string newPod = restarted.podName;
+    for (const auto& pod : pods.owned) {
+        if (app::uidOf(pod) != restarted.newUid) continue;
+        newPod = pod["metadata"].value("name", "");
+        replacementPod_ = pod;
+    }
+    if (replacementPod_.is_null()) {
+        // The list may not show it yet; its name is the restart's answer.
+        auto byName = client_.getIfExists(kube::resources::pods(), ns_, newPod);
+        if (byName && app::uidOf(*byName) == restarted.newUid) replacementPod_ = *byName;
+    }
+    const std::string summary = fmt::format("pod uid {} → {}", app::shortUid(restarted.oldUid),
+                                            app::shortUid(restarted.newUid));
+    live.verdict = Verdict::Pass;
+    for (const auto& [container, paths] : planted)
+        absorb(live,
+               canariesAfterRestart(
+                   exec(client_, newPod, canaryReadCommand(paths), kProbeTimeout, container), paths,
+                   summary),
+               planted.size() > 1 ? "container " + container + ": " : "");
+    for (const auto& note : containers.notes)
+        absorb(live, Finding{Verdict::Unproven, {note + ": no canary in it"}, ""});
+    live.probe = "canary";
+    if (replacementPod_.is_null())
+        absorb(live,
+               Finding{Verdict::Unproven,
+                       {fmt::format("replacement pod {} (uid {}) could not be read, so it was "
+                                    "not judged",
+                                    newPod, app::shortUid(restarted.newUid))},
+                       ""});
+    return live;
+}
+
+// The replacement pod's static parts, its token path, its cgroups and its seccomp modes, beside the
+// first pod's.
+void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
+    const json& next = replacementPod_;
+    const std::string name = next["metadata"].value("name", "");
+    const std::string prefix =
+        fmt::format("replacement pod {} (uid {}): ", name, app::shortUid(app::uidOf(next)));
+    readCredentialSources(client_, ns_, next, inputs_.credentialSources);
+    const std::string account = next["spec"].value("serviceAccountName", "default");
+    const auto serviceAccount =
+        account == inputs_.pod["spec"].value("serviceAccountName", "default")
+            ? inputs_.serviceAccount
+            : client_.getIfExists(kube::resources::serviceAccounts(), ns_, account);
+    CheckResult& token = checks[0];
+    CheckResult& egress = checks[1];
+    CheckResult& limits = checks[2];
+    CheckResult& survives = checks[3];
+    token.staticPart = alongside(token.staticPart, tokenStaticOf(next, serviceAccount), prefix);
+    egress.staticPart = alongside(
+        egress.staticPart, egressStatic(next, inputs_.networkPolicies, inputs_.egress), prefix);
+    limits.staticPart = alongside(
+        limits.staticPart,
+        limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline), prefix);
+    survives.staticPart =
+        alongside(survives.staticPart,
+                  nothingSurvivesStatic(next, inputs_.sandbox, inputs_.storageClasses), prefix);
+    Finding tokenNow = tokenLive(exec(client_, name, tokenProbeCommand()));
+    tokenNow.probe = "sh";
+    noteProbeSite(tokenNow, podProbeSite(inputs_.container.value("name", "")));
+    token.livePart = alongside(token.livePart, tokenNow, prefix);
+    limits.livePart =
+        alongside(limits.livePart, limitsLiveEveryContainer(next, execIn(name)), prefix);
+    survives.livePart =
+        alongside(survives.livePart, keyringLiveEveryContainer(next, execIn(name)), prefix);
+}
+}  // namespace rossoctl::verify
