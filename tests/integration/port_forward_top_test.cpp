@@ -93,7 +93,7 @@ std::string httpGet(uint16_t port, const std::string& path) {
 TEST_CASE(
     "sandbox port-forward reaches a server in the sandbox through the real kubelet, "
     "several connections at once, and exits 1 when the pod goes away",
-    "[port-forward][.realnode]") {
+    "[port-forward][realnode]") {
     harness::TestNamespace ns("pf33-forward");
     createWebSandbox(ns.name(), "web", "pf33-token");
     const uint16_t port = freeLoopbackPort();
@@ -145,7 +145,7 @@ TEST_CASE(
     CHECK(result.err.find("error: lost connection to pod: pod web was ") != std::string::npos);
 }
 
-TEST_CASE("sandbox port-forward ends with exit 0 on Ctrl-C", "[port-forward][.realnode]") {
+TEST_CASE("sandbox port-forward ends with exit 0 on Ctrl-C", "[port-forward][realnode]") {
     harness::TestNamespace ns("pf33-interrupt");
     createWebSandbox(ns.name(), "web", "interrupt");
     const uint16_t port = freeLoopbackPort();
@@ -171,7 +171,7 @@ TEST_CASE("sandbox port-forward ends with exit 0 on Ctrl-C", "[port-forward][.re
 }
 
 TEST_CASE("sandbox top reads CPU, memory, disk and processes from the kubelet's Summary API",
-          "[top][.realnode]") {
+          "[top][realnode]") {
     harness::TestNamespace ns("pf33-top");
     createWebSandbox(ns.name(), "web", "top");
     // The kubelet samples every few seconds: the first Summary after start may lack the pod.

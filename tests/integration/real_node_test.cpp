@@ -1,6 +1,6 @@
 // The opt-in real node (`local-cluster up --node real`): the upstream kubelet runs pods with
 // containerd and runc from images its registry serves, and kube-router enforces NetworkPolicy.
-// Hidden ([.realnode]) until the real node is the default: run them against such a cluster with
+// Hidden ([realnode]) until the real node is the default: run them against such a cluster with
 // `ROSSOCTL_CLUSTER_DIR=DIR build/integration_tests "[realnode]"`.
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -52,7 +52,7 @@ std::string pod(const std::string& name, const std::string& image, const std::st
 }  // namespace
 
 TEST_CASE("the real node runs a registry image with runc: Running, exec, exit codes, logs",
-          "[.realnode]") {
+          "[realnode]") {
     requireRealNode();
     harness::TestNamespace ns("node28-run");
     applyManifest(ns.name(), pod("p", "busybox:1.36",
@@ -82,7 +82,7 @@ TEST_CASE("the real node runs a registry image with runc: Running, exec, exit co
 }
 
 TEST_CASE("an image the node's registry lacks is ErrImagePull, then ImagePullBackOff",
-          "[.realnode]") {
+          "[realnode]") {
     requireRealNode();
     harness::TestNamespace ns("node28-pull");
     applyManifest(ns.name(), pod("missing", "quay.io/rossoctl/absent:1", "[sleep, '60']"));
@@ -105,7 +105,7 @@ TEST_CASE("an image the node's registry lacks is ErrImagePull, then ImagePullBac
 }
 
 TEST_CASE("kube-router enforces NetworkPolicy on the real node: deny, allow, deny again",
-          "[.realnode]") {
+          "[realnode]") {
     requireRealNode();
     harness::TestNamespace ns("node28-netpol");
     applyManifest(ns.name(),
@@ -150,7 +150,7 @@ spec:
 }
 
 TEST_CASE("agents import --imagePullSecret pulls from the node's credentialed registry",
-          "[.realnode]") {
+          "[realnode]") {
     requireRealNode();
     harness::TestNamespace ns("node28-creds");
     // The registry's user and password, made per state dir: read here, never printed.

@@ -526,7 +526,7 @@ std::pair<int, json> survivesOf(const std::string& space, const std::string& nam
 }  // namespace
 
 TEST_CASE("sandbox verify: seccomp Unconfined lets the kernel keyring outlive the pod",
-          "[.realnode][verify-keyring]") {
+          "[realnode][verify-keyring]") {
     REQUIRE(harness::nodeKind() == "real");
     harness::TestNamespace baseline("verify35-keyring", false);
     auto created = harness::rossoctl(
@@ -548,7 +548,7 @@ TEST_CASE("sandbox verify: seccomp Unconfined lets the kernel keyring outlive th
 }
 
 TEST_CASE("sandbox verify: the hardened sandbox shows the runtime's seccomp filter in force",
-          "[.realnode][verify-keyring]") {
+          "[realnode][verify-keyring]") {
     REQUIRE(harness::nodeKind() == "real");
     harness::TestNamespace project("verify35-seccomp", false);
     auto created = harness::rossoctl({"project", "create", project.name(), "--no-check"});
