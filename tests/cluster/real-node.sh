@@ -1,9 +1,9 @@
 # shellcheck shell=bash
-# real-node.sh: the opt-in real node (`local-cluster up --node real`, LOCAL_CLUSTER_NODE=real),
-# sourced by local-cluster. Upstream kubelet and kube-proxy (k8s.io/kubernetes at go.mod's
-# version), Debian's containerd, runc and CNI plugins, a distribution registry on the node's
-# loopback and kube-router's NetworkPolicy controller. Everything but one veth runs in a private
-# mount and network namespace (README "The real node"), so nothing collides with another
+# real-node.sh: the local cluster's node, sourced by local-cluster. Upstream kubelet and
+# kube-proxy (k8s.io/kubernetes at go.mod's version), Debian's containerd, runc and CNI plugins,
+# a distribution registry on the node's loopback and kube-router's NetworkPolicy controller.
+# Everything but one veth runs in a private mount and network namespace (README "The node"), so
+# nothing collides with another
 # cluster's node and `down` leaves nothing behind.
 
 REAL_NODE_APT_PACKAGES=(containerd runc containernetworking-plugins iptables ipset conntrack socat
@@ -28,27 +28,10 @@ COREDNS_IMAGE=localcluster/coredns:v1.15.0
 MIRRORED_HOSTS=(docker.io registry-1.docker.io gcr.io ghcr.io quay.io registry.k8s.io k8s.gcr.io
   mcr.microsoft.com public.ecr.aws)
 
-node_kind_file() { echo "$STATE/node-kind"; }
-
-# node_kind: "real" or "lookalike", fixed for a state dir at its first `up`.
-node_kind() {
-  local f; f=$(node_kind_file)
-  if [[ -f $f ]]; then cat "$f"; else echo "${NODE_KIND:-lookalike}"; fi
-}
-is_real_node() { [[ $(node_kind) == real ]]; }
-
-record_node_kind() {
-  local f; f=$(node_kind_file)
-  if [[ -f $f && $(<"$f") != "$NODE_KIND" && $NODE_KIND_ASKED == 1 ]]; then
-    log "warning: $STATE runs the $(<"$f") node; --node $NODE_KIND applies after down and up"
-  fi
-  [[ -f $f ]] || echo "$NODE_KIND" >"$f"
-}
-
 REAL_NODE_COMPONENTS=(node-ns apiserver-link apiserver-link-node registry registry-private outside containerd
   kubelet kube-proxy kube-router provisioner)
-# The outside world: a network namespace of its own behind the node's, with the look-alike's
-# HTTP server (`localcluster node outside`) on two addresses; pods reach it through the node.
+# The outside world: a network namespace of its own behind the node's, with an HTTP server of
+# its own (`localcluster outside`) on two addresses; pods reach it through the node.
 OUTSIDE_NET=10.251.0.0/24
 OUTSIDE_GW=10.251.0.1
 OUTSIDE_IP=10.251.0.10
@@ -446,7 +429,7 @@ real_component_args() {
     registry-private) ARGS=(env OTEL_TRACES_EXPORTER=none nsenter -t "$(node_ns_pid)" -m -n -- "$BIN/registry"
       serve "$NODE_DIR/registry-private.yml") ;;
     # In a network namespace of its own; its veth into the node comes once it runs.
-    outside) ARGS=(unshare --net -- bash -c "ip link set lo up && exec '$LC' node outside --listen :80") ;;
+    outside) ARGS=(unshare --net -- bash -c "ip link set lo up && exec '$LC' outside --listen :80") ;;
     containerd) ARGS=(nsenter -t "$(node_ns_pid)" -m -n -- containerd --config "$NODE_DIR/containerd.toml") ;;
     kubelet) ARGS=(nsenter -t "$(node_ns_pid)" -m -n -- "$BIN/kubelet" --config "$NODE_DIR/kubelet.yaml"
       --kubeconfig "$STATE/kubeconfig-node" --root-dir "$NODE_DIR/kubelet" --cert-dir "$NODE_DIR/pki"

@@ -1,6 +1,5 @@
 // project create proves its default-deny live: where NetworkPolicy is not enforced (the local
-// cluster's switch: the look-alike node told to ignore the namespace, the real node without its
-// policy engine) it says so and exits 3; --no-check skips the proof.
+// cluster's switch: the node without its policy engine) it says so and exits 3; --no-check skips the proof.
 #include <catch2/catch.hpp>
 #include <chrono>
 
@@ -49,7 +48,7 @@ TEST_CASE("project create fails loudly where policies are not enforced; --no-che
     harness::admin().patch(
         resources::namespaces(), "", project.name(), rossoctl::kube::PatchType::Merge,
         json{{"metadata", {{"labels", {{"rossoctl.dev/sandbox-project", "true"}}}}}}.dump());
-    harness::PoliciesUnenforced unenforced(project.name());
+    harness::PoliciesUnenforced unenforced;
     auto result = harness::rossoctl({"project", "create", project.name()});
     INFO(result.out << result.err);
     CHECK(result.exitCode == 3);

@@ -64,26 +64,6 @@ void Stopped::restore() {
         });
 }
 
-std::string nodeKind() {
-    std::ifstream file(clusterDir() + "/node-kind");
-    std::string kind = "lookalike";  // state dirs from before the real node have no file
-    file >> kind;
-    return kind;
-}
-
-PoliciesUnenforced::PoliciesUnenforced(const std::string& ns) {
-    if (nodeKind() == "real") {
-        engine_.emplace("kube-router");
-        return;
-    }
-    json namespaceObject = admin().get(resources::namespaces(), "", ns);
-    namespaceObject["metadata"]["annotations"]["localcluster.rossoctl.dev/ignore-networkpolicy"] =
-        "true";
-    admin().update(resources::namespaces(), "", namespaceObject);
-}
-
-PoliciesUnenforced::~PoliciesUnenforced() = default;
-
 void apiserverOutage(std::chrono::milliseconds length) {
     Stopped apiserver("kube-apiserver");
     std::this_thread::sleep_for(length);

@@ -34,23 +34,18 @@ class Stopped {
     bool restored_ = false;
 };
 
-// NetworkPolicy not enforced in namespace `ns` while the guard lives, by the local cluster's
-// documented switch: on the look-alike node the namespace's ignore annotation; on the real
-// node `local-cluster stop kube-router` (no policy engine: every namespace, so a case that uses
-// it is tagged [outage] and runs alone).
+// NetworkPolicy not enforced while the guard lives, by the local cluster's documented switch,
+// `local-cluster stop kube-router`: no policy engine in any namespace, so a case that uses it is
+// tagged [outage] and runs alone.
 class PoliciesUnenforced {
   public:
-    explicit PoliciesUnenforced(const std::string& ns);
-    ~PoliciesUnenforced();
+    PoliciesUnenforced() : engine_("kube-router") {}
     PoliciesUnenforced(const PoliciesUnenforced&) = delete;
     PoliciesUnenforced& operator=(const PoliciesUnenforced&) = delete;
 
   private:
-    std::optional<Stopped> engine_;
+    Stopped engine_;
 };
-
-// "real" or "lookalike": the local cluster's node (DIR/node-kind).
-std::string nodeKind();
 
 // An API server outage of `length`, then the server back and answering.
 void apiserverOutage(std::chrono::milliseconds length);

@@ -1,7 +1,5 @@
-// The opt-in real node (`local-cluster up --node real`): the upstream kubelet runs pods with
-// containerd and runc from images its registry serves, and kube-router enforces NetworkPolicy.
-// Hidden ([realnode]) until the real node is the default: run them against such a cluster with
-// `ROSSOCTL_CLUSTER_DIR=DIR build/integration_tests "[realnode]"`.
+// The local cluster's node: the upstream kubelet runs pods with containerd and runc from images
+// its registry serves, and kube-router enforces NetworkPolicy.
 #include <catch2/catch.hpp>
 #include <fstream>
 
@@ -33,15 +31,6 @@ void waitReady(const std::string& ns, const std::string& pod) {
     REQUIRE(result.exitCode == 0);
 }
 
-// The cluster's node must be the real one: these cases say nothing about the look-alike.
-void requireRealNode() {
-    std::ifstream file(harness::clusterDir() + "/node-kind");
-    std::string kind;
-    file >> kind;
-    INFO("node-kind of " << harness::clusterDir() << ": '" << kind << "'");
-    REQUIRE(kind == "real");
-}
-
 std::string pod(const std::string& name, const std::string& image, const std::string& command,
                 const std::string& labels = "{}") {
     return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + ", labels: " + labels +
@@ -53,7 +42,6 @@ std::string pod(const std::string& name, const std::string& image, const std::st
 
 TEST_CASE("the real node runs a registry image with runc: Running, exec, exit codes, logs",
           "[realnode]") {
-    requireRealNode();
     harness::TestNamespace ns("node28-run");
     applyManifest(ns.name(), pod("p", "busybox:1.36",
                                  "[sh, -c, 'echo started as $(id -u); exec sleep 3600']"));
@@ -83,7 +71,6 @@ TEST_CASE("the real node runs a registry image with runc: Running, exec, exit co
 
 TEST_CASE("an image the node's registry lacks is ErrImagePull, then ImagePullBackOff",
           "[realnode]") {
-    requireRealNode();
     harness::TestNamespace ns("node28-pull");
     applyManifest(ns.name(), pod("missing", "quay.io/rossoctl/absent:1", "[sleep, '60']"));
     std::string reason;
@@ -106,7 +93,6 @@ TEST_CASE("an image the node's registry lacks is ErrImagePull, then ImagePullBac
 
 TEST_CASE("kube-router enforces NetworkPolicy on the real node: deny, allow, deny again",
           "[realnode]") {
-    requireRealNode();
     harness::TestNamespace ns("node28-netpol");
     applyManifest(ns.name(),
                   pod("server", "busybox:1.36",
@@ -151,7 +137,6 @@ spec:
 
 TEST_CASE("agents import --imagePullSecret pulls from the node's credentialed registry",
           "[realnode]") {
-    requireRealNode();
     harness::TestNamespace ns("node28-creds");
     // The registry's user and password, made per state dir: read here, never printed.
     std::ifstream file(harness::clusterDir() + "/node-real/private-registry.json");

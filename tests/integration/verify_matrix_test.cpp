@@ -444,7 +444,7 @@ TEST_CASE("sandbox verify: the pod's tools and its PID space decide nothing",
     auto created = harness::rossoctl({"project", "create", ignored.name(), "--no-check"});
     INFO(created.out << created.err);
     REQUIRE(created.exitCode == 0);
-    harness::PoliciesUnenforced unenforced(ignored.name());
+    harness::PoliciesUnenforced unenforced;
     auto& admin = harness::admin();
     // Point 5: the agent's PATH starts with a directory it writes, holding a curl that prints
     // the probe's failure markers.
@@ -502,8 +502,7 @@ TEST_CASE("sandbox verify: a NET_RAW neighbour leaves the trusted probe's denial
                Catch::Contains("container neighbour keeps the default NET_RAW"));
 }
 
-// Issue 35 point 8 on the real node, whose runtime applies seccomp as the spec says (the
-// look-alike node ignores RuntimeDefault: Seccomp 0 everywhere, so these say nothing there).
+// Issue 35 point 8: the node's runtime applies seccomp as the spec says.
 namespace {
 
 // Verify's nothing-survives check of sandbox `name`, with the run's exit code (the keyring's
@@ -527,7 +526,6 @@ std::pair<int, json> survivesOf(const std::string& space, const std::string& nam
 
 TEST_CASE("sandbox verify: seccomp Unconfined lets the kernel keyring outlive the pod",
           "[realnode][verify-keyring]") {
-    REQUIRE(harness::nodeKind() == "real");
     harness::TestNamespace baseline("verify35-keyring", false);
     auto created = harness::rossoctl(
         {"project", "create", baseline.name(), "--no-check", "--pod-security", "baseline"});
@@ -549,7 +547,6 @@ TEST_CASE("sandbox verify: seccomp Unconfined lets the kernel keyring outlive th
 
 TEST_CASE("sandbox verify: the hardened sandbox shows the runtime's seccomp filter in force",
           "[realnode][verify-keyring]") {
-    REQUIRE(harness::nodeKind() == "real");
     harness::TestNamespace project("verify35-seccomp", false);
     auto created = harness::rossoctl({"project", "create", project.name(), "--no-check"});
     INFO(created.out << created.err);

@@ -9,7 +9,7 @@ import (
 	"sort"
 
 	"rossoctl.dev/localcluster/internal/controlplane"
-	"rossoctl.dev/localcluster/internal/node"
+	"rossoctl.dev/localcluster/internal/outside"
 	"rossoctl.dev/localcluster/internal/provisioner"
 	"rossoctl.dev/localcluster/internal/sandboxcontroller"
 )
@@ -21,7 +21,7 @@ var components = map[string]func(args []string) int{
 	"kube-scheduler":          controlplane.SchedulerMain,
 	"kubectl":                 controlplane.KubectlMain,
 	"sandbox-controller":      sandboxcontroller.Main,
-	"node":                    node.Main,
+	"outside":                 outside.Main,
 	"provisioner":             provisioner.Main,
 	// Helpers for the local-cluster driver.
 	"pki":        controlplane.PKIMain,
