@@ -36,7 +36,7 @@ bool hostKernelHandler(const std::string& handler) {
     return name == "runc" || name == "crun" || name == "youki" || name == "runhcs-wcow-process";
 }
 
-// A boot ID as the kernel makes it (a UUID); the look-alike node reports something else.
+// A boot ID as the kernel makes it (a UUID); a node that reports something else gives none.
 bool bootIdShape(const std::string& id) {
     if (id.size() != 36) return false;
     for (size_t i = 0; i < id.size(); ++i) {

@@ -1,6 +1,6 @@
 // The live half of "nothing survives" for the kernel keyring: a key added (add_key) outlives
 // the pod for its uid unless a seccomp filter refuses it, so every running container's live
-// seccomp mode is read, since a node may ignore what the spec asks (the look-alike node does).
+// seccomp mode is read, since a node may ignore what the spec asks.
 #include <fmt/format.h>
 
 #include "json_access.hpp"

@@ -89,7 +89,7 @@ build_real_node() {
   # CoreDNS with the plugins the cluster DNS uses (tests/cluster/coredns, its own go.mod).
   stamp=$(cat "$HERE/coredns/go.mod" "$HERE/coredns/go.sum" "$HERE/coredns/main.go" | sha256sum | cut -c1-32)
   if [[ ! -x $BIN/coredns || $(cat "$BIN/.coredns-hash" 2>/dev/null) != "$stamp" ]]; then
-    log "building bin/coredns (CoreDNS $(awk '$1=="github.com/coredns/coredns" {print $2; exit}' "$HERE/coredns/go.mod"))"
+    log "building bin/coredns (CoreDNS $(awk '$1=="github.com/coredns/coredns" {print $2; exit} $2=="github.com/coredns/coredns" {print $3; exit}' "$HERE/coredns/go.mod"))"
     t0=$SECONDS
     (cd "$HERE/coredns" && CGO_ENABLED=0 nice -n 10 go build -trimpath -ldflags "-s -w" -o "$BIN/coredns.new" .) ||
       die "go build of coredns failed"

@@ -50,7 +50,7 @@ TEST_CASE("the real node runs a registry image with runc: Running, exec, exit co
     auto status = harness::admin().get(resources::pods(), ns.name(), "p")["status"];
     const std::string containerId = status["containerStatuses"][0].value("containerID", "");
     const std::string imageId = status["containerStatuses"][0].value("imageID", "");
-    // containerd's IDs and the digest the registry served: no look-alike writes these.
+    // containerd's IDs and the digest the registry served: only a real runtime writes these.
     CHECK(containerId.rfind("containerd://", 0) == 0);
     CHECK(imageId.rfind("docker.io/library/busybox@sha256:", 0) == 0);
 

@@ -247,7 +247,7 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
         INFO(denied.out << denied.err);
         auto egress = checkNamed(json::parse(denied.out), "egress");
         CHECK(egress["result"] == "pass");
-        // A policy engine that drops (the look-alike) leaves SYN_SENT; one that rejects
+        // A policy engine that drops leaves SYN_SENT; one that rejects
         // (kube-router) answers at once, and the refusal is the network's answer.
         CHECK_THAT(egress.dump(),
                    Catch::Contains("SYN_SENT") || (Catch::Contains("Connection refused") &&

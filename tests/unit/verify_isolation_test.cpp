@@ -322,7 +322,7 @@ TEST_CASE(
     const Finding live = kernelIsolationLive(seen, true, inputs);
     CHECK(live.verdict == Verdict::Fail);
     CHECK(mentions(live, "the pod sees kernel 6.18.44-fc, the node runs 6.18.44-fc"));
-    // Without a boot ID to compare (the look-alike node), the same release is the node's too.
+    // Without a boot ID to compare, the same release is the node's too.
     inputs.nodeBootId = "1764640000";
     const IsolationFacts sameRelease =
         facts(kConfined, "rossoctl-kernel=6.18.44-fc\nrossoctl-boot=3a4b\n");

@@ -1,6 +1,6 @@
 // Issue 35 point 8: a key added to the kernel keyring outlives the pod for its uid unless a
 // seccomp filter refuses add_key. The live seccomp mode of every container decides, not the
-// spec alone: a node may ignore RuntimeDefault (the project's look-alike node does).
+// spec alone: a node may ignore RuntimeDefault.
 #include <catch2/catch.hpp>
 
 #include "rossoctl/verify/pod_checks.hpp"

@@ -1,7 +1,7 @@
 // Package provisioner is the local cluster's dynamic volume provisioner: the default
 // StorageClass gives each claim a hostPath PV in a directory of the node, deleted with the
-// claim (reclaim Delete). Both nodes run it: the look-alike in its own process, the real node
-// as the `provisioner` component (a kubelet mounts hostPath PVs like any other volume).
+// claim (reclaim Delete). The node runs it as the `provisioner` component (the kubelet mounts
+// hostPath PVs like any other volume).
 package provisioner
 
 import (
