@@ -60,9 +60,14 @@ TEST_CASE("the real node runs a registry image with runc: Running, exec, exit co
     CHECK(hello.out == "hi\n");
     CHECK(hello.err == "oops\n");
     CHECK(kubectl({"exec", "-n", ns.name(), "p", "--", "sh", "-c", "exit 7"}).exitCode == 7);
-    // runc's container: PID 1 is the pod's command, the cgroup is the kubelet's.
+    // runc's container: PID 1 is the pod's command, in the cgroup the kubelet made for the pod
+    // (pod<UID> under the node's cgroup root: the node runs without QoS cgroups).
+    const std::string uid =
+        harness::admin().get(resources::pods(), ns.name(), "p")["metadata"]["uid"];
     auto cgroup = kubectl({"exec", "-n", ns.name(), "p", "--", "cat", "/proc/1/cgroup"});
-    CHECK(cgroup.out.find("kubepods") != std::string::npos);
+    INFO(cgroup.out);
+    CHECK(cgroup.out.find("/localcluster-") != std::string::npos);
+    CHECK(cgroup.out.find("pod" + uid) != std::string::npos);
 
     auto logs = kubectl({"logs", "-n", ns.name(), "p"});
     CHECK(logs.exitCode == 0);

@@ -526,9 +526,10 @@ std::pair<int, json> survivesOf(const std::string& space, const std::string& nam
 
 TEST_CASE("sandbox verify: seccomp Unconfined lets the kernel keyring outlive the pod",
           "[realnode][verify-keyring]") {
+    // Privileged: Pod Security's baseline level refuses an explicit Unconfined profile.
     harness::TestNamespace baseline("verify35-keyring", false);
     auto created = harness::rossoctl(
-        {"project", "create", baseline.name(), "--no-check", "--pod-security", "baseline"});
+        {"project", "create", baseline.name(), "--no-check", "--pod-security", "privileged"});
     INFO(created.out << created.err);
     REQUIRE(created.exitCode == 0);
     // busybox and curl have no keyctl: the add_key itself is not shown, the verdict is.

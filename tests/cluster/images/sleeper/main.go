@@ -1,5 +1,6 @@
-// Command sleeper is the one program of the distroless stand-in image: `sleep SECONDS|infinity`.
-// It is static (CGO_ENABLED=0) so the image needs no libc, and exits on SIGTERM as a PID 1 should.
+// Command sleeper is the stand-in images' PID 1 (and the distroless one's only program):
+// `sleeper SECONDS|infinity`. It is static (CGO_ENABLED=0) so an image needs no libc, and exits
+// on SIGTERM as a PID 1 should, so a deleted pod goes at once instead of after its grace period.
 package main
 
 import (
