@@ -566,12 +566,47 @@ pids_in_cgroups() {
   done | sort -u
 }
 
+# kill_node_containers: every container of this node with its shim. The kubelet runs without
+# QoS cgroups, so containerd puts containers in /k8s.io/ID of each hierarchy, outside the node's
+# cgroup root, and in mount namespaces of their own: a killed shim leaves them running, reparented
+# to init. Their cgroups are removed once they are gone (runc never deletes them).
+kill_node_containers() {
+  local shims=() children=() cgroups=() q stat ppid line
+  for q in /proc/[0-9]*; do
+    [[ $(tr '\0' ' ' <"$q/cmdline" 2>/dev/null) == *containerd-shim*"-address $NODE_DIR/containerd.sock"* ]] &&
+      shims+=("${q#/proc/}")
+  done
+  [[ ${#shims[@]} -gt 0 ]] || return 0
+  for q in /proc/[0-9]*; do
+    stat=$(<"$q/stat") 2>/dev/null || continue
+    read -r _ ppid _ <<<"${stat##*) }"  # after the command's name, which may hold spaces
+    [[ " ${shims[*]} " == *" $ppid "* ]] || continue
+    children+=("${q#/proc/}")
+    while IFS= read -r line; do cgroups+=("${line#*:*:}"); done <"$q/cgroup"
+  done
+  kill -KILL "${children[@]}" "${shims[@]}" 2>/dev/null
+  local c h
+  for _ in $(seq 20); do
+    local left=0
+    for c in $(printf '%s\n' "${cgroups[@]}" | grep '^/k8s.io/' | sort -u); do
+      for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+        [[ -d ${h%/}$c ]] && { rmdir "${h%/}$c" 2>/dev/null || left=1; }
+      done
+    done
+    [[ $left == 0 ]] && break
+    sleep 0.5
+  done
+  [[ $left == 0 ]] || log "warning: containers' cgroups under /k8s.io remain"
+  return 0
+}
+
 # stop_real_node: containers, shims and the node's processes, then its cgroups; the namespaces
 # and the veth go with their last process.
 stop_real_node() {
   real_node_ids
   local c p ns_mnt
   for c in provisioner kube-router kube-proxy kubelet; do stop_component "$c"; done
+  kill_node_containers
   if p=$(node_ns_pid); then
     ns_mnt=$(readlink "/proc/$p/ns/mnt")
     stop_component containerd

