@@ -137,10 +137,13 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
 
     // complete
     request.namespaceName = context.namespaceName();
-    if (request.fromPool)
-        request.claimFromWarmPool = app::run::warmPoolExists(
+    if (request.fromPool) {
+        const auto pool = app::run::findWarmPool(
             context.client(), context.discovery().isServed(app::run::kExtensionsGroup),
             request.namespaceName, request.shape);
+        request.claimFromWarmPool = pool.has_value();
+        request.warmPoolIsOurs = pool && app::run::warmPoolWrittenByRossoctl(*pool, request.shape);
+    }
 
     // run
     // -o json holds the streams until the end: capped, so a flood cannot exhaust memory.
@@ -160,9 +163,10 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
         callbacks.onStderr = [&](std::string_view bytes) { podStderr.write(bytes); };
     }
     callbacks.note = [&](const std::string& text) { context.err() << text << '\n'; };
-    const auto outcome = app::run::runInPod(
-        context.client(), [&] { return context.newUncancellableClient(); }, context.clock(),
-        context.cancelFlag(), request, callbacks);
+    const app::run::RunClients clients{context.client(), [&] { return context.newClient(); },
+                                       [&] { return context.newUncancellableClient(); }};
+    const auto outcome =
+        app::run::runInPod(clients, context.clock(), context.cancelFlag(), request, callbacks);
     podStdout.finish();
     podStderr.finish();
 

@@ -33,13 +33,12 @@ json list(const std::vector<json>& items) {
     return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
-// The apiserver creates the run pod, which is Running at once; its exec sessions are
-// the mount probe, then `command`.
+// The apiserver creates the run pod, which is Running at once; its one exec session is
+// `command` (a pod rossoctl wrote needs no mount probe).
 void serveRun(TestHost& host, testing::ExecScript command) {
     host.server.onJson("POST", kPods, 201, runPod(kRunPod, json::object()));
     host.server.onJson("GET", kPods, 200, list({runPod(kRunPod, {{"running", json::object()}})}));
     host.server.on("DELETE", kPods + "/" + kRunPod, 200, "{}");
-    host.server.onExec("team1", kRunPod, testing::execRan("", "", 0));
     host.server.onExec("team1", kRunPod, std::move(command));
 }
 
@@ -110,10 +109,10 @@ TEST_CASE("sandbox run creates a pod named by the injected random, runs, deletes
           std::vector<std::string>{"POST " + kPods, "DELETE " + kPods + "/" + kRunPod});
     const auto created = json::parse(host.server.requestsTo("POST", kPods).front().body);
     CHECK(created["metadata"]["name"] == kRunPod);
-    REQUIRE(host.server.execs.size() == 2);  // the mount probe, then the command
-    const auto& command = host.server.execs[1].command;
+    REQUIRE(host.server.execs.size() == 1);  // the command, with no mount probe before it
+    const auto& command = host.server.execs[0].command;
     CHECK(command.back() == "print(6 * 7)");
-    CHECK(host.server.execs[1].pod == "team1/" + kRunPod);
+    CHECK(host.server.execs[0].pod == "team1/" + kRunPod);
 }
 
 TEST_CASE("sandbox run -o json returns the streams and exit code in one object", "[run][command]") {

@@ -44,6 +44,9 @@ struct RunRequest {
     // With fromPool: take a Sandbox of the shape's SandboxWarmPool with a SandboxClaim
     // (warm_pool.hpp) instead of a bare pool pod.
     bool claimFromWarmPool = false;
+    // With claimFromWarmPool: the pool is rossoctl's own (warmPoolWrittenByRossoctl), so its
+    // pods have the work dir as an emptyDir and need no check that it is mounted.
+    bool warmPoolIsOurs = false;
 };
 
 struct RunPhases {
@@ -79,11 +82,19 @@ struct RunCallbacks {
 
 using ClientFactory = std::function<std::unique_ptr<kube::Client>()>;
 
+// The clients of one run: `main` for the run itself; `parallel` makes one with its own
+// connection that Ctrl-C stops (the reaper of earlier runs' pods works on it, beside the run);
+// `cleanup` makes one Ctrl-C does not stop, for the delete that must follow it.
+struct RunClients {
+    kube::Client& main;
+    ClientFactory parallel;
+    ClientFactory cleanup;
+};
+
 // Throws (after cleanup) when rossoctl itself fails before the command's result is known; the
 // outcome carries the code's result, and a failed collection (collectFailed) after it.
-RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, const Clock& clock,
-                    const kube::CancelFlag* cancel, const RunRequest& request,
-                    RunCallbacks& callbacks);
+RunOutcome runInPod(const RunClients& clients, const Clock& clock, const kube::CancelFlag* cancel,
+                    const RunRequest& request, RunCallbacks& callbacks);
 
 // Collecting artifacts may take this long past what is left of --timeout, and no longer.
 inline constexpr std::chrono::milliseconds kCollectMargin{15'000};
