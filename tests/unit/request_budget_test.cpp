@@ -1,6 +1,10 @@
 // How many requests each measured command sends (issue 17's goals table): a regression check
 // that fails when a request is added, where a timed test would only be noise on a shared
 // machine. The discovery GET is listed apart: a real run reads it from the disk cache.
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include "rossoctl/app/run/run_pod.hpp"
@@ -193,6 +197,52 @@ namespace {
 
 const app::run::RunPodShape kDefaultShape;
 
+// What a child process of the command sends (the claim's DELETE after the exit, release.hpp):
+// its copy of the fake apiserver writes each request to a pipe this process reads.
+class ChildRequests {
+  public:
+    explicit ChildRequests(TestHost& host) : parent_(::getpid()) {
+        REQUIRE(::pipe(fds_) == 0);
+        host.server.onRequest = [this](const kube::HttpRequest& request) {
+            if (::getpid() == parent_) return;
+            const std::string line =
+                request.method + " " + request.url.substr(testing::kServer.size()) + "\n";
+            if (::write(fds_[1], line.data(), line.size()) != ssize_t(line.size())) ::_exit(3);
+        };
+    }
+    ~ChildRequests() {
+        for (int fd : fds_)
+            if (fd >= 0) ::close(fd);
+    }
+    ChildRequests(const ChildRequests&) = delete;
+    ChildRequests& operator=(const ChildRequests&) = delete;
+
+    // Every line the children sent, once they have all exited (10 s at most).
+    std::vector<std::string> lines() {
+        ::close(fds_[1]);
+        fds_[1] = -1;
+        std::string text;
+        pollfd readable{fds_[0], POLLIN, 0};
+        char buffer[4096];
+        while (::poll(&readable, 1, 10'000) == 1) {
+            const ssize_t n = ::read(fds_[0], buffer, sizeof buffer);
+            if (n <= 0) break;
+            text.append(buffer, static_cast<size_t>(n));
+        }
+        while (::waitpid(-1, nullptr, 0) > 0) {  // no zombie left behind
+        }
+        std::vector<std::string> found;
+        for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos;
+             start = end + 1)
+            found.push_back(text.substr(start, end - start));
+        return found;
+    }
+
+  private:
+    pid_t parent_;
+    int fds_[2] = {-1, -1};
+};
+
 // A SandboxWarmPool of the default run shape, as `sandbox pool` writes it when `ours`, else one
 // someone else made under the same name; a claim the controller binds to sandbox pool-abc.
 void serveWarmClaim(TestHost& host, bool ours) {
@@ -223,17 +273,19 @@ TEST_CASE("request budget: a warm sandbox run is the pool, a claim and its watch
           "[requests][run][warm-pool]") {
     TestHost host;
     serveWarmClaim(host, true);
+    ChildRequests child(host);
     REQUIRE(host.run({"sandbox", "run", "--pool", "--", "true"}) == 0);
     // Before issue 31: 8 requests, 6 before the command (the reaper's list, the pool, the
-    // claim's POST, LIST and watch, a mount-check exec). A pool rossoctl wrote has the work
-    // dir as an emptyDir; the claim is watched from its POST's resourceVersion.
+    // claim's POST, LIST and watch, a mount-check exec) and the DELETE before the exit. A
+    // pool rossoctl wrote has the work dir as an emptyDir; the claim is watched from its
+    // POST's resourceVersion; its DELETE is sent by a child process once this one is done.
     const auto run = runRequestsBesideReaper(host);
     CHECK(run ==
           std::vector<std::string>{
               "GET /apis/extensions.agents.x-k8s.io",
               "GET " + kExtensions + "/sandboxwarmpools/" + app::run::warmPoolName(kDefaultShape),
-              "POST " + kClaims, "GET " + kClaims, "GET " + kPods + "/pool-abc/exec",
-              "DELETE " + kClaims + "/rossoctl-run-x1"});
+              "POST " + kClaims, "GET " + kClaims, "GET " + kPods + "/pool-abc/exec"});
+    CHECK(child.lines() == std::vector<std::string>{"DELETE " + kClaims + "/rossoctl-run-x1"});
     // The discovery GET comes from the disk cache in a real run: 3 requests before the command.
     CHECK(requestsBeforeCommand(run) == 4);
     CHECK(host.server.execs.size() == 1);
@@ -247,9 +299,10 @@ TEST_CASE("sandbox run --pool: a pool rossoctl did not write still gets the work
           "[run][warm-pool]") {
     TestHost host;
     serveWarmClaim(host, false);
+    ChildRequests child(host);
     REQUIRE(host.run({"sandbox", "run", "--pool", "--", "true"}) == 0);
     REQUIRE(host.server.execs.size() == 2);
     CHECK(host.server.execs[0].command == app::run::mountedCommandLine("/workspace"));
     CHECK(host.server.execs[1].command.back() == "true");
-    CHECK(host.server.requestsTo("DELETE", kClaims + "/rossoctl-run-x1").size() == 1);
+    CHECK(child.lines() == std::vector<std::string>{"DELETE " + kClaims + "/rossoctl-run-x1"});
 }

@@ -458,6 +458,11 @@ RunOutcome runInPod(const RunClients& clients, const Clock& clock, const kube::C
     Stopwatch watch(clock);
     auto cleanup = [&] {
         watch.lap();
+        if (request.releaseClaimAfterExit && !outcome.claim.empty() && !request.keep &&
+            !outcome.cancelled) {
+            outcome.releasePending = true;
+            return;
+        }
         deletePod(cleanupClient, clock, request, outcome, callbacks);
         outcome.durations.cleanup = watch.lap();
     };

@@ -47,6 +47,10 @@ struct RunRequest {
     // With claimFromWarmPool: the pool is rossoctl's own (warmPoolWrittenByRossoctl), so its
     // pods have the work dir as an emptyDir and need no check that it is mounted.
     bool warmPoolIsOurs = false;
+    // With a claim: once the command has ended (not on Ctrl-C or a failure of rossoctl's),
+    // leave the claim's DELETE to the caller (releasePending, release.hpp) so that the exit
+    // does not wait for it.
+    bool releaseClaimAfterExit = false;
 };
 
 struct RunPhases {
@@ -58,9 +62,11 @@ struct RunOutcome {
     bool timedOut = false;
     bool cancelled = false;
     std::string pod;
-    bool warm = false;      // claimed from the pool
-    std::string claim;      // the SandboxClaim that holds the pod's Sandbox, if any
-    bool deleted = false;   // the pod is gone (not --keep)
+    bool warm = false;     // claimed from the pool
+    std::string claim;     // the SandboxClaim that holds the pod's Sandbox, if any
+    bool deleted = false;  // the pod is gone (not --keep)
+    // releaseClaimAfterExit: the claim is still there for the caller to release.
+    bool releasePending = false;
     std::string killedWhy;  // exit 137: who killed the command, when the pod's status tells
     std::vector<Artifact> artifacts;
     std::vector<std::string> rejected;
