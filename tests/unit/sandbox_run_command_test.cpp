@@ -245,3 +245,33 @@ TEST_CASE("sandbox pool: a warm pod replaced or claimed under the shrink (409) i
     CHECK(json::parse(deletes[0].body)["preconditions"]["uid"] == "uid-rossoctl-pool-b");
     CHECK(host.server.requestsTo("POST", kPods).empty());
 }
+
+TEST_CASE("sandbox run --file --env: one exec session uploads and runs; with --stdin, two",
+          "[run][command][requests]") {
+    testing::TempDir dir;
+    dir.write("main.py", "print(6 * 7)\n");
+    TestHost host;
+    serveRun(host, testing::execRan("42\n", "", 0));
+    REQUIRE(host.run({"sandbox", "run", "--file", dir.file("main.py"), "--env", "K=v", "--",
+                      "python3", "main.py"}) == 0);
+    CHECK(host.out.str() == "42\n");
+    // Before issue 31: an exec for tar, then one for the command.
+    REQUIRE(host.server.execs.size() == 1);
+    CHECK(host.server.execs[0].command ==
+          app::run::uploadAndRunCommandLine("/workspace", {"python3", "main.py"}));
+    const std::string& sent = *host.server.execs[0].stdinText;
+    CHECK(sent.find("print(6 * 7)") != std::string::npos);
+    CHECK(sent.find(app::run::kEnvFileName) != std::string::npos);
+
+    // --stdin is the command's own: the files go first, in an exec of their own.
+    TestHost withStdin;
+    withStdin.in.str("print(1)\n");
+    serveRun(withStdin, testing::execRan("", "", 0));
+    REQUIRE(withStdin.run({"sandbox", "run", "--stdin", "--file", dir.file("main.py"), "--",
+                           "python3", "-"}) == 0);
+    REQUIRE(withStdin.server.execs.size() == 2);
+    CHECK(withStdin.server.execs[0].command == app::run::uploadCommandLine("/workspace"));
+    CHECK(withStdin.server.execs[1].command ==
+          app::run::runCommandLine("/workspace", {"python3", "-"}));
+    CHECK(*withStdin.server.execs[1].stdinText == "print(1)\n");
+}

@@ -185,6 +185,12 @@ class Run {
         }
         archive += request_.uploadTar;  // tar archives concatenate
         if (archive.empty()) return;
+        // Without --stdin the command's stdin is free to carry the files: one exec session
+        // uploads and runs (issue 31). With it, a separate upload keeps its bytes apart.
+        if (!request_.stdinData && archive.size() <= kUploadWithCommandMaxBytes) {
+            uploadWithCommand_ = std::move(archive);
+            return;
+        }
         auto request = execRequest(uploadCommandLine(request_.shape.workdir));
         request.timeout = request_.startTimeout;
         auto captured = kube::execCapture(client_, request, {4096, request_.startTimeout}, archive);
@@ -198,14 +204,17 @@ class Run {
     }
 
     void runCommand() {
-        auto request = execRequest(runCommandLine(request_.shape.workdir, request_.command));
+        const bool upload = !uploadWithCommand_.empty();
+        auto request =
+            execRequest(upload ? uploadAndRunCommandLine(request_.shape.workdir, request_.command)
+                               : runCommandLine(request_.shape.workdir, request_.command));
         request.timeout = request_.timeout;
         kube::ExecIo io;
         io.onStdout = callbacks_.onStdout;
         io.onStderr = callbacks_.onStderr;
         size_t offset = 0;
-        if (request_.stdinData) {
-            const std::string& data = *request_.stdinData;
+        if (upload || request_.stdinData) {
+            const std::string& data = upload ? uploadWithCommand_ : *request_.stdinData;
             io.readStdin = [&](char* buffer, size_t size) {
                 const size_t n = std::min(size, data.size() - offset);
                 std::copy_n(data.data() + offset, n, buffer);
@@ -331,8 +340,9 @@ class Run {
     const RunRequest& request_;
     RunCallbacks& callbacks_;
     RunOutcome& outcome_;
-    json created_;             // the run pod as its POST returned it (a cold run)
-    bool specIsOurs_ = false;  // rossoctl wrote the pod's spec: its work dir is an emptyDir
+    json created_;                   // the run pod as its POST returned it (a cold run)
+    std::string uploadWithCommand_;  // files and env for the command's stdin, see upload()
+    bool specIsOurs_ = false;        // rossoctl wrote the pod's spec: its work dir is an emptyDir
 };
 
 std::string leftBehind(const RunRequest& request, const RunOutcome& outcome,
