@@ -32,7 +32,7 @@ class ScopeExit {
     ~ScopeExit() {
         try {
             onExit_();
-        } catch (...) {  // an exception is already on its way out; the claim expires
+        } catch (...) {  // an error is already on its way out; the claim's expiry is left
         }
     }
     ScopeExit(const ScopeExit&) = delete;

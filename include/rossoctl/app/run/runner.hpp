@@ -2,7 +2,8 @@
 // One `sandbox run`: get a pod (claim a warm one or create one), wait until it runs, upload
 // files, run the command with streams passed through live, collect artifacts, delete the pod.
 // The pod is deleted on every path out, Ctrl-C and timeouts included, with a client that
-// ignores the cancel flag.
+// ignores the cancel flag (a warm run's claim, once its command has ended, may be left to the
+// caller: releaseClaimAfterExit).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
