@@ -110,8 +110,8 @@ std::vector<std::string> uploadAndRunCommandLine(const std::string& workdir,
                                                  const std::vector<std::string>& command) {
     std::vector<std::string> argv = runCommandLine(workdir, command);
     const std::string unpack =
-        "tar -x -m -f - || { echo 'rossoctl: unpacking the uploaded files failed' >&2; exit 125; "
-        "}; ";
+        "tar -x -m -f - || { echo 'rossoctl: unpacking the uploaded files failed; does the image "
+        "have tar?' >&2; exit 125; }; ";
     std::string& script = argv[2];
     script.insert(script.find("mkdir -p out"), unpack);
     script += " </dev/null";
