@@ -149,16 +149,23 @@ class Bench:
             self.run(self.k("delete", "namespace", ns, "--wait=false"), check=False)
 
     def run_code(self):
+        self.ensure_sandbox()
         pool = self.run(self.r("sandbox", "pool", "-n", self.ns, "--size", "3", "--wait"), check=False)
         if pool.returncode != 0:
             raise RuntimeError("warm pool unavailable: " + pool.stderr.strip()[:200])
-        # Cold and warm interleaved, as the other rows' two sides are.
+        # Cold and warm interleaved, as the other rows' two sides are; warm beside its floor
+        # (issue 31): one bare exec into a running sandbox, in the same run.
+        warm_argv = self.r("sandbox", "run", "-n", self.ns, "--pool", "--", "true")
         cold, warm = paired(self.env, self.a.run_runs, (self.r("sandbox", "run", "-n", self.ns, "--", "true"), False),
-                            (self.r("sandbox", "run", "-n", self.ns, "--pool", "--", "true"), False))
+                            (warm_argv, False))
+        warm, bare = paired(self.env, self.a.run_runs, (warm_argv, False),
+                            (self.r("sandbox", "exec", "bench-env", "-n", self.ns, "--", "true"), False))
         cold_req = requests_of(self.r("sandbox", "run", "-n", self.ns, "-v", "6", "--", "true"), self.env)
+        # The claim's DELETE is sent by a child process after the exit, unseen in this count.
         warm_req = requests_of(self.r("sandbox", "run", "-n", self.ns, "--pool", "-v", "6", "--", "true"), self.env)
-        self.record("run-warm", "`sandbox run -- true`, warm (pool)", "median <= 150 ms", warm,
-                    lambda row: row["rossoctl"]["median_ms"] <= 150, ours_req=warm_req)
+        self.record("run-warm", "`sandbox run -- true`, warm (pool)", "median <= 150 ms and <= 2x one bare exec",
+                    warm, lambda row: row["rossoctl"]["median_ms"] <= 150 and row["ratio"] >= 0.5, bare,
+                    "`sandbox exec S -- true` into a running sandbox", ours_req=warm_req)
         self.record("run-cold", "`sandbox run -- true`, cold", "median <= 350 ms", cold,
                     lambda row: row["rossoctl"]["median_ms"] <= 350, ours_req=cold_req)
         self.run(self.r("sandbox", "pool", "-n", self.ns, "--size", "0"), check=False)

@@ -2,14 +2,17 @@
 // status and artifacts.
 #include <fmt/format.h>
 
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <sstream>
 
 #include "caps.hpp"
 #include "conventions.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/run/release.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
@@ -21,6 +24,23 @@ namespace {
 
 namespace fs = std::filesystem;
 using app::run::kExitRunFailed;
+
+// Calls `onExit` when the scope is left, by return or by exception.
+class ScopeExit {
+  public:
+    explicit ScopeExit(std::function<void()> onExit) : onExit_(std::move(onExit)) {}
+    ~ScopeExit() {
+        try {
+            onExit_();
+        } catch (...) {  // an error is already on its way out; the claim's expiry is left
+        }
+    }
+    ScopeExit(const ScopeExit&) = delete;
+    ScopeExit& operator=(const ScopeExit&) = delete;
+
+  private:
+    std::function<void()> onExit_;
+};
 
 struct RunOptions {
     std::string image = app::run::kDefaultRunImage;
@@ -113,6 +133,7 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     request.command = options.command;
     request.keep = options.keep;
     request.fromPool = options.fromPool;
+    request.releaseClaimAfterExit = true;  // see releaseAfterExit below
     // Checked before anything runs: finding out after the code ran loses its artifacts.
     if (!options.artifacts.empty() && std::filesystem::exists(options.artifacts) &&
         !std::filesystem::is_directory(options.artifacts))
@@ -137,10 +158,13 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
 
     // complete
     request.namespaceName = context.namespaceName();
-    if (request.fromPool)
-        request.claimFromWarmPool = app::run::warmPoolExists(
+    if (request.fromPool) {
+        const auto pool = app::run::findWarmPool(
             context.client(), context.discovery().isServed(app::run::kExtensionsGroup),
             request.namespaceName, request.shape);
+        request.claimFromWarmPool = pool.has_value();
+        request.warmPoolIsOurs = pool && app::run::warmPoolWrittenByRossoctl(*pool, request.shape);
+    }
 
     // run
     // -o json holds the streams until the end: capped, so a flood cannot exhaust memory.
@@ -160,9 +184,28 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
         callbacks.onStderr = [&](std::string_view bytes) { podStderr.write(bytes); };
     }
     callbacks.note = [&](const std::string& text) { context.err() << text << '\n'; };
-    const auto outcome = app::run::runInPod(
-        context.client(), [&] { return context.newUncancellableClient(); }, context.clock(),
-        context.cancelFlag(), request, callbacks);
+    const app::run::RunClients clients{context.client(), [&] { return context.newClient(); },
+                                       [&] { return context.newUncancellableClient(); }};
+    const auto outcome =
+        app::run::runInPod(clients, context.clock(), context.cancelFlag(), request, callbacks);
+    // The claim of a run whose command ended is deleted once everything is printed, by a
+    // process of its own so that the exit does not wait for it (release.hpp: should that
+    // process die, the claim's shutdownTime removes it). Without such a process, or when an
+    // error leaves first, it is deleted here before the exit.
+    auto releaseNow = [&] {
+        app::run::releaseClaim(*clients.cleanup(), request.namespaceName, outcome.claim);
+    };
+    const ScopeExit releaseOnError([&] {
+        if (outcome.releasePending && std::uncaught_exceptions() > 0) releaseNow();
+    });
+    auto releaseAfterExit = [&] {
+        if (!outcome.releasePending) return;
+        context.out().flush();
+        context.err().flush();
+        if (!app::run::releaseClaimAfterExit(clients.cleanup, context.clock(),
+                                             request.namespaceName, outcome.claim))
+            releaseNow();
+    };
     podStdout.finish();
     podStderr.finish();
 
@@ -176,7 +219,7 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     if (json) {
         ui::printJson(context.out(), app::run::runResultJson(outcome, stdoutText, stderrText));
     }
-    const std::string podState = outcome.deleted ? "deleted" : "kept";
+    const std::string podState = outcome.deleted || outcome.releasePending ? "deleted" : "kept";
     if (!outcome.killedWhy.empty())
         context.err() << "note: the command was killed (exit 137): " << outcome.killedWhy << '\n';
     if (outcome.cancelled)
@@ -194,6 +237,7 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
             failed ? "error" : "warning", ui::escapeForTerminal(options.artifacts),
             outcome.artifacts.size(), outcome.artifacts.size() == 1 ? "" : "s",
             outcome.artifactsPartial);
+    releaseAfterExit();
     return failed ? kExitRunFailed : outcome.exitCode;
 }
 

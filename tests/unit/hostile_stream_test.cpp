@@ -181,7 +181,6 @@ TEST_CASE("outside UTF-8, sandbox run's streamed output is escaped", "[hostile][
     host.server.onJson("POST", kPods, 201, runPod(json::object()));
     host.server.onJson("GET", kPods, 200, list({runPod({{"running", json::object()}})}));
     host.server.on("DELETE", kPods + "/" + runPodName, 200, "{}");
-    host.server.onExec("team1", runPodName, execRan("", "", 0));  // the mount probe
     host.server.onExec("team1", runPodName, execRan("o " + kHostile, "e " + kHostile, 0));
     CHECK(host.run({"sandbox", "run", "--", "python3", "main.py"}) == 0);
     CHECK(host.out.str() == "o \\xc3\\x9b[2J\\xc2\\x9d");

@@ -1,8 +1,14 @@
 // How many requests each measured command sends (issue 17's goals table): a regression check
 // that fails when a request is added, where a timed test would only be noise on a shared
 // machine. The discovery GET is listed apart: a real run reads it from the disk cache.
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
+#include "rossoctl/app/run/run_pod.hpp"
+#include "rossoctl/app/run/warm_pool.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
@@ -67,6 +73,45 @@ std::string event(const std::string& type, const json& object) {
     return json{{"type", type}, {"object", object}}.dump() + "\n";
 }
 
+const std::string kReaperList = "GET " + kPods + "?labelSelector=rossoctl.dev%2Frun%3Dtrue";
+const std::string kExtensions = "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/team1";
+const std::string kClaims = kExtensions + "/sandboxclaims";
+
+// The run reaper's pod list goes on a thread of its own beside the run (issue 31), so where it
+// falls among the run's requests is the scheduler's: it is counted apart and must come once.
+std::vector<std::string> runRequestsBesideReaper(const TestHost& host) {
+    std::vector<std::string> run;
+    const auto sent = host.sent();
+    int reaperLists = 0;
+    for (size_t i = 0; i < sent.size(); ++i) {
+        const auto& request = host.server.requests[i];
+        if (request.method + " " + request.url.substr(testing::kServer.size()) == kReaperList)
+            ++reaperLists;
+        else
+            run.push_back(sent[i]);
+    }
+    CHECK(reaperLists == 1);
+    return run;
+}
+
+// How many of the run's requests come before the exec that starts the command (the last exec).
+size_t requestsBeforeCommand(const std::vector<std::string>& run) {
+    size_t last = 0;
+    for (size_t i = 0; i < run.size(); ++i)
+        if (run[i].ends_with("/exec")) last = i;
+    return last;
+}
+
+json runPodObject(const std::string& name, const std::string& phase) {
+    json pod = podOf(name, "uid-" + name);
+    pod["metadata"]["labels"] = {{"rossoctl.dev/run", "true"}};
+    pod["status"] = {{"phase", phase}};
+    if (phase == "Running")
+        pod["status"]["containerStatuses"] = {
+            {{"name", "run"}, {"state", {{"running", json::object()}}}}};
+    return pod;
+}
+
 }  // namespace
 
 TEST_CASE("request budget: set-env one variable is one GET and one PUT", "[requests]") {
@@ -114,28 +159,150 @@ TEST_CASE("request budget: restarting one sandbox and waiting for it is five req
     CHECK(host.out.str().find("sandbox/orders restarted") == 0);
 }
 
-TEST_CASE("request budget: a cold sandbox run is seven requests, two of them exec sessions",
-          "[requests]") {
+TEST_CASE("request budget: a cold sandbox run is a POST and a watch before its one exec",
+          "[requests][run]") {
     TestHost host;
-    json pod = podOf("run", "run-uid");
-    pod["status"]["containerStatuses"] = {
-        {{"name", "run"}, {"state", {{"running", json::object()}}}}};
-    host.server.onJson("GET", kPods + "?labelSelector=rossoctl.dev%2Frun%3Dtrue", 200, list({}));
-    host.server.onRequest = [&](const kube::HttpRequest& request) {
-        // The pod's name is random: its exec sessions are scripted once the create names it.
-        if (request.method != "POST") return;
-        const std::string name = json::parse(request.body)["metadata"].value("name", "");
-        pod["metadata"]["name"] = name;
-        host.server.onJson("GET", kPods, 200, list({pod}));
-        host.server.onExec("team1", name, testing::execRan("", "", 0));
-        host.server.on("DELETE", kPods + "/" + name, 200, "{}");
-    };
-    host.server.on("POST", kPods, 201, "{}");
+    // The first number CountingRandom gives names the pod.
+    const std::string name = "rossoctl-run-00000001";
+    host.server.onJson(kReaperList.substr(0, 3), kReaperList.substr(4), 200, list({}));
+    json created = runPodObject(name, "Pending");
+    created["metadata"]["resourceVersion"] = "41";
+    host.server.onJson("POST", kPods, 201, created);
+    // What a LIST would say (the pod still Pending); the watch brings it Running.
+    host.server.onJson("GET", kPods, 200, list({created}));
+    host.server.onStream("GET", kPods + "?watch=true",
+                         {event("MODIFIED", runPodObject(name, "Running"))});
+    host.server.onExec("team1", name, testing::execRan("", "", 0));
+    host.server.on("DELETE", kPods + "/" + name, 200, "{}");
     REQUIRE(host.run({"sandbox", "run", "--", "true"}) == 0);
-    const std::string name = pod["metadata"].value("name", "");
-    // The mount check and the command are two exec sessions (issue 17: one would do).
-    CHECK(host.sent() == std::vector<std::string>{"GET " + kPods, "POST " + kPods, "GET " + kPods,
-                                                  "GET " + kPods + "/" + name + "/exec",
-                                                  "GET " + kPods + "/" + name + "/exec",
-                                                  "DELETE " + kPods + "/" + name});
+    // Before issue 31: the reaper's list, the POST, a LIST and a watch, a mount-check exec,
+    // then the command (5 before it). The pod rossoctl wrote has its work-dir mounted when
+    // its container runs, and the watch starts from the POST's resourceVersion.
+    const auto run = runRequestsBesideReaper(host);
+    CHECK(run == std::vector<std::string>{"POST " + kPods, "GET " + kPods,
+                                          "GET " + kPods + "/" + name + "/exec",
+                                          "DELETE " + kPods + "/" + name});
+    CHECK(requestsBeforeCommand(run) == 2);
+    CHECK(host.server.execs.size() == 1);
+    // The run's one GET of pods (the reaper's list aside) is the watch.
+    std::vector<std::string> watches;
+    for (const auto& request : host.server.requestsTo("GET", kPods))
+        if (request.url.find("labelSelector") == std::string::npos) watches.push_back(request.url);
+    REQUIRE(watches.size() == 1);
+    CHECK(watches.front().find("watch=true") != std::string::npos);
+    CHECK(watches.front().find("resourceVersion=41") != std::string::npos);
+}
+
+namespace {
+
+const app::run::RunPodShape kDefaultShape;
+
+// What a child process of the command sends (the claim's DELETE after the exit, release.hpp):
+// its copy of the fake apiserver writes each request to a pipe this process reads.
+class ChildRequests {
+  public:
+    explicit ChildRequests(TestHost& host) : parent_(::getpid()) {
+        REQUIRE(::pipe(fds_) == 0);
+        host.server.onRequest = [this](const kube::HttpRequest& request) {
+            if (::getpid() == parent_) return;
+            const std::string line =
+                request.method + " " + request.url.substr(testing::kServer.size()) + "\n";
+            if (::write(fds_[1], line.data(), line.size()) != ssize_t(line.size())) ::_exit(3);
+        };
+    }
+    ~ChildRequests() {
+        for (int fd : fds_)
+            if (fd >= 0) ::close(fd);
+    }
+    ChildRequests(const ChildRequests&) = delete;
+    ChildRequests& operator=(const ChildRequests&) = delete;
+
+    // Every line the children sent, once they have all exited (10 s at most).
+    std::vector<std::string> lines() {
+        ::close(fds_[1]);
+        fds_[1] = -1;
+        std::string text;
+        pollfd readable{fds_[0], POLLIN, 0};
+        char buffer[4096];
+        while (::poll(&readable, 1, 10'000) == 1) {
+            const ssize_t n = ::read(fds_[0], buffer, sizeof buffer);
+            if (n <= 0) break;
+            text.append(buffer, static_cast<size_t>(n));
+        }
+        while (::waitpid(-1, nullptr, 0) > 0) {  // no zombie left behind
+        }
+        std::vector<std::string> found;
+        for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos;
+             start = end + 1)
+            found.push_back(text.substr(start, end - start));
+        return found;
+    }
+
+  private:
+    pid_t parent_;
+    int fds_[2] = {-1, -1};
+};
+
+// A SandboxWarmPool of the default run shape, as `sandbox pool` writes it when `ours`, else one
+// someone else made under the same name; a claim the controller binds to sandbox pool-abc.
+void serveWarmClaim(TestHost& host, bool ours) {
+    host.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,
+                   R"({"kind":"APIGroup","name":"extensions.agents.x-k8s.io",)"
+                   R"("versions":[{"version":"v1beta1"}]})");
+    host.server.onJson(kReaperList.substr(0, 3), kReaperList.substr(4), 200, list({}));
+    const std::string poolName = app::run::warmPoolName(kDefaultShape);
+    json pool = app::run::sandboxWarmPoolManifest(kDefaultShape, 3);
+    if (!ours) pool["metadata"].erase("labels");
+    pool["metadata"]["namespace"] = "team1";
+    host.server.onJson("GET", kExtensions + "/sandboxwarmpools/" + poolName, 200, pool);
+    json claim = {{"metadata",
+                   {{"name", "rossoctl-run-x1"}, {"namespace", "team1"}, {"resourceVersion", "7"}}},
+                  {"spec", {{"warmPoolRef", {{"name", poolName}}}}}};
+    host.server.onJson("POST", kClaims, 201, claim);
+    host.server.onJson("GET", kClaims, 200, list({claim}));
+    claim["metadata"]["resourceVersion"] = "9";
+    claim["status"] = {{"sandbox", {{"name", "pool-abc"}}}, {"conditions", readyCondition()}};
+    host.server.onStream("GET", kClaims + "?watch=true", {event("MODIFIED", claim)});
+    host.server.onExec("team1", "pool-abc", testing::execRan("", "", 0));
+    host.server.on("DELETE", kClaims + "/rossoctl-run-x1", 200, "{}");
+}
+
+}  // namespace
+
+TEST_CASE("request budget: a warm sandbox run is the pool, a claim and its watch before one exec",
+          "[requests][run][warm-pool]") {
+    TestHost host;
+    serveWarmClaim(host, true);
+    ChildRequests child(host);
+    REQUIRE(host.run({"sandbox", "run", "--pool", "--", "true"}) == 0);
+    // Before issue 31: 8 requests, 6 before the command (the reaper's list, the pool, the
+    // claim's POST, LIST and watch, a mount-check exec) and the DELETE before the exit. A
+    // pool rossoctl wrote has the work dir as an emptyDir; the claim is watched from its
+    // POST's resourceVersion; its DELETE is sent by a child process once this one is done.
+    const auto run = runRequestsBesideReaper(host);
+    CHECK(run ==
+          std::vector<std::string>{
+              "GET /apis/extensions.agents.x-k8s.io",
+              "GET " + kExtensions + "/sandboxwarmpools/" + app::run::warmPoolName(kDefaultShape),
+              "POST " + kClaims, "GET " + kClaims, "GET " + kPods + "/pool-abc/exec"});
+    CHECK(child.lines() == std::vector<std::string>{"DELETE " + kClaims + "/rossoctl-run-x1"});
+    // The discovery GET comes from the disk cache in a real run: 3 requests before the command.
+    CHECK(requestsBeforeCommand(run) == 4);
+    CHECK(host.server.execs.size() == 1);
+    const auto watches = host.server.requestsTo("GET", kClaims);
+    REQUIRE(watches.size() == 1);
+    CHECK(watches.front().url.find("watch=true") != std::string::npos);
+    CHECK(watches.front().url.find("resourceVersion=7") != std::string::npos);
+}
+
+TEST_CASE("sandbox run --pool: a pool rossoctl did not write still gets the work-dir check",
+          "[run][warm-pool]") {
+    TestHost host;
+    serveWarmClaim(host, false);
+    ChildRequests child(host);
+    REQUIRE(host.run({"sandbox", "run", "--pool", "--", "true"}) == 0);
+    REQUIRE(host.server.execs.size() == 2);
+    CHECK(host.server.execs[0].command == app::run::mountedCommandLine("/workspace"));
+    CHECK(host.server.execs[1].command.back() == "true");
+    CHECK(child.lines() == std::vector<std::string>{"DELETE " + kClaims + "/rossoctl-run-x1"});
 }

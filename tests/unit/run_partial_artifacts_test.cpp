@@ -32,14 +32,14 @@ json runningPod() {
           {"containerStatuses", {{{"name", "run"}, {"state", {{"running", json::object()}}}}}}}}};
 }
 
-// The run pod, Running at once; its exec sessions are the mount probe, then `sessions`.
+// The run pod, Running at once; its exec sessions are `sessions` (a pod rossoctl wrote needs
+// no mount probe).
 void serveRun(TestHost& host, const std::vector<testing::ExecScript>& sessions) {
     host.server.onJson("POST", kPods, 201, runningPod());
     host.server.onJson(
         "GET", kPods, 200,
         {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", {runningPod()}}});
     host.server.on("DELETE", kPods + "/" + kRunPod, 200, "{}");
-    host.server.onExec("team1", kRunPod, execRan("", "", 0));
     for (const auto& session : sessions) host.server.onExec("team1", kRunPod, session);
 }
 
@@ -70,9 +70,9 @@ TEST_CASE("sandbox run --timeout: what the command wrote before it was cut is co
     CHECK(host.run({"sandbox", "run", "--timeout", "5s", "--artifacts", out, "-o", "json", "--",
                     "python3", "job.py"}) == app::run::kExitTimedOut);
     // What it left running is stopped first, so the files no longer change while read.
-    REQUIRE(host.server.execs.size() == 4);
-    CHECK(host.server.execs[2].command == app::run::stopCommandLine());
-    CHECK(host.server.execs[3].command == app::run::collectCommandLine("/workspace"));
+    REQUIRE(host.server.execs.size() == 3);
+    CHECK(host.server.execs[1].command == app::run::stopCommandLine());
+    CHECK(host.server.execs[2].command == app::run::collectCommandLine("/workspace"));
     CHECK(filesIn(out) == 2);
     const json result = testing::printedJson(host.out.str());
     CHECK(result["timedOut"] == true);
@@ -91,8 +91,8 @@ TEST_CASE("sandbox run --timeout: what the command wrote before it was cut is co
     serveRun(kept, {stuck, execRan("", "", 0)});
     CHECK(kept.run({"sandbox", "run", "--timeout", "5s", "--keep", "--", "sh", "loop.sh"}) ==
           app::run::kExitTimedOut);
-    REQUIRE(kept.server.execs.size() == 3);
-    CHECK(kept.server.execs[2].command == app::run::stopCommandLine());
+    REQUIRE(kept.server.execs.size() == 2);
+    CHECK(kept.server.execs[1].command == app::run::stopCommandLine());
     CHECK(kept.err.str().find("partial") == std::string::npos);  // nothing was collected
 }
 
@@ -138,8 +138,8 @@ TEST_CASE(
     left.server.onJson("GET", kPods + "/" + kRunPod, 200, runningPod());
     CHECK(left.run({"sandbox", "run", "--memory", "64Mi", "--artifacts", dir.file("a"), "--",
                     "python3", "big.py"}) == app::run::kExitKilled);
-    REQUIRE(left.server.execs.size() == 5);
-    CHECK(left.server.execs[2].command == app::run::oomEventsCommandLine());
+    REQUIRE(left.server.execs.size() == 4);
+    CHECK(left.server.execs[1].command == app::run::oomEventsCommandLine());
     CHECK(left.err.str().find("note: the command was killed (exit 137): it ran out of memory (the "
                               "container's cgroup counts 1 OOM kill under --memory 64Mi)") !=
           std::string::npos);

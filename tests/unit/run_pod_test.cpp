@@ -1,9 +1,13 @@
 // The run pod, warm pool pod, claim patch, in-pod command lines and the -o json shape.
+#include <sys/wait.h>
+
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "rossoctl/app/run/runner.hpp"
+#include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/errors.hpp"
 #include "temp_dir.hpp"
 
@@ -129,4 +133,48 @@ TEST_CASE("-o json output is capped and says how much was dropped", "[run]") {
     CHECK(result["stdoutTruncated"] == true);
     CHECK(result["stdoutDroppedBytes"] == 3);
     CHECK_FALSE(result.contains("stderrTruncated"));
+}
+
+namespace {
+
+std::string shellQuoted(const std::string& word) {
+    std::string quoted = "'";
+    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
+// Runs argv here, as the pod's sh would, with `stdinFile` as its stdin: {exit status, stdout}.
+std::pair<int, std::string> runHere(const std::vector<std::string>& argv,
+                                    const std::string& stdinFile) {
+    std::string line;
+    for (const auto& word : argv) line += shellQuoted(word) + " ";
+    line += "< " + shellQuoted(stdinFile) + " 2>/dev/null";
+    FILE* shell = ::popen(line.c_str(), "r");
+    REQUIRE(shell != nullptr);
+    std::string out;
+    for (int c; (c = std::fgetc(shell)) != EOF;) out += static_cast<char>(c);
+    const int status = ::pclose(shell);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+}  // namespace
+
+TEST_CASE("one exec unpacks the uploaded files and env, then runs the command on /dev/null",
+          "[run]") {
+    rossoctl::testing::TempDir dir;
+    std::filesystem::create_directory(dir.file("w"));
+    std::string archive;
+    TarWriter writer(archive, 0);
+    writer.addFile(kEnvFileName, envFileContent({{"GREETING", "hi 'there'"}}), 0600);
+    writer.addFile("in.txt", "from a file\n");
+    writer.finish();
+    const auto argv = uploadAndRunCommandLine(
+        dir.file("w"), {"sh", "-c", "echo \"$GREETING\"; cat in.txt; cat; ls -a"});
+    // The env file is read and removed before the code starts; the tar is not its stdin.
+    CHECK(runHere(argv, dir.write("upload.tar", archive)) ==
+          std::pair<int, std::string>{0, "hi 'there'\nfrom a file\n.\n..\nin.txt\nout\n"});
+    // An upload that does not unpack is rossoctl's failure: the code never runs.
+    CHECK(runHere(uploadAndRunCommandLine(dir.file("w"), {"echo", "ran"}),
+                  dir.write("bad.tar", std::string(1024, 'x'))) ==
+          std::pair<int, std::string>{125, ""});
 }

@@ -33,13 +33,12 @@ json list(const std::vector<json>& items) {
     return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
-// The apiserver creates the run pod, which is Running at once; its exec sessions are
-// the mount probe, then `command`.
+// The apiserver creates the run pod, which is Running at once; its one exec session is
+// `command` (a pod rossoctl wrote needs no mount probe).
 void serveRun(TestHost& host, testing::ExecScript command) {
     host.server.onJson("POST", kPods, 201, runPod(kRunPod, json::object()));
     host.server.onJson("GET", kPods, 200, list({runPod(kRunPod, {{"running", json::object()}})}));
     host.server.on("DELETE", kPods + "/" + kRunPod, 200, "{}");
-    host.server.onExec("team1", kRunPod, testing::execRan("", "", 0));
     host.server.onExec("team1", kRunPod, std::move(command));
 }
 
@@ -110,10 +109,10 @@ TEST_CASE("sandbox run creates a pod named by the injected random, runs, deletes
           std::vector<std::string>{"POST " + kPods, "DELETE " + kPods + "/" + kRunPod});
     const auto created = json::parse(host.server.requestsTo("POST", kPods).front().body);
     CHECK(created["metadata"]["name"] == kRunPod);
-    REQUIRE(host.server.execs.size() == 2);  // the mount probe, then the command
-    const auto& command = host.server.execs[1].command;
+    REQUIRE(host.server.execs.size() == 1);  // the command, with no mount probe before it
+    const auto& command = host.server.execs[0].command;
     CHECK(command.back() == "print(6 * 7)");
-    CHECK(host.server.execs[1].pod == "team1/" + kRunPod);
+    CHECK(host.server.execs[0].pod == "team1/" + kRunPod);
 }
 
 TEST_CASE("sandbox run -o json returns the streams and exit code in one object", "[run][command]") {
@@ -245,4 +244,34 @@ TEST_CASE("sandbox pool: a warm pod replaced or claimed under the shrink (409) i
     REQUIRE(deletes.size() == 1);  // one try: the pod it meant is not there any more
     CHECK(json::parse(deletes[0].body)["preconditions"]["uid"] == "uid-rossoctl-pool-b");
     CHECK(host.server.requestsTo("POST", kPods).empty());
+}
+
+TEST_CASE("sandbox run --file --env: one exec session uploads and runs; with --stdin, two",
+          "[run][command][requests]") {
+    testing::TempDir dir;
+    dir.write("main.py", "print(6 * 7)\n");
+    TestHost host;
+    serveRun(host, testing::execRan("42\n", "", 0));
+    REQUIRE(host.run({"sandbox", "run", "--file", dir.file("main.py"), "--env", "K=v", "--",
+                      "python3", "main.py"}) == 0);
+    CHECK(host.out.str() == "42\n");
+    // Before issue 31: an exec for tar, then one for the command.
+    REQUIRE(host.server.execs.size() == 1);
+    CHECK(host.server.execs[0].command ==
+          app::run::uploadAndRunCommandLine("/workspace", {"python3", "main.py"}));
+    const std::string& sent = *host.server.execs[0].stdinText;
+    CHECK(sent.find("print(6 * 7)") != std::string::npos);
+    CHECK(sent.find(app::run::kEnvFileName) != std::string::npos);
+
+    // --stdin is the command's own: the files go first, in an exec of their own.
+    TestHost withStdin;
+    withStdin.in.str("print(1)\n");
+    serveRun(withStdin, testing::execRan("", "", 0));
+    REQUIRE(withStdin.run({"sandbox", "run", "--stdin", "--file", dir.file("main.py"), "--",
+                           "python3", "-"}) == 0);
+    REQUIRE(withStdin.server.execs.size() == 2);
+    CHECK(withStdin.server.execs[0].command == app::run::uploadCommandLine("/workspace"));
+    CHECK(withStdin.server.execs[1].command ==
+          app::run::runCommandLine("/workspace", {"python3", "-"}));
+    CHECK(*withStdin.server.execs[1].stdinText == "print(1)\n");
 }

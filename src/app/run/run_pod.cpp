@@ -106,6 +106,18 @@ std::vector<std::string> runCommandLine(const std::string& workdir,
     return argv;
 }
 
+std::vector<std::string> uploadAndRunCommandLine(const std::string& workdir,
+                                                 const std::vector<std::string>& command) {
+    std::vector<std::string> argv = runCommandLine(workdir, command);
+    const std::string unpack =
+        "tar -x -m -f - || { echo 'rossoctl: unpacking the uploaded files failed; does the image "
+        "have tar?' >&2; exit 125; }; ";
+    std::string& script = argv[2];
+    script.insert(script.find("mkdir -p out"), unpack);
+    script += " </dev/null";
+    return argv;
+}
+
 std::string envFileContent(const std::vector<model::EnvVar>& env) {
     // Single quotes keep every byte literal; a quote inside becomes '\''.
     std::string text;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <thread>
+
 #include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
@@ -81,14 +83,15 @@ class Run {
     void acquirePod() {
         const long timeoutSeconds = ceilSeconds(request_.timeout);
         if (request_.fromPool && request_.claimFromWarmPool) {
-            outcome_.claim = createClaim(client_, clock_, request_.namespaceName, request_.shape,
-                                         timeoutSeconds);
-            const auto sandbox =
-                waitClaimedSandbox(client_, clock_, cancel_, request_.namespaceName, outcome_.claim,
-                                   request_.startTimeout);
+            const json claim = createClaim(client_, clock_, request_.namespaceName, request_.shape,
+                                           timeoutSeconds);
+            outcome_.claim = claim.value("metadata", json::object()).value("name", "");
+            const auto sandbox = waitClaimedSandbox(
+                client_, clock_, cancel_, request_.namespaceName, claim, request_.startTimeout);
             if (!sandbox) throw Cancelled{};
             outcome_.pod = *sandbox;  // upstream names a Sandbox's pod after it
             outcome_.warm = true;
+            specIsOurs_ = request_.warmPoolIsOurs;
             return;
         }
         if (request_.fromPool) {
@@ -98,6 +101,7 @@ class Run {
             if (claimed) {
                 outcome_.pod = claimed->name;
                 outcome_.warm = true;
+                specIsOurs_ = true;  // a warm pod of reconcilePool's, of this shape
                 // Keep the pool at its size: the replacement starts while this run goes on.
                 client_.create(kube::resources::pods(), request_.namespaceName,
                                warmPodManifest(request_.shape, claimed->poolLifetimeSeconds));
@@ -112,9 +116,10 @@ class Run {
         if (!request_.keep)
             manifest["metadata"]["annotations"][kRunOwnerAnnotation] =
                 currentRunOwner(client_.random());
-        client_.create(kube::resources::pods(), request_.namespaceName, manifest);
+        created_ = client_.create(kube::resources::pods(), request_.namespaceName, manifest);
         // Only a pod this run created is cleaned up: after a 409 the name is another's pod.
         outcome_.pod = name;
+        specIsOurs_ = true;
     }
 
     void waitRunning() {
@@ -122,6 +127,8 @@ class Run {
         kube::WaitOptions options;
         options.timeout = request_.startTimeout;
         options.cancel = cancel_;
+        // The POST's answer stands in for a LIST: a pod just created is not running yet.
+        options.initialList = initialListOf(created_);
         std::string last = "not found";
         std::string failure;  // set, not thrown: the predicate runs inside the watch stream
         auto result = kube::waitForObject(
@@ -142,9 +149,11 @@ class Run {
                 outcome_.pod));
     }
 
-    // Running can be reported before the container's mounts exist (the local node does); a
-    // command sent then would not see the working volume, so wait until it is mounted.
+    // A pod someone else's template made may not mount the work dir, or not yet while it is
+    // reported Running: wait until it is mounted. A spec rossoctl wrote has it as an emptyDir,
+    // which the kubelet mounts before it starts the container: no exec for that (issue 31).
     void waitWorkdirMounted() {
+        if (specIsOurs_) return;
         for (int attempt = 0;; ++attempt) {
             checkCancelled();
             auto probeRequest = execRequest(mountedCommandLine(request_.shape.workdir));
@@ -176,6 +185,12 @@ class Run {
         }
         archive += request_.uploadTar;  // tar archives concatenate
         if (archive.empty()) return;
+        // Without --stdin the command's stdin is free to carry the files: one exec session
+        // uploads and runs (issue 31). With it, a separate upload keeps its bytes apart.
+        if (!request_.stdinData && archive.size() <= kUploadWithCommandMaxBytes) {
+            uploadWithCommand_ = std::move(archive);
+            return;
+        }
         auto request = execRequest(uploadCommandLine(request_.shape.workdir));
         request.timeout = request_.startTimeout;
         auto captured = kube::execCapture(client_, request, {4096, request_.startTimeout}, archive);
@@ -189,14 +204,17 @@ class Run {
     }
 
     void runCommand() {
-        auto request = execRequest(runCommandLine(request_.shape.workdir, request_.command));
+        const bool upload = !uploadWithCommand_.empty();
+        auto request =
+            execRequest(upload ? uploadAndRunCommandLine(request_.shape.workdir, request_.command)
+                               : runCommandLine(request_.shape.workdir, request_.command));
         request.timeout = request_.timeout;
         kube::ExecIo io;
         io.onStdout = callbacks_.onStdout;
         io.onStderr = callbacks_.onStderr;
         size_t offset = 0;
-        if (request_.stdinData) {
-            const std::string& data = *request_.stdinData;
+        if (upload || request_.stdinData) {
+            const std::string& data = upload ? uploadWithCommand_ : *request_.stdinData;
             io.readStdin = [&](char* buffer, size_t size) {
                 const size_t n = std::min(size, data.size() - offset);
                 std::copy_n(data.data() + offset, n, buffer);
@@ -322,6 +340,9 @@ class Run {
     const RunRequest& request_;
     RunCallbacks& callbacks_;
     RunOutcome& outcome_;
+    json created_;                   // the run pod as its POST returned it (a cold run)
+    std::string uploadWithCommand_;  // files and env for the command's stdin, see upload()
+    bool specIsOurs_ = false;        // rossoctl wrote the pod's spec: its work dir is an emptyDir
 };
 
 std::string leftBehind(const RunRequest& request, const RunOutcome& outcome,
@@ -392,36 +413,72 @@ void deletePodAfterFailure(const ClientFactory& cleanupClient, const Clock& cloc
 }
 
 // Pods of earlier runs in this namespace whose process was killed: best effort, never fatal.
-void reapLeftovers(kube::Client& client, const RunRequest& request, RunCallbacks& callbacks) {
-    try {
-        for (const auto& name : reapLeftoverRunPods(client, request.namespaceName))
-            if (callbacks.note)
-                callbacks.note(
-                    fmt::format("deleted pod {}, left over by an interrupted run", name));
-    } catch (const std::exception& error) {
-        if (callbacks.note)
-            callbacks.note(fmt::format(
-                "note: could not look for pods left over by earlier runs: {}", error.what()));
+// It works on a thread and a client of its own beside the run (issue 31: its LIST was on the
+// critical path); its notes are said on the caller's thread once it is joined. Ctrl-C stops
+// its client; the run's own pod is deleted by the run's cleanup whatever the reaper does.
+class BackgroundReaper {
+  public:
+    BackgroundReaper(std::unique_ptr<kube::Client> client, std::string ns,
+                     const kube::CancelFlag* cancel)
+        : client_(std::move(client)),
+          ns_(std::move(ns)),
+          cancel_(cancel),
+          thread_([this] { reap(); }) {}
+    ~BackgroundReaper() {
+        if (thread_.joinable()) thread_.join();
     }
-}
+    BackgroundReaper(const BackgroundReaper&) = delete;
+    BackgroundReaper& operator=(const BackgroundReaper&) = delete;
+
+    // Waits for it and returns what it has to say.
+    std::vector<std::string> finish() {
+        if (thread_.joinable()) thread_.join();
+        return std::move(notes_);
+    }
+
+  private:
+    void reap() noexcept {
+        try {
+            for (const auto& name : reapLeftoverRunPods(*client_, ns_))
+                notes_.push_back(
+                    fmt::format("deleted pod {}, left over by an interrupted run", name));
+        } catch (const std::exception& error) {
+            if (cancel_ && cancel_->cancelled()) return;  // Ctrl-C: the next run looks again
+            notes_.push_back(fmt::format(
+                "note: could not look for pods left over by earlier runs: {}", error.what()));
+        }
+    }
+
+    std::unique_ptr<kube::Client> client_;
+    std::string ns_;
+    const kube::CancelFlag* cancel_;
+    std::vector<std::string> notes_;
+    std::thread thread_;  // last: it starts once the members it uses exist
+};
 
 }  // namespace
 
-RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, const Clock& clock,
-                    const kube::CancelFlag* cancel, const RunRequest& request,
-                    RunCallbacks& callbacks) {
+RunOutcome runInPod(const RunClients& clients, const Clock& clock, const kube::CancelFlag* cancel,
+                    const RunRequest& request, RunCallbacks& callbacks) {
+    const ClientFactory& cleanupClient = clients.cleanup;
     RunOutcome outcome;
-    Run run(client, clock, cancel, request, callbacks, outcome);
+    // Made here, not on its thread: building a client reads the shared config.
+    BackgroundReaper reaper(clients.parallel(), request.namespaceName, cancel);
+    Run run(clients.main, clock, cancel, request, callbacks, outcome);
     Stopwatch watch(clock);
     auto cleanup = [&] {
         watch.lap();
+        if (request.releaseClaimAfterExit && !outcome.claim.empty() && !request.keep &&
+            !outcome.cancelled) {
+            outcome.releasePending = true;
+            return;
+        }
         deletePod(cleanupClient, clock, request, outcome, callbacks);
         outcome.durations.cleanup = watch.lap();
     };
     auto cleanupAfterFailure = [&] {
         deletePodAfterFailure(cleanupClient, clock, request, outcome, callbacks);
     };
-    reapLeftovers(client, request, callbacks);
     try {
         run.acquirePod();
         run.waitRunning();
@@ -454,6 +511,8 @@ RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, co
     }
     if (outcome.cancelled) outcome.exitCode = kExitInterrupted;
     cleanup();
+    for (const auto& note : reaper.finish())
+        if (callbacks.note) callbacks.note(note);
     return outcome;
 }
 

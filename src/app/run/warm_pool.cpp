@@ -60,6 +60,18 @@ json warmPodTemplate(const RunPodShape& shape, long lifetimeSeconds) {
 
 }  // namespace
 
+std::optional<json> initialListOf(const json& created) {
+    // Without a resourceVersion a watch would start from now and could miss the first change.
+    if (!created.is_object()) return std::nullopt;
+    const std::string version =
+        created.value("metadata", json::object()).value("resourceVersion", "");
+    if (version.empty()) return std::nullopt;
+    json list = json::object();
+    list["metadata"]["resourceVersion"] = version;
+    list["items"] = json::array({created});
+    return list;
+}
+
 kube::ResourceRef sandboxTemplates() {
     return extensionsRef("sandboxtemplates", "SandboxTemplate");
 }
@@ -130,27 +142,42 @@ WarmPoolStatus reconcileWarmPool(kube::Client& client, const std::string& ns,
         client.apply(sandboxWarmPools(), ns, sandboxWarmPoolManifest(shape, size), apply));
 }
 
-bool warmPoolExists(kube::Client& client, bool extensionsServed, const std::string& ns,
-                    const RunPodShape& shape) {
-    return extensionsServed &&
-           client.getIfExists(sandboxWarmPools(), ns, warmPoolName(shape)).has_value();
+std::optional<json> findWarmPool(kube::Client& client, bool extensionsServed, const std::string& ns,
+                                 const RunPodShape& shape) {
+    if (!extensionsServed) return std::nullopt;
+    return client.getIfExists(sandboxWarmPools(), ns, warmPoolName(shape));
 }
 
-std::string createClaim(kube::Client& client, const Clock& clock, const std::string& ns,
-                        const RunPodShape& shape, long timeoutSeconds) {
+bool warmPoolWrittenByRossoctl(const json& pool, const RunPodShape& shape) {
+    // Whoever may write this pool may write its template too: this tells rossoctl's own pool
+    // from one made by hand or by another tool, it is no defence against a hostile writer.
+    const json metadata = pool.value("metadata", json::object());
+    const json labels = metadata.value("labels", json::object());
+    const json annotations = metadata.value("annotations", json::object());
+    const json expected = sandboxWarmPoolManifest(shape, 0);
+    for (const auto& [key, value] : expected["metadata"]["labels"].items())
+        if (labels.value(key, json()) != value) return false;
+    return annotations.value(kPoolShapeAnnotation, "") == shapeKey(shape) &&
+           pool.value("spec", json::object())
+                   .value("sandboxTemplateRef", json::object())
+                   .value("name", "") == warmPoolName(shape);
+}
+
+json createClaim(kube::Client& client, const Clock& clock, const std::string& ns,
+                 const RunPodShape& shape, long timeoutSeconds) {
     const auto shutdown =
         clock.now() + std::chrono::seconds(timeoutSeconds + kDeadlineMarginSeconds);
     json claim = sandboxClaimManifest(shape, shutdown);
     // So `gc` can tell a claim whose process was killed from one still in use.
     claim["metadata"]["annotations"][kRunOwnerAnnotation] = currentRunOwner(client.random());
-    const json created = client.create(sandboxClaims(), ns, claim);
-    return created["metadata"].value("name", "");
+    return client.create(sandboxClaims(), ns, claim);
 }
 
 std::optional<std::string> waitClaimedSandbox(kube::Client& client, const Clock& clock,
                                               const kube::CancelFlag* cancel, const std::string& ns,
-                                              const std::string& claim,
+                                              const json& created,
                                               std::chrono::milliseconds startTimeout) {
+    const std::string claim = created.value("metadata", json::object()).value("name", "");
     // A warm sandbox's pod may have been refused long before this claim took it.
     const auto eventsSince = clock.now() - std::chrono::minutes(5);
     std::string sandbox, reason = "not reconciled yet";
@@ -176,7 +203,8 @@ std::optional<std::string> waitClaimedSandbox(kube::Client& client, const Clock&
             if (!object) return std::nullopt;
             return agentStartFailure(client, ns, model::WorkloadType::Sandbox, *object,
                                      eventsSince);
-        });
+        },
+        initialListOf(created));
     if (waited.wait.outcome == kube::WaitOutcome::Cancelled) return std::nullopt;
     if (!refused) refused = waited.blocker;
     if (refused)

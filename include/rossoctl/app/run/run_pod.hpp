@@ -46,6 +46,13 @@ std::string claimPatch(const std::string& claimer, std::optional<long> activeDea
 // sh -c wrapper: cd WORKDIR, mkdir out, source and remove the env file if any, exec CMD.
 std::vector<std::string> runCommandLine(const std::string& workdir,
                                         const std::vector<std::string>& command);
+// runCommandLine that first unpacks the tar on its stdin into WORKDIR (exit 125 when that
+// fails) and gives the command /dev/null as stdin: upload and run in one exec session.
+std::vector<std::string> uploadAndRunCommandLine(const std::string& workdir,
+                                                 const std::vector<std::string>& command);
+// Files and env up to this size travel in the command's own exec session (it is short next to
+// --timeout); a larger upload gets an exec of its own, timed by --start-timeout.
+inline constexpr size_t kUploadWithCommandMaxBytes = 1 << 20;
 // The env file's text: one `export K='V'` line per variable (names are shell names).
 inline constexpr const char* kEnvFileName = ".rossoctl-env";
 std::string envFileContent(const std::vector<model::EnvVar>& env);

@@ -2,7 +2,8 @@
 // One `sandbox run`: get a pod (claim a warm one or create one), wait until it runs, upload
 // files, run the command with streams passed through live, collect artifacts, delete the pod.
 // The pod is deleted on every path out, Ctrl-C and timeouts included, with a client that
-// ignores the cancel flag.
+// ignores the cancel flag (a warm run's claim, once its command has ended, may be left to the
+// caller: releaseClaimAfterExit).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -44,6 +45,13 @@ struct RunRequest {
     // With fromPool: take a Sandbox of the shape's SandboxWarmPool with a SandboxClaim
     // (warm_pool.hpp) instead of a bare pool pod.
     bool claimFromWarmPool = false;
+    // With claimFromWarmPool: the pool is rossoctl's own (warmPoolWrittenByRossoctl), so its
+    // pods have the work dir as an emptyDir and need no check that it is mounted.
+    bool warmPoolIsOurs = false;
+    // With a claim: once the command has ended (not on Ctrl-C or a failure of rossoctl's),
+    // leave the claim's DELETE to the caller (releasePending, release.hpp) so that the exit
+    // does not wait for it.
+    bool releaseClaimAfterExit = false;
 };
 
 struct RunPhases {
@@ -55,9 +63,11 @@ struct RunOutcome {
     bool timedOut = false;
     bool cancelled = false;
     std::string pod;
-    bool warm = false;      // claimed from the pool
-    std::string claim;      // the SandboxClaim that holds the pod's Sandbox, if any
-    bool deleted = false;   // the pod is gone (not --keep)
+    bool warm = false;     // claimed from the pool
+    std::string claim;     // the SandboxClaim that holds the pod's Sandbox, if any
+    bool deleted = false;  // the pod is gone (not --keep)
+    // releaseClaimAfterExit: the claim is still there for the caller to release.
+    bool releasePending = false;
     std::string killedWhy;  // exit 137: who killed the command, when the pod's status tells
     std::vector<Artifact> artifacts;
     std::vector<std::string> rejected;
@@ -79,11 +89,19 @@ struct RunCallbacks {
 
 using ClientFactory = std::function<std::unique_ptr<kube::Client>()>;
 
+// The clients of one run: `main` for the run itself; `parallel` makes one with its own
+// connection that Ctrl-C stops (the reaper of earlier runs' pods works on it, beside the run);
+// `cleanup` makes one Ctrl-C does not stop, for the delete that must follow it.
+struct RunClients {
+    kube::Client& main;
+    ClientFactory parallel;
+    ClientFactory cleanup;
+};
+
 // Throws (after cleanup) when rossoctl itself fails before the command's result is known; the
 // outcome carries the code's result, and a failed collection (collectFailed) after it.
-RunOutcome runInPod(kube::Client& client, const ClientFactory& cleanupClient, const Clock& clock,
-                    const kube::CancelFlag* cancel, const RunRequest& request,
-                    RunCallbacks& callbacks);
+RunOutcome runInPod(const RunClients& clients, const Clock& clock, const kube::CancelFlag* cancel,
+                    const RunRequest& request, RunCallbacks& callbacks);
 
 // Collecting artifacts may take this long past what is left of --timeout, and no longer.
 inline constexpr std::chrono::milliseconds kCollectMargin{15'000};

@@ -43,18 +43,22 @@ WarmPoolStatus reconcileWarmPool(kube::Client& client, const std::string& ns,
                                  const RunPodShape& shape, int size, long lifetimeSeconds);
 WarmPoolStatus warmPoolStatus(const nlohmann::json& pool);
 
-// True when the cluster serves the extensions and the shape's SandboxWarmPool exists in ns.
-bool warmPoolExists(kube::Client& client, bool extensionsServed, const std::string& ns,
-                    const RunPodShape& shape);
+// The shape's SandboxWarmPool in ns, when the cluster serves the extensions and it exists.
+std::optional<nlohmann::json> findWarmPool(kube::Client& client, bool extensionsServed,
+                                           const std::string& ns, const RunPodShape& shape);
+// True when `pool` is the one `sandbox pool` writes for `shape` (its labels, its shape
+// annotation, its own SandboxTemplate), whose pods have the work dir as an emptyDir.
+bool warmPoolWrittenByRossoctl(const nlohmann::json& pool, const RunPodShape& shape);
 
-// Creates a claim on the shape's pool; returns its name.
-std::string createClaim(kube::Client& client, const Clock& clock, const std::string& ns,
-                        const RunPodShape& shape, long timeoutSeconds);
-// Waits until the claim names a Ready sandbox and returns that sandbox's (and pod's) name;
+// Creates a claim on the shape's pool; returns the claim as created.
+nlohmann::json createClaim(kube::Client& client, const Clock& clock, const std::string& ns,
+                           const RunPodShape& shape, long timeoutSeconds);
+// Waits until the claim (`created`, as its POST returned it: the watch starts from its
+// resourceVersion, no LIST) names a Ready sandbox and returns that sandbox's (and pod's) name;
 // nullopt when cancelled. Throws when it does not happen within `startTimeout`.
 std::optional<std::string> waitClaimedSandbox(kube::Client& client, const Clock& clock,
                                               const kube::CancelFlag* cancel, const std::string& ns,
-                                              const std::string& claim,
+                                              const nlohmann::json& created,
                                               std::chrono::milliseconds startTimeout);
 
 // Why the pool's sandboxes will not become ready (a pod refused by quota or LimitRange, an
@@ -67,6 +71,10 @@ std::optional<std::string> warmPoolFillFailure(kube::Client& client, const std::
 // (...)"), for a wait that ran out of time; empty when every sandbox is ready or none exists.
 std::string warmPoolNotReadyReason(kube::Client& client, const std::string& ns,
                                    const nlohmann::json& pool);
+
+// An object as its POST returned it, as the one-item List a wait starts from (so the wait
+// watches from its resourceVersion instead of listing); nullopt without a resourceVersion.
+std::optional<nlohmann::json> initialListOf(const nlohmann::json& created);
 
 // Deletes the claim; its Sandbox and pod follow by owner reference.
 void releaseClaim(kube::Client& client, const std::string& ns, const std::string& claim);
