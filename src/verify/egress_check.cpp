@@ -9,32 +9,6 @@ namespace rossoctl::verify {
 
 using nlohmann::json;
 
-namespace {
-
-// The pod may ask kube-dns: its egress is not isolated, or a rule opens port 53 to every pod
-// or to pods a peer selects that the kube-dns pods match.
-bool asksClusterDns(const model::EffectiveEgress& effective, const std::string& podNamespace) {
-    if (!effective.isolated) return true;
-    static const json dnsLabels = {{"k8s-app", "kube-dns"}};
-    static const json systemLabels = {{"kubernetes.io/metadata.name", "kube-system"}};
-    for (const auto& grant : effective.grants) {
-        if (!grant.ports.contains(model::Protocol::UDP, 53) &&
-            !grant.ports.contains(model::Protocol::TCP, 53))
-            continue;
-        if (grant.everyPod) return true;
-        for (const auto& peer : grant.pods) {
-            const bool inSystem =
-                peer.namespaceSelector.is_null()
-                    ? podNamespace == "kube-system"
-                    : model::labelSelectorMatches(peer.namespaceSelector, systemLabels);
-            if (inSystem && model::labelSelectorMatches(peer.podSelector, dnsLabels)) return true;
-        }
-    }
-    return false;
-}
-
-}  // namespace
-
 EgressInputs::EgressInputs() : allowance(model::projectAllowance(json::object())) {}
 
 Finding egressStatic(const json& pod, const json& networkPolicies, const EgressInputs& inputs) {
@@ -94,11 +68,23 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
                             : "the project allows: " + inputs.allowance.origin));
         finding.verdict = Verdict::Pass;
     }
-    if (inputs.clusterDns &&
-        asksClusterDns(effective, pod.value("metadata", json::object()).value("namespace", ""))) {
-        const Finding dns = clusterDnsRecursion(*inputs.clusterDns);
-        for (const auto& line : dns.evidence) finding.evidence.push_back(line);
-        finding.verdict = worstOf(finding.verdict, dns.verdict);
+    if (inputs.clusterDns) {
+        std::string why;
+        const auto reach = reachesClusterDns(
+            effective, pod.value("metadata", json::object()).value("namespace", ""),
+            *inputs.clusterDns, why);
+        const Finding dns =
+            reach == DnsReach::No ? Finding{} : clusterDnsRecursion(*inputs.clusterDns);
+        if (reach == DnsReach::Yes) {
+            for (const auto& line : dns.evidence) finding.evidence.push_back(why + ": " + line);
+            finding.verdict = worstOf(finding.verdict, dns.verdict);
+        } else if (reach == DnsReach::Maybe && dns.verdict != Verdict::Pass) {
+            // An ipBlock on port 53 that may hold kube-dns: a recursing DNS is not ruled out.
+            finding.evidence.push_back(
+                fmt::format("{} opens port 53 to addresses that may hold kube-dns ({}): {}", why,
+                            inputs.clusterDns->endpointsProblem, dns.evidence.front()));
+            finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+        }
     }
     if (finding.verdict == Verdict::Fail)
         finding.evidence.push_back("allowed: " + inputs.allowance.origin);

@@ -3,6 +3,7 @@
 // what is judged.
 #include <fmt/format.h>
 
+#include "rossoctl/app/project_dns.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/model/project.hpp"
@@ -43,26 +44,6 @@ std::vector<std::string> nodeAddresses(const json& node) {
         if (address.value("type", "") == "InternalIP" || address.value("type", "") == "ExternalIP")
             addresses.push_back(address.value("address", ""));
     return addresses;
-}
-
-// CoreDNS's Corefile; refused, absent or not CoreDNS's, it is not known (problem says why).
-ClusterDns readClusterDns(kube::Client& client) {
-    ClusterDns dns;
-    try {
-        const auto map =
-            client.getIfExists(kube::resources::configMaps(), "kube-system", "coredns");
-        const json data = map ? map->value("data", json::object()) : json::object();
-        if (!map)
-            dns.problem =
-                "not found (the cluster DNS is not a CoreDNS whose configuration verify reads)";
-        else if (!data.contains("Corefile") || !data["Corefile"].is_string())
-            dns.problem = "has no key Corefile";
-        else
-            dns.corefile = data["Corefile"].get<std::string>();
-    } catch (const std::exception& error) {
-        dns.problem = fmt::format("could not be read ({})", error.what());
-    }
-    return dns;
 }
 
 }  // namespace
@@ -239,7 +220,7 @@ void Verification::readEgressInputs() {
         egress.readProblems.push_back(fmt::format(
             "could not read namespace {} ({}): judged against DNS only", ns_, error.what()));
     }
-    egress.clusterDns = readClusterDns(client_);
+    egress.clusterDns = app::readClusterDns(client_);
     try {
         const kube::ResourceRef endpoints{"", "v1", "endpoints", "Endpoints", true};
         if (auto found = client_.getIfExists(endpoints, "default", "kubernetes"))

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "rossoctl/app/project_dns.hpp"
 #include "rossoctl/model/egress.hpp"
 #include "rossoctl/model/host_resolver.hpp"
 
@@ -72,12 +73,8 @@ Finding tokenStatic(
 // A metav1.LabelSelector (matchLabels and matchExpressions) against a label map.
 bool labelSelectorMatches(const nlohmann::json& selector, const nlohmann::json& labels);
 
-// The cluster DNS's configuration (cluster_dns.hpp): whether DNS to kube-dns recurses outside.
-struct ClusterDns {
-    std::string source = "kube-system/coredns";
-    std::optional<std::string> corefile;  // nullopt: not read (problem says why)
-    std::string problem;
-};
+// The cluster DNS: where pods reach it and its Corefile (app/project_dns.hpp).
+using ClusterDns = app::ClusterDns;
 
 // What the egress check reads besides the NetworkPolicies.
 struct EgressInputs {
