@@ -11,6 +11,7 @@
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/enforcement_check.hpp"
+#include "rossoctl/app/project_dns.hpp"
 #include "rossoctl/app/project_write.hpp"
 #include "rossoctl/model/project.hpp"
 
@@ -214,6 +215,25 @@ int proveEnforcement(app::Context& context, const ProjectCreateOptions& options,
     return kExitBoundaryNotProven;
 }
 
+// Allowed DNS is a channel out when kube-dns recurses: say so, and what closes it, once.
+void warnClusterDnsRecursion(app::Context& context, const ProjectCreateOptions& options) {
+    const auto dns = app::readClusterDns(context.client());
+    const auto assessment = app::assessClusterDns(dns);
+    if (assessment.recursion == app::DnsRecursion::Closed) return;
+    if (assessment.recursion == app::DnsRecursion::Recurses)
+        context.err() << fmt::format(
+            "Warning: the cluster DNS resolves outside names ({}), so pods of {} allowed DNS can "
+            "tunnel data out through kube-dns and `sandbox verify` fails egress; --no-dns "
+            "closes it\n",
+            assessment.summary, options.project.name);
+    else
+        context.err() << fmt::format(
+            "Warning: the cluster DNS could not be checked ({}): pods of {} allowed DNS may "
+            "tunnel data out through kube-dns and `sandbox verify` reports egress unproven; "
+            "--no-dns closes it\n",
+            assessment.summary, options.project.name);
+}
+
 int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     options.dryRun = dryRunText(parseDryRun(options.dryRun, context.err()));
     validate(options);
@@ -227,6 +247,7 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     auto mechanism = chooseMechanism(context, options);
     auto plan = model::planProject(project, mechanism, context.resolver());
     for (const auto& warning : plan.warnings) context.err() << "Warning: " << warning << '\n';
+    if (!options.noDns) warnClusterDnsRecursion(context, options);
 
     if (options.dryRun == "client") {
         json printed = json::array();

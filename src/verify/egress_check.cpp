@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "rossoctl/verify/checks.hpp"
+#include "rossoctl/verify/cluster_dns.hpp"
 
 namespace rossoctl::verify {
 
@@ -66,6 +67,24 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
                             ? inputs.allowance.origin
                             : "the project allows: " + inputs.allowance.origin));
         finding.verdict = Verdict::Pass;
+    }
+    if (inputs.clusterDns) {
+        std::string why;
+        const auto reach = reachesClusterDns(
+            effective, pod.value("metadata", json::object()).value("namespace", ""),
+            *inputs.clusterDns, why);
+        const Finding dns =
+            reach == DnsReach::No ? Finding{} : clusterDnsRecursion(*inputs.clusterDns);
+        if (reach == DnsReach::Yes) {
+            for (const auto& line : dns.evidence) finding.evidence.push_back(why + ": " + line);
+            finding.verdict = worstOf(finding.verdict, dns.verdict);
+        } else if (reach == DnsReach::Maybe && dns.verdict != Verdict::Pass) {
+            // An ipBlock on port 53 that may hold kube-dns: a recursing DNS is not ruled out.
+            finding.evidence.push_back(
+                fmt::format("{} opens port 53 to addresses that may hold kube-dns ({}): {}", why,
+                            inputs.clusterDns->endpointsProblem, dns.evidence.front()));
+            finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+        }
     }
     if (finding.verdict == Verdict::Fail)
         finding.evidence.push_back("allowed: " + inputs.allowance.origin);

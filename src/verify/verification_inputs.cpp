@@ -3,6 +3,7 @@
 // what is judged.
 #include <fmt/format.h>
 
+#include "rossoctl/app/project_dns.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/model/project.hpp"
@@ -219,6 +220,7 @@ void Verification::readEgressInputs() {
         egress.readProblems.push_back(fmt::format(
             "could not read namespace {} ({}): judged against DNS only", ns_, error.what()));
     }
+    egress.clusterDns = app::readClusterDns(client_);
     try {
         const kube::ResourceRef endpoints{"", "v1", "endpoints", "Endpoints", true};
         if (auto found = client_.getIfExists(endpoints, "default", "kubernetes"))

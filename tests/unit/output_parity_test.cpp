@@ -109,6 +109,9 @@ void serveProjectCreate(TestHost& host) {
     json quota = {{"metadata", {{"name", "sandbox-quota"}, {"resourceVersion", "3"}}},
                   {"status", {{"hard", {{"pods", "20"}}}}}};
     host.server.onJson("GET", kTeam1 + "/resourcequotas", 200, list({quota}));
+    // A cluster DNS that answers cluster names only: no DNS warning among the ones checked here.
+    host.server.onJson("GET", "/api/v1/namespaces/kube-system/configmaps/coredns", 200,
+                       {{"data", {{"Corefile", ".:53 {\n    kubernetes cluster.local\n}\n"}}}});
 }
 
 }  // namespace

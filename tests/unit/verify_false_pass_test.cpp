@@ -30,19 +30,9 @@ struct Run {
 // verify of sandbox `box` whose pod is `pod` (replaced by `next`), as JSON by check.
 Run runVerify(TestHost& host, const json& box, const json& pod, const json& next,
               const std::vector<std::string>& extra = {}) {
-    Listener control;
     serveHardened(host, "curl", box, pod, next);
-    host.resolver.addresses["control.test"] = {"127.0.0.1"};
-    std::vector<std::string> args{"sandbox",
-                                  "verify",
-                                  "orders",
-                                  "--egress-target",
-                                  "http://control.test:" + std::to_string(control.port) + "/",
-                                  "-o",
-                                  "json"};
-    args.insert(args.end(), extra.begin(), extra.end());
     Run run;
-    run.exitCode = host.run(args);
+    run.exitCode = runVerifyJson(host, extra);
     run.text = host.out.str() + host.err.str();
     run.checks = verdicts(testing::printedJson(host.out.str()));
     return run;

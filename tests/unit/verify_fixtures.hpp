@@ -161,6 +161,22 @@ inline json verdicts(const json& report) {
     return byCheck;
 }
 
+// `sandbox verify orders -o json` with a positive control listening here, and extra flags; the
+// exit code.
+inline int runVerifyJson(TestHost& host, const std::vector<std::string>& extra = {}) {
+    testing::Listener control;
+    host.resolver.addresses["control.test"] = {"127.0.0.1"};
+    std::vector<std::string> args{"sandbox",
+                                  "verify",
+                                  "orders",
+                                  "--egress-target",
+                                  "http://control.test:" + std::to_string(control.port) + "/",
+                                  "-o",
+                                  "json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return host.run(args);
+}
+
 // A JWT (header.claims.signature) as the API server issues them; the signature is not checked.
 inline std::string jwt(const json& claims) {
     auto part = [](const std::string& text) {

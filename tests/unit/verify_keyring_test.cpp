@@ -51,19 +51,9 @@ testing::RoutedServer::ExecResponder answersWithSeccomp(const std::string& mode)
 
 json verifyReport(TestHost& host, testing::RoutedServer::ExecResponder answers,
                   const std::vector<std::string>& extra = {}) {
-    Listener control;
     serveHardened(host, "curl", sandbox(), hardenedPod("pod-uid-1"), hardenedPod("pod-uid-2"),
                   std::move(answers));
-    host.resolver.addresses["control.test"] = {"127.0.0.1"};
-    std::vector<std::string> args{"sandbox",
-                                  "verify",
-                                  "orders",
-                                  "--egress-target",
-                                  "http://control.test:" + std::to_string(control.port) + "/",
-                                  "-o",
-                                  "json"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    host.run(args);
+    runVerifyJson(host, extra);
     INFO(host.out.str() << host.err.str());
     return verdicts(testing::printedJson(host.out.str()));
 }

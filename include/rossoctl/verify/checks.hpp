@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "rossoctl/app/project_dns.hpp"
 #include "rossoctl/model/egress.hpp"
 #include "rossoctl/model/host_resolver.hpp"
 
@@ -72,6 +73,9 @@ Finding tokenStatic(
 // A metav1.LabelSelector (matchLabels and matchExpressions) against a label map.
 bool labelSelectorMatches(const nlohmann::json& selector, const nlohmann::json& labels);
 
+// The cluster DNS: where pods reach it and its Corefile (app/project_dns.hpp).
+using ClusterDns = app::ClusterDns;
+
 // What the egress check reads besides the NetworkPolicies.
 struct EgressInputs {
     EgressInputs();                 // the allowance: DNS to kube-dns only
@@ -85,11 +89,14 @@ struct EgressInputs {
     // The pods each peer of a rule with a named port selects (model::podPeerKey; nullopt: could
     // not be listed); a peer not here is not resolved.
     std::map<std::string, std::optional<std::vector<nlohmann::json>>> peerPods;
+    // Judged when the pod may ask kube-dns; nullopt: not read (offline callers).
+    std::optional<ClusterDns> clusterDns;
 };
 
 // The pod's effective egress (model/egress.hpp) against the project's allowance: fails on any
 // opening beyond it, naming policy, rule and one open destination; unproven when a rule could
-// not be evaluated.
+// not be evaluated. DNS to kube-dns that recurses outside (inputs.clusterDns) fails; one whose
+// configuration cannot be read is unproven.
 Finding egressStatic(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                      const EgressInputs& inputs = EgressInputs());
 
