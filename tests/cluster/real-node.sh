@@ -597,6 +597,8 @@ kill_node_containers() {
     sleep 0.5
   done
   [[ $left == 0 ]] || log "warning: containers' cgroups under /k8s.io remain"
+  # The parent too, once empty (rmdir refuses while another node's containers are in it).
+  for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do rmdir "${h%/}/k8s.io" 2>/dev/null; done
   return 0
 }
 
