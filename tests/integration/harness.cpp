@@ -22,6 +22,7 @@
 #include "rossoctl/kube/config.hpp"
 #include "rossoctl/kube/discovery.hpp"
 #include "rossoctl/kube/resource.hpp"
+#include "rossoctl/model/sandbox.hpp"
 
 namespace harness {
 
@@ -243,6 +244,18 @@ rossoctl::kube::ResourceRef sandboxRef() {
 
 nlohmann::json getSandbox(const std::string& ns, const std::string& name) {
     return admin().get(sandboxRef(), ns, name);
+}
+
+nlohmann::json smallSandbox(const std::string& ns, const std::string& name,
+                            const std::string& image) {
+    rossoctl::model::SandboxOptions options;
+    options.name = name;
+    options.namespaceName = ns;
+    options.pod.image = image;
+    options.pod.cpu = "100m";
+    options.pod.memory = "64Mi";
+    options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
+    return rossoctl::model::buildSandbox(options, std::chrono::system_clock::now());
 }
 
 }  // namespace harness

@@ -40,6 +40,9 @@ rossoctl::kube::Client& admin();
 rossoctl::kube::ResourceRef sandboxRef();
 // The Sandbox `name` in ns, read as admin.
 nlohmann::json getSandbox(const std::string& ns, const std::string& name);
+// A hardened Sandbox as rossoctl builds it (100m cpu, 64Mi, an hour to live), not created.
+nlohmann::json smallSandbox(const std::string& ns, const std::string& name,
+                            const std::string& image = "curlimages/curl:8");
 
 // A fresh namespace name for one test ("it-<prefix>-<random>"), created with the given
 // labels; deleted when the returned guard goes out of scope.

@@ -54,17 +54,6 @@ class ForwardingCorefile {
     std::string original_;
 };
 
-json smallSandbox(const std::string& ns, const std::string& name) {
-    rossoctl::model::SandboxOptions options;
-    options.name = name;
-    options.namespaceName = ns;
-    options.pod.image = "curlimages/curl:8";
-    options.pod.cpu = "100m";
-    options.pod.memory = "64Mi";
-    options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-    return rossoctl::model::buildSandbox(options, std::chrono::system_clock::now());
-}
-
 struct Verified {
     int exitCode = -1;
     json egress;
@@ -111,7 +100,8 @@ TEST_CASE("sandbox verify: a cluster DNS that forwards outside names fails egres
         REQUIRE(created.exitCode == 0);
         CHECK(created.err.find("cluster DNS") == std::string::npos);  // cluster names only
     }
-    harness::admin().create(resources::sandboxes("v1beta1"), ns, smallSandbox(ns, "hardened"));
+    harness::admin().create(resources::sandboxes("v1beta1"), ns,
+                            harness::smallSandbox(ns, "hardened"));
     REQUIRE(harness::eventually(
         [&] {
             const auto box =

@@ -19,17 +19,6 @@ namespace {
 const rossoctl::kube::ResourceRef kRuntimeClasses{"node.k8s.io", "v1", "runtimeclasses",
                                                   "RuntimeClass", false};
 
-json sandboxNamed(const std::string& ns, const std::string& name) {
-    rossoctl::model::SandboxOptions options;
-    options.name = name;
-    options.namespaceName = ns;
-    options.pod.image = "busybox:1.36";
-    options.pod.cpu = "100m";
-    options.pod.memory = "64Mi";
-    options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-    return rossoctl::model::buildSandbox(options, std::chrono::system_clock::now());
-}
-
 json& podSpec(json& sandbox) {
     return sandbox["spec"]["podTemplate"]["spec"];
 }
@@ -186,7 +175,7 @@ TEST_CASE("sandbox verify: every way to the host and a lying RuntimeClass exit 3
          {"--require-runtime-class", "gvisor"}},
     };
     for (const auto& c : cases) {
-        json sandbox = sandboxNamed(ns, c.name);
+        json sandbox = harness::smallSandbox(ns, c.name, "busybox:1.36");
         c.open(sandbox);
         INFO("creating " << c.name);
         harness::admin().create(harness::sandboxRef(), ns, sandbox);
@@ -250,7 +239,8 @@ TEST_CASE("sandbox verify of a plain hardened sandbox reports kernel isolation, 
     harness::TestNamespace project("verify30-seed", false);
     const std::string ns = project.name();
     REQUIRE(harness::rossoctl({"project", "create", ns}).exitCode == 0);
-    harness::admin().create(harness::sandboxRef(), ns, sandboxNamed(ns, "seed"));
+    harness::admin().create(harness::sandboxRef(), ns,
+                            harness::smallSandbox(ns, "seed", "busybox:1.36"));
     REQUIRE(harness::eventually(
         [&] {
             auto found = harness::admin().getIfExists(harness::sandboxRef(), ns, "seed");

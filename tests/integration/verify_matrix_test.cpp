@@ -20,17 +20,6 @@ const rossoctl::kube::ResourceRef& sandboxes() {
     return ref;
 }
 
-json smallSandbox(const std::string& ns, const std::string& name) {
-    rossoctl::model::SandboxOptions options;
-    options.name = name;
-    options.namespaceName = ns;
-    options.pod.image = "curlimages/curl:8";  // curl: the first probe tool verify tries
-    options.pod.cpu = "100m";
-    options.pod.memory = "64Mi";
-    options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
-    return rossoctl::model::buildSandbox(options, std::chrono::system_clock::now());
-}
-
 json& podSpec(json& sandbox) {
     return sandbox["spec"]["podTemplate"]["spec"];
 }
@@ -115,22 +104,22 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
 
     // From the pod's own PID space a denial is forgeable (issue 35 point 6): the hardened
     // sandbox passes with the probe outside the agent's reach.
-    add(smallSandbox(ns, "hardened"),
+    add(harness::smallSandbox(ns, "hardened"),
         {"hardened",
          "",
          "pass",
          "",
          {"--egress-target", outside, "--trusted-probe", "curlimages/curl:8"}});
-    add(smallSandbox(ns, "pod-probe"),
+    add(harness::smallSandbox(ns, "pod-probe"),
         {"pod-probe", "egress", "unproven", "from the pod, forgeable", {}});
     {
         // Issue 35 points 2 and 3: "0" is no limit, in the agent or in a sidecar.
         const json zero = {{"cpu", "0"}, {"memory", "64Mi"}};
-        json zeroCpu = smallSandbox(ns, "zero-cpu");
+        json zeroCpu = harness::smallSandbox(ns, "zero-cpu");
         agent(zeroCpu)["resources"] = {{"limits", zero}, {"requests", zero}};
         add(zeroCpu,
             {"zero-cpu", "limits", "fail", "container agent has cpu limit 0 is no limit", {}});
-        json zeroSidecar = smallSandbox(ns, "zero-sidecar");
+        json zeroSidecar = harness::smallSandbox(ns, "zero-sidecar");
         json sidecar = agent(zeroSidecar);
         sidecar["name"] = "sidecar";
         sidecar["resources"] = {{"limits", {{"cpu", "0"}, {"memory", "0"}}},
@@ -143,7 +132,7 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                           {}});
         // Point 4: the template is patched once the pod runs (below); the pod is judged, then
         // the template, then the pod verify's own restart makes from it.
-        add(smallSandbox(ns, "template-token"),
+        add(harness::smallSandbox(ns, "template-token"),
             {"template-token",
              "service-account-token",
              "fail",
@@ -151,27 +140,28 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
              "automountServiceAccountToken: true",
              {}});
     }
-    add(smallSandbox(ns, "all-but-port"),
+    add(harness::smallSandbox(ns, "all-but-port"),
         {"all-but-port", "egress", "fail", "networkpolicy/all-but-port rule 1 allows", {}});
     addPolicy(policyFor(
         "all-but-port", "all-but-port",
         toCidrs({"0.0.0.0/0"},
                 json::array({{{"protocol", "TCP"}, {"port", 1}, {"endPort", port - 1}},
                              {{"protocol", "TCP"}, {"port", port + 1}, {"endPort", 65535}}}))));
-    add(smallSandbox(ns, "split-cidr"),
+    add(harness::smallSandbox(ns, "split-cidr"),
         {"split-cidr", "egress", "fail", "networkpolicy/split-cidr rule 1 allows 0.0.0.0/1", {}});
     addPolicy(policyFor("split-cidr", "split-cidr", toCidrs({"0.0.0.0/1", "128.0.0.0/1"})));
-    add(smallSandbox(ns, "additive"),
+    add(harness::smallSandbox(ns, "additive"),
         {"additive", "egress", "fail", "networkpolicy/additive-b rule 1 allows 8.8.8.8/32", {}});
     addPolicy(policyFor("additive-a", "additive", json::array()));
     addPolicy(
         policyFor("additive-b", "additive",
                   toCidrs({"8.8.8.8/32"}, json::array({{{"protocol", "UDP"}, {"port", 53}}}))));
-    add(smallSandbox(ns, "managed"), {"managed",
-                                      "egress",
-                                      "fail",
-                                      "networkpolicy/managed-style rule 1 allows 0.0.0.0/0 except",
-                                      {}});
+    add(harness::smallSandbox(ns, "managed"),
+        {"managed",
+         "egress",
+         "fail",
+         "networkpolicy/managed-style rule 1 allows 0.0.0.0/0 except",
+         {}});
     addPolicy(policyFor(
         "managed-style", "managed",
         json::array(
@@ -183,22 +173,24 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                         {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16"}}}}},
                     {{"ipBlock",
                       {{"cidr", "::/0"}, {"except", {"fc00::/7", "fe80::/10"}}}}}})}}})));
-    add(smallSandbox(ns, "udp-only"), {"udp-only", "egress", "fail", "UDP 1-65535", {}});
+    add(harness::smallSandbox(ns, "udp-only"), {"udp-only", "egress", "fail", "UDP 1-65535", {}});
     addPolicy(policyFor("udp-only", "udp-only",
                         toCidrs({"0.0.0.0/0"}, json::array({{{"protocol", "UDP"}}}))));
-    add(smallSandbox(ns, "metadata"),
+    add(harness::smallSandbox(ns, "metadata"),
         {"metadata", "egress", "fail", "opens the cloud metadata address 169.254.169.254", {}});
     addPolicy(policyFor(
         "metadata", "metadata",
         toCidrs({"169.254.169.254/32"}, json::array({{{"protocol", "TCP"}, {"port", 80}}}))));
-    add(smallSandbox(ns, "lateral"), {"lateral", "egress", "fail", "pods {} in namespaces", {}});
+    add(harness::smallSandbox(ns, "lateral"),
+        {"lateral", "egress", "fail", "pods {} in namespaces", {}});
     addPolicy(policyFor("lateral", "lateral",
                         json::array({{{"to", json::array({{{"podSelector", json::object()}}})}}})));
-    add(smallSandbox(ns, "dead-target"), {"dead-target",
-                                          "egress",
-                                          "unproven",
-                                          "a dead target proves nothing",
-                                          {"--egress-target", "http://unreachable.invalid/"}});
+    add(harness::smallSandbox(ns, "dead-target"),
+        {"dead-target",
+         "egress",
+         "unproven",
+         "a dead target proves nothing",
+         {"--egress-target", "http://unreachable.invalid/"}});
     {
         // A legacy token Secret, mounted as a volume in one sandbox and in env in another.
         // The token controller deletes a token Secret whose ServiceAccount does not exist.
@@ -214,7 +206,7 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                        {{"name", "legacy-token"},
                         {"annotations", {{"kubernetes.io/service-account.name", "legacy"}}}}},
                       {"type", "kubernetes.io/service-account-token"}});
-        json volume = smallSandbox(ns, "token-volume");
+        json volume = harness::smallSandbox(ns, "token-volume");
         podSpec(volume)["volumes"].push_back(
             {{"name", "legacy"}, {"secret", {{"secretName", "legacy-token"}, {"optional", true}}}});
         agent(volume)["volumeMounts"].push_back(
@@ -224,7 +216,7 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                      "fail",
                      "volume legacy exposes secret/legacy-token",
                      {}});
-        json env = smallSandbox(ns, "token-env");
+        json env = harness::smallSandbox(ns, "token-env");
         agent(env)["env"] =
             json::array({{{"name", "TOKEN"},
                           {"valueFrom",
@@ -274,7 +266,7 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                       {"kind", "ConfigMap"},
                       {"metadata", {{"name", "settings"}}},
                       {"data", {{"bot", token}}}});
-        json copied = smallSandbox(ns, "copied-token");
+        json copied = harness::smallSandbox(ns, "copied-token");
         podSpec(copied)["volumes"].push_back(
             {{"name", "notes"}, {"secret", {{"secretName", "notes"}}}});
         agent(copied)["volumeMounts"].push_back(
@@ -304,15 +296,15 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
     {
         // busybox's sh runs its applets whatever PATH says, so a missing cat or a missing
         // probe tool is a real image without them: distroless has no shell at all.
-        json noCat = smallSandbox(ns, "missing-cat");
+        json noCat = harness::smallSandbox(ns, "missing-cat");
         agent(noCat)["image"] = "gcr.io/distroless/static:nonroot";
         add(noCat, {"missing-cat", "service-account-token", "unproven", "", {}});
-        json noTools = smallSandbox(ns, "missing-tools");
+        json noTools = harness::smallSandbox(ns, "missing-tools");
         agent(noTools)["image"] = "gcr.io/distroless/static:nonroot";
         add(noTools, {"missing-tools", "egress", "unproven", "", {}});
         // A curl that never returns, first on the pod's PATH: the probe never runs it (issue 35
         // point 5: only the image's own directories), and a denial from the pod is forgeable.
-        json stalled = smallSandbox(ns, "stalled-probe");
+        json stalled = harness::smallSandbox(ns, "stalled-probe");
         onlyTools(stalled, "sh cat",
                   "printf '#!/bin/sh\\nexec /bin/sleep 600\\n' > /tmp/bin/curl; "
                   "/bin/chmod +x /tmp/bin/curl;");
@@ -326,7 +318,7 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                              {"kind", "ResourceQuota"},
                              {"metadata", {{"name", "quota"}}},
                              {"spec", {{"hard", {{"pods", "5"}, {"limits.memory", "4Gi"}}}}}});
-    admin.create(sandboxes(), open.name(), smallSandbox(open.name(), "no-policy"));
+    admin.create(sandboxes(), open.name(), harness::smallSandbox(open.name(), "no-policy"));
 
     auto ready = [&](const std::string& space, const std::string& name) {
         auto sandbox = admin.getIfExists(sandboxes(), space, name);
@@ -448,7 +440,7 @@ TEST_CASE("sandbox verify: the pod's tools and its PID space decide nothing",
     auto& admin = harness::admin();
     // Point 5: the agent's PATH starts with a directory it writes, holding a curl that prints
     // the probe's failure markers.
-    json liar = smallSandbox(ignored.name(), "fake-curl");
+    json liar = harness::smallSandbox(ignored.name(), "fake-curl");
     agent(liar)["command"] = {
         "sh", "-c",
         R"(mkdir -p /workspace/.local/bin && printf '#!/bin/sh\necho "curl: (7) Failed to connect: )"
@@ -458,7 +450,7 @@ TEST_CASE("sandbox verify: the pod's tools and its PID space decide nothing",
         {{{"name", "PATH"}, {"value", "/workspace/.local/bin:/usr/local/bin:/usr/bin:/bin"}}});
     admin.create(sandboxes(), ignored.name(), liar);
     // Point 6's sandbox: hardened, its policies not enforced.
-    admin.create(sandboxes(), ignored.name(), smallSandbox(ignored.name(), "unenforced"));
+    admin.create(sandboxes(), ignored.name(), harness::smallSandbox(ignored.name(), "unenforced"));
     REQUIRE(harness::eventually([&] { return sandboxIsReady(ignored.name(), "fake-curl"); }, 180));
     REQUIRE(harness::eventually([&] { return sandboxIsReady(ignored.name(), "unenforced"); }, 180));
     SECTION("a fake curl on the pod's PATH is never the probe") {
@@ -482,7 +474,7 @@ TEST_CASE("sandbox verify: a NET_RAW neighbour leaves the trusted probe's denial
     INFO(created.out << created.err);
     REQUIRE(created.exitCode == 0);
     // Point 7: a neighbour running as root with the runtime's default capabilities.
-    json neighbour = smallSandbox(baseline.name(), "raw-neighbour");
+    json neighbour = harness::smallSandbox(baseline.name(), "raw-neighbour");
     json root = agent(neighbour);
     root["name"] = "neighbour";
     root["image"] = "busybox:1.36";
@@ -533,7 +525,7 @@ TEST_CASE("sandbox verify: seccomp Unconfined lets the kernel keyring outlive th
     INFO(created.out << created.err);
     REQUIRE(created.exitCode == 0);
     // busybox and curl have no keyctl: the add_key itself is not shown, the verdict is.
-    json unconfined = smallSandbox(baseline.name(), "unconfined");
+    json unconfined = harness::smallSandbox(baseline.name(), "unconfined");
     // The container's own profile (RuntimeDefault in rossoctl's template) overrides the pod's.
     podSpec(unconfined)["securityContext"]["seccompProfile"] = {{"type", "Unconfined"}};
     agent(unconfined)["securityContext"]["seccompProfile"] = {{"type", "Unconfined"}};
@@ -554,7 +546,8 @@ TEST_CASE("sandbox verify: the hardened sandbox shows the runtime's seccomp filt
     auto created = harness::rossoctl({"project", "create", project.name(), "--no-check"});
     INFO(created.out << created.err);
     REQUIRE(created.exitCode == 0);
-    harness::admin().create(sandboxes(), project.name(), smallSandbox(project.name(), "hardened"));
+    harness::admin().create(sandboxes(), project.name(),
+                            harness::smallSandbox(project.name(), "hardened"));
     REQUIRE(harness::eventually([&] { return sandboxIsReady(project.name(), "hardened"); }, 180));
     const auto [exitCode, survives] = survivesOf(project.name(), "hardened", true);
     INFO(survives.dump());
