@@ -116,8 +116,17 @@ class Run {
         if (!request_.keep)
             manifest["metadata"]["annotations"][kRunOwnerAnnotation] =
                 currentRunOwner(client_.random());
-        created_ = client_.create(kube::resources::pods(), request_.namespaceName, manifest);
-        // Only a pod this run created is cleaned up: after a 409 the name is another's pod.
+        // Only a pod this run created is cleaned up: after a 409 the name is another's pod. A POST
+        // cut short (Ctrl-C, a lost connection, a 5xx) may have created it: cleaned up too.
+        try {
+            created_ = client_.create(kube::resources::pods(), request_.namespaceName, manifest);
+        } catch (const kube::ApiError& error) {
+            if (error.code() != 409) outcome_.pod = name;
+            throw;
+        } catch (...) {
+            outcome_.pod = name;
+            throw;
+        }
         outcome_.pod = name;
         specIsOurs_ = true;
     }
