@@ -116,12 +116,12 @@ class Run {
         if (!request_.keep)
             manifest["metadata"]["annotations"][kRunOwnerAnnotation] =
                 currentRunOwner(client_.random());
-        // Only a pod this run created is cleaned up: after a 409 the name is another's pod. A POST
-        // cut short (Ctrl-C, a lost connection, a 5xx) may have created it: cleaned up too.
+        // Only a pod this run created is cleaned up: a 4xx created nothing (after a 409 the name
+        // is another's pod). A POST cut short (Ctrl-C, a lost connection, a 5xx) may have: too.
         try {
             created_ = client_.create(kube::resources::pods(), request_.namespaceName, manifest);
         } catch (const kube::ApiError& error) {
-            if (error.code() != 409) outcome_.pod = name;
+            if (error.code() >= 500) outcome_.pod = name;
             throw;
         } catch (...) {
             outcome_.pod = name;
