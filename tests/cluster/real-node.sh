@@ -584,7 +584,7 @@ kill_node_containers() {
     children+=("${q#/proc/}")
     while IFS= read -r line; do cgroups+=("${line#*:*:}"); done <"$q/cgroup"
   done
-  kill -KILL "${children[@]}" "${shims[@]}" 2>/dev/null
+  kill -KILL "${children[@]}" "${shims[@]}" 2>/dev/null || true  # some may be gone already
   local c h
   for _ in $(seq 20); do
     local left=0
@@ -598,7 +598,7 @@ kill_node_containers() {
   done
   [[ $left == 0 ]] || log "warning: containers' cgroups under /k8s.io remain"
   # The parent too, once empty (rmdir refuses while another node's containers are in it).
-  for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do rmdir "${h%/}/k8s.io" 2>/dev/null; done
+  for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do rmdir "${h%/}/k8s.io" 2>/dev/null || true; done
   return 0
 }
 
