@@ -13,6 +13,7 @@
 #include "rossoctl/app/enforcement_check.hpp"
 #include "rossoctl/app/project_write.hpp"
 #include "rossoctl/model/project.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -194,6 +195,8 @@ int proveEnforcement(app::Context& context, const ProjectCreateOptions& options,
                                                options.project.name, check);
     }
     const double seconds = static_cast<double>(result.took.count()) / 1000;
+    // The evidence quotes the check pod's output and the server's errors.
+    for (auto& line : result.evidence) line = ui::escapeErrorLine(line, context.utf8Terminal());
     if (result.verdict == app::Enforcement::Enforced) {
         context.err() << fmt::format(
             "Enforcement:    default-deny holds (checked live in {:.1f}s: {})\n", seconds,

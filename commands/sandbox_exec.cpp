@@ -128,7 +128,8 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
     ttyOnTerminal ? session.finish() : podStdout.finish();
     podStderr.finish();
     if (!result.message.empty()) {
-        context.err() << "error: " << result.message << '\n';
+        context.err() << "error: " << ui::escapeErrorLine(result.message, context.utf8Terminal())
+                      << '\n';
         return kExitCannotStart;
     }
     if (result.exitCode == kExitKilled) {
@@ -136,7 +137,8 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
         const std::string why =
             app::whyContainerKilled(context.client(), ns, request.pod, request.container);
         if (!why.empty())
-            context.err() << "note: the command was killed (exit 137): " << why << '\n';
+            context.err() << "note: the command was killed (exit 137): "
+                          << ui::escapeErrorLine(why, context.utf8Terminal()) << '\n';
     }
     return result.exitCode;
 }

@@ -10,6 +10,7 @@
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod_status.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::app {
 
@@ -311,7 +312,7 @@ bool printObjects(std::ostream& out, ui::OutputFormat format, const std::vector<
                   bool single, bool showManagedFields) {
     if (format == ui::OutputFormat::Name) {
         for (const auto& agent : agents)
-            out << typeName(agent.kind.ref) << '/' << agent.name() << '\n';
+            out << typeName(agent.kind.ref) << '/' << ui::escapeForTerminal(agent.name()) << '\n';
         return true;
     }
     if (format != ui::OutputFormat::Json && format != ui::OutputFormat::Yaml) return false;

@@ -122,11 +122,9 @@ int runAndReport(Context& context, const std::function<int(Context&)>& body) {
         // The reason and message are the server's (or a webhook's) words: the whole line is
         // escaped, its line breaks too, so none of it can pose as a line of rossoctl's own.
         const std::string reason = e.reason().empty() ? "Unknown" : e.reason().substr(0, 100);
-        std::string line = ui::escapeErrorText("Error from server (" + reason + "): " + e.what(),
-                                               context.utf8Terminal());
-        for (size_t at = 0; (at = line.find_first_of("\n\t", at)) != std::string::npos;)
-            line.replace(at, 1, line[at] == '\n' ? "\\n" : "\\t");
-        context.err() << line << '\n';
+        context.err() << ui::escapeErrorLine("Error from server (" + reason + "): " + e.what(),
+                                             context.utf8Terminal())
+                      << '\n';
         return kExitError;
     } catch (const UsageError& e) {
         report(context, "error: ", e.what());
