@@ -115,4 +115,86 @@ int EightBitEscapingStream::Buffer::sync() {
     return target_->pubsync();
 }
 
+UnicodeControlEscapingStream::UnicodeControlEscapingStream(std::ostream& target)
+    : std::ostream(nullptr), buffer_(target.rdbuf()) {
+    rdbuf(&buffer_);
+}
+
+UnicodeControlEscapingStream::~UnicodeControlEscapingStream() {
+    buffer_.finish();
+}
+
+namespace {
+
+// The code point of the 2- or 3-byte UTF-8 sequence at `text` when it is one escapeForTerminal
+// escapes (C1, bidi, line separators, BOM), else 0. `text` holds the whole sequence.
+uint32_t escapedCodePointAt(std::string_view text) {
+    const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+    if (byte(0) == 0xC2) return byte(1) >= 0x80 && byte(1) <= 0x9F ? byte(1) : 0;
+    if ((byte(1) & 0xC0) != 0x80 || (byte(2) & 0xC0) != 0x80) return 0;
+    const uint32_t c = ((byte(0) & 0x0Fu) << 12) | ((byte(1) & 0x3Fu) << 6) | (byte(2) & 0x3Fu);
+    const bool escaped = (c >= 0x200E && c <= 0x200F) || (c >= 0x2028 && c <= 0x202E) ||
+                         (c >= 0x2066 && c <= 0x2069) || c == 0xFEFF;
+    return escaped ? c : 0;
+}
+
+// The leads of every sequence escapedCodePointAt may name.
+constexpr std::string_view kLeads = "\xC2\xE2\xEF";
+
+}  // namespace
+
+bool UnicodeControlEscapingStream::Buffer::put(std::string_view bytes) {
+    const auto size = static_cast<std::streamsize>(bytes.size());
+    return bytes.empty() || target_->sputn(bytes.data(), size) == size;
+}
+
+std::streamsize UnicodeControlEscapingStream::Buffer::xsputn(const char* text,
+                                                             std::streamsize count) {
+    std::string joined;
+    std::string_view rest(text, static_cast<size_t>(count));
+    if (!held_.empty()) {
+        joined = std::move(held_) + std::string(rest);
+        held_.clear();
+        rest = joined;
+    }
+    while (!rest.empty()) {
+        const size_t lead = rest.find_first_of(kLeads);
+        if (!put(rest.substr(0, lead))) return 0;
+        if (lead == std::string_view::npos) break;
+        rest.remove_prefix(lead);
+        const size_t length = static_cast<unsigned char>(rest[0]) == 0xC2 ? 2 : 3;
+        if (rest.size() < length) {  // the rest of the character comes with the next write
+            held_.assign(rest);
+            break;
+        }
+        const uint32_t codePoint = escapedCodePointAt(rest);
+        if (codePoint != 0) {
+            if (!put(fmt::format("\\u{:04x}", codePoint))) return 0;
+            rest.remove_prefix(length);
+        } else {
+            if (!put(rest.substr(0, 1))) return 0;
+            rest.remove_prefix(1);
+        }
+    }
+    return count;
+}
+
+UnicodeControlEscapingStream::Buffer::int_type UnicodeControlEscapingStream::Buffer::overflow(
+    int_type c) {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char byte = traits_type::to_char_type(c);
+    return xsputn(&byte, 1) == 1 ? c : traits_type::eof();
+}
+
+int UnicodeControlEscapingStream::Buffer::sync() {
+    return target_->pubsync();
+}
+
+// What was held at the end is no character (a lone lead byte): shown escaped.
+void UnicodeControlEscapingStream::Buffer::finish() {
+    for (unsigned char c : held_) put(fmt::format("\\x{:02x}", c));
+    held_.clear();
+    target_->pubsync();
+}
+
 }  // namespace rossoctl::ui

@@ -214,3 +214,31 @@ TEST_CASE("sandbox run's notes escape the names of the pods it reaped", "[hostil
     CHECK(host.err.str().find("deleted pod rossoctl-run-x\\x1b]0;PWNED\\x07") != std::string::npos);
     checkNoControls(host.err.str());
 }
+
+TEST_CASE("-o json and yaml escape C1 and bidi controls on a terminal, not in a pipe",
+          "[hostile][escape][locale]") {
+    json sandbox = evilSandbox();
+    sandbox["metadata"]["name"] = "orders";
+    // U+202E (right-to-left override) hides what follows; U+009B is CSI in 8-bit form.
+    sandbox["metadata"]["annotations"] = {{"note", "safe\u202e\u2066txt.exe\u009b2J ok\u00e9"}};
+    for (const char* format : {"json", "yaml"}) {
+        for (bool terminal : {true, false}) {
+            TestHost host;
+            host.stdoutIsTerminal = terminal;
+            host.serveSandboxGroup();
+            host.server.onJson("GET", kSandboxes + "/orders", 200, sandbox);
+            host.server.onJson("GET", kPods, 200, list({}));
+            INFO(format << (terminal ? " on a terminal" : " in a pipe"));
+            REQUIRE(host.run({"sandbox", "get", "orders", "-o", format}) == 0);
+            const std::string out = host.out.str();
+            INFO(ui::escapeForTerminal(out));
+            CHECK((out.find("\xe2\x80\xae") == std::string::npos) == terminal);
+            CHECK((out.find("\xe2\x81\xa6") == std::string::npos) == terminal);
+            CHECK((out.find("\\u202e\\u2066txt.exe") != std::string::npos) == terminal);
+            if (std::string(format) == "json")  // yaml-cpp writes C1 as \x9b itself
+                CHECK((out.find("\xc2\x9b") == std::string::npos) == terminal);
+            if (terminal) CHECK(out.find("\xc2\x9b") == std::string::npos);
+            CHECK(out.find("ok\u00e9") != std::string::npos);  // other text stays as it is
+        }
+    }
+}

@@ -74,4 +74,33 @@ class EightBitEscapingStream : public std::ostream {
     Buffer buffer_;
 };
 
+// An ostream in front of a UTF-8 terminal: the C1 controls (U+0080..U+009F), bidirectional
+// overrides and isolates and the other characters escapeForTerminal escapes become \uXXXX on
+// their way to `target`. -o json, yaml and jsonpath print a server's strings as they are
+// (scripts parse them); on a terminal these would steer it or hide text. A character split
+// between writes is held until the next (at most two bytes).
+class UnicodeControlEscapingStream : public std::ostream {
+  public:
+    explicit UnicodeControlEscapingStream(std::ostream& target);
+    ~UnicodeControlEscapingStream() override;
+
+  private:
+    class Buffer : public std::streambuf {
+      public:
+        explicit Buffer(std::streambuf* target) : target_(target) {}
+        void finish();
+
+      protected:
+        int_type overflow(int_type c) override;
+        std::streamsize xsputn(const char* text, std::streamsize count) override;
+        int sync() override;
+
+      private:
+        bool put(std::string_view bytes);
+        std::streambuf* target_;
+        std::string held_;
+    };
+    Buffer buffer_;
+};
+
 }  // namespace rossoctl::ui
