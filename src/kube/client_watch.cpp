@@ -29,7 +29,8 @@ WatchEvent parseWatchEvent(std::string_view line) {
         throw Error(fmt::format("the server sent a watch event that is not JSON: {}",
                                 maskSecrets(line.substr(0, 80))));
     }
-    WatchEvent event{parsed["type"].get<std::string>(), parsed.value("object", json::object())};
+    WatchEvent event{parsed["type"].get<std::string>(), parsed.value("object", json::object()),
+                     line.size()};
     if (event.type == "ERROR") {
         const auto& codeField = event.object.contains("code") ? event.object["code"] : json();
         long code = codeField.is_number_integer() ? codeField.get<long>() : 500L;
