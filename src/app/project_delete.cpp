@@ -23,12 +23,13 @@ namespace resources = kube::resources;
 // Deletes one object unless it is already gone; `done` is what earlier deletes removed.
 void deleteIfPresent(Context& context, const ProjectDeleteRequest& request,
                      const kube::ResourceRef& ref, const std::string& ns, const std::string& name,
-                     std::vector<std::string>& done) {
+                     std::vector<std::string>& done, const std::string& preconditionUid = {}) {
     const std::string finishHint =
         fmt::format("run \"rossoctl project delete {} --yes\" again to finish", request.name);
     try {
         kube::DeleteOptions deleteOptions;
         deleteOptions.propagationPolicy = "Background";
+        if (!preconditionUid.empty()) deleteOptions.preconditionUid = preconditionUid;
         context.client().remove(ref, ns, name, deleteOptions);
     } catch (const kube::ApiError& error) {
         if (error.isNotFound()) return;
@@ -60,7 +61,8 @@ void deleteObjects(Context& context, const ProjectDeleteRequest& request) {
     if (discovery.isServed("project.openshift.io"))
         deleteIfPresent(context, request, resources::projects(), "", project, done);
     else
-        deleteIfPresent(context, request, resources::namespaces(), "", project, done);
+        deleteIfPresent(context, request, resources::namespaces(), "", project, done,
+                        request.namespaceUid);
 }
 
 // An adopted namespace: each object project create writes, when it is still rossoctl's (its
