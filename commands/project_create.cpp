@@ -108,7 +108,8 @@ void printObjects(app::Context& context, const ProjectCreateOptions& options, co
     for (const auto& object : objects) {
         std::string kind = object.value("kind", "");
         std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
-        context.out() << kind << '/' << object["metadata"].value("name", "") << '\n';
+        context.out() << kind << '/' << object.value("metadata", json::object()).value("name", "")
+                      << '\n';
     }
 }
 

@@ -73,10 +73,11 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
     // run
     kube::ExecRequest request;
     request.namespaceName = ns;
-    request.pod = pod["metadata"].value("name", "");
+    request.pod = pod.value("metadata", json::object()).value("name", "");
     request.container = options.container;
     if (request.container.empty()) {
-        const json containers = pod["spec"].value("containers", json::array());
+        const json containers =
+            pod.value("spec", json::object()).value("containers", json::array());
         if (!containers.empty()) request.container = containers.front().value("name", "");
     }
     request.command = options.command;

@@ -85,7 +85,7 @@ std::vector<std::string> selectSandboxes(app::Context& context, const kube::Reso
     list.labelSelector = options.selector;
     std::vector<std::string> names;
     for (const auto& item : context.client().list(ref, ns, list).value("items", json::array()))
-        names.push_back(item["metadata"].value("name", ""));
+        names.push_back(item.value("metadata", json::object()).value("name", ""));
     return names;
 }
 

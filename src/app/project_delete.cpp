@@ -89,12 +89,13 @@ void releaseAdopted(Context& context, const ProjectDeleteRequest& request) {
         try {
             const auto existing = client.getIfExists(ref, project, name);
             if (!existing) continue;
-            const json labels = (*existing)["metadata"].value("labels", json::object());
+            const json labels =
+                (*existing).value("metadata", json::object()).value("labels", json::object());
             if (labels.value(model::kManagedByLabel, "") != model::kManagedByValue) continue;
             verb = "delete";
             kube::DeleteOptions deleteOptions;
             deleteOptions.preconditionResourceVersion =
-                (*existing)["metadata"].value("resourceVersion", "");
+                (*existing).value("metadata", json::object()).value("resourceVersion", "");
             client.remove(ref, project, name, deleteOptions);
         } catch (const kube::ApiError& error) {
             if (error.isNotFound()) continue;
@@ -125,12 +126,12 @@ void waitUntilGone(Context& context, const ProjectDeleteRequest& request) {
     waitOptions.timeout = request.timeout;
     waitOptions.cancel = context.cancelFlag();
     std::string phase = "still there";
-    auto result =
-        kube::waitForObject(context.client(), context.clock(), resources::namespaces(), "", name,
-                            waitOptions, [&](const std::optional<json>& object) {
-                                if (object) phase = (*object)["status"].value("phase", phase);
-                                return !object;
-                            });
+    auto result = kube::waitForObject(
+        context.client(), context.clock(), resources::namespaces(), "", name, waitOptions,
+        [&](const std::optional<json>& object) {
+            if (object) phase = (*object).value("status", json::object()).value("phase", phase);
+            return !object;
+        });
     if (request.onWaiting) request.onWaiting(false);
     if (result.outcome == kube::WaitOutcome::Cancelled)
         throw Error(
