@@ -1,5 +1,6 @@
 // project create proves its default-deny live: where NetworkPolicy is not enforced (the local
-// cluster's switch: the node without its policy engine) it says so and exits 3; --no-check skips the proof.
+// cluster's switch: the node without its policy engine) it says so and exits 3; --no-check skips
+// the proof.
 #include <catch2/catch.hpp>
 #include <chrono>
 
