@@ -29,7 +29,8 @@ int runComplete(app::Context& context, CompleteOptions& options) {
             return 0;
         }
         for (const auto& item : objects.value("items", nlohmann::json::array()))
-            context.out() << item["metadata"].value("name", "") << suffix << '\n';
+            context.out() << item.value("metadata", nlohmann::json::object()).value("name", "")
+                          << suffix << '\n';
     } catch (...) {
         // Completion must never print errors into the user's command line.
     }

@@ -33,10 +33,10 @@ ui::Table garbageTable(const std::vector<app::gc::Garbage>& items, bool allNames
     table.headers = {"KIND", "NAME", "AGE", "REASON"};
     if (allNamespaces) table.headers.insert(table.headers.begin(), "NAMESPACE");
     for (const auto& item : items) {
-        std::vector<std::string> row = {item.ref.kind, ui::escapeForTerminal(item.name),
-                                        ui::formatAge(item.age),
-                                        ui::escapeForTerminal(item.reason)};
-        if (allNamespaces) row.insert(row.begin(), ui::escapeForTerminal(item.namespaceName));
+        // The printer escapes each cell: the names are the server's.
+        std::vector<std::string> row = {item.ref.kind, item.name, ui::formatAge(item.age),
+                                        item.reason};
+        if (allNamespaces) row.insert(row.begin(), item.namespaceName);
         table.rows.push_back(std::move(row));
     }
     return table;

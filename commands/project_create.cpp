@@ -14,6 +14,7 @@
 #include "rossoctl/app/project_dns.hpp"
 #include "rossoctl/app/project_write.hpp"
 #include "rossoctl/model/project.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -108,7 +109,8 @@ void printObjects(app::Context& context, const ProjectCreateOptions& options, co
     for (const auto& object : objects) {
         std::string kind = object.value("kind", "");
         std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
-        context.out() << kind << '/' << object["metadata"].value("name", "") << '\n';
+        context.out() << kind << '/' << object.value("metadata", json::object()).value("name", "")
+                      << '\n';
     }
 }
 
@@ -195,6 +197,8 @@ int proveEnforcement(app::Context& context, const ProjectCreateOptions& options,
                                                options.project.name, check);
     }
     const double seconds = static_cast<double>(result.took.count()) / 1000;
+    // The evidence quotes the check pod's output and the server's errors.
+    for (auto& line : result.evidence) line = ui::escapeErrorLine(line, context.utf8Terminal());
     if (result.verdict == app::Enforcement::Enforced) {
         context.err() << fmt::format(
             "Enforcement:    default-deny holds (checked live in {:.1f}s: {})\n", seconds,

@@ -69,8 +69,12 @@ int runProjectDelete(app::Context& context, ProjectDeleteOptions& options) {
     // run: the deletes and the wait are app::deleteProject's; each step is printed as it happens
     app::ProjectDeleteRequest request;
     request.name = options.name;
-    request.terminating = namespaceObject["status"].value("phase", "") == "Terminating";
+    request.terminating =
+        namespaceObject.value("status", nlohmann::json::object()).value("phase", "") ==
+        "Terminating";
     request.adopted = adopted;
+    request.namespaceUid =
+        namespaceObject.value("metadata", nlohmann::json::object()).value("uid", std::string{});
     request.wait = options.wait;
     request.timeout = timeout;
     request.onDeleted = [&](const std::string& object) { context.out() << object << " deleted\n"; };

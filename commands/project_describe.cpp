@@ -26,7 +26,8 @@ struct ProjectDescribeOptions {
 };
 
 std::string ageOf(app::Context& context, const json& object) {
-    auto created = kube::parseTimestamp(object["metadata"].value("creationTimestamp", ""));
+    auto created = kube::parseTimestamp(
+        object.value("metadata", json::object()).value("creationTimestamp", ""));
     if (!created) return "<unknown>";
     return ui::formatAge(
         std::chrono::duration_cast<std::chrono::seconds>(context.clock().now() - *created));
@@ -72,7 +73,7 @@ json gather(app::Context& context, const std::string& name) {
 }
 
 void printQuota(std::ostream& out, const json& quota) {
-    out << fmt::format("\nQuota {}:\n", quota["metadata"].value("name", ""));
+    out << fmt::format("\nQuota {}:\n", quota.value("metadata", json::object()).value("name", ""));
     ui::Table table{{"  RESOURCE", "USED", "HARD"}, {}, {}};
     const json used = quota.value("status", json::object()).value("used", json::object());
     const json hardLimits = quota.value("spec", json::object()).value("hard", json::object());
@@ -84,8 +85,10 @@ void printQuota(std::ostream& out, const json& quota) {
 }
 
 void printLimits(std::ostream& out, const json& limitRange) {
-    for (const auto& limit : limitRange["spec"].value("limits", json::array())) {
-        out << fmt::format("\nLimits {} (per {}):\n", limitRange["metadata"].value("name", ""),
+    for (const auto& limit :
+         limitRange.value("spec", json::object()).value("limits", json::array())) {
+        out << fmt::format("\nLimits {} (per {}):\n",
+                           limitRange.value("metadata", json::object()).value("name", ""),
                            limit.value("type", "Container"));
         ui::Table table{{"  RESOURCE", "DEFAULT LIMIT", "DEFAULT REQUEST", "MAX"}, {}, {}};
         for (const char* resource : {"cpu", "memory"}) {
@@ -142,7 +145,8 @@ void printHuman(app::Context& context, const json& info) {
     for (const auto& policy : info["policies"]) {
         std::string kind = policy.value("kind", "NetworkPolicy");
         std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
-        out << fmt::format("  {}/{}\n", kind, policy["metadata"].value("name", ""));
+        out << fmt::format("  {}/{}\n", kind,
+                           policy.value("metadata", json::object()).value("name", ""));
         for (const auto& line : policy["rossoctl.dev/allows"])
             out << "      " << line.get<std::string>() << '\n';
     }
@@ -158,9 +162,10 @@ void printHuman(app::Context& context, const json& info) {
             std::string reason;
             bool ready = model::sandboxReady(sandbox, &reason);
             std::string pod = model::sandboxPodName(sandbox);
-            table.rows.push_back({"  " + sandbox["metadata"].value("name", ""),
-                                  ready ? "True" : "False", reason.empty() ? "-" : reason,
-                                  pod.empty() ? "-" : pod, ageOf(context, sandbox)});
+            table.rows.push_back(
+                {"  " + sandbox.value("metadata", json::object()).value("name", ""),
+                 ready ? "True" : "False", reason.empty() ? "-" : reason, pod.empty() ? "-" : pod,
+                 ageOf(context, sandbox)});
         }
         ui::printTable(out, table, false, false);
     }

@@ -199,10 +199,12 @@ int runCp(app::Context& context, CpOptions& options) {
         remote.namespaceName.empty() ? context.namespaceName() : remote.namespaceName;
     const json pod = app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
                                             context.clock().now(), ns, remote.sandbox);
-    app::copy::PodTarget podTarget{ns, pod["metadata"].value("name", ""), options.container, {}};
+    app::copy::PodTarget podTarget{
+        ns, pod.value("metadata", json::object()).value("name", ""), options.container, {}};
     if (timeout.count() > 0) podTarget.deadline = context.clock().monotonic() + timeout;
     if (podTarget.container.empty()) {
-        const json containers = pod["spec"].value("containers", json::array());
+        const json containers =
+            pod.value("spec", json::object()).value("containers", json::array());
         if (!containers.empty()) podTarget.container = containers.front().value("name", "");
     }
     const auto info = app::copy::probe(context.client(), podTarget, remote.path);

@@ -73,10 +73,11 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
     // run
     kube::ExecRequest request;
     request.namespaceName = ns;
-    request.pod = pod["metadata"].value("name", "");
+    request.pod = pod.value("metadata", json::object()).value("name", "");
     request.container = options.container;
     if (request.container.empty()) {
-        const json containers = pod["spec"].value("containers", json::array());
+        const json containers =
+            pod.value("spec", json::object()).value("containers", json::array());
         if (!containers.empty()) request.container = containers.front().value("name", "");
     }
     request.command = options.command;
@@ -128,7 +129,8 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
     ttyOnTerminal ? session.finish() : podStdout.finish();
     podStderr.finish();
     if (!result.message.empty()) {
-        context.err() << "error: " << result.message << '\n';
+        context.err() << "error: " << ui::escapeErrorLine(result.message, context.utf8Terminal())
+                      << '\n';
         return kExitCannotStart;
     }
     if (result.exitCode == kExitKilled) {
@@ -136,7 +138,8 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
         const std::string why =
             app::whyContainerKilled(context.client(), ns, request.pod, request.container);
         if (!why.empty())
-            context.err() << "note: the command was killed (exit 137): " << why << '\n';
+            context.err() << "note: the command was killed (exit 137): "
+                          << ui::escapeErrorLine(why, context.utf8Terminal()) << '\n';
     }
     return result.exitCode;
 }

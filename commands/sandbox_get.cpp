@@ -21,7 +21,7 @@ std::vector<std::string> sandboxNames(kube::Client& client, const kube::Resource
     std::vector<std::string> names;
     try {
         for (const auto& item : client.list(ref, ns).value("items", nlohmann::json::array()))
-            names.push_back(item["metadata"].value("name", ""));
+            names.push_back(item.value("metadata", nlohmann::json::object()).value("name", ""));
     } catch (const kube::ApiError&) {
         // the message without a suggestion is still right
     }

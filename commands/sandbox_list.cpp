@@ -66,7 +66,8 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
         if (table) {
             auto page = app::sandboxTable(options.allNamespaces, options.includePool);
             for (const auto& sandbox : sandboxes) {
-                auto pod = podByOwner.find(sandbox["metadata"].value("uid", ""));
+                auto pod = podByOwner.find(
+                    sandbox.value("metadata", nlohmann::json::object()).value("uid", ""));
                 app::addSandboxRow(page, sandbox,
                                    pod == podByOwner.end() ? app::PodSummary{} : pod->second,
                                    context.clock().now(), options.allNamespaces);
@@ -113,7 +114,8 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
     PoolFilter pool{options.includePool};
     auto addRow = [&](const nlohmann::json& sandbox) {
         if (!pool.keep(sandbox)) return;
-        auto pod = podByOwner.find(sandbox["metadata"].value("uid", ""));
+        auto pod =
+            podByOwner.find(sandbox.value("metadata", nlohmann::json::object()).value("uid", ""));
         app::addSandboxRow(table, sandbox,
                            pod == podByOwner.end() ? app::PodSummary{} : pod->second, now,
                            options.allNamespaces);

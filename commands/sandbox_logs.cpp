@@ -52,7 +52,8 @@ int runLogs(app::Context& context, LogsOptions& options) {
     logs.onLog = [&](std::string_view bytes) { output.write(bytes); };
     logs.onNote = [&](const std::string& note) {
         output.finish();
-        context.err() << "note: " << note << '\n' << std::flush;
+        context.err() << "note: " << ui::escapeErrorLine(note, context.utf8Terminal()) << '\n'
+                      << std::flush;
     };
     const bool finished =
         app::streamSandboxLogs(context.client(), context.clock(), ref, ns, options.name, logs);

@@ -33,7 +33,7 @@ int runPortForward(app::Context& context, PortForwardOptions& options) {
     const auto pod =
         app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
                                context.clock().now(), plan.namespaceName, options.name);
-    plan.pod = pod["metadata"].value("name", "");
+    plan.pod = pod.value("metadata", nlohmann::json::object()).value("name", "");
     plan.podUid = app::uidOf(pod);
 
     // run

@@ -11,6 +11,7 @@
 #include "registry.hpp"
 #include "rossoctl/app/parallel.hpp"
 #include "rossoctl/model/validation.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -35,7 +36,7 @@ class RestartReporter {
     void step(const std::string& name, const std::string& text) {
         std::lock_guard lock(mutex_);
         if (!context_.streams().errIsTty) return;
-        drawProgress(fmt::format("sandbox/{}: {}", name, text));
+        drawProgress(fmt::format("sandbox/{}: {}", name, shown(text)));
     }
 
     void done(const std::string& line, const std::vector<std::string>& notes, bool failed) {
@@ -43,17 +44,21 @@ class RestartReporter {
         ++finished_;
         if (failed) ++failed_;
         clearProgress();
-        for (const auto& note : notes) context_.err() << "note: " << note << '\n';
+        for (const auto& note : notes) context_.err() << "note: " << shown(note) << '\n';
         if (failed)
-            context_.err() << "error: " << line << '\n';
+            context_.err() << "error: " << shown(line) << '\n';
         else
-            context_.out() << line << '\n' << std::flush;
+            context_.out() << shown(line) << '\n' << std::flush;
         if (context_.streams().errIsTty && finished_ < total_) drawProgress({});
     }
 
     size_t failed() const { return failed_; }
 
   private:
+    // Lines quote the server (pod names, conditions, its errors): none of it steers the terminal.
+    std::string shown(const std::string& text) const {
+        return ui::escapeErrorLine(text, context_.utf8Terminal());
+    }
     void drawProgress(const std::string& latest) {
         context_.err() << "\r\033[K" << fmt::format("restarting: {}/{} done", finished_, total_)
                        << (latest.empty() ? "" : " · " + latest) << std::flush;
@@ -80,7 +85,7 @@ std::vector<std::string> selectSandboxes(app::Context& context, const kube::Reso
     list.labelSelector = options.selector;
     std::vector<std::string> names;
     for (const auto& item : context.client().list(ref, ns, list).value("items", json::array()))
-        names.push_back(item["metadata"].value("name", ""));
+        names.push_back(item.value("metadata", json::object()).value("name", ""));
     return names;
 }
 

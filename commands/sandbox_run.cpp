@@ -183,7 +183,11 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
         callbacks.onStdout = [&](std::string_view bytes) { podStdout.write(bytes); };
         callbacks.onStderr = [&](std::string_view bytes) { podStderr.write(bytes); };
     }
-    callbacks.note = [&](const std::string& text) { context.err() << text << '\n'; };
+    // Notes quote the server (its errors, the names of pods it reaped): escaped on their way out.
+    const auto shown = [&](const std::string& text) {
+        return ui::escapeErrorLine(text, context.utf8Terminal());
+    };
+    callbacks.note = [&](const std::string& text) { context.err() << shown(text) << '\n'; };
     const app::run::RunClients clients{context.client(), [&] { return context.newClient(); },
                                        [&] { return context.newUncancellableClient(); }};
     const auto outcome =
@@ -221,12 +225,13 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     }
     const std::string podState = outcome.deleted || outcome.releasePending ? "deleted" : "kept";
     if (!outcome.killedWhy.empty())
-        context.err() << "note: the command was killed (exit 137): " << outcome.killedWhy << '\n';
+        context.err() << "note: the command was killed (exit 137): " << shown(outcome.killedWhy)
+                      << '\n';
     if (outcome.cancelled)
-        context.err() << fmt::format("interrupted; pod {} {}\n", outcome.pod, podState);
+        context.err() << fmt::format("interrupted; pod {} {}\n", shown(outcome.pod), podState);
     else if (outcome.timedOut)
         context.err() << fmt::format("error: the command ran longer than --timeout {}; pod {} {}\n",
-                                     options.timeout, outcome.pod, podState);
+                                     options.timeout, shown(outcome.pod), podState);
     // A failed collection is rossoctl's failure (125) unless the code's own status already
     // says the run failed (124, 137): a CI step never takes partial artifacts for a success.
     const bool ranThrough = !outcome.timedOut && outcome.exitCode != app::run::kExitKilled;
@@ -236,7 +241,7 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
             "{}: the artifacts in {} are partial ({} file{} kept): {}\n",
             failed ? "error" : "warning", ui::escapeForTerminal(options.artifacts),
             outcome.artifacts.size(), outcome.artifacts.size() == 1 ? "" : "s",
-            outcome.artifactsPartial);
+            shown(outcome.artifactsPartial));
     releaseAfterExit();
     return failed ? kExitRunFailed : outcome.exitCode;
 }

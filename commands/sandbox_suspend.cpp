@@ -7,6 +7,7 @@
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/model/validation.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -36,17 +37,21 @@ int runSuspend(app::Context& context, SuspendCommandOptions& options) {
 
     // run
     size_t failed = 0;
+    // Each line may quote the server (its error, a pod's name): escaped on its way out.
+    const auto shown = [&](const std::string& text) {
+        return ui::escapeErrorLine(text, context.utf8Terminal());
+    };
     app::setSandboxesSuspended(
         context.client(), context.clock(), ref, ns, names, suspend,
         [&](const app::SuspendResult& result) {
             if (!result.error.empty()) {
                 ++failed;
-                context.err() << "error: " << result.error << '\n' << std::flush;
+                context.err() << "error: " << shown(result.error) << '\n' << std::flush;
             } else {
-                context.out() << app::describeSuspend(result, options.suspend) << '\n'
+                context.out() << shown(app::describeSuspend(result, options.suspend)) << '\n'
                               << std::flush;
                 if (!result.lostFiles.empty())
-                    context.err() << "note: " << result.lostFiles << '\n' << std::flush;
+                    context.err() << "note: " << shown(result.lostFiles) << '\n' << std::flush;
             }
         });
     return failed > 0 ? kExitError : kExitOk;

@@ -60,7 +60,7 @@ std::vector<std::string> sandboxNames(app::Context& context, const kube::Resourc
     if (!options.all) return options.names;
     std::vector<std::string> names;
     for (const auto& item : context.client().list(ref, ns).value("items", json::array()))
-        names.push_back(item["metadata"].value("name", ""));
+        names.push_back(item.value("metadata", json::object()).value("name", ""));
     if (names.empty())
         throw Error(
             fmt::format("no sandboxes in namespace {}: nothing to verify; run \"rossoctl "

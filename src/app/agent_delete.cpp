@@ -11,7 +11,7 @@ namespace {
 using nlohmann::json;
 
 bool managedAgentObject(const json& object, const std::string& name) {
-    const json labels = object["metadata"].value("labels", json::object());
+    const json labels = object.value("metadata", json::object()).value("labels", json::object());
     return labels.value(model::kManagedByLabel, "") == model::kManagedByValue &&
            labels.value(model::kNameLabel, "") == name;
 }
@@ -59,7 +59,7 @@ void deleteAgent(Context& context, const AgentDeleteRequest& request,
     const auto parts = findAgentParts(context, ns, request.name);
     for (const auto& part : parts) {
         kube::DeleteOptions remove;
-        remove.preconditionUid = part.object["metadata"].value("uid", "");
+        remove.preconditionUid = part.object.value("metadata", json::object()).value("uid", "");
         remove.propagationPolicy = "Foreground";  // the workload's pods go before it does
         try {
             client.remove(part.ref, ns, request.name, remove);

@@ -101,7 +101,8 @@ std::optional<std::string> agentStartFailure(kube::Client& client, const std::st
     for (const auto& pod : pods) {
         if (terminating(pod)) continue;
         if (auto failure = model::podStartFailure(pod))
-            return fmt::format("pod {}: {}", pod["metadata"].value("name", ""), *failure);
+            return fmt::format("pod {}: {}",
+                               pod.value("metadata", json::object()).value("name", ""), *failure);
     }
     auto failure = eventFailure(client, ns, workload, since);
     if (!failure && type == model::WorkloadType::Sandbox)

@@ -27,7 +27,7 @@ BlockableWaitResult waitForSandboxPod(kube::Client& client, const Clock& clock, 
                                       const kube::CancelFlag* cancel) {
     const PodSelector selector = sandboxPodSelector(sandbox);
     const std::string uid = uidOf(sandbox);
-    const std::string ns = sandbox["metadata"].value("namespace", "");
+    const std::string ns = sandbox.value("metadata", json::object()).value("namespace", "");
     std::optional<std::string> cannotStart;
     auto waited = waitUnlessBlocked(
         clock, left, cancel,
@@ -86,9 +86,11 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
         std::optional<json> given;
         if (first) {
             // The object just read stands in for the first LIST: the watch starts there.
-            given = json{{"metadata",
-                          {{"resourceVersion", current["metadata"].value("resourceVersion", "")}}},
-                         {"items", json::array({current})}};
+            given =
+                json{{"metadata",
+                      {{"resourceVersion",
+                        current.value("metadata", json::object()).value("resourceVersion", "")}}},
+                     {"items", json::array({current})}};
             first = false;
         }
         auto waited = waitForObjectUnlessBlocked(

@@ -10,6 +10,7 @@
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod_status.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::app {
 
@@ -23,8 +24,8 @@ std::string managedSelector() {
 }
 
 std::string metadataString(const json& object, const char* key) {
-    if (!object.contains("metadata")) return "";
-    return object["metadata"].value(key, "");
+    if (!object.contains("metadata") || !object["metadata"].is_object()) return "";
+    return object.value("metadata", json::object()).value(key, "");
 }
 
 }  // namespace
@@ -154,7 +155,8 @@ std::vector<std::pair<std::string, PodSummary>> podsByOwner(kube::Client& client
     });
     std::vector<std::pair<std::string, PodSummary>> owned;
     for (const auto& pod : pods) {
-        for (const auto& owner : pod["metadata"].value("ownerReferences", json::array()))
+        for (const auto& owner :
+             pod.value("metadata", json::object()).value("ownerReferences", json::array()))
             if (owner.value("controller", false))
                 owned.emplace_back(owner.value("uid", ""), summarizePod(pod));
     }
@@ -203,7 +205,7 @@ std::map<std::string, PodSummary> podsOfUnreadyAgents(kube::Client& client, cons
     options.labelSelector = managedSelector();
     const json pods = client.list(kube::resources::pods(), ns, options)["items"];
     for (const auto& pod : pods) {
-        const json labels = pod["metadata"].value("labels", json::object());
+        const json labels = pod.value("metadata", json::object()).value("labels", json::object());
         const auto agent = byAgent.find(metadataString(pod, "namespace") + "/" +
                                         labels.value(model::kNameLabel, ""));
         if (agent != byAgent.end()) agent->second.push_back(pod);
@@ -231,7 +233,8 @@ bool waitUntilDeleted(kube::Client& client, const Clock& clock, const kube::Reso
 
 std::string sandboxOwner(const json& sandbox) {
     // A warm pool's Sandbox, or one a SandboxClaim took (the claim then controls it).
-    for (const auto& owner : sandbox["metadata"].value("ownerReferences", json::array()))
+    for (const auto& owner :
+         sandbox.value("metadata", json::object()).value("ownerReferences", json::array()))
         if (owner.value("controller", false))
             return owner.value("kind", "") + "/" + owner.value("name", "");
     return "<none>";
@@ -311,7 +314,7 @@ bool printObjects(std::ostream& out, ui::OutputFormat format, const std::vector<
                   bool single, bool showManagedFields) {
     if (format == ui::OutputFormat::Name) {
         for (const auto& agent : agents)
-            out << typeName(agent.kind.ref) << '/' << agent.name() << '\n';
+            out << typeName(agent.kind.ref) << '/' << ui::escapeForTerminal(agent.name()) << '\n';
         return true;
     }
     if (format != ui::OutputFormat::Json && format != ui::OutputFormat::Yaml) return false;

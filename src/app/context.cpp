@@ -21,11 +21,18 @@ bool localeIsUtf8In(const kube::Environment& env) {
 
 // Outside UTF-8 a terminal obeys bytes 0x80..0x9f as C1 controls: whatever any path writes to
 // it (a pod's bytes, a server's words, an escaper that assumed UTF-8) reaches it as escapes.
+// In UTF-8 the same characters come as two or three bytes: stdout on a terminal escapes them
+// too, as -o json/yaml/jsonpath print a server's strings unescaped (kept so in a pipe).
 Streams guardStreams(Streams streams, const kube::Environment& env,
                      std::unique_ptr<std::ostream>& out, std::unique_ptr<std::ostream>& err) {
-    if ((!streams.outIsTty && !streams.errIsTty) || localeIsUtf8In(env)) return streams;
-    if (streams.outIsTty) out = std::make_unique<ui::EightBitEscapingStream>(streams.out);
-    if (streams.errIsTty) err = std::make_unique<ui::EightBitEscapingStream>(streams.err);
+    if (!streams.outIsTty && !streams.errIsTty) return streams;
+    if (localeIsUtf8In(env)) {
+        if (!streams.outIsTty) return streams;
+        out = std::make_unique<ui::UnicodeControlEscapingStream>(streams.out);
+    } else {
+        if (streams.outIsTty) out = std::make_unique<ui::EightBitEscapingStream>(streams.out);
+        if (streams.errIsTty) err = std::make_unique<ui::EightBitEscapingStream>(streams.err);
+    }
     return Streams{streams.in,          out ? *out : streams.out, err ? *err : streams.err,
                    streams.inIsTty,     streams.outIsTty,         streams.errIsTty,
                    streams.inDescriptor};
@@ -122,11 +129,9 @@ int runAndReport(Context& context, const std::function<int(Context&)>& body) {
         // The reason and message are the server's (or a webhook's) words: the whole line is
         // escaped, its line breaks too, so none of it can pose as a line of rossoctl's own.
         const std::string reason = e.reason().empty() ? "Unknown" : e.reason().substr(0, 100);
-        std::string line = ui::escapeErrorText("Error from server (" + reason + "): " + e.what(),
-                                               context.utf8Terminal());
-        for (size_t at = 0; (at = line.find_first_of("\n\t", at)) != std::string::npos;)
-            line.replace(at, 1, line[at] == '\n' ? "\\n" : "\\t");
-        context.err() << line << '\n';
+        context.err() << ui::escapeErrorLine("Error from server (" + reason + "): " + e.what(),
+                                             context.utf8Terminal())
+                      << '\n';
         return kExitError;
     } catch (const UsageError& e) {
         report(context, "error: ", e.what());

@@ -99,7 +99,7 @@ json policy(const std::string& ns, const std::string& name, const std::string& i
 }
 
 std::string name(const json& object) {
-    return object["metadata"].value("name", "");
+    return object.value("metadata", json::object()).value("name", "");
 }
 
 enum class Connect { Connected, Failed, NoTool, NotRun };

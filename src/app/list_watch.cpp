@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <exception>
-#include <map>
 #include <mutex>
 #include <thread>
 
@@ -15,43 +14,17 @@ using nlohmann::json;
 void followList(kube::Client& client, const Clock& clock, const kube::ResourceRef& ref,
                 const std::string& ns, const std::string& selector, const kube::CancelFlag* cancel,
                 json list, bool watchOnly, const std::function<void(const json&)>& changed) {
-    // Keys as waitForSet makes them: names collide across namespaces.
-    auto keyOf = [&](const json& object) {
-        const json& meta = object["metadata"];
-        const std::string objectNs = meta.value("namespace", "");
-        const std::string name = meta.value("name", "");
-        return ns.empty() && !objectNs.empty() ? objectNs + "/" + name : name;
-    };
-    auto version = [](const json& object) {
-        return object["metadata"].value("resourceVersion", "");
-    };
-    std::map<std::string, json> seen;  // key → last object shown
-    for (const auto& object : list.value("items", json::array())) {
-        seen[keyOf(object)] = object;
-        if (!watchOnly) changed(object);
-    }
+    if (!watchOnly)
+        for (const auto& object : list.value("items", json::array())) changed(object);
+    // The wait's set is the one copy: each change comes as it is applied, never from a scan of
+    // the whole set per event (quadratic in the set's size).
     kube::WaitOptions wait;
     wait.labelSelector = selector;
     wait.cancel = cancel;
     wait.initialList = std::move(list);
     wait.keyByNamespace = ns.empty();
-    kube::waitForSet(client, clock, ref, ns, wait, [&](const kube::ObjectSet& objects) {
-        for (const auto& [key, object] : objects) {
-            auto known = seen.find(key);
-            if (known != seen.end() && version(known->second) == version(object)) continue;
-            seen[key] = object;
-            changed(object);
-        }
-        for (auto it = seen.begin(); it != seen.end();) {
-            if (objects.count(it->first)) {
-                ++it;
-                continue;
-            }
-            changed(it->second);  // deleted: its last state, as kubectl -w shows it
-            it = seen.erase(it);
-        }
-        return false;
-    });
+    wait.onChange = changed;
+    kube::waitForSet(client, clock, ref, ns, wait, [](const kube::ObjectSet&) { return false; });
 }
 
 void followAgents(kube::Client& client,

@@ -125,7 +125,8 @@ std::string podEnd(const std::optional<nlohmann::json>& pod, const PortForwardPl
     if (uidOf(*pod) != plan.podUid) return "pod " + plan.pod + " was replaced";
     if (podFinished(*pod) && terminating(*pod)) return "pod " + plan.pod + " was deleted";
     if (podFinished(*pod))
-        return "pod " + plan.pod + " has finished (" + (*pod)["status"].value("phase", "") + ")";
+        return "pod " + plan.pod + " has finished (" +
+               (*pod).value("status", nlohmann::json::object()).value("phase", "") + ")";
     return {};
 }
 

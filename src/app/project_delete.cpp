@@ -23,12 +23,13 @@ namespace resources = kube::resources;
 // Deletes one object unless it is already gone; `done` is what earlier deletes removed.
 void deleteIfPresent(Context& context, const ProjectDeleteRequest& request,
                      const kube::ResourceRef& ref, const std::string& ns, const std::string& name,
-                     std::vector<std::string>& done) {
+                     std::vector<std::string>& done, const std::string& preconditionUid = {}) {
     const std::string finishHint =
         fmt::format("run \"rossoctl project delete {} --yes\" again to finish", request.name);
     try {
         kube::DeleteOptions deleteOptions;
         deleteOptions.propagationPolicy = "Background";
+        if (!preconditionUid.empty()) deleteOptions.preconditionUid = preconditionUid;
         context.client().remove(ref, ns, name, deleteOptions);
     } catch (const kube::ApiError& error) {
         if (error.isNotFound()) return;
@@ -60,7 +61,8 @@ void deleteObjects(Context& context, const ProjectDeleteRequest& request) {
     if (discovery.isServed("project.openshift.io"))
         deleteIfPresent(context, request, resources::projects(), "", project, done);
     else
-        deleteIfPresent(context, request, resources::namespaces(), "", project, done);
+        deleteIfPresent(context, request, resources::namespaces(), "", project, done,
+                        request.namespaceUid);
 }
 
 // An adopted namespace: each object project create writes, when it is still rossoctl's (its
@@ -87,12 +89,13 @@ void releaseAdopted(Context& context, const ProjectDeleteRequest& request) {
         try {
             const auto existing = client.getIfExists(ref, project, name);
             if (!existing) continue;
-            const json labels = (*existing)["metadata"].value("labels", json::object());
+            const json labels =
+                (*existing).value("metadata", json::object()).value("labels", json::object());
             if (labels.value(model::kManagedByLabel, "") != model::kManagedByValue) continue;
             verb = "delete";
             kube::DeleteOptions deleteOptions;
             deleteOptions.preconditionResourceVersion =
-                (*existing)["metadata"].value("resourceVersion", "");
+                (*existing).value("metadata", json::object()).value("resourceVersion", "");
             client.remove(ref, project, name, deleteOptions);
         } catch (const kube::ApiError& error) {
             if (error.isNotFound()) continue;
@@ -123,12 +126,12 @@ void waitUntilGone(Context& context, const ProjectDeleteRequest& request) {
     waitOptions.timeout = request.timeout;
     waitOptions.cancel = context.cancelFlag();
     std::string phase = "still there";
-    auto result =
-        kube::waitForObject(context.client(), context.clock(), resources::namespaces(), "", name,
-                            waitOptions, [&](const std::optional<json>& object) {
-                                if (object) phase = (*object)["status"].value("phase", phase);
-                                return !object;
-                            });
+    auto result = kube::waitForObject(
+        context.client(), context.clock(), resources::namespaces(), "", name, waitOptions,
+        [&](const std::optional<json>& object) {
+            if (object) phase = (*object).value("status", json::object()).value("phase", phase);
+            return !object;
+        });
     if (request.onWaiting) request.onWaiting(false);
     if (result.outcome == kube::WaitOutcome::Cancelled)
         throw Error(

@@ -88,9 +88,12 @@ WriteResult writeObject(Context& context, const model::PlannedObject& planned, b
                                   {.dryRun = dryRun, .fieldManager = "rossoctl", .force = true});
         std::string outcome = "created";
         if (before) {
-            auto oldVersion = (*before)["metadata"].value("resourceVersion", "");
-            outcome = oldVersion == after["metadata"].value("resourceVersion", "") ? "unchanged"
-                                                                                   : "configured";
+            auto oldVersion =
+                (*before).value("metadata", json::object()).value("resourceVersion", "");
+            outcome =
+                oldVersion == after.value("metadata", json::object()).value("resourceVersion", "")
+                    ? "unchanged"
+                    : "configured";
         }
         result = {after, outcome};
     };
@@ -118,12 +121,13 @@ std::vector<std::string> pruneStale(Context& context, const model::ProjectPlan& 
         try {
             auto existing = context.client().getIfExists(candidate.ref, ns, name);
             if (!existing) continue;
-            auto labels = (*existing)["metadata"].value("labels", json::object());
+            auto labels =
+                (*existing).value("metadata", json::object()).value("labels", json::object());
             if (labels.value(model::kManagedByLabel, "") != model::kManagedByValue) continue;
             verb = "delete";
             kube::DeleteOptions deleteOptions;
             deleteOptions.preconditionResourceVersion =
-                (*existing)["metadata"].value("resourceVersion", "");
+                (*existing).value("metadata", json::object()).value("resourceVersion", "");
             context.client().remove(candidate.ref, ns, name, deleteOptions);
         } catch (const kube::ApiError& error) {
             if (error.isNotFound() || error.isConflict()) continue;

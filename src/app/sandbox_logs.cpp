@@ -259,7 +259,7 @@ class LogFollower {
             if (podFinished(pod) && state != "running") {
                 next = {Next::Ended, pod,
                         fmt::format("pod {} ended (phase {}) and is not recreated", podName,
-                                    pod["status"].value("phase", ""))};
+                                    pod.value("status", json::object()).value("phase", ""))};
                 return true;
             }
             // Still running: a cut stream goes on; a stream that ended quietly waits for the

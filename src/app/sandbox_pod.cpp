@@ -48,20 +48,23 @@ bool ownedBy(const json& object, const std::string& ownerUid) {
 }
 
 bool podReady(const json& pod) {
-    if (!pod.contains("status") || pod["status"].value("phase", "") != "Running") return false;
+    if (!pod.contains("status") ||
+        pod.value("status", json::object()).value("phase", "") != "Running")
+        return false;
     return kube::conditionTrue(pod, "Ready");
 }
 
 bool podFinished(const json& pod) {
     if (!pod.contains("status")) return false;
-    const std::string phase = pod["status"].value("phase", "");
+    const std::string phase = pod.value("status", json::object()).value("phase", "");
     return phase == "Succeeded" || phase == "Failed";
 }
 
 PodSelector sandboxPodSelector(const json& sandbox) {
     PodSelector selector;
     if (sandbox.contains("status") && sandbox["status"].is_object())
-        selector.labelSelector = sandbox["status"].value("selector", std::string{});
+        selector.labelSelector =
+            sandbox.value("status", json::object()).value("selector", std::string{});
     if (selector.labelSelector.empty())
         selector.fieldSelector = "metadata.name=" + model::sandboxPodName(sandbox);
     return selector;
@@ -99,7 +102,8 @@ bool podEnvDiffers(kube::Client& client, const json& sandbox, const json& templa
     if (!pod || !pod->contains("spec")) return false;
     const std::string name = templateContainer.value("name", "");
     const json wanted = templateContainer.value("env", json::array());
-    for (const auto& container : (*pod)["spec"].value("containers", json::array())) {
+    for (const auto& container :
+         (*pod).value("spec", json::object()).value("containers", json::array())) {
         if (container.value("name", "") == name)
             return container.value("env", json::array()) != wanted;
     }
@@ -211,10 +215,10 @@ json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
     if (!pod)
         throw Error(fmt::format("sandbox/{} has no pod; the Sandbox says {}", name,
                                 describeConditions(sandbox)));
-    const std::string phase = (*pod)["status"].value("phase", "Unknown");
+    const std::string phase = (*pod).value("status", json::object()).value("phase", "Unknown");
     if (phase != "Running")
         throw Error(fmt::format("sandbox/{}: pod {} is {}, not Running{}", name,
-                                (*pod)["metadata"].value("name", ""), phase,
+                                (*pod).value("metadata", json::object()).value("name", ""), phase,
                                 notRunningAdvice(*pod, ns, name)));
     return *pod;
 }

@@ -44,10 +44,11 @@ class Restart {
         for (const auto& pod : pods.owned) {
             oldUids_.insert(uidOf(pod));
             if (!terminating(pod) && podFinished(pod))
-                fail(fmt::format(
-                    "pod {} ended in phase {} and is not recreated (the sandbox has "
-                    "finished); create the sandbox again",
-                    pod["metadata"].value("name", ""), pod["status"].value("phase", "")));
+                fail(
+                    fmt::format("pod {} ended in phase {} and is not recreated (the sandbox has "
+                                "finished); create the sandbox again",
+                                pod.value("metadata", json::object()).value("name", ""),
+                                pod.value("status", json::object()).value("phase", "")));
         }
         auto target = currentPod(pods.owned);
         if (!target && pods.owned.empty()) {
@@ -215,7 +216,7 @@ class Restart {
             if (!ownedBy(pod, sandboxUid_) || oldUids_.count(uid) || terminating(pod)) continue;
             if (podFinished(pod)) {
                 failure = fmt::format("new pod {} ended in phase {}", podName,
-                                      pod["status"].value("phase", ""));
+                                      pod.value("status", json::object()).value("phase", ""));
                 return true;
             }
             if (auto cannotStart = model::podStartFailure(pod)) {

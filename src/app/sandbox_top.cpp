@@ -73,7 +73,8 @@ std::map<std::string, json> podsBySandbox(kube::Client& client, const std::strin
     const json list = client.list(kube::resources::pods(), ns, options);
     std::map<std::string, std::vector<json>> owned;
     for (const auto& pod : list.value("items", json::array())) {
-        for (const auto& owner : pod["metadata"].value("ownerReferences", json::array()))
+        for (const auto& owner :
+             pod.value("metadata", json::object()).value("ownerReferences", json::array()))
             if (owner.value("controller", false)) owned[owner.value("uid", "")].push_back(pod);
     }
     std::map<std::string, json> current;
@@ -125,11 +126,12 @@ std::vector<SandboxUsage> sandboxUsage(kube::Client& client, const TopRequest& r
     std::set<std::string> nodes;
     for (const auto& sandbox : sandboxes) {
         SandboxUsage row;
-        row.namespaceName = sandbox["metadata"].value("namespace", "");
-        row.sandbox = sandbox["metadata"].value("name", "");
+        const json metadata = sandbox.value("metadata", json::object());
+        row.namespaceName = metadata.value("namespace", "");
+        row.sandbox = metadata.value("name", "");
         auto pod = pods.find(uidOf(sandbox));
         if (pod != pods.end()) {
-            row.pod = pod->second["metadata"].value("name", "");
+            row.pod = pod->second.value("metadata", json::object()).value("name", "");
             row.podUid = uidOf(pod->second);
             row.node = pod->second.value("spec", json::object()).value("nodeName", "");
             if (!row.node.empty()) nodes.insert(row.node);

@@ -8,7 +8,9 @@
 #include <string_view>
 #include <utility>
 
+#include "rossoctl/kube/json_depth.hpp"
 #include "rossoctl/kube/transport.hpp"
+#include "rossoctl/terminal_escape.hpp"
 
 namespace rossoctl::kube {
 
@@ -127,8 +129,10 @@ std::vector<StatusCause> causesOf(const nlohmann::json& details) {
     if (it == details.end() || !it->is_array()) return causes;
     for (const auto& cause : *it) {
         if (!cause.is_object()) continue;
-        causes.push_back(StatusCause{stringField(cause, "reason"), stringField(cause, "message"),
-                                     stringField(cause, "field")});
+        causes.push_back(
+            StatusCause{escapeErrorLine(stringField(cause, "reason")),
+                        escapeErrorLine(scrubServerMessage(stringField(cause, "message"))),
+                        escapeErrorLine(stringField(cause, "field"))});
     }
     return causes;
 }
@@ -151,15 +155,20 @@ ApiError::ApiError(long code, std::string reason, std::string message,
       details_(std::move(details)) {}
 
 ApiError apiErrorFromResponse(long httpStatus, const std::string& body) {
-    nlohmann::json parsed = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+    // Too deep to copy safely: read as a body that is no Status (an excerpt).
+    nlohmann::json parsed = nestsDeeperThan(body)
+                                ? nlohmann::json()
+                                : nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
     if (looksLikeStatus(parsed)) {
         long code = httpStatus;
         if (auto it = parsed.find("code"); it != parsed.end() && it->is_number_integer()) {
             code = it->get<long>();
         }
-        std::string reason = stringField(parsed, "reason");
+        // The server's words reach every path that prints an error, not all of them the main
+        // handler: escaped here, once, into one line each.
+        std::string reason = escapeErrorLine(stringField(parsed, "reason").substr(0, 100));
         if (reason.empty()) reason = reasonForStatus(code);
-        std::string message = scrubServerMessage(stringField(parsed, "message"));
+        std::string message = escapeErrorLine(scrubServerMessage(stringField(parsed, "message")));
         if (message.empty()) message = genericMessage(code);
         nlohmann::json details = parsed.value("details", nlohmann::json::object());
         return ApiError(code, std::move(reason), std::move(message), causesOf(details), details);

@@ -8,6 +8,8 @@
 #include <cctype>
 #include <utility>
 
+#include "rossoctl/kube/json_depth.hpp"
+
 namespace rossoctl::kube {
 
 namespace {
@@ -153,6 +155,11 @@ HttpResponse Client::request(const std::string& method, const std::string& pathA
 
 json Client::parseBody(const HttpRequest& request, const HttpResponse& response) const {
     if (response.body.empty()) return json::object();
+    if (nestsDeeperThan(response.body))
+        throw Error(
+            fmt::format("the server sent a response to {} {} nested over {} levels deep; "
+                        "refused",
+                        request.method, request.url, kMaxJsonDepth));
     json parsed = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded()) {
         throw Error(fmt::format("the server sent a response to {} {} that is not JSON",

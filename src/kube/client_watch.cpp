@@ -6,6 +6,7 @@
 #include <string>
 
 #include "rossoctl/kube/client.hpp"
+#include "rossoctl/kube/json_depth.hpp"
 
 namespace rossoctl::kube {
 
@@ -20,6 +21,9 @@ bool isBlank(std::string_view line) {
 
 // One event line; throws ApiError for an ERROR event that carries a Status.
 WatchEvent parseWatchEvent(std::string_view line) {
+    if (nestsDeeperThan(line))
+        throw Error(fmt::format("the server sent a watch event nested over {} levels deep; refused",
+                                kMaxJsonDepth));
     json parsed = json::parse(line, nullptr, /*allow_exceptions=*/false);
     // Checked by type, so a malformed event is this one clean error, never a json exception.
     const bool wellFormed = parsed.is_object() && parsed.contains("type") &&
@@ -29,7 +33,8 @@ WatchEvent parseWatchEvent(std::string_view line) {
         throw Error(fmt::format("the server sent a watch event that is not JSON: {}",
                                 maskSecrets(line.substr(0, 80))));
     }
-    WatchEvent event{parsed["type"].get<std::string>(), parsed.value("object", json::object())};
+    WatchEvent event{parsed["type"].get<std::string>(), parsed.value("object", json::object()),
+                     line.size()};
     if (event.type == "ERROR") {
         const auto& codeField = event.object.contains("code") ? event.object["code"] : json();
         long code = codeField.is_number_integer() ? codeField.get<long>() : 500L;

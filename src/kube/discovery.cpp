@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "rossoctl/kube/json_depth.hpp"
+
 namespace rossoctl::kube {
 
 namespace {
@@ -68,7 +70,10 @@ std::optional<std::string> Discovery::readCache(const std::string& group) const 
     if (!in) return std::nullopt;
     std::stringstream text;
     text << in.rdbuf();
-    json entry = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    // The cache holds what a server sent: as deep a body is refused here as from the server.
+    json entry = nestsDeeperThan(text.str())
+                     ? json()
+                     : json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
     if (!entry.is_object() || !entry.contains("fetchedAt") || !entry.contains("body")) {
         return std::nullopt;
     }
@@ -116,7 +121,8 @@ std::optional<ApiGroupInfo> Discovery::group(const std::string& name) {
         }
         writeCache(name, *body);
     }
-    json parsed = json::parse(*body, nullptr, /*allow_exceptions=*/false);
+    json parsed =
+        nestsDeeperThan(*body) ? json() : json::parse(*body, nullptr, /*allow_exceptions=*/false);
     std::optional<ApiGroupInfo> info;
     if (parsed.is_object()) info = parseGroup(parsed);
     if (info && info->versions.empty()) info.reset();

@@ -15,6 +15,7 @@
 
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/base64.hpp"
+#include "rossoctl/kube/json_depth.hpp"
 #include "rossoctl/kube/websocket.hpp"
 
 namespace rossoctl::kube {
@@ -93,7 +94,7 @@ std::string stringAt(const json& object, const char* key) {
 
 // The exit code a Status on channel 3 reports (metav1.Status, reason NonZeroExitCode).
 void readStatus(const std::string& payload, ExecResult& result) {
-    auto status = json::parse(payload, nullptr, false);
+    auto status = nestsDeeperThan(payload) ? json() : json::parse(payload, nullptr, false);
     if (status.is_discarded() || !status.is_object()) {
         result.exitCode = 1;
         result.message = "unreadable exec status from the server";

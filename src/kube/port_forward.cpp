@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -28,22 +29,50 @@ constexpr int kDataChannel = 0;
 constexpr int kErrorChannel = 1;
 constexpr size_t kPortPrefixBytes = 2;
 
-// Frames go out whole: the pump thread (data) and the reader (pongs, close) both write.
+bool stopRequested(const CancelFlag* stop) {
+    return stop && stop->cancelled();
+}
+
+// What the last frame (Close, once the forward is over) may wait for the server to take it.
+constexpr int kLastFrameSlices = 5;
+
+// Frames go out whole: the pump thread (data) and the reader (pongs, close) both write. A frame
+// waits for the server to take it as long as the forward lives (back-pressure holds only this
+// connection's pump), but in slices: once the forward is over or stopped (Ctrl-C, the pod gone)
+// a server that stopped reading holds it no longer (TransportError Cancelled).
 class FrameWriter {
   public:
-    FrameWriter(UpgradedConnection& connection, Random& random)
-        : connection_(connection), random_(random) {}
+    FrameWriter(UpgradedConnection& connection, Random& random, const CancelFlag* stop,
+                const std::atomic<bool>& done, std::chrono::milliseconds slice)
+        : connection_(connection), random_(random), stop_(stop), done_(done), slice_(slice) {}
     void send(WsOpcode opcode, std::string_view payload) {
-        std::lock_guard lock(mutex_);
-        // No deadline: a forward lives until Ctrl-C or the pod goes, and a stalled peer only
-        // holds this connection's own pump (back-pressure), never another's.
-        connection_.write(encodeWsFrame(opcode, payload, random_.next()),
-                          std::chrono::milliseconds{0});
+        sendWhile(opcode, payload, [&] { return !done_.load() && !stopRequested(stop_); });
+    }
+    // The Close that ends a forward: a few slices, then given up.
+    void sendLast(WsOpcode opcode, std::string_view payload) {
+        int slices = 0;
+        sendWhile(opcode, payload, [&] { return slices++ < kLastFrameSlices; });
     }
 
   private:
+    void sendWhile(WsOpcode opcode, std::string_view payload,
+                   const std::function<bool()>& mayWait) {
+        std::lock_guard lock(mutex_);
+        const std::string frame = encodeWsFrame(opcode, payload, random_.next());
+        for (std::string_view left = frame; !left.empty();) {
+            if (!mayWait())
+                throw TransportError(TransportError::Kind::Cancelled,
+                                     "port-forward: the forward ended before the server read "
+                                     "what was sent to it");
+            left.remove_prefix(connection_.write(left, slice_));
+        }
+    }
+
     UpgradedConnection& connection_;
     Random& random_;
+    const CancelFlag* stop_;
+    const std::atomic<bool>& done_;
+    const std::chrono::milliseconds slice_;
     std::mutex mutex_;
 };
 
@@ -73,10 +102,6 @@ std::unique_ptr<UpgradedConnection> openStream(Client& client, const PortForward
         throw Error("port-forward: the server speaks no supported stream protocol (" +
                     boundedServerMessage(protocol, 60) + ")");
     return connection;
-}
-
-bool stopRequested(const CancelFlag* stop) {
-    return stop && stop->cancelled();
 }
 
 // Writes all of `bytes` to the local socket, waiting while its reader is slow. False when the
@@ -185,7 +210,7 @@ class StreamReader {
         if (frame.opcode == WsOpcode::Pong) return true;
         if (frame.opcode == WsOpcode::Close) {
             try {
-                writer_.send(WsOpcode::Close, payload.substr(0, 2));
+                writer_.sendLast(WsOpcode::Close, payload.substr(0, 2));
             } catch (const TransportError&) {
             }
             return false;
@@ -260,8 +285,8 @@ PortForwardResult forwardConnection(Client& client, const PortForwardRequest& re
     if (flags >= 0) ::fcntl(socket, F_SETFL, flags | O_NONBLOCK);
 
     PortForwardResult result;
-    FrameWriter writer(*connection, client.random());
     std::atomic<bool> done{false};
+    FrameWriter writer(*connection, client.random(), stop, done, limits.slice);
     StreamReader reader(request, socket, writer, stop, limits, done);
     WsFrameParser parser(limits.maxFrameBytes);
     std::exception_ptr failure;
@@ -309,7 +334,7 @@ PortForwardResult forwardConnection(Client& client, const PortForwardRequest& re
         // Ended from this side: say so to the server, which then stops dialing the pod's port.
         if (result.stopped || pump.localGone() || reader.localGone()) {
             try {
-                writer.send(WsOpcode::Close, std::string("\x03\xe8", 2));  // 1000: normal
+                writer.sendLast(WsOpcode::Close, std::string("\x03\xe8", 2));  // 1000: normal
             } catch (const std::exception&) {
             }
         }

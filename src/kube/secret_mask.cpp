@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "rossoctl/kube/json_depth.hpp"
 #include "rossoctl/kube/trace.hpp"
 
 namespace rossoctl::kube {
@@ -215,6 +216,8 @@ void maskStructured(nlohmann::json& value, bool secretItems = false) {
 }  // namespace
 
 std::string maskSecretsInBody(std::string_view body) {
+    // Masking walks the value recursively: too deep a body is masked as text.
+    if (nestsDeeperThan(body)) return maskSecrets(body);
     auto parsed = nlohmann::json::parse(body, nullptr, false);
     if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_array()))
         return maskSecrets(body);

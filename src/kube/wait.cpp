@@ -1,5 +1,7 @@
 #include "rossoctl/kube/wait.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace rossoctl::kube {
@@ -25,6 +27,90 @@ std::string keyOf(const json& object, bool byNamespace) {
     const std::string objectNs = object["metadata"].value("namespace", std::string{});
     return objectNs.empty() ? name : objectNs + "/" + name;
 }
+
+// The wait's ObjectSet, bounded: what each object costs is tracked so a server naming ever new
+// objects meets a cap, and each change is told to options.onChange (list -w) as it is applied,
+// without rescanning the set.
+class BoundedSet {
+  public:
+    BoundedSet(ObjectSet& objects, const WaitOptions& options, const ResourceRef& ref)
+        : objects_(objects), options_(options), ref_(ref) {}
+
+    // A (re-)list: the set becomes its items; a re-list tells what differs from the old set.
+    void replaceWith(const json& items, bool report) {
+        ObjectSet old = std::move(objects_);
+        objects_.clear();
+        bytes_.clear();
+        total_ = 0;
+        if (items.is_array())
+            for (const auto& item : items) {
+                if (!kept(item)) continue;
+                const std::string key = keyOf(item, options_.keyByNamespace);
+                keep(key, item, item.dump().size());
+                if (!report || !options_.onChange) continue;
+                auto before = old.find(key);
+                if (before == old.end() ||
+                    resourceVersionOf(before->second) != resourceVersionOf(item))
+                    options_.onChange(item);
+            }
+        if (report && options_.onChange)
+            for (const auto& [key, object] : old)
+                if (!objects_.count(key)) options_.onChange(object);  // its last state
+    }
+
+    // One watch event (not a BOOKMARK); false when it changed nothing the wait keeps.
+    bool apply(const WatchEvent& event) {
+        if (!kept(event.object)) return false;
+        const std::string key = keyOf(event.object, options_.keyByNamespace);
+        auto known = objects_.find(key);
+        if (event.type == "DELETED") {
+            if (known == objects_.end()) return false;
+            if (options_.onChange) options_.onChange(known->second);  // its last state
+            forget(key);
+            return true;
+        }
+        const bool changed = known == objects_.end() ||
+                             resourceVersionOf(known->second) != resourceVersionOf(event.object);
+        if (known != objects_.end()) forget(key);
+        keep(key, event.object, event.bytes);
+        if (changed && options_.onChange) options_.onChange(event.object);
+        return true;
+    }
+
+  private:
+    bool kept(const json& object) const {
+        return options_.onlyName.empty() || nameOf(object) == options_.onlyName;
+    }
+    void keep(const std::string& key, const json& object, size_t bytes) {
+        if (!objects_.count(key) && objects_.size() >= options_.maxObjects)
+            refuse(fmt::format("more than {} objects", options_.maxObjects));
+        if (total_ + bytes > options_.maxBytes)
+            refuse(fmt::format("more than {} MiB of objects", options_.maxBytes >> 20));
+        objects_[key] = object;
+        total_ += bytes;
+        bytes_[key] = bytes;
+    }
+    void forget(const std::string& key) {
+        auto size = bytes_.find(key);
+        if (size != bytes_.end()) {
+            total_ -= size->second;
+            bytes_.erase(size);
+        }
+        objects_.erase(key);
+    }
+    [[noreturn]] void refuse(const std::string& what) const {
+        throw Error(
+            fmt::format("the server named {} {} for this wait; refused (a server that ignores the "
+                        "selector, or a watch over too much: narrow it with -n or -l)",
+                        what, ref_.resource));
+    }
+
+    ObjectSet& objects_;
+    const WaitOptions& options_;
+    const ResourceRef& ref_;
+    std::map<std::string, size_t> bytes_;
+    size_t total_ = 0;
+};
 
 // A watch that outlives its server-side timeout by this much is a dead connection.
 constexpr std::chrono::seconds kWatchGrace{30};
@@ -75,6 +161,8 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
     auto cancelled = [&] { return options.cancel && options.cancel->cancelled(); };
 
     std::optional<json> given = options.initialList;
+    BoundedSet set(result.objects, options, ref);
+    bool listedBefore = false;  // a re-list reports its differences to onChange
     std::string version;
     bool needList = true;
     int failuresInARow = 0;
@@ -103,9 +191,9 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
                 listOptions.fieldSelector = options.fieldSelector;
                 json list = given ? std::move(*given) : client.list(ref, ns, listOptions);
                 given.reset();
-                result.objects.clear();
-                for (const auto& item : list.value("items", json::array()))
-                    result.objects[keyOf(item, options.keyByNamespace)] = item;
+                const auto items = list.find("items");
+                set.replaceWith(items != list.end() ? *items : json::array(), listedBefore);
+                listedBefore = true;
                 version = resourceVersionOf(list);
                 needList = false;
                 failuresInARow = 0;
@@ -136,11 +224,7 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
                     failuresInARow = 0;
                     const std::string eventVersion = resourceVersionOf(event.object);
                     if (!eventVersion.empty()) version = eventVersion;
-                    if (event.type == "BOOKMARK") return !cancelled();
-                    if (event.type == "DELETED")
-                        result.objects.erase(keyOf(event.object, options.keyByNamespace));
-                    else
-                        result.objects[keyOf(event.object, options.keyByNamespace)] = event.object;
+                    if (event.type == "BOOKMARK" || !set.apply(event)) return !cancelled();
                     satisfied = done(result.objects);
                     return !satisfied && !cancelled();
                 },
@@ -177,6 +261,7 @@ WaitResult waitForObject(Client& client, const Clock& clock, const ResourceRef& 
                          const std::string& ns, const std::string& name, WaitOptions options,
                          const ObjectPredicate& done) {
     options.fieldSelector = "metadata.name=" + name;
+    options.onlyName = name;
     return waitForSet(client, clock, ref, ns, options, [&](const ObjectSet& objects) {
         auto found = objects.find(name);
         if (found == objects.end()) return done(std::nullopt);

@@ -63,7 +63,7 @@ std::string hostCidr(const std::string& address) {
 std::string PlannedObject::displayName() const {
     std::string kind = ref.kind;
     std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
-    return kind + "/" + object["metadata"].value("name", "");
+    return kind + "/" + object.value("metadata", json::object()).value("name", "");
 }
 
 json buildProjectNamespace(const ProjectOptions& options) {

@@ -59,9 +59,10 @@ json buildAgentRuntime(const std::string& name, const std::string& namespaceName
 }
 
 bool sandboxReady(const json& sandbox, std::string* reason, std::string* message) {
-    const json conditions = sandbox.contains("status")
-                                ? sandbox["status"].value("conditions", json::array())
-                                : json::array();
+    const json conditions =
+        sandbox.contains("status")
+            ? sandbox.value("status", json::object()).value("conditions", json::array())
+            : json::array();
     for (const auto& condition : conditions) {
         if (condition.value("type", "") != "Ready") continue;
         if (reason) *reason = condition.value("reason", "");
@@ -74,10 +75,14 @@ bool sandboxReady(const json& sandbox, std::string* reason, std::string* message
 }
 
 std::string sandboxPodName(const json& sandbox) {
-    const json& metadata = sandbox["metadata"];
-    if (metadata.contains("annotations") &&
-        metadata["annotations"].contains("agents.x-k8s.io/pod-name"))
-        return metadata["annotations"]["agents.x-k8s.io/pod-name"].get<std::string>();
+    // The server's object: a missing or odd metadata is no name, never a read past the end.
+    if (!sandbox.is_object()) return "";
+    const json metadata = sandbox.value("metadata", json::object());
+    if (!metadata.is_object()) return "";
+    const json annotations = metadata.value("annotations", json::object());
+    const auto podName =
+        annotations.is_object() ? annotations.find("agents.x-k8s.io/pod-name") : annotations.end();
+    if (podName != annotations.end() && podName->is_string()) return podName->get<std::string>();
     return metadata.value("name", "");
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rossoctl/errors.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 #include "rossoctl/ui/yaml.hpp"
 
 namespace rossoctl::ui {
@@ -55,6 +56,28 @@ void widen(std::vector<size_t>& widths, const std::vector<size_t>& columns,
         if (i < row.size()) widths[i] = std::max(widths[i], visibleWidth(row[i]));
 }
 
+// The rows as shown: each cell escaped, then painted (the paint's escapes are the only ones).
+std::vector<std::vector<std::string>> shownRows(const Table& table) {
+    std::vector<std::vector<std::string>> rows;
+    rows.reserve(table.rows.size());
+    for (const auto& row : table.rows) {
+        auto& shown = rows.emplace_back();
+        shown.reserve(row.size());
+        for (const auto& cell : row) shown.push_back(escapeForTerminal(cell));
+    }
+    for (const auto& paint : table.paints)
+        if (paint.row < rows.size() && paint.column < rows[paint.row].size())
+            rows[paint.row][paint.column] =
+                ui::paint(paint.color, rows[paint.row][paint.column], true);
+    return rows;
+}
+
+std::vector<std::string> shownHeaders(const Table& table) {
+    std::vector<std::string> headers;
+    for (const auto& header : table.headers) headers.push_back(escapeForTerminal(header));
+    return headers;
+}
+
 // One line, each cell padded to its column's width and three spaces (none after the last).
 void printRow(std::ostream& out, const std::vector<size_t>& columns,
               const std::vector<size_t>& widths, const std::vector<std::string>& row) {
@@ -75,23 +98,27 @@ void printRow(std::ostream& out, const std::vector<size_t>& columns,
 
 void printTable(std::ostream& out, const Table& table, bool noHeaders, bool wide) {
     const auto columns = shownColumns(table, wide);
+    const auto headers = shownHeaders(table);
+    const auto rows = shownRows(table);
     std::vector<size_t> widths(table.headers.size(), 0);
-    if (!noHeaders) widen(widths, columns, table.headers);
-    for (const auto& row : table.rows) widen(widths, columns, row);
-    if (!noHeaders) printRow(out, columns, widths, table.headers);
-    for (const auto& row : table.rows) printRow(out, columns, widths, row);
+    if (!noHeaders) widen(widths, columns, headers);
+    for (const auto& row : rows) widen(widths, columns, row);
+    if (!noHeaders) printRow(out, columns, widths, headers);
+    for (const auto& row : rows) printRow(out, columns, widths, row);
 }
 
 void StreamingTable::print(const Table& table) {
     if (table.rows.empty()) return;
     const auto columns = shownColumns(table, wide_);
+    const auto rows = shownRows(table);
     if (widths_.empty()) {
+        const auto headers = shownHeaders(table);
         widths_.assign(table.headers.size(), 0);
-        if (!noHeaders_) widen(widths_, columns, table.headers);
-        for (const auto& row : table.rows) widen(widths_, columns, row);
-        if (!noHeaders_) printRow(out_, columns, widths_, table.headers);
+        if (!noHeaders_) widen(widths_, columns, headers);
+        for (const auto& row : rows) widen(widths_, columns, row);
+        if (!noHeaders_) printRow(out_, columns, widths_, headers);
     }
-    for (const auto& row : table.rows) printRow(out_, columns, widths_, row);
+    for (const auto& row : rows) printRow(out_, columns, widths_, row);
 }
 
 void printJson(std::ostream& out, const nlohmann::json& value) {
@@ -102,9 +129,22 @@ void printYaml(std::ostream& out, const nlohmann::json& value) {
     out << jsonToYaml(value);
 }
 
+namespace {
+
+// metadata.name, or "" when a server's object lacks it or holds something else there.
+std::string nameOf(const nlohmann::json& object) {
+    if (!object.is_object()) return "";
+    const auto metadata = object.find("metadata");
+    if (metadata == object.end() || !metadata->is_object()) return "";
+    const auto name = metadata->find("name");
+    return name != metadata->end() && name->is_string() ? name->get<std::string>() : "";
+}
+
+}  // namespace
+
 void printNames(std::ostream& out, const nlohmann::json& objects, const std::string& typeName) {
     auto one = [&](const nlohmann::json& object) {
-        out << typeName << '/' << object["metadata"].value("name", "") << '\n';
+        out << typeName << '/' << escapeForTerminal(nameOf(object)) << '\n';
     };
     if (objects.is_array()) {
         for (const auto& object : objects) one(object);

@@ -7,94 +7,6 @@
 #include <cstdint>
 
 namespace rossoctl::ui {
-namespace {
-
-// Length of the valid UTF-8 sequence at `text`, and its code point; 0 when invalid.
-size_t decodeUtf8(std::string_view text, uint32_t& codePoint) {
-    const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
-    const unsigned char lead = byte(0);
-    size_t length = 0;
-    uint32_t minimum = 0;
-    if (lead >= 0xC2 && lead <= 0xDF) {
-        length = 2, codePoint = lead & 0x1F, minimum = 0x80;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-        length = 3, codePoint = lead & 0x0F, minimum = 0x800;
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-        length = 4, codePoint = lead & 0x07, minimum = 0x10000;
-    } else {
-        return 0;
-    }
-    if (text.size() < length) return 0;
-    for (size_t i = 1; i < length; ++i) {
-        if ((byte(i) & 0xC0) != 0x80) return 0;
-        codePoint = (codePoint << 6) | (byte(i) & 0x3F);
-    }
-    if (codePoint < minimum || codePoint > 0x10FFFF || (codePoint >= 0xD800 && codePoint <= 0xDFFF))
-        return 0;
-    return length;
-}
-
-bool dangerousCodePoint(uint32_t c) {
-    return (c >= 0x80 && c <= 0x9F) ||                     // C1 controls (CSI, OSC...)
-           (c >= 0x200E && c <= 0x200F) ||                 // direction marks
-           (c >= 0x202A && c <= 0x202E) ||                 // bidirectional overrides
-           (c >= 0x2066 && c <= 0x2069) || c == 0x2028 ||  // isolates, line separator
-           c == 0x2029 || c == 0xFEFF;
-}
-
-// Error lines keep their breaks and tabs, and leave backslashes single: the text may quote
-// something escaped already, and doubling it would only garble it.
-enum class Escaping { Everything, ErrorText };
-
-std::string escape(std::string_view text, Escaping escaping, bool utf8) {
-    const bool errorText = escaping == Escaping::ErrorText;
-    std::string out;
-    out.reserve(text.size());
-    while (!text.empty()) {
-        const unsigned char c = static_cast<unsigned char>(text.front());
-        if (c >= 0x20 && c < 0x7F) {
-            if (c == '\\' && !errorText) out += '\\';
-            out += static_cast<char>(c);
-            text.remove_prefix(1);
-            continue;
-        }
-        if (c == '\n' || c == '\t' || c == '\r') {
-            if (errorText && c != '\r')
-                out += static_cast<char>(c);
-            else
-                out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r";
-            text.remove_prefix(1);
-            continue;
-        }
-        uint32_t codePoint = 0;
-        const size_t length = c >= 0x80 && utf8 ? decodeUtf8(text, codePoint) : 0;
-        if (length == 0) {
-            out += fmt::format("\\x{:02x}", c);
-            text.remove_prefix(1);
-        } else {
-            if (dangerousCodePoint(codePoint))
-                out += fmt::format("\\u{:04x}", codePoint);
-            else
-                out.append(text.substr(0, length));
-            text.remove_prefix(length);
-        }
-    }
-    return out;
-}
-
-}  // namespace
-
-std::string escapeForTerminal(std::string_view text) {
-    return escape(text, Escaping::Everything, true);
-}
-
-std::string escapeForTerminal(std::string_view text, bool utf8) {
-    return escape(text, Escaping::Everything, utf8);
-}
-
-std::string escapeErrorText(std::string_view text, bool utf8) {
-    return escape(text, Escaping::ErrorText, utf8);
-}
 
 bool localeIsUtf8(const std::string& lcAll, const std::string& lcCtype, const std::string& lang) {
     const std::string& locale = !lcAll.empty() ? lcAll : !lcCtype.empty() ? lcCtype : lang;
@@ -201,6 +113,88 @@ std::streamsize EightBitEscapingStream::Buffer::xsputn(const char* text, std::st
 
 int EightBitEscapingStream::Buffer::sync() {
     return target_->pubsync();
+}
+
+UnicodeControlEscapingStream::UnicodeControlEscapingStream(std::ostream& target)
+    : std::ostream(nullptr), buffer_(target.rdbuf()) {
+    rdbuf(&buffer_);
+}
+
+UnicodeControlEscapingStream::~UnicodeControlEscapingStream() {
+    buffer_.finish();
+}
+
+namespace {
+
+// The code point of the 2- or 3-byte UTF-8 sequence at `text` when it is one escapeForTerminal
+// escapes (C1, bidi, line separators, BOM), else 0. `text` holds the whole sequence.
+uint32_t escapedCodePointAt(std::string_view text) {
+    const auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+    if (byte(0) == 0xC2) return byte(1) >= 0x80 && byte(1) <= 0x9F ? byte(1) : 0;
+    if ((byte(1) & 0xC0) != 0x80 || (byte(2) & 0xC0) != 0x80) return 0;
+    const uint32_t c = ((byte(0) & 0x0Fu) << 12) | ((byte(1) & 0x3Fu) << 6) | (byte(2) & 0x3Fu);
+    const bool escaped = (c >= 0x200E && c <= 0x200F) || (c >= 0x2028 && c <= 0x202E) ||
+                         (c >= 0x2066 && c <= 0x2069) || c == 0xFEFF;
+    return escaped ? c : 0;
+}
+
+// The leads of every sequence escapedCodePointAt may name.
+constexpr std::string_view kLeads = "\xC2\xE2\xEF";
+
+}  // namespace
+
+bool UnicodeControlEscapingStream::Buffer::put(std::string_view bytes) {
+    const auto size = static_cast<std::streamsize>(bytes.size());
+    return bytes.empty() || target_->sputn(bytes.data(), size) == size;
+}
+
+std::streamsize UnicodeControlEscapingStream::Buffer::xsputn(const char* text,
+                                                             std::streamsize count) {
+    std::string joined;
+    std::string_view rest(text, static_cast<size_t>(count));
+    if (!held_.empty()) {
+        joined = std::move(held_) + std::string(rest);
+        held_.clear();
+        rest = joined;
+    }
+    while (!rest.empty()) {
+        const size_t lead = rest.find_first_of(kLeads);
+        if (!put(rest.substr(0, lead))) return 0;
+        if (lead == std::string_view::npos) break;
+        rest.remove_prefix(lead);
+        const size_t length = static_cast<unsigned char>(rest[0]) == 0xC2 ? 2 : 3;
+        if (rest.size() < length) {  // the rest of the character comes with the next write
+            held_.assign(rest);
+            break;
+        }
+        const uint32_t codePoint = escapedCodePointAt(rest);
+        if (codePoint != 0) {
+            if (!put(fmt::format("\\u{:04x}", codePoint))) return 0;
+            rest.remove_prefix(length);
+        } else {
+            if (!put(rest.substr(0, 1))) return 0;
+            rest.remove_prefix(1);
+        }
+    }
+    return count;
+}
+
+UnicodeControlEscapingStream::Buffer::int_type UnicodeControlEscapingStream::Buffer::overflow(
+    int_type c) {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    const char byte = traits_type::to_char_type(c);
+    return xsputn(&byte, 1) == 1 ? c : traits_type::eof();
+}
+
+int UnicodeControlEscapingStream::Buffer::sync() {
+    return target_->pubsync();
+}
+
+// What was held at the end is no character (a lone lead byte): shown escaped.
+void UnicodeControlEscapingStream::Buffer::finish() {
+    for (unsigned char c : held_) put(fmt::format("\\x{:02x}", c));
+    held_.clear();
+    target_->pubsync();
 }
 
 }  // namespace rossoctl::ui

@@ -120,6 +120,9 @@ bool allowedCsi(const std::string& sequence) {
             if (final == 'n')
                 return csi.numbers.size() == 1 && (csi.numbers[0] == 5 || csi.numbers[0] == 6);
             if (final == 'c') return noParameters(csi);
+            // Erase in display, but not 3: that erases the scrollback, the user's history.
+            if (final == 'J')
+                return std::find(csi.numbers.begin(), csi.numbers.end(), 3) == csi.numbers.end();
             return std::string_view("@ABCDEFGHIJKLMPSTXZ`adefgmrsu").find(final) !=
                    std::string_view::npos;
         case '?':
@@ -132,6 +135,14 @@ bool allowedCsi(const std::string& sequence) {
         default:
             return false;
     }
+}
+
+// The range RFC 3629 allows for the byte after `lead`: what lies outside is an overlong form
+// (E0 80..9F, F0 80..8F), a surrogate (ED A0..BF) or past U+10FFFF (F4 90..BF).
+bool validSecondByte(unsigned char lead, unsigned char second) {
+    const unsigned char low = lead == 0xe0 ? 0xa0 : lead == 0xf0 ? 0x90 : 0x80;
+    const unsigned char high = lead == 0xed ? 0x9f : lead == 0xf4 ? 0x8f : 0xbf;
+    return second >= low && second <= high;
 }
 
 // ESC and its final (and intermediates): save and restore the cursor, the keypad modes,
@@ -168,7 +179,11 @@ void TtySessionFilter::step(char c, std::string& out) {
             // would obey a raw C1 control.
             break;
         case State::Utf8:
-            if (byte < 0x80 || byte > 0xbf) {  // cut short: the held bytes go, c starts again
+            // Cut short, or a second byte no valid character has: the held bytes go, c starts
+            // again (a continuation byte on its own is then dropped too).
+            if (byte < 0x80 || byte > 0xbf ||
+                (pending_.size() == 1 &&
+                 !validSecondByte(static_cast<unsigned char>(pending_[0]), byte))) {
                 state_ = State::Text;
                 pending_.clear();
                 step(c, out);
@@ -249,13 +264,13 @@ std::string TtySessionFilter::finish() {
     state_ = State::Text;
     // What a program may have left on: the alternate screen, a soft reset (DECSTR), the scroll
     // region, origin mode, autowrap, insert and newline modes, cursor keys and keypad, reverse
-    // video, every mouse and focus report, bracketed paste, modifyOtherKeys, kitty's keyboard
-    // flags, the cursor's shape, the character sets, then the cursor shown and colours reset.
-    // One mode per sequence: a terminal that does not know one stops there (libvterm does;
+    // video, every mouse and focus report, bracketed paste, the XTMODKEYS modifiers, kitty's
+    // keyboard flags, the cursor's shape, the character sets, then the cursor shown and colours
+    // reset. One mode per sequence: a terminal that does not know one stops there (libvterm does;
     // fuzzing against it found mouse reports left on behind an unknown mode 9).
     return "\x1b[?1049l\x1b[!p\x1b[r\x1b[?6l\x1b[?7h\x1b[4l\x1b[20l\x1b[?1l\x1b>\x1b[?5l"
            "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?9l"
-           "\x1b[?1001l\x1b[?1016l\x1b[?1004l\x1b[?2004l\x1b[>4m"
+           "\x1b[?1001l\x1b[?1016l\x1b[?1004l\x1b[?2004l\x1b[>0m\x1b[>1m\x1b[>2m\x1b[>4m"
            "\x1b[<99u\x1b[0 q\x0f\x1b(B\x1b)B\x1b*B\x1b+B\x1b[?25h\x1b[0m";
 }
 

@@ -20,6 +20,9 @@ bool readsAsOtherTypeInYaml11(const std::string& text) {
     static const std::regex timestamp(
         R"(\d{4}-\d\d?-\d\d?([Tt ]|\s+)?(\d\d?:\d\d:\d\d(\.\d*)?\s*(Z|[-+]\d\d?(:\d\d)?)?)?)");
     static const std::regex boolean("y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF");
+    // std::regex recurses per character (a date and a million spaces overflowed the stack); no
+    // timestamp or boolean is this long.
+    if (text.size() > 64) return false;
     return std::regex_match(text, timestamp) || std::regex_match(text, boolean);
 }
 

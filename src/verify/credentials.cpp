@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <regex>
+#include <cctype>
+#include <string_view>
 
 #include "rossoctl/kube/base64.hpp"
+#include "rossoctl/kube/json_depth.hpp"
 #include "rossoctl/verify/pod_checks.hpp"
 
 namespace rossoctl::verify {
@@ -33,25 +35,107 @@ const json& items(const json& object, const char* key) {
 const char* kContainerKinds[] = {"initContainers", "containers", "ephemeralContainers"};
 
 // A JWT's claims (its middle part, base64url without padding), or null.
-json jwtClaims(const std::string& payload) {
-    std::string standard = payload;
+json jwtClaims(std::string_view payload) {
+    std::string standard(payload);
     std::replace(standard.begin(), standard.end(), '-', '+');
     std::replace(standard.begin(), standard.end(), '_', '/');
     while (standard.size() % 4 != 0) standard += '=';
     const auto decoded = kube::base64Decode(standard);
-    if (!decoded) return nullptr;
+    if (!decoded || kube::nestsDeeperThan(*decoded)) return nullptr;
     json claims = json::parse(*decoded, nullptr, false);
-    return claims.is_object() ? claims : json();
+    return claims.is_object() ? std::move(claims) : json();
+}
+
+// The scanners below are plain loops, linear in the value, not std::regex: its recursion per
+// character overflowed the stack ("eyJ" and 50,000 letters), and a value the pod controls must
+// be scanned whole, never cut, or a token past the cut would pass.
+
+bool isBase64Url(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_';
+}
+bool isSpace(char c) {
+    return std::isspace(static_cast<unsigned char>(c)) != 0;
+}
+size_t base64UrlRunEnd(std::string_view text, size_t from) {
+    while (from < text.size() && isBase64Url(text[from])) ++from;
+    return from;
+}
+
+// The claims part of each JWT-shaped run in `text`, left to right, as the search
+// eyJ[A-Za-z0-9_-]+\.(eyJ[A-Za-z0-9_-]+)\.[A-Za-z0-9_-]* finds them.
+std::vector<std::string_view> jwtPayloads(std::string_view text) {
+    std::vector<std::string_view> payloads;
+    for (size_t at = text.find("eyJ"); at != std::string_view::npos; at = text.find("eyJ", at)) {
+        const size_t headerEnd = base64UrlRunEnd(text, at + 3);
+        // Every start inside the header's run ends at the same place, so fails the same way.
+        if (headerEnd == at + 3 || headerEnd >= text.size() || text[headerEnd] != '.') {
+            at = std::max(at + 1, headerEnd);
+            continue;
+        }
+        const size_t claims = headerEnd + 1;
+        const size_t claimsEnd =
+            text.compare(claims, 3, "eyJ") == 0 ? base64UrlRunEnd(text, claims + 3) : claims;
+        if (claimsEnd == claims || claimsEnd == claims + 3 || claimsEnd >= text.size() ||
+            text[claimsEnd] != '.') {
+            at = claims;  // the claims part may itself start a token
+            continue;
+        }
+        payloads.push_back(text.substr(claims, claimsEnd - claims));
+        at = base64UrlRunEnd(text, claimsEnd + 1);
+    }
+    return payloads;
+}
+
+// Whether `key` (quoted or not) opens a line or follows '{' or ',' (spaces between), then
+// a colon: a YAML or JSON mapping's key, as (^|\n|[{,])\s*("key"|key)\s*: matches it.
+bool hasMappingKey(std::string_view text, std::string_view key) {
+    auto keyAt = [&](size_t at) {
+        size_t end = at;
+        if (text.compare(at, key.size(), key) == 0) {
+            end = at + key.size();
+        } else if (at < text.size() && text[at] == '"' &&
+                   text.compare(at + 1, key.size(), key) == 0 &&
+                   text.compare(at + 1 + key.size(), 1, "\"") == 0) {
+            end = at + key.size() + 2;
+        } else {
+            return false;
+        }
+        while (end < text.size() && isSpace(text[end])) ++end;
+        return end < text.size() && text[end] == ':';
+    };
+    bool afterAnchor = true;  // the start of the text, a line, or '{' / ',' with spaces after
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (afterAnchor && !isSpace(c) && keyAt(i)) return true;
+        if (c == '\n' || c == '{' || c == ',')
+            afterAnchor = true;
+        else if (!isSpace(c))
+            afterAnchor = false;
+    }
+    return false;
+}
+
+// Whether a word that names a credential in a kubeconfig's user is followed by a colon
+// (a closing quote and spaces between), anywhere: ("?)(token|...)("?)\s*: as a search.
+bool hasCredentialKey(std::string_view text) {
+    static constexpr std::string_view kWords[] = {
+        "token", "tokenFile", "client-key", "client-key-data", "password", "exec", "auth-provider"};
+    for (size_t i = 0; i < text.size(); ++i) {
+        for (const auto word : kWords) {
+            if (text.compare(i, word.size(), word) != 0) continue;
+            size_t end = i + word.size();
+            if (end < text.size() && text[end] == '"') ++end;
+            while (end < text.size() && isSpace(text[end])) ++end;
+            if (end < text.size() && text[end] == ':') return true;
+        }
+    }
+    return false;
 }
 
 // A kubeconfig (YAML or JSON) whose users hold something that authenticates.
-bool isKubeconfigWithCredentials(const std::string& value) {
-    static const std::regex users(R"((^|\n|[{,])\s*("users"|users)\s*:)");
-    static const std::regex clusters(R"((^|\n|[{,])\s*("clusters"|clusters)\s*:)");
-    static const std::regex secret(
-        R"(("?)(token|tokenFile|client-key|client-key-data|password|exec|auth-provider)("?)\s*:)");
-    return std::regex_search(value, users) && std::regex_search(value, clusters) &&
-           std::regex_search(value, secret);
+bool isKubeconfigWithCredentials(std::string_view value) {
+    return hasMappingKey(value, "users") && hasMappingKey(value, "clusters") &&
+           hasCredentialKey(value);
 }
 
 }  // namespace
@@ -90,10 +174,9 @@ std::vector<std::pair<std::string, std::string>> referencedSources(const json& p
 }
 
 CredentialShape credentialShape(const std::string& value, const std::string& clusterIssuer) {
-    static const std::regex jwt(R"(eyJ[A-Za-z0-9_-]+\.(eyJ[A-Za-z0-9_-]+)\.[A-Za-z0-9_-]*)");
     CredentialShape shape;
-    for (std::sregex_iterator it(value.begin(), value.end(), jwt), end; it != end; ++it) {
-        const json claims = jwtClaims((*it)[1].str());
+    for (const auto payload : jwtPayloads(value)) {
+        const json claims = jwtClaims(payload);
         if (!claims.is_object()) continue;
         const std::string issuer = text(claims, "iss");
         const std::string subject = text(claims, "sub");

@@ -67,11 +67,10 @@ std::string partText(const char* which, const Finding& finding) {
 namespace {
 
 // pass green, fail red, unproven yellow: the column a reviewer scans first.
-std::string paintedVerdict(Verdict verdict, bool color) {
-    const ui::Color hue = verdict == Verdict::Pass   ? ui::Color::Green
-                          : verdict == Verdict::Fail ? ui::Color::Red
-                                                     : ui::Color::Yellow;
-    return ui::paint(hue, verdictName(verdict), color);
+ui::Color verdictColor(Verdict verdict) {
+    return verdict == Verdict::Pass   ? ui::Color::Green
+           : verdict == Verdict::Fail ? ui::Color::Red
+                                      : ui::Color::Yellow;
 }
 
 }  // namespace
@@ -91,12 +90,15 @@ void printReportTable(std::ostream& out, const SandboxReport& report, bool noHea
     table.headers = {"CHECK", "RESULT", "EVIDENCE"};
     for (const auto& check : report.checks) {
         bool first = true;
+        // The printer escapes every cell (evidence quotes the pod), then paints the verdict.
         auto row = [&](const std::string& evidence) {
-            table.rows.push_back({first ? checkTitle(check.kind) : "",
-                                  first ? paintedVerdict(check.verdict(), color) +
-                                              (check.required ? "" : " (not required)")
-                                        : "",
-                                  ui::escapeForTerminal(evidence)});
+            if (first && color)
+                table.paints.push_back({table.rows.size(), 1, verdictColor(check.verdict())});
+            table.rows.push_back(
+                {first ? checkTitle(check.kind) : "",
+                 first ? verdictName(check.verdict()) + (check.required ? "" : " (not required)")
+                       : "",
+                 evidence});
             first = false;
         };
         for (const auto& line : check.staticPart.evidence) row("static: " + line);
@@ -106,12 +108,15 @@ void printReportTable(std::ostream& out, const SandboxReport& report, bool noHea
                 line);
         if (first) row("");
     }
-    out << fmt::format("sandbox/{} (namespace {}, pod {}, container {})\n", report.name,
-                       report.namespaceName, report.pod, report.container);
+    // The pod's and container's names are the server's.
+    out << ui::escapeErrorLine(fmt::format("sandbox/{} (namespace {}, pod {}, container {})",
+                                           report.name, report.namespaceName, report.pod,
+                                           report.container))
+        << '\n';
     ui::printTable(out, table, noHeaders, false);
     for (const auto& problem : report.runProblems)
         out << "run problem (not the sandbox's): " << ui::escapeForTerminal(problem) << '\n';
-    out << summaryLine(report) << '\n';
+    out << ui::escapeErrorLine(summaryLine(report)) << '\n';
 }
 
 json reportJson(const SandboxReport& report) {

@@ -211,6 +211,23 @@ TEST_CASE("project delete removes the rules, then the namespace, and watches it 
     CHECK(watch.url.find("fieldSelector=metadata.name%3Dteam1") != std::string::npos);
 }
 
+TEST_CASE("project delete deletes only the namespace it checked (its UID as precondition)",
+          "[project][command][hostile]") {
+    TestHost host;
+    json checked = projectNamespace("team1");
+    checked["metadata"]["uid"] = "uid-checked";
+    host.server.onJson("GET", kNamespaces + "/team1", 200, checked);
+    for (const std::string& path :
+         {kNamespaces + "/team1/limitranges/sandbox-limits",
+          kNamespaces + "/team1/resourcequotas/sandbox-quota", kNamespaces + "/team1"})
+        host.server.on("DELETE", path, 200, "{}");
+    REQUIRE(host.run({"project", "delete", "team1", "--yes", "--wait=false"}) == 0);
+    const auto deletes = host.server.requestsTo("DELETE", kNamespaces + "/team1");
+    REQUIRE(deletes.size() == 1);
+    const json options = json::parse(deletes[0].body);
+    CHECK(options["preconditions"]["uid"] == "uid-checked");
+}
+
 TEST_CASE("project delete says how long it waited when the namespace stays", "[project][command]") {
     TestHost host;
     host.server.latency = std::chrono::seconds(5);

@@ -15,9 +15,11 @@ using rossoctl::testing::ClientFixture;
 namespace {
 
 json runPod(const std::string& name, const std::string& phase, const std::string& owner) {
-    json pod = {
-        {"metadata", {{"name", name}, {"uid", "uid-" + name}, {"labels", {{kRunLabel, "true"}}}}},
-        {"status", {{"phase", phase}}}};
+    json pod = {{"metadata",
+                 {{"name", name},
+                  {"uid", "uid-" + name},
+                  {"labels", {{kRunLabel, "true"}, {"app.kubernetes.io/managed-by", "rossoctl"}}}}},
+                {"status", {{"phase", phase}}}};
     if (!owner.empty()) pod["metadata"]["annotations"][kRunOwnerAnnotation] = owner;
     return pod;
 }
@@ -116,4 +118,15 @@ TEST_CASE("the reaper keeps a live run of another machine that shares this hostn
     fixture.server.reply(200, R"({"kind":"Status","status":"Success"})");
     CHECK(reapLeftoverRunPods(*fixture.client, "team1").empty());
     CHECK(fixture.server.requests.size() == 1);  // the LIST, no DELETE
+}
+
+TEST_CASE("the reaper takes only pods with rossoctl's managed-by label besides the run label",
+          "[run][fault][hostile]") {
+    json foreign = runPod("foreign", "Failed", "gone");
+    foreign["metadata"]["labels"].erase("app.kubernetes.io/managed-by");
+    json other = runPod("other", "Failed", "gone");
+    other["metadata"]["labels"]["app.kubernetes.io/managed-by"] = "someone-else";
+    CHECK_FALSE(isLeftoverRunPod(foreign, ownerAlive));
+    CHECK_FALSE(isLeftoverRunPod(other, ownerAlive));
+    CHECK(isLeftoverRunPod(runPod("ours", "Failed", "gone"), ownerAlive));
 }

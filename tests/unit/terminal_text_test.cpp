@@ -173,3 +173,24 @@ TEST_CASE("outside a UTF-8 locale every byte from 0x80 up is escaped or dropped"
     CHECK_FALSE(localeIsUtf8("POSIX", "", "en_US.UTF-8"));
     CHECK_FALSE(localeIsUtf8("", "", ""));
 }
+
+TEST_CASE(
+    "a TTY session drops overlong and surrogate UTF-8, scrollback erase, and resets every "
+    "XTMODKEYS modifier",
+    "[ui][tty][hostile]") {
+    rossoctl::ui::TtySessionFilter filter;
+    // RFC 3629's second bytes: E0 80..9F overlong, ED A0..BF surrogates, F0 80..8F overlong,
+    // F4 90.. past U+10FFFF. Each is dropped whole; valid neighbours stay.
+    CHECK(filter.feed("a\xe0\x80\xafz") == "az");
+    CHECK(filter.feed("b\xed\xa0\x80z") == "bz");
+    CHECK(filter.feed("c\xf0\x8f\xbf\xbfz") == "cz");
+    CHECK(filter.feed("d\xf4\x90\x80\x80z") == "dz");
+    CHECK(filter.feed("\xe0\xa0\x80\xed\x9f\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf") ==
+          "\xe0\xa0\x80\xed\x9f\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf");
+    // CSI 3 J erases the user's scrollback; CSI J, 1 J and 2 J stay.
+    CHECK(filter.feed("\x1b[3J\x1b[2;3J\x1b[J\x1b[2J") == "\x1b[J\x1b[2J");
+    // modifyOtherKeys and its siblings (>0m..>4m) may be left on by the program: all reset.
+    const std::string reset = filter.finish();
+    for (const char* sequence : {"\x1b[>0m", "\x1b[>1m", "\x1b[>2m", "\x1b[>4m"})
+        CHECK(reset.find(sequence) != std::string::npos);
+}

@@ -15,6 +15,9 @@ struct ProjectDeleteRequest {
     // The namespace was adopted (project_write.hpp): only rossoctl's objects in it and its
     // labels and annotations on it go; the namespace and everything else in it stay.
     bool adopted = false;
+    // The UID of the namespace that was checked (a project of rossoctl's): the delete carries
+    // it as a precondition, so a namespace made anew under the name meanwhile is not deleted.
+    std::string namespaceUid;
     bool wait = true;
     std::chrono::milliseconds timeout{0};  // of the wait; 0 = none
     // Called as each object is deleted ("limitrange/sandbox-limits"), so it is printed then.

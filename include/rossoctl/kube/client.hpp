@@ -51,6 +51,7 @@ struct WriteOptions {
 struct WatchEvent {
     std::string type;  // ADDED MODIFIED DELETED BOOKMARK ERROR
     json object;
+    size_t bytes = 0;  // of the event's line: what keeping the object costs, roughly
 };
 
 // Requests sent, for benchmarks and `-v`; counted per client.

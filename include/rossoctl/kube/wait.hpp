@@ -50,6 +50,16 @@ struct WaitOptions {
     ReconnectBackoff reconnect;
     // Key the set by "ns/name": for a wait over every namespace, where names collide.
     bool keyByNamespace = false;
+    // Only the object of this name is kept (a server may ignore the field selector); "" = all.
+    std::string onlyName;
+    // What the set may hold, as a server chooses what a watch names: past either cap the wait
+    // fails with an error saying so, rather than keep all a hostile server sends.
+    size_t maxObjects = 20'000;
+    size_t maxBytes = size_t{256} << 20;  // of the objects' JSON
+    // Called with each object that changed (a new resourceVersion), or the last state of one
+    // deleted, as the set changes; a re-list reports what differs from the set it replaced.
+    // Not for the first list. For `list -w`, which shows every change.
+    std::function<void(const nlohmann::json& object)> onChange;
 };
 
 enum class WaitOutcome { Satisfied, TimedOut, Cancelled };
@@ -71,7 +81,8 @@ using ObjectPredicate = std::function<bool(const std::optional<nlohmann::json>& 
 WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref,
                       const std::string& ns, const WaitOptions& options, const SetPredicate& done);
 
-// Waits until `done` holds for the one object named `name` (a metadata.name field selector).
+// Waits until `done` holds for the one object named `name` (a metadata.name field selector;
+// objects of other names are ignored, whatever the server sends).
 WaitResult waitForObject(Client& client, const Clock& clock, const ResourceRef& ref,
                          const std::string& ns, const std::string& name, WaitOptions options,
                          const ObjectPredicate& done);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "rossoctl/ui/color.hpp"
+
 namespace rossoctl::ui {
 
 enum class OutputFormat { Table, Wide, Json, Yaml, Name };
@@ -14,10 +16,18 @@ OutputFormat parseOutputFormat(const std::string& text,
                                const std::vector<std::string>& allowed = {"table", "wide", "json",
                                                                           "yaml", "name"});
 
+// Cells hold plain text, often a server's (names, reasons): the printers escape every cell
+// (escapeForTerminal), then paint the colours below, so only rossoctl's own escapes get out.
 struct Table {
     std::vector<std::string> headers;
     std::vector<std::vector<std::string>> rows;
     std::vector<bool> wideOnly;  // per column; empty = none
+    struct Paint {
+        size_t row;
+        size_t column;
+        Color color;
+    };
+    std::vector<Paint> paints = {};  // only when colour is on (ui::paint's `enabled`)
 };
 
 void printTable(std::ostream& out, const Table& table, bool noHeaders, bool wide);
@@ -41,7 +51,7 @@ class StreamingTable {
 };
 void printJson(std::ostream& out, const nlohmann::json& value);
 void printYaml(std::ostream& out, const nlohmann::json& value);
-// "sandbox.agents.x-k8s.io/orders" for each object (kubectl's -o name).
+// "sandbox.agents.x-k8s.io/orders" for each object (kubectl's -o name), the name escaped.
 void printNames(std::ostream& out, const nlohmann::json& objects, const std::string& typeName);
 
 // The object (or each item of a List) without metadata.managedFields, as kubectl prints them

@@ -4,23 +4,18 @@
 #include <string>
 #include <string_view>
 
+#include "rossoctl/terminal_escape.hpp"
+
 namespace rossoctl::ui {
 
-// Control characters (C0, DEL, C1), bidirectional overrides and invalid UTF-8 become visible
-// escapes (\n, \x1b, \u202e); a backslash is doubled so no escape can be faked. Printable
-// ASCII and valid UTF-8 text pass through unchanged.
-std::string escapeForTerminal(std::string_view text);
-// For a terminal whose locale is not UTF-8 (utf8 false) every byte from 0x80 up is escaped:
-// there a byte 0x80..0x9f of a valid UTF-8 character is a C1 control (0x9b is CSI).
-std::string escapeForTerminal(std::string_view text, bool utf8);
+// The escapers of rossoctl/terminal_escape.hpp, where the kube layer reaches them too.
+using rossoctl::escapeErrorLine;
+using rossoctl::escapeErrorText;
+using rossoctl::escapeForTerminal;
 
 // Whether the locale the variables name (LC_ALL, else LC_CTYPE, else LANG, as setlocale
 // reads them) is UTF-8. None set is the C locale: not UTF-8.
 bool localeIsUtf8(const std::string& lcAll, const std::string& lcCtype, const std::string& lang);
-
-// escapeForTerminal for an error line that may quote a pod or server: its line breaks and tabs
-// are kept, and a backslash stays single (the quote may have been escaped already).
-std::string escapeErrorText(std::string_view text, bool utf8 = true);
 
 // escapeForTerminal for text that arrives in pieces (pod logs) and is shown as lines: line
 // breaks (\n, \r\n) and tabs pass through, everything else is escaped as above. A UTF-8
@@ -75,6 +70,35 @@ class EightBitEscapingStream : public std::ostream {
 
       private:
         std::streambuf* target_;
+    };
+    Buffer buffer_;
+};
+
+// An ostream in front of a UTF-8 terminal: the C1 controls (U+0080..U+009F), bidirectional
+// overrides and isolates and the other characters escapeForTerminal escapes become \uXXXX on
+// their way to `target`. -o json, yaml and jsonpath print a server's strings as they are
+// (scripts parse them); on a terminal these would steer it or hide text. A character split
+// between writes is held until the next (at most two bytes).
+class UnicodeControlEscapingStream : public std::ostream {
+  public:
+    explicit UnicodeControlEscapingStream(std::ostream& target);
+    ~UnicodeControlEscapingStream() override;
+
+  private:
+    class Buffer : public std::streambuf {
+      public:
+        explicit Buffer(std::streambuf* target) : target_(target) {}
+        void finish();
+
+      protected:
+        int_type overflow(int_type c) override;
+        std::streamsize xsputn(const char* text, std::streamsize count) override;
+        int sync() override;
+
+      private:
+        bool put(std::string_view bytes);
+        std::streambuf* target_;
+        std::string held_;
     };
     Buffer buffer_;
 };

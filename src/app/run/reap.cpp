@@ -11,6 +11,7 @@
 
 #include "rossoctl/app/run/run_pod.hpp"
 #include "rossoctl/kube/api_error.hpp"
+#include "rossoctl/model/pod.hpp"
 
 namespace rossoctl::app::run {
 
@@ -107,7 +108,11 @@ bool localOwnerAlive(const std::string& owner) {
 
 bool isLeftoverRunPod(const json& pod, const OwnerAlive& ownerAlive) {
     const json metadata = pod.value("metadata", json::object());
-    if (metadata.value("labels", json::object()).value(kRunLabel, "") != "true") return false;
+    // Both labels, as gc requires: a pod of someone else's that copied the run label is kept.
+    const json labels = metadata.value("labels", json::object());
+    if (labels.value(kRunLabel, "") != "true" ||
+        labels.value(model::kManagedByLabel, "") != model::kManagedByValue)
+        return false;
     if (metadata.contains("deletionTimestamp")) return false;  // already on its way out
     const std::string phase = pod.value("status", json::object()).value("phase", "");
     if (phase == "Succeeded" || phase == "Failed") return true;
