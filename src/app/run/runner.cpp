@@ -485,8 +485,14 @@ RunOutcome runInPod(const RunClients& clients, const Clock& clock, const kube::C
         deletePod(cleanupClient, clock, request, outcome, callbacks);
         outcome.durations.cleanup = watch.lap();
     };
+    // The reaper's notes are said on every way out, an error's included: a deleted pod is news.
+    auto tellReaperNotes = [&] {
+        for (const auto& note : reaper.finish())
+            if (callbacks.note) callbacks.note(note);
+    };
     auto cleanupAfterFailure = [&] {
         deletePodAfterFailure(cleanupClient, clock, request, outcome, callbacks);
+        tellReaperNotes();
     };
     try {
         run.acquirePod();
@@ -520,8 +526,7 @@ RunOutcome runInPod(const RunClients& clients, const Clock& clock, const kube::C
     }
     if (outcome.cancelled) outcome.exitCode = kExitInterrupted;
     cleanup();
-    for (const auto& note : reaper.finish())
-        if (callbacks.note) callbacks.note(note);
+    tellReaperNotes();
     return outcome;
 }
 
