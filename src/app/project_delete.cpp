@@ -58,8 +58,11 @@ void deleteObjects(Context& context, const ProjectDeleteRequest& request) {
                     done);
     deleteIfPresent(context, request, resources::resourceQuotas(), project, model::kQuotaName,
                     done);
+    // A Project is its namespace seen through OpenShift (the same UID; the DELETE's options
+    // reach the namespace's): the precondition holds there too.
     if (discovery.isServed("project.openshift.io"))
-        deleteIfPresent(context, request, resources::projects(), "", project, done);
+        deleteIfPresent(context, request, resources::projects(), "", project, done,
+                        request.namespaceUid);
     else
         deleteIfPresent(context, request, resources::namespaces(), "", project, done,
                         request.namespaceUid);

@@ -56,7 +56,8 @@ HttpRequest Client::prepare(const std::string& method, const std::string& pathAn
                        {"User-Agent", std::string("rossoctl/") + ROSSOCTL_VERSION}};
     if (!contentType.empty()) request.headers.emplace_back("Content-Type", contentType);
     request.body = body;
-    request.timeout = config_.requestTimeout;
+    request.timeout =
+        config_.requestTimeout.count() > 0 ? config_.requestTimeout : kBufferedRequestTimeout;
     return request;
 }
 
@@ -153,13 +154,20 @@ HttpResponse Client::request(const std::string& method, const std::string& pathA
     return execute(request, idempotent);
 }
 
-json Client::parseBody(const HttpRequest& request, const HttpResponse& response) const {
+json Client::parseBody(const HttpRequest& request, const HttpResponse& response,
+                       size_t maxMemory) const {
     if (response.body.empty()) return json::object();
-    if (nestsDeeperThan(response.body))
+    const JsonShape shape = measureJson(response.body);
+    if (shape.tooDeep)
         throw Error(
             fmt::format("the server sent a response to {} {} nested over {} levels deep; "
                         "refused",
                         request.method, request.url, kMaxJsonDepth));
+    if (shape.memoryBytes > maxMemory)
+        throw Error(fmt::format(
+            "the server sent a response to {} {} that would take over {} MiB of memory to read "
+            "({} KiB of JSON); refused",
+            request.method, request.url, maxMemory >> 20, response.body.size() >> 10));
     json parsed = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
     if (parsed.is_discarded()) {
         throw Error(fmt::format("the server sent a response to {} {} that is not JSON",
@@ -181,6 +189,7 @@ json Client::getPath(const std::string& path, size_t maxBodyBytes) {
 std::unique_ptr<UpgradedConnection> Client::upgrade(const std::string& pathAndQuery,
                                                     const Headers& headers) {
     HttpRequest request = prepare("GET", pathAndQuery, {}, {});
+    request.timeout = config_.requestTimeout;  // the handshake's: a session has no deadline
     // A kubelet answers a WebSocket upgrade that accepts only JSON with 406 (the apiserver
     // lets it through): accept anything, as a browser's handshake does.
     eraseHeader(request.headers, "Accept");

@@ -99,6 +99,9 @@ void Client::listPages(const ResourceRef& ref, const std::string& ns, ListOption
 void Client::pagesOf(const ResourceRef& ref, const std::string& ns, ListOptions options,
                      const std::function<bool(const json& page)>& onPage, size_t maxTotalBytes) {
     size_t totalBytes = 0;
+    // A list kept whole (a finite bound) also keeps all its pages' objects in memory.
+    const bool keptWhole = maxTotalBytes != std::numeric_limits<size_t>::max();
+    size_t totalMemory = 0;
     for (size_t pages = 1;; ++pages) {
         if (pages > kMaxListPages)
             throw Error(fmt::format("the server's list of {} goes on past {} pages; refused",
@@ -111,7 +114,9 @@ void Client::pagesOf(const ResourceRef& ref, const std::string& ns, ListOptions 
         if (response.body.empty())
             throw Error(fmt::format("the server sent an empty response to GET {}", request.url));
         totalBytes += response.body.size();
-        const json page = parseBody(request, response);
+        const json page = parseBody(
+            request, response, keptWhole ? kMaxJsonMemoryBytes - totalMemory : kMaxJsonMemoryBytes);
+        if (keptWhole) totalMemory += measureJson(response.body).memoryBytes;
         if (!onPage(page)) return;
         std::string next = metadataField(page, "continue");
         if (next.empty() || next == options.continueToken) return;

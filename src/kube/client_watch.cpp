@@ -21,9 +21,14 @@ bool isBlank(std::string_view line) {
 
 // One event line; throws ApiError for an ERROR event that carries a Status.
 WatchEvent parseWatchEvent(std::string_view line) {
-    if (nestsDeeperThan(line))
+    const JsonShape shape = measureJson(line);
+    if (shape.tooDeep)
         throw Error(fmt::format("the server sent a watch event nested over {} levels deep; refused",
                                 kMaxJsonDepth));
+    if (shape.memoryBytes > kMaxJsonMemoryBytes)
+        throw Error(fmt::format(
+            "the server sent a watch event that would take over {} MiB of memory to read; refused",
+            kMaxJsonMemoryBytes >> 20));
     json parsed = json::parse(line, nullptr, /*allow_exceptions=*/false);
     // Checked by type, so a malformed event is this one clean error, never a json exception.
     const bool wellFormed = parsed.is_object() && parsed.contains("type") &&
@@ -34,7 +39,7 @@ WatchEvent parseWatchEvent(std::string_view line) {
                                 maskSecrets(line.substr(0, 80))));
     }
     WatchEvent event{parsed["type"].get<std::string>(), parsed.value("object", json::object()),
-                     line.size()};
+                     shape.memoryBytes};
     if (event.type == "ERROR") {
         const auto& codeField = event.object.contains("code") ? event.object["code"] : json();
         long code = codeField.is_number_integer() ? codeField.get<long>() : 500L;
@@ -58,7 +63,8 @@ void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOpti
     if (options.timeoutSeconds > 0) add("timeoutSeconds", std::to_string(options.timeoutSeconds));
 
     HttpRequest request = prepare("GET", resourcePath(ref, ns) + query, {}, {});
-    if (timeout.count() > 0) request.timeout = timeout;
+    // A stream has no deadline of its own: only the caller's, or --request-timeout's.
+    request.timeout = timeout.count() > 0 ? timeout : config_.requestTimeout;
 
     std::string pending;
     size_t scanned = 0;  // bytes of `pending` known to hold no newline
@@ -116,7 +122,8 @@ void Client::streamGet(const std::string& pathAndQuery,
                        const std::function<bool(std::string_view chunk)>& onChunk,
                        std::chrono::milliseconds timeout) {
     HttpRequest request = prepare("GET", pathAndQuery, {}, {});
-    if (timeout.count() > 0) request.timeout = timeout;
+    // A stream has no deadline of its own: only the caller's, or --request-timeout's.
+    request.timeout = timeout.count() > 0 ? timeout : config_.requestTimeout;
     bool streamed = false;
     std::exception_ptr failure;
     // Never throws: exceptions must not cross the transport (libcurl is C), so they are kept.

@@ -46,7 +46,7 @@ class BoundedSet {
             for (const auto& item : items) {
                 if (!kept(item)) continue;
                 const std::string key = keyOf(item, options_.keyByNamespace);
-                keep(key, item, item.dump().size());
+                keep(key, item, measureJson(item.dump()).memoryBytes);
                 if (!report || !options_.onChange) continue;
                 auto before = old.find(key);
                 if (before == old.end() ||

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "rossoctl/errors.hpp"
+#include "rossoctl/kube/json_depth.hpp"
 #include "rossoctl/model/egress.hpp"
 
 namespace rossoctl::model {
@@ -81,8 +82,12 @@ EgressAllowance projectAllowance(const json& namespaceObject, const json& egress
     if (namespaceObject.is_object()) {
         const json annotations =
             namespaceObject.value("metadata", json::object()).value("annotations", json::object());
+        // Deeper than any allowance nests: read as no annotation (the strictest allowance), not
+        // parsed (copying it would recurse once per level).
         if (annotations.contains(kAllowedEgressAnnotation) &&
-            annotations[kAllowedEgressAnnotation].is_string())
+            annotations[kAllowedEgressAnnotation].is_string() &&
+            !kube::nestsDeeperThan(
+                annotations[kAllowedEgressAnnotation].get_ref<const std::string&>()))
             recorded = json::parse(annotations[kAllowedEgressAnnotation].get<std::string>(),
                                    nullptr, false);
     }

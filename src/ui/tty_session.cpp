@@ -128,8 +128,10 @@ bool allowedCsi(const std::string& sequence) {
         case '?':
             return final == 'J' || final == 'K';  // selective erase
         case '>':
-            // Secondary device attributes; modifyOtherKeys and kitty's keyboard flags (reset).
-            return (final == 'c' && noParameters(csi)) || final == 'm' || final == 'u';
+            // Secondary device attributes; kitty's keyboard flags and the XTMODKEYS resources
+            // the end resets (0, 1, 2, 4): 3, 6 and 7 would outlive the session.
+            if (final == 'm') return csi.numbers[0] <= 2 || csi.numbers[0] == 4;  // -1: none given
+            return (final == 'c' && noParameters(csi)) || final == 'u';
         case '<':
             return final == 'u';
         default:

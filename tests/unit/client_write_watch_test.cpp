@@ -199,3 +199,58 @@ TEST_CASE("-v 8 output never contains a token", "[client][trace]") {
     CHECK(output.find("POST https://api.test:6443/api/v1/namespaces/a/secrets?fieldManager="
                       "rossoctl 201 Created in ") != std::string::npos);
 }
+
+TEST_CASE("a buffered request ends by a default deadline; a watch has none unless asked",
+          "[client][hostile]") {
+    // A server sending a byte every 10 s held `sandbox list` past two minutes (issue 29 review).
+    SECTION("no --request-timeout") {
+        ClientFixture fixture;
+        fixture.server.reply(200, R"({"metadata":{"name":"orders"}})");
+        fixture.client->get(resources::pods(), "a", "orders");
+        CHECK(fixture.server.last().timeout == kBufferedRequestTimeout);
+        fixture.server.stream({"{\"type\":\"ADDED\",\"object\":{}}\n"});
+        fixture.client->watch(resources::pods(), "a", {}, [](const WatchEvent&) { return false; });
+        CHECK(fixture.server.last().timeout.count() == 0);
+    }
+    SECTION("--request-timeout 7s bounds both") {
+        auto config = rossoctl::testing::fakeRestConfig();
+        config.requestTimeout = std::chrono::seconds(7);
+        ClientFixture fixture(0, config);
+        fixture.server.reply(200, R"({"metadata":{"name":"orders"}})");
+        fixture.client->get(resources::pods(), "a", "orders");
+        CHECK(fixture.server.last().timeout == std::chrono::seconds(7));
+        fixture.server.stream({"{\"type\":\"ADDED\",\"object\":{}}\n"});
+        fixture.client->watch(resources::pods(), "a", {}, [](const WatchEvent&) { return false; });
+        CHECK(fixture.server.last().timeout == std::chrono::seconds(7));
+    }
+}
+
+namespace {
+// `{},` thrice a million times: 6 MiB of JSON that nlohmann holds as seven million nodes.
+std::string amplifyingBody(size_t empties) {
+    std::string body = R"({"metadata":{"name":"orders"},"x":[)";
+    body.reserve(body.size() + empties * 3 + 2);
+    for (size_t i = 0; i < empties; ++i) body += i ? ",{}" : "{}";
+    return body + "]}";
+}
+}  // namespace
+
+TEST_CASE("a body or watch event whose parse would take GiBs is refused before the parse",
+          "[client][hostile]") {
+    // Within the byte caps, `{}` after `{}` took the client to 2.8 GB for a 31 MiB object.
+    const std::string body = amplifyingBody(5'000'000);  // 15 MB, estimated at 655 MB
+    REQUIRE(measureJson(body).memoryBytes > kMaxJsonMemoryBytes);
+    ClientFixture fixture;
+    fixture.server.reply(200, body);
+    CHECK_THROWS_WITH(fixture.client->get(resources::pods(), "a", "orders"),
+                      Catch::Contains("that would take over 512 MiB of memory to read"));
+    fixture.server.stream({"{\"type\":\"ADDED\",\"object\":" + body + "}\n"});
+    CHECK_THROWS_WITH(
+        fixture.client->watch(resources::pods(), "a", {}, [](const WatchEvent&) { return true; }),
+        Catch::Contains("watch event that would take over 512 MiB"));
+    // What a real object costs passes: a pod's worth of fields is estimated near its size.
+    const std::string small = amplifyingBody(1000);
+    CHECK(measureJson(small).memoryBytes < 200'000);
+    fixture.server.reply(200, small);
+    CHECK(fixture.client->get(resources::pods(), "a", "orders")["x"].size() == 1000);
+}

@@ -281,3 +281,14 @@ TEST_CASE("called-out ranges: metadata, API server, node network, public") {
     CHECK(publicAddresses().contains(AddressSet::parse("8.8.8.8")));
     CHECK(publicAddresses().intersect(AddressSet::parse("10.0.0.0/8")).empty());
 }
+
+TEST_CASE("project allowance: an annotation nested past any allowance reads as none, no crash",
+          "[hostile]") {
+    // 3,000,000 levels crashed verify (the parse's copy recursed once per level).
+    const std::string deep = "{\"dns\":true,\"cidrs\":" + std::string(3'000'000, '[') + "]}";
+    const json ns = {{"metadata", {{"annotations", {{kAllowedEgressAnnotation, deep}}}}}};
+    const auto allowance = projectAllowance(ns);
+    CHECK(allowance.origin.find("no " + std::string(kAllowedEgressAnnotation)) !=
+          std::string::npos);
+    CHECK(allowance.addresses.empty());
+}

@@ -328,11 +328,18 @@ TEST_CASE("project delete on OpenShift deletes the Project; --wait=false does no
     TestHost host;
     host.server.on("GET", "/apis/project.openshift.io", 200,
                    R"({"kind":"APIGroup","versions":[{"version":"v1"}]})");
-    host.server.onJson("GET", kNamespaces + "/team1", 200, projectNamespace("team1"));
+    json checked = projectNamespace("team1");
+    checked["metadata"]["uid"] = "uid-checked";
+    host.server.onJson("GET", kNamespaces + "/team1", 200, checked);
     host.server.on("DELETE", "/apis/project.openshift.io/v1/projects/team1", 200, "{}");
     REQUIRE(host.run({"project", "delete", "team1", "--yes", "--wait=false"}) == 0);
     CHECK(host.out.str() == "project/team1 deleted\n");
     CHECK(host.server.writes().back() == "DELETE /apis/project.openshift.io/v1/projects/team1");
+    // Only the project it checked: a namespace recreated by someone else meanwhile stays.
+    const auto deletes =
+        host.server.requestsTo("DELETE", "/apis/project.openshift.io/v1/projects/team1");
+    REQUIRE(deletes.size() == 1);
+    CHECK(json::parse(deletes[0].body)["preconditions"]["uid"] == "uid-checked");
     CHECK(host.server.requestsTo("DELETE", kNamespaces + "/team1").empty());
     CHECK(host.server.requestsTo("GET", kNamespaces).empty());
 }

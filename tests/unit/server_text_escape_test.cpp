@@ -117,6 +117,21 @@ TEST_CASE("sandbox list, -o name and top print a server's names and reasons esca
     }
 }
 
+TEST_CASE("sandbox get's did-you-mean names the server's sandbox escaped", "[hostile][escape]") {
+    TestHost host;
+    host.stderrIsTerminal = true;
+    host.serveSandboxGroup();
+    json near = evilSandbox();
+    near["metadata"]["name"] = "ordersx\x1b]52;c;Zm9v\x07\xe2\x80\xae";
+    host.server.onJson("GET", kSandboxes + "/orders", 404,
+                       {{"kind", "Status"}, {"code", 404}, {"reason", "NotFound"}});
+    host.server.onJson("GET", kSandboxes, 200, list({near}));
+    CHECK(host.run({"sandbox", "get", "orders"}) == kExitError);
+    checkNoControls(host.err.str());
+    CHECK(host.err.str().find("\xe2\x80\xae") == std::string::npos);  // no bidi override raw
+    CHECK(host.err.str().find("did you mean \"ordersx\\x1b]52;c;Zm9v\\x07") != std::string::npos);
+}
+
 TEST_CASE("a table escapes every cell, then paints its colours", "[hostile][escape][printer]") {
     ui::Table table;
     table.headers = {"NAME", "STATE"};

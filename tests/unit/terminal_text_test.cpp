@@ -193,4 +193,7 @@ TEST_CASE(
     const std::string reset = filter.finish();
     for (const char* sequence : {"\x1b[>0m", "\x1b[>1m", "\x1b[>2m", "\x1b[>4m"})
         CHECK(reset.find(sequence) != std::string::npos);
+    // The resources it does not reset (3, 6, 7: keypad, modifier and special keys) never pass.
+    CHECK(filter.feed("\x1b[>3;1m\x1b[>6;2m\x1b[>7;1mk") == "k");
+    CHECK(filter.feed("\x1b[>4;2m\x1b[>m") == "\x1b[>4;2m\x1b[>m");
 }

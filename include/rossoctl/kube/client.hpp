@@ -13,6 +13,7 @@
 #include "rossoctl/kube/auth.hpp"
 #include "rossoctl/kube/cancel.hpp"
 #include "rossoctl/kube/config.hpp"
+#include "rossoctl/kube/json_depth.hpp"
 #include "rossoctl/kube/resource.hpp"
 #include "rossoctl/kube/retry.hpp"
 #include "rossoctl/kube/trace.hpp"
@@ -51,7 +52,7 @@ struct WriteOptions {
 struct WatchEvent {
     std::string type;  // ADDED MODIFIED DELETED BOOKMARK ERROR
     json object;
-    size_t bytes = 0;  // of the event's line: what keeping the object costs, roughly
+    size_t bytes = 0;  // what keeping the object costs in memory (measureJson of its line)
 };
 
 // Requests sent, for benchmarks and `-v`; counted per client.
@@ -131,7 +132,9 @@ class Client {
     void authorize(HttpRequest& request);
     void pause(std::chrono::milliseconds delay);
     void throwIfCancelled() const;
-    json parseBody(const HttpRequest& request, const HttpResponse& response) const;
+    // Refuses a body nested too deep, or whose parse would take more than maxMemory (measureJson).
+    json parseBody(const HttpRequest& request, const HttpResponse& response,
+                   size_t maxMemory = kMaxJsonMemoryBytes) const;
 
     RestConfig config_;
     std::unique_ptr<Transport> transport_;

@@ -21,6 +21,9 @@ inline constexpr size_t kMaxErrorBodyBytes = 1024 * 1024;
 // A list is read in at most this many pages (5 million objects at kubectl's 500 a page), and a
 // list kept whole (Client::list) holds at most kMaxListBodyBytes over all of them.
 inline constexpr size_t kMaxListPages = 10'000;
+// A buffered request (not a watch or stream) without --request-timeout still ends: an apiserver
+// answers within its own 60 s request timeout, so one past this is stalling (a byte every 10 s).
+inline constexpr std::chrono::milliseconds kBufferedRequestTimeout{5 * 60 * 1000};
 
 struct HttpRequest {
     std::string method = "GET";

@@ -13,6 +13,7 @@
 #include "rossoctl/clock.hpp"
 #include "rossoctl/kube/cancel.hpp"
 #include "rossoctl/kube/client.hpp"
+#include "rossoctl/kube/json_depth.hpp"
 
 namespace rossoctl::kube {
 
@@ -55,7 +56,7 @@ struct WaitOptions {
     // What the set may hold, as a server chooses what a watch names: past either cap the wait
     // fails with an error saying so, rather than keep all a hostile server sends.
     size_t maxObjects = 20'000;
-    size_t maxBytes = size_t{256} << 20;  // of the objects' JSON
+    size_t maxBytes = kMaxJsonMemoryBytes;  // the objects' memory, as measureJson counts it
     // Called with each object that changed (a new resourceVersion), or the last state of one
     // deleted, as the set changes; a re-list reports what differs from the set it replaced.
     // Not for the first list. For `list -w`, which shows every change.
