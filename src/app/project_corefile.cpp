@@ -33,14 +33,19 @@ bool isSnippetName(const std::string& key) {
     return key.size() > 2 && key.front() == '(' && key.back() == ')';
 }
 
+// What one Corefile may cost to read, in bytes parsed plus directives expanded: ten snippets each
+// importing the next ten times would expand to 10^9 directives within the depth bound.
+constexpr size_t kMaxCorefileWork = 1'000'000;
+
 struct Parse {
     const CorefileFiles& files;
     std::map<std::string, Directives> snippets;
     std::vector<std::string>& fileImports;
+    size_t& work;
 };
 
 std::optional<Corefile> parseText(const std::string& text, const CorefileFiles& files, int depth,
-                                  std::string& problem);
+                                  std::string& problem, size_t& work);
 
 // The mounted files an import names (a glob, relative to the Corefile's directory); nullopt
 // when it names a place outside every mounted directory (a file verify cannot see).
@@ -70,6 +75,7 @@ bool expandImports(const Directives& in, Parse& parse, int depth, Directives& ou
     if (depth > 10) return false;
     for (const auto& directive : in) {
         if (directive.front() != "import") {
+            if (++parse.work > kMaxCorefileWork) return false;
             out.push_back(directive);
             continue;
         }
@@ -88,9 +94,11 @@ bool expandImports(const Directives& in, Parse& parse, int depth, Directives& ou
         for (const auto& path : *paths) {
             std::string problem;
             const auto block = parseText("imported {\n" + parse.files.files->at(path) + "\n}\n",
-                                         parse.files, depth + 1, problem);
+                                         parse.files, depth + 1, problem, parse.work);
             if (!block || block->servers.size() != 1) return false;
             const auto& directives = block->servers.front().directives;
+            parse.work += directives.size();
+            if (parse.work > kMaxCorefileWork) return false;
             out.insert(out.end(), directives.begin(), directives.end());
             parse.fileImports.insert(parse.fileImports.end(), block->fileImports.begin(),
                                      block->fileImports.end());
@@ -113,12 +121,15 @@ std::string corefileZone(std::string key) {
 namespace {
 
 std::optional<Corefile> parseText(const std::string& text, const CorefileFiles& files, int depth,
-                                  std::string& problem) {
+                                  std::string& problem, size_t& work) {
     auto refuse = [&](const std::string& why) -> std::optional<Corefile> {
         if (problem.empty()) problem = why;
         return std::nullopt;
     };
     if (depth > 10) return refuse("its imports import each other in a loop");
+    work += text.size() + 1;
+    if (work > kMaxCorefileWork)
+        return refuse("its imports expand past a million directives and bytes");
     // CoreDNS substitutes {$VAR} and {%VAR%} before parsing: the text read is not what runs.
     if (text.find("{$") != std::string::npos || text.find("{%") != std::string::npos)
         return refuse(
@@ -175,7 +186,7 @@ std::optional<Corefile> parseText(const std::string& text, const CorefileFiles& 
     }
     if (nesting != 0) return refuse("its braces do not balance");
     if (!pendingKeys.empty()) return refuse("it ends with keys and no block");
-    Parse parse{files, {}, corefile.fileImports};
+    Parse parse{files, {}, corefile.fileImports, work};
     for (const auto& [keys, directives] : blocks)
         if (keys.size() == 1 && isSnippetName(keys.front()))
             parse.snippets[keys.front().substr(1, keys.front().size() - 2)] = directives;
@@ -185,8 +196,8 @@ std::optional<Corefile> parseText(const std::string& text, const CorefileFiles& 
         for (const auto& key : keys) server.zones.push_back(corefileZone(key));
         if (!expandImports(directives, parse, depth, server.directives))
             return refuse(
-                "its imports import each other in a loop, or an imported file is not "
-                "understood");
+                "its imports import each other in a loop, expand past a million directives, or "
+                "an imported file is not understood");
         corefile.servers.push_back(std::move(server));
     }
     for (const auto& import : topImports) {
@@ -196,7 +207,7 @@ std::optional<Corefile> parseText(const std::string& text, const CorefileFiles& 
             continue;
         }
         for (const auto& path : *paths) {
-            const auto servers = parseText(files.files->at(path), files, depth + 1, problem);
+            const auto servers = parseText(files.files->at(path), files, depth + 1, problem, work);
             if (!servers) return std::nullopt;
             corefile.servers.insert(corefile.servers.end(), servers->servers.begin(),
                                     servers->servers.end());
@@ -212,7 +223,8 @@ std::optional<Corefile> parseText(const std::string& text, const CorefileFiles& 
 std::optional<Corefile> parseCorefile(const std::string& text, std::string* problem,
                                       const CorefileFiles& files) {
     std::string why;
-    auto corefile = parseText(text, files, 0, why);
+    size_t work = 0;
+    auto corefile = parseText(text, files, 0, why, work);
     if (!corefile && problem) *problem = why;
     return corefile;
 }

@@ -110,8 +110,22 @@ void Client::pause(std::chrono::milliseconds delay) {
 
 HttpResponse Client::execute(HttpRequest& request, bool idempotent, const bool* streamed) {
     bool reauthenticated = false;
+    // Retries share the request's deadline: a server that resets the connection after a trickle
+    // does not get the whole time again on each attempt.
+    const std::chrono::milliseconds budget = request.timeout;
+    const auto start = clock_.monotonic();
     for (int attempt = 1;; ++attempt) {
         throwIfCancelled();
+        if (budget.count() > 0) {
+            const auto left = budget - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           clock_.monotonic() - start);
+            if (left.count() <= 0)
+                throw TransportError(
+                    TransportError::Kind::Timeout,
+                    fmt::format("{} {}: no answer within {} s, retries included", request.method,
+                                request.url, budget.count() / 1000));
+            request.timeout = left;
+        }
         AttemptOutcome outcome;
         outcome.attempt = attempt;
         outcome.idempotent = idempotent;

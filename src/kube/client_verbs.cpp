@@ -93,32 +93,45 @@ std::optional<json> Client::getIfExists(const ResourceRef& ref, const std::strin
 
 void Client::listPages(const ResourceRef& ref, const std::string& ns, ListOptions options,
                        const std::function<bool(const json& page)>& onPage) {
-    pagesOf(ref, ns, std::move(options), onPage, std::numeric_limits<size_t>::max());
+    pagesOf(
+        ref, ns, std::move(options), [&](json& page) { return onPage(page); },
+        std::numeric_limits<size_t>::max());
 }
 
 void Client::pagesOf(const ResourceRef& ref, const std::string& ns, ListOptions options,
-                     const std::function<bool(const json& page)>& onPage, size_t maxTotalBytes) {
+                     const std::function<bool(json& page)>& onPage, size_t maxTotalBytes) {
     size_t totalBytes = 0;
-    // A list kept whole (a finite bound) also keeps all its pages' objects in memory.
-    const bool keptWhole = maxTotalBytes != std::numeric_limits<size_t>::max();
+    // Every caller keeps something of each page (a row, an item): all pages' objects together
+    // stay within one document's memory bound, however many pages a server makes up.
     size_t totalMemory = 0;
+    // Without --request-timeout the default deadline holds for the whole list, not each page.
+    const auto start = clock_.monotonic();
+    const bool listDeadline = config_.requestTimeout.count() == 0;
     for (size_t pages = 1;; ++pages) {
         if (pages > kMaxListPages)
             throw Error(fmt::format("the server's list of {} goes on past {} pages; refused",
                                     ref.resource, kMaxListPages));
         HttpRequest request =
             prepare("GET", resourcePath(ref, ns) + listQuery(options).text(), {}, {});
+        if (listDeadline) {
+            request.timeout -=
+                std::chrono::duration_cast<std::chrono::milliseconds>(clock_.monotonic() - start);
+            if (request.timeout.count() <= 0)
+                throw TransportError(
+                    TransportError::Kind::Timeout,
+                    fmt::format("the server's list of {} took over {} s; refused", ref.resource,
+                                kBufferedRequestTimeout.count() / 1000));
+        }
         // Each page within what is left of the whole list's bound.
         request.maxBodyBytes = std::min(kMaxListBodyBytes, maxTotalBytes - totalBytes);
         const HttpResponse response = execute(request, true);
         if (response.body.empty())
             throw Error(fmt::format("the server sent an empty response to GET {}", request.url));
         totalBytes += response.body.size();
-        const json page = parseBody(
-            request, response, keptWhole ? kMaxJsonMemoryBytes - totalMemory : kMaxJsonMemoryBytes);
-        if (keptWhole) totalMemory += measureJson(response.body).memoryBytes;
+        json page = parseBody(request, response, kMaxJsonMemoryBytes - totalMemory);
+        totalMemory += measureJson(response.body).memoryBytes;
+        std::string next = metadataField(page, "continue");  // before onPage takes the page
         if (!onPage(page)) return;
-        std::string next = metadataField(page, "continue");
         if (next.empty() || next == options.continueToken) return;
         options.continueToken = std::move(next);
         // A continued list must not also pin a resourceVersion; the token carries it.
@@ -132,12 +145,14 @@ json Client::list(const ResourceRef& ref, const std::string& ns, const ListOptio
     std::string resourceVersion;
     pagesOf(
         ref, ns, options,
-        [&](const json& page) {
-            if (merged.is_null()) merged = page;
-            if (auto it = page.find("items"); it != page.end() && it->is_array()) {
-                for (const auto& item : *it) items.push_back(item);
-            }
+        [&](json& page) {
             resourceVersion = metadataField(page, "resourceVersion");
+            // Moved, not copied: a page's objects are held once.
+            if (auto it = page.find("items"); it != page.end() && it->is_array()) {
+                for (auto& item : *it) items.push_back(std::move(item));
+                page.erase("items");
+            }
+            if (merged.is_null()) merged = std::move(page);
             return true;
         },
         kMaxListBodyBytes);

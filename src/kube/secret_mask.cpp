@@ -1,4 +1,5 @@
 // maskSecrets and maskHeaderValue: what -v 7/8 output must never show.
+#include <fmt/format.h>
 #include <strings.h>
 
 #include <algorithm>
@@ -216,8 +217,11 @@ void maskStructured(nlohmann::json& value, bool secretItems = false) {
 }  // namespace
 
 std::string maskSecretsInBody(std::string_view body) {
-    // Masking walks the value recursively: too deep a body is masked as text.
-    if (nestsDeeperThan(body)) return maskSecrets(body);
+    // Masking walks the parsed value: a body too deep to walk, or too big to parse, is not
+    // shown at all (the text masker cannot find env values; the client refuses it anyway).
+    const JsonShape shape = measureJson(body);
+    if (shape.tooDeep || shape.memoryBytes > kMaxJsonMemoryBytes)
+        return fmt::format("<{} bytes not shown: too deep or too large to mask>", body.size());
     auto parsed = nlohmann::json::parse(body, nullptr, false);
     if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_array()))
         return maskSecrets(body);

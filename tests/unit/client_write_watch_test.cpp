@@ -238,19 +238,68 @@ std::string amplifyingBody(size_t empties) {
 TEST_CASE("a body or watch event whose parse would take GiBs is refused before the parse",
           "[client][hostile]") {
     // Within the byte caps, `{}` after `{}` took the client to 2.8 GB for a 31 MiB object.
-    const std::string body = amplifyingBody(5'000'000);  // 15 MB, estimated at 655 MB
+    const std::string body = amplifyingBody(2'000'000);  // 6 MB, estimated at 390 MB
     REQUIRE(measureJson(body).memoryBytes > kMaxJsonMemoryBytes);
     ClientFixture fixture;
     fixture.server.reply(200, body);
     CHECK_THROWS_WITH(fixture.client->get(resources::pods(), "a", "orders"),
-                      Catch::Contains("that would take over 512 MiB of memory to read"));
+                      Catch::Contains("that would take over 160 MiB of memory to read"));
     fixture.server.stream({"{\"type\":\"ADDED\",\"object\":" + body + "}\n"});
     CHECK_THROWS_WITH(
         fixture.client->watch(resources::pods(), "a", {}, [](const WatchEvent&) { return true; }),
-        Catch::Contains("watch event that would take over 512 MiB"));
+        Catch::Contains("watch event that would take over 160 MiB"));
     // What a real object costs passes: a pod's worth of fields is estimated near its size.
     const std::string small = amplifyingBody(1000);
-    CHECK(measureJson(small).memoryBytes < 200'000);
+    CHECK(measureJson(small).memoryBytes < 250'000);
     fixture.server.reply(200, small);
     CHECK(fixture.client->get(resources::pods(), "a", "orders")["x"].size() == 1000);
+}
+
+TEST_CASE("pages a server makes up without end are refused once their objects fill the bound",
+          "[client][hostile]") {
+    // Each page 300 KB of JSON (about 19 MB once parsed) and a new continue token: plain
+    // `sandbox list` kept every page's rows until it ran out of memory (issue 29 review).
+    ClientFixture fixture;
+    std::string items;
+    for (int i = 0; i < 100'000; ++i) items += i ? ",{}" : "{}";
+    for (int page = 0; page < 12; ++page)
+        fixture.server.reply(200, R"({"kind":"PodList","metadata":{"continue":"c)" +
+                                      std::to_string(page) + R"("},"items":[)" + items + "]}");
+    size_t pages = 0;
+    CHECK_THROWS_WITH(fixture.client->listPages(resources::pods(), "a", {},
+                                                [&](const json&) { return ++pages > 0; }),
+                      Catch::Contains("would take over"));
+    CHECK(pages >= 7);
+    CHECK(pages < 12);
+}
+
+TEST_CASE("retries and pages share one deadline, not a fresh one each", "[client][hostile]") {
+    // A server trickling a body and then resetting had each retry, and each made-up page, start
+    // a new five minutes (issue 29 review: 833 hours for a list in the worst case).
+    SECTION("a retry gets what is left of --request-timeout") {
+        auto config = rossoctl::testing::fakeRestConfig();
+        config.requestTimeout = std::chrono::seconds(10);
+        ClientFixture fixture(0, config);
+        fixture.server.latency = std::chrono::seconds(8);
+        fixture.server.fail(TransportError::Kind::Reset, "reset");
+        fixture.server.fail(TransportError::Kind::Reset, "reset");
+        fixture.server.reply(200, "{}");
+        CHECK_THROWS_WITH(fixture.client->get(resources::pods(), "a", "x"),
+                          Catch::Contains("no answer within 10 s, retries included"));
+        REQUIRE(fixture.server.requests.size() == 2);
+        CHECK(fixture.server.requests[0].timeout == std::chrono::seconds(10));
+        CHECK(fixture.server.requests[1].timeout < std::chrono::seconds(2));
+    }
+    SECTION("without --request-timeout, a list's pages share the default deadline") {
+        ClientFixture fixture;
+        fixture.server.latency = std::chrono::seconds(100);
+        for (int page = 0; page < 6; ++page)
+            fixture.server.reply(
+                200, R"({"metadata":{"continue":"c)" + std::to_string(page) + R"("},"items":[]})");
+        size_t pages = 0;
+        CHECK_THROWS_WITH(fixture.client->listPages(resources::pods(), "a", {},
+                                                    [&](const json&) { return ++pages > 0; }),
+                          Catch::Contains("took over 300 s"));
+        CHECK(pages == 3);
+    }
 }

@@ -160,3 +160,20 @@ TEST_CASE("cluster DNS: imports of mounted files are read (k3s's coredns-custom)
         "import /etc/coredns/custom/loop.override";
     CHECK(assessClusterDns(dns).recursion == DnsRecursion::Unknown);
 }
+
+TEST_CASE("Corefile: imports that fan out past a million directives are refused, not expanded",
+          "[project][cluster-dns][hostile]") {
+    // s0 imports s1 ten times, s1 imports s2 ten times, ...: 10^9 directives in 1.4 KB, which
+    // took the client past 3.6 GB (issue 29 review). Read as not understood: Unknown, not Closed.
+    std::string corefile;
+    for (int i = 0; i < 9; ++i) {
+        corefile += "(s" + std::to_string(i) + ") {\n";
+        for (int j = 0; j < 10; ++j) corefile += " import s" + std::to_string(i + 1) + "\n";
+        corefile += "}\n";
+    }
+    corefile += "(s9) {\n log\n}\n.:53 {\n import s0\n}\n";
+    std::string problem;
+    CHECK_FALSE(parseCorefile(corefile, &problem));
+    CHECK_THAT(problem, Catch::Contains("past a million"));
+    CHECK(recursion(corefile) == DnsRecursion::Unknown);
+}

@@ -120,9 +120,10 @@ class Client {
                                                 const Headers& headers);
 
   private:
-    // listPages; `maxTotalBytes` bounds all pages' bodies together (list() keeps them all).
+    // listPages; `maxTotalBytes` bounds all pages' bodies together (list() keeps them all), and
+    // kMaxJsonMemoryBytes their parsed objects. onPage may take the page's contents.
     void pagesOf(const ResourceRef& ref, const std::string& ns, ListOptions options,
-                 const std::function<bool(const json& page)>& onPage, size_t maxTotalBytes);
+                 const std::function<bool(json& page)>& onPage, size_t maxTotalBytes);
     HttpResponse sendOnce(HttpRequest& request);
     HttpRequest prepare(const std::string& method, const std::string& pathAndQuery,
                         const std::string& body, const std::string& contentType);

@@ -10,9 +10,10 @@ namespace rossoctl::kube {
 
 // Kubernetes objects nest a few dozen levels; more than this is no object of theirs.
 inline constexpr size_t kMaxJsonDepth = 256;
-// What one parsed document, or all the objects a command keeps, may take in memory (estimated
-// by measureJson: a list of 2,000 pods, 2.4 MB of JSON, is estimated at 19 MB and takes 19 MB).
-inline constexpr size_t kMaxJsonMemoryBytes = size_t{512} << 20;
+// What one parsed document, or all the pages of a list, may take in memory (estimated by
+// measureJson: a list of 2,000 pods, 2.4 MB of JSON, is estimated at 26 MB and takes 19 MB):
+// about 12,000 pods. Printing and copies may double it; a server cannot make it more.
+inline constexpr size_t kMaxJsonMemoryBytes = size_t{160} << 20;
 
 struct JsonShape {
     bool tooDeep = false;    // nests more than the maxDepth given
