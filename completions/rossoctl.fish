@@ -402,7 +402,7 @@ complete -c rossoctl -l server -s s -x -d 'The address of the Kubernetes API ser
 complete -c rossoctl -l token -x -d 'Bearer token for authentication'
 complete -c rossoctl -l certificate-authority -r -F -d 'Path to a CA certificate file'
 complete -c rossoctl -l insecure-skip-tls-verify -d 'Do not verify the server\'s certificate (insecure)'
-complete -c rossoctl -l request-timeout -x -d 'How long to wait for one request (30s, 2m; 0 = no limit)'
+complete -c rossoctl -l request-timeout -x -d 'How long to wait for one request (30s, 2m; 0: 5m, a stream none)'
 complete -c rossoctl -l v -s v -x -d 'Log level: 6 requests, 7 +headers, 8 +bodies (secrets masked)'
 complete -c rossoctl -l no-color -d 'Plain output without color (also NO_COLOR)'
 complete -c rossoctl -l version -d 'Print the client version'

@@ -98,7 +98,7 @@ void addGlobalFlags(CLI::App& root, app::GlobalOptions& globals) {
                   "Do not verify the server's certificate (insecure)")
         ->group(group);
     root.add_option("--request-timeout", globals.requestTimeout,
-                    "How long to wait for one request (30s, 2m; 0 = no limit)")
+                    "How long to wait for one request (30s, 2m; 0: 5m, a stream none)")
         ->capture_default_str()
         ->group(group);
     root.add_option("-v,--v", globals.verbosity,

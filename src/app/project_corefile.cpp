@@ -74,8 +74,9 @@ std::optional<std::vector<std::string>> importedFiles(const std::string& pattern
 bool expandImports(const Directives& in, Parse& parse, int depth, Directives& out) {
     if (depth > 10) return false;
     for (const auto& directive : in) {
+        // Every directive counts, imports too: snippets importing snippets fan out.
+        if (++parse.work > kMaxCorefileWork) return false;
         if (directive.front() != "import") {
-            if (++parse.work > kMaxCorefileWork) return false;
             out.push_back(directive);
             continue;
         }
@@ -87,6 +88,7 @@ bool expandImports(const Directives& in, Parse& parse, int depth, Directives& ou
         }
         const auto paths =
             directive.size() == 2 ? importedFiles(directive[1], parse.files) : std::nullopt;
+        if (parse.files.files) parse.work += parse.files.files->size();  // the glob's matching
         if (!paths) {
             parse.fileImports.push_back(joined(directive));
             continue;

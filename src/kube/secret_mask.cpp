@@ -219,12 +219,20 @@ void maskStructured(nlohmann::json& value, bool secretItems = false) {
 std::string maskSecretsInBody(std::string_view body) {
     // Masking walks the parsed value: a body too deep to walk, or too big to parse, is not
     // shown at all (the text masker cannot find env values; the client refuses it anyway).
+    // Past 1 MiB a trace shows a cut anyway: not parsed and copied just for that.
+    constexpr size_t kMaxMaskedBody = 1 << 20;
     const JsonShape shape = measureJson(body);
-    if (shape.tooDeep || shape.memoryBytes > kMaxJsonMemoryBytes)
+    if (shape.tooDeep || body.size() > kMaxMaskedBody)
         return fmt::format("<{} bytes not shown: too deep or too large to mask>", body.size());
     auto parsed = nlohmann::json::parse(body, nullptr, false);
-    if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_array()))
+    if (parsed.is_discarded() || !(parsed.is_object() || parsed.is_array())) {
+        // Broken JSON (trailing junk, two documents, cut short) may still carry env values the
+        // text masks cannot find: only text with no object and no "value" is shown.
+        if (body.find('{') != std::string_view::npos ||
+            body.find("value") != std::string_view::npos)
+            return fmt::format("<{} bytes not shown: not JSON, so not masked>", body.size());
         return maskSecrets(body);
+    }
     maskStructured(parsed);
     return maskSecrets(parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }

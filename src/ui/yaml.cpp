@@ -3,7 +3,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <ostream>
 #include <regex>
+#include <streambuf>
 #include <string_view>
 #include <vector>
 
@@ -180,6 +182,45 @@ json yamlToJson(const std::string& text, const std::string& origin, bool allowMu
     } catch (const Error& e) {
         throw Error(origin + ": " + e.what());
     }
+}
+
+namespace {
+// Passes bytes on, remembering the last one (the text must end in a newline).
+class LastByteBuffer : public std::streambuf {
+  public:
+    explicit LastByteBuffer(std::ostream& out) : out_(out) {}
+    char last() const { return last_; }
+
+  protected:
+    int_type overflow(int_type c) override {
+        if (c == traits_type::eof()) return traits_type::not_eof(c);
+        last_ = static_cast<char>(c);
+        out_.put(last_);
+        return c;
+    }
+    std::streamsize xsputn(const char* bytes, std::streamsize count) override {
+        if (count > 0) last_ = bytes[count - 1];
+        out_.write(bytes, count);
+        return count;
+    }
+
+  private:
+    std::ostream& out_;
+    char last_ = '\n';
+};
+}  // namespace
+
+void writeYaml(std::ostream& out, const json& value) {
+    LastByteBuffer buffer(out);
+    std::ostream stream(&buffer);
+    {
+        YAML::Emitter emitter(stream);
+        emitter.SetIndent(2);
+        emitter.SetSeqFormat(YAML::Block);
+        emit(emitter, value);
+    }
+    stream.flush();
+    if (buffer.last() != '\n') out << '\n';
 }
 
 std::string jsonToYaml(const json& value) {

@@ -87,6 +87,16 @@ TEST_CASE("traced bodies mask Secret data, in a list and a watch event too", "[h
     const std::string masked = kube::maskSecretsInBody(body);
     CHECK(masked.find("sk-proj-SECRET") == std::string::npos);
     CHECK(masked.find("not shown") != std::string::npos);
+    // Broken JSON: trailing junk, two documents, cut short; and a body too large to walk.
+    const std::string shallow = deep.dump();
+    for (const std::string& broken :
+         {shallow + " x", shallow + shallow, shallow.substr(0, shallow.size() - 2),
+          shallow.substr(0, shallow.size() - 1) + ",\"pad\":\"" + std::string(2 << 20, 'p') +
+              "\"}"}) {
+        const std::string shown = kube::maskSecretsInBody(broken);
+        CHECK(shown.find("sk-proj-SECRET") == std::string::npos);
+        CHECK(shown.find("not shown") != std::string::npos);
+    }
 }
 
 TEST_CASE("a watch line is searched once per chunk and capped", "[hostile][server]") {

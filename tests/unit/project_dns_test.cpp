@@ -176,4 +176,12 @@ TEST_CASE("Corefile: imports that fan out past a million directives are refused,
     CHECK_FALSE(parseCorefile(corefile, &problem));
     CHECK_THAT(problem, Catch::Contains("past a million"));
     CHECK(recursion(corefile) == DnsRecursion::Unknown);
+    // The same with an unread file import at the leaf: the imports themselves count.
+    const auto leaf = corefile.find("(s9) {\n log\n}");
+    REQUIRE(leaf != std::string::npos);
+    std::string viaFiles = corefile;
+    viaFiles.replace(leaf, std::string("(s9) {\n log\n}").size(),
+                     "(s9) {\n import /etc/coredns/custom/x.conf\n}");
+    CHECK_FALSE(parseCorefile(viaFiles, &problem));
+    CHECK(recursion(viaFiles) == DnsRecursion::Unknown);
 }
