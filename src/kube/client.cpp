@@ -16,6 +16,15 @@ namespace {
 
 constexpr std::chrono::milliseconds kCancelCheckInterval{200};
 
+// The apiserver's quota admission answers 409 about the ResourceQuota, not the object sent,
+// when concurrent requests raced to update its usage; kubectl shows it, a client may retry.
+bool isQuotaConflict(const std::string& body) {
+    const ApiError error = apiErrorFromResponse(409, body);
+    if (!error.isConflict() || !error.details().is_object()) return false;
+    const auto kind = error.details().find("kind");
+    return kind != error.details().end() && *kind == "resourcequotas";
+}
+
 bool sameCertificate(const ClientCertificate& a, const ClientCertificate& b) {
     return a.certPem == b.certPem && a.keyPem == b.keyPem;
 }
@@ -154,6 +163,7 @@ HttpResponse Client::execute(HttpRequest& request, bool idempotent, const bool* 
         if (response.status < 400) return response;
         outcome.httpStatus = response.status;
         outcome.retryAfter = response.header("Retry-After");
+        outcome.quotaConflict = response.status == 409 && isQuotaConflict(response.body);
         auto delay = retryDelay(retry_, outcome);
         if (!delay) throw apiErrorFromResponse(response.status, response.body);
         ++stats_.retries;

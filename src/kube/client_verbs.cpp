@@ -104,24 +104,24 @@ void Client::pagesOf(const ResourceRef& ref, const std::string& ns, ListOptions 
     // Every caller keeps something of each page (a row, an item): all pages' objects together
     // stay within one document's memory bound, however many pages a server makes up.
     size_t totalMemory = 0;
-    // Without --request-timeout the default deadline holds for the whole list, not each page.
+    // The whole list has a deadline as well as each page: the default one, or --request-timeout
+    // when it is longer, so a server cannot hold a list for 10,000 pages times the flag.
     const auto start = clock_.monotonic();
-    const bool listDeadline = config_.requestTimeout.count() == 0;
+    const std::chrono::milliseconds listBudget =
+        std::max(config_.requestTimeout, kBufferedRequestTimeout);
     for (size_t pages = 1;; ++pages) {
         if (pages > kMaxListPages)
             throw Error(fmt::format("the server's list of {} goes on past {} pages; refused",
                                     ref.resource, kMaxListPages));
         HttpRequest request =
             prepare("GET", resourcePath(ref, ns) + listQuery(options).text(), {}, {});
-        if (listDeadline) {
-            request.timeout -=
-                std::chrono::duration_cast<std::chrono::milliseconds>(clock_.monotonic() - start);
-            if (request.timeout.count() <= 0)
-                throw TransportError(
-                    TransportError::Kind::Timeout,
-                    fmt::format("the server's list of {} took over {} s; refused", ref.resource,
-                                kBufferedRequestTimeout.count() / 1000));
-        }
+        const auto left = listBudget - std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           clock_.monotonic() - start);
+        if (left.count() <= 0)
+            throw TransportError(TransportError::Kind::Timeout,
+                                 fmt::format("the server's list of {} took over {} s; refused",
+                                             ref.resource, listBudget.count() / 1000));
+        request.timeout = std::min(request.timeout, left);
         // Each page within what is left of the whole list's bound.
         request.maxBodyBytes = std::min(kMaxListBodyBytes, maxTotalBytes - totalBytes);
         const HttpResponse response = execute(request, true);

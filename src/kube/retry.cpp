@@ -46,6 +46,8 @@ std::optional<std::chrono::milliseconds> retryDelay(const RetryPolicy& policy,
         if (!retryAfter) return std::nullopt;
         return std::max(*retryAfter, policy.initialBackoff);
     }
+    if (outcome.httpStatus == 409)
+        return outcome.quotaConflict ? std::optional(backoff) : std::nullopt;
     if (isRetryableServerError(outcome.httpStatus)) {
         if (!outcome.idempotent) return std::nullopt;
         if (auto retryAfter = parseRetryAfter(outcome.retryAfter)) {

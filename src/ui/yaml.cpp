@@ -185,27 +185,34 @@ json yamlToJson(const std::string& text, const std::string& origin, bool allowMu
 }
 
 namespace {
-// Passes bytes on, remembering the last one (the text must end in a newline).
+// Passes bytes on in 64 KiB blocks (yaml-cpp writes a character at a time), remembering the
+// last one (the text must end in a newline).
 class LastByteBuffer : public std::streambuf {
   public:
-    explicit LastByteBuffer(std::ostream& out) : out_(out) {}
+    explicit LastByteBuffer(std::ostream& out) : out_(out) { setp(block_, block_ + sizeof block_); }
     char last() const { return last_; }
 
   protected:
     int_type overflow(int_type c) override {
+        sync();
         if (c == traits_type::eof()) return traits_type::not_eof(c);
-        last_ = static_cast<char>(c);
-        out_.put(last_);
+        *pptr() = static_cast<char>(c);
+        pbump(1);
         return c;
     }
-    std::streamsize xsputn(const char* bytes, std::streamsize count) override {
-        if (count > 0) last_ = bytes[count - 1];
-        out_.write(bytes, count);
-        return count;
+    int sync() override {
+        const std::ptrdiff_t count = pptr() - pbase();
+        if (count > 0) {
+            last_ = pbase()[count - 1];
+            out_.write(pbase(), count);
+            setp(block_, block_ + sizeof block_);
+        }
+        return out_ ? 0 : -1;
     }
 
   private:
     std::ostream& out_;
+    char block_[64 * 1024];
     char last_ = '\n';
 };
 }  // namespace

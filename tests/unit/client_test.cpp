@@ -124,6 +124,42 @@ TEST_CASE("a POST is not retried on 503", "[client]") {
     CHECK(fixture.clock.totalSlept().count() == 0);
 }
 
+TEST_CASE("a create refused by a quota update race (409 on resourcequotas) is sent again",
+          "[client]") {
+    // The body the apiserver sent in CI when three pods were created at once in one namespace.
+    const std::string quotaConflict =
+        R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)"
+        R"("Operation cannot be fulfilled on resourcequotas \"sandbox-quota\": the object has )"
+        R"(been modified; please apply your changes to the latest version and try again",)"
+        R"("reason":"Conflict","details":{"name":"sandbox-quota","kind":"resourcequotas"},)"
+        R"("code":409})";
+    ClientFixture fixture;
+    fixture.server.reply(409, quotaConflict);
+    fixture.server.reply(201, R"({"metadata":{"name":"x"}})");
+    fixture.client->create(resources::pods(), "a", json{{"metadata", {{"name", "x"}}}});
+    CHECK(fixture.server.requests.size() == 2);
+    CHECK(fixture.client->stats().retries == 1);
+    CHECK(fixture.clock.totalSlept() == std::chrono::milliseconds(200));
+}
+
+TEST_CASE("a 409 about the object itself is final", "[client]") {
+    ClientFixture fixture;
+    fixture.server.reply(409, R"({"kind":"Status","status":"Failure","reason":"AlreadyExists",)"
+                              R"("details":{"name":"x","kind":"pods"},"code":409,)"
+                              R"("message":"pods \"x\" already exists"})");
+    fixture.server.reply(409, R"({"kind":"Status","status":"Failure","reason":"Conflict",)"
+                              R"("details":{"name":"x","kind":"pods"},"code":409,)"
+                              R"("message":"the object has been modified"})");
+    CHECK_THROWS_WITH(
+        fixture.client->create(resources::pods(), "a", json{{"metadata", {{"name", "x"}}}}),
+        Catch::Contains("already exists"));
+    CHECK_THROWS_WITH(
+        fixture.client->create(resources::pods(), "a", json{{"metadata", {{"name", "x"}}}}),
+        Catch::Contains("has been modified"));
+    CHECK(fixture.server.requests.size() == 2);
+    CHECK(fixture.clock.totalSlept().count() == 0);
+}
+
 TEST_CASE("429 is retried for any method after Retry-After", "[client]") {
     ClientFixture fixture;
     fixture.server.reply(429, "", {{"retry-after", "3"}});

@@ -302,4 +302,34 @@ TEST_CASE("retries and pages share one deadline, not a fresh one each", "[client
                           Catch::Contains("took over 300 s"));
         CHECK(pages == 3);
     }
+    SECTION("with a short --request-timeout, a list still ends by the default deadline") {
+        auto config = rossoctl::testing::fakeRestConfig();
+        config.requestTimeout = std::chrono::seconds(30);
+        ClientFixture fixture(0, config);
+        fixture.server.latency = std::chrono::seconds(29);
+        for (int page = 0; page < 12; ++page)
+            fixture.server.reply(
+                200, R"({"metadata":{"continue":"c)" + std::to_string(page) + R"("},"items":[]})");
+        size_t pages = 0;
+        CHECK_THROWS_WITH(fixture.client->listPages(resources::pods(), "a", {},
+                                                    [&](const json&) { return ++pages > 0; }),
+                          Catch::Contains("took over 300 s"));
+        CHECK(pages == 11);
+        CHECK(fixture.server.requests[0].timeout == std::chrono::seconds(30));
+        CHECK(fixture.server.requests[10].timeout == std::chrono::seconds(10));
+    }
+    SECTION("a --request-timeout longer than the default is the list's deadline") {
+        auto config = rossoctl::testing::fakeRestConfig();
+        config.requestTimeout = std::chrono::minutes(10);
+        ClientFixture fixture(0, config);
+        fixture.server.latency = std::chrono::seconds(200);
+        for (int page = 0; page < 6; ++page)
+            fixture.server.reply(
+                200, R"({"metadata":{"continue":"c)" + std::to_string(page) + R"("},"items":[]})");
+        size_t pages = 0;
+        CHECK_THROWS_WITH(fixture.client->listPages(resources::pods(), "a", {},
+                                                    [&](const json&) { return ++pages > 0; }),
+                          Catch::Contains("took over 600 s"));
+        CHECK(pages == 3);
+    }
 }

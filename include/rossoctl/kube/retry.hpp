@@ -19,10 +19,13 @@ struct AttemptOutcome {
     bool connectFailed = false;  // the request never reached the server
     bool transportFailed = false;
     std::string retryAfter;  // Retry-After header, seconds
+    // 409 from the quota admission plugin losing a race on the ResourceQuota's status: the
+    // request was refused before anything was stored, so any method may be sent again.
+    bool quotaConflict = false;
 };
 
 // nullopt = do not retry. 429 honours Retry-After; 5xx and resets only when idempotent;
-// a connection that never opened is safe to retry for any method.
+// a connection that never opened, and a quota conflict, are safe to retry for any method.
 std::optional<std::chrono::milliseconds> retryDelay(const RetryPolicy& policy,
                                                     const AttemptOutcome& outcome);
 
