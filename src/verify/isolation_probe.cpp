@@ -133,7 +133,9 @@ std::vector<std::string> isolationProbeCommand() {
             "if [ -r /proc/net/if_inet6 ]; then\n"
             "  while read -r a b; do echo \"rossoctl-local6=$a\"; done < /proc/net/if_inet6\n"
             "fi\n"
-            "read -r r < /proc/sys/kernel/osrelease && echo \"rossoctl-kernel=$r\"\n"
+            // gVisor has /proc/version ("Linux version 4.4.0 #1 ...") but no osrelease.
+            "if read -r r < /proc/sys/kernel/osrelease; then echo \"rossoctl-kernel=$r\"\n"
+            "elif read -r o v r x < /proc/version; then echo \"rossoctl-kernel=$r\"; fi\n"
             "read -r b < /proc/sys/kernel/random/boot_id && echo \"rossoctl-boot=$b\"\n"
             "echo rossoctl-done=1",
             kScriptName};

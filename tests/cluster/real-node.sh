@@ -6,8 +6,8 @@
 # nothing collides with another
 # cluster's node and `down` leaves nothing behind.
 
-REAL_NODE_APT_PACKAGES=(containerd runc containernetworking-plugins iptables ipset conntrack socat
-  umoci skopeo jq openssl gcc libc6-dev iproute2 util-linux apache2-utils)
+REAL_NODE_APT_PACKAGES=(containerd runc runsc containernetworking-plugins iptables ipset conntrack
+  socat umoci skopeo jq openssl gcc libc6-dev iproute2 util-linux apache2-utils)
 REGISTRY_MODULE=github.com/distribution/distribution/v3/cmd/registry@v3.1.2
 KUBE_ROUTER_MODULE=github.com/cloudnativelabs/kube-router/v2/cmd/kube-router@v2.1.0
 # Fixed inside the node's own network namespace, so they collide with nothing.
@@ -130,6 +130,7 @@ real_node_serving_cert() {
 write_real_node_config() {
   mkdir -p "$NODE_DIR"/{containerd,cni,certs.d,kubelet,pod-logs,registry,cni-state}
   local h
+  install -m 755 "$HERE/real-node/runsc" "$NODE_DIR/runsc"
   cat >"$NODE_DIR/containerd.toml" <<EOF
 # containerd of the local cluster's real node (written by local-cluster up). It runs in the
 # node's private mount namespace, whose tmpfs /run holds the fixed host paths it also uses.
@@ -157,6 +158,12 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         BinaryName = "/usr/sbin/runc"
+        SystemdCgroup = false
+    # gVisor behind containerd's runc shim: real-node/runsc says how and why.
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc.options]
+        BinaryName = "$NODE_DIR/runsc"
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
@@ -554,6 +561,11 @@ metadata:
 addressType: IPv4
 endpoints: [{addresses: [$VETH_NODE_IP], conditions: {ready: true}}]
 ports: [{name: https, port: $APISERVER_PORT, protocol: TCP}]
+---
+apiVersion: node.k8s.io/v1
+kind: RuntimeClass
+metadata: {name: gvisor, labels: {app.kubernetes.io/managed-by: localcluster}}
+handler: runsc
 EOF
     log "the real node's add-ons failed:"; tail -n 10 "$STATE/logs/apply.log" | sed 's/^/    /' >&2; return 1; }
 }

@@ -244,6 +244,20 @@ TEST_CASE("the isolation probe runs with sh alone and reads this machine's /proc
     CHECK(read.bootId.size() == 36);
 }
 
+TEST_CASE("where /proc has no osrelease (gVisor), the release comes from /proc/version",
+          "[verify][isolation][gvisor]") {
+    std::vector<std::string> command = isolationProbeCommand();
+    const std::string path = "/proc/sys/kernel/osrelease";
+    const auto at = command[2].find(path);
+    REQUIRE(at != std::string::npos);
+    command[2].replace(at, path.size(), "/proc/sys/kernel/no-such-file");
+    const IsolationFacts read = parseIsolationFacts(testing::runLocally(command, {"sh"}));
+    REQUIRE(read.ran);
+    utsname uts{};
+    ::uname(&uts);
+    CHECK(read.kernelRelease == uts.release);
+}
+
 TEST_CASE("host isolation live: what the container really has", "[verify][isolation]") {
     HostLiveInputs inputs;
     inputs.pod = facts(kConfined);
