@@ -89,7 +89,8 @@ struct Verdicts {
     }
 };
 
-void judgeProcess(Verdicts& out, const ProcessStatus& status, const std::string& who) {
+void judgeProcess(Verdicts& out, const ProcessStatus& status, const std::string& who,
+                  const std::string& ownKernel) {
     if (!status.readable) {
         out.doubt(who + ": /proc status not readable");
         return;
@@ -104,9 +105,14 @@ void judgeProcess(Verdicts& out, const ProcessStatus& status, const std::string&
                              capabilityNames(status.capBounding & ~kNetBindService)));
     if (status.noNewPrivs == "0")
         out.fail(who + ": NoNewPrivs: 0 (a setuid binary gains privileges)");
+    else if (status.noNewPrivs != "1" && !ownKernel.empty())
+        out.finding.evidence.push_back(who + ": no NoNewPrivs line (" + ownKernel + ")");
     else if (status.noNewPrivs != "1")
         out.doubt(who + ": no NoNewPrivs line");
-    if (status.seccomp == "0")
+    if (status.seccomp == "0" && !ownKernel.empty())
+        out.finding.evidence.push_back(who + ": Seccomp: 0 (" + ownKernel +
+                                       "): its system calls reach that kernel, not the node's");
+    else if (status.seccomp == "0")
         out.fail(who + ": Seccomp: 0 (no seccomp filter: every system call reaches the kernel)");
     else if (status.seccomp != "1" && status.seccomp != "2")
         out.doubt(who + ": no Seccomp line");
@@ -243,10 +249,11 @@ Finding hostIsolationLive(const HostLiveInputs& inputs) {
         out.finding.evidence.push_back(
             "read in the pod with its own tools: the agent could forge these lines, so they can "
             "show the boundary open but only repeat the spec when they show it closed");
-        judgeProcess(out, inputs.pod.self, "the probe's shell");
+        judgeProcess(out, inputs.pod.self, "the probe's shell", inputs.ownKernel);
         judgeProcess(
             out, inputs.pod.pid1,
-            "PID 1" + (inputs.pod.pid1.name.empty() ? "" : " (" + inputs.pod.pid1.name + ")"));
+            "PID 1" + (inputs.pod.pid1.name.empty() ? "" : " (" + inputs.pod.pid1.name + ")"),
+            inputs.ownKernel);
     }
     // Whose view of the network and of PID 1 counts: the trusted probe's, else the pod's.
     const IsolationFacts* view = inputs.trusted ? &*inputs.trusted : &inputs.pod;
@@ -293,10 +300,14 @@ Finding hostIsolationLive(const HostLiveInputs& inputs) {
                 view->pid1.name.empty() ? "(unreadable)" : view->pid1.name, view->processes));
         }
     }
-    if (out.finding.verdict == Verdict::Pass)
+    if (out.finding.verdict == Verdict::Pass && inputs.ownKernel.empty())
         out.finding.evidence.push_back(
             "not root, no capability beyond NET_BIND_SERVICE (effective or bounding), "
             "NoNewPrivs 1, a seccomp filter");
+    else if (out.finding.verdict == Verdict::Pass)
+        out.finding.evidence.push_back(
+            "not root, no capability beyond NET_BIND_SERVICE (effective or bounding), in a "
+            "kernel of the pod's own");
     return out.finding;
 }
 

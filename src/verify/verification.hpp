@@ -117,6 +117,11 @@ class Verification {
     CheckResult egressCheck();
     CheckResult limitsCheck();
     void readIsolationFacts();
+    // The trusted probe read a kernel that is not the node's (gVisor, a VM): the pod's own
+    // /proc status, keyring and cgroup files are then that kernel's, not the node's.
+    bool ownKernelProven();
+    // Evidence for a reading that ownKernelProven() makes the sandbox kernel's.
+    std::string ownKernelNote() const;
     CheckResult hostIsolationCheck();
     CheckResult kernelIsolationCheck();
     CheckResult imageProvenanceCheck();

@@ -83,6 +83,16 @@ CheckResult Verification::limitsCheck() {
     result.staticPart = withTemplate([&](const json& pod) {
         return limitsStatic(pod, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline);
     });
+    if (ownKernelProven()) {
+        // gVisor's cgroupfs shows no limit while the node's cgroup of the sandbox holds them.
+        result.livePart = Finding{
+            Verdict::Unproven,
+            {ownKernelNote() +
+             ": the cgroup files the pod sees are that kernel's, not the node's cgroup that "
+             "holds the limits: the live part is unproven; the static limits stand alone"},
+            "cgroup"};
+        return result;
+    }
     result.livePart = limitsLiveEveryContainer(
         inputs_.pod, [&](const std::vector<std::string>& command, const std::string& name) {
             return execInCurrentPod(command, kProbeTimeout, name);
@@ -105,12 +115,26 @@ void Verification::readIsolationFacts() {
     trustedFacts_ = trusted;
 }
 
+bool Verification::ownKernelProven() {
+    std::call_once(isolationFactsOnce_, [this] { readIsolationFacts(); });
+    return trustedFacts_ &&
+           kernelIsolationLive(*trustedFacts_, true, inputs_.kernel).verdict == Verdict::Pass;
+}
+
+std::string Verification::ownKernelNote() const {
+    return fmt::format(
+        "the pod runs kernel {} of its own (the trusted probe's reading), not the node's {}",
+        trustedFacts_ ? trustedFacts_->kernelRelease : "", inputs_.kernel.nodeKernel);
+}
+
 CheckResult Verification::hostIsolationCheck() {
     CheckResult result;
     result.kind = CheckKind::HostIsolation;
     result.staticPart = hostIsolationStatic(inputs_.pod, inputs_.namespaceObject);
     std::call_once(isolationFactsOnce_, [this] { readIsolationFacts(); });
-    result.livePart = hostIsolationLive({podFacts_, trustedFacts_, inputs_.nodeAddresses});
+    const bool ownKernel = ownKernelProven();
+    result.livePart = hostIsolationLive(
+        {podFacts_, trustedFacts_, inputs_.nodeAddresses, ownKernel ? ownKernelNote() : ""});
     if (trustedFacts_) noteProbeSite(result.livePart, egressSite_);
     noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
     return result;

@@ -29,7 +29,11 @@ CheckResult Verification::nothingSurvivesCheck() {
     });
     // Read before the restart, and with --no-restart too: a key in the kernel keyring outlives
     // the pod for its uid wherever no seccomp filter refuses add_key.
-    const Finding keyring = keyringLiveEveryContainer(inputs_.pod, execIn(podName_));
+    const Finding keyring =
+        ownKernelProven() ? Finding{Verdict::Pass,
+                                    {ownKernelNote() + ": its kernel keyring ends with the pod"},
+                                    ""}
+                          : keyringLiveEveryContainer(inputs_.pod, execIn(podName_));
     result.livePart = canariesLive();
     absorb(result.livePart, keyring);
     noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
@@ -148,9 +152,27 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     tokenNow.probe = "sh";
     noteProbeSite(tokenNow, podProbeSite(inputs_.container.value("name", "")));
     token.livePart = alongside(token.livePart, tokenNow, prefix);
-    limits.livePart =
-        alongside(limits.livePart, limitsLiveEveryContainer(next, execIn(name)), prefix);
+    // The trusted probe's kernel speaks for the replacement only in the same runtime class.
+    const auto runtimeClassOf = [](const json& pod) {
+        const json spec = pod.value("spec", json::object());
+        const auto it = spec.find("runtimeClassName");
+        return it != spec.end() && it->is_string() ? it->get<std::string>() : "";
+    };
+    const bool ownKernel = !runtimeClassOf(next).empty() &&
+                           runtimeClassOf(next) == runtimeClassOf(inputs_.pod) && ownKernelProven();
+    limits.livePart = alongside(
+        limits.livePart,
+        ownKernel ? Finding{Verdict::Unproven,
+                            {ownKernelNote() + ": the cgroup files it sees are that kernel's"},
+                            "cgroup"}
+                  : limitsLiveEveryContainer(next, execIn(name)),
+        prefix);
     survives.livePart =
-        alongside(survives.livePart, keyringLiveEveryContainer(next, execIn(name)), prefix);
+        alongside(survives.livePart,
+                  ownKernel ? Finding{Verdict::Pass,
+                                      {ownKernelNote() + ": its kernel keyring ends with the pod"},
+                                      ""}
+                            : keyringLiveEveryContainer(next, execIn(name)),
+                  prefix);
 }
 }  // namespace rossoctl::verify

@@ -271,6 +271,23 @@ TEST_CASE("host isolation live: what the container really has", "[verify][isolat
     CHECK(hostIsolationLive(inputs).verdict == Verdict::Fail);
     CHECK(mentions(hostIsolationLive(inputs), "PID 1 (sleep): Seccomp: 0"));
 
+    // In a kernel of the pod's own (gVisor) its system calls reach that kernel: Seccomp 0 and
+    // gVisor's missing NoNewPrivs line are said, not failed; root and capabilities still fail.
+    inputs.ownKernel = "the pod runs kernel 4.4.0 of its own";
+    inputs.pod = facts(replaced(replaced(kConfined, "Seccomp:\t2", "Seccomp:\t0"), "NoNewPrivs:\t1",
+                                "NoNewPrivs:\t"));
+    const Finding gvisor = hostIsolationLive(inputs);
+    INFO(evidence(gvisor));
+    CHECK(gvisor.verdict == Verdict::Pass);
+    CHECK(mentions(gvisor,
+                   "Seccomp: 0 (the pod runs kernel 4.4.0 of its own): its system calls "
+                   "reach that kernel, not the node's"));
+    CHECK(mentions(gvisor, "in a kernel of the pod's own"));
+    inputs.pod = facts(
+        replaced(replaced(kConfined, "Seccomp:\t2", "Seccomp:\t0"), "Uid:\t65532", "Uid:\t0"));
+    CHECK(hostIsolationLive(inputs).verdict == Verdict::Fail);
+    inputs.ownKernel.clear();
+
     inputs.pod = facts(replaced(kConfined, "Uid:\t65532", "Uid:\t0"));
     CHECK(mentions(hostIsolationLive(inputs), "PID 1 (sleep): Uid 0 65532 65532 65532 holds 0"));
 

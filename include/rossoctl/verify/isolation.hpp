@@ -70,6 +70,9 @@ struct HostLiveInputs {
     IsolationFacts pod;
     std::optional<IsolationFacts> trusted;  // from the trusted probe container
     std::vector<std::string> nodeAddresses;
+    // Set when the trusted probe proved a kernel of the pod's own (says which): its system
+    // calls reach that kernel, so Seccomp 0 and a missing NoNewPrivs line are not the node's.
+    std::string ownKernel = {};
 };
 Finding hostIsolationLive(const HostLiveInputs& inputs);
 
