@@ -20,6 +20,7 @@ struct PoolOptions {
     std::string workdir = "/workspace";
     std::string cpu = "500m";
     std::string memory = "512Mi";
+    std::string runtimeClass;
     std::string lifetime = "1h";
     bool wait = false;
     std::string timeout = "2m";
@@ -52,7 +53,8 @@ int runSandboxPool(app::Context& context, PoolOptions& options) {
         throw UsageError(fmt::format(
             "invalid --size {}: the number of warm pods is 0 to 100 (0 empties the pool)",
             options.size));
-    const app::run::RunPodShape shape{options.image, options.cpu, options.memory, options.workdir};
+    const app::run::RunPodShape shape{options.image, options.cpu, options.memory, options.workdir,
+                                      options.runtimeClass};
     app::run::validateRunPodShape(shape);
     const auto lifetime = model::parseLifetime(options.lifetime, "--lifetime");
     const auto timeout = app::parseDuration(options.timeout, "--timeout");
@@ -92,6 +94,8 @@ void registerSandboxPool(CLI::App& sandbox, CommandHost& host) {
     command->add_option("--workdir", options->workdir, "Working directory")->capture_default_str();
     command->add_option("--cpu", options->cpu, "CPU limit")->capture_default_str();
     command->add_option("--memory", options->memory, "Memory limit")->capture_default_str();
+    command->add_option("--runtime-class", options->runtimeClass,
+                        "RuntimeClass of the pods (sandbox run --pool --runtime-class takes them)");
     command
         ->add_option("--lifetime", options->lifetime,
                      "How long a warm pod lives unclaimed (activeDeadlineSeconds)")

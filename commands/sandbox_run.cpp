@@ -51,6 +51,7 @@ struct RunOptions {
     std::string startTimeout = "2m";
     std::string cpu = "500m";
     std::string memory = "512Mi";
+    std::string runtimeClass;
     std::string artifacts;
     bool keep = false;
     bool stdinCode = false;
@@ -118,7 +119,8 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
         throw UsageError(
             "give the command after --, e.g. rossoctl sandbox run -n team1 -- python3 main.py");
     app::run::RunRequest request;
-    request.shape = {options.image, options.cpu, options.memory, options.workdir};
+    request.shape = {options.image, options.cpu, options.memory, options.workdir,
+                     options.runtimeClass};
     app::run::validateRunPodShape(request.shape);
     request.timeout = app::parseDuration(options.timeout, "--timeout");
     if (request.timeout.count() <= 0)
@@ -273,6 +275,9 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
     command->add_option("--cpu", options->cpu, "CPU limit (and request)")->capture_default_str();
     command->add_option("--memory", options->memory, "Memory limit (and request)")
         ->capture_default_str();
+    command->add_option("--runtime-class", options->runtimeClass,
+                        "RuntimeClass of the pod (gvisor, kata: a kernel of its own); a project "
+                        "made with --runtime-class requires its own");
     command->add_option("--artifacts", options->artifacts,
                         "Copy every file the code wrote under WORKDIR/out/ into this directory "
                         "(kept, and said to be partial, when the run timed out, was killed or "

@@ -99,9 +99,9 @@ function __rossoctl_valflags
         case 'sandbox verify'
             printf '%s\n' --egress-target --trusted-probe --timeout --require-runtime-class --junit --sarif --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox run'
-            printf '%s\n' --image --file --workdir --env --timeout --start-timeout --cpu --memory --artifacts --output-max-bytes --artifacts-max-bytes --artifacts-max-files --artifacts-max-file-bytes --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+            printf '%s\n' --image --file --workdir --env --timeout --start-timeout --cpu --memory --runtime-class --artifacts --output-max-bytes --artifacts-max-bytes --artifacts-max-files --artifacts-max-file-bytes --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox pool'
-            printf '%s\n' --size --image --workdir --cpu --memory --lifetime --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+            printf '%s\n' --size --image --workdir --cpu --memory --runtime-class --lifetime --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox cp'
             printf '%s\n' --container -c --max-bytes --max-files --max-file-bytes --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox port-forward'
@@ -293,6 +293,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l timeout -x -d 'Lon
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l start-timeout -x -d 'Longest to wait for the pod to start'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l cpu -x -d 'CPU limit (and request)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l memory -x -d 'Memory limit (and request)'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l runtime-class -x -d 'RuntimeClass of the pod (gvisor, kata: a kernel of its own); a project made with --runtime-class requires its own'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts -r -F -d 'Copy every file the code wrote under WORKDIR/out/ into this directory (kept, and said to be partial, when the run timed out, was killed or reached a cap)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l keep -d 'Keep the pod afterwards (for debugging)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l stdin -d 'Pass this process\'s stdin to the command (e.g. code for python3 -)'
@@ -309,6 +310,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l image -x -d 'Cont
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l workdir -x -d 'Working directory'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l cpu -x -d 'CPU limit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l memory -x -d 'Memory limit'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l runtime-class -x -d 'RuntimeClass of the pods (sandbox run --pool --runtime-class takes them)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l lifetime -x -d 'How long a warm pod lives unclaimed (activeDeadlineSeconds)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l wait -d 'Wait until the pool\'s pods are running'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l timeout -x -d 'Longest to wait with --wait'

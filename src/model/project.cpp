@@ -101,8 +101,10 @@ json buildRuntimeClassPolicy(const ProjectOptions& options) {
                                                         options.runtimeClass)},
                              {"message", fmt::format("pods in project {} must run with "
                                                      "runtimeClassName {} (rossoctl project "
-                                                     "create --runtime-class)",
-                                                     options.name, options.runtimeClass)}}})}}}};
+                                                     "create --runtime-class; sandbox run "
+                                                     "--runtime-class {})",
+                                                     options.name, options.runtimeClass,
+                                                     options.runtimeClass)}}})}}}};
 }
 
 json buildRuntimeClassPolicyBinding(const ProjectOptions& options) {

@@ -271,3 +271,28 @@ TEST_CASE("sandbox run: 50 runs cold and 50 from a warm pool leave nothing behin
     report("cold", cold);
     report("warm pool (bare pods)", pooled);
 }
+
+// A project that requires gvisor (project create --runtime-class) refuses a run pod without it;
+// with --runtime-class the run's code sees gVisor's kernel, not the node's.
+TEST_CASE("sandbox run --runtime-class gvisor runs the code on a kernel of its own",
+          "[run][gvisor]") {
+    harness::TestNamespace project("run-gvisor", /*create=*/false);
+    const std::string ns = project.name();
+    {
+        auto created = harness::rossoctl({"project", "create", ns, "--runtime-class", "gvisor"});
+        INFO(created.out << created.err);
+        REQUIRE(created.exitCode == 0);
+    }
+    const std::vector<std::string> uname = {"--image", "busybox:1.36", "--", "uname", "-r"};
+    std::vector<std::string> withClass = {"--runtime-class", "gvisor"};
+    withClass.insert(withClass.end(), uname.begin(), uname.end());
+    auto sandboxed = run(ns, withClass);
+    INFO(sandboxed.out << sandboxed.err);
+    CHECK(sandboxed.exitCode == 0);
+    CHECK(sandboxed.out == "4.4.0\n");
+    auto refused = run(ns, uname);
+    INFO(refused.out << refused.err);
+    CHECK(refused.exitCode == 125);
+    CHECK_THAT(refused.err, Catch::Contains("sandbox run --runtime-class gvisor"));
+    CHECK(podsLeft(ns, "rossoctl.dev/run=true").empty());
+}

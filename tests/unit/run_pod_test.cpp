@@ -49,6 +49,22 @@ TEST_CASE("warm pods carry the pool label and their shape", "[run]") {
     CHECK(pod["spec"]["activeDeadlineSeconds"] == 3600);
 }
 
+TEST_CASE("--runtime-class runs the pod in that RuntimeClass and is part of its pool's shape",
+          "[run]") {
+    RunPodShape shape;
+    CHECK_FALSE(runPodManifest("r", shape, 60)["spec"].contains("runtimeClassName"));
+    // The key of a shape without it is what pools made before the flag carry.
+    CHECK(shapeKey(shape) ==
+          R"({"cpu":"500m","image":"docker.io/library/python:3.12-slim","memory":"512Mi",)"
+          R"("workdir":"/workspace"})");
+    shape.runtimeClass = "gvisor";
+    CHECK(runPodManifest("r", shape, 60)["spec"]["runtimeClassName"] == "gvisor");
+    CHECK(warmPodManifest(shape, 600)["spec"]["runtimeClassName"] == "gvisor");
+    CHECK(shapeKey(shape) != shapeKey(RunPodShape{}));
+    shape.runtimeClass = "Not_A_Name";
+    CHECK_THROWS_WITH(validateRunPodShape(shape), Catch::Contains("--runtime-class"));
+}
+
 TEST_CASE("the claim patch tests the warm label before changing it", "[run]") {
     const json patch = json::parse(claimPatch("host/1/ab", 200));
     REQUIRE(patch.size() == 5);

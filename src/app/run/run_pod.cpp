@@ -23,6 +23,7 @@ json shapedPod(const RunPodShape& shape, long deadlineSeconds) {
     options.cpu = shape.cpu;
     options.memory = shape.memory;
     options.workdir = shape.workdir;
+    options.runtimeClass = shape.runtimeClass;
     options.activeDeadlineSeconds = deadlineSeconds;
     options.restartPolicy = "Never";
     json spec = model::hardenedPodSpec(options);
@@ -51,11 +52,13 @@ std::string escapePointer(const std::string& key) {
 }  // namespace
 
 std::string shapeKey(const RunPodShape& shape) {
-    return json({{"image", shape.image},
-                 {"cpu", shape.cpu},
-                 {"memory", shape.memory},
-                 {"workdir", shape.workdir}})
-        .dump();
+    json key = {{"image", shape.image},
+                {"cpu", shape.cpu},
+                {"memory", shape.memory},
+                {"workdir", shape.workdir}};
+    // Only when set: the pools made before the flag keep their key.
+    if (!shape.runtimeClass.empty()) key["runtimeClass"] = shape.runtimeClass;
+    return key.dump();
 }
 
 json runPodManifest(const std::string& name, const RunPodShape& shape, long timeoutSeconds) {
@@ -189,6 +192,8 @@ void validateRunPodShape(const RunPodShape& shape) {
     if (model::parseQuantity(shape.memory, "--memory") <= 0)
         throw UsageError("--memory must be more than 0");
     validateWorkdir(shape.workdir);
+    if (!shape.runtimeClass.empty())
+        model::validateDnsSubdomain(shape.runtimeClass, "--runtime-class");
 }
 
 }  // namespace rossoctl::app::run

@@ -48,6 +48,7 @@ json warmPodTemplate(const RunPodShape& shape, long lifetimeSeconds) {
     options.cpu = shape.cpu;
     options.memory = shape.memory;
     options.workdir = shape.workdir;
+    options.runtimeClass = shape.runtimeClass;
     options.activeDeadlineSeconds = lifetimeSeconds;
     json spec = model::hardenedPodSpec(options);
     spec["terminationGracePeriodSeconds"] = 1;  // thrown away after one run

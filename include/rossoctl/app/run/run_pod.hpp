@@ -28,6 +28,7 @@ struct RunPodShape {
     std::string cpu = "500m";
     std::string memory = "512Mi";
     std::string workdir = "/workspace";
+    std::string runtimeClass = {};  // spec.runtimeClassName (gvisor, kata); empty: the node's
 };
 
 // One string naming the shape, stored on warm pods so a run only claims a matching one.
