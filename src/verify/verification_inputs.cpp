@@ -106,6 +106,25 @@ void Verification::read() {
         // Not discoverable with these credentials: tokens are still known by their claims.
     }
     readIsolationInputs();
+    if (inputs_.templatePod.is_object())
+        inputs_.templateKernel = kernelInputsFor(inputs_.templatePod);
+}
+
+KernelInputs Verification::kernelInputsFor(const json& pod) {
+    KernelInputs kernel = inputs_.kernel;
+    const std::string runtimeClass = pod["spec"].value("runtimeClassName", "");
+    if (runtimeClass == inputs_.pod["spec"].value("runtimeClassName", "")) return kernel;
+    kernel.runtimeClass.reset();
+    kernel.runtimeClassProblem.clear();
+    if (runtimeClass.empty()) return kernel;
+    try {
+        const kube::ResourceRef classes{"node.k8s.io", "v1", "runtimeclasses", "RuntimeClass",
+                                        false};
+        kernel.runtimeClass = client_.getIfExists(classes, "", runtimeClass);
+    } catch (const kube::ApiError& error) {
+        kernel.runtimeClassProblem = error.what();
+    }
+    return kernel;
 }
 
 // The project's default lifetime bounds a deadline that counts (24h without one).
