@@ -104,9 +104,11 @@ CheckResult Verification::limitsCheck() {
         return result;
     }
     result.livePart = limitsLiveEveryContainer(
-        inputs_.pod, [&](const std::vector<std::string>& command, const std::string& name) {
+        inputs_.pod,
+        [&](const std::vector<std::string>& command, const std::string& name) {
             return execInCurrentPod(command, kProbeTimeout, name);
-        });
+        },
+        options_.trustedProbeImage);
     noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
     return result;
 }
