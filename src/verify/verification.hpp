@@ -51,6 +51,8 @@ struct VerificationInputs {
     std::vector<std::string> nodeAddresses;
     KernelInputs kernel;
     KernelInputs templateKernel;  // kernel, with the template's own RuntimeClass
+    // Pods besides the recorded one that the Sandbox owns or selects: not judged, so unproven.
+    std::vector<std::string> otherPods;
 };
 
 class Verification {

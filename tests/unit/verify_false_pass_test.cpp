@@ -253,3 +253,31 @@ TEST_CASE("review 35 H1: host access in the template or the replacement pod is j
                    Catch::Contains("the Sandbox's spec.podTemplate: container agent"));
     }
 }
+
+TEST_CASE("review 35 H5: a decoy pod owned by the Sandbox is never judged instead of its own",
+          "[verify][false-pass]") {
+    // The decoy: newer, hardened, owned by the Sandbox and carrying its selector's label.
+    json decoy = hardenedPod("pod-uid-decoy");
+    decoy["metadata"]["name"] = "orders-decoy-1";
+    decoy["metadata"]["creationTimestamp"] = "2023-11-14T23:00:00Z";
+    json weak = hardenedPod("pod-uid-1");
+    weak["spec"]["automountServiceAccountToken"] = true;
+    TestHost host;
+    host.server.onJson("GET", kPods, 200, list({weak, decoy}));  // before serveHardened's list
+    serveHardened(host, "curl", sandbox(), weak, weak);
+    host.server.onExec("team1", "orders-decoy-1", hardenedPodAnswers("curl"));
+    const int exitCode = runVerifyJson(host, {"--no-restart"});
+    const json checks = verdicts(testing::printedJson(host.out.str()));
+    INFO(host.out.str() + host.err.str());
+    CHECK(exitCode == 3);
+    CHECK(testing::printedJson(host.out.str())["pod"] == "orders");
+    CHECK(checks["service-account-token"]["result"] == "fail");
+    for (const char* id : {"egress", "limits", "nothing-survives", "host-isolation"}) {
+        INFO(id);
+        CHECK(checks[id]["result"] != "pass");
+        CHECK_THAT(evidence(checks[id]),
+                   Catch::Contains("pod orders-decoy-1 is also owned by or selected for sandbox "
+                                   "orders; verify judged pod orders"));
+    }
+    for (const auto& session : host.server.execs) CHECK(session.pod == "team1/orders");
+}
