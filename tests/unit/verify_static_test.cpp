@@ -369,6 +369,31 @@ TEST_CASE("nothing survives static: a generic ephemeral volume is judged by its 
     CHECK(nothingSurvivesStatic(pod, json(), classes).verdict == Verdict::Unproven);
 }
 
+TEST_CASE("review 35 H4: storageClassName \"\" and volumeName are a PV's own reclaimPolicy") {
+    json pod = hardenedPod();
+    pod["spec"]["volumes"] =
+        json::parse(R"([{"name": "scratch", "ephemeral": {"volumeClaimTemplate":
+        {"spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                  "resources": {"requests": {"storage": "1Gi"}}}}}}])");
+    // The default class deletes: "" must not be read as it.
+    const json classes = json::parse(R"([
+        {"metadata": {"name": "fast", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+         "reclaimPolicy": "Delete"}])");
+    auto none = nothingSurvivesStatic(pod, json(), classes);
+    CHECK(none.verdict == Verdict::Unproven);
+    CHECK(mentions(none, "storageClassName \"\" is no class, not the default"));
+    CHECK_FALSE(mentions(none, "its StorageClass deletes it"));
+    auto& spec = pod["spec"]["volumes"][0]["ephemeral"]["volumeClaimTemplate"]["spec"];
+    spec["storageClassName"] = "fast";
+    spec["volumeName"] = "pv-kept";
+    auto bound = nothingSurvivesStatic(pod, json(), classes);
+    CHECK(bound.verdict == Verdict::Unproven);
+    CHECK(mentions(bound, "names PersistentVolume pv-kept"));
+    spec.erase("volumeName");
+    spec.erase("storageClassName");
+    CHECK(nothingSurvivesStatic(pod, json(), classes).verdict == Verdict::Pass);  // the default
+}
+
 TEST_CASE("nothing survives static: the Sandbox's volumeClaimTemplates and shutdownPolicy") {
     const json pod = hardenedPod();
     json sandbox = json::parse(R"({"spec": {"shutdownPolicy": "Retain"}})");
