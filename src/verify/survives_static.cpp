@@ -123,6 +123,13 @@ Finding nothingSurvivesStatic(const json& pod, const json& sandbox, const json& 
     };
     Finding finding;
     finding.verdict = Verdict::Pass;
+    // The node's IPC namespace: /dev/shm and SysV segments are the host's, kept past the pod.
+    if (at(podSpec(pod), "hostIPC") == true) {
+        finding.verdict = Verdict::Fail;
+        finding.evidence.push_back(
+            "pod: spec.hostIPC: true: /dev/shm and System V shared memory are the node's, so "
+            "what the pod writes there outlives it");
+    }
     std::vector<std::string> ephemeral;
     for (const auto& volume : arrayAt(podSpec(pod), "volumes")) {
         const std::string name = stringAt(volume, "name", "?");

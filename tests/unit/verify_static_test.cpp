@@ -421,3 +421,11 @@ TEST_CASE("nothing survives static: a seccomp profile that lets the keyring thro
     pod["spec"]["containers"][0]["securityContext"] = {{"privileged", true}};
     CHECK(nothingSurvivesStatic(pod).verdict == Verdict::Fail);
 }
+
+TEST_CASE("review 35 M1: hostIPC fails nothing survives (the node's /dev/shm)") {
+    json pod = hardenedPod();
+    pod["spec"]["hostIPC"] = true;
+    const Finding finding = nothingSurvivesStatic(pod);
+    CHECK(finding.verdict == Verdict::Fail);
+    CHECK(mentions(finding, "spec.hostIPC: true"));
+}
