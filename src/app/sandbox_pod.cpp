@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/timestamp.hpp"
@@ -95,6 +97,26 @@ std::optional<json> currentPod(const std::vector<json>& pods) {
             newest = pod;
     }
     return newest;
+}
+
+std::optional<json> recordedPod(const json& sandbox, const std::vector<json>& pods) {
+    const std::string name = model::sandboxPodName(sandbox);
+    for (const auto& pod : pods)
+        if (!terminating(pod) && metadataOf(pod).value("name", "") == name) return pod;
+    return std::nullopt;
+}
+
+std::vector<std::string> otherLivePods(const json& sandbox, const SandboxPods& pods) {
+    const std::string recorded = model::sandboxPodName(sandbox);
+    std::vector<std::string> names;
+    auto consider = [&](const json& pod) {
+        const std::string name = metadataOf(pod).value("name", "");
+        if (name == recorded || terminating(pod) || podFinished(pod)) return;
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    };
+    for (const auto& pod : pods.list.value("items", json::array())) consider(pod);
+    for (const auto& pod : pods.owned) consider(pod);
+    return names;
 }
 
 bool podEnvDiffers(kube::Client& client, const json& sandbox, const json& templateContainer) {

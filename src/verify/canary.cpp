@@ -47,6 +47,9 @@ std::vector<CanaryPlace> canaryPlaces(const json& pod, const json& container) {
         if (std::find(mounted.begin(), mounted.end(), root) != mounted.end()) continue;
         places.push_back({root, "the root filesystem"});
     }
+    // The pod's own tmpfs, or with hostIPC the node's, which outlives the pod.
+    if (std::find(mounted.begin(), mounted.end(), "/dev/shm") == mounted.end())
+        places.push_back({"/dev/shm", "the IPC namespace's /dev/shm"});
     return places;
 }
 

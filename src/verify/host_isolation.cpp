@@ -138,7 +138,13 @@ void judgeContainer(Judge& judge, const json& pod, const json& container, const 
         judge.doubt(who +
                     ": seccompProfile is unset on the container and the pod (Unconfined unless "
                     "the kubelet runs with --seccomp-default)");
-    else if (seccomp != "RuntimeDefault" && seccomp != "Localhost")
+    else if (seccomp == "Localhost")
+        // A node file of any content: the live Seccomp: 2 shows a filter, not which one.
+        judge.doubt(who + ": seccompProfile.type: Localhost (" +
+                    text(member(effective(container, pod, "seccompProfile"), "localhostProfile")) +
+                    "): a file on the node, which may allow every system call; only "
+                    "RuntimeDefault is known to filter");
+    else if (seccomp != "RuntimeDefault")
         judge.doubt(who + ": seccompProfile.type: " + seccomp + " (not known)");
     const json& apparmor = effective(container, pod, "appArmorProfile");
     if (member(apparmor, "type").is_string() &&

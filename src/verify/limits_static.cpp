@@ -90,15 +90,13 @@ Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQ
             if (!why.empty())
                 finding.evidence.push_back(fmt::format("container {} has {}", name, why));
     }
-    // Ephemeral containers may declare no resources; they run inside the pod's cgroup, which
-    // the kubelet bounds by the sum of the other containers' limits when every one has them.
+    // Ephemeral containers may declare no resources, and a node without pod-level cgroups
+    // (cgroupsPerQOS false) bounds them by nothing: only the live read of their cgroup decides.
     for (const auto& container : arrayAt(podSpec(pod), "ephemeralContainers"))
-        finding.evidence.push_back(fmt::format(
-            "ephemeral container {}: no limits of its own (the API allows none); it runs within "
-            "the pod's cgroup, bounded {}",
-            stringAt(container, "name", "?"),
-            holds ? "by the other containers' limits"
-                  : "by nothing, as a container above has none"));
+        finding.evidence.push_back(
+            fmt::format("ephemeral container {}: no limits of its own (the API allows none); "
+                        "bounded only if its cgroup shows a limit, read live",
+                        stringAt(container, "name", "?")));
     const json& deadline = at(podSpec(pod), "activeDeadlineSeconds");
     std::string shutdown = stringAt(at(sandbox, "spec"), "shutdownTime");
     if (shutdown.empty()) shutdown = stringAt(at(at(sandbox, "spec"), "lifecycle"), "shutdownTime");

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "probe_text.hpp"
+#include "rossoctl/verify/probe_site.hpp"
 
 namespace rossoctl::verify {
 
@@ -20,6 +21,36 @@ bool isRunning(const json& pod, const char* statusesKey, const std::string& name
         if (entry.value("name", "") == name)
             return entry.value("state", json::object()).contains("running");
     return false;
+}
+
+json spec(const json& pod) {
+    const auto it = pod.find("spec");
+    return it != pod.end() && it->is_object() ? *it : json::object();
+}
+
+// An ephemeral container declares no limits: its cgroup must show one of its own, memory and
+// cpu; none shown is a fail (the node may have no pod cgroup above it), unreadable unproven.
+Finding ephemeralLimitLive(const ProbeOutput& output) {
+    Finding memory = limitsLive(output, std::nullopt);
+    Finding cpu = cpuLimitLive(output, std::nullopt);
+    Finding out{Verdict::Pass, {}, "cgroup"};
+    for (Finding* part : {&memory, &cpu}) {
+        const bool shown = part->verdict == Verdict::Fail && !part->evidence.empty() &&
+                           part->evidence.front().find("declares no") != std::string::npos;
+        if (shown) {
+            out.evidence.push_back(part->evidence.front().substr(
+                                       0, part->evidence.front().find(" but the container")) +
+                                   ": a limit of its own cgroup");
+            continue;
+        }
+        absorb(out, *part);
+        if (part->verdict == Verdict::Fail)
+            out.evidence.push_back(
+                "an ephemeral container may declare no resources, and the live read shows no "
+                "limit on its cgroup: nothing proves it is bounded (a node without pod-level "
+                "cgroups, cgroupsPerQOS false, bounds it by nothing)");
+    }
+    return out;
 }
 
 }  // namespace
@@ -45,11 +76,28 @@ RunningContainers runningContainers(const json& pod) {
     return out;
 }
 
-Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec) {
+Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec,
+                                 const std::string& trustedProbeImage) {
     Finding live;
     live.verdict = Verdict::Pass;
     live.probe = "cgroup";
-    const auto containers = runningContainers(pod);
+    auto containers = runningContainers(pod);
+    for (const auto& container : spec(pod).value("ephemeralContainers", json::array())) {
+        const std::string name = container.value("name", "");
+        if (isTrustedProbeContainer(container, trustedProbeImage)) {
+            // Verify's own: sleep in the image this run trusts; no agent can exec into it.
+            live.evidence.push_back(fmt::format(
+                "ephemeral container {}: verify's own trusted probe (sleep in {}), not read: it "
+                "runs nothing of the agent's",
+                name, trustedProbeImage));
+            continue;
+        }
+        if (isRunning(pod, "ephemeralContainerStatuses", name))
+            containers.running.push_back({container, "ephemeral container"});
+        else
+            live.evidence.push_back(
+                fmt::format("ephemeral container {} is not running: nothing to limit", name));
+    }
     for (const auto& name : containers.finished)
         live.evidence.push_back(
             fmt::format("init container {} has finished: nothing to limit", name));
@@ -61,6 +109,12 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec) {
         const std::string prefix = fmt::format("{} {}: ", what, name);
         if (!output.started) {
             absorb(live, probe_text::notStarted(output, "sh"), prefix);
+            continue;
+        }
+        if (what == "ephemeral container") {
+            // No resources allowed, and a node without pod-level cgroups (cgroupsPerQOS
+            // false) bounds it by nothing: only a limit its cgroup shows counts.
+            absorb(live, ephemeralLimitLive(output), prefix);
             continue;
         }
         absorb(live, limitsLive(output, memoryLimitBytes(container)), prefix);

@@ -48,6 +48,15 @@ SandboxReport Verification::run() {
     report.checks[3] = timed(&Verification::nothingSurvivesCheck, CheckKind::NothingSurvives);
     // A verdict is about the sandbox: the pod verify's own restart made is judged too.
     if (replacementPod_.is_object()) judgeReplacement(report.checks);
+    // A pod verify did not judge leaves every boundary of the sandbox unproven.
+    for (const auto& other : inputs_.otherPods)
+        for (auto& check : report.checks)
+            absorb(check.staticPart,
+                   Finding{Verdict::Unproven,
+                           {fmt::format("pod {} is also owned by or selected for sandbox {}; "
+                                        "verify judged pod {} (the Sandbox's record), not it",
+                                        other, name_, podName_)},
+                           ""});
     report.runProblems = runProblems_;
     report.took = since(started);
     report.runError = runError_;

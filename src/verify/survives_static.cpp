@@ -22,6 +22,22 @@ namespace {
 std::string ephemeralVolumeKept(const json& volume, const json& storageClasses, Verdict& verdict) {
     const json& claim = at(at(at(volume, "ephemeral"), "volumeClaimTemplate"), "spec");
     std::string className = stringAt(claim, "storageClassName");
+    // A named PersistentVolume, or an explicit "" (no class: a static PV binds it), is kept or
+    // not by that PV's own reclaimPolicy, which verify does not read.
+    const std::string volumeName = stringAt(claim, "volumeName");
+    if (!volumeName.empty()) {
+        verdict = Verdict::Unproven;
+        return fmt::format(
+            "its claim names PersistentVolume {} (volumeName): that volume's own reclaimPolicy "
+            "decides whether its data outlives the pod, and it is not read",
+            volumeName);
+    }
+    if (at(claim, "storageClassName").is_string() && className.empty()) {
+        verdict = Verdict::Unproven;
+        return "storageClassName \"\" is no class, not the default: a static PersistentVolume "
+               "binds it, and that volume's own reclaimPolicy (Retain for most static volumes), "
+               "not read, decides whether its data outlives the pod";
+    }
     if (!storageClasses.is_array()) {
         verdict = Verdict::Unproven;
         return "the StorageClasses could not be read, so whether its PersistentVolume is kept "
@@ -107,6 +123,13 @@ Finding nothingSurvivesStatic(const json& pod, const json& sandbox, const json& 
     };
     Finding finding;
     finding.verdict = Verdict::Pass;
+    // The node's IPC namespace: /dev/shm and SysV segments are the host's, kept past the pod.
+    if (at(podSpec(pod), "hostIPC") == true) {
+        finding.verdict = Verdict::Fail;
+        finding.evidence.push_back(
+            "pod: spec.hostIPC: true: /dev/shm and System V shared memory are the node's, so "
+            "what the pod writes there outlives it");
+    }
     std::vector<std::string> ephemeral;
     for (const auto& volume : arrayAt(podSpec(pod), "volumes")) {
         const std::string name = stringAt(volume, "name", "?");

@@ -92,6 +92,37 @@ json trustedProbeContainer(const std::string& name, const TrustedProbeOptions& o
     return container;
 }
 
+bool isTrustedProbeContainer(const json& container, const std::string& image) {
+    if (image.empty() || !container.is_object()) return false;
+    const std::string name = container.value("name", "");
+    if (name.rfind("rossoctl-probe-", 0) != 0) return false;
+    const json command = container.value("command", json::array());
+    if (command.size() != 2 || command[0] != "sleep" || !command[1].is_string()) return false;
+    TrustedProbeOptions options;
+    options.image = image;
+    const std::string seconds = command[1].get<std::string>();
+    if (seconds.empty() || seconds.size() > 6 ||
+        seconds.find_first_not_of("0123456789") != std::string::npos)
+        return false;
+    options.lifetime = std::chrono::seconds(std::stoll(seconds));
+    const json written = trustedProbeContainer(name, options);
+    // What the API server fills in on its own; anything else is not verify's.
+    const json defaults = {{"imagePullPolicy", nullptr},
+                           {"terminationMessagePath", "/dev/termination-log"},
+                           {"resources", json::object()}};
+    for (const auto& [key, value] : container.items()) {
+        if (written.contains(key)) {
+            if (written[key] != value) return false;
+        } else if (!defaults.contains(key) ||
+                   (!defaults[key].is_null() && defaults[key] != value)) {
+            return false;
+        }
+    }
+    for (const auto& [key, value] : written.items())
+        if (!container.contains(key) && key != "stdin" && key != "tty") return false;
+    return true;
+}
+
 ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const json& pod,
                             const TrustedProbeOptions& options) {
     const auto& metadata = pod.value("metadata", json::object());

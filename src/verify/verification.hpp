@@ -50,6 +50,9 @@ struct VerificationInputs {
     std::optional<nlohmann::json> namespaceObject;  // nullopt: could not be read
     std::vector<std::string> nodeAddresses;
     KernelInputs kernel;
+    KernelInputs templateKernel;  // kernel, with the template's own RuntimeClass
+    // Pods besides the recorded one that the Sandbox owns or selects: not judged, so unproven.
+    std::vector<std::string> otherPods;
 };
 
 class Verification {
@@ -84,6 +87,8 @@ class Verification {
     DeadlineBound deadlineBound(const nlohmann::json& namespaceObject) const;
     void readPeerPods(const nlohmann::json& pod);
     void readIsolationInputs();
+    // inputs_.kernel with pod's own RuntimeClass (read when it is not the first pod's).
+    KernelInputs kernelInputsFor(const nlohmann::json& pod);
     void readTokenSecrets();
     void readEgressInputs();
 
@@ -115,6 +120,7 @@ class Verification {
     }
     CheckResult tokenCheck();
     CheckResult egressCheck();
+    std::vector<std::string> rawNetworkHoldersWithTemplate() const;
     CheckResult limitsCheck();
     void readIsolationFacts();
     // The trusted probe read a kernel that is not the node's (gVisor, a VM): the pod's own
@@ -130,6 +136,8 @@ class Verification {
     CheckResult nothingSurvivesCheck();
     Finding canariesLive();
     void judgeReplacement(std::vector<CheckResult>& checks);
+    void judgeReplacementIsolation(std::vector<CheckResult>& checks, const nlohmann::json& next,
+                                   const std::string& prefix);
 
     kube::Client& client_;
     const ClientFactory& newClient_;

@@ -37,9 +37,10 @@ CheckResult Verification::egressCheck() {
     CheckResult result;
     result.kind = CheckKind::Egress;
     result.staticPart = withTemplate([&](const json& pod) {
-        return egressStatic(pod, inputs_.networkPolicies, inputs_.egress);
+        Finding finding = egressStatic(pod, inputs_.networkPolicies, inputs_.egress);
+        failEgressOnHostNetwork(pod, finding);
+        return finding;
     });
-    failEgressOnHostNetwork(inputs_.pod, result.staticPart);
     EgressTarget target = options_.egressTarget;
     target.family = podAddressFamily(inputs_.pod);
     const ControlResult reached = options_.control
@@ -73,8 +74,17 @@ CheckResult Verification::egressCheck() {
         if (!egressSite_.trusted())
             result.livePart = withoutWritableTool(result.livePart, output, inputs_.container);
     }
-    result.livePart = withoutSpoofableDenial(result.livePart, rawNetworkHolders(inputs_.pod));
+    result.livePart = withoutSpoofableDenial(result.livePart, rawNetworkHoldersWithTemplate());
     return result;
+}
+
+// A container of the pod or of the next one that could forge a denial in its network namespace.
+std::vector<std::string> Verification::rawNetworkHoldersWithTemplate() const {
+    std::vector<std::string> holders = rawNetworkHolders(inputs_.pod);
+    if (inputs_.templatePod.is_object())
+        for (const auto& holder : rawNetworkHolders(inputs_.templatePod))
+            holders.push_back(kTemplatePrefix + holder);
+    return holders;
 }
 
 CheckResult Verification::limitsCheck() {
@@ -94,9 +104,11 @@ CheckResult Verification::limitsCheck() {
         return result;
     }
     result.livePart = limitsLiveEveryContainer(
-        inputs_.pod, [&](const std::vector<std::string>& command, const std::string& name) {
+        inputs_.pod,
+        [&](const std::vector<std::string>& command, const std::string& name) {
             return execInCurrentPod(command, kProbeTimeout, name);
-        });
+        },
+        options_.trustedProbeImage);
     noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
     return result;
 }
@@ -130,7 +142,8 @@ std::string Verification::ownKernelNote() const {
 CheckResult Verification::hostIsolationCheck() {
     CheckResult result;
     result.kind = CheckKind::HostIsolation;
-    result.staticPart = hostIsolationStatic(inputs_.pod, inputs_.namespaceObject);
+    result.staticPart = withTemplate(
+        [&](const json& pod) { return hostIsolationStatic(pod, inputs_.namespaceObject); });
     std::call_once(isolationFactsOnce_, [this] { readIsolationFacts(); });
     const bool ownKernel = ownKernelProven();
     result.livePart = hostIsolationLive(
@@ -143,8 +156,16 @@ CheckResult Verification::hostIsolationCheck() {
 CheckResult Verification::kernelIsolationCheck() {
     CheckResult result;
     result.kind = CheckKind::KernelIsolation;
-    result.staticPart = kernelIsolationStatic(inputs_.pod, inputs_.kernel);
-    result.required = kernelIsolationRequired(inputs_.pod, inputs_.kernel);
+    // The template's own runtime class, read for it: another class is another kernel.
+    result.staticPart =
+        alongside(kernelIsolationStatic(inputs_.pod, inputs_.kernel),
+                  inputs_.templatePod.is_object()
+                      ? kernelIsolationStatic(inputs_.templatePod, inputs_.templateKernel)
+                      : Finding{Verdict::Unproven, {"none: the next pod is not known"}, ""},
+                  kTemplatePrefix);
+    result.required = kernelIsolationRequired(inputs_.pod, inputs_.kernel) ||
+                      (inputs_.templatePod.is_object() &&
+                       kernelIsolationRequired(inputs_.templatePod, inputs_.templateKernel));
     std::call_once(isolationFactsOnce_, [this] { readIsolationFacts(); });
     result.livePart = kernelIsolationLive(trustedFacts_ ? *trustedFacts_ : podFacts_,
                                           trustedFacts_.has_value(), inputs_.kernel);
@@ -158,7 +179,8 @@ CheckResult Verification::imageProvenanceCheck() {
     result.kind = CheckKind::ImageProvenance;
     const auto allowed = allowedRegistries(inputs_.namespaceObject.value_or(json()));
     result.required = allowed.has_value();
-    result.staticPart = imageProvenanceStatic(inputs_.pod, allowed);
+    result.staticPart =
+        withTemplate([&](const json& pod) { return imageProvenanceStatic(pod, allowed); });
     result.livePart = imageProvenanceLive(inputs_.pod, allowed);
     return result;
 }

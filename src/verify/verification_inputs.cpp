@@ -7,6 +7,7 @@
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/model/project.hpp"
+#include "rossoctl/model/sandbox.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "sandbox_inputs.hpp"
 #include "verification.hpp"
@@ -58,11 +59,15 @@ void Verification::read() {
     }
     if (auto why = app::sandboxNotRunningReason(inputs_.sandbox, clock_.now()); !why.empty())
         fail(why + "; verify needs a running pod");
+    // The Sandbox's own record decides, never the newest pod: anyone who may create pods can
+    // add one owned by the Sandbox, with its labels, to be judged instead.
     const auto pods = app::findSandboxPods(client_, inputs_.sandbox);
-    const auto pod = app::currentPod(pods.owned);
+    const auto pod = app::recordedPod(inputs_.sandbox, pods.owned);
     if (!pod)
-        fail(fmt::format("has no pod; the Sandbox says {}",
+        fail(fmt::format("has no pod named {} (its record) owned by it; the Sandbox says {}",
+                         model::sandboxPodName(inputs_.sandbox),
                          app::describeConditions(inputs_.sandbox)));
+    inputs_.otherPods = app::otherLivePods(inputs_.sandbox, pods);
     const std::string phase = (*pod)["status"].value("phase", "Unknown");
     if (phase != "Running")
         fail(fmt::format("has pod {} in phase {}, not Running{}",
@@ -106,6 +111,25 @@ void Verification::read() {
         // Not discoverable with these credentials: tokens are still known by their claims.
     }
     readIsolationInputs();
+    if (inputs_.templatePod.is_object())
+        inputs_.templateKernel = kernelInputsFor(inputs_.templatePod);
+}
+
+KernelInputs Verification::kernelInputsFor(const json& pod) {
+    KernelInputs kernel = inputs_.kernel;
+    const std::string runtimeClass = pod["spec"].value("runtimeClassName", "");
+    if (runtimeClass == inputs_.pod["spec"].value("runtimeClassName", "")) return kernel;
+    kernel.runtimeClass.reset();
+    kernel.runtimeClassProblem.clear();
+    if (runtimeClass.empty()) return kernel;
+    try {
+        const kube::ResourceRef classes{"node.k8s.io", "v1", "runtimeclasses", "RuntimeClass",
+                                        false};
+        kernel.runtimeClass = client_.getIfExists(classes, "", runtimeClass);
+    } catch (const kube::ApiError& error) {
+        kernel.runtimeClassProblem = error.what();
+    }
+    return kernel;
 }
 
 // The project's default lifetime bounds a deadline that counts (24h without one).

@@ -4,6 +4,7 @@
 
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
+#include "rossoctl/verify/image_provenance.hpp"
 #include "sandbox_inputs.hpp"
 #include "verification.hpp"
 
@@ -140,14 +141,19 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     CheckResult& limits = checks[2];
     CheckResult& survives = checks[3];
     token.staticPart = alongside(token.staticPart, tokenStaticOf(next, serviceAccount), prefix);
-    egress.staticPart = alongside(
-        egress.staticPart, egressStatic(next, inputs_.networkPolicies, inputs_.egress), prefix);
+    Finding nextEgress = egressStatic(next, inputs_.networkPolicies, inputs_.egress);
+    failEgressOnHostNetwork(next, nextEgress);
+    egress.staticPart = alongside(egress.staticPart, nextEgress, prefix);
+    std::vector<std::string> holders;
+    for (const auto& holder : rawNetworkHolders(next)) holders.push_back(prefix + holder);
+    egress.livePart = withoutSpoofableDenial(egress.livePart, holders);
     limits.staticPart = alongside(
         limits.staticPart,
         limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline), prefix);
     survives.staticPart =
         alongside(survives.staticPart,
                   nothingSurvivesStatic(next, inputs_.sandbox, inputs_.storageClasses), prefix);
+    judgeReplacementIsolation(checks, next, prefix);
     Finding tokenNow = tokenLive(exec(client_, name, tokenProbeCommand()));
     tokenNow.probe = "sh";
     noteProbeSite(tokenNow, podProbeSite(inputs_.container.value("name", "")));
@@ -174,5 +180,38 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
                                       ""}
                             : keyringLiveEveryContainer(next, execIn(name)),
                   prefix);
+}
+
+// The replacement pod's host isolation, kernel and images: the template may have changed
+// since the first pod started, and this is the pod that runs now.
+void Verification::judgeReplacementIsolation(std::vector<CheckResult>& checks, const json& next,
+                                             const std::string& prefix) {
+    const std::string name = next["metadata"].value("name", "");
+    CheckResult& host = checks[4];
+    CheckResult& kernel = checks[5];
+    CheckResult& image = checks[6];
+    host.staticPart =
+        alongside(host.staticPart, hostIsolationStatic(next, inputs_.namespaceObject), prefix);
+    const bool sameClass = next["spec"].value("runtimeClassName", "") ==
+                           inputs_.pod["spec"].value("runtimeClassName", "");
+    const json nextContainers = next["spec"].value("containers", json::array());
+    const std::string nextContainer =
+        nextContainers.empty() ? "" : nextContainers.front().value("name", "");
+    const IsolationFacts facts = parseIsolationFacts(
+        exec(client_, name, isolationProbeCommand(), kProbeTimeout, nextContainer));
+    const bool ownKernel =
+        sameClass && !next["spec"].value("runtimeClassName", "").empty() && ownKernelProven();
+    Finding hostNow = hostIsolationLive(
+        {facts, std::nullopt, inputs_.nodeAddresses, ownKernel ? ownKernelNote() : ""});
+    noteProbeSite(hostNow, podProbeSite(nextContainer));
+    host.livePart = alongside(host.livePart, hostNow, prefix);
+    const KernelInputs nextKernel = kernelInputsFor(next);
+    kernel.staticPart =
+        alongside(kernel.staticPart, kernelIsolationStatic(next, nextKernel), prefix);
+    kernel.required = kernel.required || kernelIsolationRequired(next, nextKernel);
+    const auto allowed = allowedRegistries(inputs_.namespaceObject.value_or(json()));
+    image.required = image.required || allowed.has_value();
+    image.staticPart = alongside(image.staticPart, imageProvenanceStatic(next, allowed), prefix);
+    image.livePart = alongside(image.livePart, imageProvenanceLive(next, allowed), prefix);
 }
 }  // namespace rossoctl::verify

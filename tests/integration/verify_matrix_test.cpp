@@ -139,6 +139,14 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
              "the Sandbox's spec.podTemplate: pod (next pod of sandbox template-token) sets "
              "automountServiceAccountToken: true",
              {}});
+        // Review 35 H1: the template patched to the node's network and capabilities once the
+        // pod runs; host isolation and egress judge the template too.
+        add(harness::smallSandbox(ns, "template-host"),
+            {"template-host",
+             "host-isolation",
+             "fail",
+             "the Sandbox's spec.podTemplate: pod: spec.hostNetwork: true",
+             {"--egress-target", outside, "--no-restart"}});
     }
     add(harness::smallSandbox(ns, "all-but-port"),
         {"all-but-port", "egress", "fail", "networkpolicy/all-but-port rule 1 allows", {}});
@@ -334,6 +342,11 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
         json templateToken = admin.get(sandboxes(), ns, "template-token");
         podSpec(templateToken)["automountServiceAccountToken"] = true;
         admin.update(sandboxes(), ns, templateToken);
+        json templateHost = admin.get(sandboxes(), ns, "template-host");
+        podSpec(templateHost)["hostNetwork"] = true;
+        agent(templateHost)["securityContext"]["capabilities"] = {
+            {"add", json::array({"SYS_ADMIN", "NET_ADMIN", "NET_RAW"})}};
+        admin.update(sandboxes(), ns, templateHost);
     }
     const auto readyAt = std::chrono::steady_clock::now();
 

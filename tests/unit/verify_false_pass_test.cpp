@@ -184,3 +184,100 @@ TEST_CASE("false pass 6: a denial the pod's own processes could write is no pass
         CHECK(run.checks[id]["result"] == "pass");
     }
 }
+
+namespace {
+
+// The attacker's template patch (review 35 H1): host network and IPC, root, four capabilities.
+void hostPatch(json& spec) {
+    spec["hostNetwork"] = true;
+    spec["hostIPC"] = true;
+    spec["securityContext"] = {{"runAsUser", 0}, {"seccompProfile", {{"type", "RuntimeDefault"}}}};
+    spec["containers"][0]["securityContext"] = {
+        {"allowPrivilegeEscalation", true},
+        {"capabilities", {{"add", {"SYS_ADMIN", "NET_ADMIN", "SYS_PTRACE", "NET_RAW"}}}}};
+}
+
+}  // namespace
+
+TEST_CASE("review 35 H1: host access in the template or the replacement pod is judged",
+          "[verify][false-pass]") {
+    SECTION("the template patched after the pod started") {
+        json box = sandbox();
+        hostPatch(box["spec"]["podTemplate"]["spec"]);
+        TestHost host;
+        const Run run = runVerify(host, box, hardenedPod("pod-uid-1"), hardenedPod("pod-uid-2"),
+                                  {"--no-restart"});
+        INFO(run.text);
+        CHECK(run.exitCode == 3);
+        CHECK(run.checks["host-isolation"]["result"] == "fail");
+        CHECK_THAT(evidence(run.checks["host-isolation"]),
+                   Catch::Contains("the Sandbox's spec.podTemplate: pod: spec.hostNetwork: true"));
+        CHECK(run.checks["egress"]["result"] == "fail");
+        CHECK_THAT(evidence(run.checks["egress"]),
+                   Catch::Contains("the Sandbox's spec.podTemplate: pod: spec.hostNetwork: true"));
+    }
+    SECTION("the pod verify's restart made runs on the host network as root") {
+        json next = hardenedPod("pod-uid-2");
+        hostPatch(next["spec"]);
+        TestHost host;
+        const Run run = runVerify(host, sandbox(), hardenedPod("pod-uid-1"), next);
+        INFO(run.text);
+        CHECK(run.exitCode == 3);
+        CHECK(run.checks["host-isolation"]["result"] == "fail");
+        CHECK_THAT(
+            evidence(run.checks["host-isolation"]),
+            Catch::Contains("replacement pod orders (uid pod-uid-…): pod: spec.hostNetwork"));
+        CHECK(run.checks["egress"]["result"] == "fail");
+        CHECK_THAT(
+            evidence(run.checks["egress"]),
+            Catch::Contains("replacement pod orders (uid pod-uid-…): pod: spec.hostNetwork"));
+    }
+    SECTION("a template image outside the allowed registries") {
+        json box = sandbox();
+        box["spec"]["podTemplate"]["spec"]["containers"][0]["image"] =
+            "docker.io/curlimages/curl:8";
+        json pod = hardenedPod("pod-uid-1");
+        pod["spec"]["containers"][0]["image"] =
+            "docker.io/library/python@sha256:"
+            "ed3a19653d992ed29b9cf8f5819dd797715ac4fbe2aaed8f22a98e3aceb2417e";
+        TestHost host;
+        host.server.onJson(
+            "GET", "/api/v1/namespaces/team1", 200,
+            {{"metadata",
+              {{"name", "team1"},
+               {"annotations", {{"rossoctl.dev/allowed-registries", "docker.io/library"}}}}}});
+        const Run run = runVerify(host, box, pod, pod, {"--no-restart"});
+        INFO(run.text);
+        CHECK(run.checks["image-provenance"]["result"] == "fail");
+        CHECK_THAT(evidence(run.checks["image-provenance"]),
+                   Catch::Contains("the Sandbox's spec.podTemplate: container agent"));
+    }
+}
+
+TEST_CASE("review 35 H5: a decoy pod owned by the Sandbox is never judged instead of its own",
+          "[verify][false-pass]") {
+    // The decoy: newer, hardened, owned by the Sandbox and carrying its selector's label.
+    json decoy = hardenedPod("pod-uid-decoy");
+    decoy["metadata"]["name"] = "orders-decoy-1";
+    decoy["metadata"]["creationTimestamp"] = "2023-11-14T23:00:00Z";
+    json weak = hardenedPod("pod-uid-1");
+    weak["spec"]["automountServiceAccountToken"] = true;
+    TestHost host;
+    host.server.onJson("GET", kPods, 200, list({weak, decoy}));  // before serveHardened's list
+    serveHardened(host, "curl", sandbox(), weak, weak);
+    host.server.onExec("team1", "orders-decoy-1", hardenedPodAnswers("curl"));
+    const int exitCode = runVerifyJson(host, {"--no-restart"});
+    const json checks = verdicts(testing::printedJson(host.out.str()));
+    INFO(host.out.str() + host.err.str());
+    CHECK(exitCode == 3);
+    CHECK(testing::printedJson(host.out.str())["pod"] == "orders");
+    CHECK(checks["service-account-token"]["result"] == "fail");
+    for (const char* id : {"egress", "limits", "nothing-survives", "host-isolation"}) {
+        INFO(id);
+        CHECK(checks[id]["result"] != "pass");
+        CHECK_THAT(evidence(checks[id]),
+                   Catch::Contains("pod orders-decoy-1 is also owned by or selected for sandbox "
+                                   "orders; verify judged pod orders"));
+    }
+    for (const auto& session : host.server.execs) CHECK(session.pod == "team1/orders");
+}

@@ -476,3 +476,14 @@ TEST_CASE("a warm-pool sandbox rossoctl creates passes its own verify's limits a
     CHECK(limits.verdict == Verdict::Pass);
     CHECK(hostIsolationStatic(pod, restrictedNamespace()).verdict == Verdict::Pass);
 }
+
+TEST_CASE("review 35 M2: a Localhost seccomp profile is no known filter", "[verify]") {
+    json pod = hardenedPod();
+    for (json* context :
+         {&pod["spec"]["securityContext"], &pod["spec"]["containers"][0]["securityContext"]})
+        (*context)["seccompProfile"] = {{"type", "Localhost"},
+                                        {"localhostProfile", "allow-all.json"}};
+    const Finding finding = hostIsolationStatic(pod, restrictedNamespace());
+    CHECK(finding.verdict == Verdict::Unproven);
+    CHECK(mentions(finding, "seccompProfile.type: Localhost (allow-all.json)"));
+}

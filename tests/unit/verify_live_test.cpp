@@ -108,8 +108,10 @@ TEST_CASE("canaries: every writable mount and the root filesystem, read back") {
                          {"name": "workspace", "mountPath": "/tmp"}]})");
     std::vector<std::string> directories;
     for (const auto& place : canaryPlaces(pod, container)) directories.push_back(place.directory);
-    // configMap is read-only; /tmp is a volume here, so the root filesystem is /var/tmp and /.
-    CHECK(directories == std::vector<std::string>{"/workspace", "/data", "/tmp", "/var/tmp", "/"});
+    // configMap is read-only; /tmp is a volume here, so the root filesystem is /var/tmp and /;
+    // /dev/shm is the node's under hostIPC (review 35 M1).
+    CHECK(directories ==
+          std::vector<std::string>{"/workspace", "/data", "/tmp", "/var/tmp", "/", "/dev/shm"});
     container["volumeMounts"][0]["readOnly"] = true;
     CHECK(canaryPlaces(pod, container).front().directory == "/data");
 

@@ -129,6 +129,73 @@ TEST_CASE("limits live: every running container's cgroup, sidecars included", "[
     CHECK(mentions(notRunning, "container sidecar is not running"));
 }
 
+TEST_CASE("review 35 H3: an ephemeral container's cgroup is read live", "[verify]") {
+    json pod = verify_fixtures::hardenedPod("uid");
+    const std::string bounded =
+        "rossoctl-file=/sys/fs/cgroup/memory.max\nrossoctl-value=536870912\n"
+        "rossoctl-cpu=/sys/fs/cgroup/cpu.max 50000 100000\n";
+    std::map<std::string, std::string> cgroups = {
+        {"agent", bounded},
+        {"hog",
+         "rossoctl-file=/sys/fs/cgroup/memory/memory.limit_in_bytes\n"
+         "rossoctl-value=9223372036854771712\n"
+         "rossoctl-cpu=/sys/fs/cgroup/cpu/cpu.cfs_quota_us -1 100000\n"}};
+    std::vector<std::string> asked;
+    auto exec = [&](const std::vector<std::string>&, const std::string& container) {
+        asked.push_back(container);
+        ProbeOutput output;
+        output.stdoutText = cgroups[container];
+        return output;
+    };
+    pod["spec"]["ephemeralContainers"] =
+        json::array({{{"name", "hog"}, {"image", "python:3.12-slim"}}});
+    pod["status"]["ephemeralContainerStatuses"] =
+        json::array({{{"name", "hog"}, {"state", {{"running", json::object()}}}}});
+    SECTION("no limit on its cgroup fails") {
+        const Finding unbounded = limitsLiveEveryContainer(pod, exec);
+        CHECK(unbounded.verdict == Verdict::Fail);
+        CHECK(asked == std::vector<std::string>{"agent", "hog"});
+        CHECK(mentions(unbounded, "ephemeral container hog: "));
+        CHECK(mentions(unbounded, "nothing proves it is bounded"));
+    }
+    SECTION("a limit its cgroup shows passes") {
+        cgroups["hog"] = bounded;
+        const Finding shown = limitsLiveEveryContainer(pod, exec);
+        CHECK(shown.verdict == Verdict::Pass);
+        CHECK(mentions(shown, "a limit of its own cgroup"));
+    }
+    SECTION("one that cannot be read is unproven") {
+        cgroups["hog"] = "";
+        CHECK(limitsLiveEveryContainer(pod, exec).verdict == Verdict::Unproven);
+    }
+    SECTION("verify's own trusted probe, exactly as verify wrote it, is left out") {
+        TrustedProbeOptions options;
+        options.image = "curlimages/curl:8";
+        json probe = trustedProbeContainer("rossoctl-probe-1a2b", options);
+        probe["imagePullPolicy"] = "IfNotPresent";
+        probe["terminationMessagePath"] = "/dev/termination-log";
+        pod["spec"]["ephemeralContainers"] = json::array({probe});
+        pod["status"]["ephemeralContainerStatuses"] = json::array(
+            {{{"name", "rossoctl-probe-1a2b"}, {"state", {{"running", json::object()}}}}});
+        const Finding own = limitsLiveEveryContainer(pod, exec, "curlimages/curl:8");
+        CHECK(own.verdict == Verdict::Pass);
+        CHECK(asked == std::vector<std::string>{"agent"});
+        CHECK(mentions(own, "verify's own trusted probe"));
+        // Another image, a changed command or an added field is not verify's: read live.
+        cgroups["rossoctl-probe-1a2b"] = cgroups["hog"];
+        for (const auto& [key, value] :
+             std::vector<std::pair<std::string, json>>{{"image", "python:3.12-slim"},
+                                                       {"command", {"sleep", "600", "x"}},
+                                                       {"args", {"-c", "hog"}}}) {
+            json changed = pod;
+            changed["spec"]["ephemeralContainers"][0][key] = value;
+            CHECK(limitsLiveEveryContainer(changed, exec, "curlimages/curl:8").verdict ==
+                  Verdict::Fail);
+        }
+        CHECK(limitsLiveEveryContainer(pod, exec, "").verdict == Verdict::Fail);
+    }
+}
+
 TEST_CASE("the template's pod: its spec, the pod's labels and its own", "[verify]") {
     json box = verify_fixtures::sandbox();
     box["spec"]["podTemplate"]["metadata"]["labels"] = {{"tier", "agent"}};

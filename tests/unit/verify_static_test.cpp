@@ -259,13 +259,13 @@ TEST_CASE("limits static: every container, a deadline, a quota") {
         pod["spec"]["containers"][1]["resources"]["limits"] = {{"cpu", "lots"}, {"memory", "1Gi"}};
         CHECK(mentions(limitsStatic(pod, sandbox, quota, today()), "is not a quantity"));
     }
-    SECTION("ephemeral containers are named; what bounds them is the pod's cgroup") {
+    SECTION("ephemeral containers are named; the live read of their cgroup decides") {
+        // Review 35 H3: "bounded by the other containers' limits" was false without a pod cgroup.
         pod["spec"]["ephemeralContainers"] = json::array({{{"name", "debug"}}});
         auto bounded = limitsStatic(pod, sandbox, quota, today());
-        CHECK(bounded.verdict == Verdict::Pass);
         CHECK(mentions(bounded, "ephemeral container debug: no limits of its own"));
-        pod["spec"]["containers"][0]["resources"]["limits"].erase("memory");
-        CHECK(mentions(limitsStatic(pod, sandbox, quota, today()), "bounded by nothing"));
+        CHECK(mentions(bounded, "bounded only if its cgroup shows a limit, read live"));
+        CHECK_FALSE(mentions(bounded, "bounded by the other containers' limits"));
     }
     SECTION("a quota counts only when it caps limits.cpu and limits.memory for this pod") {
         // Issue 35 point 12: any ResourceQuota with any key counted.
@@ -369,6 +369,31 @@ TEST_CASE("nothing survives static: a generic ephemeral volume is judged by its 
     CHECK(nothingSurvivesStatic(pod, json(), classes).verdict == Verdict::Unproven);
 }
 
+TEST_CASE("review 35 H4: storageClassName \"\" and volumeName are a PV's own reclaimPolicy") {
+    json pod = hardenedPod();
+    pod["spec"]["volumes"] =
+        json::parse(R"([{"name": "scratch", "ephemeral": {"volumeClaimTemplate":
+        {"spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                  "resources": {"requests": {"storage": "1Gi"}}}}}}])");
+    // The default class deletes: "" must not be read as it.
+    const json classes = json::parse(R"([
+        {"metadata": {"name": "fast", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+         "reclaimPolicy": "Delete"}])");
+    auto none = nothingSurvivesStatic(pod, json(), classes);
+    CHECK(none.verdict == Verdict::Unproven);
+    CHECK(mentions(none, "storageClassName \"\" is no class, not the default"));
+    CHECK_FALSE(mentions(none, "its StorageClass deletes it"));
+    auto& spec = pod["spec"]["volumes"][0]["ephemeral"]["volumeClaimTemplate"]["spec"];
+    spec["storageClassName"] = "fast";
+    spec["volumeName"] = "pv-kept";
+    auto bound = nothingSurvivesStatic(pod, json(), classes);
+    CHECK(bound.verdict == Verdict::Unproven);
+    CHECK(mentions(bound, "names PersistentVolume pv-kept"));
+    spec.erase("volumeName");
+    spec.erase("storageClassName");
+    CHECK(nothingSurvivesStatic(pod, json(), classes).verdict == Verdict::Pass);  // the default
+}
+
 TEST_CASE("nothing survives static: the Sandbox's volumeClaimTemplates and shutdownPolicy") {
     const json pod = hardenedPod();
     json sandbox = json::parse(R"({"spec": {"shutdownPolicy": "Retain"}})");
@@ -395,4 +420,12 @@ TEST_CASE("nothing survives static: a seccomp profile that lets the keyring thro
     CHECK(nothingSurvivesStatic(pod).verdict == Verdict::Unproven);
     pod["spec"]["containers"][0]["securityContext"] = {{"privileged", true}};
     CHECK(nothingSurvivesStatic(pod).verdict == Verdict::Fail);
+}
+
+TEST_CASE("review 35 M1: hostIPC fails nothing survives (the node's /dev/shm)") {
+    json pod = hardenedPod();
+    pod["spec"]["hostIPC"] = true;
+    const Finding finding = nothingSurvivesStatic(pod);
+    CHECK(finding.verdict == Verdict::Fail);
+    CHECK(mentions(finding, "spec.hostIPC: true"));
 }

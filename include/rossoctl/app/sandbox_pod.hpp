@@ -37,6 +37,13 @@ bool podReady(const nlohmann::json& pod);
 bool podFinished(const nlohmann::json& pod);
 // The newest owned pod that is not being deleted.
 std::optional<nlohmann::json> currentPod(const std::vector<nlohmann::json>& pods);
+// The pod the Sandbox records as its own (annotation agents.x-k8s.io/pod-name, else its name,
+// as the controller resolves it) among pods, if there and not being deleted.
+std::optional<nlohmann::json> recordedPod(const nlohmann::json& sandbox,
+                                          const std::vector<nlohmann::json>& pods);
+// The pods of the LIST (those matching the Sandbox's selector) and those owned by it, other than
+// the recorded one, that run or may run: neither being deleted nor finished; names, each once.
+std::vector<std::string> otherLivePods(const nlohmann::json& sandbox, const SandboxPods& pods);
 
 // The env of `container` in the sandbox's current pod differs from `templateContainer`'s (a
 // template written without a restart); false when there is no current pod to compare.

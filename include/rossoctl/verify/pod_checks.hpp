@@ -28,11 +28,13 @@ struct RunningContainers {
 };
 RunningContainers runningContainers(const nlohmann::json& pod);
 
-// The cgroup (memory and cpu) of every container that runs: the containers and restartable
-// init containers. An init container that has finished is left out; one that should run and
-// does not is unproven; ephemeral containers run inside the pod's cgroup (the static part says
-// what bounds them).
-Finding limitsLiveEveryContainer(const nlohmann::json& pod, const ExecInContainer& exec);
+// The cgroup (memory and cpu) of every container that runs: the containers, restartable init
+// containers and ephemeral containers. An init container that has finished is left out; one
+// that should run and does not is unproven. An ephemeral container (no resources allowed)
+// passes only when its cgroup shows a memory and a cpu limit, fails when it shows none; verify's
+// own trusted probe (isTrustedProbeContainer with trustedProbeImage) is left out.
+Finding limitsLiveEveryContainer(const nlohmann::json& pod, const ExecInContainer& exec,
+                                 const std::string& trustedProbeImage = "");
 
 // --- the kernel keyring (issue 35 point 8) -----------------------------------------------
 

@@ -57,6 +57,10 @@ struct TrustedProbeOptions {
 // could write into the probe's output or stop its tools.
 nlohmann::json trustedProbeContainer(const std::string& name, const TrustedProbeOptions& options);
 
+// Whether container is one trustedProbeContainer made with this image: its name, command and
+// securityContext as verify writes them and nothing of substance beside (the API's defaults).
+bool isTrustedProbeContainer(const nlohmann::json& container, const std::string& image);
+
 // Adds the ephemeral container to pod and waits until it runs. Throws Error when RBAC
 // forbids pods/ephemeralcontainers, TrustedProbeUnavailable when it cannot run.
 ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const nlohmann::json& pod,
