@@ -1,4 +1,6 @@
 // rossoctl agents list: every rossoctl-managed agent, whatever workload runs it.
+#include <set>
+
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
@@ -90,11 +92,16 @@ int runList(app::Context& context, ListOptions& options) {
     const auto now = context.clock().now();
     // An agent that is not ready shows its pod's STATUS when that says more (ImagePullBackOff).
     const auto pods = app::podsOfUnreadyAgents(context.client(), ns, agents);
+    // One object of a kind per name: a server repeating one would copy its pod's STATUS into
+    // each repeat, so only the first gets it.
+    std::set<std::pair<std::string, std::string>> given;
     for (const auto& agent : agents) {
-        const auto pod = pods.find(agent.namespaceName() + "/" + agent.name());
+        const std::string key = agent.namespaceName() + "/" + agent.name();
+        const auto pod = pods.find(key);
+        const bool first = given.emplace(agent.kind.ref.resource, key).second;
         app::addAgentRow(table, agent,
-                         pod == pods.end() ? std::nullopt : std::optional(pod->second), now,
-                         options.allNamespaces, false);
+                         pod == pods.end() || !first ? std::nullopt : std::optional(pod->second),
+                         now, options.allNamespaces, false);
     }
     ui::printTable(context.out(), table, options.output.noHeaders,
                    format == ui::OutputFormat::Wide);

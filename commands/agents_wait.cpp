@@ -41,6 +41,13 @@ int runWait(app::Context& context, WaitOptions& options) {
     options.name = objectName(options.name, agentTypes(), "agent");
     model::validateDnsSubdomain(options.name, "agent name");
     auto timeout = app::parseDuration(options.timeout, "--timeout");
+    // Every request ends by --timeout too: the lookups before the wait were 5 minutes each.
+    const auto deadlineAt = context.clock().monotonic() + timeout;
+    std::optional<kube::Client::DeadlineScope> deadline;
+    if (timeout.count() > 0)
+        deadline.emplace(
+            context.client(),
+            kube::CommandDeadline{deadlineAt, "the command's --timeout " + options.timeout});
     // complete
     const std::string ns = context.namespaceName();
     // run: read once, then follow the workload (and a Sandbox's pod) until ready
@@ -48,6 +55,11 @@ int runWait(app::Context& context, WaitOptions& options) {
     const std::string label = app::typeName(agent.kind.ref) + "/" + options.name;
     if (auto why = neverReady(agent, agent.object, context.clock()); !why.empty())
         throw Error(fmt::format("{} will not become Ready: it {}", label, why));
+    // The wait ends when the command does: what the lookups left of --timeout.
+    if (timeout.count() > 0)
+        timeout = std::max(std::chrono::milliseconds{1},
+                           std::chrono::duration_cast<std::chrono::milliseconds>(
+                               deadlineAt - context.clock().monotonic()));
     const auto result =
         app::waitForAgent(context.client(), context.clock(), agent, timeout, context.cancelFlag());
     const auto& status = result.status;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "conventions.hpp"
 #include "registry.hpp"
@@ -43,6 +44,47 @@ struct PoolFilter {
     }
 };
 
+// Each sandbox's pod, by the sandbox's UID. A UID names one object in a real cluster: a list
+// repeating one is a server lying, and each repeat would copy the pod's name into another row, so
+// only the first sandbox with a UID gets its pod (the repeats are counted and told).
+class PodsByOwner {
+  public:
+    PodsByOwner(kube::Client& client, const std::string& ns) {
+        for (auto& [uid, pod] : app::podsByOwner(client, ns, "agents.x-k8s.io/sandbox-name-hash"))
+            pods_.emplace(std::move(uid), std::move(pod));  // newest first: keep the first
+    }
+    // repeatsAreLies: a list, where a UID comes once; a watch sees the same sandbox change.
+    const app::PodSummary& podOf(const nlohmann::json& sandbox, bool repeatsAreLies) {
+        static const app::PodSummary none;
+        const std::string uid = uidOf(sandbox);
+        if (uid.empty()) return none;
+        if (repeatsAreLies && !seen_.insert(uid).second) {
+            ++repeated_;
+            return none;
+        }
+        const auto pod = pods_.find(uid);
+        return pod == pods_.end() ? none : pod->second;
+    }
+    void note(std::ostream& err) const {
+        if (repeated_ > 0)
+            err << fmt::format(
+                "warning: the server listed {} more sandbox{} under a UID already listed (a UID "
+                "names one object); shown without a pod\n",
+                repeated_, repeated_ == 1 ? "" : "es");
+    }
+
+  private:
+    static std::string uidOf(const nlohmann::json& sandbox) {
+        const auto metadata = sandbox.find("metadata");
+        if (metadata == sandbox.end() || !metadata->is_object()) return "";
+        const auto uid = metadata->find("uid");
+        return uid != metadata->end() && uid->is_string() ? uid->get<std::string>() : "";
+    }
+    std::map<std::string, app::PodSummary> pods_;
+    std::set<std::string> seen_;
+    size_t repeated_ = 0;
+};
+
 // -w/--watch-only: the list (unless --watch-only), then each change as it happens, until Ctrl-C
 // (exit 130). The list is one table; each change is a row under its columns.
 int watchList(app::Context& context, const ListOptions& options, const kube::ResourceRef& ref,
@@ -51,9 +93,7 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
     kube::ListOptions selected;
     selected.labelSelector = options.selector;
     nlohmann::json list = client.list(ref, ns, selected);
-    std::map<std::string, app::PodSummary> podByOwner;
-    for (const auto& [uid, pod] : app::podsByOwner(client, ns, "agents.x-k8s.io/sandbox-name-hash"))
-        podByOwner.emplace(uid, pod);
+    PodsByOwner pods(client, ns);
     const bool table = format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide;
     ui::StreamingTable rows(context.out(), options.output.noHeaders,
                             format == ui::OutputFormat::Wide);
@@ -65,13 +105,9 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
                         sandboxes.end());
         if (table) {
             auto page = app::sandboxTable(options.allNamespaces, options.includePool);
-            for (const auto& sandbox : sandboxes) {
-                auto pod = podByOwner.find(
-                    sandbox.value("metadata", nlohmann::json::object()).value("uid", ""));
-                app::addSandboxRow(page, sandbox,
-                                   pod == podByOwner.end() ? app::PodSummary{} : pod->second,
-                                   context.clock().now(), options.allNamespaces);
-            }
+            for (const auto& sandbox : sandboxes)
+                app::addSandboxRow(page, sandbox, pods.podOf(sandbox, false), context.clock().now(),
+                                   options.allNamespaces);
             rows.print(page);
         } else {
             for (const auto& sandbox : sandboxes) {
@@ -106,19 +142,13 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
                     const std::string& ns, ui::OutputFormat format) {
     auto& client = context.client();
     // One pod list for all: the controller labels its pods with the sandbox-name-hash.
-    std::map<std::string, app::PodSummary> podByOwner;
-    for (const auto& [uid, pod] : app::podsByOwner(client, ns, "agents.x-k8s.io/sandbox-name-hash"))
-        podByOwner.emplace(uid, pod);  // newest first: keep the first
+    PodsByOwner pods(client, ns);
     auto table = app::sandboxTable(options.allNamespaces, options.includePool);
     const auto now = context.clock().now();
     PoolFilter pool{options.includePool};
     auto addRow = [&](const nlohmann::json& sandbox) {
         if (!pool.keep(sandbox)) return;
-        auto pod =
-            podByOwner.find(sandbox.value("metadata", nlohmann::json::object()).value("uid", ""));
-        app::addSandboxRow(table, sandbox,
-                           pod == podByOwner.end() ? app::PodSummary{} : pod->second, now,
-                           options.allNamespaces);
+        app::addSandboxRow(table, sandbox, pods.podOf(sandbox, true), now, options.allNamespaces);
     };
     std::vector<nlohmann::json> sorted;  // --sort-by: every sandbox first, then the rows
     kube::ListOptions paged;
@@ -145,6 +175,7 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
     ui::printTable(context.out(), table, options.output.noHeaders,
                    format == ui::OutputFormat::Wide);
     pool.note(context.err());
+    pods.note(context.err());
     return 0;
 }
 

@@ -19,6 +19,7 @@ struct LogsOptions {
     int64_t tail = -1;
     bool previous = false;
     bool timestamps = false;
+    int64_t limitBytes = -1;  // -1: the default (kDefaultLogLimitBytes without -f, none with it)
 };
 
 int runLogs(app::Context& context, LogsOptions& options) {
@@ -37,6 +38,12 @@ int runLogs(app::Context& context, LogsOptions& options) {
     }
     if (options.tail < -1) throw UsageError("--tail must be a number of lines, or -1 for all");
     if (options.tail >= 0) logs.tailLines = options.tail;
+    if (options.limitBytes == 0 || options.limitBytes < -1)
+        throw UsageError("--limit-bytes must be a number of bytes more than 0");
+    // A one-shot read is always capped; a follow runs on until told, so only when asked.
+    logs.limitBytes = options.limitBytes > 0 ? options.limitBytes
+                      : options.follow       ? 0
+                                             : app::kDefaultLogLimitBytes;
     logs.follow = options.follow;
     logs.previous = options.previous;
     logs.timestamps = options.timestamps;
@@ -82,6 +89,9 @@ void registerSandboxLogs(CLI::App& sandbox, CommandHost& host) {
                       "The previous instance of the container (after a crash)");
     command->add_flag("--timestamps", options->timestamps,
                       "Start each line with the time it was written (RFC 3339)");
+    command->add_option("--limit-bytes", options->limitBytes,
+                        "Show at most this many bytes (asked of the server, and held here "
+                        "whatever it sends); default 64 MiB without -f, no limit with -f");
     command->footer(
         "Examples:\n"
         "  rossoctl sandbox logs orders -n team1\n"
@@ -92,6 +102,10 @@ void registerSandboxLogs(CLI::App& sandbox, CommandHost& host) {
         "its lines follow; it ends when the sandbox is deleted or suspended, or its pod ends.\n"
         "On a terminal the pod's control characters are shown as escapes (\\x1b); piped or\n"
         "redirected, its bytes pass unchanged.\n"
+        "Without -f at most 64 MiB are shown (more than the kubelet keeps of a container's\n"
+        "log), so a server that never stops sending cannot fill a disk; a note on stderr says\n"
+        "when the output was cut. Raise it with --limit-bytes; with -f there is no limit\n"
+        "unless --limit-bytes sets one.\n"
         "Exit codes: 0 done, 1 the sandbox, its pod or its logs cannot be read, 2 invalid\n"
         "arguments, 130 interrupted.");
     onRun(command, host, options, &runLogs);

@@ -91,7 +91,7 @@ function __rossoctl_valflags
         case 'sandbox exec'
             printf '%s\n' --container -c --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox logs'
-            printf '%s\n' --container -c --since --tail --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+            printf '%s\n' --container -c --since --tail --limit-bytes --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox suspend'
             printf '%s\n' --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox resume'
@@ -259,6 +259,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox logs' -l since -x -d 'Only
 complete -c rossoctl -n '__rossoctl_seen_path sandbox logs' -l tail -x -d 'Only the last N lines (the first pod only); -1 shows all'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox logs' -l previous -s p -d 'The previous instance of the container (after a crash)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox logs' -l timestamps -d 'Start each line with the time it was written (RFC 3339)'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox logs' -l limit-bytes -x -d 'Show at most this many bytes (asked of the server, and held here whatever it sends); default 64 MiB without -f, no limit with -f'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox logs' -a '(__rossoctl_live sandboxes)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox suspend' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox suspend' -l help-all -d 'Help for every command'

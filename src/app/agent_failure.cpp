@@ -140,6 +140,9 @@ BlockableWaitResult waitUnlessBlocked(
         } catch (const kube::ApiError& error) {
             // The blocker is a hint beside the wait: a read this user may not make is skipped.
             if (!error.isForbidden()) throw;
+        } catch (const kube::TransportError& error) {
+            // Cut short by the deadline it shares with the wait: the wait timed out.
+            if (error.kind() == kube::TransportError::Kind::Cancelled || !deadlinePassed()) throw;
         }
         // Reading the blocker takes time too: no new span once the deadline has passed.
         if (result.blocker || deadlinePassed()) return result;

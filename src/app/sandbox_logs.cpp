@@ -98,6 +98,11 @@ class LogFollower {
             lastVersion_ = resourceVersionOf(current);
             cut_ = false;
             if (!stream(path, follow) || cancelled()) return false;
+            if (limitReached()) {
+                note(fmt::format("output cut at {} bytes (--limit-bytes); the log goes on",
+                                 options_.limitBytes));
+                return true;
+            }
             if (!follow) return true;
             Next next = waitForNext();
             if (cancelled()) return false;
@@ -133,6 +138,7 @@ class LogFollower {
         throw Error(fmt::format("sandbox/{} {}", name_, what));
     }
     bool cancelled() const { return options_.cancel && options_.cancel->cancelled(); }
+    bool limitReached() const { return options_.limitBytes > 0 && shown_ >= options_.limitBytes; }
     void note(const std::string& text) const {
         if (options_.onNote) options_.onNote(text);
     }
@@ -183,8 +189,14 @@ class LogFollower {
                 path,
                 [&](std::string_view bytes) {
                     gotBytes = true;
-                    options_.onLog(bytes);
-                    return !cancelled();
+                    // The cap holds on this side too: a server may ignore limitBytes.
+                    if (options_.limitBytes > 0)
+                        bytes = bytes.substr(0, static_cast<size_t>(std::min<int64_t>(
+                                                    static_cast<int64_t>(bytes.size()),
+                                                    options_.limitBytes - shown_)));
+                    shown_ += static_cast<int64_t>(bytes.size());
+                    if (!bytes.empty()) options_.onLog(bytes);
+                    return !cancelled() && !limitReached();
                 },
                 bound);
         } catch (const kube::TransportError& error) {
@@ -284,6 +296,7 @@ class LogFollower {
     int lastRestarts_ = 0;
     std::string lastVersion_;
     bool cut_ = false;
+    int64_t shown_ = 0;  // bytes handed to onLog, across every stream
 };
 
 }  // namespace
@@ -298,6 +311,8 @@ std::string podLogPath(const std::string& ns, const std::string& pod, const std:
         path.append("&sinceSeconds=").append(std::to_string(*options.sinceSeconds));
     if (options.tailLines) path.append("&tailLines=").append(std::to_string(*options.tailLines));
     if (options.timestamps) path.append("&timestamps=true");
+    if (options.limitBytes > 0)
+        path.append("&limitBytes=").append(std::to_string(options.limitBytes));
     return path;
 }
 

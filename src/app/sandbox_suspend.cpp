@@ -17,6 +17,11 @@ namespace {
 
 constexpr int kMaxAttempts = 3;  // a 409 on the patch: read again, patch again
 
+std::string timeoutText(milliseconds timeout) {
+    return fmt::format("the command's --timeout ({:.1f}s per sandbox)",
+                       static_cast<double>(timeout.count()) / 1000.0);
+}
+
 std::string nameOf(const json& object) {
     return object.value("metadata", json::object()).value("name", "");
 }
@@ -58,7 +63,12 @@ class SuspendWait {
           name_(nameOf(sandbox)),
           uid_(uidOf(sandbox)),
           options_(options),
-          started_(started) {}
+          started_(started) {
+        // Each request of the wait ends by the sandbox's --timeout, not 5 minutes later.
+        if (options_.timeout.count() > 0)
+            deadline_.emplace(client_, kube::CommandDeadline{started_ + options_.timeout,
+                                                             timeoutText(options_.timeout)});
+    }
 
     void run(const json& sandbox) {
         if (options_.suspend) waitForNoPod(sandbox);
@@ -79,10 +89,20 @@ class SuspendWait {
     }
 
     [[noreturn]] void timedOut(const std::string& waitingFor) {
-        const auto sandbox = client_.getIfExists(sandboxes_, ns_, name_);
+        std::string says = "nothing more (no answer within a second of the time-out)";
+        deadline_.reset();
+        try {
+            // Past --timeout, where the sandbox stands is worth one read, of a second at most.
+            kube::Client::DeadlineScope brief(
+                client_,
+                {clock_.monotonic() + std::chrono::seconds(1), "the time-out's last read"});
+            const auto sandbox = client_.getIfExists(sandboxes_, ns_, name_);
+            says = sandbox ? describeConditions(*sandbox) : "nothing (it was deleted)";
+        } catch (const kube::TransportError&) {
+        } catch (const kube::ApiError&) {
+        }
         fail(fmt::format("timed out after {:.1f}s waiting for {}; the Sandbox says {}",
-                         static_cast<double>(options_.timeout.count()) / 1000.0, waitingFor,
-                         sandbox ? describeConditions(*sandbox) : "nothing (it was deleted)"));
+                         static_cast<double>(options_.timeout.count()) / 1000.0, waitingFor, says));
     }
 
     void check(kube::WaitOutcome outcome, const std::string& waitingFor) {
@@ -165,6 +185,7 @@ class SuspendWait {
     std::string uid_;
     const SuspendOptions& options_;
     std::chrono::steady_clock::time_point started_;
+    std::optional<kube::Client::DeadlineScope> deadline_;
 };
 
 struct SuspendChange {
@@ -197,7 +218,8 @@ SuspendChange requestSuspend(kube::Client& client, const Clock& clock,
                                  suspendPatch(sandboxes.version, suspend)),
                     true};
         } catch (const kube::ApiError& error) {
-            if (!error.isConflict()) throw;
+            // The Client already sent a quota conflict again: its tries times these multiplied.
+            if (!error.isConflict() || error.isQuotaConflict()) throw;
             if (attempt >= kMaxAttempts)
                 throw Error(fmt::format(
                     "sandbox/{} kept changing under us ({} attempts); try again", name, attempt));
@@ -228,6 +250,10 @@ void setSandboxesSuspended(kube::Client& client, const Clock& clock,
         item.result.name = name;
         item.started = clock.monotonic();
         try {
+            std::optional<kube::Client::DeadlineScope> deadline;
+            if (options.timeout.count() > 0)
+                deadline.emplace(client, kube::CommandDeadline{item.started + options.timeout,
+                                                               timeoutText(options.timeout)});
             auto change = requestSuspend(client, clock, sandboxes, ns, name, options.suspend);
             item.result.changed = change.changed;
             item.sandbox = std::move(change.sandbox);

@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "rossoctl/app/agents.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/resource.hpp"
@@ -73,9 +74,9 @@ std::map<std::string, json> podsBySandbox(kube::Client& client, const std::strin
     const json list = client.list(kube::resources::pods(), ns, options);
     std::map<std::string, std::vector<json>> owned;
     for (const auto& pod : list.value("items", json::array())) {
-        for (const auto& owner :
-             pod.value("metadata", json::object()).value("ownerReferences", json::array()))
-            if (owner.value("controller", false)) owned[owner.value("uid", "")].push_back(pod);
+        // One controller per pod, as Kubernetes allows: a pod naming 60 is not kept 60 times.
+        std::string uid = controllerUid(pod);
+        if (!uid.empty()) owned[std::move(uid)].push_back(pod);
     }
     std::map<std::string, json> current;
     for (auto& [uid, pods] : owned)
@@ -124,12 +125,15 @@ std::vector<SandboxUsage> sandboxUsage(kube::Client& client, const TopRequest& r
     const auto pods = podsBySandbox(client, request.namespaceName);
     std::vector<SandboxUsage> rows;
     std::set<std::string> nodes;
+    // A UID names one object: a server repeating one gets its pod in one row, not copied to each.
+    std::set<std::string> seen;
     for (const auto& sandbox : sandboxes) {
         SandboxUsage row;
         const json metadata = sandbox.value("metadata", json::object());
         row.namespaceName = metadata.value("namespace", "");
         row.sandbox = metadata.value("name", "");
-        auto pod = pods.find(uidOf(sandbox));
+        const std::string uid = uidOf(sandbox);
+        auto pod = uid.empty() || !seen.insert(uid).second ? pods.end() : pods.find(uid);
         if (pod != pods.end()) {
             row.pod = pod->second.value("metadata", json::object()).value("name", "");
             row.podUid = uidOf(pod->second);

@@ -19,10 +19,7 @@ constexpr std::chrono::milliseconds kCancelCheckInterval{200};
 // The apiserver's quota admission answers 409 about the ResourceQuota, not the object sent,
 // when concurrent requests raced to update its usage; kubectl shows it, a client may retry.
 bool isQuotaConflict(const std::string& body) {
-    const ApiError error = apiErrorFromResponse(409, body);
-    if (!error.isConflict() || !error.details().is_object()) return false;
-    const auto kind = error.details().find("kind");
-    return kind != error.details().end() && *kind == "resourcequotas";
+    return apiErrorFromResponse(409, body).isQuotaConflict();
 }
 
 bool sameCertificate(const ClientCertificate& a, const ClientCertificate& b) {
@@ -106,6 +103,10 @@ void Client::throwIfCancelled() const {
     }
 }
 
+bool Client::pauseFits(std::chrono::milliseconds delay) const {
+    return !deadline_ || clock_.monotonic() + delay < deadline_->at;
+}
+
 void Client::pause(std::chrono::milliseconds delay) {
     // Slices, so Ctrl-C during a long Retry-After ends the wait promptly.
     while (delay.count() > 0) {
@@ -117,7 +118,35 @@ void Client::pause(std::chrono::milliseconds delay) {
     throwIfCancelled();
 }
 
+Client::DeadlineScope::DeadlineScope(Client& client, CommandDeadline deadline)
+    : client_(client), previous_(client.deadline_) {
+    if (!previous_ || deadline.at < previous_->at) client_.deadline_ = std::move(deadline);
+}
+
+Client::DeadlineScope::~DeadlineScope() {
+    client_.deadline_ = previous_;
+}
+
+void Client::deadlinePassed(const HttpRequest& request) const {
+    throw TransportError(TransportError::Kind::Timeout,
+                         fmt::format("{} passed before the server answered {} {}", deadline_->what,
+                                     request.method, request.url));
+}
+
+bool Client::boundByDeadline(HttpRequest& request) const {
+    if (!deadline_) return false;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline_->at - clock_.monotonic());
+    if (left.count() <= 0) deadlinePassed(request);
+    if (request.timeout.count() > 0 && request.timeout <= left) return false;
+    request.timeout = left;
+    return true;
+}
+
 HttpResponse Client::execute(HttpRequest& request, bool idempotent, const bool* streamed) {
+    // A command's --timeout bounds its requests too: a stalled GET before its wait began held
+    // `agents wait --timeout 3s` for the 5-minute default.
+    const bool bound = boundByDeadline(request);
     bool reauthenticated = false;
     // Retries share the request's deadline: a server that resets the connection after a trickle
     // does not get the whole time again on each attempt.
@@ -128,11 +157,13 @@ HttpResponse Client::execute(HttpRequest& request, bool idempotent, const bool* 
         if (budget.count() > 0) {
             const auto left = budget - std::chrono::duration_cast<std::chrono::milliseconds>(
                                            clock_.monotonic() - start);
-            if (left.count() <= 0)
+            if (left.count() <= 0) {
+                if (bound) deadlinePassed(request);
                 throw TransportError(
                     TransportError::Kind::Timeout,
                     fmt::format("{} {}: no answer within {} s, retries included", request.method,
                                 request.url, budget.count() / 1000));
+            }
             request.timeout = left;
         }
         AttemptOutcome outcome;
@@ -143,12 +174,13 @@ HttpResponse Client::execute(HttpRequest& request, bool idempotent, const bool* 
             response = sendOnce(request);
         } catch (const TransportError& error) {
             using Kind = TransportError::Kind;
+            if (error.kind() == Kind::Timeout && bound) deadlinePassed(request);
             if (error.kind() != Kind::Connect && error.kind() != Kind::Reset) throw;
             if (streamed && *streamed) throw;
             outcome.transportFailed = true;
             outcome.connectFailed = error.kind() == Kind::Connect;
             auto delay = retryDelay(retry_, outcome);
-            if (!delay) throw;
+            if (!delay || !pauseFits(*delay)) throw;
             ++stats_.retries;
             pause(*delay);
             continue;
@@ -165,7 +197,9 @@ HttpResponse Client::execute(HttpRequest& request, bool idempotent, const bool* 
         outcome.retryAfter = response.header("Retry-After");
         outcome.quotaConflict = response.status == 409 && isQuotaConflict(response.body);
         auto delay = retryDelay(retry_, outcome);
-        if (!delay) throw apiErrorFromResponse(response.status, response.body);
+        // A retry the deadline leaves no time for: the server's answer is the last word.
+        if (!delay || !pauseFits(*delay))
+            throw apiErrorFromResponse(response.status, response.body);
         ++stats_.retries;
         pause(*delay);
     }

@@ -107,7 +107,10 @@ void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOpti
         execute(request, /*idempotent=*/true, &streamed);
     } catch (const TransportError& error) {
         // The caller's own deadline, or a stream cut after events: both end the watch.
-        const bool deadline = error.kind() == TransportError::Kind::Timeout && timeout.count() > 0;
+        // The command's own deadline ends more than this watch: its caller must hear of it.
+        const bool commandOver = deadline_ && clock_.monotonic() >= deadline_->at;
+        const bool deadline =
+            error.kind() == TransportError::Kind::Timeout && timeout.count() > 0 && !commandOver;
         const bool cutAfterEvents = error.kind() == TransportError::Kind::Reset && streamed;
         if (!deadline && !cutAfterEvents) throw;
     }

@@ -158,6 +158,17 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
     WaitResult result;
     const bool hasDeadline = options.timeout.count() > 0;
     const auto deadline = clock.monotonic() + options.timeout;
+    // The LIST too ends by the wait's deadline, not the 5-minute default of a request.
+    std::optional<Client::DeadlineScope> bounded;
+    if (hasDeadline)
+        bounded.emplace(client, CommandDeadline{deadline, fmt::format("the wait's time ({} ms)",
+                                                                      options.timeout.count())});
+    // Past a command's --timeout that came before the wait's own, nothing can be sent again:
+    // the wait ends with the request's error, which names it.
+    auto commandOver = [&] {
+        const auto& bound = client.deadline();
+        return bound && clock.monotonic() >= bound->at && (!hasDeadline || bound->at < deadline);
+    };
     auto cancelled = [&] { return options.cancel && options.cancel->cancelled(); };
 
     std::optional<json> given = options.initialList;
@@ -236,6 +247,11 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
         } catch (const TransportError& error) {
             if (error.kind() == TransportError::Kind::Cancelled) {
                 result.outcome = WaitOutcome::Cancelled;
+                return result;
+            }
+            if (commandOver()) throw;
+            if (hasDeadline && clock.monotonic() >= deadline) {
+                result.outcome = WaitOutcome::TimedOut;
                 return result;
             }
             if (!backOff()) {

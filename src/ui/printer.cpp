@@ -50,10 +50,15 @@ std::vector<size_t> shownColumns(const Table& table, bool wide) {
     return columns;
 }
 
+// No column is padded wider than this: one server's 10 MiB name must not pad every other row
+// of its column with 10 MiB of spaces (100 rows printed 1 GB). The long cell itself is whole.
+constexpr size_t kMaxPaddedWidth = 1024;
+
 void widen(std::vector<size_t>& widths, const std::vector<size_t>& columns,
            const std::vector<std::string>& row) {
     for (size_t i : columns)
-        if (i < row.size()) widths[i] = std::max(widths[i], visibleWidth(row[i]));
+        if (i < row.size())
+            widths[i] = std::max(widths[i], std::min(visibleWidth(row[i]), kMaxPaddedWidth));
 }
 
 // The rows as shown: each cell escaped, then painted (the paint's escapes are the only ones).
@@ -84,7 +89,8 @@ void printRow(std::ostream& out, const std::vector<size_t>& columns,
     std::string line;
     for (size_t c = 0; c < columns.size(); ++c) {
         size_t i = columns[c];
-        const std::string cell = i < row.size() ? row[i] : "";
+        static const std::string empty;
+        const std::string& cell = i < row.size() ? row[i] : empty;
         line += cell;
         if (c + 1 < columns.size())
             line +=

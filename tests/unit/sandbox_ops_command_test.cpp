@@ -108,7 +108,7 @@ TEST_CASE("sandbox logs reads the current pod's log with the flags as query",
                                                   "GET " + kSandboxes + "/orders", "GET " + kPods,
                                                   "GET " + kLog});
     CHECK(queryOf(host.server.last()) ==
-          "container=agent&sinceSeconds=90&tailLines=5&timestamps=true");
+          "container=agent&sinceSeconds=90&tailLines=5&timestamps=true&limitBytes=67108864");
     // Into a pipe the bytes pass unchanged, as kubectl passes them.
     CHECK(host.out.str() == "hello\n\x1b[2Jworld\n");
     CHECK(host.err.str().empty());
@@ -118,7 +118,7 @@ TEST_CASE("sandbox logs reads the current pod's log with the flags as query",
     serveOrders(terminal);
     terminal.server.onStream("GET", kLog, {"hello\n", "\x1b[2Jworld\n"});
     REQUIRE(terminal.run({"sandbox", "logs", "orders", "--previous"}) == 0);
-    CHECK(queryOf(terminal.server.last()) == "container=agent&previous=true");
+    CHECK(queryOf(terminal.server.last()) == "container=agent&previous=true&limitBytes=67108864");
     CHECK(terminal.out.str() == "hello\n\\x1b[2Jworld\n");
 }
 

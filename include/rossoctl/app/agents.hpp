@@ -69,7 +69,11 @@ PodSummary summarizePod(const nlohmann::json& pod);
 // pulled, a crash loop, an OOM kill), so a row shows it instead.
 bool podStatusTellsMore(const PodSummary& pod);
 
-// The pod by the UID of its controlling owner (newest first), for the pods matching selector.
+// The UID of the object's controller: its first ownerReference with controller=true (Kubernetes
+// allows one; a server naming more gets the first), "" when none.
+std::string controllerUid(const nlohmann::json& object);
+// The pod by the UID of its controlling owner (newest first), for the pods matching selector:
+// each pod once, under its first controller reference.
 std::vector<std::pair<std::string, PodSummary>> podsByOwner(kube::Client& client,
                                                             const std::string& ns,
                                                             const std::string& selector);

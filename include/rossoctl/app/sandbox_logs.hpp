@@ -17,6 +17,10 @@ namespace rossoctl::app {
 // A one-shot read (no follow) ends within this unless --request-timeout sets another bound: a
 // server that keeps the stream open must not hold it forever.
 inline constexpr std::chrono::minutes kOneShotLogTimeout{5};
+// A one-shot read shows at most this unless --limit-bytes says otherwise: more than the kubelet
+// keeps of a container's log (5 files of 10 MiB by default), and a server streaming forever
+// fills no disk (24.5 GB in 20 s without it).
+inline constexpr int64_t kDefaultLogLimitBytes = 64LL << 20;
 
 struct SandboxLogOptions {
     std::string container;  // empty: the pod's first container
@@ -25,6 +29,9 @@ struct SandboxLogOptions {
     bool timestamps = false;
     std::optional<int64_t> sinceSeconds;  // the first pod only: a later one is read whole
     std::optional<int64_t> tailLines;
+    // Bytes shown in all, whatever the server sends (it is also asked with limitBytes); 0 = no
+    // cap. A note says when the output was cut there.
+    int64_t limitBytes = 0;
     const kube::CancelFlag* cancel = nullptr;
     // The pod's bytes, exactly as they came (the caller makes them safe for a terminal).
     std::function<void(std::string_view bytes)> onLog;

@@ -25,6 +25,13 @@ class ApiError : public Error {
     const nlohmann::json& details() const { return details_; }
     bool isNotFound() const { return code_ == 404; }
     bool isConflict() const { return code_ == 409 && reason_ == "Conflict"; }
+    // The quota admission lost a race on the ResourceQuota (details.kind resourcequotas):
+    // nothing was stored, and the Client has already sent it again (retry.hpp).
+    bool isQuotaConflict() const {
+        if (!isConflict() || !details_.is_object()) return false;
+        const auto kind = details_.find("kind");
+        return kind != details_.end() && *kind == "resourcequotas";
+    }
     bool isAlreadyExists() const { return code_ == 409 && reason_ == "AlreadyExists"; }
     bool isForbidden() const { return code_ == 403; }
 

@@ -61,6 +61,13 @@ struct RequestStats {
     int retries = 0;
 };
 
+// A time a command promised to end by (its --timeout): every request sent meanwhile gets at most
+// what is left of it, and one cut short by it says so, naming `what` ("--timeout 3s").
+struct CommandDeadline {
+    std::chrono::steady_clock::time_point at;
+    std::string what;
+};
+
 class Client {
   public:
     Client(RestConfig config, std::unique_ptr<Transport> transport, const Clock& clock,
@@ -119,7 +126,26 @@ class Client {
     std::unique_ptr<UpgradedConnection> upgrade(const std::string& pathAndQuery,
                                                 const Headers& headers);
 
+    // While one lives, requests end by `deadline` (or an earlier one already set); the one
+    // before is restored when it goes.
+    class DeadlineScope {
+      public:
+        DeadlineScope(Client& client, CommandDeadline deadline);
+        ~DeadlineScope();
+        DeadlineScope(const DeadlineScope&) = delete;
+        DeadlineScope& operator=(const DeadlineScope&) = delete;
+
+      private:
+        Client& client_;
+        std::optional<CommandDeadline> previous_;
+    };
+    const std::optional<CommandDeadline>& deadline() const { return deadline_; }
+
   private:
+    // Shortens request.timeout to what is left of the deadline; true when that bound it.
+    // Throws TransportError(Timeout) naming the deadline when nothing is left.
+    bool boundByDeadline(HttpRequest& request) const;
+    [[noreturn]] void deadlinePassed(const HttpRequest& request) const;
     // listPages; `maxTotalBytes` bounds all pages' bodies together (list() keeps them all), and
     // kMaxJsonMemoryBytes their parsed objects. onPage may take the page's contents.
     void pagesOf(const ResourceRef& ref, const std::string& ns, ListOptions options,
@@ -132,6 +158,8 @@ class Client {
     // Sets Authorization and pushes an exec plugin's client certificate into the transport.
     void authorize(HttpRequest& request);
     void pause(std::chrono::milliseconds delay);
+    // False when sleeping `delay` would reach the deadline: no time is left to send again.
+    bool pauseFits(std::chrono::milliseconds delay) const;
     void throwIfCancelled() const;
     // Refuses a body nested too deep, or whose parse would take more than maxMemory (measureJson).
     json parseBody(const HttpRequest& request, const HttpResponse& response,
@@ -148,6 +176,7 @@ class Client {
     SystemRandom systemRandom_;
     RequestStats stats_;
     std::optional<ClientCertificate> pushedCertificate_;
+    std::optional<CommandDeadline> deadline_;
 };
 
 }  // namespace rossoctl::kube
