@@ -75,6 +75,10 @@ int runSandboxPool(app::Context& context, PoolOptions& options) {
                                                 static_cast<long>(lifetime.count()));
     context.out() << fmt::format("pool in {}: {} warm, {} starting, {} created, {} deleted\n", ns,
                                  status.warm, status.starting, status.created, status.deleted);
+    if (status.skipped > 0)
+        context.err() << fmt::format(
+            "warning: {} pool pod{} in {} left alone: no valid name to delete or claim by\n",
+            status.skipped, status.skipped == 1 ? "" : "s", ns);
     if (!options.wait || options.size == 0) return 0;
     app::run::waitForBarePool(context.client(), context.clock(), context.cancelFlag(), ns, shape,
                               options.size, timeout, options.timeout);

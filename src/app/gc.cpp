@@ -7,10 +7,12 @@
 #include <functional>
 
 #include "rossoctl/app/agents.hpp"
+#include "rossoctl/app/listed_object.hpp"
 #include "rossoctl/app/run/run_pod.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/api_error.hpp"
+#include "rossoctl/kube/resource.hpp"
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/model/pod.hpp"
 #include "rossoctl/model/workload.hpp"
@@ -92,18 +94,29 @@ class Scanner {
                 if (age < options_.olderThan || !madeByRossoctl(object)) continue;
                 std::string reason = judge(object);
                 if (reason.empty()) continue;
-                scan_.items.push_back({ref, metadata.value("namespace", ""),
-                                       metadata.value("name", ""), metadata.value("uid", ""),
-                                       metadata.value("resourceVersion", ""), age,
+                // An empty name made DELETE .../pods, a deletecollection; a foreign
+                // metadata.namespace steered a delete of -n t elsewhere.
+                if (const std::string why = unusableListedObject(object, options_.namespaceName);
+                    !why.empty()) {
+                    scan_.errors.push_back(
+                        fmt::format("skipped a {} listed {}: {}", ref.kind, where(), why));
+                    continue;
+                }
+                const std::string name = listedName(object);
+                const std::string ns = actingNamespace(object, options_.namespaceName);
+                scan_.items.push_back({ref, ns, name, stringAt(metadata, {"uid"}),
+                                       stringAt(metadata, {"resourceVersion"}), age,
                                        std::move(reason)});
             }
         } catch (const kube::ApiError& error) {
-            const std::string where = options_.namespaceName.empty()
-                                          ? std::string("in any namespace")
-                                          : "in " + options_.namespaceName;
             scan_.errors.push_back(
-                fmt::format("cannot list {} {}: {}", ref.qualifiedName(), where, error.what()));
+                fmt::format("cannot list {} {}: {}", ref.qualifiedName(), where(), error.what()));
         }
+    }
+
+    std::string where() const {
+        return options_.namespaceName.empty() ? std::string("in any namespace")
+                                              : "in " + options_.namespaceName;
     }
 
     kube::Client& client() { return client_; }
@@ -194,7 +207,11 @@ Scan scan(kube::Client& client, kube::Discovery& discovery, const ScanOptions& o
                          const std::string name = stringAt(runtime, {"spec", "targetRef", "name"});
                          const auto ref = targetResource(discovery, kind);
                          if (!ref || name.empty()) return {};
-                         const std::string ns = metadataOf(runtime).value("namespace", "");
+                         // Looked up where the runtime was listed, never where it says.
+                         const std::string ns = actingNamespace(runtime, options.namespaceName);
+                         if (!unusableListedObject(runtime, options.namespaceName).empty() ||
+                             !kube::invalidPathSegment(name).empty())
+                             return {};
                          if (client.getIfExists(*ref, ns, name)) return {};
                          return fmt::format("its target {}/{} is gone", kind, name);
                      });

@@ -303,7 +303,7 @@ class LogFollower {
 
 std::string podLogPath(const std::string& ns, const std::string& pod, const std::string& container,
                        bool follow, const SandboxLogOptions& options) {
-    std::string path = kube::resourcePath(kube::resources::pods(), ns, pod, "log");
+    std::string path = kube::objectPath(kube::resources::pods(), ns, pod, "log");
     path.append("?container=").append(kube::urlEncode(container));
     if (follow) path.append("&follow=true");
     if (options.previous) path.append("&previous=true");

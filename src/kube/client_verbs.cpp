@@ -78,7 +78,7 @@ const char* contentTypeOf(PatchType type) {
 }  // namespace
 
 json Client::get(const ResourceRef& ref, const std::string& ns, const std::string& name) {
-    return getPath(resourcePath(ref, ns, name), kMaxObjectBodyBytes);
+    return getPath(objectPath(ref, ns, name), kMaxObjectBodyBytes);
 }
 
 std::optional<json> Client::getIfExists(const ResourceRef& ref, const std::string& ns,
@@ -114,17 +114,25 @@ void Client::pagesOf(const ResourceRef& ref, const std::string& ns, ListOptions 
             throw Error(fmt::format("the server's list of {} goes on past {} pages; refused",
                                     ref.resource, kMaxListPages));
         HttpRequest request =
-            prepare("GET", resourcePath(ref, ns) + listQuery(options).text(), {}, {});
+            prepare("GET", collectionPath(ref, ns) + listQuery(options).text(), {}, {});
         const auto left = listBudget - std::chrono::duration_cast<std::chrono::milliseconds>(
                                            clock_.monotonic() - start);
-        if (left.count() <= 0)
-            throw TransportError(TransportError::Kind::Timeout,
-                                 fmt::format("the server's list of {} took over {} s; refused",
-                                             ref.resource, listBudget.count() / 1000));
+        const std::string tooLong = fmt::format("the server's list of {} took over {} s; refused",
+                                                ref.resource, listBudget.count() / 1000);
+        if (left.count() <= 0) throw TransportError(TransportError::Kind::Timeout, tooLong);
+        const bool cutByList = left < request.timeout;
         request.timeout = std::min(request.timeout, left);
         // Each page within what is left of the whole list's bound.
         request.maxBodyBytes = std::min(kMaxListBodyBytes, maxTotalBytes - totalBytes);
-        const HttpResponse response = execute(request, true);
+        HttpResponse response;
+        try {
+            response = execute(request, true);
+        } catch (const TransportError& error) {
+            // A page given only the list's last milliseconds is not "Unable to connect ... timed
+            // out after 9 milliseconds": it is the whole list that took too long.
+            if (error.kind() != TransportError::Kind::Timeout || !cutByList) throw;
+            throw TransportError(TransportError::Kind::Timeout, tooLong);
+        }
         if (response.body.empty())
             throw Error(fmt::format("the server sent an empty response to GET {}", request.url));
         totalBytes += response.body.size();
@@ -171,7 +179,7 @@ json Client::create(const ResourceRef& ref, const std::string& ns, const json& o
     Query query;
     query.addWriteOptions(options);
     HttpRequest request =
-        prepare("POST", resourcePath(ref, namespaceFor(ref, ns, object)) + query.text(),
+        prepare("POST", collectionPath(ref, namespaceFor(ref, ns, object)) + query.text(),
                 object.dump(), "application/json");
     return parseBody(request, execute(request, /*idempotent=*/false));
 }
@@ -180,7 +188,7 @@ json Client::update(const ResourceRef& ref, const std::string& ns, const json& o
                     const WriteOptions& options) {
     Query query;
     query.addWriteOptions(options);
-    std::string path = resourcePath(ref, namespaceFor(ref, ns, object), requireName(object, ref));
+    std::string path = objectPath(ref, namespaceFor(ref, ns, object), requireName(object, ref));
     HttpRequest request = prepare("PUT", path + query.text(), object.dump(), "application/json");
     // With metadata.resourceVersion a repeated PUT cannot overwrite anything: it gets 409.
     bool idempotent = !metadataField(object, "resourceVersion").empty();
@@ -189,7 +197,7 @@ json Client::update(const ResourceRef& ref, const std::string& ns, const json& o
 
 json Client::updateStatus(const ResourceRef& ref, const std::string& ns, const json& object) {
     std::string path =
-        resourcePath(ref, namespaceFor(ref, ns, object), requireName(object, ref), "status");
+        objectPath(ref, namespaceFor(ref, ns, object), requireName(object, ref), "status");
     HttpRequest request = prepare("PUT", path, object.dump(), "application/json");
     return parseBody(request, execute(request, !metadataField(object, "resourceVersion").empty()));
 }
@@ -200,7 +208,7 @@ json Client::patch(const ResourceRef& ref, const std::string& ns, const std::str
     query.addWriteOptions(options);
     if (type == PatchType::Apply && options.force) query.add("force", "true");
     HttpRequest request =
-        prepare("PATCH", resourcePath(ref, ns, name) + query.text(), body, contentTypeOf(type));
+        prepare("PATCH", objectPath(ref, ns, name) + query.text(), body, contentTypeOf(type));
     // A JSON patch may add to a list on every attempt; merge and apply converge.
     return parseBody(request, execute(request, type != PatchType::Json));
 }
@@ -225,7 +233,7 @@ json Client::remove(const ResourceRef& ref, const std::string& ns, const std::st
     }
     if (options.dryRun) body["dryRun"] = json::array({"All"});
     HttpRequest request =
-        prepare("DELETE", resourcePath(ref, ns, name), body.dump(), "application/json");
+        prepare("DELETE", objectPath(ref, ns, name), body.dump(), "application/json");
     return parseBody(request, execute(request, /*idempotent=*/true));
 }
 

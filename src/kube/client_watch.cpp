@@ -62,7 +62,7 @@ void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOpti
     add("resourceVersion", options.resourceVersion);
     if (options.timeoutSeconds > 0) add("timeoutSeconds", std::to_string(options.timeoutSeconds));
 
-    HttpRequest request = prepare("GET", resourcePath(ref, ns) + query, {}, {});
+    HttpRequest request = prepare("GET", collectionPath(ref, ns) + query, {}, {});
     // A stream has no deadline of its own: only the caller's, or --request-timeout's.
     request.timeout = timeout.count() > 0 ? timeout : config_.requestTimeout;
 

@@ -34,7 +34,7 @@ std::string execPath(const ExecRequest& request) {
     if (!request.container.empty()) query += "&container=" + urlEncode(request.container);
     query += "&stdout=true&stderr=true";
     if (request.tty) query += "&tty=true";
-    return resourcePath(resources::pods(), request.namespaceName, request.pod, "exec") + "?" +
+    return objectPath(resources::pods(), request.namespaceName, request.pod, "exec") + "?" +
            query.substr(1);
 }
 

@@ -78,7 +78,7 @@ class FrameWriter {
 
 std::unique_ptr<UpgradedConnection> openStream(Client& client, const PortForwardRequest& request) {
     const std::string path =
-        resourcePath(resources::pods(), request.namespaceName, request.pod, "portforward") +
+        objectPath(resources::pods(), request.namespaceName, request.pod, "portforward") +
         "?ports=" + std::to_string(request.port);
     std::string nonce(16, '\0');
     for (auto& byte : nonce) byte = static_cast<char>(client.random().next() & 0xFF);

@@ -1,6 +1,10 @@
 #include "rossoctl/kube/resource.hpp"
 
+#include <fmt/format.h>
+
 #include <string>
+
+#include "rossoctl/errors.hpp"
 
 namespace rossoctl::kube {
 
@@ -12,9 +16,31 @@ bool isUnreserved(unsigned char c) {
 }
 
 void appendSegment(std::string& path, std::string_view segment) {
-    if (segment.empty()) return;
     path += '/';
     path += urlEncode(segment);
+}
+
+std::string groupVersionPath(const ResourceRef& ref) {
+    return ref.group.empty() ? "/api/" + ref.version : "/apis/" + ref.group + "/" + ref.version;
+}
+
+// A segment from a server or a user, shown in an error: kept short and printable.
+std::string quoted(std::string_view segment) {
+    std::string shown;
+    for (unsigned char c : segment.substr(0, 64))
+        shown += c < 0x20 || c == 0x7f ? '?' : static_cast<char>(c);
+    return "\"" + shown + (segment.size() > 64 ? "...\"" : "\"");
+}
+
+// The namespace part of a path, checked: "" for a cluster-scoped ref whatever ns is.
+void appendNamespace(std::string& path, const ResourceRef& ref, std::string_view ns,
+                     bool required) {
+    if (!ref.namespaced) return;
+    if (ns.empty() && !required) return;
+    if (const std::string why = invalidPathSegment(ns); !why.empty())
+        throw Error(fmt::format("refused: namespace {} for {} {}", quoted(ns), ref.resource, why));
+    path += "/namespaces";
+    appendSegment(path, ns);
 }
 
 ResourceRef ref(std::string group, std::string version, std::string resource, std::string kind,
@@ -41,18 +67,30 @@ std::string urlEncode(std::string_view value) {
     return out;
 }
 
-std::string resourcePath(const ResourceRef& ref, std::string_view ns, std::string_view name,
-                         std::string_view subresource) {
-    std::string path =
-        ref.group.empty() ? "/api/" + ref.version : "/apis/" + ref.group + "/" + ref.version;
-    // A cluster-scoped resource never takes a namespace segment, whatever the caller passes.
-    if (ref.namespaced && !ns.empty()) {
-        path += "/namespaces";
-        appendSegment(path, ns);
-    }
+std::string invalidPathSegment(std::string_view segment) {
+    if (segment.empty()) return "is empty";
+    if (segment == "." || segment == "..") return "is not a name";
+    // Other bytes are percent-encoded into the one segment (the server answers 404 for them).
+    if (segment.find_first_of("/%") != std::string_view::npos) return "holds '/' or '%'";
+    return {};
+}
+
+std::string collectionPath(const ResourceRef& ref, std::string_view ns) {
+    std::string path = groupVersionPath(ref);
+    appendNamespace(path, ref, ns, /*required=*/false);
+    appendSegment(path, ref.resource);
+    return path;
+}
+
+std::string objectPath(const ResourceRef& ref, std::string_view ns, std::string_view name,
+                       std::string_view subresource) {
+    if (const std::string why = invalidPathSegment(name); !why.empty())
+        throw Error(fmt::format("refused: {} name {} {}", ref.kind, quoted(name), why));
+    std::string path = groupVersionPath(ref);
+    appendNamespace(path, ref, ns, /*required=*/true);
     appendSegment(path, ref.resource);
     appendSegment(path, name);
-    appendSegment(path, subresource);
+    if (!subresource.empty()) appendSegment(path, subresource);
     return path;
 }
 

@@ -120,28 +120,64 @@ std::string maskJsonValues(std::string_view text) {
     return out;
 }
 
-// YAML "key: value" lines (kubeconfig, apply bodies written as YAML).
+size_t leadingSpaces(std::string_view line) {
+    size_t spaces = 0;
+    while (spaces < line.size() && line[spaces] == ' ') ++spaces;
+    return spaces;
+}
+
+// YAML "key: value" lines (kubeconfig, apply bodies written as YAML): a secret key's value, a
+// block scalar (| or >) under one, and every value of an env: list, flow style included.
 std::string maskYamlValues(std::string_view text) {
     std::string out;
+    // Columns, or kNone: inside the env: block whose key is there; masking a block scalar's
+    // lines indented past there. (Not std::optional: GCC 12 warns it falsely uninitialized.)
+    constexpr size_t kNone = std::string_view::npos;
+    size_t envColumn = kNone;
+    size_t blockColumn = kNone;
     size_t lineStart = 0;
     while (lineStart <= text.size()) {
         size_t lineEnd = text.find('\n', lineStart);
         if (lineEnd == std::string_view::npos) lineEnd = text.size();
         std::string_view line = text.substr(lineStart, lineEnd - lineStart);
+        const size_t indent = leadingSpaces(line);
+        const bool blank = line.find_first_not_of(" \t\r") == std::string_view::npos;
         size_t keyStart = 0;
         while (keyStart < line.size() && (line[keyStart] == ' ' || line[keyStart] == '-')) {
             ++keyStart;
         }
         size_t keyEnd = keyStart;
         while (keyEnd < line.size() && isKeyChar(line[keyEnd])) ++keyEnd;
-        const bool secretLine = keyEnd > keyStart && keyEnd + 1 < line.size() &&
-                                line[keyEnd] == ':' && line[keyEnd + 1] == ' ' &&
-                                isSecretKey(line.substr(keyStart, keyEnd - keyStart));
-        std::string_view value = secretLine ? line.substr(keyEnd + 2) : std::string_view{};
-        const bool blockScalar = !value.empty() && (value[0] == '|' || value[0] == '>');
-        if (secretLine && !blockScalar && value.find_first_not_of(' ') != std::string_view::npos) {
+        const bool keyLine =
+            keyEnd > keyStart && keyEnd < line.size() && line[keyEnd] == ':' &&
+            (keyEnd + 1 == line.size() || line[keyEnd + 1] == ' ' || line[keyEnd + 1] == '\r');
+        if (blockColumn != kNone && !blank && indent <= blockColumn) blockColumn = kNone;
+        // An env list's items sit deeper than its key, or at its column behind "- ".
+        if (envColumn != kNone && !blank && indent <= envColumn &&
+            !(indent == envColumn && indent < line.size() && line[indent] == '-'))
+            envColumn = kNone;
+        const std::string_view key =
+            keyLine ? line.substr(keyStart, keyEnd - keyStart) : std::string_view{};
+        const std::string_view value = keyLine ? line.substr(keyEnd + 1) : std::string_view{};
+        const bool hasValue = value.find_first_not_of(" \r") != std::string_view::npos;
+        const bool secret = keyLine && (isSecretKey(key) || (envColumn != kNone && key == "value"));
+        if (blockColumn != kNone && !blank) {
+            out.append(line.substr(0, indent));
+            out.append(kMask);
+        } else if (secret && hasValue) {
+            const size_t valueStart = value.find_first_not_of(' ');
+            if (value[valueStart] == '|' || value[valueStart] == '>') blockColumn = keyStart;
             out.append(line.substr(0, keyEnd + 2));
             out.append(kMask);
+        } else if (keyLine && key == "env") {
+            // env: [{name: A, value: B}] is masked whole; env: opens a block.
+            if (hasValue) {
+                out.append(line.substr(0, keyEnd + 2));
+                out.append(kMask);
+            } else {
+                out.append(line);
+                envColumn = keyStart;
+            }
         } else {
             out.append(line);
         }
@@ -188,21 +224,94 @@ std::string maskBearerAndJwt(std::string_view text) {
     return out;
 }
 
-// Walks a parsed body: env values and Secret contents become "***" (json, so nested copies
-// in a list or a watch event are found too).
-void maskStructured(nlohmann::json& value, bool secretItems = false) {
+// JSON in a string in JSON (last-applied-configuration) is masked to this many levels; a string
+// nested deeper, or nesting deeper than a Kubernetes object does, is masked whole.
+constexpr int kMaxEmbeddedLevels = 4;
+constexpr size_t kMaxEmbeddedDepth = 64;
+
+bool containsNoCase(std::string_view text, std::string_view word) {
+    for (size_t pos = 0; pos + word.size() <= text.size(); ++pos)
+        if (startsWithNoCase(text, pos, word)) return true;
+    return false;
+}
+
+// A ConfigMap entry that reads like a credential (a kubeconfig, a token file, a .env with a
+// password): masked whole, as Secret data is. When unsure, masked.
+bool looksLikeCredential(std::string_view key, std::string_view content) {
+    static constexpr std::array<std::string_view, 13> kWords = {
+        "token",   "password", "passwd",     "secret", "credential", "apikey", "api_key",
+        "api-key", "private",  "client-key", "auth",   "kubeconfig", "bearer"};
+    for (std::string_view word : kWords)
+        if (containsNoCase(key, word) || containsNoCase(content, word)) return true;
+    return false;
+}
+
+void maskStructured(nlohmann::json& value, int level, std::string_view itemKind = {});
+
+// A string of a parsed body: JSON in it is masked by the same rules (it may hold an env list,
+// as last-applied-configuration does); YAML in it by the line masks, which cannot see its lines
+// once they are escaped as \n in the dump.
+void maskEmbedded(nlohmann::json& value, int level) {
+    const std::string& text = value.get_ref<const std::string&>();
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
+        if (level >= kMaxEmbeddedLevels || measureJson(text, kMaxEmbeddedDepth).tooDeep) {
+            value = kMask;
+            return;
+        }
+        auto inner = nlohmann::json::parse(text, nullptr, false);
+        if (!inner.is_discarded() && (inner.is_object() || inner.is_array())) {
+            const nlohmann::json before = inner;
+            maskStructured(inner, level + 1);
+            // Unchanged JSON is shown as the server wrote it.
+            if (inner != before)
+                value = inner.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            return;
+        }
+        // Looks like JSON but is none (cut short, two documents): env values may hide in it.
+        if (text.find("value") != std::string::npos) {
+            value = kMask;
+            return;
+        }
+    }
+    if (text.find('\n') != std::string::npos) {
+        std::string masked = maskYamlValues(text);
+        if (masked != text) value = std::move(masked);
+    }
+}
+
+// Walks a parsed body: env values, Secret contents and ConfigMap entries that read like
+// credentials become "***" (json, so nested copies in a list, a watch event or a string holding
+// JSON are found too).
+void maskStructured(nlohmann::json& value, int level, std::string_view itemKind) {
+    if (value.is_string()) {
+        maskEmbedded(value, level);
+        return;
+    }
     if (value.is_array()) {
-        for (auto& item : value) maskStructured(item, secretItems);
+        for (auto& item : value) maskStructured(item, level, itemKind);
         return;
     }
     if (!value.is_object()) return;
-    const std::string kind = value.contains("kind") && value["kind"].is_string()
-                                 ? value["kind"].get<std::string>()
-                                 : std::string();
-    if (kind == "Secret" || (secretItems && kind.empty())) {
+    // A list's items often carry no kind of their own: the list's says what they are.
+    std::string kind = value.contains("kind") && value["kind"].is_string()
+                           ? value["kind"].get<std::string>()
+                           : std::string();
+    if (kind.empty()) kind = itemKind;
+    if (kind == "Secret") {
         for (const char* key : {"data", "stringData"})
             if (value.contains(key) && value[key].is_object())
                 for (auto& [name, content] : value[key].items()) content = kMask;
+    }
+    if (kind == "ConfigMap") {
+        // binaryData is opaque: no telling a key file from a logo.
+        if (value.contains("binaryData") && value["binaryData"].is_object())
+            for (auto& [name, content] : value["binaryData"].items()) content = kMask;
+        if (value.contains("data") && value["data"].is_object())
+            for (auto& [name, content] : value["data"].items())
+                if (!content.is_string() ||
+                    looksLikeCredential(name, content.get_ref<const std::string&>()))
+                    content = kMask;
     }
     for (auto& [key, member] : value.items()) {
         if (key == "env" && member.is_array()) {
@@ -210,7 +319,14 @@ void maskStructured(nlohmann::json& value, bool secretItems = false) {
                 if (variable.is_object() && variable.contains("value")) variable["value"] = kMask;
             continue;
         }
-        maskStructured(member, key == "items" && kind == "SecretList");
+        if (isSecretKey(key) && member.is_string()) {
+            member = kMask;
+            continue;
+        }
+        std::string_view items;
+        if (key == "items" && kind == "SecretList") items = "Secret";
+        if (key == "items" && kind == "ConfigMapList") items = "ConfigMap";
+        maskStructured(member, level, items);
     }
 }
 
@@ -233,7 +349,7 @@ std::string maskSecretsInBody(std::string_view body) {
             return fmt::format("<{} bytes not shown: not JSON, so not masked>", body.size());
         return maskSecrets(body);
     }
-    maskStructured(parsed);
+    maskStructured(parsed, 0);
     return maskSecrets(parsed.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

@@ -136,8 +136,7 @@ ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const json
         {"spec", {{"ephemeralContainers", json::array({trustedProbeContainer(name, options)})}}}};
     try {
         client.request(
-            "PATCH",
-            kube::resourcePath(kube::resources::pods(), ns, podName, "ephemeralcontainers"),
+            "PATCH", kube::objectPath(kube::resources::pods(), ns, podName, "ephemeralcontainers"),
             patch.dump(), "application/strategic-merge-patch+json", false);
     } catch (const kube::ApiError& error) {
         if (error.isForbidden())

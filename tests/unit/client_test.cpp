@@ -276,3 +276,30 @@ TEST_CASE("a GET answered without a body is an error, not an empty object", "[cl
     CHECK_THROWS_WITH(fixture.client->getPath("/version"),
                       Catch::Contains("the server sent an empty response to GET"));
 }
+
+TEST_CASE("a verb on one object never becomes a verb on its collection", "[client][hostile]") {
+    // An empty name dropped its path segment: DELETE /api/v1/namespaces/a/pods is a
+    // deletecollection (review 29, H5). '/', '..' and '%' would reach other paths.
+    ClientFixture fixture;
+    for (const std::string name : {"", ".", "..", "a/b", "x%2Fy"}) {
+        INFO(name);
+        CHECK_THROWS_WITH(fixture.client->remove(resources::pods(), "a", name),
+                          Catch::StartsWith("refused: Pod name"));
+        CHECK_THROWS_AS(fixture.client->get(resources::pods(), "a", name), rossoctl::Error);
+        CHECK_THROWS_AS(fixture.client->patch(resources::pods(), "a", name, PatchType::Merge, "{}"),
+                        rossoctl::Error);
+        CHECK_THROWS_AS(
+            fixture.client->update(resources::pods(), "a", json{{"metadata", {{"name", name}}}}),
+            rossoctl::Error);
+    }
+    // A namespaced object needs a valid namespace; a collection's may be "" (every namespace).
+    CHECK_THROWS_WITH(fixture.client->remove(resources::pods(), "", "p"),
+                      Catch::Contains("namespace \"\" for pods is empty"));
+    CHECK_THROWS_AS(fixture.client->remove(resources::pods(), "../kube-system", "p"),
+                    rossoctl::Error);
+    CHECK_THROWS_AS(fixture.client->list(resources::pods(), "a/b"), rossoctl::Error);
+    CHECK(fixture.server.requests.empty());
+    CHECK(objectPath(resources::namespaces(), "ignored", "team1") == "/api/v1/namespaces/team1");
+    CHECK(objectPath(resources::pods(), "a", "p", "log") == "/api/v1/namespaces/a/pods/p/log");
+    CHECK(collectionPath(resources::pods(), "") == "/api/v1/pods");
+}

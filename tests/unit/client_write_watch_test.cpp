@@ -318,6 +318,29 @@ TEST_CASE("retries and pages share one deadline, not a fresh one each", "[client
         CHECK(fixture.server.requests[0].timeout == std::chrono::seconds(30));
         CHECK(fixture.server.requests[10].timeout == std::chrono::seconds(10));
     }
+    SECTION("a page that times out in the list's last seconds says the list took too long") {
+        // Review 29 (L3): it said "Unable to connect to the server ... timed out after 9
+        // milliseconds", the time the last page had been left.
+        ClientFixture fixture;
+        fixture.server.latency = std::chrono::seconds(99);
+        for (int page = 0; page < 3; ++page)
+            fixture.server.reply(
+                200, R"({"metadata":{"continue":"c)" + std::to_string(page) + R"("},"items":[]})");
+        fixture.server.fail(TransportError::Kind::Timeout,
+                            "Unable to connect to the server: the request to api.test:6443 timed "
+                            "out (Operation timed out after 3000 milliseconds)");
+        CHECK_THROWS_WITH(
+            fixture.client->listPages(resources::pods(), "a", {}, [](const json&) { return true; }),
+            "the server's list of pods took over 300 s; refused");
+        REQUIRE(fixture.server.requests.size() == 4);
+        CHECK(fixture.server.requests[3].timeout == std::chrono::seconds(3));
+        // A page that times out on its own deadline keeps its own message.
+        ClientFixture first;
+        first.server.fail(TransportError::Kind::Timeout, "the request timed out");
+        CHECK_THROWS_WITH(
+            first.client->listPages(resources::pods(), "a", {}, [](const json&) { return true; }),
+            "the request timed out");
+    }
     SECTION("a --request-timeout longer than the default is the list's deadline") {
         auto config = rossoctl::testing::fakeRestConfig();
         config.requestTimeout = std::chrono::minutes(10);

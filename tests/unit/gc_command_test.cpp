@@ -273,3 +273,49 @@ TEST_CASE("gc on a terminal lists what it found and asks before deleting",
     CHECK(told.server.writes() == kDeletes);
     CHECK(told.err.str() == "deleted 6 of 6 objects\n");
 }
+
+TEST_CASE("gc never deletes a collection, nor in a namespace it was not asked for",
+          "[gc][command][hostile]") {
+    // A listed pod with name "" made DELETE /api/v1/namespaces/team1/pods, a deletecollection,
+    // and gc deleted in whatever metadata.namespace an item named (review 29, H5).
+    auto runPod = [](const std::string& name, const std::string& ns) {
+        json pod = object(name, {{"status", {{"phase", "Succeeded"}}}});
+        pod["metadata"]["namespace"] = ns;
+        pod["metadata"]["labels"][app::run::kRunLabel] = "true";
+        return pod;
+    };
+    TestHost host;
+    host.serveGroups();
+    host.server.onJson("GET", kSandboxes, 200, list({}));
+    host.server.onJson("GET", kPods + kRunSelector, 200,
+                       list({runPod("", "team1"), runPod("victim", "kube-system"),
+                             runPod("..", "team1"), runPod("ended", "team1")}));
+    host.server.onJson("GET", kPods + kWarmSelector, 200, list({runPod("", "team1")}));
+    host.server.onJson("GET", kRuntimes, 200, list({}));
+    host.server.on("DELETE", "*", 200, "{}");
+    CHECK(host.run({"gc", "--yes"}) == kExitError);
+    CHECK(host.server.writes() == std::vector<std::string>{"DELETE " + kPods + "/ended"});
+    const std::string err = host.err.str();
+    CHECK(err.find("skipped a Pod listed in team1: its name \"\" is empty") != std::string::npos);
+    CHECK(err.find("its name \"..\" is not a name") != std::string::npos);
+    CHECK(err.find("listed in team1 but its metadata.namespace is \"kube-system\"") !=
+          std::string::npos);
+    CHECK(err.find("deleted 1 of 1 object") != std::string::npos);
+
+    // -A: each item's own namespace, which must be there and valid.
+    TestHost all;
+    all.serveGroups();
+    all.server.onJson("GET", "/apis/agents.x-k8s.io/v1beta1/sandboxes", 200, list({}));
+    all.server.onJson(
+        "GET", "/api/v1/pods" + kRunSelector, 200,
+        list({runPod("nowhere", ""), runPod("slash", "a/b"), runPod("ended", "team9")}));
+    all.server.onJson("GET", "/api/v1/pods" + kWarmSelector, 200, list({}));
+    all.server.onJson("GET", "/apis/agent.rossoctl.dev/v1alpha1/agentruntimes", 200, list({}));
+    all.server.on("DELETE", "*", 200, "{}");
+    CHECK(all.run({"gc", "-A", "--yes"}) == kExitError);
+    CHECK(all.server.writes() ==
+          std::vector<std::string>{"DELETE /api/v1/namespaces/team9/pods/ended"});
+    CHECK(all.err.str().find("its metadata.namespace \"\" is empty") != std::string::npos);
+    CHECK(all.err.str().find("its metadata.namespace \"a/b\" holds '/' or '%'") !=
+          std::string::npos);
+}

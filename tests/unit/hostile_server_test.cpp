@@ -235,3 +235,75 @@ TEST_CASE("a list whose continue never ends is refused: by its pages and by what
         CHECK(served.pages * (8u << 20) <= kube::kMaxJsonMemoryBytes + (8u << 20));
     }
 }
+
+TEST_CASE("-v 8 masks env values and tokens inside string fields", "[hostile][trace]") {
+    // Review 29 (H4): an env value in last-applied-configuration (JSON in a string), a token in
+    // a kubeconfig held in an annotation or ConfigMap (YAML in a string: its lines were \n
+    // escapes the line masks never saw) were traced in full.
+    const json applied = {
+        {"kind", "Sandbox"},
+        {"metadata", {{"name", "sb"}}},
+        {"spec",
+         {{"podTemplate",
+           {{"spec",
+             {{"containers",
+               {{{"name", "agent"},
+                 {"env", {{{"name", "API_KEY"}, {"value", "LEAK-ENV-IN-LAC"}}}}}}}}}}}}}};
+    const std::string kubeconfig =
+        "apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user:\n    token: LEAK-TOKEN\n"
+        "    client-key-data: TEVBSy1LRVk=\n";
+    json twice = {{"metadata", {{"annotations", {{"inner", applied.dump()}}}}}};
+    const json sandbox = {
+        {"kind", "Sandbox"},
+        {"metadata",
+         {{"name", "sb"},
+          {"annotations",
+           {{"kubectl.kubernetes.io/last-applied-configuration", applied.dump()},
+            {"twice", twice.dump()},
+            {"kc", kubeconfig},
+            {"manifest",
+             "spec:\n  containers:\n  - name: a\n    env:\n    - name: K\n      value: "
+             "LEAK-YAML-ENV\n"
+             "    - name: L\n      value: |\n        LEAK-BLOCK\n    image: shown-image\n"},
+            {"flow", "env: [{name: K, value: LEAK-FLOW}]\nimage: x\n"},
+            {"pem",
+             "key: |\n  -----BEGIN RSA PRIVATE KEY-----\n  LEAK-PEM\n  -----END RSA "
+             "PRIVATE KEY-----\n"},
+            {"broken", "{\"env\":[{\"name\":\"K\",\"value\":\"LEAK-BROKEN\"}"}}}}}};
+    const json configMaps = {{"kind", "ConfigMapList"},
+                             {"items",
+                              {{{"metadata", {{"name", "kc"}}},
+                                {"data",
+                                 {{"config", kubeconfig},
+                                  {"db-password", "LEAK-CM-KEY"},
+                                  {"app.env", "MODE=fast\nAPI_TOKEN=LEAK-CM-ENV\n"},
+                                  {"Corefile", ".:53 {\n    forward . 8.8.8.8\n}\n"}}},
+                                {"binaryData", {{"blob", "TEVBSy1CSU4="}}}}}}};
+    for (const json& body : {sandbox, configMaps, json{{"type", "ADDED"}, {"object", sandbox}}}) {
+        const std::string masked = kube::maskSecretsInBody(body.dump());
+        INFO(masked);
+        for (const char* leak :
+             {"LEAK-ENV-IN-LAC", "LEAK-TOKEN", "TEVBSy1LRVk=", "LEAK-YAML-ENV", "LEAK-BLOCK",
+              "LEAK-FLOW", "LEAK-PEM", "LEAK-BROKEN", "LEAK-CM-KEY", "LEAK-CM-ENV", "TEVBSy1CSU4="})
+            CHECK(masked.find(leak) == std::string::npos);
+    }
+    // What holds no secret is still shown: names, the image, a Corefile.
+    const std::string shown = kube::maskSecretsInBody(sandbox.dump());
+    CHECK(shown.find(R"(\"name\":\"API_KEY\")") != std::string::npos);
+    CHECK(shown.find("token: ***") != std::string::npos);
+    CHECK(shown.find("image: shown-image") != std::string::npos);
+    CHECK(kube::maskSecretsInBody(configMaps.dump()).find("forward . 8.8.8.8") !=
+          std::string::npos);
+    // JSON in strings nested past a bound is masked whole, not walked without end.
+    json nested = applied;
+    for (int level = 0; level < 8; ++level) nested = {{"a", nested.dump()}};
+    CHECK(kube::maskSecretsInBody(nested.dump()).find("LEAK-ENV-IN-LAC") == std::string::npos);
+
+    // End to end: the -v 8 trace of a GET.
+    ClientFixture fixture(8);
+    fixture.server.reply(200, sandbox.dump());
+    fixture.client->get(kube::resources::sandboxes("v1alpha1"), "t", "sb");
+    const std::string trace = fixture.trace.str();
+    CHECK(trace.find("Response Body: ") != std::string::npos);
+    CHECK(trace.find("LEAK") == std::string::npos);
+}

@@ -94,7 +94,8 @@ TEST_CASE("reaping deletes only leftovers, each with its UID as precondition", "
     fixture.server.reply(200, R"({"kind":"Status","status":"Success"})");
     fixture.server.reply(404, R"({"kind":"Status","code":404,"reason":"NotFound"})");
     auto reaped = reapLeftoverRunPods(*fixture.client, "team1", ownerAlive);
-    CHECK(reaped == std::vector<std::string>{"killed"});
+    CHECK(reaped.deleted == std::vector<std::string>{"killed"});
+    CHECK(reaped.skipped.empty());
     REQUIRE(fixture.server.requests.size() == 3);
     CHECK(fixture.server.requests[0].url.find("labelSelector=rossoctl.dev%2Frun%3Dtrue") !=
           std::string::npos);
@@ -102,6 +103,29 @@ TEST_CASE("reaping deletes only leftovers, each with its UID as precondition", "
     CHECK(fixture.server.requests[1].url.find("/pods/killed") != std::string::npos);
     CHECK(fixture.server.requests[1].body.find("uid-killed") != std::string::npos);
     CHECK(fixture.server.requests[2].url.find("/pods/expired") != std::string::npos);
+}
+
+TEST_CASE("the reaper never deletes the pod collection for a nameless leftover",
+          "[run][fault][hostile]") {
+    // A leftover with name "" made DELETE /api/v1/namespaces/team1/pods (review 29, H5).
+    ClientFixture fixture;
+    json foreign = runPod("elsewhere", "Failed", "gone");
+    foreign["metadata"]["namespace"] = "kube-system";
+    json list = {{"kind", "PodList"},
+                 {"metadata", {{"resourceVersion", "1"}}},
+                 {"items", json::array({runPod("", "Failed", "gone"), runPod("/", "Failed", "gone"),
+                                        foreign, runPod("killed", "Running", "gone")})}};
+    fixture.server.reply(200, list.dump());
+    fixture.server.reply(200, R"({"kind":"Status","status":"Success"})");
+    const auto reaped = reapLeftoverRunPods(*fixture.client, "team1", ownerAlive);
+    CHECK(reaped.deleted == std::vector<std::string>{"killed"});
+    REQUIRE(reaped.skipped.size() == 3);
+    CHECK(reaped.skipped[0] == "its name \"\" is empty");
+    CHECK(reaped.skipped[2] ==
+          "it was listed in team1 but its metadata.namespace is \"kube-system\"");
+    REQUIRE(fixture.server.requests.size() == 2);
+    CHECK(fixture.server.requests[1].url ==
+          "https://api.test:6443/api/v1/namespaces/team1/pods/killed");
 }
 
 TEST_CASE("the reaper keeps a live run of another machine that shares this hostname",
@@ -116,7 +140,7 @@ TEST_CASE("the reaper keeps a live run of another machine that shares this hostn
          json::array({runPod("colleague", "Running", std::string(host) + "/4242/777777")})}};
     fixture.server.reply(200, list.dump());
     fixture.server.reply(200, R"({"kind":"Status","status":"Success"})");
-    CHECK(reapLeftoverRunPods(*fixture.client, "team1").empty());
+    CHECK(reapLeftoverRunPods(*fixture.client, "team1").deleted.empty());
     CHECK(fixture.server.requests.size() == 1);  // the LIST, no DELETE
 }
 

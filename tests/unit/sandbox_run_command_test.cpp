@@ -246,6 +246,27 @@ TEST_CASE("sandbox pool: a warm pod replaced or claimed under the shrink (409) i
     CHECK(host.server.requestsTo("POST", kPods).empty());
 }
 
+TEST_CASE("sandbox pool never deletes the pod collection for a nameless warm pod",
+          "[run][command][hostile]") {
+    // A finished or surplus pool pod with name "" made DELETE .../pods: every pod of team1
+    // (review 29, H5).
+    TestHost host;
+    const std::string key = app::run::shapeKey(app::run::RunPodShape{});
+    json ended = runPod("", json::object());
+    ended["status"]["phase"] = "Succeeded";
+    json surplus = runPod("", {{"running", json::object()}});
+    json foreign = runPod("rossoctl-pool-f", {{"running", json::object()}});
+    foreign["metadata"]["namespace"] = "kube-system";
+    for (auto* pod : {&ended, &surplus, &foreign})
+        (*pod)["metadata"]["annotations"] = {{app::run::kPoolShapeAnnotation, key}};
+    host.server.onJson("GET", kPods, 200, list({ended, surplus, foreign}));
+    host.server.on("DELETE", "*", 200, "{}");
+    REQUIRE(host.run({"sandbox", "pool", "--size", "0", "--bare-pods"}) == 0);
+    CHECK(host.server.writes().empty());
+    CHECK(host.out.str() == "pool in team1: 0 warm, 0 starting, 0 created, 0 deleted\n");
+    CHECK(host.err.str().find("3 pool pods in team1 left alone") != std::string::npos);
+}
+
 TEST_CASE("sandbox run --file --env: one exec session uploads and runs; with --stdin, two",
           "[run][command][requests]") {
     testing::TempDir dir;

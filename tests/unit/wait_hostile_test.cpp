@@ -100,3 +100,59 @@ TEST_CASE("list -w shows each change once, in time linear in the events", "[host
     // Scanning the whole set per event took ~10 s here; linear takes well under one.
     CHECK(took < std::chrono::seconds(4));
 }
+
+TEST_CASE("a watch that ends at once, or answers 410 each time, is retried with backoff",
+          "[hostile][wait]") {
+    // Review 29 (L2): each normal end looped straight back (78,359 watches in 10 s), each 410
+    // re-listed at once (227 lists in 10 s). Now 800 ms doubling to 30 s, as client-go's
+    // reflector: 0.8+1.6+3.2+6.4+12.8+25.6 s, then the last 9.6 s of a 60 s wait.
+    const std::vector<std::chrono::milliseconds> pauses = {
+        std::chrono::milliseconds(800),   std::chrono::milliseconds(1600),
+        std::chrono::milliseconds(3200),  std::chrono::milliseconds(6400),
+        std::chrono::milliseconds(12800), std::chrono::milliseconds(25600),
+        std::chrono::milliseconds(9600)};
+    auto never = [](const kube::ObjectSet&) { return false; };
+    kube::WaitOptions options;
+    options.timeout = std::chrono::seconds(60);
+    SECTION("a watch that ends at once") {
+        ClientFixture fixture;
+        fixture.server.reply(200, kEmptyList);
+        for (int i = 0; i < 50; ++i) fixture.server.stream({});
+        const auto result = kube::waitForSet(*fixture.client, fixture.clock,
+                                             kube::resources::namespaces(), "", options, never);
+        CHECK(result.outcome == kube::WaitOutcome::TimedOut);
+        CHECK(fixture.server.requests.size() == 1 + pauses.size());
+        CHECK(result.rewatches == static_cast<int>(pauses.size()));
+        CHECK(fixture.clock.totalSlept() == std::chrono::seconds(60));
+    }
+    SECTION("a watch that answers 410 Gone each time") {
+        const std::string gone =
+            json{{"type", "ERROR"},
+                 {"object", {{"kind", "Status"}, {"code", 410}, {"reason", "Expired"}}}}
+                .dump() +
+            "\n";
+        ClientFixture fixture;
+        for (int i = 0; i < 50; ++i) {
+            fixture.server.reply(200, kEmptyList);
+            fixture.server.stream({gone});
+        }
+        const auto result = kube::waitForSet(*fixture.client, fixture.clock,
+                                             kube::resources::namespaces(), "", options, never);
+        CHECK(result.outcome == kube::WaitOutcome::TimedOut);
+        CHECK(result.relists == static_cast<int>(pauses.size()));
+        CHECK(fixture.server.requests.size() == 2 * pauses.size());
+        CHECK(fixture.clock.totalSlept() == std::chrono::seconds(60));
+    }
+    SECTION("a watch that lasted a while is followed at once") {
+        ClientFixture fixture;
+        fixture.server.latency = std::chrono::seconds(40);
+        fixture.server.reply(200, kEmptyList);
+        for (int i = 0; i < 4; ++i) fixture.server.stream({});
+        options.timeout = std::chrono::seconds(200);
+        const auto result = kube::waitForSet(*fixture.client, fixture.clock,
+                                             kube::resources::namespaces(), "", options, never);
+        CHECK(result.outcome == kube::WaitOutcome::TimedOut);
+        CHECK(fixture.server.requests.size() == 5);
+        CHECK(fixture.clock.totalSlept() == std::chrono::milliseconds(0));
+    }
+}

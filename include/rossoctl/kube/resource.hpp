@@ -17,9 +17,19 @@ struct ResourceRef {
     std::string qualifiedName() const { return group.empty() ? resource : resource + "." + group; }
 };
 
-// /api/v1/namespaces/NS/pods/NAME/SUB or /apis/G/V/...; empty parts are left out.
-std::string resourcePath(const ResourceRef& ref, std::string_view ns, std::string_view name = {},
-                         std::string_view subresource = {});
+// Why `segment` cannot name one object or namespace in a REST path ("" when it can): empty,
+// "." or "..", or holding '/' or '%' (Kubernetes refuses such names too).
+std::string invalidPathSegment(std::string_view segment);
+
+// /api/v1/namespaces/NS/pods or /apis/G/V/...: a collection (list, watch, create); ns "" =
+// every namespace. A non-empty ns that is not a valid segment is refused (Error).
+std::string collectionPath(const ResourceRef& ref, std::string_view ns);
+
+// /api/v1/namespaces/NS/pods/NAME[/SUB]: one object (get, put, patch, delete, exec, ...). An
+// empty or invalid name, or a namespaced ref without a valid ns, throws Error: a verb on one
+// object must never become a verb on the whole collection (DELETE = deletecollection).
+std::string objectPath(const ResourceRef& ref, std::string_view ns, std::string_view name,
+                       std::string_view subresource = {});
 
 // Percent-encodes a query value.
 std::string urlEncode(std::string_view value);

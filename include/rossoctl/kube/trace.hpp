@@ -34,7 +34,8 @@ class RequestTracer {
 // Replaces bearer tokens, Authorization values, PEM keys and base64 key data with "***".
 std::string maskSecrets(std::string_view text);
 // maskSecrets for a request or response body: when it is JSON, also every env[].value, the
-// data and stringData of Secrets (in a list or watch event too), then the text masks.
+// data and stringData of Secrets (in a list or watch event too), ConfigMap entries that read
+// like credentials, and strings holding JSON (masked alike) or YAML; then the text masks.
 std::string maskSecretsInBody(std::string_view body);
 std::string maskHeaderValue(std::string_view name, std::string_view value);
 

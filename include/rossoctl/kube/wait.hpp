@@ -49,6 +49,10 @@ struct WaitOptions {
     // Longest single watch request; the wait re-watches from the last version after it.
     std::chrono::seconds watchChunk{300};
     ReconnectBackoff reconnect;
+    // Pause before watching again after a watch that ended (or answered 410 Gone) sooner than
+    // rewatch.max: doubling from 800 ms to 30 s, client-go reflector's backoff, so a server
+    // that ends every watch at once is not asked again in a hot loop. A longer one resets it.
+    ReconnectBackoff rewatch{std::chrono::milliseconds(800), std::chrono::seconds(30)};
     // Key the set by "ns/name": for a wait over every namespace, where names collide.
     bool keyByNamespace = false;
     // Only the object of this name is kept (a server may ignore the field selector); "" = all.
@@ -69,6 +73,7 @@ struct WaitResult {
     WaitOutcome outcome = WaitOutcome::TimedOut;
     ObjectSet objects;   // the last state seen, for messages on timeout
     int relists = 0;     // how often a 410 Gone forced a fresh LIST
+    int rewatches = 0;   // how often a watch that ended early was followed by a pause
     int reconnects = 0;  // how often an outage was ridden out
     bool satisfied() const { return outcome == WaitOutcome::Satisfied; }
 };

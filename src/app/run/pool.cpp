@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "rossoctl/app/listed_object.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/timestamp.hpp"
@@ -52,11 +53,16 @@ PoolStatus reconcilePool(kube::Client& client, const std::string& ns, const RunP
     std::vector<json> live;
     for (const auto& pod : list.value("items", json::array())) {
         if (terminatingPod(pod) || !sameShape(pod, shape)) continue;
+        // A nameless pod made DELETE .../pods (every pod of ns): neither deleted nor counted.
+        if (!unusableListedObject(pod, ns).empty()) {
+            ++status.skipped;
+            continue;
+        }
         if (finishedPod(pod)) {  // expired at its deadline: replace it
             kube::DeleteOptions gone;
             gone.preconditionUid = pod["metadata"].value("uid", "");
             try {
-                client.remove(kube::resources::pods(), ns, pod["metadata"].value("name", ""), gone);
+                client.remove(kube::resources::pods(), ns, listedName(pod), gone);
             } catch (const kube::ApiError& error) {
                 if (!error.isNotFound() && error.code() != 409) throw;
             }
@@ -72,7 +78,7 @@ PoolStatus reconcilePool(kube::Client& client, const std::string& ns, const RunP
         gone.preconditionUid = pod["metadata"].value("uid", "");
         gone.gracePeriodSeconds = 0;
         try {
-            client.remove(kube::resources::pods(), ns, pod["metadata"].value("name", ""), gone);
+            client.remove(kube::resources::pods(), ns, listedName(pod), gone);
             ++status.deleted;
         } catch (const kube::ApiError& error) {
             if (!error.isNotFound() && error.code() != 409) throw;
@@ -95,7 +101,8 @@ std::optional<ClaimedPod> claimWarmPod(kube::Client& client, const Clock& clock,
     const json list = client.list(kube::resources::pods(), ns, options);
     std::vector<json> candidates;
     for (const auto& pod : list.value("items", json::array()))
-        if (runningPod(pod) && !terminatingPod(pod) && sameShape(pod, shape))
+        if (runningPod(pod) && !terminatingPod(pod) && sameShape(pod, shape) &&
+            unusableListedObject(pod, ns).empty())
             candidates.push_back(pod);
     // Newest first: the most deadline left, and older pods age out of the pool on their own.
     std::sort(candidates.begin(), candidates.end(),
@@ -111,7 +118,7 @@ std::optional<ClaimedPod> claimWarmPod(kube::Client& client, const Clock& clock,
         std::optional<long> shorter = age + needed + 5;
         if (*shorter >= deadline) shorter.reset();
         try {
-            const std::string name = pod["metadata"].value("name", "");
+            const std::string name = listedName(pod);
             client.patch(kube::resources::pods(), ns, name, kube::PatchType::Json,
                          claimPatch(claimer, shorter));
             return ClaimedPod{name, deadline};

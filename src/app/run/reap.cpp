@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "rossoctl/app/listed_object.hpp"
 #include "rossoctl/app/run/run_pod.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/model/pod.hpp"
@@ -122,22 +123,27 @@ bool isLeftoverRunPod(const json& pod, const OwnerAlive& ownerAlive) {
     return !owner.empty() && !ownerAlive(owner);
 }
 
-std::vector<std::string> reapLeftoverRunPods(kube::Client& client, const std::string& ns,
-                                             const OwnerAlive& ownerAlive) {
+Reaped reapLeftoverRunPods(kube::Client& client, const std::string& ns,
+                           const OwnerAlive& ownerAlive) {
     kube::ListOptions options;
     // append, not operator+: GCC 12 -O2 warns falsely (-Warray-bounds) on string + literal.
     options.labelSelector.append(kRunLabel).append("=true");
     const json list = client.list(kube::resources::pods(), ns, options);
-    std::vector<std::string> reaped;
+    Reaped reaped;
     for (const auto& pod : list.value("items", json::array())) {
         if (!isLeftoverRunPod(pod, ownerAlive)) continue;
-        const json& metadata = pod["metadata"];
+        // A nameless pod made DELETE .../pods: every pod of the namespace.
+        if (std::string why = unusableListedObject(pod, ns); !why.empty()) {
+            reaped.skipped.push_back(std::move(why));
+            continue;
+        }
+        const std::string name = listedName(pod);
         kube::DeleteOptions remove;
         remove.gracePeriodSeconds = 0;
-        remove.preconditionUid = metadata.value("uid", "");
+        remove.preconditionUid = pod["metadata"].value("uid", "");
         try {
-            client.remove(kube::resources::pods(), ns, metadata.value("name", ""), remove);
-            reaped.push_back(metadata.value("name", ""));
+            client.remove(kube::resources::pods(), ns, name, remove);
+            reaped.deleted.push_back(name);
         } catch (const kube::ApiError& error) {
             // Gone already, or replaced by a pod of the same name: nothing of ours to reap.
             if (!error.isNotFound() && error.code() != 409) throw;

@@ -448,9 +448,12 @@ class BackgroundReaper {
   private:
     void reap() noexcept {
         try {
-            for (const auto& name : reapLeftoverRunPods(*client_, ns_))
+            const Reaped reaped = reapLeftoverRunPods(*client_, ns_);
+            for (const auto& name : reaped.deleted)
                 notes_.push_back(
                     fmt::format("deleted pod {}, left over by an interrupted run", name));
+            for (const auto& why : reaped.skipped)
+                notes_.push_back(fmt::format("note: kept a leftover run pod: {}", why));
         } catch (const std::exception& error) {
             if (cancel_ && cancel_->cancelled()) return;  // Ctrl-C: the next run looks again
             notes_.push_back(fmt::format(

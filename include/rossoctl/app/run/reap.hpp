@@ -33,9 +33,16 @@ bool localOwnerAlive(const std::string& owner);
 // True when `pod` (a run pod) is left over by a run that is over.
 bool isLeftoverRunPod(const nlohmann::json& pod, const OwnerAlive& ownerAlive);
 
+struct Reaped {
+    std::vector<std::string> deleted;  // names
+    // Leftovers not deleted because no DELETE can name them safely (an empty or invalid name,
+    // another namespace): why, one line each.
+    std::vector<std::string> skipped;
+};
+
 // Deletes the leftover run pods in ns (one LIST; a UID precondition on each DELETE, so a pod
-// replaced meanwhile is kept); returns the names deleted.
-std::vector<std::string> reapLeftoverRunPods(kube::Client& client, const std::string& ns,
-                                             const OwnerAlive& ownerAlive = localOwnerAlive);
+// replaced meanwhile is kept).
+Reaped reapLeftoverRunPods(kube::Client& client, const std::string& ns,
+                           const OwnerAlive& ownerAlive = localOwnerAlive);
 
 }  // namespace rossoctl::app::run

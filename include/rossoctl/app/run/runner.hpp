@@ -138,6 +138,7 @@ struct PoolStatus {
     int starting = 0;
     int created = 0;
     int deleted = 0;
+    int skipped = 0;  // pool pods no request can name (an empty or invalid name): left alone
 };
 // Brings the pool of `shape` in ns to `size` pods (extra ones deleted newest first).
 PoolStatus reconcilePool(kube::Client& client, const std::string& ns, const RunPodShape& shape,
