@@ -10,6 +10,7 @@
 
 #include "rossoctl/errors.hpp"
 #include "rossoctl/ui/printer.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::ui {
 namespace {
@@ -338,9 +339,19 @@ class BoundedText : public nlohmann::detail::output_adapter_protocol<char> {
 };
 
 // A string as its text, anything else as compact JSON, as kubectl prints a match; streamed, so
-// a match's subtree is never held as text.
-void writeValue(BoundedText& text, const json& value) {
-    if (value.is_string()) return text.write(value.get_ref<const std::string&>());
+// a match's subtree is never held as text. `terminal`: a string's control characters escaped
+// (its line breaks and tabs kept, as a pod's logs are), for the text is the server's; compact
+// JSON escapes its own (\u001b).
+void writeValue(BoundedText& text, const json& value, bool terminal = false) {
+    if (value.is_string()) {
+        const std::string_view string = value.get_ref<const std::string&>();
+        if (!terminal) return text.write(string);
+        constexpr size_t kPiece = 64 * 1024;  // escaped by pieces: never 4x a big string at once
+        TerminalTextStream escaper;
+        for (size_t at = 0; at < string.size(); at += kPiece)
+            text.write(escaper.feed(string.substr(at, kPiece)));
+        return text.write(escaper.finish());
+    }
     // Not owned: the serializer lives only within this call.
     std::shared_ptr<nlohmann::detail::output_adapter_protocol<char>> adapter(
         &text, [](nlohmann::detail::output_adapter_protocol<char>*) {});
@@ -400,8 +411,8 @@ std::vector<Piece> parseTemplate(const std::string& source, size_t& i, bool inRa
 
 // Writes each piece as it is reached: a {path}'s matches separated by spaces, a {range}'s body
 // once per match.
-void render(BoundedText& text, Walker& walker, const json& value,
-            const std::vector<Piece>& pieces) {
+void render(BoundedText& text, Walker& walker, const json& value, const std::vector<Piece>& pieces,
+            bool terminal) {
     for (const auto& piece : pieces) {
         if (piece.kind == Piece::Text) {
             text.write(piece.content);
@@ -409,12 +420,12 @@ void render(BoundedText& text, Walker& walker, const json& value,
             bool first = true;
             walker.walk(value, piece.steps, 0, [&](const json& found) {
                 if (!std::exchange(first, false)) text.write(" ");
-                writeValue(text, found);
+                writeValue(text, found, terminal);
                 return true;
             });
         } else {
             walker.walk(value, piece.steps, 0, [&](const json& found) {
-                render(text, walker, found, piece.body);
+                render(text, walker, found, piece.body, terminal);
                 return true;
             });
         }
@@ -433,14 +444,14 @@ std::vector<const json*> findPath(const json& value, const std::string& path) {
     return found;
 }
 
-void printJsonPath(std::ostream& out, const json& value, const std::string& source) {
+void printJsonPath(std::ostream& out, const json& value, const std::string& source, bool terminal) {
     size_t at = 0;
     const auto pieces = parseTemplate(source, at, false);
     WalkBudget budget{source};
     Walker walker(budget);
     BoundedText text([&](std::string_view bytes) { out << bytes; }, kMaxPrintedBytes,
                      "the JSONPath template \"" + source + "\"");
-    render(text, walker, value, pieces);  // no newline added, as kubectl
+    render(text, walker, value, pieces, terminal);  // no newline added, as kubectl
 }
 
 void printCustomColumns(std::ostream& out, const std::vector<json>& items, const std::string& spec,

@@ -55,7 +55,7 @@ TEST_CASE("jsonpath {..image} prints every nested match as it reaches it, holdin
 
     WriteRecorder recorder;
     std::ostream out(&recorder);
-    ui::printJsonPath(out, document, "{..image}");
+    ui::printJsonPath(out, document, "{..image}", false);
     CHECK(recorder.total == expected);  // about 10 MB
     // The big string goes out from the document itself; nothing joined the 10 MB first.
     CHECK(recorder.largestWrite <= big.size());
@@ -71,7 +71,7 @@ TEST_CASE("jsonpath's walk is bounded: {..a..a..a..b} through 250 levels stops w
     for (int i = 0; i < 250; ++i) document = json{{"a", std::move(document)}, {"b", 1}};
     // Each ".." multiplies the walk by the depth: some 250^4/24 visits, were it not bounded.
     std::ostringstream out;
-    CHECK_THROWS_WITH(ui::printJsonPath(out, document, "{..a..a..a..b}"),
+    CHECK_THROWS_WITH(ui::printJsonPath(out, document, "{..a..a..a..b}", false),
                       Catch::Contains("visits more than 20000000 values"));
     CHECK_THROWS_AS(ui::findPath(document, "{..a..a..a..b}"), Error);
     // One ".." is a walk of the document, however deep: all 250 "b" are found.

@@ -18,7 +18,10 @@ std::vector<const nlohmann::json*> findPath(const nlohmann::json& value, const s
 // Prints a jsonpath template ("{.items[*].metadata.name}") against value, as kubectl does:
 // several results separated by spaces, strings without quotes, no newline added. Streamed as
 // each match is reached; a template that would print more than 4 GiB stops there with Error.
-void printJsonPath(std::ostream& out, const nlohmann::json& value, const std::string& text);
+// A server's strings go into a pipe as they are (scripts read them), as kubectl prints them; on
+// a terminal (`terminal`) their control characters are escaped, line breaks and tabs kept.
+void printJsonPath(std::ostream& out, const nlohmann::json& value, const std::string& text,
+                   bool terminal);
 
 // custom-columns=NAME:.metadata.name,READY:.status.ready over each item; "<none>" if missing.
 void printCustomColumns(std::ostream& out, const std::vector<nlohmann::json>& items,
