@@ -17,7 +17,7 @@ int runGet(app::Context& context, GetOptions& options) {
     for (const auto& name : names) model::validateDnsSubdomain(name, "agent name");
     auto format = listOutputFormat(options.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
-    printTemplate(ignored, options.output, {}, false);
+    printTemplate(ignored, options.output, {}, false, false);
     // complete
     const std::string ns = context.namespaceName();
     // run: every name is looked up; one that is missing (or not an agent) is reported after the
@@ -36,7 +36,8 @@ int runGet(app::Context& context, GetOptions& options) {
     for (const auto& agent : found) objects.push_back(agent.object);
     const bool single = names.size() == 1;
     const bool printed =
-        found.empty() || printTemplate(context.out(), options.output, objects, single) ||
+        found.empty() ||
+        printTemplate(context.out(), options.output, objects, single, context.streams().outIsTty) ||
         app::printObjects(context.out(), format, found, single, options.output.showManagedFields);
     if (!printed) {
         auto table = app::agentTable(false, true);

@@ -36,8 +36,8 @@ int watchAgents(app::Context& context, const ListOptions& options, const std::st
             rows.print(page);
         } else {
             for (const auto& agent : agents) {
-                if (printWatchedTemplate(context.out(), options.output, agent.object,
-                                         !headerDone)) {
+                if (printWatchedTemplate(context.out(), options.output, agent.object, !headerDone,
+                                         context.streams().outIsTty)) {
                     headerDone = true;
                     continue;
                 }
@@ -60,7 +60,7 @@ int runList(app::Context& context, ListOptions& options) {
     // validate
     auto format = listOutputFormat(options.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
-    printTemplate(ignored, options.output, {}, false);
+    printTemplate(ignored, options.output, {}, false, false);
     if (options.watchOnly) options.watch = true;
     // complete
     const std::string ns = options.allNamespaces ? "" : context.namespaceName();
@@ -79,7 +79,8 @@ int runList(app::Context& context, ListOptions& options) {
                          });
     std::vector<nlohmann::json> objects;
     for (const auto& agent : agents) objects.push_back(agent.object);
-    if (printTemplate(context.out(), options.output, objects, false)) return 0;
+    if (printTemplate(context.out(), options.output, objects, false, context.streams().outIsTty))
+        return 0;
     if (app::printObjects(context.out(), format, agents, false, options.output.showManagedFields))
         return 0;
     if (agents.empty()) {

@@ -5,6 +5,7 @@
 #include "registry.hpp"
 #include "rossoctl/app/agent_wait.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -66,7 +67,8 @@ int runWait(app::Context& context, WaitOptions& options) {
     using Outcome = app::AgentWaitResult::Outcome;
     switch (result.outcome) {
         case Outcome::Ready:
-            context.out() << label << " is ready (" << status.reason << ")\n";
+            context.out() << label << " is ready (" << ui::escapeForTerminal(status.reason)
+                          << ")\n";
             return 0;
         case Outcome::Failed:
             throw Error(fmt::format("{} will not become ready: {}: {}", label, status.reason,

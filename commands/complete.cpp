@@ -1,6 +1,9 @@
 // rossoctl __complete KIND: names for dynamic shell completion; silent on any error.
+#include <optional>
+
 #include "registry.hpp"
 #include "rossoctl/kube/resource.hpp"
+#include "rossoctl/model/validation.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -8,6 +11,20 @@ namespace {
 struct CompleteOptions {
     std::string kind;
 };
+
+// The item's name when the shell may offer it: a name Kubernetes could have given (a DNS
+// subdomain). Anything else, a control character, a line break, a space or a quote, is a
+// server's invention the shell would put on the user's command line, or split into words.
+std::optional<std::string> offeredName(const nlohmann::json& item) {
+    if (!item.is_object()) return std::nullopt;
+    const auto metadata = item.find("metadata");
+    if (metadata == item.end() || !metadata->is_object()) return std::nullopt;
+    const auto name = metadata->find("name");
+    if (name == metadata->end() || !name->is_string()) return std::nullopt;
+    const auto& text = name->get_ref<const std::string&>();
+    if (!model::isDnsSubdomain(text)) return std::nullopt;
+    return text;
+}
 
 int runComplete(app::Context& context, CompleteOptions& options) {
     try {
@@ -29,8 +46,7 @@ int runComplete(app::Context& context, CompleteOptions& options) {
             return 0;
         }
         for (const auto& item : objects.value("items", nlohmann::json::array()))
-            context.out() << item.value("metadata", nlohmann::json::object()).value("name", "")
-                          << suffix << '\n';
+            if (const auto name = offeredName(item)) context.out() << *name << suffix << '\n';
     } catch (...) {
         // Completion must never print errors into the user's command line.
     }

@@ -78,7 +78,7 @@ bool isTemplateOutput(const std::string& output) {
 }
 
 bool printTemplate(std::ostream& out, const OutputFlags& flags, std::vector<nlohmann::json> objects,
-                   bool single) {
+                   bool single, bool terminal) {
     if (!flags.sortBy.empty()) ui::sortByPath(objects, flags.sortBy);  // reads the path first
     if (!isTemplateOutput(flags.output)) return false;
     const std::string spec = flags.output.substr(flags.output.find('=') + 1);
@@ -87,17 +87,17 @@ bool printTemplate(std::ostream& out, const OutputFlags& flags, std::vector<nloh
     } else {
         const nlohmann::json document =
             single && objects.size() == 1 ? objects.front() : ui::asList(nlohmann::json(objects));
-        ui::printJsonPath(out, ui::withoutManagedFields(document), spec);
+        ui::printJsonPath(out, ui::withoutManagedFields(document), spec, terminal);
     }
     return true;
 }
 
 bool printWatchedTemplate(std::ostream& out, const OutputFlags& flags, const nlohmann::json& object,
-                          bool first) {
+                          bool first, bool terminal) {
     OutputFlags one = flags;
     one.noHeaders = flags.noHeaders || !first;
     one.sortBy.clear();  // one object: nothing to sort
-    return printTemplate(out, one, {object}, true);
+    return printTemplate(out, one, {object}, true, terminal);
 }
 
 const ObjectType& sandboxType() {

@@ -39,14 +39,15 @@ bool isTemplateOutput(const std::string& output);
 
 // Prints objects for a template -o (sorted by --sort-by first); false for any other -o, so the
 // command prints them its own way. One object is the document for get NAME, else a List.
+// `terminal`: out is one, so jsonpath escapes the server's strings (ui::printJsonPath).
 bool printTemplate(std::ostream& out, const OutputFlags& flags, std::vector<nlohmann::json> objects,
-                   bool single);
+                   bool single, bool terminal);
 
 // One object of a -w stream through a template -o, as kubectl get -w prints each event: jsonpath
 // reads the object itself, custom-columns prints its row (headers before the first only).
 // False for any other -o.
 bool printWatchedTemplate(std::ostream& out, const OutputFlags& flags, const nlohmann::json& object,
-                          bool first);
+                          bool first, bool terminal);
 
 // --- TYPE/NAME ------------------------------------------------------------------------------
 

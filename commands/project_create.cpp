@@ -109,7 +109,9 @@ void printObjects(app::Context& context, const ProjectCreateOptions& options, co
     for (const auto& object : objects) {
         std::string kind = object.value("kind", "");
         std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
-        context.out() << kind << '/' << object.value("metadata", json::object()).value("name", "")
+        context.out() << ui::escapeForTerminal(kind) << '/'
+                      << ui::escapeForTerminal(
+                             object.value("metadata", json::object()).value("name", ""))
                       << '\n';
     }
 }

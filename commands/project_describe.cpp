@@ -13,6 +13,7 @@
 #include "rossoctl/model/pod.hpp"
 #include "rossoctl/model/project.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -31,6 +32,11 @@ std::string ageOf(app::Context& context, const json& object) {
     if (!created) return "<unknown>";
     return ui::formatAge(
         std::chrono::duration_cast<std::chrono::seconds>(context.clock().now() - *created));
+}
+
+// The server's text as describe prints it: control characters escaped, as in its tables.
+std::string shown(const std::string& text) {
+    return ui::escapeForTerminal(text);
 }
 
 json itemsOrEmpty(app::Context& context, const kube::ResourceRef& ref, const std::string& ns) {
@@ -73,7 +79,8 @@ json gather(app::Context& context, const std::string& name) {
 }
 
 void printQuota(std::ostream& out, const json& quota) {
-    out << fmt::format("\nQuota {}:\n", quota.value("metadata", json::object()).value("name", ""));
+    out << fmt::format("\nQuota {}:\n",
+                       shown(quota.value("metadata", json::object()).value("name", "")));
     ui::Table table{{"  RESOURCE", "USED", "HARD"}, {}, {}};
     const json used = quota.value("status", json::object()).value("used", json::object());
     const json hardLimits = quota.value("spec", json::object()).value("hard", json::object());
@@ -88,8 +95,8 @@ void printLimits(std::ostream& out, const json& limitRange) {
     for (const auto& limit :
          limitRange.value("spec", json::object()).value("limits", json::array())) {
         out << fmt::format("\nLimits {} (per {}):\n",
-                           limitRange.value("metadata", json::object()).value("name", ""),
-                           limit.value("type", "Container"));
+                           shown(limitRange.value("metadata", json::object()).value("name", "")),
+                           shown(limit.value("type", "Container")));
         ui::Table table{{"  RESOURCE", "DEFAULT LIMIT", "DEFAULT REQUEST", "MAX"}, {}, {}};
         for (const char* resource : {"cpu", "memory"}) {
             auto value = [&](const char* field) {
@@ -113,9 +120,9 @@ void printWarmPools(std::ostream& out, const json& spares, const std::string& ns
     }
     out << "\nWarm pools (spares for sandbox run --pool, not the project's own sandboxes):\n";
     for (const auto& [owner, counts] : pools)
-        out << fmt::format("  {}: {} spare sandbox{}, {} ready\n", owner, counts.first,
+        out << fmt::format("  {}: {} spare sandbox{}, {} ready\n", shown(owner), counts.first,
                            counts.first == 1 ? "" : "es", counts.second);
-    out << fmt::format("  list them with: rossoctl sandbox list -n {} --include-pool\n", ns);
+    out << fmt::format("  list them with: rossoctl sandbox list -n {} --include-pool\n", shown(ns));
 }
 
 void printHuman(app::Context& context, const json& info) {
@@ -124,18 +131,19 @@ void printHuman(app::Context& context, const json& info) {
     const auto& metadata = ns["metadata"];
     auto labels = metadata.value("labels", json::object());
     auto annotations = metadata.value("annotations", json::object());
-    out << fmt::format("Name:              {}\n", metadata.value("name", ""));
+    out << fmt::format("Name:              {}\n", shown(metadata.value("name", "")));
     out << fmt::format("Status:            {}\n",
-                       ns.value("status", json::object()).value("phase", ""));
+                       shown(ns.value("status", json::object()).value("phase", "")));
     out << fmt::format("Created:           {} ago\n", ageOf(context, ns));
     out << fmt::format("Pod security:      enforce={} warn={} audit={}\n",
-                       labels.value("pod-security.kubernetes.io/enforce", "-"),
-                       labels.value("pod-security.kubernetes.io/warn", "-"),
-                       labels.value("pod-security.kubernetes.io/audit", "-"));
-    out << fmt::format("Default lifetime:  {}\n",
-                       annotations.value(model::kDefaultLifetimeAnnotation, "24h (not set)"));
+                       shown(labels.value("pod-security.kubernetes.io/enforce", "-")),
+                       shown(labels.value("pod-security.kubernetes.io/warn", "-")),
+                       shown(labels.value("pod-security.kubernetes.io/audit", "-")));
+    out << fmt::format(
+        "Default lifetime:  {}\n",
+        shown(annotations.value(model::kDefaultLifetimeAnnotation, "24h (not set)")));
     out << fmt::format("Managed by:        {}\n",
-                       labels.value(model::kManagedByLabel, "<not rossoctl>"));
+                       shown(labels.value(model::kManagedByLabel, "<not rossoctl>")));
     if (info["resourceQuotas"].empty()) out << "\nQuota: none (pods are not limited in number)\n";
     for (const auto& quota : info["resourceQuotas"]) printQuota(out, quota);
     if (info["limitRanges"].empty()) out << "\nLimits: none\n";
@@ -145,17 +153,17 @@ void printHuman(app::Context& context, const json& info) {
     for (const auto& policy : info["policies"]) {
         std::string kind = policy.value("kind", "NetworkPolicy");
         std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
-        out << fmt::format("  {}/{}\n", kind,
-                           policy.value("metadata", json::object()).value("name", ""));
+        out << fmt::format("  {}/{}\n", shown(kind),
+                           shown(policy.value("metadata", json::object()).value("name", "")));
         for (const auto& line : policy["rossoctl.dev/allows"])
-            out << "      " << line.get<std::string>() << '\n';
+            out << "      " << shown(line.get<std::string>()) << '\n';
     }
     out << "\nSandboxes:\n";
     if (info["sandboxes"].empty()) {
         out << fmt::format(
             "  none; create one with: rossoctl agents import --deployment-type sandbox from-image "
             "--name my-agent --containerImage IMG -n {}\n",
-            metadata.value("name", ""));
+            shown(metadata.value("name", "")));
     } else {
         ui::Table table{{"  NAME", "READY", "REASON", "POD", "AGE"}, {}, {}};
         for (const auto& sandbox : info["sandboxes"]) {

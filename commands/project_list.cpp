@@ -60,7 +60,8 @@ int watchProjects(app::Context& context, const ProjectListOptions& options,
     bool headerDone = false;
     auto print = [&](const json& item) {
         if (printWatchedTemplate(context.out(), options.output,
-                                 shown(item, options.output.showManagedFields), !headerDone)) {
+                                 shown(item, options.output.showManagedFields), !headerDone,
+                                 context.streams().outIsTty)) {
             headerDone = true;
             context.out() << std::flush;
             return;
@@ -97,7 +98,7 @@ int runProjectList(app::Context& context, ProjectListOptions& options) {
     auto format = ui::OutputFormat::Table;
     if (!options.output.output.empty()) format = listOutputFormat(options.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
-    printTemplate(ignored, options.output, {}, false);
+    printTemplate(ignored, options.output, {}, false, false);
     if (options.watchOnly) options.watch = true;
     const std::string selector = std::string(model::kSandboxProjectLabel) + "=true" +
                                  (options.selector.empty() ? "" : "," + options.selector);
@@ -112,7 +113,9 @@ int runProjectList(app::Context& context, ProjectListOptions& options) {
         ui::sortByPath(sorted, options.output.sortBy);
         items = json(sorted);
     }
-    if (printTemplate(context.out(), options.output, {items.begin(), items.end()}, false)) return 0;
+    if (printTemplate(context.out(), options.output, {items.begin(), items.end()}, false,
+                      context.streams().outIsTty))
+        return 0;
     switch (format) {
         case ui::OutputFormat::Json:
             ui::printJson(context.out(), ui::asList(items));

@@ -111,7 +111,8 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
             rows.print(page);
         } else {
             for (const auto& sandbox : sandboxes) {
-                if (printWatchedTemplate(context.out(), options.output, sandbox, !headerDone)) {
+                if (printWatchedTemplate(context.out(), options.output, sandbox, !headerDone,
+                                         context.streams().outIsTty)) {
                     headerDone = true;
                     continue;
                 }
@@ -183,7 +184,7 @@ int runList(app::Context& context, ListOptions& options) {
     // validate
     auto format = listOutputFormat(options.output);
     std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
-    printTemplate(ignored, options.output, {}, false);
+    printTemplate(ignored, options.output, {}, false, false);
     if (options.watchOnly) options.watch = true;
     // complete
     const std::string ns = options.allNamespaces ? "" : context.namespaceName();
@@ -203,7 +204,8 @@ int runList(app::Context& context, ListOptions& options) {
     pool.note(context.err());
     if (!options.output.sortBy.empty())
         ui::checkSortField({sandboxes.begin(), sandboxes.end()}, options.output.sortBy);
-    if (printTemplate(context.out(), options.output, {sandboxes.begin(), sandboxes.end()}, false))
+    if (printTemplate(context.out(), options.output, {sandboxes.begin(), sandboxes.end()}, false,
+                      context.streams().outIsTty))
         return 0;
     std::vector<app::Agent> objects;
     for (auto& sandbox : sandboxes)

@@ -11,6 +11,7 @@
 #include "rossoctl/model/env_edit.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/printer.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -43,8 +44,11 @@ int listEnv(app::Context& context, const kube::ResourceRef& ref, const std::stri
             ui::printYaml(context.out(), env);
         return kExitOk;
     }
-    context.out() << "# sandbox/" << name << ", container " << container.value("name", "") << '\n';
-    for (const auto& line : model::describeEnv(container)) context.out() << line << '\n';
+    // The pod spec's names and values are the server's: one line each, escaped (\n included).
+    context.out() << "# sandbox/" << name << ", container "
+                  << ui::escapeForTerminal(container.value("name", "")) << '\n';
+    for (const auto& line : model::describeEnv(container))
+        context.out() << ui::escapeForTerminal(line) << '\n';
     return kExitOk;
 }
 
@@ -55,8 +59,9 @@ int restartPod(app::Context& context, const kube::ResourceRef& ref, const std::s
     restart.cancel = context.cancelFlag();
     auto result =
         app::restartSandbox(context.client(), context.clock(), ref, ns, name, restart, sandbox);
-    for (const auto& note : result.notes) context.err() << "note: " << note << '\n';
-    context.out() << app::describeRestart(name, result) << '\n';
+    for (const auto& note : result.notes)
+        context.err() << "note: " << ui::escapeErrorLine(note) << '\n';
+    context.out() << ui::escapeForTerminal(app::describeRestart(name, result)) << '\n';
     return kExitOk;
 }
 

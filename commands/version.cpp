@@ -3,9 +3,12 @@
 
 #include "registry.hpp"
 #include "rossoctl/ui/printer.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::commands {
 namespace {
+
+using nlohmann::json;
 
 struct VersionOptions {
     bool clientOnly = false;
@@ -32,9 +35,16 @@ int runVersion(app::Context& context, VersionOptions& options) {
     } else {
         context.out() << "Client Version: "
                       << result["clientVersion"]["gitVersion"].get<std::string>() << '\n';
-        if (result.contains("serverVersion"))
+        // The server's words: escaped, as every table cell is; anything but a string is unknown.
+        if (result.contains("serverVersion")) {
+            const json& server = result["serverVersion"];
+            const auto git = server.find("gitVersion");
             context.out() << "Server Version: "
-                          << result["serverVersion"].value("gitVersion", "unknown") << '\n';
+                          << (git != server.end() && git->is_string()
+                                  ? ui::escapeForTerminal(git->get_ref<const std::string&>())
+                                  : std::string("unknown"))
+                          << '\n';
+        }
     }
     return 0;
 }

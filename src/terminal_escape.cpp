@@ -44,39 +44,59 @@ bool dangerousCodePoint(uint32_t c) {
 // doubling it would only garble it. ErrorText keeps line breaks and tabs, ErrorLine does not.
 enum class Escaping { Everything, ErrorText, ErrorLine };
 
-std::string escape(std::string_view text, Escaping escaping, bool utf8) {
+// Hands the escaped text to `sink` in pieces (string_views): a run of bytes that pass through
+// unchanged is one piece, so a writer or a counter needs no copy of the text.
+template <typename Sink>
+void escapeInto(std::string_view text, Escaping escaping, bool utf8, Sink&& sink) {
     const bool errorText = escaping != Escaping::Everything;
-    std::string out;
-    out.reserve(text.size());
-    while (!text.empty()) {
-        const unsigned char c = static_cast<unsigned char>(text.front());
+    size_t plain = 0;  // bytes at the front of `text` that pass through, not yet handed on
+    auto flush = [&] {
+        if (plain > 0) sink(text.substr(0, plain));
+        text.remove_prefix(plain);
+        plain = 0;
+    };
+    while (plain < text.size()) {
+        const unsigned char c = static_cast<unsigned char>(text[plain]);
         if (c >= 0x20 && c < 0x7F) {
-            if (c == '\\' && !errorText) out += '\\';
-            out += static_cast<char>(c);
-            text.remove_prefix(1);
+            ++plain;
+            if (c == '\\' && !errorText) {
+                flush();
+                sink("\\");  // the second of the doubled backslash
+            }
             continue;
         }
         if (c == '\n' || c == '\t' || c == '\r') {
-            if (escaping == Escaping::ErrorText && c != '\r')
-                out += static_cast<char>(c);
-            else
-                out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r";
+            if (escaping == Escaping::ErrorText && c != '\r') {
+                ++plain;
+                continue;
+            }
+            flush();
+            sink(c == '\n' ? "\\n" : c == '\t' ? "\\t" : "\\r");
             text.remove_prefix(1);
             continue;
         }
         uint32_t codePoint = 0;
-        const size_t length = c >= 0x80 && utf8 ? decodeUtf8(text, codePoint) : 0;
+        const size_t length = c >= 0x80 && utf8 ? decodeUtf8(text.substr(plain), codePoint) : 0;
+        if (length != 0 && !dangerousCodePoint(codePoint)) {
+            plain += length;
+            continue;
+        }
+        flush();
         if (length == 0) {
-            out += fmt::format("\\x{:02x}", c);
+            sink(fmt::format("\\x{:02x}", c));
             text.remove_prefix(1);
         } else {
-            if (dangerousCodePoint(codePoint))
-                out += fmt::format("\\u{:04x}", codePoint);
-            else
-                out.append(text.substr(0, length));
+            sink(fmt::format("\\u{:04x}", codePoint));
             text.remove_prefix(length);
         }
     }
+    flush();
+}
+
+std::string escape(std::string_view text, Escaping escaping, bool utf8) {
+    std::string out;
+    out.reserve(text.size());
+    escapeInto(text, escaping, utf8, [&](std::string_view piece) { out.append(piece); });
     return out;
 }
 
@@ -88,6 +108,18 @@ std::string escapeForTerminal(std::string_view text) {
 
 std::string escapeForTerminal(std::string_view text, bool utf8) {
     return escape(text, Escaping::Everything, utf8);
+}
+
+void appendEscapedForTerminal(std::string& out, std::string_view text) {
+    escapeInto(text, Escaping::Everything, true,
+               [&](std::string_view piece) { out.append(piece); });
+}
+
+size_t escapedSizeForTerminal(std::string_view text) {
+    size_t size = 0;
+    escapeInto(text, Escaping::Everything, true,
+               [&](std::string_view piece) { size += piece.size(); });
+    return size;
 }
 
 std::string escapeErrorText(std::string_view text, bool utf8) {

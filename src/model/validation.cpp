@@ -34,14 +34,26 @@ void validateDnsLabel(const std::string& value, const std::string& what) {
             what, printable(value)));
 }
 
-void validateDnsSubdomain(const std::string& value, const std::string& what) {
+namespace {
+
+bool subdomainShaped(const std::string& value) {
     static const std::regex kSubdomain(
         "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*");
+    return std::regex_match(value, kSubdomain);
+}
+
+}  // namespace
+
+bool isDnsSubdomain(const std::string& value) {
+    return !value.empty() && value.size() <= 253 && subdomainShaped(value);
+}
+
+void validateDnsSubdomain(const std::string& value, const std::string& what) {
     if (value.empty()) throw UsageError(what + " must not be empty");
     if (value.size() > 253)
         throw UsageError(
             fmt::format("{} is {} characters long; at most 253 are allowed", what, value.size()));
-    if (!std::regex_match(value, kSubdomain))
+    if (!subdomainShaped(value))
         throw UsageError(fmt::format(
             "{} \"{}\" is not a valid name: use lower-case letters, digits, '-' and '.'", what,
             printable(value)));

@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
+#include <string_view>
 #include <utility>
 
 #include "rossoctl/errors.hpp"
 #include "rossoctl/ui/printer.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::ui {
 namespace {
@@ -192,82 +195,168 @@ std::vector<Step> parseSteps(const std::string& path) {
     return steps;
 }
 
-void walk(const json& value, const std::vector<Step>& steps, size_t at, std::vector<json>& out);
+// What one template, column list or sort key may cost, whatever a server nests: recursive
+// descent reaches a node once per ".." above it and prints each match's whole subtree, so walk
+// and text grow with depth times size. Matches are never copied and -o jsonpath streams, so
+// memory stays at the path's depth; these bound the time and the text instead.
+constexpr size_t kMaxVisits = 20'000'000;  // ~12 walks of the largest document a server sends
+// kubectl prints every match of {..image}, nested ones too: the output may be quadratic in the
+// depth, so it is bounded only where it would fill a disk, not where kubectl's would end.
+constexpr size_t kMaxPrintedBytes = size_t{4} << 30;
+// custom-columns holds its cells in a table until the widths are known (and a string grows by
+// doubling: up to twice this in memory).
+constexpr size_t kMaxColumnBytes = size_t{128} << 20;
+
+// A match handed over in place (the document outlives the walk); false stops the walk.
+using Found = std::function<bool(const json&)>;
+
+// Counts the values every walk of one template visits, against kMaxVisits.
+struct WalkBudget {
+    std::string path;  // the template or spec, for the error
+    size_t visits = 0;
+};
+
+class Walker {
+  public:
+    explicit Walker(WalkBudget& budget) : budget_(budget) {}
+    // Hands each value steps[at..] finds under `value` to `found`, in document order; false
+    // when `found` stopped the walk.
+    bool walk(const json& value, const std::vector<Step>& steps, size_t at, const Found& found);
+
+  private:
+    bool walkStep(const json& value, const Step& step, const std::vector<Step>& steps, size_t at,
+                  const Found& found);
+    bool descend(const json& value, const Step& step, const std::vector<Step>& steps, size_t at,
+                 const Found& found);
+    bool matches(const json& element, const Filter& filter);
+    void visit();
+    WalkBudget& budget_;
+};
+
+void Walker::visit() {
+    if (++budget_.visits > kMaxVisits)
+        throw Error(fmt::format(
+            "the JSONPath \"{}\" visits more than {} values of this document (recursive descent "
+            "through nesting): stopped",
+            budget_.path, kMaxVisits));
+}
+
+template <typename Value>
+bool compareAs(const Value& a, const std::string& op, const Value& b) {
+    return op == "=="   ? a == b
+           : op == "!=" ? a != b
+           : op == "<"  ? a < b
+           : op == "<=" ? a <= b
+           : op == ">"  ? a > b
+                        : a >= b;
+}
 
 bool compare(const json& found, const std::string& op, const json& literal) {
-    if (found.is_number() && literal.is_number()) {
-        const double a = found.get<double>(), b = literal.get<double>();
-        return op == "=="   ? a == b
-               : op == "!=" ? a != b
-               : op == "<"  ? a < b
-               : op == "<=" ? a <= b
-               : op == ">"  ? a > b
-                            : a >= b;
-    }
-    if (found.is_string() && literal.is_string()) {
-        const auto a = found.get<std::string>(), b = literal.get<std::string>();
-        return op == "=="   ? a == b
-               : op == "!=" ? a != b
-               : op == "<"  ? a < b
-               : op == "<=" ? a <= b
-               : op == ">"  ? a > b
-                            : a >= b;
-    }
+    if (found.is_number() && literal.is_number())
+        return compareAs(found.get<double>(), op, literal.get<double>());
+    if (found.is_string() && literal.is_string())
+        return compareAs(found.get_ref<const std::string&>(), op,
+                         literal.get_ref<const std::string&>());
     if (op == "==") return found == literal;
     if (op == "!=") return found != literal;
     return false;  // an order between values of different kinds holds for none
 }
 
-bool matches(const json& element, const Filter& filter) {
-    std::vector<json> found;
-    walk(element, filter.path, 0, found);
-    if (filter.op.empty()) return !found.empty();
-    return std::any_of(found.begin(), found.end(),
-                       [&](const json& one) { return compare(one, filter.op, filter.literal); });
+bool Walker::matches(const json& element, const Filter& filter) {
+    bool matched = false;
+    walk(element, filter.path, 0, [&](const json& one) {
+        matched = filter.op.empty() || compare(one, filter.op, filter.literal);
+        return !matched;
+    });
+    return matched;
 }
 
-void walkStep(const json& value, const Step& step, const std::vector<Step>& steps, size_t at,
-              std::vector<json>& out) {
+bool Walker::walkStep(const json& value, const Step& step, const std::vector<Step>& steps,
+                      size_t at, const Found& found) {
     if (step.filter) {
         if (value.is_array() || value.is_object())
             for (const auto& element : value)
-                if (matches(element, *step.filter)) walk(element, steps, at + 1, out);
+                if (matches(element, *step.filter) && !walk(element, steps, at + 1, found))
+                    return false;
     } else if (step.all) {
         if (value.is_array() || value.is_object())
-            for (const auto& element : value) walk(element, steps, at + 1, out);
+            for (const auto& element : value)
+                if (!walk(element, steps, at + 1, found)) return false;
     } else if (step.isIndex) {
-        if (!value.is_array()) return;
+        if (!value.is_array()) return true;
         long index = step.index < 0 ? static_cast<long>(value.size()) + step.index : step.index;
         if (index >= 0 && index < static_cast<long>(value.size()))
-            walk(value[static_cast<size_t>(index)], steps, at + 1, out);
+            return walk(value[static_cast<size_t>(index)], steps, at + 1, found);
     } else if (value.is_object()) {
-        auto found = value.find(step.field);
-        if (found != value.end()) walk(*found, steps, at + 1, out);
+        auto match = value.find(step.field);
+        if (match != value.end()) return walk(*match, steps, at + 1, found);
     }
+    return true;
 }
 
 // Every value under `value`, itself first, in document order.
-void descend(const json& value, const Step& step, const std::vector<Step>& steps, size_t at,
-             std::vector<json>& out) {
-    walkStep(value, step, steps, at, out);
+bool Walker::descend(const json& value, const Step& step, const std::vector<Step>& steps, size_t at,
+                     const Found& found) {
+    visit();
+    if (!walkStep(value, step, steps, at, found)) return false;
     if (value.is_array() || value.is_object())
-        for (const auto& child : value) descend(child, step, steps, at, out);
+        for (const auto& child : value)
+            if (!descend(child, step, steps, at, found)) return false;
+    return true;
 }
 
-void walk(const json& value, const std::vector<Step>& steps, size_t at, std::vector<json>& out) {
-    if (at == steps.size()) {
-        out.push_back(value);
-        return;
+bool Walker::walk(const json& value, const std::vector<Step>& steps, size_t at,
+                  const Found& found) {
+    visit();
+    if (at == steps.size()) return found(value);
+    if (steps[at].recursive) return descend(value, steps[at], steps, at, found);
+    return walkStep(value, steps[at], steps, at, found);
+}
+
+// Text written through nlohmann's serializer and the template's own, counted against `limit`
+// and handed to `sink`: -o jsonpath's stream, or a custom-columns cell.
+class BoundedText : public nlohmann::detail::output_adapter_protocol<char> {
+  public:
+    BoundedText(std::function<void(std::string_view)> sink, size_t limit, std::string what)
+        : sink_(std::move(sink)), limit_(limit), what_(std::move(what)) {}
+    void write_character(char c) override { write_characters(&c, 1); }
+    void write_characters(const char* text, size_t length) override {
+        if (length > limit_ - used_)
+            throw Error(
+                fmt::format("{} makes more than {} MiB of text from this document "
+                            "(recursive descent through nesting): stopped",
+                            what_, limit_ >> 20));
+        used_ += length;
+        sink_(std::string_view(text, length));
     }
-    if (steps[at].recursive)
-        descend(value, steps[at], steps, at, out);
-    else
-        walkStep(value, steps[at], steps, at, out);
-}
+    void write(std::string_view text) { write_characters(text.data(), text.size()); }
 
-std::string text(const json& value) {
-    if (value.is_string()) return value.get<std::string>();
-    return value.dump(-1, ' ', false, json::error_handler_t::replace);
+  private:
+    std::function<void(std::string_view)> sink_;
+    size_t limit_;
+    std::string what_;
+    size_t used_ = 0;
+};
+
+// A string as its text, anything else as compact JSON, as kubectl prints a match; streamed, so
+// a match's subtree is never held as text. `terminal`: a string's control characters escaped
+// (its line breaks and tabs kept, as a pod's logs are), for the text is the server's; compact
+// JSON escapes its own (\u001b).
+void writeValue(BoundedText& text, const json& value, bool terminal = false) {
+    if (value.is_string()) {
+        const std::string_view string = value.get_ref<const std::string&>();
+        if (!terminal) return text.write(string);
+        constexpr size_t kPiece = 64 * 1024;  // escaped by pieces: never 4x a big string at once
+        TerminalTextStream escaper;
+        for (size_t at = 0; at < string.size(); at += kPiece)
+            text.write(escaper.feed(string.substr(at, kPiece)));
+        return text.write(escaper.finish());
+    }
+    // Not owned: the serializer lives only within this call.
+    std::shared_ptr<nlohmann::detail::output_adapter_protocol<char>> adapter(
+        &text, [](nlohmann::detail::output_adapter_protocol<char>*) {});
+    nlohmann::detail::serializer<json> serializer(adapter, ' ', json::error_handler_t::replace);
+    serializer.dump(value, false, false, 0);
 }
 
 // A template piece: literal text, a {path}, or a {range path}...{end} block.
@@ -275,6 +364,7 @@ struct Piece {
     enum Kind { Text, Path, Range } kind = Text;
     std::string content;
     std::vector<Piece> body;
+    std::vector<Step> steps = {};  // a Path's or Range's, parsed once
 };
 
 std::vector<Piece> parseTemplate(const std::string& source, size_t& i, bool inRange) {
@@ -296,6 +386,7 @@ std::vector<Piece> parseTemplate(const std::string& source, size_t& i, bool inRa
         }
         if (inside.rfind("range ", 0) == 0) {
             Piece range{Piece::Range, inside.substr(6), {}};
+            range.steps = parseSteps(range.content);
             range.body = parseTemplate(source, i, true);
             pieces.push_back(std::move(range));
         } else if (inside.size() >= 2 && inside.front() == '"' && inside.back() == '"') {
@@ -310,48 +401,63 @@ std::vector<Piece> parseTemplate(const std::string& source, size_t& i, bool inRa
             }
             pieces.push_back({Piece::Text, literal, {}});
         } else {
-            parseSteps(inside);  // a bad path is a usage error before anything prints
-            pieces.push_back({Piece::Path, inside, {}});
+            // a bad path is a usage error before anything prints
+            pieces.push_back({Piece::Path, inside, {}, parseSteps(inside)});
         }
     }
     if (inRange) throw badPath(source, "{range} without {end}");
     return pieces;
 }
 
-void render(std::ostream& out, const json& value, const std::vector<Piece>& pieces) {
+// Writes each piece as it is reached: a {path}'s matches separated by spaces, a {range}'s body
+// once per match.
+void render(BoundedText& text, Walker& walker, const json& value, const std::vector<Piece>& pieces,
+            bool terminal) {
     for (const auto& piece : pieces) {
         if (piece.kind == Piece::Text) {
-            out << piece.content;
+            text.write(piece.content);
         } else if (piece.kind == Piece::Path) {
-            std::string joined;
-            for (const auto& found : findPath(value, piece.content))
-                joined += (joined.empty() ? "" : " ") + text(found);
-            out << joined;
+            bool first = true;
+            walker.walk(value, piece.steps, 0, [&](const json& found) {
+                if (!std::exchange(first, false)) text.write(" ");
+                writeValue(text, found, terminal);
+                return true;
+            });
         } else {
-            for (const auto& element : findPath(value, piece.content))
-                render(out, element, piece.body);
+            walker.walk(value, piece.steps, 0, [&](const json& found) {
+                render(text, walker, found, piece.body, terminal);
+                return true;
+            });
         }
     }
 }
 
 }  // namespace
 
-std::vector<json> findPath(const json& value, const std::string& path) {
-    std::vector<json> out;
-    walk(value, parseSteps(path), 0, out);
-    return out;
+std::vector<const json*> findPath(const json& value, const std::string& path) {
+    std::vector<const json*> found;
+    WalkBudget budget{path};
+    Walker(budget).walk(value, parseSteps(path), 0, [&](const json& one) {
+        found.push_back(&one);
+        return true;
+    });
+    return found;
 }
 
-void printJsonPath(std::ostream& out, const json& value, const std::string& source) {
+void printJsonPath(std::ostream& out, const json& value, const std::string& source, bool terminal) {
     size_t at = 0;
     const auto pieces = parseTemplate(source, at, false);
-    render(out, value, pieces);  // no newline added, as kubectl
+    WalkBudget budget{source};
+    Walker walker(budget);
+    BoundedText text([&](std::string_view bytes) { out << bytes; }, kMaxPrintedBytes,
+                     "the JSONPath template \"" + source + "\"");
+    render(text, walker, value, pieces, terminal);  // no newline added, as kubectl
 }
 
 void printCustomColumns(std::ostream& out, const std::vector<json>& items, const std::string& spec,
                         bool noHeaders) {
     Table table;
-    std::vector<std::string> paths;
+    std::vector<std::vector<Step>> columnSteps;
     size_t start = 0;
     while (start <= spec.size()) {
         size_t comma = spec.find(',', start);
@@ -362,17 +468,24 @@ void printCustomColumns(std::ostream& out, const std::vector<json>& items, const
             throw UsageError(fmt::format(
                 "custom-columns: \"{}\" is not HEADER:PATH (e.g. NAME:.metadata.name)", column));
         table.headers.push_back(column.substr(0, colon));
-        paths.push_back(relaxedPath(column.substr(colon + 1)));
-        parseSteps(paths.back());
+        columnSteps.push_back(parseSteps(relaxedPath(column.substr(colon + 1))));
         start = comma + 1;
     }
+    WalkBudget budget{spec};
+    Walker walker(budget);
+    std::string* cell = nullptr;  // the cell being written
+    BoundedText text([&](std::string_view bytes) { cell->append(bytes); }, kMaxColumnBytes,
+                     "custom-columns \"" + spec + "\"");
     for (const auto& item : items) {
         std::vector<std::string> row;
-        for (const auto& path : paths) {
-            std::string cell;
-            for (const auto& found : findPath(item, path))
-                cell += (cell.empty() ? "" : ",") + text(found);
-            row.push_back(cell.empty() ? "<none>" : cell);
+        for (const auto& steps : columnSteps) {
+            cell = &row.emplace_back();
+            walker.walk(item, steps, 0, [&](const json& found) {
+                if (!cell->empty()) text.write(",");
+                writeValue(text, found);
+                return true;
+            });
+            if (cell->empty()) *cell = "<none>";
         }
         table.rows.push_back(std::move(row));
     }
@@ -384,15 +497,27 @@ std::string relaxedPath(const std::string& path) {
     return "." + path;
 }
 
+namespace {
+
+// The first value `steps` find in `item`, or nullptr: the walk ends there.
+const json* firstMatch(const json& item, const std::vector<Step>& steps, WalkBudget& budget) {
+    const json* first = nullptr;
+    Walker(budget).walk(item, steps, 0, [&](const json& found) {
+        first = &found;
+        return false;
+    });
+    return first;
+}
+
+}  // namespace
+
 void checkSortField(const std::vector<json>& items, const std::string& path) {
     const std::string relaxed = relaxedPath(path);
     const auto steps = parseSteps(relaxed);
     if (items.empty()) return;
-    for (const auto& item : items) {
-        std::vector<json> found;
-        walk(item, steps, 0, found);
-        if (!found.empty()) return;
-    }
+    WalkBudget budget{relaxed};
+    for (const auto& item : items)
+        if (firstMatch(item, steps, budget)) return;
     std::string shown = relaxed.front() == '{' ? relaxed : "{" + relaxed + "}";
     throw Error(
         fmt::format("couldn't find any field with path \"{}\" in the list of objects", shown));
@@ -400,14 +525,20 @@ void checkSortField(const std::vector<json>& items, const std::string& path) {
 
 bool lessByPath(const json& a, const json& b, const std::string& sortPath) {
     const std::string path = relaxedPath(sortPath);
-    auto key = [&](const json& item) {
-        auto found = findPath(item, path);
-        return found.empty() ? json() : found.front();
+    const auto steps = parseSteps(path);
+    WalkBudget budget{path};
+    const json* left = firstMatch(a, steps, budget);
+    const json* right = firstMatch(b, steps, budget);
+    const bool leftNull = !left || left->is_null(), rightNull = !right || right->is_null();
+    if (leftNull || rightNull) return !leftNull && rightNull;
+    if (left->is_number() && right->is_number()) return left->get<double>() < right->get<double>();
+    if (left->is_string() && right->is_string())
+        return left->get_ref<const std::string&>() < right->get_ref<const std::string&>();
+    auto text = [](const json& value) {
+        return value.is_string() ? value.get<std::string>()
+                                 : value.dump(-1, ' ', false, json::error_handler_t::replace);
     };
-    const json left = key(a), right = key(b);
-    if (left.is_null() || right.is_null()) return !left.is_null() && right.is_null();
-    if (left.is_number() && right.is_number()) return left.get<double>() < right.get<double>();
-    return text(left) < text(right);
+    return text(*left) < text(*right);
 }
 
 void sortByPath(std::vector<json>& items, const std::string& path) {

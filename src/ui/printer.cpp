@@ -1,30 +1,13 @@
 #include "rossoctl/ui/printer.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 #include "rossoctl/errors.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 #include "rossoctl/ui/yaml.hpp"
 
 namespace rossoctl::ui {
-
-namespace {
-
-// Columns line up by what the eye sees: a color's escape sequence takes no room.
-size_t visibleWidth(const std::string& cell) {
-    size_t width = 0;
-    for (size_t i = 0; i < cell.size(); ++i) {
-        if (cell[i] == '\033' && i + 1 < cell.size() && cell[i + 1] == '[') {
-            i = cell.find('m', i);
-            if (i == std::string::npos) break;
-            continue;
-        }
-        ++width;
-    }
-    return width;
-}
-
-}  // namespace
 
 OutputFormat parseOutputFormat(const std::string& text, const std::vector<std::string>& allowed) {
     std::string value = text.empty() ? "table" : text;
@@ -54,47 +37,58 @@ std::vector<size_t> shownColumns(const Table& table, bool wide) {
 // of its column with 10 MiB of spaces (100 rows printed 1 GB). The long cell itself is whole.
 constexpr size_t kMaxPaddedWidth = 1024;
 
+// A cell takes the room of its escaped text (a paint's escapes take none), up to the bound.
 void widen(std::vector<size_t>& widths, const std::vector<size_t>& columns,
            const std::vector<std::string>& row) {
     for (size_t i : columns)
         if (i < row.size())
-            widths[i] = std::max(widths[i], std::min(visibleWidth(row[i]), kMaxPaddedWidth));
+            widths[i] =
+                std::max(widths[i], std::min(escapedSizeForTerminal(row[i]), kMaxPaddedWidth));
 }
 
-// The rows as shown: each cell escaped, then painted (the paint's escapes are the only ones).
-std::vector<std::vector<std::string>> shownRows(const Table& table) {
-    std::vector<std::vector<std::string>> rows;
-    rows.reserve(table.rows.size());
-    for (const auto& row : table.rows) {
-        auto& shown = rows.emplace_back();
-        shown.reserve(row.size());
-        for (const auto& cell : row) shown.push_back(escapeForTerminal(cell));
+// The paints of one row, by column, in the order given (a cell painted twice nests them).
+class RowPaints {
+  public:
+    explicit RowPaints(const Table& table) : paints_(table.paints) {
+        std::stable_sort(paints_.begin(), paints_.end(), [](const auto& a, const auto& b) {
+            return std::tie(a.row, a.column) < std::tie(b.row, b.column);
+        });
     }
-    for (const auto& paint : table.paints)
-        if (paint.row < rows.size() && paint.column < rows[paint.row].size())
-            rows[paint.row][paint.column] =
-                ui::paint(paint.color, rows[paint.row][paint.column], true);
-    return rows;
-}
+    // `shown` (cell `column` of row `row`, escaped) with its paints; rows are asked in order.
+    void apply(size_t row, size_t column, std::string& shown) {
+        while (next_ < paints_.size() && paints_[next_].row < row) ++next_;
+        for (size_t i = next_; i < paints_.size() && paints_[i].row == row; ++i)
+            if (paints_[i].column == column) shown = ui::paint(paints_[i].color, shown, true);
+    }
+    bool rowHasPaints(size_t row) {
+        while (next_ < paints_.size() && paints_[next_].row < row) ++next_;
+        return next_ < paints_.size() && paints_[next_].row == row;
+    }
 
-std::vector<std::string> shownHeaders(const Table& table) {
-    std::vector<std::string> headers;
-    for (const auto& header : table.headers) headers.push_back(escapeForTerminal(header));
-    return headers;
-}
+  private:
+    std::vector<Table::Paint> paints_;
+    size_t next_ = 0;
+};
 
-// One line, each cell padded to its column's width and three spaces (none after the last).
+// One line, each cell escaped as it is written (the table holds the server's text once, never
+// an escaped copy of it), painted, padded to its column's width and three spaces (none after
+// the last). `row` is the index paints name, or none for the header.
 void printRow(std::ostream& out, const std::vector<size_t>& columns,
-              const std::vector<size_t>& widths, const std::vector<std::string>& row) {
+              const std::vector<size_t>& widths, const std::vector<std::string>& cells,
+              RowPaints* paints = nullptr, size_t row = 0) {
+    const bool painted = paints != nullptr && paints->rowHasPaints(row);
     std::string line;
     for (size_t c = 0; c < columns.size(); ++c) {
-        size_t i = columns[c];
-        static const std::string empty;
-        const std::string& cell = i < row.size() ? row[i] : empty;
-        line += cell;
-        if (c + 1 < columns.size())
-            line +=
-                std::string(std::max(widths[i], visibleWidth(cell)) - visibleWidth(cell) + 3, ' ');
+        const size_t i = columns[c];
+        const size_t start = line.size();
+        if (i < cells.size()) appendEscapedForTerminal(line, cells[i]);
+        const size_t width = line.size() - start;
+        if (painted && i < cells.size()) {
+            std::string shown = line.substr(start);
+            paints->apply(row, i, shown);
+            line.replace(start, std::string::npos, shown);
+        }
+        if (c + 1 < columns.size()) line.append(std::max(widths[i], width) - width + 3, ' ');
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out << line << '\n';
@@ -104,27 +98,27 @@ void printRow(std::ostream& out, const std::vector<size_t>& columns,
 
 void printTable(std::ostream& out, const Table& table, bool noHeaders, bool wide) {
     const auto columns = shownColumns(table, wide);
-    const auto headers = shownHeaders(table);
-    const auto rows = shownRows(table);
     std::vector<size_t> widths(table.headers.size(), 0);
-    if (!noHeaders) widen(widths, columns, headers);
-    for (const auto& row : rows) widen(widths, columns, row);
-    if (!noHeaders) printRow(out, columns, widths, headers);
-    for (const auto& row : rows) printRow(out, columns, widths, row);
+    if (!noHeaders) widen(widths, columns, table.headers);
+    for (const auto& row : table.rows) widen(widths, columns, row);
+    if (!noHeaders) printRow(out, columns, widths, table.headers);
+    RowPaints paints(table);
+    for (size_t r = 0; r < table.rows.size(); ++r)
+        printRow(out, columns, widths, table.rows[r], &paints, r);
 }
 
 void StreamingTable::print(const Table& table) {
     if (table.rows.empty()) return;
     const auto columns = shownColumns(table, wide_);
-    const auto rows = shownRows(table);
     if (widths_.empty()) {
-        const auto headers = shownHeaders(table);
         widths_.assign(table.headers.size(), 0);
-        if (!noHeaders_) widen(widths_, columns, headers);
-        for (const auto& row : rows) widen(widths_, columns, row);
-        if (!noHeaders_) printRow(out_, columns, widths_, headers);
+        if (!noHeaders_) widen(widths_, columns, table.headers);
+        for (const auto& row : table.rows) widen(widths_, columns, row);
+        if (!noHeaders_) printRow(out_, columns, widths_, table.headers);
     }
-    for (const auto& row : rows) printRow(out_, columns, widths_, row);
+    RowPaints paints(table);
+    for (size_t r = 0; r < table.rows.size(); ++r)
+        printRow(out_, columns, widths_, table.rows[r], &paints, r);
 }
 
 // Both stream their text: indentation makes a deep body's output a thousand times its size

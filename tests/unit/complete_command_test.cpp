@@ -128,3 +128,31 @@ TEST_CASE("__complete never prints the token, even at -v 9 (request headers trac
     const auto& request = host.server.requestsTo("GET", kSandboxesTeam1);
     REQUIRE(request.size() == 1);  // the token was sent, to the server only
 }
+
+TEST_CASE("__complete offers only names Kubernetes could have given, none a server made up",
+          "[complete][command][hostile]") {
+    // A control character, a line break or a space would reach the user's command line (or be
+    // split into two words by the shell): those are no object's name, so none is offered.
+    for (const std::string kind : {"sandboxes", "sandbox-paths", "projects"}) {
+        INFO(kind);
+        TestHost host;
+        host.serveSandboxGroup();
+        const json names = named({"orders", "evil\x1b]0;PWNED\x07", "two\nlines", "has space",
+                                  "quote'", "Upper", "ok.sub"});
+        host.server.onJson("GET", kSandboxesTeam1, 200, names);
+        host.server.onJson("GET", "/api/v1/namespaces", 200, names);
+        REQUIRE(host.run({"__complete", kind}) == 0);
+        const std::string suffix = kind == "sandbox-paths" ? ":" : "";
+        CHECK(host.out.str() == "orders" + suffix + "\nok.sub" + suffix + "\n");
+    }
+    // An item without a name, or with a number there, is skipped; the others are still offered.
+    TestHost odd;
+    odd.serveSandboxGroup();
+    json items = named({"orders"});
+    items["items"].push_back({{"metadata", {{"name", 7}}}});
+    items["items"].push_back(json::object());
+    items["items"].push_back(named({"billing"})["items"][0]);
+    odd.server.onJson("GET", kSandboxesTeam1, 200, items);
+    REQUIRE(odd.run({"__complete", "sandboxes"}) == 0);
+    CHECK(odd.out.str() == "orders\nbilling\n");
+}

@@ -22,7 +22,7 @@ const json kPod = json::parse(R"({
 
 std::string printed(const std::string& path) {
     std::ostringstream out;
-    ui::printJsonPath(out, kPod, path);
+    ui::printJsonPath(out, kPod, path, false);
     return out.str();
 }
 

@@ -423,8 +423,12 @@ TEST_CASE("-o jsonpath=, -o custom-columns= and --sort-by on a list", "[conventi
 
 TEST_CASE("jsonpath reads fields, indexes, quoted keys and every element", "[conventions][list]") {
     const json object = {{"a", {{"b.c", 1}, {"list", {1, 2, 3}}}}};
-    CHECK(ui::findPath(object, ".a['b.c']") == std::vector<json>{1});
-    CHECK(ui::findPath(object, "{.a.list[-1]}") == std::vector<json>{3});
+    const auto quoted = ui::findPath(object, ".a['b.c']");
+    REQUIRE(quoted.size() == 1);
+    CHECK(*quoted[0] == 1);
+    const auto last = ui::findPath(object, "{.a.list[-1]}");
+    REQUIRE(last.size() == 1);
+    CHECK(*last[0] == 3);
     CHECK(ui::findPath(object, ".a.list[*]").size() == 3);
     CHECK(ui::findPath(object, ".missing.field").empty());
 }

@@ -13,6 +13,8 @@ namespace rossoctl::model {
 void validateDnsLabel(const std::string& value, const std::string& what);
 // RFC 1123 subdomain: labels joined by '.', at most 253.
 void validateDnsSubdomain(const std::string& value, const std::string& what);
+// Whether value is one (validateDnsSubdomain without the message).
+bool isDnsSubdomain(const std::string& value);
 // C identifier-ish env names as Kubernetes accepts them: [-._a-zA-Z][-._a-zA-Z0-9]*.
 void validateEnvName(const std::string& value, const std::string& what);
 // A Kubernetes quantity (500m, 1Gi, 2, 1.5); returns the value in base units.

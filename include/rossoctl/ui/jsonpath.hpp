@@ -10,13 +10,18 @@
 
 namespace rossoctl::ui {
 
-// Every value PATH (".metadata.name", "{.items[*].metadata.name}") finds in value.
-// Throws UsageError on a path it cannot read.
-std::vector<nlohmann::json> findPath(const nlohmann::json& value, const std::string& path);
+// Every value PATH (".metadata.name", "{.items[*].metadata.name}") finds in value, in place:
+// recursive descent finds nested values inside one another, and copies would grow with depth.
+// Throws UsageError on a path it cannot read, Error past the walk's bound (see jsonpath.cpp).
+std::vector<const nlohmann::json*> findPath(const nlohmann::json& value, const std::string& path);
 
 // Prints a jsonpath template ("{.items[*].metadata.name}") against value, as kubectl does:
-// several results separated by spaces, strings without quotes, no newline added.
-void printJsonPath(std::ostream& out, const nlohmann::json& value, const std::string& text);
+// several results separated by spaces, strings without quotes, no newline added. Streamed as
+// each match is reached; a template that would print more than 4 GiB stops there with Error.
+// A server's strings go into a pipe as they are (scripts read them), as kubectl prints them; on
+// a terminal (`terminal`) their control characters are escaped, line breaks and tabs kept.
+void printJsonPath(std::ostream& out, const nlohmann::json& value, const std::string& text,
+                   bool terminal);
 
 // custom-columns=NAME:.metadata.name,READY:.status.ready over each item; "<none>" if missing.
 void printCustomColumns(std::ostream& out, const std::vector<nlohmann::json>& items,
