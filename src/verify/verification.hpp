@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "rossoctl/errors.hpp"
@@ -44,9 +45,12 @@ struct VerificationInputs {
     nlohmann::json templatePod;
     std::optional<nlohmann::json> templateServiceAccount;
     std::vector<CredentialSource> credentialSources;
-    std::string clusterIssuer;      // empty: not discoverable with these credentials
-    DeadlineBound deadline;         // the project's lifetime, from now
-    nlohmann::json storageClasses;  // a List's items; null: could not be read
+    std::string clusterIssuer;  // empty: not discoverable with these credentials
+    // The API server's client CAs, read only when the pod can read a private key (nullopt:
+    // not read, or not readable with these credentials).
+    std::optional<std::string> clientAuthorities;
+    DeadlineBound deadline;                         // the project's lifetime, from now
+    nlohmann::json storageClasses;                  // a List's items; null: could not be read
     std::optional<nlohmann::json> namespaceObject;  // nullopt: could not be read
     std::vector<std::string> nodeAddresses;
     KernelInputs kernel;
@@ -89,6 +93,7 @@ class Verification {
     void readIsolationInputs();
     // inputs_.kernel with pod's own RuntimeClass (read when it is not the first pod's).
     KernelInputs kernelInputsFor(const nlohmann::json& pod);
+    void readRuntimeClass(const std::string& name, KernelInputs& kernel);
     void readTokenSecrets();
     void readEgressInputs();
 
@@ -110,13 +115,21 @@ class Verification {
     Finding tokenStaticOf(const nlohmann::json& pod,
                           const std::optional<nlohmann::json>& account) const;
     // The static parts as the pod and as the Sandbox's template would make it.
+    // A judge may take (pod, next): next is true for the template's pod, whose ServiceAccount
+    // and RuntimeClass were read for it.
     template <typename Judge>
     Finding withTemplate(const Judge& judge) const {
-        Finding finding = judge(inputs_.pod);
+        auto of = [&](const nlohmann::json& pod, bool next) {
+            if constexpr (std::is_invocable_v<const Judge&, const nlohmann::json&, bool>)
+                return judge(pod, next);
+            else
+                return judge(pod);
+        };
+        Finding finding = of(inputs_.pod, false);
         if (!inputs_.templatePod.is_object())
             return alongside(finding, {Verdict::Unproven, {"none: the next pod is not known"}, ""},
                              kTemplatePrefix);
-        return alongside(finding, judge(inputs_.templatePod), kTemplatePrefix);
+        return alongside(finding, of(inputs_.templatePod, true), kTemplatePrefix);
     }
     CheckResult tokenCheck();
     CheckResult egressCheck();
