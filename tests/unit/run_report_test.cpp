@@ -12,7 +12,6 @@
 #include "rossoctl/app/run/run_pod.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/tar.hpp"
-#include "rossoctl/app/run/warm_pool.hpp"
 #include "temp_dir.hpp"
 #include "test_host.hpp"
 
@@ -281,65 +280,6 @@ TEST_CASE(
     plain.server.onJson("GET", kPods + "/" + kRunPod, 200, runningPod());
     REQUIRE(plain.run({"sandbox", "run", "--", "true"}) == 0);
     CHECK(plain.server.requestsTo("GET", kPods + "/" + kRunPod).empty());
-}
-
-namespace {
-
-const std::string kExtensions = "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/team1";
-const std::string kClaims = kExtensions + "/sandboxclaims";
-const std::string kClaim = "rossoctl-run-x1";
-
-// A SandboxWarmPool of the default shape with `ready` of 3 sandboxes ready; the claim's
-// controller binds it to Sandbox `sandbox` (the claim's own name: created cold).
-void serveClaim(TestHost& host, int ready, const std::string& sandbox) {
-    host.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,
-                   R"({"kind":"APIGroup","name":"extensions.agents.x-k8s.io",)"
-                   R"("versions":[{"version":"v1beta1"}]})");
-    const app::run::RunPodShape shape;
-    const std::string poolName = app::run::warmPoolName(shape);
-    json pool = app::run::sandboxWarmPoolManifest(shape, 3);
-    pool["metadata"]["namespace"] = "team1";
-    pool["status"] = {{"replicas", 3}, {"readyReplicas", ready}};
-    host.server.onJson("GET", kExtensions + "/sandboxwarmpools/" + poolName, 200, pool);
-    json claim = {{"metadata", {{"name", kClaim}, {"namespace", "team1"}}},
-                  {"spec", {{"warmPoolRef", {{"name", poolName}}}}}};
-    host.server.onJson("POST", kClaims, 201, claim);
-    claim["status"] = {{"sandbox", {{"name", sandbox}}},
-                       {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}};
-    host.server.onJson("GET", kClaims, 200, list({claim}));
-    host.server.onExec("team1", sandbox, execRan("", "", 0));
-    json pod = runningPod();
-    pod["metadata"]["name"] = sandbox;
-    host.server.onJson("GET", kPods + "/" + sandbox, 200, pod);
-}
-
-}  // namespace
-
-TEST_CASE(
-    "sandbox run --pool -o json: a claim that cold-started says so and why; one adopted "
-    "from the pool is warm",
-    "[run][command][report][warm-pool]") {
-    TestHost cold;
-    serveClaim(cold, 0, kClaim);
-    // --keep: the claim stays (no child process deletes it after the exit).
-    REQUIRE(cold.run({"sandbox", "run", "--pool", "--keep", "-o", "json", "--", "true"}) == 0);
-    const json coldResult = testing::printedJson(cold.out.str());
-    CHECK(coldResult["start"] == "cold");
-    CHECK(coldResult["warm"] == false);
-    CHECK(coldResult["claim"] == kClaim);
-    CHECK(coldResult["coldStartReason"].get<std::string>().find(
-              "had no ready sandbox (0 of 3 ready when the run asked)") != std::string::npos);
-    // A claimed Sandbox's pod is read once, for the report only.
-    CHECK(coldResult["imageDigest"] == kDigest);
-    CHECK(cold.server.requestsTo("GET", kPods + "/" + kClaim).size() == 1);
-
-    TestHost warm;
-    serveClaim(warm, 2, "pool-abc");
-    REQUIRE(warm.run({"sandbox", "run", "--pool", "--keep", "-o", "json", "--", "true"}) == 0);
-    const json warmResult = testing::printedJson(warm.out.str());
-    CHECK(warmResult["start"] == "warm");
-    CHECK_FALSE(warmResult.contains("coldStartReason"));
-    CHECK(warmResult["node"] == "node-1");
 }
 
 TEST_CASE("run report: why a claim cold-started, read as upstream's claim controller decides",
