@@ -456,6 +456,10 @@ void printJsonPath(std::ostream& out, const json& value, const std::string& sour
 
 void printCustomColumns(std::ostream& out, const std::vector<json>& items, const std::string& spec,
                         bool noHeaders) {
+    printTable(out, customColumnsTable(items, spec), noHeaders, true);
+}
+
+Table customColumnsTable(const std::vector<json>& items, const std::string& spec) {
     Table table;
     std::vector<std::vector<Step>> columnSteps;
     size_t start = 0;
@@ -489,7 +493,7 @@ void printCustomColumns(std::ostream& out, const std::vector<json>& items, const
         }
         table.rows.push_back(std::move(row));
     }
-    printTable(out, table, noHeaders, true);
+    return table;
 }
 
 std::string relaxedPath(const std::string& path) {
