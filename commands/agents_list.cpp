@@ -59,8 +59,7 @@ int watchAgents(app::Context& context, const ListOptions& options, const std::st
 int runList(app::Context& context, ListOptions& options) {
     // validate
     auto format = listOutputFormat(options.output);
-    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
-    printTemplate(ignored, options.output, {}, false, false);
+    checkTemplateOutput(options.output);  // a usage error, before anything is sent
     if (options.watchOnly) options.watch = true;
     // complete
     const std::string ns = options.allNamespaces ? "" : context.namespaceName();

@@ -92,6 +92,16 @@ bool printTemplate(std::ostream& out, const OutputFlags& flags, std::vector<nloh
     return true;
 }
 
+void checkTemplateOutput(const OutputFlags& flags) {
+    if (!flags.sortBy.empty()) ui::checkSortField({}, flags.sortBy);  // no items: reads the path
+    if (!isTemplateOutput(flags.output)) return;
+    const std::string spec = flags.output.substr(flags.output.find('=') + 1);
+    if (flags.output.rfind("custom-columns=", 0) == 0)
+        ui::customColumnsTable({}, spec);
+    else
+        ui::checkJsonPathTemplate(spec);
+}
+
 WatchedTemplate::WatchedTemplate(std::ostream& out, const OutputFlags& flags, bool terminal)
     : out_(out), flags_(flags), terminal_(terminal), columns_(out, flags.noHeaders, true) {}
 

@@ -45,6 +45,9 @@ bool isTemplateOutput(const std::string& output);
 bool printTemplate(std::ostream& out, const OutputFlags& flags, std::vector<nlohmann::json> objects,
                    bool single, bool terminal);
 
+// Reads --sort-by and a template -o without printing: UsageError for one that cannot be read.
+void checkTemplateOutput(const OutputFlags& flags);
+
 // A -w stream through a template -o, as kubectl get -w prints each event: jsonpath reads each
 // object itself; custom-columns prints rows under the widths its first batch set (headers once),
 // so later rows line up and no printed line is re-aligned.

@@ -102,8 +102,7 @@ int watchProjects(app::Context& context, const ProjectListOptions& options,
 int runProjectList(app::Context& context, ProjectListOptions& options) {
     auto format = ui::OutputFormat::Table;
     if (!options.output.output.empty()) format = listOutputFormat(options.output);
-    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
-    printTemplate(ignored, options.output, {}, false, false);
+    checkTemplateOutput(options.output);  // a usage error, before anything is sent
     if (options.watchOnly) options.watch = true;
     const std::string selector = std::string(model::kSandboxProjectLabel) + "=true" +
                                  (options.selector.empty() ? "" : "," + options.selector);

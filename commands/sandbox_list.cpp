@@ -179,8 +179,7 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
 int runList(app::Context& context, ListOptions& options) {
     // validate
     auto format = listOutputFormat(options.output);
-    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
-    printTemplate(ignored, options.output, {}, false, false);
+    checkTemplateOutput(options.output);  // a usage error, before anything is sent
     if (options.watchOnly) options.watch = true;
     // complete
     const std::string ns = options.allNamespaces ? "" : context.namespaceName();

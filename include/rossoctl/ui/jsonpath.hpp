@@ -25,6 +25,9 @@ std::vector<const nlohmann::json*> findPath(const nlohmann::json& value, const s
 void printJsonPath(std::ostream& out, const nlohmann::json& value, const std::string& text,
                    bool terminal);
 
+// Reads a jsonpath template as printJsonPath does, printing nothing: UsageError when it cannot.
+void checkJsonPathTemplate(const std::string& text);
+
 // custom-columns=NAME:.metadata.name,READY:.status.ready over each item; "<none>" if missing.
 void printCustomColumns(std::ostream& out, const std::vector<nlohmann::json>& items,
                         const std::string& spec, bool noHeaders);
