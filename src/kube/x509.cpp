@@ -6,6 +6,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
+#include <map>
 #include <memory>
 #include <string_view>
 
@@ -26,6 +27,7 @@ struct X509Functions {
     decltype(&::X509_STORE_new) storeNew;
     decltype(&::X509_STORE_free) storeFree;
     decltype(&::X509_STORE_add_cert) storeAdd;
+    decltype(&::X509_STORE_set_flags) storeFlags;
     decltype(&::X509_STORE_CTX_new) contextNew;
     decltype(&::X509_STORE_CTX_free) contextFree;
     decltype(&::X509_STORE_CTX_init) contextInit;
@@ -55,6 +57,7 @@ const X509Functions& functions() {
         get(f.storeNew, "X509_STORE_new");
         get(f.storeFree, "X509_STORE_free");
         get(f.storeAdd, "X509_STORE_add_cert");
+        get(f.storeFlags, "X509_STORE_set_flags");
         get(f.contextNew, "X509_STORE_CTX_new");
         get(f.contextFree, "X509_STORE_CTX_free");
         get(f.contextInit, "X509_STORE_CTX_init");
@@ -158,22 +161,22 @@ bool holdsPrivateKeyBlock(const std::string& text) {
 }
 
 PrivateKeyScan scanPrivateKeys(const std::vector<std::string>& texts,
-                               const std::string& authoritiesPem, size_t maxKeys,
-                               size_t maxCertificates) {
+                               const std::string& authoritiesPem,
+                               const PrivateKeyScanLimits& limits) {
     PrivateKeyScan scan;
     std::vector<Block> keyBlocks, certificateBlocks;
     std::vector<size_t> keyTexts;
     for (size_t index = 0; index < texts.size(); ++index) {
         for (const auto& block : pemBlocks(texts[index])) {
             if (isPrivateKeyLabel(block.label)) {
-                if (keyBlocks.size() == maxKeys) {
+                if (keyBlocks.size() == limits.keys) {
                     scan.overLimit = true;
                     continue;
                 }
                 keyBlocks.push_back(block);
                 keyTexts.push_back(index);
             } else if (block.label == "CERTIFICATE" && !block.text.empty()) {
-                if (certificateBlocks.size() == maxCertificates) {
+                if (certificateBlocks.size() == limits.certificates) {
                     scan.overLimit = true;
                     continue;
                 }
@@ -194,6 +197,9 @@ PrivateKeyScan scanPrivateKeys(const std::vector<std::string>& texts,
             if (loaded.untrusted) f.stackPush(loaded.untrusted, certificate);
         }
     loaded.store = f.storeNew();
+    // Not yet valid or expired, the CA still signed it: a clock (the server's or this one)
+    // decides when it opens the cluster, not whether it is a credential.
+    if (loaded.store) f.storeFlags(loaded.store, X509_V_FLAG_NO_CHECK_TIME);
     for (const auto& block : pemBlocks(authoritiesPem))
         if (block.label == "CERTIFICATE" && !block.text.empty())
             if (X509* authority = certificateOf(block.text)) {
@@ -201,7 +207,19 @@ PrivateKeyScan scanPrivateKeys(const std::vector<std::string>& texts,
                 if (loaded.store) f.storeAdd(loaded.store, authority);
             }
 
+    // Chain building costs up to depth x untrusted certificates each time; the texts are the
+    // pod's (or a hostile server's), so the number of builds is bounded per scan.
+    size_t chainBuilds = 0;
+    // The same key block twice (copies in several Secrets) is judged once.
+    std::map<std::string_view, PrivateKeyFinding> judged;
     for (size_t index = 0; index < loaded.keys.size(); ++index) {
+        if (auto seen = judged.find(keyBlocks[index].text);
+            seen != judged.end() && !keyBlocks[index].text.empty()) {
+            PrivateKeyFinding copy = seen->second;
+            copy.text = keyTexts[index];
+            scan.keys.push_back(std::move(copy));
+            continue;
+        }
         EVP_PKEY* key = loaded.keys[index];
         PrivateKeyFinding finding;
         finding.text = keyTexts[index];
@@ -210,6 +228,11 @@ PrivateKeyScan scanPrivateKeys(const std::vector<std::string>& texts,
             if (!key || f.keyMatches(certificate, key) != 1) continue;
             bool signedHere = false;
             if (loaded.store && !loaded.authorities.empty()) {
+                if (chainBuilds == limits.chainBuilds) {
+                    finding.unjudged = true;
+                    break;
+                }
+                ++chainBuilds;
                 X509_STORE_CTX* context = f.contextNew();
                 if (context &&
                     f.contextInit(context, loaded.store, certificate,
@@ -229,6 +252,7 @@ PrivateKeyScan scanPrivateKeys(const std::vector<std::string>& texts,
             }
         }
         f.clearErrors();
+        judged.emplace(keyBlocks[index].text, finding);
         scan.keys.push_back(std::move(finding));
     }
     return scan;

@@ -117,6 +117,28 @@ bool hasCredentialKey(std::string_view text) {
     return false;
 }
 
+// A bootstrap token, [a-z0-9]{6}\.[a-z0-9]{16} standing alone: the API server takes it when
+// kube-system holds its Secret (kubeadm's join), and it is no JWT. Each '.' is looked at once.
+std::string bootstrapTokenId(std::string_view text) {
+    auto isTokenChar = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    auto before = [&](size_t dot) {  // token characters right before the dot
+        size_t start = dot;
+        while (start > 0 && isTokenChar(text[start - 1])) --start;
+        return dot - start;
+    };
+    auto after = [&](size_t dot) {
+        size_t end = dot + 1;
+        while (end < text.size() && isTokenChar(text[end])) ++end;
+        return end - dot - 1;
+    };
+    for (size_t dot = text.find('.'); dot != std::string_view::npos;
+         dot = text.find('.', dot + 1)) {
+        if (before(dot) != 6 || after(dot) != 16) continue;
+        return std::string(text.substr(dot - 6, 6));
+    }
+    return "";
+}
+
 // A kubeconfig (YAML or JSON) whose users hold something that authenticates.
 bool isKubeconfigWithCredentials(std::string_view value) {
     return hasMappingKey(value, "users") && hasMappingKey(value, "clusters") &&
@@ -146,6 +168,11 @@ CredentialShape shapeOfText(const std::string& value, const std::string& cluster
     }
     if (shape.verdict == Verdict::Pass && isKubeconfigWithCredentials(value))
         return {Verdict::Fail, "a kubeconfig with a user's credentials"};
+    if (shape.verdict == Verdict::Pass)
+        if (const std::string id = bootstrapTokenId(value); !id.empty())
+            return {Verdict::Fail, fmt::format("a bootstrap token (id {}): kubeadm's API server "
+                                               "accepts it for node joins",
+                                               id)};
     return shape;
 }
 
@@ -169,9 +196,15 @@ std::vector<std::string> base64Decodings(std::string_view value) {
             const char c = value[end];
             if (isSymbol(c)) {
                 run += c == '-' ? '+' : c == '_' ? '/' : c;
-            } else if ((c == '\n' || c == '\r') && end + 1 < value.size() &&
-                       (isSymbol(value[end + 1]) || value[end + 1] == '\n')) {
-                // a wrapped line (base64 -w 76) goes on
+            } else if (c == '\n' || c == '\r') {
+                // A wrapped line (base64 -w 76) goes on, indented too (a YAML block scalar).
+                size_t next = end + 1;
+                while (next < value.size() && (value[next] == ' ' || value[next] == '\t')) ++next;
+                if (next == value.size() ||
+                    !(isSymbol(value[next]) || value[next] == '\n' || value[next] == '\r'))
+                    break;
+                end = next;
+                continue;
             } else {
                 break;
             }
@@ -180,6 +213,9 @@ std::vector<std::string> base64Decodings(std::string_view value) {
         while (end < value.size() && value[end] == '=') ++end;
         at = end;
         if (run.size() < kShortest) continue;
+        // A word after the block (the next YAML key) runs on into it: what decodes before it
+        // still reads, so a lone symbol left over is dropped rather than failing the whole run.
+        if (run.size() % 4 == 1) run.pop_back();
         while (run.size() % 4 != 0) run += '=';
         if (auto decoded = kube::base64Decode(run)) decodings.push_back(std::move(*decoded));
     }

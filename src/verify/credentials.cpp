@@ -8,6 +8,8 @@
 #include <string_view>
 
 #include "credential_forms.hpp"
+#include "credential_sources.hpp"
+#include "env_expansion.hpp"
 #include "json_access.hpp"
 #include "rossoctl/kube/base64.hpp"
 #include "rossoctl/kube/x509.hpp"
@@ -60,8 +62,13 @@ void addDownwardItems(const json& pod, const json& downwardApi, const std::strin
             values.push_back({fmt::format("{} (through {})", what, where), std::move(value)});
 }
 
-void addHeaders(const json& handler, const std::string& where, std::vector<ReadableValue>& values) {
-    for (const auto& header : arrayAt(at(handler, "httpGet"), "httpHeaders"))
+// What the kubelet sends the pod's own server for an HTTP probe or hook: its path (query
+// included) and headers reach the pod as plainly as an env value.
+void addHttpGet(const json& handler, const std::string& where, std::vector<ReadableValue>& values) {
+    const json& request = at(handler, "httpGet");
+    if (at(request, "path").is_string())
+        values.push_back({fmt::format("{} path", where), request["path"].get<std::string>()});
+    for (const auto& header : arrayAt(request, "httpHeaders"))
         if (at(header, "value").is_string())
             values.push_back({fmt::format("{} header {}", where, stringAt(header, "name")),
                               header["value"].get<std::string>()});
@@ -122,17 +129,19 @@ std::vector<ReadableValue> readableValues(const json& pod,
             for (const char* words : {"command", "args"})
                 if (const std::string all = joined(at(container, words)); !all.empty())
                     values.push_back({fmt::format("{} {}", name, words), all});
+            for (auto& expanded : expandedValues(container, name, sources))
+                values.push_back(std::move(expanded));
             for (const char* probe : {"livenessProbe", "readinessProbe", "startupProbe"}) {
                 const json& handler = at(container, probe);
                 const std::string where = fmt::format("{} {}", name, probe);
                 values.push_back({where, joined(at(at(handler, "exec"), "command"))});
-                addHeaders(handler, where, values);
+                addHttpGet(handler, where, values);
             }
             for (const char* hook : {"postStart", "preStop"}) {
                 const json& handler = at(at(container, "lifecycle"), hook);
                 const std::string where = fmt::format("{} {} hook", name, hook);
                 values.push_back({where, joined(at(at(handler, "exec"), "command"))});
-                addHeaders(handler, where, values);
+                addHttpGet(handler, where, values);
             }
         }
     }
@@ -218,6 +227,11 @@ void judgePrivateKeys(const std::vector<ReadableValue>& values,
                  fmt::format("{} holds a private key, and this cluster's client CA could not be "
                              "read: whether it signed a certificate of it is not known",
                              where));
+        else if (key.unjudged)
+            note(Verdict::Unproven,
+                 fmt::format("{} holds a private key with more certificates beside it than are "
+                             "checked: whether this cluster's client CA signed one is not known",
+                             where));
         else if (!key.hasCertificate)
             note(Verdict::Unproven,
                  fmt::format("{} holds a private key with no certificate beside it: whether this "
@@ -238,19 +252,7 @@ Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& 
                           const std::optional<std::string>& clientAuthorities) {
     Finding finding;
     finding.verdict = Verdict::Pass;
-    for (const auto& source : sources) {
-        if (source.object) continue;
-        const std::string name = source.kind + "/" + source.name;
-        if (source.problem == "not found") {
-            finding.evidence.push_back(name + " does not exist: nothing of it is mounted");
-            continue;
-        }
-        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
-        finding.evidence.push_back(fmt::format(
-            "{} could not be read ({}): the pod can read what it holds, so no credential in "
-            "it is ruled out",
-            name, source.problem));
-    }
+    judgeSources(pod, sources, finding);
     const auto values = readableValues(pod, sources);
     for (const auto& readable : values) {
         const auto shape = credentialShape(readable.value, clusterIssuer);

@@ -26,8 +26,9 @@ inline constexpr std::chrono::milliseconds kProbeTimeout{30000};
 inline constexpr size_t kProbeOutputBytes = 64 * 1024;
 inline constexpr std::chrono::milliseconds kControlTimeout{3000};
 // Beyond the probe's own connect time-out: the exec's set-up and the tool's start, which
-// take seconds on a busy node (every tool ends itself well before this runs out).
-inline constexpr std::chrono::milliseconds kExecMargin{15000};
+// take seconds on a busy node (over 13 s seen: 11 verifies at once on 2 loaded cores); every
+// tool ends itself well before this runs out, so only a slow node ever waits for it.
+inline constexpr std::chrono::milliseconds kExecMargin{25000};
 
 inline constexpr const char* kTemplatePrefix = "the Sandbox's spec.podTemplate: ";
 
