@@ -71,16 +71,16 @@ std::vector<std::string_view> jwtPayloads(std::string_view text) {
     return payloads;
 }
 
-// Whether `key` (quoted or not) opens a line or follows '{' or ',' (spaces between), then
-// a colon: a YAML or JSON mapping's key, as (^|\n|[{,])\s*("key"|key)\s*: matches it.
+// Whether `key` (quoted either way or not) opens a line or follows '{' or ',' (spaces between),
+// then a colon: a YAML or JSON mapping's key, as (^|\n|[{,])\s*("key"|key)\s*: matches it.
 bool hasMappingKey(std::string_view text, std::string_view key) {
     auto keyAt = [&](size_t at) {
         size_t end = at;
         if (text.compare(at, key.size(), key) == 0) {
             end = at + key.size();
-        } else if (at < text.size() && text[at] == '"' &&
+        } else if (at < text.size() && (text[at] == '"' || text[at] == '\'') &&
                    text.compare(at + 1, key.size(), key) == 0 &&
-                   text.compare(at + 1 + key.size(), 1, "\"") == 0) {
+                   at + 1 + key.size() < text.size() && text[at + 1 + key.size()] == text[at]) {
             end = at + key.size() + 2;
         } else {
             return false;
@@ -92,7 +92,8 @@ bool hasMappingKey(std::string_view text, std::string_view key) {
     for (size_t i = 0; i < text.size(); ++i) {
         const char c = text[i];
         if (afterAnchor && !isSpace(c) && keyAt(i)) return true;
-        if (c == '\n' || c == '{' || c == ',')
+        // A "\n" escape is a line break too: a kubeconfig kept as a JSON string (Terraform).
+        if (c == '\n' || c == '{' || c == ',' || (c == 'n' && i > 0 && text[i - 1] == '\\'))
             afterAnchor = true;
         else if (!isSpace(c))
             afterAnchor = false;
@@ -109,11 +110,26 @@ bool hasCredentialKey(std::string_view text) {
         for (const auto word : kWords) {
             if (text.compare(i, word.size(), word) != 0) continue;
             size_t end = i + word.size();
-            if (end < text.size() && text[end] == '"') ++end;
+            if (end < text.size() && (text[end] == '"' || text[end] == '\'')) ++end;
             while (end < text.size() && isSpace(text[end])) ++end;
             if (end < text.size() && text[end] == ':') return true;
         }
     }
+    return false;
+}
+
+// An AWS access key id (AKIA, or ASIA for a session's), 20 characters standing alone: on
+// EKS the IAM identity behind it may map to a cluster user.
+bool hasAwsAccessKeyId(std::string_view text) {
+    auto isKeyChar = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+    for (const std::string_view prefix : {"AKIA", "ASIA"})
+        for (size_t at = text.find(prefix); at != std::string_view::npos;
+             at = text.find(prefix, at + 1)) {
+            if (at > 0 && isKeyChar(text[at - 1])) continue;
+            size_t end = at + prefix.size();
+            while (end < text.size() && end - at <= 20 && isKeyChar(text[end])) ++end;
+            if (end - at == 20) return true;
+        }
     return false;
 }
 
@@ -173,6 +189,10 @@ CredentialShape shapeOfText(const std::string& value, const std::string& cluster
             return {Verdict::Fail, fmt::format("a bootstrap token (id {}): kubeadm's API server "
                                                "accepts it for node joins",
                                                id)};
+    if (shape.verdict == Verdict::Pass && hasAwsAccessKeyId(value))
+        return {Verdict::Unproven,
+                "an AWS access key id: whether its IAM identity maps to a user of this cluster "
+                "(EKS) is not known"};
     return shape;
 }
 
@@ -222,15 +242,50 @@ std::vector<std::string> base64Decodings(std::string_view value) {
     return decodings;
 }
 
+std::vector<std::string> hexDecodings(std::string_view value) {
+    static constexpr size_t kShortest = 48;
+    auto digit = [](char c) {
+        return c >= '0' && c <= '9'   ? c - '0'
+               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                      : -1;
+    };
+    std::vector<std::string> decodings;
+    for (size_t at = 0; at < value.size();) {
+        size_t end = at;
+        while (end < value.size() && digit(value[end]) >= 0) ++end;
+        if (end - at >= kShortest) {
+            std::string bytes;
+            for (size_t i = at; i + 1 < end; i += 2)
+                bytes += static_cast<char>(digit(value[i]) * 16 + digit(value[i + 1]));
+            decodings.push_back(std::move(bytes));
+        }
+        at = end == at ? at + 1 : end;
+    }
+    return decodings;
+}
+
+std::vector<Decoded> decodings(std::string_view value, const std::string& outer) {
+    auto named = [&](const char* encoding) {
+        if (outer.empty()) return std::string(encoding);
+        if (outer == encoding) return outer + " twice";
+        return outer + ", then " + encoding;
+    };
+    std::vector<Decoded> all;
+    for (auto& bytes : base64Decodings(value))
+        all.push_back({std::move(bytes), named("base64-encoded")});
+    for (auto& bytes : hexDecodings(value)) all.push_back({std::move(bytes), named("hex-encoded")});
+    return all;
+}
+
 CredentialShape credentialShape(const std::string& value, const std::string& clusterIssuer) {
     CredentialShape worst;
-    forEachForm(value, [&](const std::string& form, int decodings) {
+    forEachForm(value, [&](const std::string& form, int, const std::string& encoding) {
         CredentialShape shape = shapeOfText(form, clusterIssuer);
         if (shape.verdict == Verdict::Pass ||
             worstOf(worst.verdict, shape.verdict) == worst.verdict)
             return true;
-        if (decodings > 0)
-            shape.what += decodings == 1 ? ", base64-encoded" : ", base64-encoded twice";
+        if (!encoding.empty()) shape.what += ", " + encoding;
         worst = std::move(shape);
         return worst.verdict != Verdict::Fail;
     });

@@ -177,7 +177,7 @@ std::vector<ReadableValue> readableValues(const json& pod,
 bool holdsPrivateKey(const json& pod, const std::vector<CredentialSource>& sources) {
     for (const auto& readable : readableValues(pod, sources)) {
         bool found = false;
-        forEachForm(readable.value, [&](const std::string& form, int) {
+        forEachForm(readable.value, [&](const std::string& form, int, const std::string&) {
             found = kube::holdsPrivateKeyBlock(form);
             return !found;
         });
@@ -195,7 +195,7 @@ void judgePrivateKeys(const std::vector<ReadableValue>& values,
     std::vector<std::string> texts;
     std::vector<size_t> owner;  // texts[i] came from values[owner[i]]
     for (size_t i = 0; i < values.size(); ++i)
-        forEachForm(values[i].value, [&](const std::string& form, int) {
+        forEachForm(values[i].value, [&](const std::string& form, int, const std::string&) {
             if (form.find("-----BEGIN ") != std::string::npos) {
                 texts.push_back(form);
                 owner.push_back(i);

@@ -1,7 +1,8 @@
 // Credentials the pod holds where verify's first reading did not look (issue 35, review 35):
 // a token put together by $(VAR) expansion, Secrets deleted or rewritten after the containers
 // read them, bootstrap tokens, an HTTP probe's path, volumes whose content no Secret shows, and
-// base64 kept indented in a YAML block. Each was a pass before.
+// base64 kept indented in a YAML block, hex, quoted YAML keys, a kubeconfig kept as a JSON
+// string, and cloud access keys. Each was a pass before.
 #include <catch2/catch.hpp>
 
 #include "rossoctl/kube/base64.hpp"
@@ -238,4 +239,69 @@ TEST_CASE("credentials: an expansion that doubles at each step stays bounded", "
     size_t bytes = 0;
     for (const auto& value : values) bytes += value.value.size();
     CHECK(bytes < 8 * 1024 * 1024);
+}
+
+TEST_CASE("credentials: cloud keys in env and in a mounted credentials file", "[verify]") {
+    // On EKS an access key mapped in aws-auth is a cluster credential too (aws eks get-token).
+    const json aws = withEnv(
+        pod(), json::array({{{"name", "AWS_ACCESS_KEY_ID"}, {"value", "AKIAIOSFODNN7EXAMPLE"}},
+                            {{"name", "AWS_SECRET_ACCESS_KEY"},
+                             {"value", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}}}));
+    CHECK(tokenBoundary(aws).verdict != Verdict::Pass);
+
+    const json mounting = withVolume(pod(), {{"name", "aws"}, {"secret", {{"secretName", "aws"}}}});
+    const auto file =
+        secret("aws", {{"credentials",
+                        "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\n"
+                        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"}});
+    CHECK(tokenBoundary(mounting, {file}).verdict != Verdict::Pass);
+}
+
+TEST_CASE("credentials: a token hex-encoded", "[verify]") {
+    std::string hex;
+    for (unsigned char c : clusterToken()) hex += fmt::format("{:02x}", c);
+    const json inEnv = withEnv(pod(), json::array({{{"name", "TOKEN_HEX"}, {"value", hex}}}));
+    CHECK(tokenBoundary(inEnv).verdict == Verdict::Fail);
+    CHECK(mentions(tokenBoundary(inEnv), "hex-encoded"));
+    // A digest is hex too, and no credential.
+    const json digest = withEnv(
+        pod(),
+        json::array(
+            {{{"name", "IMAGE_DIGEST"},
+              {"value",
+               "sha256:" +
+                   std::string(
+                       "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")}}}));
+    CHECK(tokenBoundary(digest).verdict == Verdict::Pass);
+}
+
+TEST_CASE("credentials: a kubeconfig whose token is no JWT, written as YAML and JSON allow",
+          "[verify]") {
+    // AKS's local-account kubeconfig: a static token, 64 hex characters, not a JWT.
+    const std::string staticToken =
+        "8f3b1c2e9a7d4f6b0c5e1a2d3f4b6c8e8f3b1c2e9a7d4f6b0c5e1a2d3f4b6c8e";
+    const json mounting = withVolume(pod(), {{"name", "c"}, {"configMap", {{"name", "cfg"}}}});
+    auto configMap = [](const std::string& key, const std::string& text) {
+        return CredentialSource{"configmap", "cfg", json{{"data", {{key, text}}}}, ""};
+    };
+    // The plain YAML is found (the control).
+    REQUIRE(tokenBoundary(mounting,
+                          {configMap("config", kubeconfigWith("    token: " + staticToken + "\n"))})
+                .verdict == Verdict::Fail);
+
+    // Quoted keys, as YAML writers quote them.
+    const std::string quoted =
+        "'apiVersion': v1\n'clusters':\n- 'name': c\n  'cluster': {'server': "
+        "'https://10.0.0.1:6443'}\n'users':\n- 'name': u\n  'user':\n    'token': '" +
+        staticToken + "'\n";
+    CHECK(tokenBoundary(mounting, {configMap("config", quoted)}).verdict == Verdict::Fail);
+
+    // The kubeconfig as a JSON string (Terraform state's kube_admin_config_raw): "\n" escapes.
+    const std::string state =
+        json{{"outputs",
+              {{"kube_admin_config_raw",
+                {{"value", kubeconfigWith("    token: " + staticToken + "\n")}}}}}}
+            .dump();
+    CHECK(tokenBoundary(mounting, {configMap("terraform.tfstate", state)}).verdict ==
+          Verdict::Fail);
 }
