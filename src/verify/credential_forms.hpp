@@ -18,17 +18,20 @@ std::vector<std::string> hexDecodings(std::string_view value);
 struct Decoded {
     std::string bytes;
     std::string encoding;  // "base64-encoded", "hex-encoded", "base64-encoded twice", ...
+    bool partial = false;  // a gzip stream inflated past the bound: the rest is not read
 };
+// What a gzip stream (a Helm release, a .gz key) inflates to at most.
+inline constexpr size_t kLongestInflated = 1024 * 1024;
 std::vector<Decoded> decodings(std::string_view value, const std::string& outer);
 
-// visit(value, 0, ""), then each decoding (1) and each of theirs (2), until visit returns false.
+// visit(the value), then each decoding and each of theirs, until visit returns false.
 template <typename Visit>
 void forEachForm(const std::string& value, Visit&& visit) {
-    if (!visit(value, 0, std::string())) return;
+    if (!visit(Decoded{value, "", false})) return;
     for (const auto& once : decodings(value, "")) {
-        if (!visit(once.bytes, 1, once.encoding)) return;
+        if (!visit(once)) return;
         for (const auto& twice : decodings(once.bytes, once.encoding))
-            if (!visit(twice.bytes, 2, twice.encoding)) return;
+            if (!visit(twice)) return;
     }
 }
 

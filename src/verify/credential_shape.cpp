@@ -9,6 +9,7 @@
 #include "credential_forms.hpp"
 #include "json_access.hpp"
 #include "rossoctl/kube/base64.hpp"
+#include "rossoctl/kube/gzip.hpp"
 #include "rossoctl/kube/json_depth.hpp"
 #include "rossoctl/verify/pod_checks.hpp"
 
@@ -275,13 +276,18 @@ std::vector<Decoded> decodings(std::string_view value, const std::string& outer)
     for (auto& bytes : base64Decodings(value))
         all.push_back({std::move(bytes), named("base64-encoded")});
     for (auto& bytes : hexDecodings(value)) all.push_back({std::move(bytes), named("hex-encoded")});
+    if (auto inflated = kube::gunzip(value, kLongestInflated))
+        all.push_back({std::move(inflated->bytes), named("gzip-compressed"), inflated->truncated});
     return all;
 }
 
 CredentialShape credentialShape(const std::string& value, const std::string& clusterIssuer) {
     CredentialShape worst;
-    forEachForm(value, [&](const std::string& form, int, const std::string& encoding) {
-        CredentialShape shape = shapeOfText(form, clusterIssuer);
+    bool partial = false;
+    forEachForm(value, [&](const Decoded& form) {
+        partial = partial || form.partial;
+        const std::string& encoding = form.encoding;
+        CredentialShape shape = shapeOfText(form.bytes, clusterIssuer);
         if (shape.verdict == Verdict::Pass ||
             worstOf(worst.verdict, shape.verdict) == worst.verdict)
             return true;
@@ -289,6 +295,11 @@ CredentialShape credentialShape(const std::string& value, const std::string& clu
         worst = std::move(shape);
         return worst.verdict != Verdict::Fail;
     });
+    if (partial && worst.verdict == Verdict::Pass)
+        return {Verdict::Unproven,
+                fmt::format("a gzip stream that inflates past {} MiB: what lies past that is not "
+                            "read",
+                            kLongestInflated >> 20)};
     return worst;
 }
 

@@ -177,8 +177,8 @@ std::vector<ReadableValue> readableValues(const json& pod,
 bool holdsPrivateKey(const json& pod, const std::vector<CredentialSource>& sources) {
     for (const auto& readable : readableValues(pod, sources)) {
         bool found = false;
-        forEachForm(readable.value, [&](const std::string& form, int, const std::string&) {
-            found = kube::holdsPrivateKeyBlock(form);
+        forEachForm(readable.value, [&](const Decoded& form) {
+            found = kube::holdsPrivateKeyBlock(form.bytes);
             return !found;
         });
         if (found) return true;
@@ -195,9 +195,9 @@ void judgePrivateKeys(const std::vector<ReadableValue>& values,
     std::vector<std::string> texts;
     std::vector<size_t> owner;  // texts[i] came from values[owner[i]]
     for (size_t i = 0; i < values.size(); ++i)
-        forEachForm(values[i].value, [&](const std::string& form, int, const std::string&) {
-            if (form.find("-----BEGIN ") != std::string::npos) {
-                texts.push_back(form);
+        forEachForm(values[i].value, [&](const Decoded& form) {
+            if (form.bytes.find("-----BEGIN ") != std::string::npos) {
+                texts.push_back(form.bytes);
                 owner.push_back(i);
             }
             return true;

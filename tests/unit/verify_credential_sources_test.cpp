@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "rossoctl/kube/base64.hpp"
+#include "rossoctl/kube/gzip.hpp"
 #include "rossoctl/verify/checks.hpp"
 #include "rossoctl/verify/pod_checks.hpp"
 #include "verify_fixtures.hpp"
@@ -55,6 +56,57 @@ json withVolume(json pod, const json& volume) {
 json withEnv(json pod, const json& env) {
     pod["spec"]["containers"][0]["env"] = env;
     return pod;
+}
+
+// gzip -n of a kubeconfig whose user holds a service-account token (iss, sub and the
+// kubernetes.io claim as clusterToken()), base64: what Helm's release Secrets and
+// `kubectl create secret --from-file=kubeconfig.gz` hold.
+const std::string kGzippedKubeconfig =
+    "H4sIAAAAAAAC/1WNy27CMBBF9/4Kq/tCHoBab6NCE0GiQus8qi6IHZopthNhJ0Cq/nudqhs0i5k5c++dfQu0OmloFMG9"
+    "i46gOMFBow7wiZjotLFHgu6x2suKYIYw/qcEf+vq1I/DXW1Mq8l06jqTsVyymM38ux/U6Rt3Z90jIrZjbJpjZZ9W16gu"
+    "VwwSiHZvQ+jGEOpQmrYIwkUoNRxeJlbSMn8zShr+vD2zoenXnnFzSa+lpE6RbbpiRWWeUc2D+cDlpsu9i8v8rWAw16UX"
+    "12XwF3vj2acPkCgNpVyaIovPeRqL8KsBvqJ1+foEh90ZmE9hZMwXg+UmUbFgqmhzj9a5F/c8nTuJ2oo8dS6JXKrC7us0"
+    "6nkQPU6YJ5QNd3gWCcQaZaqL0QS/f6Bfmv2FZHcBAAA=";
+
+// gzip -n of 2 MiB of zeros (2 KiB): it inflates past the bound verify reads.
+const std::string kGzippedZeros =
+    "H4sIAAAAAAAC/+3BMQEAAADCoPVPbQwfoAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+    "AAAAAAAAAAAAAAC+Bn6HiY0AACAA";
+
+std::string decodeBase64(const std::string& text) {
+    auto decoded = rossoctl::kube::base64Decode(text);
+    REQUIRE(decoded);
+    return *decoded;
 }
 
 std::string kubeconfigWith(const std::string& user) {
@@ -304,4 +356,35 @@ TEST_CASE("credentials: a kubeconfig whose token is no JWT, written as YAML and 
             .dump();
     CHECK(tokenBoundary(mounting, {configMap("terraform.tfstate", state)}).verdict ==
           Verdict::Fail);
+}
+
+TEST_CASE("credentials: a kubeconfig gzipped and base64-encoded (Helm's release encoding)",
+          "[verify]") {
+    REQUIRE(decodeBase64(kGzippedKubeconfig).rfind("\x1f\x8b", 0) == 0);
+    const json mounting = withVolume(pod(), {{"name", "r"}, {"secret", {{"secretName", "rel"}}}});
+    // Helm: data.release is base64(gzip(...)), and Secret data is base64 of that again.
+    const auto release = secret("rel", {{"release", kGzippedKubeconfig}}, "helm.sh/release.v1");
+    CHECK(tokenBoundary(mounting, {release}).verdict != Verdict::Pass);
+    // The gzip bytes themselves as a binary key (kubectl create secret --from-file).
+    const auto file = secret("rel", {{"kubeconfig.gz", decodeBase64(kGzippedKubeconfig)}});
+    CHECK(tokenBoundary(mounting, {file}).verdict != Verdict::Pass);
+}
+
+TEST_CASE("credentials: a gzip stream inflates to a bound; past it, unproven", "[verify]") {
+    // Inflating stops at the bound given, and says so.
+    const auto bomb = rossoctl::kube::gunzip(decodeBase64(kGzippedKubeconfig), 64);
+    REQUIRE(bomb);
+    CHECK(bomb->truncated);
+    CHECK(bomb->bytes.size() == 64);
+    const auto whole = rossoctl::kube::gunzip(decodeBase64(kGzippedKubeconfig), 1 << 20);
+    REQUIRE(whole);
+    CHECK_FALSE(whole->truncated);
+    CHECK(whole->bytes.find("users:") != std::string::npos);
+    CHECK_FALSE(rossoctl::kube::gunzip("\x1f\x8bnot a stream", 1 << 20));
+    // Through verify: 2 MiB inflated from 2 KiB is read to 1 MiB, and the rest is unproven.
+    const json mounting = withVolume(pod(), {{"name", "z"}, {"secret", {{"secretName", "z"}}}});
+    const Finding zeros =
+        tokenBoundary(mounting, {secret("z", {{"blob.gz", decodeBase64(kGzippedZeros)}})});
+    CHECK(zeros.verdict == Verdict::Unproven);
+    CHECK(mentions(zeros, "inflates past 1 MiB"));
 }

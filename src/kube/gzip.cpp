@@ -1,0 +1,70 @@
+#include "rossoctl/kube/gzip.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "shared_library.hpp"
+
+namespace rossoctl::kube {
+
+namespace {
+
+struct ZlibFunctions {
+    decltype(&::inflateInit2_) init;
+    decltype(&::inflate) inflate;
+    decltype(&::inflateEnd) end;
+};
+
+const ZlibFunctions& functions() {
+    static const SharedLibrary library("libz.so.1", "zlib1g");
+    static const ZlibFunctions loaded = [] {
+        ZlibFunctions f{};
+        f.init = library.function<decltype(f.init)>("inflateInit2_");
+        f.inflate = library.function<decltype(f.inflate)>("inflate");
+        f.end = library.function<decltype(f.end)>("inflateEnd");
+        return f;
+    }();
+    return loaded;
+}
+
+}  // namespace
+
+bool isGzip(std::string_view bytes) {
+    return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+           static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+std::optional<Inflated> gunzip(std::string_view compressed, size_t maxBytes) {
+    if (!isGzip(compressed) || compressed.size() > UINT32_MAX) return std::nullopt;
+    const auto& f = functions();
+    z_stream stream{};
+    // 16 + 15: a gzip header and the largest window.
+    if (f.init(&stream, 16 + MAX_WBITS, ZLIB_VERSION, static_cast<int>(sizeof stream)) != Z_OK)
+        return std::nullopt;
+    stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+    stream.avail_in = static_cast<uInt>(compressed.size());
+    Inflated inflated;
+    char chunk[16384];
+    int status = Z_OK;
+    while (status == Z_OK) {
+        stream.next_out = reinterpret_cast<Bytef*>(chunk);
+        stream.avail_out = sizeof chunk;
+        status = f.inflate(&stream, Z_NO_FLUSH);
+        const size_t produced = sizeof chunk - stream.avail_out;
+        if (status != Z_OK && status != Z_STREAM_END && status != Z_BUF_ERROR) break;
+        const size_t room = maxBytes - inflated.bytes.size();
+        inflated.bytes.append(chunk, std::min(produced, room));
+        if (produced > room || (inflated.bytes.size() == maxBytes && status == Z_OK)) {
+            inflated.truncated = true;
+            status = Z_STREAM_END;
+        }
+        if (status == Z_BUF_ERROR) break;  // the input ended before the stream did
+    }
+    f.end(&stream);
+    if (status != Z_STREAM_END && inflated.bytes.empty()) return std::nullopt;
+    return inflated;
+}
+
+}  // namespace rossoctl::kube
