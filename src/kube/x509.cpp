@@ -3,6 +3,7 @@
 #include <openssl/bio.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/pkcs12.h>
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
@@ -38,6 +39,13 @@ struct X509Functions {
     decltype(&::OPENSSL_sk_push) stackPush;
     decltype(&::OPENSSL_sk_free) stackFree;
     decltype(&::ERR_clear_error) clearErrors;
+    decltype(&::d2i_X509) certificateFromDer;
+    decltype(&::d2i_AutoPrivateKey) keyFromDer;
+    decltype(&::d2i_PKCS12) pkcs12FromDer;
+    decltype(&::PKCS12_parse) pkcs12Parse;
+    decltype(&::PKCS12_free) pkcs12Free;
+    decltype(&::OPENSSL_sk_num) stackSize;
+    decltype(&::OPENSSL_sk_value) stackAt;
 };
 
 const X509Functions& functions() {
@@ -68,6 +76,13 @@ const X509Functions& functions() {
         get(f.stackPush, "OPENSSL_sk_push");
         get(f.stackFree, "OPENSSL_sk_free");
         get(f.clearErrors, "ERR_clear_error");
+        get(f.certificateFromDer, "d2i_X509");
+        get(f.keyFromDer, "d2i_AutoPrivateKey");
+        get(f.pkcs12FromDer, "d2i_PKCS12");
+        get(f.pkcs12Parse, "PKCS12_parse");
+        get(f.pkcs12Free, "PKCS12_free");
+        get(f.stackSize, "OPENSSL_sk_num");
+        get(f.stackAt, "OPENSSL_sk_value");
         return f;
     }();
     return loaded;
@@ -133,6 +148,56 @@ EVP_PKEY* keyOf(std::string_view text) {
     return bio ? functions().readKey(bio.get(), nullptr, refusePassphrase, nullptr) : nullptr;
 }
 
+// A DER value is one ASN.1 SEQUENCE: its first byte.
+bool mayBeDer(std::string_view text) {
+    return text.size() >= 16 && static_cast<unsigned char>(text[0]) == 0x30 &&
+           text.find("-----BEGIN ") == std::string_view::npos;
+}
+
+// What one DER value holds: a certificate, a key, or (PKCS#12, no password) both and a chain.
+struct DerContents {
+    std::vector<X509*> certificates;
+    EVP_PKEY* key = nullptr;
+    bool hadKey = false;  // a key, or a PKCS#12 store its password keeps closed
+};
+
+DerContents readDer(std::string_view text) {
+    const auto& f = functions();
+    DerContents contents;
+    const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+    const long size = static_cast<long>(text.size());
+    const unsigned char* at = bytes;
+    if (X509* certificate = f.certificateFromDer(nullptr, &at, size)) {
+        contents.certificates.push_back(certificate);
+        return contents;
+    }
+    at = bytes;
+    if (EVP_PKEY* key = f.keyFromDer(nullptr, &at, size)) {
+        contents.key = key;
+        contents.hadKey = true;
+        return contents;
+    }
+    at = bytes;
+    PKCS12* store = f.pkcs12FromDer(nullptr, &at, size);
+    if (!store) return contents;
+    contents.hadKey = true;
+    for (const char* password : {"", static_cast<const char*>(nullptr)}) {
+        X509* certificate = nullptr;
+        STACK_OF(X509)* chain = nullptr;
+        if (f.pkcs12Parse(store, password, &contents.key, &certificate, &chain) != 1) continue;
+        if (certificate) contents.certificates.push_back(certificate);
+        if (chain) {
+            auto* stack = reinterpret_cast<OPENSSL_STACK*>(chain);
+            for (int i = 0; i < f.stackSize(stack); ++i)
+                contents.certificates.push_back(static_cast<X509*>(f.stackAt(stack, i)));
+            f.stackFree(stack);  // the certificates are the caller's now
+        }
+        break;
+    }
+    f.pkcs12Free(store);
+    return contents;
+}
+
 // Owns what the scan loaded, freed however it ends.
 struct Loaded {
     std::vector<X509*> certificates;
@@ -154,10 +219,16 @@ struct Loaded {
 
 }  // namespace
 
-bool holdsPrivateKeyBlock(const std::string& text) {
+bool holdsPrivateKeyMaterial(const std::string& text) {
     for (const auto& block : pemBlocks(text))
         if (isPrivateKeyLabel(block.label)) return true;
-    return false;
+    if (!mayBeDer(text)) return false;
+    const auto& f = functions();
+    DerContents contents = readDer(text);
+    for (auto* certificate : contents.certificates) f.certificateFree(certificate);
+    if (contents.key) f.keyFree(contents.key);
+    f.clearErrors();
+    return contents.hadKey;
 }
 
 PrivateKeyScan scanPrivateKeys(const std::vector<std::string>& texts,
@@ -165,8 +236,9 @@ PrivateKeyScan scanPrivateKeys(const std::vector<std::string>& texts,
                                const PrivateKeyScanLimits& limits) {
     PrivateKeyScan scan;
     std::vector<Block> keyBlocks, certificateBlocks;
-    std::vector<size_t> keyTexts;
+    std::vector<size_t> keyTexts, derTexts;
     for (size_t index = 0; index < texts.size(); ++index) {
+        if (mayBeDer(texts[index])) derTexts.push_back(index);
         for (const auto& block : pemBlocks(texts[index])) {
             if (isPrivateKeyLabel(block.label)) {
                 if (keyBlocks.size() == limits.keys) {
@@ -184,18 +256,39 @@ PrivateKeyScan scanPrivateKeys(const std::vector<std::string>& texts,
             }
         }
     }
-    if (keyBlocks.empty()) return scan;
+    if (keyBlocks.empty() && derTexts.empty()) return scan;
 
     const auto& f = functions();
     Loaded loaded;
     for (const auto& block : keyBlocks)
         loaded.keys.push_back(block.text.empty() ? nullptr : keyOf(block.text));
     loaded.untrusted = f.stackNew();
-    for (const auto& block : certificateBlocks)
-        if (X509* certificate = certificateOf(block.text)) {
-            loaded.certificates.push_back(certificate);
-            if (loaded.untrusted) f.stackPush(loaded.untrusted, certificate);
+    auto addCertificate = [&](X509* certificate) {
+        if (loaded.certificates.size() == limits.certificates) {
+            scan.overLimit = true;
+            f.certificateFree(certificate);
+            return;
         }
+        loaded.certificates.push_back(certificate);
+        if (loaded.untrusted) f.stackPush(loaded.untrusted, certificate);
+    };
+    for (const auto& block : certificateBlocks)
+        if (X509* certificate = certificateOf(block.text)) addCertificate(certificate);
+    // DER (tls.key and tls.crt written binary) and PKCS#12 (a Java client's keystore).
+    for (const size_t index : derTexts) {
+        DerContents contents = readDer(texts[index]);
+        for (auto* certificate : contents.certificates) addCertificate(certificate);
+        if (!contents.hadKey) continue;
+        if (keyBlocks.size() == limits.keys) {
+            scan.overLimit = true;
+            if (contents.key) f.keyFree(contents.key);
+            continue;
+        }
+        keyBlocks.push_back({"DER", texts[index]});
+        keyTexts.push_back(index);
+        loaded.keys.push_back(contents.key);
+    }
+    if (keyBlocks.empty()) return scan;
     loaded.store = f.storeNew();
     // Not yet valid or expired, the CA still signed it: a clock (the server's or this one)
     // decides when it opens the cluster, not whether it is a credential.

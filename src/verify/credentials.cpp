@@ -178,7 +178,7 @@ bool holdsPrivateKey(const json& pod, const std::vector<CredentialSource>& sourc
     for (const auto& readable : readableValues(pod, sources)) {
         bool found = false;
         forEachForm(readable.value, [&](const Decoded& form) {
-            found = kube::holdsPrivateKeyBlock(form.bytes);
+            found = kube::holdsPrivateKeyMaterial(form.bytes);
             return !found;
         });
         if (found) return true;
@@ -196,7 +196,8 @@ void judgePrivateKeys(const std::vector<ReadableValue>& values,
     std::vector<size_t> owner;  // texts[i] came from values[owner[i]]
     for (size_t i = 0; i < values.size(); ++i)
         forEachForm(values[i].value, [&](const Decoded& form) {
-            if (form.bytes.find("-----BEGIN ") != std::string::npos) {
+            if (form.bytes.find("-----BEGIN ") != std::string::npos ||
+                (!form.bytes.empty() && static_cast<unsigned char>(form.bytes[0]) == 0x30)) {
                 texts.push_back(form.bytes);
                 owner.push_back(i);
             }

@@ -28,14 +28,16 @@ struct PrivateKeyScanLimits {
     size_t chainBuilds = 32;  // each verifies one (key, certificate) pair against the CA
 };
 
-// Every private key in `texts`, each paired with the certificates of all of them; a chain is
+// Every private key in `texts` (PEM blocks; a text that is DER: a key, a certificate, or a
+// PKCS#12 store without a password), each paired with the certificates of all of them; a chain is
 // verified (validity dates aside) against `authoritiesPem` (no authority: nothing is signed).
 // `overLimit` says when more keys or certificates were there than the limits read.
 PrivateKeyScan scanPrivateKeys(const std::vector<std::string>& texts,
                                const std::string& authoritiesPem,
                                const PrivateKeyScanLimits& limits = {});
 
-// Whether `text` holds the opening line of a PEM private key (any kind, encrypted or not).
-bool holdsPrivateKeyBlock(const std::string& text);
+// Whether `text` holds a private key: a PEM key block (any kind, encrypted or not), a DER key,
+// or a PKCS#12 store (whatever its password).
+bool holdsPrivateKeyMaterial(const std::string& text);
 
 }  // namespace rossoctl::kube
