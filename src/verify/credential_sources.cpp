@@ -81,10 +81,13 @@ void judgeUnseenVolumes(const json& pod, Finding& finding) {
 
 void judgeSources(const json& pod, const std::vector<CredentialSource>& sources, Finding& finding) {
     const Started started = startedContainers(pod);
+    size_t overBudget = 0;
     for (const auto& source : sources) {
         const std::string name = source.kind + "/" + source.name;
         if (!source.object) {
-            if (source.problem != "not found") {
+            if (source.problem == kSourceOverBudget) {
+                ++overBudget;
+            } else if (source.problem != "not found") {
                 unproven(finding, fmt::format("{} could not be read ({}): the pod can read what "
                                               "it holds, so no credential in it is ruled out",
                                               name, source.problem));
@@ -112,6 +115,11 @@ void judgeSources(const json& pod, const std::vector<CredentialSource>& sources,
                                           "read",
                                           name));
     }
+    if (overBudget > 0)
+        unproven(finding, fmt::format("{} Secrets and ConfigMaps were not read: the pod names more "
+                                      "than verify reads ({}, or 32 MiB of them), so no "
+                                      "credential in them is ruled out",
+                                      overBudget, kMostCredentialSources));
     judgeUnseenVolumes(pod, finding);
 }
 

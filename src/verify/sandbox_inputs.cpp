@@ -9,19 +9,52 @@ namespace rossoctl::verify {
 
 using nlohmann::json;
 
+namespace {
+
+// A pod names as many Secrets and ConfigMaps as its spec holds, each up to 1 MiB: verify reads
+// at most kMostSources of them, and kMostSourceBytes; the rest is unproven, never passed.
+constexpr size_t kMostSourceBytes = 32 * 1024 * 1024;
+
+size_t dataBytes(const json& object) {
+    size_t bytes = 0;
+    for (const char* field : {"data", "binaryData"})
+        if (object.contains(field) && object[field].is_object())
+            for (const auto& [key, value] : object[field].items())
+                bytes += key.size() +
+                         (value.is_string() ? value.get_ref<const std::string&>().size() : 0);
+    return bytes;
+}
+
+}  // namespace
+
 void readCredentialSources(kube::Client& client, const std::string& ns, const json& pod,
                            std::vector<CredentialSource>& sources) {
+    size_t bytes = 0, read = 0;
+    for (const auto& source : sources)
+        if (source.object) {
+            bytes += dataBytes(*source.object);
+            ++read;
+        }
     for (const auto& [kind, name] : referencedSources(pod)) {
         bool known = false;
         for (const auto& source : sources)
             known = known || (source.kind == kind && source.name == name);
         if (known) continue;
         CredentialSource source{kind, name, std::nullopt, ""};
+        if (read >= kMostCredentialSources || bytes >= kMostSourceBytes) {
+            source.problem = kSourceOverBudget;
+            sources.push_back(std::move(source));
+            continue;
+        }
         try {
+            ++read;
             source.object = client.getIfExists(
                 kind == "secret" ? kube::resources::secrets() : kube::resources::configMaps(), ns,
                 name);
-            if (!source.object) source.problem = "not found";
+            if (!source.object)
+                source.problem = "not found";
+            else
+                bytes += dataBytes(*source.object);
         } catch (const kube::ApiError& error) {
             source.problem = error.what();
         }

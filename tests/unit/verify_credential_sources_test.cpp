@@ -388,3 +388,30 @@ TEST_CASE("credentials: a gzip stream inflates to a bound; past it, unproven", "
     CHECK(zeros.verdict == Verdict::Unproven);
     CHECK(mentions(zeros, "inflates past 1 MiB"));
 }
+
+TEST_CASE("credentials: verify reads at most 256 of the Secrets a pod names; the rest is unproven",
+          "[verify]") {
+    // 300 Secrets, each harmless: read all, a pod's spec could make verify fetch thousands of
+    // 1 MiB objects. Past the budget, what is not read is not ruled out.
+    TestHost host;
+    json many = verify_fixtures::hardenedPod("pod-uid-1");
+    for (int i = 0; i < 300; ++i) {
+        const std::string name = fmt::format("s{}", i);
+        many["spec"]["volumes"].push_back({{"name", name}, {"secret", {{"secretName", name}}}});
+        host.server.onJson(
+            "GET", "/api/v1/namespaces/team1/secrets/" + name, 200,
+            {{"metadata", {{"name", name}}}, {"data", {{"k", base64Encode("harmless")}}}});
+    }
+    verify_fixtures::serveHardened(host, "curl", verify_fixtures::sandbox(), many);
+    verify_fixtures::runVerifyJson(host, {"--no-restart"});
+    INFO(host.err.str());
+    const json token =
+        verify_fixtures::verdicts(printedJson(host.out.str()))["service-account-token"]["static"];
+    CHECK(token["result"] == "unproven");
+    CHECK_THAT(token["evidence"].dump(),
+               Catch::Contains("44 Secrets and ConfigMaps were not read"));
+    size_t reads = 0;
+    for (const auto& request : host.sent())
+        if (request.find("/secrets/s") != std::string::npos) ++reads;
+    CHECK(reads <= 256);
+}

@@ -61,6 +61,11 @@ Finding alongside(Finding first, const Finding& second, const std::string& prefi
 // --- credentials by shape --------------------------------------------------------------
 
 // A Secret or ConfigMap the pod references, as read from the API.
+// The problem of a source verify did not read: the pod names more than kMostCredentialSources
+// (or 32 MiB of them).
+inline constexpr const char* kSourceOverBudget = "over verify's budget";
+inline constexpr size_t kMostCredentialSources = 256;
+
 struct CredentialSource {
     std::string kind;  // "secret" or "configmap"
     std::string name;
