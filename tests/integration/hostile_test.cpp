@@ -145,13 +145,15 @@ TEST_CASE("a stdout flood under -o json stays within memory and time", "[hostile
     const long kib = std::stol(rss[1]);
     std::cout << "hostile: -o json -- yes, --timeout 15s: peak RSS " << kib / 1024 << " MiB, "
               << took << " s\n";
-    CHECK(result.exitCode == 124);
+    // The cap ends the run (before issue 33 the flood ran on, dropped, until --timeout: 124).
+    CHECK(result.exitCode == 125);
     const auto body = result.out.substr(0, result.out.rfind('}') + 1);
     const json out = json::parse(body);
-    CHECK(out["timedOut"] == true);
+    CHECK(out["timedOut"] == false);
+    CHECK(out["ended"]["reason"] == "OutputCapReached");
     CHECK(out["stdoutTruncated"] == true);
     CHECK(out["stdout"].get<std::string>().size() == 16u << 20);
-    CHECK_THAT(result.err, Catch::Contains("output truncated"));
+    CHECK_THAT(result.err, Catch::Contains("error: the run ended: OutputCapReached (exit 125)"));
     if (!harness::sanitizedBuild()) CHECK(kib < 256 * 1024);
     CHECK(took < 60);
     CHECK(runPodsLeft(ns) == 0);
