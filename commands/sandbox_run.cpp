@@ -345,7 +345,7 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
                         "captured (up to --output-max-bytes each), not streamed");
     command->add_option("--report", options->report,
                         "Write the run report (JSON for CI: exitCode, ended, image, imageID, node, "
-                        "runtimeClass, start warm|cold and coldStartReason, durations in ms, "
+                        "runtimeClass, start (warm or cold) and coldStartReason, durations in ms, "
                         "artifacts with bytes and sha256) to this file (0644, replaced "
                         "atomically); the output still streams");
     command->add_option("command", options->command, "The command and its arguments, after --");

@@ -304,7 +304,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-byte
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-files -x -d 'Refuse artifacts with more entries (files, directories, links) than this'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-file-bytes -x -d 'Refuse an artifact file larger than this'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l output -s o -x -a 'json' -d 'json: the --report fields plus {stdout, stderr}; the command\'s output is captured (up to --output-max-bytes each), not streamed'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l report -r -F -d 'Write the run report (JSON for CI: exitCode, ended, image, imageID, node, runtimeClass, start warm|cold and coldStartReason, durations in ms, artifacts with bytes and sha256) to this file (0644, replaced atomically); the output still streams'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l report -r -F -d 'Write the run report (JSON for CI: exitCode, ended, image, imageID, node, runtimeClass, start (warm or cold) and coldStartReason, durations in ms, artifacts with bytes and sha256) to this file (0644, replaced atomically); the output still streams'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l size -x -d 'Number of warm pods to keep (0 empties the pool)'
