@@ -389,7 +389,9 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
             ranCode = true;
             return status;
         });
-        host.setExitCode(ranCode ? code : failureCode);
+        // runCommand made an error under Ctrl-C the interrupt (130): that is no failure of ours.
+        const bool interrupted = code == kExitCancelled && context.cancelled();
+        host.setExitCode(ranCode || interrupted ? code : failureCode);
     });
 }
 
