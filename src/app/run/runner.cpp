@@ -150,7 +150,8 @@ class Run {
     }
 
     void waitRunning() {
-        if (outcome_.warm) return;  // claimed while Running
+        // Claimed while Running; a claim's Sandbox is Ready, warm or cold, once it is bound.
+        if (outcome_.warm || !outcome_.claim.empty()) return;
         kube::WaitOptions options;
         options.timeout = request_.startTimeout;
         options.cancel = cancel_;
