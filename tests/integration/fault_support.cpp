@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -75,27 +74,7 @@ Background::Background(const std::vector<std::string>& args) {
                              std::to_string(random()) + std::to_string(::getpid());
     outPath_ = base + ".out";
     errPath_ = base + ".err";
-    std::vector<std::string> words = {harness::rossoctlBinary()};
-    words.insert(words.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& word : words) argv.push_back(word.data());
-    argv.push_back(nullptr);
-    const std::string kubeconfig = "KUBECONFIG=" + kubeconfigPath();
-    std::vector<char*> env;
-    for (char** entry = environ; *entry; ++entry)
-        if (std::string_view(*entry).rfind("KUBECONFIG=", 0) != 0) env.push_back(*entry);
-    env.push_back(const_cast<char*>(kubeconfig.c_str()));
-    env.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, outPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    posix_spawn_file_actions_addopen(&actions, 2, errPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    const int spawned = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), env.data());
-    posix_spawn_file_actions_destroy(&actions);
-    REQUIRE(spawned == 0);
+    pid_ = spawnRossoctl(args, {"/dev/null", outPath_, errPath_});
 }
 
 Background::~Background() {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -256,6 +257,33 @@ nlohmann::json smallSandbox(const std::string& ns, const std::string& name,
     options.pod.memory = "64Mi";
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
     return rossoctl::model::buildSandbox(options, std::chrono::system_clock::now());
+}
+
+pid_t spawnRossoctl(const std::vector<std::string>& args, const SpawnPaths& paths) {
+    std::vector<std::string> words = {rossoctlBinary()};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& word : words) argv.push_back(word.data());
+    argv.push_back(nullptr);
+    const std::string kubeconfig = "KUBECONFIG=" + kubeconfigPath();
+    std::vector<char*> env;
+    for (char** entry = environ; *entry; ++entry)
+        if (std::string_view(*entry).rfind("KUBECONFIG=", 0) != 0) env.push_back(*entry);
+    env.push_back(const_cast<char*>(kubeconfig.c_str()));
+    env.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (!paths.in.empty())
+        posix_spawn_file_actions_addopen(&actions, 0, paths.in.c_str(), O_RDONLY, 0);
+    for (const auto& [descriptor, path] : {std::pair{1, &paths.out}, std::pair{2, &paths.err}})
+        if (!path->empty())
+            posix_spawn_file_actions_addopen(&actions, descriptor, path->c_str(),
+                                             O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid = 0;
+    const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), env.data());
+    posix_spawn_file_actions_destroy(&actions);
+    REQUIRE(spawned == 0);
+    return pid;
 }
 
 }  // namespace harness

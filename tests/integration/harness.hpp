@@ -1,6 +1,8 @@
 #pragma once
 // What every integration test uses: run the real rossoctl binary against the local cluster,
 // and read the cluster with the core client to check what changed.
+#include <sys/types.h>
+
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -33,6 +35,13 @@ RunResult rossoctl(const std::vector<std::string>& args, const std::string& inpu
 RunResult run(const std::vector<std::string>& argv, const std::string& input = {},
               const std::map<std::string, std::string>& env = {}, int timeoutSeconds = 180);
 std::string kubectlPath();
+
+// Starts `rossoctl ARGS` in the background with the admin kubeconfig, each of stdin, stdout and
+// stderr from or to the path given ("" leaves the test's own); the caller waits for the pid.
+struct SpawnPaths {
+    std::string in, out, err;
+};
+pid_t spawnRossoctl(const std::vector<std::string>& args, const SpawnPaths& paths = {});
 
 // An admin client for reading and arranging cluster state.
 rossoctl::kube::Client& admin();

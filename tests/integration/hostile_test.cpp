@@ -2,7 +2,6 @@
 // pod can do: its own ln -s and GNU tar, sparse files, output floods, hostile file names.
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <catch2/catch.hpp>
@@ -16,8 +15,6 @@
 
 #include "harness.hpp"
 #include "rossoctl/kube/resource.hpp"
-
-extern char** environ;
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -63,26 +60,10 @@ struct CtrlC {
 
 CtrlC interruptRun(const std::string& ns, const std::vector<std::string>& runArgs,
                    const std::string& stdoutPath) {
-    std::vector<std::string> args = {harness::rossoctlBinary(), "sandbox", "run", "-n", ns};
+    std::vector<std::string> args = {"sandbox", "run", "-n", ns};
     args.insert(args.end(), runArgs.begin(), runArgs.end());
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    const std::string kubeconfig = "KUBECONFIG=" + harness::kubeconfigPath();
-    std::vector<char*> env;
-    for (char** e = environ; *e; ++e)
-        if (std::string_view(*e).rfind("KUBECONFIG=", 0) != 0) env.push_back(*e);
-    env.push_back(const_cast<char*>(kubeconfig.c_str()));
-    env.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, stdoutPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0600);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid = 0;
     CtrlC result;
-    REQUIRE(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), env.data()) == 0);
-    posix_spawn_file_actions_destroy(&actions);
+    const pid_t pid = harness::spawnRossoctl(args, {"", stdoutPath, "/dev/null"});
     result.running = harness::eventually(
         [&] {
             // Kept: a range over a member of a temporary list would dangle.

@@ -1,7 +1,6 @@
 // sandbox run and sandbox pool against the local cluster, in a project as `project create`
 // writes it (restricted pod security, default-deny, quota).
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -15,8 +14,6 @@
 #include "harness.hpp"
 #include "rossoctl/app/run/artifacts.hpp"
 #include "rossoctl/kube/resource.hpp"
-
-extern char** environ;
 
 using nlohmann::json;
 namespace fs = std::filesystem;
@@ -208,19 +205,7 @@ TEST_CASE("sandbox run: Ctrl-C deletes the pod", "[run]") {
     harness::TestNamespace project("run-int", /*create=*/false);
     const std::string ns = project.name();
     createProject(ns);
-    std::vector<std::string> args = {
-        harness::rossoctlBinary(), "sandbox", "run", "-n", ns, "--", "sleep", "60"};
-    std::vector<char*> argv;
-    for (auto& arg : args) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    const std::string kubeconfig = "KUBECONFIG=" + harness::kubeconfigPath();
-    std::vector<char*> env;
-    for (char** e = environ; *e; ++e)
-        if (std::string_view(*e).rfind("KUBECONFIG=", 0) != 0) env.push_back(*e);
-    env.push_back(const_cast<char*>(kubeconfig.c_str()));
-    env.push_back(nullptr);
-    pid_t pid = 0;
-    REQUIRE(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), env.data()) == 0);
+    const pid_t pid = harness::spawnRossoctl({"sandbox", "run", "-n", ns, "--", "sleep", "60"});
     // Interrupt once the command is running in the pod.
     bool running = harness::eventually(
         [&] {
