@@ -2,6 +2,8 @@
 // created together in one project and verified in parallel. Each must exit 3 with evidence
 // naming its cause; the hardened one passes; nothing passes through a dead target, a time-out
 // or a missing tool.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -321,6 +323,23 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
         agent(encoded)["env"] = json::array(
             {{{"name", "KUBECONFIG_B64"}, {"value", rossoctl::kube::base64Encode(kubeconfig)}}});
         add(encoded, {"b64-kubeconfig", "service-account-token", "fail", "base64-encoded", {}});
+        // Review 35: the token in two halves the kubelet joins by $(VAR) expansion (whole in
+        // the process's environment), and hex-encoded.
+        json split = harness::smallSandbox(ns, "split-token");
+        const size_t half = token.size() / 2;
+        agent(split)["env"] = json::array({{{"name", "HEAD"}, {"value", token.substr(0, half)}},
+                                           {{"name", "TAIL"}, {"value", token.substr(half)}},
+                                           {{"name", "BOT"}, {"value", "$(HEAD)$(TAIL)"}}});
+        add(split, {"split-token",
+                    "service-account-token",
+                    "fail",
+                    "container agent env BOT (as expanded) holds a",
+                    {}});
+        json hexed = harness::smallSandbox(ns, "hex-token");
+        std::string hex;
+        for (unsigned char c : token) hex += fmt::format("{:02x}", c);
+        agent(hexed)["env"] = json::array({{{"name", "BOT_HEX"}, {"value", hex}}});
+        add(hexed, {"hex-token", "service-account-token", "fail", "hex-encoded", {}});
     }
     {
         // Review 35 H2: a kubernetes.io/tls Secret whose certificate the cluster's CA signed
@@ -335,7 +354,9 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
              "openssl req -new -key k.pem -subj /O=system:masters/CN=leaked-admin -out r.csr; "
              "printf 'extendedKeyUsage=clientAuth\\n' > ext; "
              "openssl x509 -req -in r.csr -CA \"$2/ca.crt\" -CAkey \"$2/ca.key\" "
-             "-CAcreateserial -CAserial serial -days 1 -extfile ext -out c.pem 2>/dev/null",
+             "-CAcreateserial -CAserial serial -days 1 -extfile ext -out c.pem 2>/dev/null; "
+             "openssl pkey -in k.pem -outform DER -out k.der; "
+             "openssl x509 -in c.pem -outform DER -out c.der",
              "sh", dir, pki});
         INFO(made.out << made.err);
         REQUIRE(made.exitCode == 0);
@@ -350,7 +371,25 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                       {"type", "kubernetes.io/tls"},
                       {"stringData",
                        {{"tls.crt", slurp(dir + "/c.pem")}, {"tls.key", slurp(dir + "/k.pem")}}}});
+        // Review 35: the same pair written binary (DER), as Java and Go programs often keep it.
+        admin.create(resources::secrets(), ns,
+                     {{"apiVersion", "v1"},
+                      {"kind", "Secret"},
+                      {"metadata", {{"name", "client-der"}}},
+                      {"data",
+                       {{"tls.crt", rossoctl::kube::base64Encode(slurp(dir + "/c.der"))},
+                        {"tls.key", rossoctl::kube::base64Encode(slurp(dir + "/k.der"))}}}});
         std::filesystem::remove_all(dir);
+        json der = harness::smallSandbox(ns, "client-der");
+        podSpec(der)["volumes"].push_back(
+            {{"name", "tls"}, {"secret", {{"secretName", "client-der"}}}});
+        agent(der)["volumeMounts"].push_back(
+            {{"name", "tls"}, {"mountPath", "/etc/tls"}, {"readOnly", true}});
+        add(der, {"client-der",
+                  "service-account-token",
+                  "fail",
+                  "secret/client-der key tls.key holds a private key whose client certificate",
+                  {}});
         json tls = harness::smallSandbox(ns, "client-cert");
         podSpec(tls)["volumes"].push_back(
             {{"name", "tls"}, {"secret", {{"secretName", "client-tls"}}}});
