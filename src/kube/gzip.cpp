@@ -15,6 +15,7 @@ struct ZlibFunctions {
     decltype(&::inflateInit2_) init;
     decltype(&::inflate) inflate;
     decltype(&::inflateEnd) end;
+    decltype(&::inflateReset) reset;
 };
 
 const ZlibFunctions& functions() {
@@ -24,6 +25,7 @@ const ZlibFunctions& functions() {
         f.init = library.function<decltype(f.init)>("inflateInit2_");
         f.inflate = library.function<decltype(f.inflate)>("inflate");
         f.end = library.function<decltype(f.end)>("inflateEnd");
+        f.reset = library.function<decltype(f.reset)>("inflateReset");
         return f;
     }();
     return loaded;
@@ -61,6 +63,12 @@ std::optional<Inflated> gunzip(std::string_view compressed, size_t maxBytes) {
             status = Z_STREAM_END;
         }
         if (status == Z_BUF_ERROR) break;  // the input ended before the stream did
+        // Members after the first are read on, as gunzip, zcat and Go's reader (Helm's) do.
+        if (status == Z_STREAM_END && !inflated.truncated && stream.avail_in > 0 &&
+            isGzip(
+                std::string_view(reinterpret_cast<const char*>(stream.next_in), stream.avail_in)) &&
+            f.reset(&stream) == Z_OK)
+            status = Z_OK;
     }
     f.end(&stream);
     if (status != Z_STREAM_END && inflated.bytes.empty()) return std::nullopt;

@@ -42,10 +42,9 @@ struct X509Functions {
     decltype(&::d2i_X509) certificateFromDer;
     decltype(&::d2i_AutoPrivateKey) keyFromDer;
     decltype(&::d2i_PKCS12) pkcs12FromDer;
-    decltype(&::PKCS12_parse) pkcs12Parse;
     decltype(&::PKCS12_free) pkcs12Free;
-    decltype(&::OPENSSL_sk_num) stackSize;
-    decltype(&::OPENSSL_sk_value) stackAt;
+    decltype(&::d2i_X509_SIG) encryptedKeyFromDer;
+    decltype(&::X509_SIG_free) encryptedKeyFree;
 };
 
 const X509Functions& functions() {
@@ -79,10 +78,9 @@ const X509Functions& functions() {
         get(f.certificateFromDer, "d2i_X509");
         get(f.keyFromDer, "d2i_AutoPrivateKey");
         get(f.pkcs12FromDer, "d2i_PKCS12");
-        get(f.pkcs12Parse, "PKCS12_parse");
         get(f.pkcs12Free, "PKCS12_free");
-        get(f.stackSize, "OPENSSL_sk_num");
-        get(f.stackAt, "OPENSSL_sk_value");
+        get(f.encryptedKeyFromDer, "d2i_X509_SIG");
+        get(f.encryptedKeyFree, "X509_SIG_free");
         return f;
     }();
     return loaded;
@@ -154,11 +152,12 @@ bool mayBeDer(std::string_view text) {
            text.find("-----BEGIN ") == std::string_view::npos;
 }
 
-// What one DER value holds: a certificate, a key, or (PKCS#12, no password) both and a chain.
+// What one DER value holds: a certificate, a key, or an encrypted key or PKCS#12 store (a key
+// not opened).
 struct DerContents {
     std::vector<X509*> certificates;
     EVP_PKEY* key = nullptr;
-    bool hadKey = false;  // a key, or a PKCS#12 store its password keeps closed
+    bool hadKey = false;  // a key, read or not
 };
 
 DerContents readDer(std::string_view text) {
@@ -177,24 +176,20 @@ DerContents readDer(std::string_view text) {
         contents.hadKey = true;
         return contents;
     }
+    // An encrypted PKCS#8 key (what `openssl pkcs8 -topk8 -outform DER` writes): not opened.
     at = bytes;
-    PKCS12* store = f.pkcs12FromDer(nullptr, &at, size);
-    if (!store) return contents;
-    contents.hadKey = true;
-    for (const char* password : {"", static_cast<const char*>(nullptr)}) {
-        X509* certificate = nullptr;
-        STACK_OF(X509)* chain = nullptr;
-        if (f.pkcs12Parse(store, password, &contents.key, &certificate, &chain) != 1) continue;
-        if (certificate) contents.certificates.push_back(certificate);
-        if (chain) {
-            auto* stack = reinterpret_cast<OPENSSL_STACK*>(chain);
-            for (int i = 0; i < f.stackSize(stack); ++i)
-                contents.certificates.push_back(static_cast<X509*>(f.stackAt(stack, i)));
-            f.stackFree(stack);  // the certificates are the caller's now
-        }
-        break;
+    if (X509_SIG* sealed = f.encryptedKeyFromDer(nullptr, &at, size)) {
+        contents.hadKey = true;
+        f.encryptedKeyFree(sealed);
+        return contents;
     }
-    f.pkcs12Free(store);
+    // A PKCS#12 store is not opened: its MAC and key derivations run as many iterations as
+    // its writer chose (2^31 is hours of CPU), so it counts as a key that cannot be read.
+    at = bytes;
+    if (PKCS12* store = f.pkcs12FromDer(nullptr, &at, size)) {
+        contents.hadKey = true;
+        f.pkcs12Free(store);
+    }
     return contents;
 }
 
@@ -292,7 +287,10 @@ PrivateKeyScan scanPrivateKeys(const std::vector<std::string>& texts,
     loaded.store = f.storeNew();
     // Not yet valid or expired, the CA still signed it: a clock (the server's or this one)
     // decides when it opens the cluster, not whether it is a credential.
-    if (loaded.store) f.storeFlags(loaded.store, X509_V_FLAG_NO_CHECK_TIME);
+    // Any certificate of the client CA bundle ends a chain, root or not, as Go's x509 pool (the
+    // API server's) takes it.
+    if (loaded.store)
+        f.storeFlags(loaded.store, X509_V_FLAG_NO_CHECK_TIME | X509_V_FLAG_PARTIAL_CHAIN);
     for (const auto& block : pemBlocks(authoritiesPem))
         if (block.label == "CERTIFICATE" && !block.text.empty())
             if (X509* authority = certificateOf(block.text)) {

@@ -11,7 +11,7 @@ namespace rossoctl::verify {
 // encoding must not hide it. Linear: the decoded runs are shorter than the value.
 std::vector<std::string> base64Decodings(std::string_view value);
 
-// What runs of hex digits (48 or more, an even number) in `value` decode to.
+// What runs of hex digits (40 or more) in `value` decode to.
 std::vector<std::string> hexDecodings(std::string_view value);
 
 // A form of a value: the bytes, and the encodings taken off to reach them ("" for the value).

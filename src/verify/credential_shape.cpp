@@ -244,7 +244,7 @@ std::vector<std::string> base64Decodings(std::string_view value) {
 }
 
 std::vector<std::string> hexDecodings(std::string_view value) {
-    static constexpr size_t kShortest = 48;
+    static constexpr size_t kShortest = 40;  // a bootstrap token is 46
     auto digit = [](char c) {
         return c >= '0' && c <= '9'   ? c - '0'
                : c >= 'a' && c <= 'f' ? c - 'a' + 10

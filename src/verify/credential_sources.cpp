@@ -27,11 +27,16 @@ Started startedContainers(const json& pod) {
     const json& status = at(pod, "status");
     const std::string phase = stringAt(status, "phase");
     started.any = phase == "Running" || phase == "Succeeded" || phase == "Failed";
+    // The pod's first start, then every container's last and present ones: env was read at
+    // each, and what a run wrote (an emptyDir) outlives a restart.
+    started.earliest = kube::parseTimestamp(stringAt(status, "startTime"));
     for (const char* kind :
          {"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"})
         for (const auto& container : arrayAt(status, kind))
-            for (const char* state : {"running", "terminated"}) {
-                const json& now = at(at(container, "state"), state);
+            for (const auto& [field, state] :
+                 {std::pair{"state", "running"}, std::pair{"state", "terminated"},
+                  std::pair{"lastState", "running"}, std::pair{"lastState", "terminated"}}) {
+                const json& now = at(at(container, field), state);
                 if (now.is_null()) continue;
                 started.any = true;
                 const auto when = kube::parseTimestamp(stringAt(now, "startedAt"));
@@ -41,14 +46,23 @@ Started startedContainers(const json& pod) {
     return started;
 }
 
-// The last write the object shows: its creation or a manager's update, whichever is later.
-std::optional<TimePoint> lastWritten(const json& object) {
+struct Written {
+    std::optional<TimePoint> latest;  // its creation or a manager's update, whichever is later
+    bool unknown = false;  // created, yet no manager says when it wrote (managedFields cleared)
+};
+
+Written lastWritten(const json& object) {
     const json& metadata = at(object, "metadata");
-    std::optional<TimePoint> latest = kube::parseTimestamp(stringAt(metadata, "creationTimestamp"));
+    Written written{kube::parseTimestamp(stringAt(metadata, "creationTimestamp")), false};
+    bool timed = false;
     for (const auto& entry : arrayAt(metadata, "managedFields"))
-        if (const auto when = kube::parseTimestamp(stringAt(entry, "time")))
-            if (!latest || *when > *latest) latest = when;
-    return latest;
+        if (const auto when = kube::parseTimestamp(stringAt(entry, "time"))) {
+            timed = true;
+            if (!written.latest || *when > *written.latest) written.latest = when;
+        }
+    // A server sets a time on every manager's entry; one without says nothing of later writes.
+    written.unknown = written.latest && !timed;
+    return written;
 }
 
 void unproven(Finding& finding, std::string line) {
@@ -108,12 +122,24 @@ void judgeSources(const json& pod, const std::vector<CredentialSource>& sources,
                             "authenticates to the API server",
                             name));
         }
-        const auto written = lastWritten(*source.object);
-        if (started.earliest && written && *written > *started.earliest)
+        const Written written = lastWritten(*source.object);
+        if (started.earliest && written.latest && *written.latest > *started.earliest)
             unproven(finding, fmt::format("{} was written after the pod's containers started: "
                                           "env keeps what it held before, which verify cannot "
                                           "read",
                                           name));
+        else if (started.any && written.unknown)
+            unproven(finding, fmt::format("{} shows no time of its last write (its managedFields "
+                                          "say none): whether env holds what verify read is not "
+                                          "known",
+                                          name));
+        const json& data = at(*source.object, "data");
+        if (stringAt(*source.object, "type") != "bootstrap.kubernetes.io/token" &&
+            !at(data, "token-id").is_null() && !at(data, "token-secret").is_null()) {
+            finding.verdict = worstOf(finding.verdict, Verdict::Fail);
+            finding.evidence.push_back(fmt::format(
+                "{} holds token-id and token-secret: a bootstrap token in two keys", name));
+        }
     }
     if (overBudget > 0)
         unproven(finding, fmt::format("{} Secrets and ConfigMaps were not read: the pod names more "

@@ -50,15 +50,15 @@ std::string expand(const std::string& text, const std::map<std::string, std::str
             out += '$';
             at += 2;
         } else if (text[at + 1] == '(') {
+            // The name runs to the first ')'; an undefined one is written back whole, never
+            // searched inside ($(Q$(BIG)) names "Q$(BIG").
             const size_t close = text.find(')', at + 2);
-            const auto found = close == std::string::npos
-                                   ? defined.end()
-                                   : defined.find(text.substr(at + 2, close - at - 2));
-            if (found == defined.end()) {
-                out += text[at++];
-                continue;
+            if (close == std::string::npos) {
+                out += text.substr(at);
+                break;
             }
-            out += found->second;
+            const auto found = defined.find(text.substr(at + 2, close - at - 2));
+            out += found == defined.end() ? text.substr(at, close + 1 - at) : found->second;
             at = close + 1;
         } else {
             out += text[at++];
@@ -103,7 +103,6 @@ std::vector<ReadableValue> expandedValues(const json& container, const std::stri
             const std::string written = env["value"].get<std::string>();
             if (references(written) && expandedBytes > kAllExpansions) break;
             value = expand(written, defined);
-            expandedBytes += value->size();
             if (references(written) && *value != written)
                 values.push_back({fmt::format("{} env {} (as expanded)", where, name), *value});
         } else if (const json& secret = at(from, "secretKeyRef"); !secret.is_null()) {
@@ -111,7 +110,12 @@ std::vector<ReadableValue> expandedValues(const json& container, const std::stri
         } else if (const json& map = at(from, "configMapKeyRef"); !map.is_null()) {
             value = keyOf(sources, "configmap", stringAt(map, "name"), stringAt(map, "key"));
         }
-        if (value) defined[name] = std::move(*value);
+        if (value) {
+            // What the environment holds: the last value of each name (the kubelet's map).
+            auto& slot = defined[name];
+            expandedBytes = expandedBytes - slot.size() + value->size();
+            slot = std::move(*value);
+        }
     }
     for (const char* words : {"command", "args"}) {
         std::string all;

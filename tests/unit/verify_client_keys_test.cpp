@@ -198,9 +198,10 @@ TEST_CASE("client keys: a client key and certificate as DER or PKCS#12", "[verif
                                           {"tls.crt", decodeBase64(kLeafCertificateDer)},
                                           {"ca.crt", decodeBase64(kIntermediateDer)}});
     CHECK(credentialsStatic(mounting, {der}, "", pki::kClusterCa).verdict == Verdict::Fail);
-    // A keystore.p12 with no password.
+    // A keystore.p12, with no password or not: never opened (its writer picks the key
+    // derivation's iterations: review 35b found 2^31 hours long), so unproven, never passed.
     const auto p12 = secretHolding("id", {{"keystore.p12", decodeBase64(kLeafPkcs12)}});
-    CHECK(credentialsStatic(mounting, {p12}, "", pki::kClusterCa).verdict == Verdict::Fail);
+    CHECK(credentialsStatic(mounting, {p12}, "", pki::kClusterCa).verdict == Verdict::Unproven);
     // A store under a password is a key that cannot be read: unproven, not passed.
     const auto locked = secretHolding("id", {{"keystore.p12", decodeBase64(kLockedPkcs12)}});
     const Finding closed = credentialsStatic(mounting, {locked}, "", pki::kClusterCa);

@@ -28,16 +28,17 @@ struct PrivateKeyScanLimits {
     size_t chainBuilds = 32;  // each verifies one (key, certificate) pair against the CA
 };
 
-// Every private key in `texts` (PEM blocks; a text that is DER: a key, a certificate, or a
-// PKCS#12 store without a password), each paired with the certificates of all of them; a chain is
-// verified (validity dates aside) against `authoritiesPem` (no authority: nothing is signed).
-// `overLimit` says when more keys or certificates were there than the limits read.
+// Every private key in `texts` (PEM blocks; a text that is DER: a key or a certificate; an
+// encrypted key or a PKCS#12 store counts as a key that cannot be read), each paired with the
+// certificates of all of them; a chain is verified (validity dates aside) against `authoritiesPem`
+// (no authority: nothing is signed). `overLimit` says when more keys or certificates were there
+// than the limits read.
 PrivateKeyScan scanPrivateKeys(const std::vector<std::string>& texts,
                                const std::string& authoritiesPem,
                                const PrivateKeyScanLimits& limits = {});
 
-// Whether `text` holds a private key: a PEM key block (any kind, encrypted or not), a DER key,
-// or a PKCS#12 store (whatever its password).
+// Whether `text` holds a private key: a PEM key block (any kind, encrypted or not), a DER key
+// (encrypted or not), or a PKCS#12 store.
 bool holdsPrivateKeyMaterial(const std::string& text);
 
 }  // namespace rossoctl::kube
