@@ -77,7 +77,11 @@ std::vector<std::string_view> jwtPayloads(std::string_view text) {
 bool hasMappingKey(std::string_view text, std::string_view key) {
     auto keyAt = [&](size_t at) {
         size_t end = at;
-        if (text.compare(at, key.size(), key) == 0) {
+        // \"key\": a JSON document kept inside a JSON string (Argo CD's cluster config).
+        if (text.compare(at, 2, "\\\"") == 0 && text.compare(at + 2, key.size(), key) == 0 &&
+            text.compare(at + 2 + key.size(), 2, "\\\"") == 0) {
+            end = at + key.size() + 4;
+        } else if (text.compare(at, key.size(), key) == 0) {
             end = at + key.size();
         } else if (at < text.size() && (text[at] == '"' || text[at] == '\'') &&
                    text.compare(at + 1, key.size(), key) == 0 &&
@@ -111,7 +115,10 @@ bool hasCredentialKey(std::string_view text) {
         for (const auto word : kWords) {
             if (text.compare(i, word.size(), word) != 0) continue;
             size_t end = i + word.size();
-            if (end < text.size() && (text[end] == '"' || text[end] == '\'')) ++end;
+            if (text.compare(end, 2, "\\\"") == 0)
+                end += 2;
+            else if (end < text.size() && (text[end] == '"' || text[end] == '\''))
+                ++end;
             while (end < text.size() && isSpace(text[end])) ++end;
             if (end < text.size() && text[end] == ':') return true;
         }

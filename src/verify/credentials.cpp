@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <string_view>
 
 #include "credential_forms.hpp"
@@ -116,20 +117,23 @@ std::vector<ReadableValue> readableValues(const json& pod,
     for (const char* kind : kContainerKinds) {
         for (const auto& container : arrayAt(spec, kind)) {
             const std::string name = fmt::format("container {}", stringAt(container, "name"));
+            std::map<std::string, std::string> fieldValues;  // for $(VAR) expansion
             for (const auto& env : arrayAt(container, "env")) {
                 const std::string where = fmt::format("{} env {}", name, stringAt(env, "name"));
                 if (at(env, "value").is_string())
                     values.push_back({where, env["value"].get<std::string>()});
                 const std::string field =
                     stringAt(at(at(env, "valueFrom"), "fieldRef"), "fieldPath");
-                for (auto& [what, value] : downwardValues(pod, field))
+                for (auto& [what, value] : downwardValues(pod, field)) {
+                    fieldValues[stringAt(env, "name")] = value;
                     values.push_back({fmt::format("{} (through {})", what, where), value});
+                }
             }
             // What a container runs is in its /proc/PID/cmdline, for it to read.
             for (const char* words : {"command", "args"})
                 if (const std::string all = joined(at(container, words)); !all.empty())
                     values.push_back({fmt::format("{} {}", name, words), all});
-            for (auto& expanded : expandedValues(container, name, sources))
+            for (auto& expanded : expandedValues(container, name, sources, fieldValues))
                 values.push_back(std::move(expanded));
             for (const char* probe : {"livenessProbe", "readinessProbe", "startupProbe"}) {
                 const json& handler = at(container, probe);

@@ -75,7 +75,8 @@ bool references(const std::string& text) {
 }  // namespace
 
 std::vector<ReadableValue> expandedValues(const json& container, const std::string& where,
-                                          const std::vector<CredentialSource>& sources) {
+                                          const std::vector<CredentialSource>& sources,
+                                          const std::map<std::string, std::string>& fieldValues) {
     std::vector<ReadableValue> values;
     std::map<std::string, std::string> defined;
     size_t expandedBytes = 0;
@@ -109,6 +110,8 @@ std::vector<ReadableValue> expandedValues(const json& container, const std::stri
             value = keyOf(sources, "secret", stringAt(secret, "name"), stringAt(secret, "key"));
         } else if (const json& map = at(from, "configMapKeyRef"); !map.is_null()) {
             value = keyOf(sources, "configmap", stringAt(map, "name"), stringAt(map, "key"));
+        } else if (auto field = fieldValues.find(name); field != fieldValues.end()) {
+            value = field->second;
         }
         if (value) {
             // What the environment holds: the last value of each name (the kubelet's map).

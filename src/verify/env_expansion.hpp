@@ -1,6 +1,7 @@
 #pragma once
 // What a container's environment and command line hold once the kubelet has expanded their
 // $(VAR) references: a token split over two env values is whole in the running process.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -10,7 +11,10 @@ namespace rossoctl::verify {
 
 // The expanded values of `container` (env values and command/args that reference others),
 // each named after `where` (e.g. "container agent"); values without a reference are left out.
-std::vector<ReadableValue> expandedValues(const nlohmann::json& container, const std::string& where,
-                                          const std::vector<CredentialSource>& sources);
+// `fieldValues`: what each env var taken from the downward API (fieldRef) holds, by its name.
+std::vector<ReadableValue> expandedValues(
+    const nlohmann::json& container, const std::string& where,
+    const std::vector<CredentialSource>& sources,
+    const std::map<std::string, std::string>& fieldValues = {});
 
 }  // namespace rossoctl::verify
