@@ -83,8 +83,10 @@ class Run {
     void acquirePod() {
         const long timeoutSeconds = ceilSeconds(request_.timeout);
         if (request_.fromPool && request_.claimFromWarmPool) {
-            const json claim = createClaim(client_, clock_, request_.namespaceName, request_.shape,
-                                           timeoutSeconds);
+            const std::string pool =
+                request_.warmPool.empty() ? warmPoolName(request_.shape) : request_.warmPool;
+            const json claim =
+                createClaim(client_, clock_, request_.namespaceName, pool, timeoutSeconds);
             outcome_.claim = claim.value("metadata", json::object()).value("name", "");
             const auto sandbox = waitClaimedSandbox(
                 client_, clock_, cancel_, request_.namespaceName, claim, request_.startTimeout);
@@ -235,8 +237,8 @@ class Run {
         outcome_.timedOut = result.timedOut;
         outcome_.exitCode = result.timedOut ? kExitTimedOut : result.exitCode;
         if (outcome_.exitCode == kExitKilled) {
-            outcome_.killedWhy =
-                whyContainerKilled(client_, request_.namespaceName, outcome_.pod, kContainerName);
+            outcome_.killedWhy = whyContainerKilled(client_, request_.namespaceName, outcome_.pod,
+                                                    request_.container);
             if (outcome_.killedWhy.empty()) outcome_.killedWhy = oomKillsCounted();
         }
         // The exec's end stops nothing in the container: what the code left running would go
@@ -331,7 +333,7 @@ class Run {
         kube::ExecRequest request;
         request.namespaceName = request_.namespaceName;
         request.pod = outcome_.pod;
-        request.container = kContainerName;
+        request.container = request_.container;
         request.command = std::move(command);
         return request;
     }

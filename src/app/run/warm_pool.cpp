@@ -87,8 +87,9 @@ std::string warmPoolName(const RunPodShape& shape) {
     return "rossoctl-run-" + sha256Hex(shapeKey(shape)).substr(0, 12);
 }
 
-json sandboxTemplateManifest(const RunPodShape& shape, long lifetimeSeconds) {
-    json object = typed(sandboxTemplates(), warmPoolName(shape));
+json sandboxTemplateManifest(const RunPodShape& shape, long lifetimeSeconds,
+                             const std::string& name) {
+    json object = typed(sandboxTemplates(), name.empty() ? warmPoolName(shape) : name);
     object["metadata"]["annotations"] = {{kPoolShapeAnnotation, shapeKey(shape)}};
     object["spec"]["podTemplate"] = warmPodTemplate(shape, lifetimeSeconds);
     // As the bare pool pods: no NetworkPolicy of the controller's (its default blocks the
@@ -97,21 +98,27 @@ json sandboxTemplateManifest(const RunPodShape& shape, long lifetimeSeconds) {
     return object;
 }
 
-json sandboxWarmPoolManifest(const RunPodShape& shape, int size) {
-    json object = typed(sandboxWarmPools(), warmPoolName(shape));
+json sandboxWarmPoolManifest(const RunPodShape& shape, int size, const std::string& name) {
+    const std::string poolName = name.empty() ? warmPoolName(shape) : name;
+    json object = typed(sandboxWarmPools(), poolName);
     object["metadata"]["annotations"] = {{kPoolShapeAnnotation, shapeKey(shape)}};
     object["spec"]["replicas"] = size;
-    object["spec"]["sandboxTemplateRef"]["name"] = warmPoolName(shape);
+    object["spec"]["sandboxTemplateRef"]["name"] = poolName;
     return object;
 }
 
 json sandboxClaimManifest(const RunPodShape& shape,
                           std::chrono::system_clock::time_point shutdownTime) {
+    return sandboxClaimManifest(warmPoolName(shape), shutdownTime);
+}
+
+json sandboxClaimManifest(const std::string& pool,
+                          std::chrono::system_clock::time_point shutdownTime) {
     json object = typed(sandboxClaims(), "");
     object["metadata"].erase("name");
     object["metadata"]["generateName"] = "rossoctl-run-";
     object["metadata"]["labels"][kRunLabel] = "true";
-    object["spec"]["warmPoolRef"]["name"] = warmPoolName(shape);
+    object["spec"]["warmPoolRef"]["name"] = pool;
     // Upstream's default policy is Retain: an expired claim would stay behind.
     object["spec"]["lifecycle"] = {{"shutdownTime", kube::formatTimestamp(shutdownTime)},
                                    {"shutdownPolicy", "Delete"}};
@@ -149,26 +156,35 @@ std::optional<json> findWarmPool(kube::Client& client, bool extensionsServed, co
     return client.getIfExists(sandboxWarmPools(), ns, warmPoolName(shape));
 }
 
+bool writtenBySandboxPool(const json& object) {
+    const auto metadata = object.find("metadata");
+    if (!object.is_object() || metadata == object.end() || !metadata->is_object()) return false;
+    const auto labels = metadata->find("labels");
+    if (labels == metadata->end() || !labels->is_object()) return false;
+    for (const auto& [key, value] : model::managedLabels(kWarmRunName).items()) {
+        const auto label = labels->find(key);
+        if (label == labels->end() || *label != value) return false;
+    }
+    return true;
+}
+
 bool warmPoolWrittenByRossoctl(const json& pool, const RunPodShape& shape) {
-    // Whoever may write this pool may write its template too: this tells rossoctl's own pool
-    // from one made by hand or by another tool, it is no defence against a hostile writer.
+    if (!writtenBySandboxPool(pool)) return false;
     const json metadata = pool.value("metadata", json::object());
-    const json labels = metadata.value("labels", json::object());
     const json annotations = metadata.value("annotations", json::object());
-    const json expected = sandboxWarmPoolManifest(shape, 0);
-    for (const auto& [key, value] : expected["metadata"]["labels"].items())
-        if (labels.value(key, json()) != value) return false;
-    return annotations.value(kPoolShapeAnnotation, "") == shapeKey(shape) &&
+    if (!annotations.is_object()) return false;
+    const std::string name = metadata.value("name", "");
+    return annotations.value(kPoolShapeAnnotation, "") == shapeKey(shape) && !name.empty() &&
            pool.value("spec", json::object())
                    .value("sandboxTemplateRef", json::object())
-                   .value("name", "") == warmPoolName(shape);
+                   .value("name", "") == name;
 }
 
 json createClaim(kube::Client& client, const Clock& clock, const std::string& ns,
-                 const RunPodShape& shape, long timeoutSeconds) {
+                 const std::string& pool, long timeoutSeconds) {
     const auto shutdown =
         clock.now() + std::chrono::seconds(timeoutSeconds + kDeadlineMarginSeconds);
-    json claim = sandboxClaimManifest(shape, shutdown);
+    json claim = sandboxClaimManifest(pool, shutdown);
     // So `gc` can tell a claim whose process was killed from one still in use.
     claim["metadata"]["annotations"][kRunOwnerAnnotation] = currentRunOwner(client.random());
     return client.create(sandboxClaims(), ns, claim);

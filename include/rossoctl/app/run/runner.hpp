@@ -48,6 +48,10 @@ struct RunRequest {
     // With claimFromWarmPool: the pool is rossoctl's own (warmPoolWrittenByRossoctl), so its
     // pods have the work dir as an emptyDir and need no check that it is mounted.
     bool warmPoolIsOurs = false;
+    // With claimFromWarmPool: the SandboxWarmPool's name; empty for the shape's own
+    // (warmPoolName). `container`: the one its template's pods run the code in.
+    std::string warmPool;
+    std::string container = kContainerName;
     // With a claim: once the command has ended (not on Ctrl-C or a failure of rossoctl's),
     // leave the claim's DELETE to the caller (releasePending, release.hpp) so that the exit
     // does not wait for it.
