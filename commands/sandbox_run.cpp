@@ -12,6 +12,7 @@
 #include "caps.hpp"
 #include "conventions.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/run/named_pool.hpp"
 #include "rossoctl/app/run/release.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/tar.hpp"
@@ -55,7 +56,8 @@ struct RunOptions {
     std::string artifacts;
     bool keep = false;
     bool stdinCode = false;
-    bool fromPool = false;
+    std::optional<std::string> pool;  // --pool[=NAME]: "" takes any warm pod of the shape
+    app::run::ShapeFlags given;       // the shape flags a named pool does not fill in
     std::string output;
     std::string outputMaxBytes = "16Mi";
     std::string artifactsMaxBytes = "1Gi";
@@ -111,6 +113,31 @@ std::string uploadArchive(const std::vector<std::string>& files, int64_t mtime) 
     return archive;
 }
 
+// --pool: the shape's own pool (a SandboxWarmPool named after it, else bare warm pods), or with
+// a NAME that SandboxWarmPool, whatever made it; the shape flags not given become its pods'.
+void choosePool(app::Context& context, const RunOptions& options, app::run::RunRequest& request) {
+    const bool served = context.discovery().isServed(app::run::kExtensionsGroup);
+    if (options.pool->empty()) {
+        const auto pool =
+            app::run::findWarmPool(context.client(), served, request.namespaceName, request.shape);
+        request.claimFromWarmPool = pool.has_value();
+        request.warmPoolIsOurs = pool && app::run::warmPoolWrittenByRossoctl(*pool, request.shape);
+        return;
+    }
+    if (!served)
+        throw Error(fmt::format(
+            "--pool={} takes from a SandboxWarmPool, which this cluster does not serve ({}); "
+            "--pool without a name takes rossoctl's bare warm pods",
+            *options.pool, app::run::kExtensionsGroup));
+    const auto named = app::run::resolveNamedWarmPool(context.client(), request.namespaceName,
+                                                      *options.pool, request.shape, options.given);
+    request.shape = named.shape;
+    request.container = named.container;
+    request.warmPool = *options.pool;
+    request.claimFromWarmPool = true;
+    request.warmPoolIsOurs = named.ours;
+}
+
 int runSandboxRun(app::Context& context, RunOptions& options) {
     // validate: all input before any request
     const bool json = !options.output.empty() &&
@@ -134,7 +161,9 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     }
     request.command = options.command;
     request.keep = options.keep;
-    request.fromPool = options.fromPool;
+    request.fromPool = options.pool.has_value();
+    if (options.pool && !options.pool->empty())
+        model::validateDnsSubdomain(*options.pool, "--pool name");
     request.releaseClaimAfterExit = true;  // see releaseAfterExit below
     // Checked before anything runs: finding out after the code ran loses its artifacts.
     if (!options.artifacts.empty() && std::filesystem::exists(options.artifacts) &&
@@ -160,13 +189,7 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
 
     // complete
     request.namespaceName = context.namespaceName();
-    if (request.fromPool) {
-        const auto pool = app::run::findWarmPool(
-            context.client(), context.discovery().isServed(app::run::kExtensionsGroup),
-            request.namespaceName, request.shape);
-        request.claimFromWarmPool = pool.has_value();
-        request.warmPoolIsOurs = pool && app::run::warmPoolWrittenByRossoctl(*pool, request.shape);
-    }
+    if (request.fromPool) choosePool(context, options, request);
 
     // run
     // -o json holds the streams until the end: capped, so a flood cannot exhaust memory.
@@ -285,9 +308,19 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
     command->add_flag("--keep", options->keep, "Keep the pod afterwards (for debugging)");
     command->add_flag("--stdin", options->stdinCode,
                       "Pass this process's stdin to the command (e.g. code for python3 -)");
-    command->add_flag("--pool", options->fromPool,
-                      "Take a warm sandbox from 'rossoctl sandbox pool' when one matches (a "
-                      "SandboxClaim on its SandboxWarmPool, or a bare warm pod)");
+    command
+        ->add_flag("--pool{}", options->pool,
+                   "Take a warm sandbox from 'rossoctl sandbox pool' when one matches (a "
+                   "SandboxClaim on its SandboxWarmPool, or a bare warm pod); --pool=NAME takes "
+                   "from the SandboxWarmPool NAME, whoever made it, on its pods' image and "
+                   "limits (a shape flag given that differs is an error)")
+        ->type_name("NAME");
+    for (const auto& [flag, given] :
+         {std::pair{"--image", &options->given.image}, std::pair{"--cpu", &options->given.cpu},
+          std::pair{"--memory", &options->given.memory},
+          std::pair{"--workdir", &options->given.workdir},
+          std::pair{"--runtime-class", &options->given.runtimeClass}})
+        noteGiven(command->get_option(flag), *given);
     command
         ->add_option("--output-max-bytes", options->outputMaxBytes,
                      "With -o json: keep at most this much of stdout and of stderr (the rest is "
@@ -314,7 +347,8 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox run -n team1 --file main.py -- python3 main.py\n"
         "  echo 'print(6 * 7)' | rossoctl sandbox run -n team1 --stdin -- python3 -\n"
         "  rossoctl sandbox run -n team1 --file job/ --artifacts ./results -o json -- sh "
-        "job/run.sh\n\n"
+        "job/run.sh\n"
+        "  rossoctl sandbox run -n team1 --pool=py -- python3 -c 'print(1)'\n\n"
         "Output is streamed as it arrives; with -o json it is returned in one JSON object.\n"
         "Artifacts are collected after a --timeout or a kill too (what the code wrote by then,\n"
         "once what it left running is stopped); whenever they are not all the run meant to\n"
