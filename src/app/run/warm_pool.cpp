@@ -161,7 +161,8 @@ bool writtenBySandboxPool(const json& object) {
     if (!object.is_object() || metadata == object.end() || !metadata->is_object()) return false;
     const auto labels = metadata->find("labels");
     if (labels == metadata->end() || !labels->is_object()) return false;
-    for (const auto& [key, value] : model::managedLabels(kWarmRunName).items()) {
+    const json expected = model::managedLabels(kWarmRunName);  // items() only refers to it
+    for (const auto& [key, value] : expected.items()) {
         const auto label = labels->find(key);
         if (label == labels->end() || *label != value) return false;
     }
