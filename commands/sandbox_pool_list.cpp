@@ -107,7 +107,10 @@ int runPoolList(app::Context& context, PoolListOptions& options) {
             ui::printJsonOrYaml(context.out(), format, ui::asList(json::array()), false);
         return 0;
     }
-    auto entries = app::run::listWarmPools(context.client(), ns, options.selector);
+    // Only the table shows what the templates run: -o json, yaml and name are the pools.
+    const bool tabular = format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide;
+    auto entries = app::run::listWarmPools(context.client(), ns, options.selector,
+                                           tabular && !isTemplateOutput(options.output.output));
     if (!options.output.sortBy.empty()) {
         std::vector<json> pools;
         for (const auto& entry : entries) pools.push_back(entry.pool);

@@ -222,7 +222,7 @@ TEST_CASE("sandbox pool list shows each pool's ready/wanted and its template's s
     CHECK(out.find("RUNTIME-CLASS") != std::string::npos);
     CHECK(out.find("TEMPLATE") == std::string::npos);  // -o wide only
     // In name order; escape sequences in a name are shown, not run.
-    CHECK(out.find("evil\\x1b]0;owned\\x07 3/3") != std::string::npos);
+    CHECK(out.find("evil\\x1b]0;owned\\x07   3/3") != std::string::npos);
     CHECK(out.find("<no template>") != std::string::npos);
     CHECK(out.find('\x1b') == std::string::npos);
     CHECK(out.find("py ") < out.find("upstream "));
@@ -245,6 +245,7 @@ TEST_CASE("sandbox pool list shows each pool's ready/wanted and its template's s
     names.server.onJson("GET", kPools, 200, list({upstreamPool("upstream", "python-runtime")}));
     REQUIRE(names.run({"sandbox", "pool", "list", "-o", "name"}) == 0);
     CHECK(names.out.str() == "sandboxwarmpool.extensions.agents.x-k8s.io/upstream\n");
+    CHECK(names.sent().size() == 2);  // no template LIST: -o name shows none of it
 
     TestHost asJson;
     serveExtensions(asJson);

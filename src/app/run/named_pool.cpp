@@ -147,11 +147,11 @@ std::vector<std::string> shapeDifferences(const RunPodShape& wanted, const RunPo
 }
 
 std::vector<WarmPoolEntry> listWarmPools(kube::Client& client, const std::string& ns,
-                                         const std::string& selector) {
+                                         const std::string& selector, bool withShapes) {
     kube::ListOptions selected;
     selected.labelSelector = selector;
     json pools = client.list(sandboxWarmPools(), ns, selected);
-    const json templates = client.list(sandboxTemplates(), ns, {});
+    const json templates = withShapes ? client.list(sandboxTemplates(), ns, {}) : json::object();
     std::map<std::pair<std::string, std::string>, TemplateShape> shapes;
     for (const auto& object : templates.value("items", json::array())) {
         const json& metadata = member(object, "metadata");

@@ -42,9 +42,9 @@ struct WarmPoolEntry {
     std::optional<TemplateShape> shape;  // nullopt: the template it refers to is not there
 };
 // Every SandboxWarmPool in ns (every namespace when empty) that `selector` selects, in namespace
-// and name order, with its template's shape: two LISTs.
+// and name order; with `withShapes` each with its template's shape (a second LIST).
 std::vector<WarmPoolEntry> listWarmPools(kube::Client& client, const std::string& ns,
-                                         const std::string& selector = {});
+                                         const std::string& selector, bool withShapes);
 
 struct NamedWarmPool {
     RunPodShape shape;  // the run's on this pool's pods: the flags given, the pool's otherwise
