@@ -16,8 +16,7 @@ int runGet(app::Context& context, GetOptions& options) {
     const auto names = objectNames(options.names, agentTypes(), "agent");
     for (const auto& name : names) model::validateDnsSubdomain(name, "agent name");
     auto format = listOutputFormat(options.output);
-    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
-    printTemplate(ignored, options.output, {}, false, false);
+    checkTemplateOutput(options.output);  // a usage error, before anything is sent
     // complete
     const std::string ns = context.namespaceName();
     // run: every name is looked up; one that is missing (or not an agent) is reported after the

@@ -26,6 +26,7 @@ int watchAgents(app::Context& context, const ListOptions& options, const std::st
     const bool table = format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide;
     ui::StreamingTable rows(context.out(), options.output.noHeaders,
                             format == ui::OutputFormat::Wide);
+    WatchedTemplate templated(context.out(), options.output, context.streams().outIsTty);
     bool headerDone = false;
     auto print = [&](const std::vector<app::Agent>& agents) {
         if (table) {
@@ -34,13 +35,12 @@ int watchAgents(app::Context& context, const ListOptions& options, const std::st
                 app::addAgentRow(page, agent, std::nullopt, context.clock().now(),
                                  options.allNamespaces, false);
             rows.print(page);
+        } else if (isTemplateOutput(options.output.output)) {
+            std::vector<nlohmann::json> objects;
+            for (const auto& agent : agents) objects.push_back(agent.object);
+            templated.print(objects);
         } else {
             for (const auto& agent : agents) {
-                if (printWatchedTemplate(context.out(), options.output, agent.object, !headerDone,
-                                         context.streams().outIsTty)) {
-                    headerDone = true;
-                    continue;
-                }
                 // One stream: kubectl separates documents, with nothing before the first.
                 if (format == ui::OutputFormat::Yaml && headerDone) context.out() << "---\n";
                 headerDone = true;
@@ -59,8 +59,7 @@ int watchAgents(app::Context& context, const ListOptions& options, const std::st
 int runList(app::Context& context, ListOptions& options) {
     // validate
     auto format = listOutputFormat(options.output);
-    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
-    printTemplate(ignored, options.output, {}, false, false);
+    checkTemplateOutput(options.output);  // a usage error, before anything is sent
     if (options.watchOnly) options.watch = true;
     // complete
     const std::string ns = options.allNamespaces ? "" : context.namespaceName();

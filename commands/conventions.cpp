@@ -95,12 +95,29 @@ bool printTemplate(std::ostream& out, const OutputFlags& flags, std::vector<nloh
     return true;
 }
 
-bool printWatchedTemplate(std::ostream& out, const OutputFlags& flags, const nlohmann::json& object,
-                          bool first, bool terminal) {
-    OutputFlags one = flags;
-    one.noHeaders = flags.noHeaders || !first;
-    one.sortBy.clear();  // one object: nothing to sort
-    return printTemplate(out, one, {object}, true, terminal);
+void checkTemplateOutput(const OutputFlags& flags) {
+    if (!flags.sortBy.empty()) ui::checkSortField({}, flags.sortBy);  // no items: reads the path
+    if (!isTemplateOutput(flags.output)) return;
+    const std::string spec = flags.output.substr(flags.output.find('=') + 1);
+    if (flags.output.rfind("custom-columns=", 0) == 0)
+        ui::customColumnsTable({}, spec);
+    else
+        ui::checkJsonPathTemplate(spec);
+}
+
+WatchedTemplate::WatchedTemplate(std::ostream& out, const OutputFlags& flags, bool terminal)
+    : out_(out), flags_(flags), terminal_(terminal), columns_(out, flags.noHeaders, true) {}
+
+bool WatchedTemplate::print(const std::vector<nlohmann::json>& objects) {
+    if (!isTemplateOutput(flags_.output)) return false;
+    const std::string spec = flags_.output.substr(flags_.output.find('=') + 1);
+    if (flags_.output.rfind("custom-columns=", 0) == 0) {
+        columns_.print(ui::customColumnsTable(objects, spec));
+        return true;
+    }
+    for (const auto& object : objects)  // each event its own document, as kubectl prints it
+        ui::printJsonPath(out_, ui::withoutManagedFields(object), spec, terminal_);
+    return true;
 }
 
 const ObjectType& sandboxType() {

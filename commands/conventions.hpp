@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "rossoctl/ui/printer.hpp"
+
 namespace rossoctl::commands {
 
 // --- --dry-run=none|client|server --------------------------------------------------------------
@@ -43,11 +45,24 @@ bool isTemplateOutput(const std::string& output);
 bool printTemplate(std::ostream& out, const OutputFlags& flags, std::vector<nlohmann::json> objects,
                    bool single, bool terminal);
 
-// One object of a -w stream through a template -o, as kubectl get -w prints each event: jsonpath
-// reads the object itself, custom-columns prints its row (headers before the first only).
-// False for any other -o.
-bool printWatchedTemplate(std::ostream& out, const OutputFlags& flags, const nlohmann::json& object,
-                          bool first, bool terminal);
+// Reads --sort-by and a template -o without printing: UsageError for one that cannot be read.
+void checkTemplateOutput(const OutputFlags& flags);
+
+// A -w stream through a template -o, as kubectl get -w prints each event: jsonpath reads each
+// object itself; custom-columns prints rows under the widths its first batch set (headers once),
+// so later rows line up and no printed line is re-aligned.
+class WatchedTemplate {
+  public:
+    WatchedTemplate(std::ostream& out, const OutputFlags& flags, bool terminal);
+    // False (nothing printed) for any other -o. A batch with no objects prints nothing.
+    bool print(const std::vector<nlohmann::json>& objects);
+
+  private:
+    std::ostream& out_;
+    const OutputFlags& flags_;
+    bool terminal_;
+    ui::StreamingTable columns_;
+};
 
 // --- TYPE/NAME ------------------------------------------------------------------------------
 

@@ -1,6 +1,8 @@
 // rossoctl project list: the namespaces rossoctl made into sandbox projects.
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/list_watch.hpp"
@@ -51,54 +53,56 @@ json shown(json item, bool showManagedFields) {
 }
 
 // -w/--watch-only: the list (unless --watch-only), then each change as it happens, until
-// Ctrl-C (exit 130).
+// Ctrl-C (exit 130). The list is one table; each change is a row under its columns.
 int watchProjects(app::Context& context, const ProjectListOptions& options,
                   const std::string& selector, ui::OutputFormat format) {
     kube::ListOptions listOptions;
     listOptions.labelSelector = selector;
     auto list = context.client().list(kube::resources::namespaces(), "", listOptions);
+    ui::StreamingTable rows(context.out(), options.output.noHeaders,
+                            format == ui::OutputFormat::Wide);
+    WatchedTemplate templated(context.out(), options.output, context.streams().outIsTty);
     bool headerDone = false;
-    auto print = [&](const json& item) {
-        if (printWatchedTemplate(context.out(), options.output,
-                                 shown(item, options.output.showManagedFields), !headerDone,
-                                 context.streams().outIsTty)) {
-            headerDone = true;
-            context.out() << std::flush;
+    auto print = [&](const std::vector<json>& items) {
+        if (format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide) {
+            auto table = projectTable();
+            for (const auto& item : items) addProjectRow(table, item, context.clock().now());
+            rows.print(table);
+            context.out() << std::flush;  // a pipe sees each change as it happens
             return;
         }
-        switch (format) {
-            case ui::OutputFormat::Json:
-                ui::printJson(context.out(), shown(item, options.output.showManagedFields));
-                break;
-            case ui::OutputFormat::Yaml:
-                // One stream: kubectl separates documents, with nothing before the first.
-                if (headerDone) context.out() << "---\n";
-                headerDone = true;
-                ui::printYaml(context.out(), shown(item, options.output.showManagedFields));
-                break;
-            case ui::OutputFormat::Name:
-                ui::printNames(context.out(), json::array({item}), "namespace");
-                break;
-            default: {
-                auto table = projectTable();
-                addProjectRow(table, item, context.clock().now());
-                ui::printTable(context.out(), table, options.output.noHeaders || headerDone,
-                               format == ui::OutputFormat::Wide);
-                headerDone = true;
+        std::vector<json> objects;
+        for (const auto& item : items)
+            objects.push_back(shown(item, options.output.showManagedFields));
+        if (!templated.print(objects)) {
+            for (const auto& object : objects) {
+                if (format == ui::OutputFormat::Json) {
+                    ui::printJson(context.out(), object);
+                } else if (format == ui::OutputFormat::Yaml) {
+                    // One stream: kubectl separates documents, with nothing before the first.
+                    if (std::exchange(headerDone, true)) context.out() << "---\n";
+                    ui::printYaml(context.out(), object);
+                } else {
+                    ui::printNames(context.out(), json::array({object}), "namespace");
+                }
             }
         }
-        context.out() << std::flush;  // a pipe sees each change as it happens
+        context.out() << std::flush;
     };
+    if (!options.watchOnly) {
+        const json items = list.value("items", json::array());
+        print({items.begin(), items.end()});
+    }
     app::followList(context.client(), context.clock(), kube::resources::namespaces(), "", selector,
-                    context.cancelFlag(), std::move(list), options.watchOnly, print);
+                    context.cancelFlag(), std::move(list), true,
+                    [&](const json& item) { print({item}); });
     return kExitCancelled;
 }
 
 int runProjectList(app::Context& context, ProjectListOptions& options) {
     auto format = ui::OutputFormat::Table;
     if (!options.output.output.empty()) format = listOutputFormat(options.output);
-    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
-    printTemplate(ignored, options.output, {}, false, false);
+    checkTemplateOutput(options.output);  // a usage error, before anything is sent
     if (options.watchOnly) options.watch = true;
     const std::string selector = std::string(model::kSandboxProjectLabel) + "=true" +
                                  (options.selector.empty() ? "" : "," + options.selector);

@@ -34,8 +34,7 @@ int runGet(app::Context& context, GetOptions& options) {
     const auto names = objectNames(options.names, {sandboxType()}, "sandbox");
     for (const auto& name : names) model::validateDnsSubdomain(name, "sandbox name");
     auto format = listOutputFormat(options.output);
-    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
-    printTemplate(ignored, options.output, {}, false, false);
+    checkTemplateOutput(options.output);  // a usage error, before anything is sent
     // complete
     const std::string ns = context.namespaceName();
     auto ref = context.discovery().sandboxes();

@@ -97,6 +97,7 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
     const bool table = format == ui::OutputFormat::Table || format == ui::OutputFormat::Wide;
     ui::StreamingTable rows(context.out(), options.output.noHeaders,
                             format == ui::OutputFormat::Wide);
+    WatchedTemplate templated(context.out(), options.output, context.streams().outIsTty);
     bool headerDone = false;
     PoolFilter pool{options.includePool};
     auto print = [&](std::vector<nlohmann::json> sandboxes) {
@@ -109,13 +110,8 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
                 app::addSandboxRow(page, sandbox, pods.podOf(sandbox, false), context.clock().now(),
                                    options.allNamespaces);
             rows.print(page);
-        } else {
+        } else if (!templated.print(sandboxes)) {
             for (const auto& sandbox : sandboxes) {
-                if (printWatchedTemplate(context.out(), options.output, sandbox, !headerDone,
-                                         context.streams().outIsTty)) {
-                    headerDone = true;
-                    continue;
-                }
                 // One stream: kubectl separates documents, with nothing before the first.
                 if (format == ui::OutputFormat::Yaml && headerDone) context.out() << "---\n";
                 headerDone = true;
@@ -183,8 +179,7 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
 int runList(app::Context& context, ListOptions& options) {
     // validate
     auto format = listOutputFormat(options.output);
-    std::ostringstream ignored;  // a bad template or --sort-by: a usage error, nothing sent
-    printTemplate(ignored, options.output, {}, false, false);
+    checkTemplateOutput(options.output);  // a usage error, before anything is sent
     if (options.watchOnly) options.watch = true;
     // complete
     const std::string ns = options.allNamespaces ? "" : context.namespaceName();

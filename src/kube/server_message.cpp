@@ -185,6 +185,16 @@ std::string withoutAddressLiterals(const std::string& message) {
     return out;
 }
 
+// The apiserver wraps an exec failure the kubelet already wrapped: "Internal error occurred:
+// Internal error occurred: error executing command ...". Said once, as it means one thing.
+std::string withoutRepeatedWrapper(std::string message) {
+    static constexpr std::string_view kWrapper = "Internal error occurred: ";
+    std::string doubled = std::string(kWrapper) + std::string(kWrapper);
+    for (size_t at; (at = message.find(doubled)) != std::string::npos;)
+        message.erase(at, kWrapper.size());
+    return message;
+}
+
 // The length of the valid UTF-8 character at `at`, or 0 when the bytes there are none.
 size_t utf8Length(const std::string& text, size_t at) {
     const auto lead = static_cast<unsigned char>(text[at]);
@@ -203,7 +213,8 @@ size_t utf8Length(const std::string& text, size_t at) {
 
 std::string scrubServerMessage(std::string message) {
     message = cutAt(std::move(message), kMaxScrubbed);
-    return withoutAddressLiterals(withoutNetAddresses(withoutUrls(std::move(message))));
+    return withoutRepeatedWrapper(
+        withoutAddressLiterals(withoutNetAddresses(withoutUrls(std::move(message)))));
 }
 
 std::string boundedServerMessage(std::string message, size_t maxBytes) {

@@ -307,9 +307,10 @@ EffectiveEgress effectiveEgress(const json& pod, const json& networkPolicies,
     if (ciliumPolicies.is_array())
         for (const auto& policy : ciliumPolicies) addCiliumPolicy(policy, labels, out);
     if (!out.isolated) {
-        // Nothing isolates egress: every destination is open.
+        // Nothing isolates egress: every destination is open. The source reads as the subject
+        // of the evidence ("... allows every destination on every port").
         EgressGrant grant;
-        grant.source = "no policy isolates egress";
+        grant.source = "Kubernetes' default (no policy limits this pod's egress)";
         grant.text = "every destination on every port";
         grant.addresses = AddressSet::everything();
         grant.everyPod = true;

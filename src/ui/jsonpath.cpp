@@ -218,7 +218,10 @@ struct WalkBudget {
 
 class Walker {
   public:
-    explicit Walker(WalkBudget& budget) : budget_(budget) {}
+    // strictIndex: an index past an array's end is kubectl's error, as -o jsonpath reads it
+    // ("array index out of bounds"), not a silent nothing; a filter's own path stays lenient.
+    explicit Walker(WalkBudget& budget, bool strictIndex = false)
+        : budget_(budget), strictIndex_(strictIndex) {}
     // Hands each value steps[at..] finds under `value` to `found`, in document order; false
     // when `found` stopped the walk.
     bool walk(const json& value, const std::vector<Step>& steps, size_t at, const Found& found);
@@ -231,6 +234,7 @@ class Walker {
     bool matches(const json& element, const Filter& filter);
     void visit();
     WalkBudget& budget_;
+    bool strictIndex_;
 };
 
 void Walker::visit() {
@@ -264,7 +268,7 @@ bool compare(const json& found, const std::string& op, const json& literal) {
 
 bool Walker::matches(const json& element, const Filter& filter) {
     bool matched = false;
-    walk(element, filter.path, 0, [&](const json& one) {
+    Walker(budget_).walk(element, filter.path, 0, [&](const json& one) {
         matched = filter.op.empty() || compare(one, filter.op, filter.literal);
         return !matched;
     });
@@ -287,6 +291,10 @@ bool Walker::walkStep(const json& value, const Step& step, const std::vector<Ste
         long index = step.index < 0 ? static_cast<long>(value.size()) + step.index : step.index;
         if (index >= 0 && index < static_cast<long>(value.size()))
             return walk(value[static_cast<size_t>(index)], steps, at + 1, found);
+        if (strictIndex_ && !step.recursive)
+            throw Error(fmt::format(
+                "error executing jsonpath \"{}\": array index out of bounds: index {}, length {}",
+                budget_.path, index, value.size()));
     } else if (value.is_object()) {
         auto match = value.find(step.field);
         if (match != value.end()) return walk(*match, steps, at + 1, found);
@@ -448,14 +456,23 @@ void printJsonPath(std::ostream& out, const json& value, const std::string& sour
     size_t at = 0;
     const auto pieces = parseTemplate(source, at, false);
     WalkBudget budget{source};
-    Walker walker(budget);
+    Walker walker(budget, /*strictIndex=*/true);
     BoundedText text([&](std::string_view bytes) { out << bytes; }, kMaxPrintedBytes,
                      "the JSONPath template \"" + source + "\"");
     render(text, walker, value, pieces, terminal);  // no newline added, as kubectl
 }
 
+void checkJsonPathTemplate(const std::string& source) {
+    size_t at = 0;
+    parseTemplate(source, at, false);
+}
+
 void printCustomColumns(std::ostream& out, const std::vector<json>& items, const std::string& spec,
                         bool noHeaders) {
+    printTable(out, customColumnsTable(items, spec), noHeaders, true);
+}
+
+Table customColumnsTable(const std::vector<json>& items, const std::string& spec) {
     Table table;
     std::vector<std::vector<Step>> columnSteps;
     size_t start = 0;
@@ -489,7 +506,7 @@ void printCustomColumns(std::ostream& out, const std::vector<json>& items, const
         }
         table.rows.push_back(std::move(row));
     }
-    printTable(out, table, noHeaders, true);
+    return table;
 }
 
 std::string relaxedPath(const std::string& path) {

@@ -100,12 +100,24 @@ std::vector<std::string> canariesWritten(const ProbeOutput& output) {
     return markedPaths(output.stdoutText, "rossoctl-written");
 }
 
+std::string canariesLeftNote(const std::vector<std::string>& paths) {
+    std::string list;
+    for (const auto& path : paths) list += (list.empty() ? "" : ", ") + cleanLine(path);
+    return fmt::format("verify's canary file{} may remain at {}: remove {} by hand",
+                       paths.size() == 1 ? "" : "s", list, paths.size() == 1 ? "it" : "them");
+}
+
 Finding canariesAfterRestart(const ProbeOutput& output, const std::vector<std::string>& paths,
                              const std::string& restartSummary) {
-    if (!output.started) return notStarted(output, "sh");
+    if (!output.started) {
+        Finding finding = notStarted(output, "sh");
+        finding.evidence.push_back(canariesLeftNote(paths));
+        return finding;
+    }
     if (output.timedOut || !marker(output.stdoutText, "rossoctl-done"))
-        return unproven(fmt::format("reading the canaries back gave no answer (exit {}: {})",
-                                    output.exitCode, lastLine(output.stderrText)));
+        return unproven(fmt::format("reading the canaries back gave no answer (exit {}: {}); {}",
+                                    output.exitCode, lastLine(output.stderrText),
+                                    canariesLeftNote(paths)));
     const auto present = markedPaths(output.stdoutText, "rossoctl-present");
     const auto absent = markedPaths(output.stdoutText, "rossoctl-absent");
     const auto left = markedPaths(output.stdoutText, "rossoctl-left");
@@ -124,8 +136,8 @@ Finding canariesAfterRestart(const ProbeOutput& output, const std::vector<std::s
     }
     if (finding.verdict == Verdict::Fail) return finding;
     if (!unanswered.empty())
-        return unproven(fmt::format("no answer for canary {} after the restart",
-                                    cleanLine(unanswered.front())));
+        return unproven(fmt::format("no answer for canary {} after the restart; {}",
+                                    cleanLine(unanswered.front()), canariesLeftNote(unanswered)));
     finding.verdict = Verdict::Pass;
     std::string list;
     for (const auto& path : paths) list += (list.empty() ? "" : ", ") + path;

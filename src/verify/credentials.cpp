@@ -1,141 +1,77 @@
-// Credentials by their shape, wherever the pod can read them: a token copied into an ordinary
-// Secret or ConfigMap works as well as a mounted one. Evidence names where, never the value.
+// Credentials wherever the pod can read them: a token copied into an ordinary Secret or
+// ConfigMap, an annotation the downward API shows, a command line, works as well as a mounted
+// one. Evidence names where, never the value.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
 #include <string_view>
 
+#include "credential_forms.hpp"
+#include "credential_sources.hpp"
+#include "env_expansion.hpp"
+#include "json_access.hpp"
 #include "rossoctl/kube/base64.hpp"
-#include "rossoctl/kube/json_depth.hpp"
+#include "rossoctl/kube/x509.hpp"
 #include "rossoctl/verify/pod_checks.hpp"
 
 namespace rossoctl::verify {
 
 using nlohmann::json;
+using namespace json_access;
 
 namespace {
 
-const json& member(const json& object, const char* key) {
-    static const json none;
-    if (!object.is_object()) return none;
-    auto it = object.find(key);
-    return it == object.end() ? none : *it;
-}
-std::string text(const json& object, const char* key) {
-    const json& value = member(object, key);
-    return value.is_string() ? value.get<std::string>() : "";
-}
-const json& items(const json& object, const char* key) {
-    static const json empty = json::array();
-    const json& value = member(object, key);
-    return value.is_array() ? value : empty;
-}
-
 const char* kContainerKinds[] = {"initContainers", "containers", "ephemeralContainers"};
 
-// A JWT's claims (its middle part, base64url without padding), or null.
-json jwtClaims(std::string_view payload) {
-    std::string standard(payload);
-    std::replace(standard.begin(), standard.end(), '-', '+');
-    std::replace(standard.begin(), standard.end(), '_', '/');
-    while (standard.size() % 4 != 0) standard += '=';
-    const auto decoded = kube::base64Decode(standard);
-    if (!decoded || kube::nestsDeeperThan(*decoded)) return nullptr;
-    json claims = json::parse(*decoded, nullptr, false);
-    return claims.is_object() ? std::move(claims) : json();
+std::string joined(const json& words) {
+    std::string all;
+    if (!words.is_array()) return all;
+    for (const auto& word : words)
+        if (word.is_string()) all += word.get<std::string>() + '\n';
+    return all;
 }
 
-// The scanners below are plain loops, linear in the value, not std::regex: its recursion per
-// character overflowed the stack ("eyJ" and 50,000 letters), and a value the pod controls must
-// be scanned whole, never cut, or a token past the cut would pass.
-
-bool isBase64Url(char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_';
-}
-bool isSpace(char c) {
-    return std::isspace(static_cast<unsigned char>(c)) != 0;
-}
-size_t base64UrlRunEnd(std::string_view text, size_t from) {
-    while (from < text.size() && isBase64Url(text[from])) ++from;
-    return from;
-}
-
-// The claims part of each JWT-shaped run in `text`, left to right, as the search
-// eyJ[A-Za-z0-9_-]+\.(eyJ[A-Za-z0-9_-]+)\.[A-Za-z0-9_-]* finds them.
-std::vector<std::string_view> jwtPayloads(std::string_view text) {
-    std::vector<std::string_view> payloads;
-    for (size_t at = text.find("eyJ"); at != std::string_view::npos; at = text.find("eyJ", at)) {
-        const size_t headerEnd = base64UrlRunEnd(text, at + 3);
-        // Every start inside the header's run ends at the same place, so fails the same way.
-        if (headerEnd == at + 3 || headerEnd >= text.size() || text[headerEnd] != '.') {
-            at = std::max(at + 1, headerEnd);
-            continue;
-        }
-        const size_t claims = headerEnd + 1;
-        const size_t claimsEnd =
-            text.compare(claims, 3, "eyJ") == 0 ? base64UrlRunEnd(text, claims + 3) : claims;
-        if (claimsEnd == claims || claimsEnd == claims + 3 || claimsEnd >= text.size() ||
-            text[claimsEnd] != '.') {
-            at = claims;  // the claims part may itself start a token
-            continue;
-        }
-        payloads.push_back(text.substr(claims, claimsEnd - claims));
-        at = base64UrlRunEnd(text, claimsEnd + 1);
+// The pod's annotation or label values a downward-API fieldPath shows it, as (key, value).
+std::vector<std::pair<std::string, std::string>> downwardValues(const json& pod,
+                                                                const std::string& fieldPath) {
+    std::vector<std::pair<std::string, std::string>> values;
+    for (const std::string field : {"annotation", "label"}) {
+        const std::string prefix = "metadata." + field + "s";
+        if (fieldPath.rfind(prefix, 0) != 0) continue;
+        const json& map = at(at(pod, "metadata"), (field + "s").c_str());
+        if (!map.is_object()) return values;
+        const std::string rest = fieldPath.substr(prefix.size());
+        // metadata.annotations['key']; any other form is read as the whole map.
+        std::string key;
+        if (rest.size() >= 4 && rest.rfind("['", 0) == 0 && rest.substr(rest.size() - 2) == "']")
+            key = rest.substr(2, rest.size() - 4);
+        for (const auto& [name, value] : map.items())
+            if ((key.empty() || name == key) && value.is_string())
+                values.emplace_back(fmt::format("the pod's {} {}", field, name),
+                                    value.get<std::string>());
+        return values;
     }
-    return payloads;
+    return values;
 }
 
-// Whether `key` (quoted or not) opens a line or follows '{' or ',' (spaces between), then
-// a colon: a YAML or JSON mapping's key, as (^|\n|[{,])\s*("key"|key)\s*: matches it.
-bool hasMappingKey(std::string_view text, std::string_view key) {
-    auto keyAt = [&](size_t at) {
-        size_t end = at;
-        if (text.compare(at, key.size(), key) == 0) {
-            end = at + key.size();
-        } else if (at < text.size() && text[at] == '"' &&
-                   text.compare(at + 1, key.size(), key) == 0 &&
-                   text.compare(at + 1 + key.size(), 1, "\"") == 0) {
-            end = at + key.size() + 2;
-        } else {
-            return false;
-        }
-        while (end < text.size() && isSpace(text[end])) ++end;
-        return end < text.size() && text[end] == ':';
-    };
-    bool afterAnchor = true;  // the start of the text, a line, or '{' / ',' with spaces after
-    for (size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (afterAnchor && !isSpace(c) && keyAt(i)) return true;
-        if (c == '\n' || c == '{' || c == ',')
-            afterAnchor = true;
-        else if (!isSpace(c))
-            afterAnchor = false;
-    }
-    return false;
+void addDownwardItems(const json& pod, const json& downwardApi, const std::string& where,
+                      std::vector<ReadableValue>& values) {
+    for (const auto& item : arrayAt(downwardApi, "items"))
+        for (auto& [what, value] : downwardValues(pod, stringAt(at(item, "fieldRef"), "fieldPath")))
+            values.push_back({fmt::format("{} (through {})", what, where), std::move(value)});
 }
 
-// Whether a word that names a credential in a kubeconfig's user is followed by a colon
-// (a closing quote and spaces between), anywhere: ("?)(token|...)("?)\s*: as a search.
-bool hasCredentialKey(std::string_view text) {
-    static constexpr std::string_view kWords[] = {
-        "token", "tokenFile", "client-key", "client-key-data", "password", "exec", "auth-provider"};
-    for (size_t i = 0; i < text.size(); ++i) {
-        for (const auto word : kWords) {
-            if (text.compare(i, word.size(), word) != 0) continue;
-            size_t end = i + word.size();
-            if (end < text.size() && text[end] == '"') ++end;
-            while (end < text.size() && isSpace(text[end])) ++end;
-            if (end < text.size() && text[end] == ':') return true;
-        }
-    }
-    return false;
-}
-
-// A kubeconfig (YAML or JSON) whose users hold something that authenticates.
-bool isKubeconfigWithCredentials(std::string_view value) {
-    return hasMappingKey(value, "users") && hasMappingKey(value, "clusters") &&
-           hasCredentialKey(value);
+// What the kubelet sends the pod's own server for an HTTP probe or hook: its path (query
+// included) and headers reach the pod as plainly as an env value.
+void addHttpGet(const json& handler, const std::string& where, std::vector<ReadableValue>& values) {
+    const json& request = at(handler, "httpGet");
+    if (at(request, "path").is_string())
+        values.push_back({fmt::format("{} path", where), request["path"].get<std::string>()});
+    for (const auto& header : arrayAt(request, "httpHeaders"))
+        if (at(header, "value").is_string())
+            values.push_back({fmt::format("{} header {}", where, stringAt(header, "name")),
+                              header["value"].get<std::string>()});
 }
 
 }  // namespace
@@ -148,110 +84,189 @@ std::vector<std::pair<std::string, std::string>> referencedSources(const json& p
         if (std::find(sources.begin(), sources.end(), source) == sources.end())
             sources.push_back(source);
     };
-    const json& spec = member(pod, "spec");
-    for (const auto& volume : items(spec, "volumes")) {
-        add("secret", text(member(volume, "secret"), "secretName"));
-        add("configmap", text(member(volume, "configMap"), "name"));
-        for (const auto& source : items(member(volume, "projected"), "sources")) {
-            add("secret", text(member(source, "secret"), "name"));
-            add("configmap", text(member(source, "configMap"), "name"));
+    const json& spec = at(pod, "spec");
+    for (const auto& volume : arrayAt(spec, "volumes")) {
+        add("secret", stringAt(at(volume, "secret"), "secretName"));
+        add("configmap", stringAt(at(volume, "configMap"), "name"));
+        for (const auto& source : arrayAt(at(volume, "projected"), "sources")) {
+            add("secret", stringAt(at(source, "secret"), "name"));
+            add("configmap", stringAt(at(source, "configMap"), "name"));
         }
     }
     for (const char* kind : kContainerKinds) {
-        for (const auto& container : items(spec, kind)) {
-            for (const auto& env : items(container, "env")) {
-                const json& from = member(env, "valueFrom");
-                add("secret", text(member(from, "secretKeyRef"), "name"));
-                add("configmap", text(member(from, "configMapKeyRef"), "name"));
+        for (const auto& container : arrayAt(spec, kind)) {
+            for (const auto& env : arrayAt(container, "env")) {
+                const json& from = at(env, "valueFrom");
+                add("secret", stringAt(at(from, "secretKeyRef"), "name"));
+                add("configmap", stringAt(at(from, "configMapKeyRef"), "name"));
             }
-            for (const auto& from : items(container, "envFrom")) {
-                add("secret", text(member(from, "secretRef"), "name"));
-                add("configmap", text(member(from, "configMapRef"), "name"));
+            for (const auto& from : arrayAt(container, "envFrom")) {
+                add("secret", stringAt(at(from, "secretRef"), "name"));
+                add("configmap", stringAt(at(from, "configMapRef"), "name"));
             }
         }
     }
     return sources;
 }
 
-CredentialShape credentialShape(const std::string& value, const std::string& clusterIssuer) {
-    CredentialShape shape;
-    for (const auto payload : jwtPayloads(value)) {
-        const json claims = jwtClaims(payload);
-        if (!claims.is_object()) continue;
-        const std::string issuer = text(claims, "iss");
-        const std::string subject = text(claims, "sub");
-        if (!clusterIssuer.empty() && issuer == clusterIssuer)
-            return {Verdict::Fail, fmt::format("a JWT issued by this cluster (iss {}, sub {})",
-                                               issuer, subject.empty() ? "?" : subject)};
-        if (claims.contains("kubernetes.io") || subject.rfind("system:serviceaccount:", 0) == 0 ||
-            issuer == "kubernetes/serviceaccount")
-            return {Verdict::Fail,
-                    fmt::format("a Kubernetes service-account token (iss {}, sub {})",
-                                issuer.empty() ? "?" : issuer, subject.empty() ? "?" : subject)};
-        shape = {Verdict::Unproven,
-                 fmt::format("a JWT of issuer {}: whether this cluster accepts it (OIDC) is not "
-                             "known",
-                             issuer.empty() ? "(none)" : issuer)};
-    }
-    if (shape.verdict == Verdict::Pass && isKubeconfigWithCredentials(value))
-        return {Verdict::Fail, "a kubeconfig with a user's credentials"};
-    return shape;
-}
-
-Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& sources,
-                          const std::string& clusterIssuer) {
-    Finding finding;
-    finding.verdict = Verdict::Pass;
-    size_t values = 0;
-    auto judge = [&](const std::string& value, const std::string& where) {
-        ++values;
-        const auto shape = credentialShape(value, clusterIssuer);
-        if (shape.verdict == Verdict::Pass) return;
-        finding.verdict = worstOf(finding.verdict, shape.verdict);
-        finding.evidence.push_back(fmt::format("{} holds {}", where, shape.what));
-    };
-    for (const char* kind : kContainerKinds)
-        for (const auto& container : items(member(pod, "spec"), kind))
-            for (const auto& env : items(container, "env"))
-                if (member(env, "value").is_string())
-                    judge(env["value"].get<std::string>(),
-                          fmt::format("container {} env {}", text(container, "name"),
-                                      text(env, "name")));
-    for (const auto& source : sources) {
-        const std::string name = source.kind + "/" + source.name;
-        if (!source.object) {
-            if (source.problem == "not found") {
-                finding.evidence.push_back(name + " does not exist: nothing of it is mounted");
-                continue;
+std::vector<ReadableValue> readableValues(const json& pod,
+                                          const std::vector<CredentialSource>& sources) {
+    std::vector<ReadableValue> values;
+    const json& spec = at(pod, "spec");
+    for (const char* kind : kContainerKinds) {
+        for (const auto& container : arrayAt(spec, kind)) {
+            const std::string name = fmt::format("container {}", stringAt(container, "name"));
+            for (const auto& env : arrayAt(container, "env")) {
+                const std::string where = fmt::format("{} env {}", name, stringAt(env, "name"));
+                if (at(env, "value").is_string())
+                    values.push_back({where, env["value"].get<std::string>()});
+                const std::string field =
+                    stringAt(at(at(env, "valueFrom"), "fieldRef"), "fieldPath");
+                for (auto& [what, value] : downwardValues(pod, field))
+                    values.push_back({fmt::format("{} (through {})", what, where), value});
             }
-            finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
-            finding.evidence.push_back(fmt::format(
-                "{} could not be read ({}): the pod can read what it holds, so no credential in "
-                "it is ruled out",
-                name, source.problem));
-            continue;
+            // What a container runs is in its /proc/PID/cmdline, for it to read.
+            for (const char* words : {"command", "args"})
+                if (const std::string all = joined(at(container, words)); !all.empty())
+                    values.push_back({fmt::format("{} {}", name, words), all});
+            for (auto& expanded : expandedValues(container, name, sources))
+                values.push_back(std::move(expanded));
+            for (const char* probe : {"livenessProbe", "readinessProbe", "startupProbe"}) {
+                const json& handler = at(container, probe);
+                const std::string where = fmt::format("{} {}", name, probe);
+                values.push_back({where, joined(at(at(handler, "exec"), "command"))});
+                addHttpGet(handler, where, values);
+            }
+            for (const char* hook : {"postStart", "preStop"}) {
+                const json& handler = at(at(container, "lifecycle"), hook);
+                const std::string where = fmt::format("{} {} hook", name, hook);
+                values.push_back({where, joined(at(at(handler, "exec"), "command"))});
+                addHttpGet(handler, where, values);
+            }
         }
+    }
+    for (const auto& volume : arrayAt(spec, "volumes")) {
+        const std::string where = fmt::format("volume {}", stringAt(volume, "name"));
+        addDownwardItems(pod, at(volume, "downwardAPI"), where, values);
+        for (const auto& source : arrayAt(at(volume, "projected"), "sources"))
+            addDownwardItems(pod, at(source, "downwardAPI"), where, values);
+    }
+    for (const auto& source : sources) {
+        if (!source.object) continue;
         const bool secret = source.kind == "secret";
         for (const char* field : {"data", "binaryData"}) {
-            const json& data = member(*source.object, field);
+            const json& data = at(*source.object, field);
             if (!data.is_object()) continue;
             for (const auto& [key, value] : data.items()) {
                 if (!value.is_string()) continue;
                 std::string plain = value.get<std::string>();
                 if (secret || std::string(field) == "binaryData") {
-                    const auto decoded = kube::base64Decode(plain);
+                    auto decoded = kube::base64Decode(plain);
                     if (!decoded) continue;
-                    plain = *decoded;
+                    plain = std::move(*decoded);
                 }
-                judge(plain, fmt::format("{} key {}", name, key));
+                values.push_back(
+                    {fmt::format("{}/{} key {}", source.kind, source.name, key), std::move(plain)});
             }
         }
     }
+    std::erase_if(values, [](const ReadableValue& value) { return value.value.empty(); });
+    return values;
+}
+
+bool holdsPrivateKey(const json& pod, const std::vector<CredentialSource>& sources) {
+    for (const auto& readable : readableValues(pod, sources)) {
+        bool found = false;
+        forEachForm(readable.value, [&](const std::string& form, int, const std::string&) {
+            found = kube::holdsPrivateKeyBlock(form);
+            return !found;
+        });
+        if (found) return true;
+    }
+    return false;
+}
+
+namespace {
+
+// Private keys among what the pod reads: a key beside a certificate that the cluster's client
+// CA signed is a credential; a key whose standing cannot be known is unproven.
+void judgePrivateKeys(const std::vector<ReadableValue>& values,
+                      const std::optional<std::string>& clientAuthorities, Finding& finding) {
+    std::vector<std::string> texts;
+    std::vector<size_t> owner;  // texts[i] came from values[owner[i]]
+    for (size_t i = 0; i < values.size(); ++i)
+        forEachForm(values[i].value, [&](const std::string& form, int, const std::string&) {
+            if (form.find("-----BEGIN ") != std::string::npos) {
+                texts.push_back(form);
+                owner.push_back(i);
+            }
+            return true;
+        });
+    if (texts.empty()) return;
+    const auto scan = kube::scanPrivateKeys(texts, clientAuthorities.value_or(""));
+    auto note = [&](Verdict verdict, std::string line) {
+        finding.verdict = worstOf(finding.verdict, verdict);
+        finding.evidence.push_back(std::move(line));
+    };
+    if (scan.overLimit)
+        note(Verdict::Unproven, "more PEM keys or certificates than are read: not all judged");
+    for (const auto& key : scan.keys) {
+        const std::string& where = values[owner[key.text]].where;
+        if (key.signedByAuthority)
+            note(Verdict::Fail,
+                 fmt::format("{} holds a private key whose client certificate ({}) this "
+                             "cluster's client CA signed",
+                             where, key.subject));
+        else if (!key.readable)
+            note(Verdict::Unproven,
+                 fmt::format("{} holds a private key that could not be read (encrypted, or "
+                             "OpenSSH's format): what it opens is not known",
+                             where));
+        else if (!clientAuthorities)
+            note(Verdict::Unproven,
+                 fmt::format("{} holds a private key, and this cluster's client CA could not be "
+                             "read: whether it signed a certificate of it is not known",
+                             where));
+        else if (key.unjudged)
+            note(Verdict::Unproven,
+                 fmt::format("{} holds a private key with more certificates beside it than are "
+                             "checked: whether this cluster's client CA signed one is not known",
+                             where));
+        else if (!key.hasCertificate)
+            note(Verdict::Unproven,
+                 fmt::format("{} holds a private key with no certificate beside it: whether this "
+                             "cluster trusts it (a signing key) is not known",
+                             where));
+        else
+            finding.evidence.push_back(
+                fmt::format("{} holds a key pair whose certificate ({}) this cluster's client "
+                            "CA did not sign",
+                            where, key.subject));
+    }
+}
+
+}  // namespace
+
+Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& sources,
+                          const std::string& clusterIssuer,
+                          const std::optional<std::string>& clientAuthorities) {
+    Finding finding;
+    finding.verdict = Verdict::Pass;
+    judgeSources(pod, sources, finding);
+    const auto values = readableValues(pod, sources);
+    for (const auto& readable : values) {
+        const auto shape = credentialShape(readable.value, clusterIssuer);
+        if (shape.verdict == Verdict::Pass) continue;
+        finding.verdict = worstOf(finding.verdict, shape.verdict);
+        finding.evidence.push_back(fmt::format("{} holds {}", readable.where, shape.what));
+    }
+    judgePrivateKeys(values, clientAuthorities, finding);
     if (finding.verdict == Verdict::Pass)
         finding.evidence.push_back(fmt::format(
-            "no credential by shape (a JWT, a kubeconfig) in {} env values and keys of {} "
-            "Secrets/ConfigMaps the pod can read",
-            values, sources.size()));
+            "no credential by shape (a JWT, a kubeconfig, a client key, base64-encoded or not) "
+            "in {} values the pod can read (env, command, probes, downward API, keys of {} "
+            "Secrets/ConfigMaps)",
+            values.size(), sources.size()));
     return finding;
 }
 

@@ -133,11 +133,20 @@ json podFromTemplate(const json& sandbox, const json& pod) {
     const json templateLabels =
         podTemplate.value("metadata", json::object()).value("labels", json::object());
     for (const auto& [key, value] : templateLabels.items()) labels[key] = value;
+    // The downward API shows a pod its annotations: the next pod's are the template's (and
+    // whatever the controller keeps of this one's).
+    json annotations = pod.value("metadata", json::object()).value("annotations", json::object());
+    const json templateAnnotations =
+        podTemplate.value("metadata", json::object()).value("annotations", json::object());
+    if (!annotations.is_object()) annotations = json::object();
+    if (templateAnnotations.is_object())
+        for (const auto& [key, value] : templateAnnotations.items()) annotations[key] = value;
     const std::string name = sandbox.value("metadata", json::object()).value("name", "?");
     return {{"metadata",
              {{"name", fmt::format("(next pod of sandbox {})", name)},
               {"namespace", pod.value("metadata", json::object()).value("namespace", "")},
-              {"labels", labels}}},
+              {"labels", labels},
+              {"annotations", annotations}}},
             {"spec", podTemplate["spec"]}};
 }
 

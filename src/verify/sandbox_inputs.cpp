@@ -29,6 +29,23 @@ void readCredentialSources(kube::Client& client, const std::string& ns, const js
     }
 }
 
+std::optional<std::string> readClientAuthorities(kube::Client& client) {
+    try {
+        const auto published = client.getIfExists(kube::resources::configMaps(), "kube-system",
+                                                  "extension-apiserver-authentication");
+        if (!published) return std::nullopt;
+        const json data = published->value("data", json::object());
+        if (!data.is_object()) return std::nullopt;
+        std::string authorities;
+        for (const char* key : {"client-ca-file", "requestheader-client-ca-file"})
+            if (data.contains(key) && data[key].is_string())
+                authorities += data[key].get<std::string>() + "\n";
+        return authorities;
+    } catch (const kube::ApiError&) {
+        return std::nullopt;
+    }
+}
+
 std::optional<std::vector<json>> podsSelectedBy(kube::Client& client, const std::string& ns,
                                                 const model::PodPeer& peer) {
     try {

@@ -16,6 +16,10 @@ namespace rossoctl::verify {
 void readCredentialSources(kube::Client& client, const std::string& ns, const nlohmann::json& pod,
                            std::vector<CredentialSource>& sources);
 
+// The CAs the API server takes client certificates from (the front proxy's too), as the
+// server publishes them in kube-system; nullopt when that cannot be read.
+std::optional<std::string> readClientAuthorities(kube::Client& client);
+
 // The pods a peer selects (its namespaceSelector null: namespace ns); nullopt when refused.
 std::optional<std::vector<nlohmann::json>> podsSelectedBy(kube::Client& client,
                                                           const std::string& ns,

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "rossoctl/errors.hpp"
@@ -25,8 +26,9 @@ inline constexpr std::chrono::milliseconds kProbeTimeout{30000};
 inline constexpr size_t kProbeOutputBytes = 64 * 1024;
 inline constexpr std::chrono::milliseconds kControlTimeout{3000};
 // Beyond the probe's own connect time-out: the exec's set-up and the tool's start, which
-// take seconds on a busy node (every tool ends itself well before this runs out).
-inline constexpr std::chrono::milliseconds kExecMargin{15000};
+// take seconds on a busy node (over 13 s seen: 11 verifies at once on 2 loaded cores); every
+// tool ends itself well before this runs out, so only a slow node ever waits for it.
+inline constexpr std::chrono::milliseconds kExecMargin{25000};
 
 inline constexpr const char* kTemplatePrefix = "the Sandbox's spec.podTemplate: ";
 
@@ -44,9 +46,12 @@ struct VerificationInputs {
     nlohmann::json templatePod;
     std::optional<nlohmann::json> templateServiceAccount;
     std::vector<CredentialSource> credentialSources;
-    std::string clusterIssuer;      // empty: not discoverable with these credentials
-    DeadlineBound deadline;         // the project's lifetime, from now
-    nlohmann::json storageClasses;  // a List's items; null: could not be read
+    std::string clusterIssuer;  // empty: not discoverable with these credentials
+    // The API server's client CAs, read only when the pod can read a private key (nullopt:
+    // not read, or not readable with these credentials).
+    std::optional<std::string> clientAuthorities;
+    DeadlineBound deadline;                         // the project's lifetime, from now
+    nlohmann::json storageClasses;                  // a List's items; null: could not be read
     std::optional<nlohmann::json> namespaceObject;  // nullopt: could not be read
     std::vector<std::string> nodeAddresses;
     KernelInputs kernel;
@@ -89,6 +94,7 @@ class Verification {
     void readIsolationInputs();
     // inputs_.kernel with pod's own RuntimeClass (read when it is not the first pod's).
     KernelInputs kernelInputsFor(const nlohmann::json& pod);
+    void readRuntimeClass(const std::string& name, KernelInputs& kernel);
     void readTokenSecrets();
     void readEgressInputs();
 
@@ -110,13 +116,21 @@ class Verification {
     Finding tokenStaticOf(const nlohmann::json& pod,
                           const std::optional<nlohmann::json>& account) const;
     // The static parts as the pod and as the Sandbox's template would make it.
+    // A judge may take (pod, next): next is true for the template's pod, whose ServiceAccount
+    // and RuntimeClass were read for it.
     template <typename Judge>
     Finding withTemplate(const Judge& judge) const {
-        Finding finding = judge(inputs_.pod);
+        auto of = [&](const nlohmann::json& pod, bool next) {
+            if constexpr (std::is_invocable_v<const Judge&, const nlohmann::json&, bool>)
+                return judge(pod, next);
+            else
+                return judge(pod);
+        };
+        Finding finding = of(inputs_.pod, false);
         if (!inputs_.templatePod.is_object())
             return alongside(finding, {Verdict::Unproven, {"none: the next pod is not known"}, ""},
                              kTemplatePrefix);
-        return alongside(finding, judge(inputs_.templatePod), kTemplatePrefix);
+        return alongside(finding, of(inputs_.templatePod, true), kTemplatePrefix);
     }
     CheckResult tokenCheck();
     CheckResult egressCheck();

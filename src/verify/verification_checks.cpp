@@ -14,19 +14,17 @@ using std::chrono::milliseconds;
 // The static parts as the pod and as the Sandbox's template would make it.
 Finding Verification::tokenStaticOf(const json& pod, const std::optional<json>& account) const {
     Finding finding = tokenStatic(pod, account, inputs_.tokenSecrets);
-    absorb(finding, credentialsStatic(pod, inputs_.credentialSources, inputs_.clusterIssuer));
+    absorb(finding, credentialsStatic(pod, inputs_.credentialSources, inputs_.clusterIssuer,
+                                      inputs_.clientAuthorities));
     return finding;
 }
 
 CheckResult Verification::tokenCheck() {
     CheckResult result;
     result.kind = CheckKind::ServiceAccountToken;
-    result.staticPart =
-        alongside(tokenStaticOf(inputs_.pod, inputs_.serviceAccount),
-                  inputs_.templatePod.is_object()
-                      ? tokenStaticOf(inputs_.templatePod, inputs_.templateServiceAccount)
-                      : Finding{Verdict::Unproven, {"none: the next pod is not known"}, ""},
-                  kTemplatePrefix);
+    result.staticPart = withTemplate([&](const json& pod, bool next) {
+        return tokenStaticOf(pod, next ? inputs_.templateServiceAccount : inputs_.serviceAccount);
+    });
     result.livePart = tokenLive(execInCurrentPod(tokenProbeCommand()));
     result.livePart.probe = "sh";
     noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
@@ -157,12 +155,9 @@ CheckResult Verification::kernelIsolationCheck() {
     CheckResult result;
     result.kind = CheckKind::KernelIsolation;
     // The template's own runtime class, read for it: another class is another kernel.
-    result.staticPart =
-        alongside(kernelIsolationStatic(inputs_.pod, inputs_.kernel),
-                  inputs_.templatePod.is_object()
-                      ? kernelIsolationStatic(inputs_.templatePod, inputs_.templateKernel)
-                      : Finding{Verdict::Unproven, {"none: the next pod is not known"}, ""},
-                  kTemplatePrefix);
+    result.staticPart = withTemplate([&](const json& pod, bool next) {
+        return kernelIsolationStatic(pod, next ? inputs_.templateKernel : inputs_.kernel);
+    });
     result.required = kernelIsolationRequired(inputs_.pod, inputs_.kernel) ||
                       (inputs_.templatePod.is_object() &&
                        kernelIsolationRequired(inputs_.templatePod, inputs_.templateKernel));

@@ -104,6 +104,10 @@ void Verification::read() {
     readCredentialSources(client_, ns_, inputs_.pod, inputs_.credentialSources);
     if (inputs_.templatePod.is_object())
         readCredentialSources(client_, ns_, inputs_.templatePod, inputs_.credentialSources);
+    if (holdsPrivateKey(inputs_.pod, inputs_.credentialSources) ||
+        (inputs_.templatePod.is_object() &&
+         holdsPrivateKey(inputs_.templatePod, inputs_.credentialSources)))
+        inputs_.clientAuthorities = readClientAuthorities(client_);
     try {
         inputs_.clusterIssuer =
             client_.getPath("/.well-known/openid-configuration").value("issuer", "");
@@ -115,6 +119,16 @@ void Verification::read() {
         inputs_.templateKernel = kernelInputsFor(inputs_.templatePod);
 }
 
+void Verification::readRuntimeClass(const std::string& name, KernelInputs& kernel) {
+    try {
+        const kube::ResourceRef classes{"node.k8s.io", "v1", "runtimeclasses", "RuntimeClass",
+                                        false};
+        kernel.runtimeClass = client_.getIfExists(classes, "", name);
+    } catch (const kube::ApiError& error) {
+        kernel.runtimeClassProblem = error.what();
+    }
+}
+
 KernelInputs Verification::kernelInputsFor(const json& pod) {
     KernelInputs kernel = inputs_.kernel;
     const std::string runtimeClass = pod["spec"].value("runtimeClassName", "");
@@ -122,13 +136,7 @@ KernelInputs Verification::kernelInputsFor(const json& pod) {
     kernel.runtimeClass.reset();
     kernel.runtimeClassProblem.clear();
     if (runtimeClass.empty()) return kernel;
-    try {
-        const kube::ResourceRef classes{"node.k8s.io", "v1", "runtimeclasses", "RuntimeClass",
-                                        false};
-        kernel.runtimeClass = client_.getIfExists(classes, "", runtimeClass);
-    } catch (const kube::ApiError& error) {
-        kernel.runtimeClassProblem = error.what();
-    }
+    readRuntimeClass(runtimeClass, kernel);
     return kernel;
 }
 
@@ -200,13 +208,7 @@ void Verification::readIsolationInputs() {
     }
     const std::string runtimeClass = inputs_.pod["spec"].value("runtimeClassName", "");
     if (runtimeClass.empty()) return;
-    try {
-        const kube::ResourceRef classes{"node.k8s.io", "v1", "runtimeclasses", "RuntimeClass",
-                                        false};
-        kernel.runtimeClass = client_.getIfExists(classes, "", runtimeClass);
-    } catch (const kube::ApiError& error) {
-        kernel.runtimeClassProblem = error.what();
-    }
+    readRuntimeClass(runtimeClass, kernel);
 }
 
 void Verification::readTokenSecrets() {

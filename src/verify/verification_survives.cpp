@@ -85,8 +85,12 @@ Finding Verification::canariesLive() {
             app::restartSandbox(client_, clock_, sandboxes_, ns_, name_, restart, inputs_.sandbox);
     } catch (const Error& error) {
         noteIfOutage(error);
-        live.evidence.push_back(fmt::format(
-            "{} canaries written, but the restart did not complete: {}", written, error.what()));
+        std::vector<std::string> left;  // a volume keeps them, and so does a pod not deleted
+        for (const auto& [container, paths] : planted)
+            left.insert(left.end(), paths.begin(), paths.end());
+        live.evidence.push_back(
+            fmt::format("{} canaries written, but the restart did not complete: {}; {}", written,
+                        error.what(), canariesLeftNote(left)));
         return live;
     }
     const auto pods = app::findSandboxPods(client_, inputs_.sandbox);

@@ -222,3 +222,44 @@ TEST_CASE("newcomer: verify of a --storage sandbox leaves no canary in the user'
     CHECK(listed.exitCode == 0);
     CHECK_THAT(listed.out, !Catch::Contains(".rossoctl-canary"));
 }
+
+TEST_CASE(
+    "newcomer: restart says the pod's /workspace goes with it; a --storage sandbox keeps its "
+    "files and says nothing",
+    "[newcomer][restart]") {
+    harness::TestNamespace project("newcomer-restart", /*create=*/false);
+    const std::string ns = project.name();
+    createProject(ns);
+    importSandbox(ns, "scratch", "busybox:1.36");
+    auto stored = harness::rossoctl({"agents", "import", "--deployment-type", "sandbox",
+                                     "from-image", "--name", "kept", "--containerImage",
+                                     "busybox:1.36", "--storage", "1Gi", "-n", ns});
+    INFO(stored.out << stored.err);
+    REQUIRE(stored.exitCode == 0);
+    REQUIRE(harness::rossoctl({"agents", "wait", "kept", "-n", ns, "--timeout", "120s"}).exitCode ==
+            0);
+    for (const char* name : {"scratch", "kept"}) {
+        auto wrote = harness::rossoctl({"sandbox", "exec", name, "-n", ns, "--", "sh", "-c",
+                                        "echo notes > /workspace/notes.txt"});
+        INFO(wrote.err);
+        REQUIRE(wrote.exitCode == 0);
+    }
+
+    auto lost = harness::rossoctl({"sandbox", "restart", "scratch", "-n", ns});
+    INFO(lost.out << lost.err);
+    REQUIRE(lost.exitCode == 0);
+    CHECK_THAT(lost.err, Catch::Contains("wrote to /workspace is gone with it (an emptyDir; a "
+                                         "sandbox imported with --storage keeps its work volume)"));
+    auto gone = harness::rossoctl(
+        {"sandbox", "exec", "scratch", "-n", ns, "--", "test", "-e", "/workspace/notes.txt"});
+    CHECK(gone.exitCode == 1);  // as the note said
+
+    auto kept = harness::rossoctl({"sandbox", "restart", "kept", "-n", ns});
+    INFO(kept.out << kept.err);
+    REQUIRE(kept.exitCode == 0);
+    CHECK_THAT(kept.err, !Catch::Contains("is gone with it"));
+    auto still = harness::rossoctl(
+        {"sandbox", "exec", "kept", "-n", ns, "--", "cat", "/workspace/notes.txt"});
+    CHECK(still.exitCode == 0);
+    CHECK(still.out == "notes\n");
+}

@@ -4,10 +4,14 @@
 // or a missing tool.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <future>
 
 #include "fault_support.hpp"
 #include "harness.hpp"
+#include "rossoctl/kube/base64.hpp"
 #include "rossoctl/model/sandbox.hpp"
 
 using nlohmann::json;
@@ -284,6 +288,79 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
               {"valueFrom", {{"configMapKeyRef", {{"name", "settings"}, {"key", "bot"}}}}}}});
         add(copied,
             {"copied-token", "service-account-token", "fail", "secret/notes key bot holds a", {}});
+        // Review 35 H2: the same token in an annotation the downward API shows, in a hook's
+        // command line, and inside a base64-encoded kubeconfig.
+        json annotated = harness::smallSandbox(ns, "annotation-token");
+        annotated["spec"]["podTemplate"]["metadata"]["annotations"] = {{"ci/token", token}};
+        podSpec(annotated)["volumes"].push_back(
+            {{"name", "podinfo"},
+             {"downwardAPI",
+              {{"items",
+                json::array({{{"path", "annotations"},
+                              {"fieldRef", {{"fieldPath", "metadata.annotations"}}}}})}}}});
+        agent(annotated)["volumeMounts"].push_back(
+            {{"name", "podinfo"}, {"mountPath", "/etc/podinfo"}, {"readOnly", true}});
+        add(annotated, {"annotation-token",
+                        "service-account-token",
+                        "fail",
+                        "annotation ci/token (through volume podinfo) holds a",
+                        {}});
+        json hooked = harness::smallSandbox(ns, "hook-token");
+        agent(hooked)["lifecycle"] = {
+            {"postStart", {{"exec", {{"command", json::array({"sh", "-c", "true", token})}}}}}};
+        add(hooked, {"hook-token",
+                     "service-account-token",
+                     "fail",
+                     "container agent postStart hook holds a",
+                     {}});
+        json encoded = harness::smallSandbox(ns, "b64-kubeconfig");
+        const std::string kubeconfig =
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "
+            "\"https://kubernetes.default.svc\"}\nusers:\n- name: bot\n  user:\n    token: " +
+            token + "\n";
+        agent(encoded)["env"] = json::array(
+            {{{"name", "KUBECONFIG_B64"}, {"value", rossoctl::kube::base64Encode(kubeconfig)}}});
+        add(encoded, {"b64-kubeconfig", "service-account-token", "fail", "base64-encoded", {}});
+    }
+    {
+        // Review 35 H2: a kubernetes.io/tls Secret whose certificate the cluster's CA signed
+        // for a client (system:masters): with its key, it is the cluster's admin.
+        const std::string pki = harness::clusterDir() + "/pki";
+        char scratch[] = "/tmp/rossoctl-client-cert-XXXXXX";
+        REQUIRE(mkdtemp(scratch) != nullptr);
+        const std::string dir = scratch;
+        const auto made = harness::run(
+            {"sh", "-c",
+             "set -e; cd \"$1\"; openssl ecparam -name prime256v1 -genkey -noout -out k.pem; "
+             "openssl req -new -key k.pem -subj /O=system:masters/CN=leaked-admin -out r.csr; "
+             "printf 'extendedKeyUsage=clientAuth\\n' > ext; "
+             "openssl x509 -req -in r.csr -CA \"$2/ca.crt\" -CAkey \"$2/ca.key\" "
+             "-CAcreateserial -CAserial serial -days 1 -extfile ext -out c.pem 2>/dev/null",
+             "sh", dir, pki});
+        INFO(made.out << made.err);
+        REQUIRE(made.exitCode == 0);
+        auto slurp = [](const std::string& path) {
+            std::ifstream in(path);
+            return std::string(std::istreambuf_iterator<char>(in), {});
+        };
+        admin.create(resources::secrets(), ns,
+                     {{"apiVersion", "v1"},
+                      {"kind", "Secret"},
+                      {"metadata", {{"name", "client-tls"}}},
+                      {"type", "kubernetes.io/tls"},
+                      {"stringData",
+                       {{"tls.crt", slurp(dir + "/c.pem")}, {"tls.key", slurp(dir + "/k.pem")}}}});
+        std::filesystem::remove_all(dir);
+        json tls = harness::smallSandbox(ns, "client-cert");
+        podSpec(tls)["volumes"].push_back(
+            {{"name", "tls"}, {"secret", {{"secretName", "client-tls"}}}});
+        agent(tls)["volumeMounts"].push_back(
+            {{"name", "tls"}, {"mountPath", "/etc/tls"}, {"readOnly", true}});
+        add(tls, {"client-cert",
+                  "service-account-token",
+                  "fail",
+                  "secret/client-tls key tls.key holds a private key whose client certificate",
+                  {}});
     }
     {
         rossoctl::model::SandboxOptions options;

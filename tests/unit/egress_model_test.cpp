@@ -96,7 +96,7 @@ TEST_CASE("effective egress: which policies select the pod and isolate its egres
     SECTION("no policy: everything is open") {
         auto excess = excessOf(json::array());
         REQUIRE(excess.size() == 1);
-        CHECK(excess[0].source == "no policy isolates egress");
+        CHECK(excess[0].source == "Kubernetes' default (no policy limits this pod's egress)");
         CHECK(excess[0].example == "169.254.169.254 TCP 443");
     }
     SECTION("default-deny plus allow-dns: nothing beyond") {

@@ -114,3 +114,33 @@ TEST_CASE("an unknown -o names every format, the templates too, and the one mean
         CHECK(host.server.requests.empty());
     }
 }
+
+TEST_CASE("-o jsonpath: an index past an array's end is kubectl's error, not an empty line",
+          "[jsonpath][conventions]") {
+    TestHost listed;
+    serveTwo(listed);
+    CHECK(listed.run({"sandbox", "list", "-o", "jsonpath={.items[5].metadata.name}"}) ==
+          kExitError);
+    CHECK(listed.err.str() ==
+          "error: error executing jsonpath \"{.items[5].metadata.name}\": array index out of "
+          "bounds: index 5, length 2\n");
+    CHECK(listed.out.str().empty());
+
+    TestHost inRange;  // within the array, from either end
+    serveTwo(inRange);
+    REQUIRE(inRange.run({"sandbox", "list", "-o", "jsonpath={.items[-1].metadata.name}"}) == 0);
+    CHECK(inRange.out.str() == "alpha");
+
+    CHECK(printed("{.spec.containers[1].name}") == "proxy");
+    CHECK_THROWS_WITH(printed("{.status.conditions[-3].type}"),
+                      Catch::Contains("array index out of bounds: index -1, length 2"));
+    // A container without ports has no array to index: nothing, as in kubectl.
+    CHECK(printed("{range .spec.containers[*]}{.ports[0].containerPort}{end}") == "8080");
+    // As kubectl's default (--allow-missing-template-keys): a missing field prints nothing, a
+    // filter's own path never errs, and a custom column shows <none>.
+    CHECK(printed("{.metadata.nope}").empty());
+    CHECK(printed("{.spec.containers[?(@.ports[3])].name}").empty());
+    std::ostringstream columns;
+    ui::printCustomColumns(columns, {kPod}, "C:.spec.containers[7].name", false);
+    CHECK(columns.str().find("<none>") != std::string::npos);
+}

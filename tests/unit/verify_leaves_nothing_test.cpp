@@ -107,3 +107,29 @@ TEST_CASE("sandbox verify of a --storage sandbox removes the canaries it wrote i
     CHECK(fs::exists(root.file("workspace")));
     CHECK(canariesUnder(root.path()).empty());
 }
+
+TEST_CASE("sandbox verify whose restart fails says where the canaries it wrote remain",
+          "[verify][command]") {
+    testing::TempDir root;
+    json box = sandbox();
+    box["spec"]["volumeClaimTemplates"] = json::parse(R"([{"metadata": {"name": "workspace"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}])");
+    json pod = hardenedPod("pod-uid-1");
+    pod["spec"]["volumes"] = json::parse(
+        R"([{"name": "workspace", "persistentVolumeClaim": {"claimName": "workspace-orders"}}])");
+    TestHost host;
+    // The pod may not be deleted: the restart stops before any canary is read back.
+    host.server.on("DELETE", kPods + "/orders", 403,
+                   testing::statusBody(403, "Forbidden", "pods \"orders\" is forbidden"));
+    serveHardened(host, "none", box, pod, hardenedPod("pod-uid-2"), persistentFiles(root.path()));
+    CHECK(host.run({"sandbox", "verify", "orders", "-o", "json"}) == 3);
+    const json checks = verdicts(testing::printedJson(host.out.str()));
+    const std::string evidence = checks["nothing-survives"].dump();
+    INFO(evidence);
+    const auto left = canariesUnder(root.path());
+    REQUIRE_FALSE(left.empty());  // written, and not removed: the user is told where
+    CHECK(contains(evidence, "the restart did not complete"));
+    CHECK(contains(evidence, "verify's canary files may remain at "));
+    for (const auto& path : left) CHECK(contains(evidence, path.substr(root.path().size())));
+    CHECK(contains(evidence, ": remove them by hand"));
+}

@@ -66,9 +66,15 @@ TEST_CASE("credentials static: env values and every key of the sources the pod r
         {"configmap", "p", json{{"binaryData", {{"b", rossoctl::kube::base64Encode("x")}}}}, ""},
         {"secret", "i", std::nullopt, "not found"},
         {"configmap", "c", json{{"data", {{"k", "v"}}}}, ""}};
-    auto passes = credentialsStatic(pod, clean, "");
+    // Before a container starts a missing Secret mounts nothing; once one has, it held what
+    // env and files keep (issue 35, review 35).
+    json unstarted = pod;
+    unstarted.erase("status");
+    auto passes = credentialsStatic(unstarted, clean, "");
     CHECK(passes.verdict == Verdict::Pass);
     CHECK(mentions(passes, "secret/i does not exist"));
+    CHECK(credentialsStatic(pod, clean, "").verdict == Verdict::Unproven);
+    CHECK(mentions(credentialsStatic(pod, clean, ""), "secret/i does not exist now"));
     auto hidden = clean;
     hidden[2] = {"secret", "i", std::nullopt, "secrets \"i\" is forbidden"};
     CHECK(credentialsStatic(pod, hidden, "").verdict == Verdict::Unproven);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "rossoctl/ui/printer.hpp"
+
 namespace rossoctl::ui {
 
 // Every value PATH (".metadata.name", "{.items[*].metadata.name}") finds in value, in place:
@@ -23,9 +25,14 @@ std::vector<const nlohmann::json*> findPath(const nlohmann::json& value, const s
 void printJsonPath(std::ostream& out, const nlohmann::json& value, const std::string& text,
                    bool terminal);
 
+// Reads a jsonpath template as printJsonPath does, printing nothing: UsageError when it cannot.
+void checkJsonPathTemplate(const std::string& text);
+
 // custom-columns=NAME:.metadata.name,READY:.status.ready over each item; "<none>" if missing.
 void printCustomColumns(std::ostream& out, const std::vector<nlohmann::json>& items,
                         const std::string& spec, bool noHeaders);
+// The table printCustomColumns prints: what a -w stream lines up under its first rows' widths.
+Table customColumnsTable(const std::vector<nlohmann::json>& items, const std::string& spec);
 
 // "metadata.name" as ".metadata.name": how --sort-by and custom-columns read a path.
 std::string relaxedPath(const std::string& path);

@@ -226,6 +226,9 @@ std::vector<std::string> canaryWriteCommand(const std::vector<std::string>& path
 std::vector<std::string> canaryReadCommand(const std::vector<std::string>& paths);
 // The paths the write command reports written (its content read back).
 std::vector<std::string> canariesWritten(const ProbeOutput& output);
+// "verify's canary files may remain at A, B: remove them by hand": where a canary may be left
+// when it could not be read back and removed (the restart failed, or no answer came).
+std::string canariesLeftNote(const std::vector<std::string>& paths);
 // Pass: every written canary is gone; fail: any survived; else unproven.
 Finding canariesAfterRestart(const ProbeOutput& output, const std::vector<std::string>& paths,
                              const std::string& restartSummary);

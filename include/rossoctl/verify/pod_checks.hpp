@@ -81,9 +81,26 @@ struct CredentialShape {
 };
 CredentialShape credentialShape(const std::string& value, const std::string& clusterIssuer);
 
-// Every env value and every key of every referenced source, judged by credentialShape; a source
+// A value the pod can read, and where it reads it ("container agent env TOKEN").
+struct ReadableValue {
+    std::string where;
+    std::string value;
+};
+
+// Every value a container can read that a person may have put a credential in: env values,
+// command and args, probe and hook commands and headers, the annotations and labels the
+// downward API shows, and each key of each source (decoded).
+std::vector<ReadableValue> readableValues(const nlohmann::json& pod,
+                                          const std::vector<CredentialSource>& sources);
+
+// Whether any of them holds a PEM private key (then the cluster's client CA is worth reading).
+bool holdsPrivateKey(const nlohmann::json& pod, const std::vector<CredentialSource>& sources);
+
+// Every readable value judged by credentialShape (and by what base64 runs in it decode to);
+// private keys judged against the cluster's client CA (nullopt: could not be read). A source
 // that exists but could not be read is unproven (RBAC hides what the pod can read).
 Finding credentialsStatic(const nlohmann::json& pod, const std::vector<CredentialSource>& sources,
-                          const std::string& clusterIssuer);
+                          const std::string& clusterIssuer,
+                          const std::optional<std::string>& clientAuthorities = std::nullopt);
 
 }  // namespace rossoctl::verify

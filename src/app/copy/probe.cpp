@@ -1,6 +1,8 @@
 // sandbox cp: what the pod has at a path, and the path helpers both directions share.
 #include <fmt/format.h>
 
+#include <sstream>
+
 #include "copy_internal.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/exec.hpp"
@@ -52,11 +54,16 @@ void checkExit(const kube::ExecResult& result, const std::string& stderrText,
     if (!result.message.empty() && result.exitCode == 0)
         throw Error(fmt::format("{}: {}", what, ui::escapeForTerminal(result.message)));
     if (result.exitCode == 0) return;
-    std::string detail = stderrText.substr(0, 512);
-    while (!detail.empty() && (detail.back() == '\n' || detail.back() == '\r')) detail.pop_back();
-    if (detail.empty()) detail = result.message;
-    throw Error(fmt::format("{} failed in the pod (exit {}): {}", what, result.exitCode,
-                            ui::escapeForTerminal(detail)));
+    // tar's lines ("...: Read-only file system", "tar: Exiting with failure status") joined
+    // with "; " into the one error line, each escaped: never a literal \n between them.
+    std::string detail;
+    std::istringstream lines(stderrText.substr(0, 512));
+    for (std::string line; std::getline(lines, line);) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (!line.empty()) detail += (detail.empty() ? "" : "; ") + ui::escapeForTerminal(line);
+    }
+    if (detail.empty()) detail = ui::escapeForTerminal(result.message);
+    throw Error(fmt::format("{} failed in the pod (exit {}): {}", what, result.exitCode, detail));
 }
 
 RemoteInfo probe(kube::Client& client, const PodTarget& target, const std::string& path) {
