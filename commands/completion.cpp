@@ -61,8 +61,8 @@ std::vector<std::string> spellings(const CLI::Option* option) {
 // Flags whose value is a local file or directory: the shell completes paths for them.
 bool takesPath(const CLI::Option* option) {
     static const std::vector<std::string> kPathFlags = {
-        "kubeconfig",    "certificate-authority", "file",         "artifacts",
-        "from-env-file", "envVarsFile",           "env-vars-file"};
+        "kubeconfig",    "certificate-authority", "file",          "artifacts",
+        "from-env-file", "envVarsFile",           "env-vars-file", "report"};
     for (const auto& name : option->get_lnames())
         if (std::find(kPathFlags.begin(), kPathFlags.end(), name) != kPathFlags.end()) return true;
     return false;

@@ -78,7 +78,8 @@ const char* kExitStatus =
     ".TP\n.B 1\nan error: API, network, not found, forbidden\n"
     ".TP\n.B 2\na usage error, found before any request was sent\n"
     ".TP\n.B 3\nsandbox verify found a boundary that does not hold or is not proven\n"
-    ".TP\n.B 124, 125\nsandbox run: the code timed out; rossoctl itself failed "
+    ".TP\n.B 124, 125, 137\nsandbox run: the code timed out; rossoctl itself failed (an -o json "
+    "output cap reached included); the code was killed (out of memory, a deadline, an eviction) "
     "(otherwise the code's own exit status)\n";
 
 std::string rootPage(const CLI::App& root) {

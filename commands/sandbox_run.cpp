@@ -14,6 +14,7 @@
 #include "registry.hpp"
 #include "rossoctl/app/run/named_pool.hpp"
 #include "rossoctl/app/run/release.hpp"
+#include "rossoctl/app/run/report.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
@@ -59,6 +60,7 @@ struct RunOptions {
     std::optional<std::string> pool;  // --pool[=NAME]: "" takes any warm pod of the shape
     app::run::ShapeFlags given;       // the shape flags a named pool does not fill in
     std::string output;
+    std::string report;
     std::string outputMaxBytes = "16Mi";
     std::string artifactsMaxBytes = "1Gi";
     std::string artifactsMaxFiles = "10000";
@@ -122,6 +124,7 @@ void choosePool(app::Context& context, const RunOptions& options, app::run::RunR
             app::run::findWarmPool(context.client(), served, request.namespaceName, request.shape);
         request.claimFromWarmPool = pool.has_value();
         request.warmPoolIsOurs = pool && app::run::warmPoolWrittenByRossoctl(*pool, request.shape);
+        request.warmPoolAsFound = pool;
         return;
     }
     if (!served)
@@ -136,6 +139,33 @@ void choosePool(app::Context& context, const RunOptions& options, app::run::RunR
     request.warmPool = *options.pool;
     request.claimFromWarmPool = true;
     request.warmPoolIsOurs = named.ours;
+    request.warmPoolAsFound = named.pool;
+}
+
+// --report FILE: checked before the run, so a run's result is never lost to a bad path.
+void validateReportPath(const std::string& path) {
+    if (path.empty()) return;
+    if (path == "-")
+        throw UsageError(
+            "--report -: stdout is the command's own output; use -o json for the report on stdout");
+    std::error_code error;
+    if (fs::is_directory(path, error))
+        throw UsageError(fmt::format("--report {}: a directory; name a file in it", path));
+    fs::path directory = fs::path(path).parent_path();
+    if (directory.empty()) directory = ".";
+    if (!fs::is_directory(directory, error))
+        throw UsageError(
+            fmt::format("--report {}: no directory {} to write it in", path, directory.string()));
+}
+
+// The end of the stderr line that says why a run ended: what to do about it.
+std::string whatNext(const app::run::RunOutcome& outcome, const std::string& pod,
+                     const std::string& podState) {
+    const std::string& reason = outcome.ended.reason;
+    if (reason == app::run::kEndedOOMKilled) return "; give it more with --memory";
+    if (reason == app::run::kEndedOutputCapReached)
+        return "; raise --output-max-bytes, or leave out -o json to stream the output";
+    return fmt::format("; pod {} {}", pod, podState);
 }
 
 int runSandboxRun(app::Context& context, RunOptions& options) {
@@ -165,6 +195,8 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     if (options.pool && !options.pool->empty())
         model::validateDnsSubdomain(*options.pool, "--pool name");
     request.releaseClaimAfterExit = true;  // see releaseAfterExit below
+    validateReportPath(options.report);
+    request.report = json || !options.report.empty();
     // Checked before anything runs: finding out after the code ran loses its artifacts.
     if (!options.artifacts.empty() && std::filesystem::exists(options.artifacts) &&
         !std::filesystem::is_directory(options.artifacts))
@@ -202,8 +234,15 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
                                       context.utf8Terminal());
     app::run::RunCallbacks callbacks;
     if (json) {
-        callbacks.onStdout = [&](std::string_view bytes) { stdoutText.append(bytes); };
-        callbacks.onStderr = [&](std::string_view bytes) { stderrText.append(bytes); };
+        // A cap reached ends the run (OutputCapReached): what follows would only be dropped.
+        callbacks.onStdout = [&](std::string_view bytes) {
+            stdoutText.append(bytes);
+            if (stdoutText.dropped) throw app::run::OutputCapReached{"stdout"};
+        };
+        callbacks.onStderr = [&](std::string_view bytes) {
+            stderrText.append(bytes);
+            if (stderrText.dropped) throw app::run::OutputCapReached{"stderr"};
+        };
     } else {
         callbacks.onStdout = [&](std::string_view bytes) { podStdout.write(bytes); };
         callbacks.onStderr = [&](std::string_view bytes) { podStderr.write(bytes); };
@@ -240,23 +279,16 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
 
     for (const auto& why : outcome.rejected)
         context.err() << "warning: artifact refused: " << ui::escapeForTerminal(why) << '\n';
-    for (const auto* capped : {&stdoutText, &stderrText})
-        if (capped->dropped)
-            context.err() << fmt::format(
-                "warning: output truncated: {} bytes past --output-max-bytes {} were dropped\n",
-                capped->dropped, options.outputMaxBytes);
-    if (json) {
-        ui::printJson(context.out(), app::run::runResultJson(outcome, stdoutText, stderrText));
-    }
+    if (json)
+        ui::printJson(context.out(), app::run::runResultJson(outcome, stdoutText, stderrText,
+                                                             request.namespaceName));
     const std::string podState = outcome.deleted || outcome.releasePending ? "deleted" : "kept";
-    if (!outcome.killedWhy.empty())
-        context.err() << "note: the command was killed (exit 137): " << shown(outcome.killedWhy)
-                      << '\n';
     if (outcome.cancelled)
         context.err() << fmt::format("interrupted; pod {} {}\n", shown(outcome.pod), podState);
-    else if (outcome.timedOut)
-        context.err() << fmt::format("error: the command ran longer than --timeout {}; pod {} {}\n",
-                                     options.timeout, shown(outcome.pod), podState);
+    else if (outcome.ended.reason != app::run::kEndedExited)
+        context.err() << fmt::format(
+            "error: the run ended: {} (exit {}): {}{}\n", outcome.ended.reason, outcome.exitCode,
+            shown(outcome.ended.message), whatNext(outcome, shown(outcome.pod), podState));
     // A failed collection is rossoctl's failure (125) unless the code's own status already
     // says the run failed (124, 137): a CI step never takes partial artifacts for a success.
     const bool ranThrough = !outcome.timedOut && outcome.exitCode != app::run::kExitKilled;
@@ -267,6 +299,10 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
             failed ? "error" : "warning", ui::escapeForTerminal(options.artifacts),
             outcome.artifacts.size(), outcome.artifacts.size() == 1 ? "" : "s",
             shown(outcome.artifactsPartial));
+    if (!options.report.empty())
+        app::run::writeReportFile(
+            options.report, app::run::runReportJson(request.namespaceName, outcome).dump(4) + "\n",
+            context.random());
     releaseAfterExit();
     return failed ? kExitRunFailed : outcome.exitCode;
 }
@@ -323,8 +359,8 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
         noteGiven(command->get_option(flag), *given);
     command
         ->add_option("--output-max-bytes", options->outputMaxBytes,
-                     "With -o json: keep at most this much of stdout and of stderr (the rest is "
-                     "counted and reported as truncated)")
+                     "With -o json: capture at most this much of stdout and of stderr; reaching "
+                     "it stops the command (OutputCapReached, exit 125)")
         ->capture_default_str();
     command
         ->add_option("--artifacts-max-bytes", options->artifactsMaxBytes,
@@ -339,8 +375,13 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
                      "Refuse an artifact file larger than this")
         ->capture_default_str();
     command->add_option("-o,--output", options->output,
-                        "json: {stdout, stderr, exitCode, timedOut, artifacts, artifactsPartial, "
-                        "durations}");
+                        "json: the --report fields plus {stdout, stderr}; the command's output is "
+                        "captured (up to --output-max-bytes each), not streamed");
+    command->add_option("--report", options->report,
+                        "Write the run report (JSON for CI: exitCode, ended, image, imageID, node, "
+                        "runtimeClass, start (warm or cold) and coldStartReason, durations in ms, "
+                        "artifacts with bytes and sha256) to this file (0644, replaced "
+                        "atomically); the output still streams");
     command->add_option("command", options->command, "The command and its arguments, after --");
     command->footer(
         "Examples:\n"
@@ -348,15 +389,31 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
         "  echo 'print(6 * 7)' | rossoctl sandbox run -n team1 --stdin -- python3 -\n"
         "  rossoctl sandbox run -n team1 --file job/ --artifacts ./results -o json -- sh "
         "job/run.sh\n"
+        "  rossoctl sandbox run -n team1 --file job/ --artifacts ./results --report run.json -- "
+        "sh job/run.sh\n"
         "  rossoctl sandbox run -n team1 --pool=py -- python3 -c 'print(1)'\n\n"
-        "Output is streamed as it arrives; with -o json it is returned in one JSON object.\n"
+        "Output is streamed as it arrives (stdout is the command's own); with -o json it is\n"
+        "captured into one JSON object instead, up to --output-max-bytes of each stream: the\n"
+        "command is stopped when either reaches it. --report FILE keeps the output streaming\n"
+        "and writes the report (the -o json fields but stdout and stderr) to FILE; either asks\n"
+        "for the image digest and node, which a run from a SandboxClaim reads with one GET.\n"
         "Artifacts are collected after a --timeout or a kill too (what the code wrote by then,\n"
         "once what it left running is stopped); whenever they are not all the run meant to\n"
         "leave (timed out, killed, a cap reached) the files that arrived stay in the directory\n"
         "and stderr and -o json (artifactsPartial, artifactsPartialReason) say they are partial.\n"
-        "Exit codes: the command's own exit status; 124 it ran longer than --timeout;\n"
-        "125 rossoctl itself failed (bad flags included, as docker run does), the artifacts of\n"
-        "a command that ended on its own included; 130 interrupted.\n"
+        "Exit codes: each says why the run ended, as stderr does in one line and \"ended\" in\n"
+        "-o json and --report:\n"
+        "  the command's own status  Exited: the command ended on its own\n"
+        "  124  TimedOut: it ran longer than --timeout\n"
+        "  137  OOMKilled: it ran out of memory (the limit is --memory)\n"
+        "  137  DeadlineExceeded: the pod's activeDeadlineSeconds or its claim's shutdownTime "
+        "passed\n"
+        "  137  Evicted: the node evicted the pod\n"
+        "  137  Killed: SIGKILL from elsewhere (the pod deleted, its node lost, kill -9)\n"
+        "  125  OutputCapReached: with -o json, stdout or stderr reached --output-max-bytes\n"
+        "  125  rossoctl itself failed (bad flags included, as docker run does), an artifacts\n"
+        "       cap reached by a command that ended on its own included\n"
+        "  130  Interrupted: Ctrl-C\n"
         "The pod is deleted in every case unless --keep (through a short API outage too); the\n"
         "pod of a run that was killed (kill -9) is deleted by the next run in the namespace.");
     command->callback([&host, options, failureCode = command->failureCode()] {
@@ -367,7 +424,9 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
             ranCode = true;
             return status;
         });
-        host.setExitCode(ranCode ? code : failureCode);
+        // runCommand made an error under Ctrl-C the interrupt (130): that is no failure of ours.
+        const bool interrupted = code == kExitCancelled && context.cancelled();
+        host.setExitCode(ranCode || interrupted ? code : failureCode);
     });
 }
 

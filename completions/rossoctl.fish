@@ -101,7 +101,7 @@ function __rossoctl_valflags
         case 'sandbox verify'
             printf '%s\n' --egress-target --trusted-probe --timeout --require-runtime-class --junit --sarif --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox run'
-            printf '%s\n' --image --file --workdir --env --timeout --start-timeout --cpu --memory --runtime-class --artifacts --output-max-bytes --artifacts-max-bytes --artifacts-max-files --artifacts-max-file-bytes --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+            printf '%s\n' --image --file --workdir --env --timeout --start-timeout --cpu --memory --runtime-class --artifacts --output-max-bytes --artifacts-max-bytes --artifacts-max-files --artifacts-max-file-bytes --output -o --report --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox pool'
             printf '%s\n' --size --image --workdir --cpu --memory --runtime-class --lifetime --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox pool list'
@@ -303,11 +303,12 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts -r -F -d
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l keep -d 'Keep the pod afterwards (for debugging)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l stdin -d 'Pass this process\'s stdin to the command (e.g. code for python3 -)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l pool -d 'Take a warm sandbox from \'rossoctl sandbox pool\' when one matches (a SandboxClaim on its SandboxWarmPool, or a bare warm pod); --pool=NAME takes from the SandboxWarmPool NAME, whoever made it, on its pods\' image and limits (a shape flag given that differs is an error)'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l output-max-bytes -x -d 'With -o json: keep at most this much of stdout and of stderr (the rest is counted and reported as truncated)'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l output-max-bytes -x -d 'With -o json: capture at most this much of stdout and of stderr; reaching it stops the command (OutputCapReached, exit 125)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-bytes -x -d 'Refuse artifacts whose files add up to more than this'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-files -x -d 'Refuse artifacts with more entries (files, directories, links) than this'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-file-bytes -x -d 'Refuse an artifact file larger than this'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l output -s o -x -a 'json' -d 'json: {stdout, stderr, exitCode, timedOut, artifacts, artifactsPartial, durations}'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l output -s o -x -a 'json' -d 'json: the --report fields plus {stdout, stderr}; the command\'s output is captured (up to --output-max-bytes each), not streamed'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l report -r -F -d 'Write the run report (JSON for CI: exitCode, ended, image, imageID, node, runtimeClass, start (warm or cold) and coldStartReason, durations in ms, artifacts with bytes and sha256) to this file (0644, replaced atomically); the output still streams'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -a list -d 'List warm pools (SandboxWarmPools) with ready/wanted and what their pods run'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l help-all -d 'Help for every command'

@@ -132,29 +132,60 @@ bool podEnvDiffers(kube::Client& client, const json& sandbox, const json& templa
     return false;
 }
 
-std::string whyContainerKilled(const std::optional<json>& pod, const std::string& container) {
-    if (!pod) return "the pod was deleted";
-    if (terminating(*pod)) return "the pod is being deleted";
+namespace {
+
+std::string memoryLimitOf(const json& pod, const std::string& container) {
+    for (const auto& item : specOf(pod).value("containers", json::array())) {
+        if (!item.is_object() || (!container.empty() && item.value("name", "") != container))
+            continue;
+        const json limit = item.value("resources", json::object())
+                               .value("limits", json::object())
+                               .value("memory", json());
+        return limit.is_string() ? limit.get<std::string>() : std::string();
+    }
+    return {};
+}
+
+}  // namespace
+
+ContainerKill containerKill(const std::optional<json>& pod, const std::string& container) {
+    if (!pod) return {"Killed", "the pod was deleted", ""};
+    if (terminating(*pod)) return {"Killed", "the pod is being deleted", ""};
     const json status = pod->value("status", json::object());
     const std::string podReason = status.value("reason", "");
     if (podReason == "NodeLost" || podReason == "Evicted" || podReason == "DeadlineExceeded")
-        return fmt::format("the pod was stopped ({}: {})", podReason, status.value("message", ""));
+        return {podReason == "NodeLost" ? "Killed" : podReason,
+                fmt::format("the pod was stopped ({}: {})", podReason, status.value("message", "")),
+                ""};
     for (const auto& item : status.value("containerStatuses", json::array())) {
         if (!container.empty() && item.value("name", "") != container) continue;
         for (const char* when : {"state", "lastState"}) {
             const json terminated =
                 item.value(when, json::object()).value("terminated", json::object());
             const std::string reason = terminated.value("reason", "");
-            if (reason == "OOMKilled")
-                return "it ran out of memory (OOMKilled: the container's memory limit was hit)";
+            if (reason == "OOMKilled") {
+                const std::string limit = memoryLimitOf(*pod, container);
+                return {"OOMKilled",
+                        limit.empty()
+                            ? "it ran out of memory (OOMKilled: the container's memory limit was "
+                              "hit)"
+                            : fmt::format("it ran out of memory (OOMKilled: the container's "
+                                          "memory limit, {}, was hit)",
+                                          limit),
+                        limit};
+            }
             if (!reason.empty() && reason != "Completed")
-                return fmt::format("the container was terminated ({})", reason);
+                return {"Killed", fmt::format("the container was terminated ({})", reason), ""};
         }
     }
     for (const auto& condition : status.value("conditions", json::array()))
         if (condition.value("type", "") == "Ready" && condition.value("status", "") == "Unknown")
-            return "the pod's node stopped reporting (node lost)";
+            return {"Killed", "the pod's node stopped reporting (node lost)", ""};
     return {};
+}
+
+std::string whyContainerKilled(const std::optional<json>& pod, const std::string& container) {
+    return containerKill(pod, container).message;
 }
 
 std::string whyContainerKilled(kube::Client& client, const std::string& ns, const std::string& pod,

@@ -118,8 +118,8 @@ TEST_CASE(
              "python3", "-c", "open('out/a.txt', 'w').write('x'); b = bytearray(512 << 20)"});
         INFO(result.out << result.err);
         REQUIRE(result.exitCode == 137);
-        CHECK_THAT(result.err, Catch::Contains("note: the command was killed (exit 137): it ran "
-                                               "out of memory"));
+        CHECK_THAT(result.err, Catch::Contains("error: the run ended: OOMKilled (exit 137): it "
+                                               "ran out of memory"));
         CHECK(slurp(out / "a.txt") == "x");
         CHECK_THAT(result.err, Catch::Contains("the artifacts in " + out.string() +
                                                " are partial (1 file kept): the command was "

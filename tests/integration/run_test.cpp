@@ -274,6 +274,59 @@ TEST_CASE("sandbox run: 50 runs cold and 50 from a warm pool leave nothing behin
 
 // A project that requires gvisor (project create --runtime-class) refuses a run pod without it;
 // with --runtime-class the run's code sees gVisor's kernel, not the node's.
+TEST_CASE("sandbox run says why it ended and reports what ran", "[run][report]") {
+    harness::TestNamespace project("run-report", /*create=*/false);
+    const std::string ns = project.name();
+    createProject(ns);
+    const std::string dir = tempDir();
+    std::ofstream(dir + "/main.py") << kScript;
+
+    SECTION("a pod that allocates past --memory is OOMKilled: exit 137, with the limit") {
+        auto result = run(ns, {"--memory", "64Mi", "-o", "json", "--", "python3", "-c",
+                               "b = bytearray(512 << 20)"});
+        INFO(result.out << result.err);
+        REQUIRE(result.exitCode == 137);
+        const json out = json::parse(result.out);
+        CHECK(out["ended"]["reason"] == "OOMKilled");
+        CHECK(out["ended"]["memoryLimit"] == "64Mi");
+        CHECK_THAT(result.err, Catch::Contains("error: the run ended: OOMKilled (exit 137)"));
+        CHECK(runPodsLeft(ns) == 0);
+    }
+    SECTION("--report: the digest that ran, its node, a cold start, phases, artifact hashes") {
+        const std::string artifacts = dir + "/artifacts";
+        const std::string reportPath = dir + "/run.json";
+        auto result = run(ns, {"--file", dir + "/main.py", "--artifacts", artifacts, "--report",
+                               reportPath, "--", "python3", "main.py"});
+        INFO(result.out << result.err);
+        REQUIRE(result.exitCode == 3);
+        CHECK(result.out == "hello from stdout\n");  // the output still streams
+        const json report = json::parse(slurp(reportPath));
+        INFO(report.dump(2));
+        CHECK(report["exitCode"] == 3);
+        CHECK(report["ended"]["reason"] == "Exited");
+        CHECK_THAT(report["imageDigest"].get<std::string>(), Catch::Matches("sha256:[0-9a-f]{64}"));
+        CHECK_THAT(report["imageID"].get<std::string>(),
+                   Catch::Contains(report["imageDigest"].get<std::string>()));
+        CHECK(report["image"] == "docker.io/library/python:3.12-slim");
+        CHECK_FALSE(report["node"].get<std::string>().empty());
+        CHECK(report["start"] == "cold");
+        CHECK(report["durations"]["run"].get<long>() > 0);
+        CHECK(report["durations"]["total"].get<long>() >= report["durations"]["run"].get<long>());
+        REQUIRE(report["artifacts"].size() == 2);
+        for (const auto& artifact : report["artifacts"]) {
+            const std::string content =
+                slurp(artifacts + "/" + artifact["path"].get<std::string>());
+            CHECK(artifact["bytes"] == content.size());
+            CHECK(artifact["sha256"] == rossoctl::app::run::sha256Hex(content));
+        }
+        CHECK((fs::status(reportPath).permissions() & fs::perms::all) ==
+              (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+               fs::perms::others_read));
+        CHECK(runPodsLeft(ns) == 0);
+    }
+    fs::remove_all(dir);
+}
+
 TEST_CASE("sandbox run --runtime-class gvisor runs the code on a kernel of its own",
           "[run][gvisor]") {
     harness::TestNamespace project("run-gvisor", /*create=*/false);

@@ -181,7 +181,8 @@ TEST_CASE("sandbox run --pool: 50 runs through SandboxClaims, with their phases"
     REQUIRE(pool.exitCode == 0);
     std::map<std::string, std::vector<long>> phases;
     const char* kPhases[] = {"schedule", "upload", "run", "collect", "cleanup"};
-    int warm = 0;
+    int warm = 0, cold = 0;
+    std::vector<std::string> coldReasons;
     for (int i = 0; i < 50; ++i) {
         const auto start = std::chrono::steady_clock::now();
         auto result =
@@ -194,9 +195,24 @@ TEST_CASE("sandbox run --pool: 50 runs through SandboxClaims, with their phases"
         const json out = json::parse(result.out);
         phases["wall"].push_back(wall);
         for (const char* phase : kPhases) phases[phase].push_back(out["durations"][phase]);
-        if (out["warm"] == true && out.contains("claim")) ++warm;
+        CHECK(out.contains("claim"));
+        if (out["start"] == "warm" && out["warm"] == true) ++warm;
+        if (out["start"] == "cold" && out["warm"] == false) {
+            ++cold;
+            CHECK(out.contains("coldStartReason"));
+            coldReasons.push_back(out.value("coldStartReason", ""));
+        }
     }
-    CHECK(warm == 50);
+    // A claim is cold when the claim controller made it a new Sandbox (named after the claim,
+    // so its pod had to start): upstream does so when neither spare of the pool has a pod IP
+    // within the claim's 2 s grace, which a loaded node gives now and then as the pool refills
+    // behind back-to-back runs (issue 33's CI run, load 13-19 on 2 cores: 49 of 50 warm). A
+    // cold run's own pod start gives the spares time to come up, so colds stay rare; 40 still
+    // fails a pool that is bypassed or stops refilling.
+    CHECK(warm + cold == 50);
+    CHECK(warm >= 40);
+    std::cout << "SandboxClaim path: " << warm << " warm, " << cold << " cold\n";
+    for (const auto& reason : coldReasons) std::cout << "  cold: " << reason << "\n";
     CHECK(harness::eventually([&] { return names(run::sandboxClaims(), ns).empty(); }, 60));
     std::cout << "SandboxClaim path (50 runs of `-- true`)\n";
     for (auto& [phase, values] : phases) {

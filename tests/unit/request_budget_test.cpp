@@ -244,8 +244,9 @@ class ChildRequests {
 };
 
 // A SandboxWarmPool of the default run shape, as `sandbox pool` writes it when `ours`, else one
-// someone else made under the same name; a claim the controller binds to sandbox pool-abc.
-void serveWarmClaim(TestHost& host, bool ours) {
+// someone else made under the same name; a claim the controller binds to `sandbox` (pool-abc,
+// one of the pool's; a Sandbox named after the claim is one the controller made for it).
+void serveWarmClaim(TestHost& host, bool ours, const std::string& sandbox = "pool-abc") {
     host.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,
                    R"({"kind":"APIGroup","name":"extensions.agents.x-k8s.io",)"
                    R"("versions":[{"version":"v1beta1"}]})");
@@ -261,9 +262,9 @@ void serveWarmClaim(TestHost& host, bool ours) {
     host.server.onJson("POST", kClaims, 201, claim);
     host.server.onJson("GET", kClaims, 200, list({claim}));
     claim["metadata"]["resourceVersion"] = "9";
-    claim["status"] = {{"sandbox", {{"name", "pool-abc"}}}, {"conditions", readyCondition()}};
+    claim["status"] = {{"sandbox", {{"name", sandbox}}}, {"conditions", readyCondition()}};
     host.server.onStream("GET", kClaims + "?watch=true", {event("MODIFIED", claim)});
-    host.server.onExec("team1", "pool-abc", testing::execRan("", "", 0));
+    host.server.onExec("team1", sandbox, testing::execRan("", "", 0));
     host.server.on("DELETE", kClaims + "/rossoctl-run-x1", 200, "{}");
 }
 
@@ -371,4 +372,33 @@ TEST_CASE("sandbox run --pool: a pool rossoctl did not write still gets the work
     CHECK(host.server.execs[0].command == app::run::mountedCommandLine("/workspace"));
     CHECK(host.server.execs[1].command.back() == "true");
     CHECK(child.lines() == std::vector<std::string>{"DELETE " + kClaims + "/rossoctl-run-x1"});
+}
+
+TEST_CASE("sandbox run --pool -o json: a claim's Sandbox named after the claim is a cold start",
+          "[run][warm-pool][report]") {
+    // Upstream's claim controller names a Sandbox it creates for a claim after the claim; one
+    // it adopts from the pool keeps the pool's name (and labels the launch cold or warm so).
+    for (const auto& [sandbox, start] :
+         {std::pair<std::string, std::string>{"pool-abc", "warm"}, {"rossoctl-run-x1", "cold"}}) {
+        INFO(sandbox);
+        TestHost host;
+        serveWarmClaim(host, true, sandbox);
+        ChildRequests child(host);
+        const int exitCode = host.run({"sandbox", "run", "--pool", "-o", "json", "--", "true"});
+        INFO(host.err.str());
+        REQUIRE(exitCode == 0);
+        const json result = testing::printedJson(host.out.str());
+        CHECK(result["claim"] == "rossoctl-run-x1");
+        CHECK(result["pod"] == sandbox);
+        CHECK(result["start"] == start);
+        CHECK(result["warm"] == (start == "warm"));
+        CHECK(result.contains("coldStartReason") == (start == "cold"));
+        // Bound to a Ready claim, its pod runs: no wait for it, cold or warm (only the reaper
+        // lists pods).
+        CHECK(host.server.requestsTo("GET", kPods).size() == 1);
+        if (start == "cold")
+            CHECK(result["coldStartReason"].get<std::string>().find(
+                      "the claim controller created one from its template") != std::string::npos);
+        CHECK(child.lines() == std::vector<std::string>{"DELETE " + kClaims + "/rossoctl-run-x1"});
+    }
 }

@@ -140,8 +140,8 @@ TEST_CASE(
                     "python3", "big.py"}) == app::run::kExitKilled);
     REQUIRE(left.server.execs.size() == 4);
     CHECK(left.server.execs[1].command == app::run::oomEventsCommandLine());
-    CHECK(left.err.str().find("note: the command was killed (exit 137): it ran out of memory (the "
-                              "container's cgroup counts 1 OOM kill under --memory 64Mi)") !=
+    CHECK(left.err.str().find("error: the run ended: OOMKilled (exit 137): it ran out of memory "
+                              "(the container's cgroup counts 1 OOM kill under --memory 64Mi)") !=
           std::string::npos);
     CHECK(filesIn(dir.file("a")) == 1);
     CHECK(left.err.str().find("warning: the artifacts in " + dir.file("a") +

@@ -68,7 +68,7 @@ TEST_CASE("sandbox run and pool: every help example parses and validates", "[run
     const auto home = std::filesystem::current_path();
     std::filesystem::current_path(dir.path());
     const auto examples = testing::helpExamples(TestHost().help({"sandbox", "run"}));
-    CHECK(examples.size() == 3);
+    CHECK(examples.size() == 4);
     for (const auto& argv : examples) {
         TestHost host;
         std::string line;

@@ -71,15 +71,20 @@ std::string execStatus(int exitCode) {
 class ScriptedExec : public kube::UpgradedConnection {
   public:
     ScriptedExec(kube::HttpResponse handshake, std::string frames, bool waitForStdin,
-                 std::shared_ptr<std::string> stdinText, const FakeClock* hangingOn = nullptr)
+                 std::shared_ptr<std::string> stdinText, const FakeClock* hangingOn = nullptr,
+                 const kube::CancelFlag* cancel = nullptr)
         : handshake_(std::move(handshake)),
           frames_(std::move(frames)),
           stdinOpen_(waitForStdin),
           stdinText_(std::move(stdinText)),
-          hangingOn_(hangingOn) {}
+          hangingOn_(hangingOn),
+          cancel_(cancel) {}
     const kube::HttpResponse& handshake() const override { return handshake_; }
     size_t read(char* buffer, size_t size, std::chrono::milliseconds wait) override {
         if (hangingOn_ && offset_ == frames_.size() && ++quietReads_ <= 100'000) {
+            // As the real connection: Ctrl-C ends a read that finds nothing.
+            if (cancel_ && cancel_->cancelled())
+                throw kube::TransportError(kube::TransportError::Kind::Cancelled, "interrupted");
             hangingOn_->advance(wait);
             throw kube::TransportError(kube::TransportError::Kind::Timeout, "no frame yet");
         }
@@ -110,6 +115,7 @@ class ScriptedExec : public kube::UpgradedConnection {
     std::shared_ptr<std::string> stdinText_;
     kube::WsFrameParser written_;
     const FakeClock* hangingOn_;
+    const kube::CancelFlag* cancel_;
     int quietReads_ = 0;
 };
 
@@ -296,7 +302,8 @@ std::unique_ptr<kube::UpgradedConnection> RoutedServer::upgrade(const kube::Http
         frames += serverFrame(0x82, std::string(1, '\2') + script.stderrText);
     if (script.hangs) {
         if (!clock) throw std::logic_error("a hanging exec script needs RoutedServer::clock");
-        return std::make_unique<ScriptedExec>(handshake, frames, false, session.stdinText, clock);
+        return std::make_unique<ScriptedExec>(handshake, frames, false, session.stdinText, clock,
+                                              cancel);
     }
     frames += serverFrame(
         0x82, std::string(1, '\3') +

@@ -20,7 +20,7 @@ TEST_CASE("sandbox run: a bad flag and a bad value both exit 125, as its help sa
     CHECK(validated.run({"sandbox", "run", "--cpu", "0", "--", "ls"}) == app::run::kExitRunFailed);
     CHECK(validated.server.requests.empty());
     const std::string help = TestHost().help({"sandbox", "run"});
-    CHECK(help.find("125 rossoctl itself failed (bad flags included") != std::string::npos);
+    CHECK(help.find("125  rossoctl itself failed (bad flags included") != std::string::npos);
     // Every other command keeps 2 for a usage error.
     TestHost other;
     CHECK(commands::parseCommandLine(other.root(), {"sandbox", "list", "--bogus"}, other.out,

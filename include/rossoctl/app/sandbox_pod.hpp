@@ -59,6 +59,16 @@ std::string whyContainerKilled(kube::Client& client, const std::string& ns, cons
 std::string whyContainerKilled(const std::optional<nlohmann::json>& pod,
                                const std::string& container);
 
+// whyContainerKilled as data: `reason` is OOMKilled, Evicted, DeadlineExceeded or Killed (the
+// pod deleted, its node lost, another termination), empty when the pod does not say;
+// `memoryLimit` the container's limit from the pod's spec (with OOMKilled).
+struct ContainerKill {
+    std::string reason;
+    std::string message;
+    std::string memoryLimit;
+};
+ContainerKill containerKill(const std::optional<nlohmann::json>& pod, const std::string& container);
+
 // True when the spec asks for no pod (operatingMode Suspended, or replicas 0 on v1alpha1).
 bool suspendedInSpec(const nlohmann::json& sandbox);
 

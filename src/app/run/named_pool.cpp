@@ -234,6 +234,7 @@ NamedWarmPool resolveNamedWarmPool(kube::Client& client, const std::string& ns,
     }
     named.container = shape->container;
     named.ours = warmPoolWrittenByRossoctl(*pool, named.shape);
+    named.pool = *pool;
     return named;
 }
 

@@ -119,9 +119,9 @@ std::optional<ClaimedPod> claimWarmPod(kube::Client& client, const Clock& clock,
         if (*shorter >= deadline) shorter.reset();
         try {
             const std::string name = listedName(pod);
-            client.patch(kube::resources::pods(), ns, name, kube::PatchType::Json,
-                         claimPatch(claimer, shorter));
-            return ClaimedPod{name, deadline};
+            json claimed = client.patch(kube::resources::pods(), ns, name, kube::PatchType::Json,
+                                        claimPatch(claimer, shorter));
+            return ClaimedPod{name, std::move(claimed), deadline};
         } catch (const kube::ApiError& error) {
             // 422: the test op failed, someone else claimed it; 404/409: gone or changed.
             if (error.code() != 422 && error.code() != 409 && !error.isNotFound()) throw;

@@ -5,11 +5,13 @@
 #include <thread>
 
 #include "rossoctl/app/run/reap.hpp"
+#include "rossoctl/app/run/report.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/exec.hpp"
+#include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/kube/transport.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod_failure.hpp"
@@ -32,6 +34,12 @@ constexpr milliseconds kCleanupGrace{30'000};
 
 long ceilSeconds(milliseconds duration) {
     return static_cast<long>((duration.count() + 999) / 1000);
+}
+
+// 60s, 1500ms: a duration as a flag takes it.
+std::string durationText(milliseconds duration) {
+    return duration.count() % 1000 == 0 ? fmt::format("{}s", duration.count() / 1000)
+                                        : fmt::format("{}ms", duration.count());
 }
 
 // Why a pod will never get to Running, or empty while it still may.
@@ -85,14 +93,17 @@ class Run {
         if (request_.fromPool && request_.claimFromWarmPool) {
             const std::string pool =
                 request_.warmPool.empty() ? warmPoolName(request_.shape) : request_.warmPool;
-            const json claim =
-                createClaim(client_, clock_, request_.namespaceName, pool, timeoutSeconds);
-            outcome_.claim = claim.value("metadata", json::object()).value("name", "");
+            claim_ = createClaim(client_, clock_, request_.namespaceName, pool, timeoutSeconds);
+            outcome_.claim = claim_.value("metadata", json::object()).value("name", "");
             const auto sandbox = waitClaimedSandbox(
-                client_, clock_, cancel_, request_.namespaceName, claim, request_.startTimeout);
+                client_, clock_, cancel_, request_.namespaceName, claim_, request_.startTimeout);
             if (!sandbox) throw Cancelled{};
             outcome_.pod = *sandbox;  // upstream names a Sandbox's pod after it
-            outcome_.warm = true;
+            // A Sandbox the controller created for the claim is named after it; one adopted
+            // from the pool keeps the pool's name (upstream's claim controller).
+            outcome_.warm = *sandbox != outcome_.claim;
+            if (!outcome_.warm)
+                outcome_.coldStartReason = claimColdStartReason(claim_, request_.warmPoolAsFound);
             specIsOurs_ = request_.warmPoolIsOurs;
             return;
         }
@@ -103,6 +114,7 @@ class Run {
             if (claimed) {
                 outcome_.pod = claimed->name;
                 outcome_.warm = true;
+                podSeen_ = claimed->pod;
                 specIsOurs_ = true;  // a warm pod of reconcilePool's, of this shape
                 // Keep the pool at its size: the replacement starts while this run goes on.
                 client_.create(kube::resources::pods(), request_.namespaceName,
@@ -110,6 +122,11 @@ class Run {
                 return;
             }
             note("no warm pod matches this run; starting a new pod");
+            outcome_.coldStartReason =
+                "--pool found no SandboxWarmPool of this run's shape and no warm pod of it "
+                "Running with --timeout left before its deadline";
+        } else {
+            outcome_.coldStartReason = "a new pod for this run (no --pool)";
         }
         const std::string name = "rossoctl-run-" + randomSuffix(client_.random());
         json manifest = runPodManifest(name, request_.shape, timeoutSeconds);
@@ -134,7 +151,8 @@ class Run {
     }
 
     void waitRunning() {
-        if (outcome_.warm) return;  // claimed while Running
+        // Claimed while Running; a claim's Sandbox is Ready, warm or cold, once it is bound.
+        if (outcome_.warm || !outcome_.claim.empty()) return;
         kube::WaitOptions options;
         options.timeout = request_.startTimeout;
         options.cancel = cancel_;
@@ -148,7 +166,9 @@ class Run {
                 if (!pod) return false;
                 failure = podCannotRun(*pod);
                 last = pod->value("status", json::object()).value("phase", "Pending");
-                return !failure.empty() || containerRunning(*pod);
+                if (!containerRunning(*pod)) return !failure.empty();
+                podSeen_ = *pod;  // its image digest and node, for the report
+                return true;
             });
         if (result.outcome == kube::WaitOutcome::Cancelled) throw Cancelled{};
         if (!failure.empty()) throw Error(fmt::format("pod {}: {}", outcome_.pod, failure));
@@ -233,14 +253,27 @@ class Run {
                 return n;
             };
         }
-        const auto result = kube::execInPod(client_, request, io);
+        kube::ExecResult result;
+        try {
+            result = kube::execInPod(client_, request, io);
+        } catch (const OutputCapReached& cap) {
+            // The connection is closed on the way out; the command may still be writing.
+            outcome_.exitCode = kExitRunFailed;
+            outcome_.ended = {kEndedOutputCapReached,
+                              fmt::format("its {} reached --output-max-bytes and the command was "
+                                          "stopped",
+                                          cap.stream),
+                              ""};
+            stopLeftovers();
+            return;
+        }
         outcome_.timedOut = result.timedOut;
         outcome_.exitCode = result.timedOut ? kExitTimedOut : result.exitCode;
-        if (outcome_.exitCode == kExitKilled) {
-            outcome_.killedWhy = whyContainerKilled(client_, request_.namespaceName, outcome_.pod,
-                                                    request_.container);
-            if (outcome_.killedWhy.empty()) outcome_.killedWhy = oomKillsCounted();
-        }
+        if (result.timedOut)
+            outcome_.ended = {
+                kEndedTimedOut,
+                "the command ran longer than --timeout " + durationText(request_.timeout), ""};
+        if (outcome_.exitCode == kExitKilled) outcome_.ended = whyKilled();
         // The exec's end stops nothing in the container: what the code left running would go
         // on (writing its files, with --keep until the pod's deadline).
         if (outcome_.timedOut || outcome_.exitCode == kExitKilled) stopLeftovers();
@@ -257,7 +290,11 @@ class Run {
     void collect(milliseconds ranFor) {
         if (!request_.collect) return;
         std::string cut;
-        if (outcome_.timedOut)
+        if (outcome_.ended.reason == kEndedOutputCapReached)
+            cut =
+                "the command was stopped when its output reached --output-max-bytes; these are "
+                "the files it had written by then";
+        else if (outcome_.timedOut)
             cut =
                 "the command ran longer than --timeout and was killed; these are the files it "
                 "had written by then";
@@ -301,7 +338,55 @@ class Run {
         if (cancel_ && cancel_->cancelled()) throw Cancelled{};
     }
 
+    // For the report: the pod as the run last read it, or one GET when that does not name the
+    // digest that ran (a claimed Sandbox's pod, which the run never read). Best effort.
+    void learnRanPod() {
+        if (!request_.report) return;
+        if (!podSeen_ || ranPodOf(*podSeen_, request_.container).imageID.empty()) {
+            if (auto pod = readPod(); pod && *pod) podSeen_ = **pod;
+        }
+        if (podSeen_) outcome_.ran = ranPodOf(*podSeen_, request_.container);
+        if (outcome_.ran.image.empty()) outcome_.ran.image = request_.shape.image;
+    }
+
   private:
+    // The run's pod: nullopt when it could not be read, an empty optional inside when it is gone.
+    std::optional<std::optional<json>> readPod() {
+        try {
+            return client_.getIfExists(kube::resources::pods(), request_.namespaceName,
+                                       outcome_.pod);
+        } catch (const std::exception&) {
+            if (cancel_ && cancel_->cancelled()) throw Cancelled{};
+            return std::nullopt;
+        }
+    }
+
+    // Exit 137: who sent the SIGKILL, as the pod's status (or its cgroup) tells.
+    RunEnding whyKilled() {
+        const auto pod = readPod();
+        if (pod && *pod) podSeen_ = **pod;
+        ContainerKill kill = pod ? containerKill(*pod, request_.container) : ContainerKill{};
+        // A claim's Sandbox and pod go when the claim's shutdownTime passes.
+        const std::string shutdown = claimShutdownTime(claim_);
+        const auto shutdownAt = kube::parseTimestamp(shutdown);
+        const bool podGoing = pod && (!*pod || terminating(**pod));
+        if (podGoing && shutdownAt && clock_.now() >= *shutdownAt)
+            return {kEndedDeadlineExceeded,
+                    fmt::format("the pod was deleted at its claim's shutdownTime {}", shutdown),
+                    ""};
+        if (!kill.reason.empty()) {
+            if (kill.reason == kEndedOOMKilled && kill.memoryLimit.empty())
+                kill.memoryLimit = request_.shape.memory;
+            return {kill.reason, kill.message, kill.memoryLimit};
+        }
+        if (const std::string oom = oomKillsCounted(); !oom.empty())
+            return {kEndedOOMKilled, oom, request_.shape.memory};
+        return {kEndedKilled,
+                "it got SIGKILL (exit 137); the pod's status does not say from whom (kill -9 "
+                "inside the sandbox?)",
+                ""};
+    }
+
     // The OOM killer may take only the command and leave the container (and its status)
     // running: the container's cgroup still counts the kill. Best effort, for a message.
     std::string oomKillsCounted() {
@@ -352,6 +437,8 @@ class Run {
     RunCallbacks& callbacks_;
     RunOutcome& outcome_;
     json created_;                   // the run pod as its POST returned it (a cold run)
+    json claim_ = json::object();    // the SandboxClaim as its POST returned it (a claimed run)
+    std::optional<json> podSeen_;    // the run's pod as last read, running
     std::string uploadWithCommand_;  // files and env for the command's stdin, see upload()
     bool specIsOurs_ = false;        // rossoctl wrote the pod's spec: its work dir is an emptyDir
 };
@@ -513,6 +600,7 @@ RunOutcome runInPod(const RunClients& clients, const Clock& clock, const kube::C
         run.checkCancelled();
         run.collect(outcome.durations.run);
         outcome.durations.collect = watch.lap();
+        run.learnRanPod();
     } catch (const Cancelled&) {
         outcome.cancelled = true;
     } catch (const kube::TransportError& error) {
@@ -529,44 +617,13 @@ RunOutcome runInPod(const RunClients& clients, const Clock& clock, const kube::C
             throw;
         }
     }
-    if (outcome.cancelled) outcome.exitCode = kExitInterrupted;
+    if (outcome.cancelled) {
+        outcome.exitCode = kExitInterrupted;
+        outcome.ended = {kEndedInterrupted, "interrupted (Ctrl-C)", ""};
+    }
     cleanup();
     tellReaperNotes();
     return outcome;
-}
-
-json runResultJson(const RunOutcome& outcome, const CappedText& stdoutText,
-                   const CappedText& stderrText) {
-    json artifacts = json::array();
-    for (const auto& artifact : outcome.artifacts)
-        artifacts.push_back(
-            {{"path", artifact.path}, {"bytes", artifact.bytes}, {"sha256", artifact.sha256}});
-    const auto& d = outcome.durations;
-    json result = {{"stdout", stdoutText.text},
-                   {"stderr", stderrText.text},
-                   {"exitCode", outcome.exitCode},
-                   {"timedOut", outcome.timedOut},
-                   {"artifacts", artifacts},
-                   {"artifactsPartial", !outcome.artifactsPartial.empty()},
-                   {"durations",
-                    {{"schedule", d.schedule.count()},
-                     {"upload", d.upload.count()},
-                     {"run", d.run.count()},
-                     {"collect", d.collect.count()},
-                     {"cleanup", d.cleanup.count()}}},
-                   {"pod", outcome.pod},
-                   {"warm", outcome.warm}};
-    if (!outcome.claim.empty()) result["claim"] = outcome.claim;
-    if (!outcome.rejected.empty()) result["rejectedArtifacts"] = outcome.rejected;
-    if (!outcome.artifactsPartial.empty())
-        result["artifactsPartialReason"] = outcome.artifactsPartial;
-    for (const auto& [name, capped] :
-         {std::pair{"stdout", &stdoutText}, std::pair{"stderr", &stderrText}}) {
-        if (capped->dropped == 0) continue;
-        result[std::string(name) + "Truncated"] = true;
-        result[std::string(name) + "DroppedBytes"] = capped->dropped;
-    }
-    return result;
 }
 
 }  // namespace rossoctl::app::run

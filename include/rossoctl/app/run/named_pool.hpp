@@ -49,7 +49,8 @@ std::vector<WarmPoolEntry> listWarmPools(kube::Client& client, const std::string
 struct NamedWarmPool {
     RunPodShape shape;  // the run's on this pool's pods: the flags given, the pool's otherwise
     std::string container;
-    bool ours = false;  // written by `sandbox pool` for this shape (its work dir an emptyDir)
+    bool ours = false;    // written by `sandbox pool` for this shape (its work dir an emptyDir)
+    nlohmann::json pool;  // as read, for why a claim on it cold-started
 };
 // `sandbox run --pool=NAME` before anything is claimed: the pool and its template. Throws Error
 // when there is no such pool (naming those in ns), no template, a shape flag given that its

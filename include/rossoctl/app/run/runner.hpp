@@ -56,6 +56,41 @@ struct RunRequest {
     // leave the claim's DELETE to the caller (releasePending, release.hpp) so that the exit
     // does not wait for it.
     bool releaseClaimAfterExit = false;
+    // -o json or --report: learn the digest, node and runtime class that ran (RunOutcome::ran);
+    // one GET of the pod after the command when what the run already read does not say.
+    bool report = false;
+    // With claimFromWarmPool: the pool as the run found it, to say why a claim cold-started.
+    std::optional<nlohmann::json> warmPoolAsFound;
+};
+
+// Why a run ended (RunOutcome::ended.reason), each with its exit code.
+inline constexpr const char* kEndedExited = "Exited";        // the command's own exit status
+inline constexpr const char* kEndedTimedOut = "TimedOut";    // 124
+inline constexpr const char* kEndedOOMKilled = "OOMKilled";  // 137
+inline constexpr const char* kEndedDeadlineExceeded = "DeadlineExceeded";  // 137
+inline constexpr const char* kEndedEvicted = "Evicted";                    // 137
+inline constexpr const char* kEndedKilled = "Killed";  // 137, by someone the pod does not name
+inline constexpr const char* kEndedOutputCapReached = "OutputCapReached";  // 125
+inline constexpr const char* kEndedInterrupted = "Interrupted";            // 130
+
+struct RunEnding {
+    std::string reason = kEndedExited;
+    std::string message;      // one line for stderr; empty for Exited
+    std::string memoryLimit;  // OOMKilled: the container's limit
+};
+
+// Thrown by a RunCallbacks output callback when what it keeps reached its cap: the run stops
+// the command and ends with OutputCapReached.
+struct OutputCapReached {
+    std::string stream;  // stdout or stderr
+};
+
+// What the report says of the pod that ran (read from objects the run had, or one GET).
+struct RanPod {
+    std::string image;    // the reference the pod asked for
+    std::string imageID;  // the container status's imageID: the digest that ran
+    std::string node;
+    std::string runtimeClass;  // empty: the node's default
 };
 
 struct RunPhases {
@@ -67,12 +102,14 @@ struct RunOutcome {
     bool timedOut = false;
     bool cancelled = false;
     std::string pod;
-    bool warm = false;     // claimed from the pool
-    std::string claim;     // the SandboxClaim that holds the pod's Sandbox, if any
-    bool deleted = false;  // the pod is gone (not --keep)
+    bool warm = false;            // claimed from the pool (for a claim: the Sandbox it adopted)
+    std::string coldStartReason;  // when not warm: why the run started a new pod
+    std::string claim;            // the SandboxClaim that holds the pod's Sandbox, if any
+    bool deleted = false;         // the pod is gone (not --keep)
     // releaseClaimAfterExit: the claim is still there for the caller to release.
     bool releasePending = false;
-    std::string killedWhy;  // exit 137: who killed the command, when the pod's status tells
+    RunEnding ended;
+    RanPod ran;  // with RunRequest::report
     std::vector<Artifact> artifacts;
     std::vector<std::string> rejected;
     // Why `artifacts` are not all the run meant to leave (the command timed out or was
@@ -130,11 +167,10 @@ struct CappedText {
     uint64_t dropped = 0;
 };
 
-// {stdout, stderr, exitCode, timedOut, artifacts: [{path, bytes, sha256}], artifactsPartial,
-// durations: {...}}, plus artifactsPartialReason when partial, and stdoutTruncated/
-// stdoutDroppedBytes (and for stderr) when a cap cut the output.
+// -o json: the report (report.hpp) plus {stdout, stderr}, and stdoutTruncated/stdoutDroppedBytes
+// (and for stderr) when a cap cut the output.
 nlohmann::json runResultJson(const RunOutcome& outcome, const CappedText& stdoutText,
-                             const CappedText& stderrText);
+                             const CappedText& stderrText, const std::string& namespaceName = {});
 
 // Warm pool: pods of `shape` labelled rossoctl.dev/pool=warm.
 struct PoolStatus {
@@ -149,6 +185,7 @@ PoolStatus reconcilePool(kube::Client& client, const std::string& ns, const RunP
                          int size, long lifetimeSeconds);
 struct ClaimedPod {
     std::string name;
+    nlohmann::json pod;            // as the claim's PATCH returned it
     long poolLifetimeSeconds = 0;  // the warm pod's own deadline, for its replacement
 };
 // Claims one Running warm pod whose deadline leaves room for the run; nullopt when none.
