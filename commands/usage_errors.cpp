@@ -150,8 +150,11 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
     }
     // kubectl's words for extra arguments: cobra's NoArgs and MaximumNArgs, in the user's order
     // (CLI11 lists them reversed).
+    // A command with subcommands that also runs on its own words (sandbox pool [NAME] beside
+    // sandbox pool list) is held to its own arguments, not asked for a subcommand.
+    const bool runsAlone = app->get_subcommands(visible).empty() || takesArguments(app);
     const size_t capacity = argumentCapacity(app);
-    if (arguments.size() > capacity && app->get_subcommands(visible).empty()) {
+    if (arguments.size() > capacity && runsAlone) {
         if (capacity == 0)
             return Mistake{fmt::format("unknown command \"{}\" for \"{}\"", arguments[0], where),
                            where};
@@ -159,7 +162,7 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
                                    capacity, arguments.size(), arguments[capacity]),
                        where};
     }
-    if (!app->get_subcommands(visible).empty() && app != &root) {
+    if (!runsAlone && app != &root) {
         std::string commands;
         for (const CLI::App* sub : app->get_subcommands(visible))
             commands += (commands.empty() ? "" : ", ") + sub->get_name();
