@@ -35,20 +35,17 @@ struct PoolOptions {
 int runWarmPool(app::Context& context, const PoolOptions& options, app::run::RunPodShape shape,
                 const std::string& ns, std::chrono::milliseconds timeout, long lifetimeSeconds) {
     const std::string name = options.name.empty() ? app::run::warmPoolName(shape) : options.name;
-    app::run::WarmPoolStatus status;
-    if (options.name.empty()) {
-        status =
-            app::run::reconcileWarmPool(context.client(), ns, shape, options.size, lifetimeSeconds);
-    } else {
-        const auto named = app::run::reconcileNamedWarmPool(
-            context.client(), ns, name, shape, options.given, options.size, lifetimeSeconds);
-        if (!named) {
-            context.out() << fmt::format("SandboxWarmPool {} in {}: not there, nothing to delete\n",
-                                         name, ns);
-            return 0;
-        }
-        status = *named;
+    // The shape's own pool is named after every flag: one of that name keeps all of them.
+    const app::run::ShapeFlags given =
+        options.name.empty() ? app::run::ShapeFlags{true, true, true, true, true} : options.given;
+    const auto named = app::run::reconcileNamedWarmPool(context.client(), ns, name, shape, given,
+                                                        options.size, lifetimeSeconds);
+    if (!named) {
+        context.out() << fmt::format("SandboxWarmPool {} in {}: not there, nothing to delete\n",
+                                     name, ns);
+        return 0;
     }
+    const app::run::WarmPoolStatus status = *named;
     if (options.size == 0) {
         context.out() << fmt::format("SandboxWarmPool {} in {}: deleted (with its template)\n",
                                      name, ns);

@@ -29,11 +29,18 @@ std::string stringAt(const json& object, const char* key) {
                : "";
 }
 
+// A member that is an object, else an empty one: the server's fields may be of any type.
+json objectAt(const json& object, const char* key) {
+    const auto found = object.is_object() ? object.find(key) : object.end();
+    return object.is_object() && found != object.end() && found->is_object() ? *found
+                                                                             : json::object();
+}
+
 std::string countAt(const json& object, const char* key, const std::string& unset) {
     const auto found = object.is_object() ? object.find(key) : object.end();
-    return object.is_object() && found != object.end() && found->is_number_integer()
-               ? std::to_string(found->get<long long>())
-               : unset;
+    // Written as the server sent it (a uint64 past long long's range too), digits only.
+    return object.is_object() && found != object.end() && found->is_number_integer() ? found->dump()
+                                                                                     : unset;
 }
 
 ui::Table poolTable(bool allNamespaces) {
@@ -51,9 +58,9 @@ ui::Table poolTable(bool allNamespaces) {
 void addPoolRow(ui::Table& table, const app::run::WarmPoolEntry& entry, bool allNamespaces,
                 std::chrono::system_clock::time_point now) {
     const json& pool = entry.pool;
-    const json metadata = pool.value("metadata", json::object());
-    const json spec = pool.value("spec", json::object());
-    const json status = pool.value("status", json::object());
+    const json metadata = objectAt(pool, "metadata");
+    const json spec = objectAt(pool, "spec");
+    const json status = objectAt(pool, "status");
     const auto created = kube::parseTimestamp(stringAt(metadata, "creationTimestamp"));
     const std::string age =
         created ? ui::formatAge(std::chrono::duration_cast<std::chrono::seconds>(now - *created))
@@ -70,11 +77,10 @@ void addPoolRow(ui::Table& table, const app::run::WarmPoolEntry& entry, bool all
     } else {
         row.insert(row.end(), {"<no template>", "", "", ""});
     }
-    const json labels = metadata.value("labels", json::object());
-    row.insert(row.end(),
-               {age, value(stringAt(spec.value("sandboxTemplateRef", json::object()), "name")),
-                entry.shape ? value(entry.shape->shape.workdir) : "",
-                value(stringAt(labels, model::kManagedByLabel))});
+    const json labels = objectAt(metadata, "labels");
+    row.insert(row.end(), {age, value(stringAt(objectAt(spec, "sandboxTemplateRef"), "name")),
+                           entry.shape ? value(entry.shape->shape.workdir) : "",
+                           value(stringAt(labels, model::kManagedByLabel))});
     if (allNamespaces) row.insert(row.begin(), stringAt(metadata, "namespace"));
     table.rows.push_back(std::move(row));
 }

@@ -125,6 +125,14 @@ void choosePool(app::Context& context, const RunOptions& options, app::run::RunR
         request.claimFromWarmPool = pool.has_value();
         request.warmPoolIsOurs = pool && app::run::warmPoolWrittenByRossoctl(*pool, request.shape);
         request.warmPoolAsFound = pool;
+        // A pool under the shape's name that `sandbox pool` did not write may run anything:
+        // its template must run this shape, every flag as if given.
+        if (pool && !request.warmPoolIsOurs)
+            request.container =
+                app::run::resolveWarmPool(context.client(), request.namespaceName,
+                                          app::run::warmPoolName(request.shape), *pool,
+                                          request.shape, {true, true, true, true, true})
+                    .container;
         return;
     }
     if (!served)

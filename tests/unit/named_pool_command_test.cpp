@@ -112,13 +112,13 @@ TEST_CASE("sandbox pool NAME makes the template and pool under that name", "[run
     const json made = json::parse(host.server.requestsTo("PATCH", kTemplates + "/py").front().body);
     CHECK(made["spec"]["podTemplate"]["spec"]["containers"][0]["image"] == "busybox:1.36");
 
-    TestHost unnamed;  // without NAME: as before, named after the shape, no GET first
+    TestHost unnamed;  // without NAME: named after the shape, and looked at first the same way
     serveExtensions(unnamed);
     const std::string derived = app::run::warmPoolName(app::run::RunPodShape{});
     unnamed.server.on("PATCH", kTemplates + "/" + derived, 200, "{}");
     unnamed.server.on("PATCH", kPools + "/" + derived, 200, "{}");
     REQUIRE(unnamed.run({"sandbox", "pool", "--size", "1"}) == 0);
-    CHECK(unnamed.sent().size() == 3);
+    CHECK(unnamed.sent().size() == 5);
     CHECK(unnamed.out.str() == "SandboxWarmPool " + derived + " in team1: 1 wanted, 0 ready\n");
 }
 

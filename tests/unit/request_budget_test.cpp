@@ -256,6 +256,10 @@ void serveWarmClaim(TestHost& host, bool ours, const std::string& sandbox = "poo
     if (!ours) pool["metadata"].erase("labels");
     pool["metadata"]["namespace"] = "team1";
     host.server.onJson("GET", kExtensions + "/sandboxwarmpools/" + poolName, 200, pool);
+    // A pool rossoctl did not write is taken only when its template runs the run's shape.
+    if (!ours)
+        host.server.onJson("GET", kExtensions + "/sandboxtemplates/" + poolName, 200,
+                           app::run::sandboxTemplateManifest(kDefaultShape, 3600));
     json claim = {{"metadata",
                    {{"name", "rossoctl-run-x1"}, {"namespace", "team1"}, {"resourceVersion", "7"}}},
                   {"spec", {{"warmPoolRef", {{"name", poolName}}}}}};
@@ -368,6 +372,10 @@ TEST_CASE("sandbox run --pool: a pool rossoctl did not write still gets the work
     serveWarmClaim(host, false);
     ChildRequests child(host);
     REQUIRE(host.run({"sandbox", "run", "--pool", "--", "true"}) == 0);
+    CHECK(host.server
+              .requestsTo(
+                  "GET", kExtensions + "/sandboxtemplates/" + app::run::warmPoolName(kDefaultShape))
+              .size() == 1);
     REQUIRE(host.server.execs.size() == 2);
     CHECK(host.server.execs[0].command == app::run::mountedCommandLine("/workspace"));
     CHECK(host.server.execs[1].command.back() == "true");

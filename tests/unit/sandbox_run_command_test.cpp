@@ -200,13 +200,17 @@ TEST_CASE("sandbox pool applies a SandboxTemplate and SandboxWarmPool where they
         host.server.requestsTo("PATCH", kExtensions + "/sandboxwarmpools/" + name).front().body);
     CHECK(pool["spec"]["replicas"] == 3);
 
-    TestHost empty;  // --size 0: both go; one already gone is not an error
+    TestHost empty;  // --size 0: what is there of rossoctl's goes; the template already gone
     empty.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,
                     R"({"kind":"APIGroup","name":"extensions.agents.x-k8s.io",)"
                     R"("versions":[{"version":"v1beta1"}]})");
+    empty.server.onJson("GET", kExtensions + "/sandboxwarmpools/" + name, 200,
+                        app::run::sandboxWarmPoolManifest(
+                            {app::run::kDefaultRunImage, "500m", "512Mi", "/workspace"}, 3));
     empty.server.on("DELETE", kExtensions + "/sandboxwarmpools/" + name, 200, "{}");
     REQUIRE(empty.run({"sandbox", "pool", "--size", "0"}) == 0);
-    CHECK(empty.server.writes().size() == 2);
+    CHECK(empty.server.writes() ==
+          std::vector<std::string>{"DELETE " + kExtensions + "/sandboxwarmpools/" + name});
     CHECK(empty.out.str().find("deleted (with its template)") != std::string::npos);
 }
 

@@ -10,6 +10,7 @@
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/model/validation.hpp"
+#include "rossoctl/terminal_escape.hpp"
 
 namespace rossoctl::app::run {
 
@@ -19,6 +20,21 @@ namespace {
 
 // A pool's name list in an error stays one readable line.
 constexpr size_t kNamesShown = 10;
+
+// The server's words in an error: its control characters and line breaks shown, not obeyed, so
+// none can pose as a line of rossoctl's own (the error's printer keeps line breaks).
+std::string shown(const std::string& serverText) {
+    return escapeForTerminal(serverText);
+}
+
+// "a, b, c and 4 more": at most kNamesShown of them, each escaped.
+std::string listed(const std::vector<std::string>& names) {
+    std::string out;
+    for (size_t i = 0; i < names.size() && i < kNamesShown; ++i)
+        out += (i ? ", " : "") + shown(names[i]);
+    if (names.size() > kNamesShown) out += fmt::format(" and {} more", names.size() - kNamesShown);
+    return out;
+}
 
 // The server's objects are read defensively: a field of another type counts as unset.
 const json& member(const json& object, const char* key) {
@@ -76,12 +92,16 @@ std::string poolsThere(kube::Client& client, const std::string& ns) {
             "there is no SandboxWarmPool in {}; make one with: rossoctl sandbox pool NAME -n {} "
             "--size N",
             ns, ns);
-    std::string shown;
-    for (size_t i = 0; i < names.size() && i < kNamesShown; ++i)
-        shown += (i ? ", " : "") + names[i];
-    if (names.size() > kNamesShown)
-        shown += fmt::format(" and {} more", names.size() - kNamesShown);
-    return fmt::format("pools in {}: {} (rossoctl sandbox pool list -n {})", ns, shown, ns);
+    return fmt::format("pools in {}: {} (rossoctl sandbox pool list -n {})", ns, listed(names), ns);
+}
+
+bool isDnsLabel(const std::string& text) {
+    try {
+        model::validateDnsLabel(text, "name");
+        return true;
+    } catch (const UsageError&) {
+        return false;
+    }
 }
 
 std::string joined(const std::vector<std::string>& parts) {
@@ -90,10 +110,15 @@ std::string joined(const std::vector<std::string>& parts) {
     return out;
 }
 
+// Deletes the object as it was read (its UID a precondition): one that replaced it since, which
+// rossoctl has not looked at, is left alone.
 void removeIfThere(kube::Client& client, const kube::ResourceRef& ref, const std::string& ns,
-                   const std::string& name) {
+                   const std::string& name, const json& object) {
+    kube::DeleteOptions options;
+    options.preconditionUid = text(member(object, "metadata"), "uid");
+    if (options.preconditionUid->empty()) options.preconditionUid.reset();
     try {
-        client.remove(ref, ns, name, {});
+        client.remove(ref, ns, name, options);
     } catch (const kube::ApiError& error) {
         if (!error.isNotFound()) throw;
     }
@@ -135,8 +160,8 @@ std::vector<std::string> shapeDifferences(const RunPodShape& wanted, const RunPo
                              const std::string& has, bool quantity) {
         if (!flag || (quantity ? sameQuantity(want, has) : want == has)) return;
         differences.push_back(fmt::format("{} {} (the pool's: {})", name,
-                                          want.empty() ? "\"\"" : want,
-                                          has.empty() ? "none" : has));
+                                          want.empty() ? "\"\"" : shown(want),
+                                          has.empty() ? "none" : shown(has)));
     };
     compare(given.image, "--image", wanted.image, have.image, false);
     compare(given.cpu, "--cpu", wanted.cpu, have.cpu, true);
@@ -185,19 +210,31 @@ NamedWarmPool resolveNamedWarmPool(kube::Client& client, const std::string& ns,
     if (!pool)
         throw Error(fmt::format("SandboxWarmPool {} not found in {}; {}", name, ns,
                                 poolsThere(client, ns)));
-    const std::string templateName = templateRefOf(*pool);
-    const auto object = templateName.empty()
-                            ? std::nullopt
-                            : client.getIfExists(sandboxTemplates(), ns, templateName);
+    return resolveWarmPool(client, ns, name, *pool, requested, given);
+}
+
+NamedWarmPool resolveWarmPool(kube::Client& client, const std::string& ns, const std::string& name,
+                              const json& pool, const RunPodShape& requested,
+                              const ShapeFlags& given) {
+    const std::string templateName = templateRefOf(pool);
+    // A name the API could not have given is no object's: never a path to send.
+    const auto object = model::isDnsSubdomain(templateName)
+                            ? client.getIfExists(sandboxTemplates(), ns, templateName)
+                            : std::nullopt;
     if (!object)
         throw Error(fmt::format(
             "SandboxWarmPool {} in {} refers to SandboxTemplate \"{}\", which is not there: it "
             "has no sandboxes to take; see kubectl -n {} describe sandboxwarmpool {}",
-            name, ns, templateName, ns, name));
+            name, ns, shown(templateName), ns, name));
     const auto shape = templateShape(*object);
     if (!shape || shape->container.empty())
         throw Error(fmt::format("SandboxTemplate {} of SandboxWarmPool {} in {} names no container",
                                 templateName, name, ns));
+    if (!isDnsLabel(shape->container))
+        throw Error(fmt::format(
+            "SandboxTemplate {} of SandboxWarmPool {} in {} names its container \"{}\", which "
+            "no pod can have",
+            templateName, name, ns, shown(shape->container)));
     // The work dir is not the pool's to match: any of its mounts will do (checked below).
     ShapeFlags compared = given;
     compared.workdir = false;
@@ -218,23 +255,30 @@ NamedWarmPool resolveNamedWarmPool(kube::Client& client, const std::string& ns,
     take(given.memory, named.shape.memory, shape->shape.memory);
     take(given.workdir, named.shape.workdir, shape->shape.workdir);
     if (!given.runtimeClass) named.shape.runtimeClass = shape->shape.runtimeClass;
+    // What the template gives goes where the flags' values go (exec arguments, messages): held
+    // to the flags' rules.
+    try {
+        validateRunPodShape(named.shape);
+    } catch (const UsageError& error) {
+        throw Error(fmt::format(
+            "SandboxWarmPool {} in {}: its template (SandboxTemplate {}) gives what a run cannot "
+            "use: {}; give that flag yourself, or take another pool",
+            name, ns, templateName, shown(error.what())));
+    }
     // The run's files go to the work dir: on a pod made from someone else's template it must be
     // a volume (the image's own directories may be read-only or shared with what it ships).
     const auto& mounts = shape->mounts;
-    if (std::find(mounts.begin(), mounts.end(), named.shape.workdir) == mounts.end()) {
-        std::string listed;
-        for (const auto& mount : mounts) listed += (listed.empty() ? "" : ", ") + mount;
+    if (std::find(mounts.begin(), mounts.end(), named.shape.workdir) == mounts.end())
         throw Error(fmt::format(
             "SandboxWarmPool {} in {}: its pods mount nothing at {}, where the run's files go; "
             "{}",
             name, ns, named.shape.workdir,
             mounts.empty() ? "mount an emptyDir in its template (SandboxTemplate " + templateName +
                                  ") and give that path as --workdir"
-                           : "give --workdir one of its mounts: " + listed));
-    }
+                           : "give --workdir one of its mounts: " + listed(mounts)));
     named.container = shape->container;
-    named.ours = warmPoolWrittenByRossoctl(*pool, named.shape);
-    named.pool = *pool;
+    named.ours = warmPoolWrittenByRossoctl(pool, named.shape);
+    named.pool = pool;
     return named;
 }
 
@@ -257,8 +301,8 @@ std::optional<WarmPoolStatus> reconcileNamedWarmPool(kube::Client& client, const
             name, ns));
     if (size == 0) {
         if (!pool && !object) return std::nullopt;
-        if (pool) removeIfThere(client, sandboxWarmPools(), ns, name);
-        if (object) removeIfThere(client, sandboxTemplates(), ns, name);
+        if (pool) removeIfThere(client, sandboxWarmPools(), ns, name, *pool);
+        if (object) removeIfThere(client, sandboxTemplates(), ns, name, *object);
         return WarmPoolStatus{};
     }
     // A resize keeps the pool's shape: a changed image would leave its spares on the old one.

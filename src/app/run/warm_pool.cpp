@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
 #include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/run/artifacts.hpp"
 #include "rossoctl/app/run/reap.hpp"
@@ -125,29 +129,26 @@ json sandboxClaimManifest(const std::string& pool,
     return object;
 }
 
-WarmPoolStatus warmPoolStatus(const json& pool) {
-    const json status = pool.value("status", json::object());
-    return {status.value("replicas", 0), status.value("readyReplicas", 0)};
+namespace {
+
+// A count the server wrote: what is not a whole number counts as 0, and a huge one as the
+// most an int holds (never a narrowing that wraps, or a float's undefined conversion).
+int countAt(const json& object, const char* key) {
+    const auto found = object.is_object() ? object.find(key) : object.end();
+    if (!object.is_object() || found == object.end()) return 0;
+    if (found->is_number_unsigned())
+        return static_cast<int>(std::min<uint64_t>(found->get<uint64_t>(), INT_MAX));
+    if (found->is_number_integer())
+        return static_cast<int>(std::clamp<int64_t>(found->get<int64_t>(), 0, INT_MAX));
+    return 0;
 }
 
-WarmPoolStatus reconcileWarmPool(kube::Client& client, const std::string& ns,
-                                 const RunPodShape& shape, int size, long lifetimeSeconds) {
-    const std::string name = warmPoolName(shape);
-    if (size == 0) {
-        for (const auto& ref : {sandboxWarmPools(), sandboxTemplates()}) {
-            try {
-                client.remove(ref, ns, name, {});
-            } catch (const kube::ApiError& error) {
-                if (!error.isNotFound()) throw;
-            }
-        }
-        return {};
-    }
-    kube::WriteOptions apply;
-    apply.force = true;  // rossoctl owns these objects
-    client.apply(sandboxTemplates(), ns, sandboxTemplateManifest(shape, lifetimeSeconds), apply);
-    return warmPoolStatus(
-        client.apply(sandboxWarmPools(), ns, sandboxWarmPoolManifest(shape, size), apply));
+}  // namespace
+
+WarmPoolStatus warmPoolStatus(const json& pool) {
+    const auto status = pool.is_object() ? pool.find("status") : pool.end();
+    if (!pool.is_object() || status == pool.end()) return {};
+    return {countAt(*status, "replicas"), countAt(*status, "readyReplicas")};
 }
 
 std::optional<json> findWarmPool(kube::Client& client, bool extensionsServed, const std::string& ns,
@@ -171,14 +172,18 @@ bool writtenBySandboxPool(const json& object) {
 
 bool warmPoolWrittenByRossoctl(const json& pool, const RunPodShape& shape) {
     if (!writtenBySandboxPool(pool)) return false;
-    const json metadata = pool.value("metadata", json::object());
-    const json annotations = metadata.value("annotations", json::object());
-    if (!annotations.is_object()) return false;
-    const std::string name = metadata.value("name", "");
-    return annotations.value(kPoolShapeAnnotation, "") == shapeKey(shape) && !name.empty() &&
-           pool.value("spec", json::object())
-                   .value("sandboxTemplateRef", json::object())
-                   .value("name", "") == name;
+    // Any member may be of another type: what is not an object has no members, and only
+    // strings compare equal below.
+    static const json none;
+    const auto member = [](const json& object, const char* key) -> const json& {
+        const auto found = object.is_object() ? object.find(key) : object.end();
+        return object.is_object() && found != object.end() ? *found : none;
+    };
+    const json& metadata = member(pool, "metadata");
+    const json& name = member(metadata, "name");
+    return name.is_string() && !name.get<std::string>().empty() &&
+           member(member(member(pool, "spec"), "sandboxTemplateRef"), "name") == name &&
+           member(member(metadata, "annotations"), kPoolShapeAnnotation) == json(shapeKey(shape));
 }
 
 json createClaim(kube::Client& client, const Clock& clock, const std::string& ns,

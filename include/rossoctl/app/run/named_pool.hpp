@@ -58,6 +58,10 @@ struct NamedWarmPool {
 NamedWarmPool resolveNamedWarmPool(kube::Client& client, const std::string& ns,
                                    const std::string& name, const RunPodShape& requested,
                                    const ShapeFlags& given);
+// The same for `pool` (SandboxWarmPool `name`) as already read: its template's GET and checks.
+NamedWarmPool resolveWarmPool(kube::Client& client, const std::string& ns, const std::string& name,
+                              const nlohmann::json& pool, const RunPodShape& requested,
+                              const ShapeFlags& given);
 
 // `sandbox pool NAME`: the template and pool NAME at `size` (0 deletes both). An existing pool
 // keeps its shape: the flags not given take its values (`shape` is updated), one given that

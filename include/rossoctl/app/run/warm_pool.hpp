@@ -45,10 +45,6 @@ struct WarmPoolStatus {
     int replicas = 0;
     int ready = 0;
 };
-// Applies the template and the pool at `size` (0 deletes both, and with them their sandboxes).
-WarmPoolStatus reconcileWarmPool(kube::Client& client, const std::string& ns,
-                                 const RunPodShape& shape, int size, long lifetimeSeconds);
-
 WarmPoolStatus warmPoolStatus(const nlohmann::json& pool);
 
 // The shape's SandboxWarmPool in ns, when the cluster serves the extensions and it exists.
