@@ -33,6 +33,11 @@ void onRun(CLI::App* command, CommandHost& host, std::shared_ptr<Options> option
     });
 }
 
+// Sets `given` when the option is on the command line: a default is not the user's choice.
+inline CLI::Option* noteGiven(CLI::Option* option, bool& given) {
+    return option->each([&given](const std::string&) { given = true; });
+}
+
 struct OutputFlags {
     std::string output;
     bool noHeaders = false;

@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "registry.hpp"
+#include "rossoctl/app/run/warm_pool.hpp"
 #include "rossoctl/kube/resource.hpp"
 #include "rossoctl/model/validation.hpp"
 
@@ -36,6 +37,8 @@ int runComplete(app::Context& context, CompleteOptions& options) {
         if (options.kind == "sandboxes" || options.kind == "sandbox-paths") {
             if (options.kind == "sandbox-paths") suffix = ":";
             objects = client.list(context.discovery().sandboxes(), context.namespaceName(), list);
+        } else if (options.kind == "warm-pools") {
+            objects = client.list(app::run::sandboxWarmPools(), context.namespaceName(), list);
         } else if (options.kind == "agents") {
             list.labelSelector = "app.kubernetes.io/managed-by=rossoctl";
             objects = client.list(kube::resources::agentRuntimes(), context.namespaceName(), list);

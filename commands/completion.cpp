@@ -110,6 +110,7 @@ bool takesNames(const CLI::App* app) {
 std::string dynamicKind(const std::string& path, const CLI::App* app) {
     if (!takesNames(app)) return "";
     if (path == "sandbox cp") return "sandbox-paths";  // "orders:", then the path is typed
+    if (path == "sandbox pool") return "warm-pools";   // NAME: the pool to make or resize
     if (path.rfind("sandbox ", 0) == 0 && path != "sandbox run") return "sandboxes";
     if (path.rfind("agents ", 0) == 0) return "agents";
     if (path.rfind("project ", 0) == 0 && path != "project create") return "projects";

@@ -46,8 +46,11 @@ std::string optionDisplayName(const CLI::Option* option) {
     for (size_t open; (open = name.find('{')) != std::string::npos;) {
         size_t close = name.find('}', open);
         if (close == std::string::npos) break;
-        name = name.substr(0, open) + "[=" + name.substr(open + 1, close - open - 1) + "]" +
-               name.substr(close + 1);
+        // "--pool{}": a flag with an optional value of no default, named by its type name.
+        std::string value = name.substr(open + 1, close - open - 1);
+        if (value.empty())
+            value = option->get_type_name().empty() ? "VALUE" : option->get_type_name();
+        name = name.substr(0, open) + "[=" + value + "]" + name.substr(close + 1);
     }
     return name;
 }

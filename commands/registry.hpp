@@ -30,6 +30,8 @@ void registerSandboxResume(CLI::App& sandbox, CommandHost& host);
 void registerSandboxVerify(CLI::App& sandbox, CommandHost& host);
 void registerSandboxRun(CLI::App& sandbox, CommandHost& host);
 void registerSandboxPool(CLI::App& sandbox, CommandHost& host);
+// `sandbox pool list`, under the pool command; returned so that pool's own run skips it.
+CLI::App* registerSandboxPoolList(CLI::App& pool, CommandHost& host);
 void registerSandboxCp(CLI::App& sandbox, CommandHost& host);
 void registerSandboxPortForward(CLI::App& sandbox, CommandHost& host);
 void registerSandboxTop(CLI::App& sandbox, CommandHost& host);

@@ -12,6 +12,7 @@
 #include "caps.hpp"
 #include "conventions.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/run/named_pool.hpp"
 #include "rossoctl/app/run/release.hpp"
 #include "rossoctl/app/run/report.hpp"
 #include "rossoctl/app/run/runner.hpp"
@@ -56,7 +57,8 @@ struct RunOptions {
     std::string artifacts;
     bool keep = false;
     bool stdinCode = false;
-    bool fromPool = false;
+    std::optional<std::string> pool;  // --pool[=NAME]: "" takes any warm pod of the shape
+    app::run::ShapeFlags given;       // the shape flags a named pool does not fill in
     std::string output;
     std::string report;
     std::string outputMaxBytes = "16Mi";
@@ -113,6 +115,41 @@ std::string uploadArchive(const std::vector<std::string>& files, int64_t mtime) 
     return archive;
 }
 
+// --pool: the shape's own pool (a SandboxWarmPool named after it, else bare warm pods), or with
+// a NAME that SandboxWarmPool, whatever made it; the shape flags not given become its pods'.
+void choosePool(app::Context& context, const RunOptions& options, app::run::RunRequest& request) {
+    const bool served = context.discovery().isServed(app::run::kExtensionsGroup);
+    if (options.pool->empty()) {
+        const auto pool =
+            app::run::findWarmPool(context.client(), served, request.namespaceName, request.shape);
+        request.claimFromWarmPool = pool.has_value();
+        request.warmPoolIsOurs = pool && app::run::warmPoolWrittenByRossoctl(*pool, request.shape);
+        request.warmPoolAsFound = pool;
+        // A pool under the shape's name that `sandbox pool` did not write may run anything:
+        // its template must run this shape, every flag as if given.
+        if (pool && !request.warmPoolIsOurs)
+            request.container =
+                app::run::resolveWarmPool(context.client(), request.namespaceName,
+                                          app::run::warmPoolName(request.shape), *pool,
+                                          request.shape, {true, true, true, true, true})
+                    .container;
+        return;
+    }
+    if (!served)
+        throw Error(fmt::format(
+            "--pool={} takes from a SandboxWarmPool, which this cluster does not serve ({}); "
+            "--pool without a name takes rossoctl's bare warm pods",
+            *options.pool, app::run::kExtensionsGroup));
+    const auto named = app::run::resolveNamedWarmPool(context.client(), request.namespaceName,
+                                                      *options.pool, request.shape, options.given);
+    request.shape = named.shape;
+    request.container = named.container;
+    request.warmPool = *options.pool;
+    request.claimFromWarmPool = true;
+    request.warmPoolIsOurs = named.ours;
+    request.warmPoolAsFound = named.pool;
+}
+
 // --report FILE: checked before the run, so a run's result is never lost to a bad path.
 void validateReportPath(const std::string& path) {
     if (path.empty()) return;
@@ -162,7 +199,9 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     }
     request.command = options.command;
     request.keep = options.keep;
-    request.fromPool = options.fromPool;
+    request.fromPool = options.pool.has_value();
+    if (options.pool && !options.pool->empty())
+        model::validateDnsSubdomain(*options.pool, "--pool name");
     request.releaseClaimAfterExit = true;  // see releaseAfterExit below
     validateReportPath(options.report);
     request.report = json || !options.report.empty();
@@ -190,14 +229,7 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
 
     // complete
     request.namespaceName = context.namespaceName();
-    if (request.fromPool) {
-        const auto pool = app::run::findWarmPool(
-            context.client(), context.discovery().isServed(app::run::kExtensionsGroup),
-            request.namespaceName, request.shape);
-        request.claimFromWarmPool = pool.has_value();
-        request.warmPoolIsOurs = pool && app::run::warmPoolWrittenByRossoctl(*pool, request.shape);
-        request.warmPool = pool;
-    }
+    if (request.fromPool) choosePool(context, options, request);
 
     // run
     // -o json holds the streams until the end: capped, so a flood cannot exhaust memory.
@@ -320,9 +352,19 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
     command->add_flag("--keep", options->keep, "Keep the pod afterwards (for debugging)");
     command->add_flag("--stdin", options->stdinCode,
                       "Pass this process's stdin to the command (e.g. code for python3 -)");
-    command->add_flag("--pool", options->fromPool,
-                      "Take a warm sandbox from 'rossoctl sandbox pool' when one matches (a "
-                      "SandboxClaim on its SandboxWarmPool, or a bare warm pod)");
+    command
+        ->add_flag("--pool{}", options->pool,
+                   "Take a warm sandbox from 'rossoctl sandbox pool' when one matches (a "
+                   "SandboxClaim on its SandboxWarmPool, or a bare warm pod); --pool=NAME takes "
+                   "from the SandboxWarmPool NAME, whoever made it, on its pods' image and "
+                   "limits (a shape flag given that differs is an error)")
+        ->type_name("NAME");
+    for (const auto& [flag, given] :
+         {std::pair{"--image", &options->given.image}, std::pair{"--cpu", &options->given.cpu},
+          std::pair{"--memory", &options->given.memory},
+          std::pair{"--workdir", &options->given.workdir},
+          std::pair{"--runtime-class", &options->given.runtimeClass}})
+        noteGiven(command->get_option(flag), *given);
     command
         ->add_option("--output-max-bytes", options->outputMaxBytes,
                      "With -o json: capture at most this much of stdout and of stderr; reaching "
@@ -356,7 +398,8 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox run -n team1 --file job/ --artifacts ./results -o json -- sh "
         "job/run.sh\n"
         "  rossoctl sandbox run -n team1 --file job/ --artifacts ./results --report run.json -- "
-        "sh job/run.sh\n\n"
+        "sh job/run.sh\n"
+        "  rossoctl sandbox run -n team1 --pool=py -- python3 -c 'print(1)'\n\n"
         "Output is streamed as it arrives (stdout is the command's own); with -o json it is\n"
         "captured into one JSON object instead, up to --output-max-bytes of each stream: the\n"
         "command is stopped when either reaches it. --report FILE keeps the output streaming\n"

@@ -150,8 +150,11 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
     }
     // kubectl's words for extra arguments: cobra's NoArgs and MaximumNArgs, in the user's order
     // (CLI11 lists them reversed).
+    // A command with subcommands that also runs on its own words (sandbox pool [NAME] beside
+    // sandbox pool list) is held to its own arguments, not asked for a subcommand.
+    const bool runsAlone = app->get_subcommands(visible).empty() || takesArguments(app);
     const size_t capacity = argumentCapacity(app);
-    if (arguments.size() > capacity && app->get_subcommands(visible).empty()) {
+    if (arguments.size() > capacity && runsAlone) {
         if (capacity == 0)
             return Mistake{fmt::format("unknown command \"{}\" for \"{}\"", arguments[0], where),
                            where};
@@ -159,7 +162,7 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
                                    capacity, arguments.size(), arguments[capacity]),
                        where};
     }
-    if (!app->get_subcommands(visible).empty() && app != &root) {
+    if (!runsAlone && app != &root) {
         std::string commands;
         for (const CLI::App* sub : app->get_subcommands(visible))
             commands += (commands.empty() ? "" : ", ") + sub->get_name();
@@ -170,6 +173,11 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
 
 // A flag that is true or false (--wait, -w): a flag without a value of its own, unlike
 // --dry-run[=client].
+// A flag whose value may be left out and has no default (--pool[=NAME], CLI11 "--pool{}").
+bool takesOptionalName(const CLI::Option* option) {
+    return !takesValue(option) && option->get_name(false, true).find("{}") != std::string::npos;
+}
+
 bool isBooleanFlag(const CLI::Option* option) {
     return !takesValue(option) && option->get_name(false, true).find('{') == std::string::npos;
 }
@@ -327,6 +335,16 @@ std::vector<std::string> normalizeArguments(const CLI::App& root, std::vector<st
                                         ? findFlag(app, word)
                                         : nullptr;
         if (option && takesValue(option) && i + 1 < args.size() && isNegativeNumber(args[i + 1])) {
+            joined.push_back(word + "=" + args[i + 1]);
+            ++i;
+            continue;
+        }
+        // `--pool NAME -- CMD`: a flag with an optional value and no default ("--pool{}") takes
+        // a bare word as its value only when `--` follows, since the command then comes after
+        // it; without `--` the word stays the command's (pflag's reading of `--pool CMD`).
+        if (option && takesOptionalName(option) && i + 1 < args.size() && !args[i + 1].empty() &&
+            args[i + 1][0] != '-' &&
+            std::find(args.begin() + static_cast<long>(i) + 2, args.end(), "--") != args.end()) {
             joined.push_back(word + "=" + args[i + 1]);
             ++i;
             continue;

@@ -52,6 +52,8 @@ function __rossoctl_subs
             printf '%s\n' from-image
         case 'sandbox'
             printf '%s\n' list get set-env restart exec logs suspend resume verify run pool cp port-forward top
+        case 'sandbox pool'
+            printf '%s\n' list
         case 'project'
             printf '%s\n' create delete describe list
     end
@@ -102,6 +104,8 @@ function __rossoctl_valflags
             printf '%s\n' --image --file --workdir --env --timeout --start-timeout --cpu --memory --runtime-class --artifacts --output-max-bytes --artifacts-max-bytes --artifacts-max-files --artifacts-max-file-bytes --output -o --report --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox pool'
             printf '%s\n' --size --image --workdir --cpu --memory --runtime-class --lifetime --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+        case 'sandbox pool list'
+            printf '%s\n' --selector -l --output -o --sort-by --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox cp'
             printf '%s\n' --container -c --max-bytes --max-files --max-file-bytes --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox port-forward'
@@ -203,7 +207,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a suspend -d 'Stop sandb
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a resume -d 'Start suspended sandboxes\' pods again and wait until they are Ready'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a verify -d 'Prove a sandbox\'s isolation: no token, no egress, limits, nothing survives, no way to the host, kernel isolation, image provenance'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a run -d 'Run code in an ephemeral hardened pod; return its output, exit code and artifacts'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a pool -d 'Keep N warm hardened pods ready for \'sandbox run --pool\''
+complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a pool -d 'Keep N warm hardened pods ready for \'sandbox run --pool\'; \'pool list\' lists them'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a cp -d 'Copy files and directories between this machine and a sandbox\'s pod'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a port-forward -d 'Forward local ports to ports of a sandbox\'s pod (until Ctrl-C)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a top -d 'Show CPU, memory, writable-layer disk and processes of sandboxes'
@@ -298,16 +302,17 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l runtime-class -x -
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts -r -F -d 'Copy every file the code wrote under WORKDIR/out/ into this directory (kept, and said to be partial, when the run timed out, was killed or reached a cap)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l keep -d 'Keep the pod afterwards (for debugging)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l stdin -d 'Pass this process\'s stdin to the command (e.g. code for python3 -)'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l pool -d 'Take a warm sandbox from \'rossoctl sandbox pool\' when one matches (a SandboxClaim on its SandboxWarmPool, or a bare warm pod)'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l pool -d 'Take a warm sandbox from \'rossoctl sandbox pool\' when one matches (a SandboxClaim on its SandboxWarmPool, or a bare warm pod); --pool=NAME takes from the SandboxWarmPool NAME, whoever made it, on its pods\' image and limits (a shape flag given that differs is an error)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l output-max-bytes -x -d 'With -o json: capture at most this much of stdout and of stderr; reaching it stops the command (OutputCapReached, exit 125)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-bytes -x -d 'Refuse artifacts whose files add up to more than this'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-files -x -d 'Refuse artifacts with more entries (files, directories, links) than this'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-file-bytes -x -d 'Refuse an artifact file larger than this'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l output -s o -x -a 'json' -d 'json: the --report fields plus {stdout, stderr}; the command\'s output is captured (up to --output-max-bytes each), not streamed'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l report -r -F -d 'Write the run report (JSON for CI: exitCode, ended, image, imageID, node, runtimeClass, start (warm or cold) and coldStartReason, durations in ms, artifacts with bytes and sha256) to this file (0644, replaced atomically); the output still streams'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -a list -d 'List warm pools (SandboxWarmPools) with ready/wanted and what their pods run'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l help-all -d 'Help for every command'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l size -x -d 'Number of warm pods to keep (0 empties the pool)'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l size -x -d 'Number of warm pods to keep, required (0 empties the pool)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l image -x -d 'Container image'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l workdir -x -d 'Working directory'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l cpu -x -d 'CPU limit'
@@ -317,6 +322,15 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l lifetime -x -d 'H
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l wait -d 'Wait until the pool\'s pods are running'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l timeout -x -d 'Longest to wait with --wait'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l bare-pods -d 'Keep bare warm pods (the fallback for clusters without the agent-sandbox extensions) even where SandboxWarmPool is served'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -a '(__rossoctl_live warm-pools)'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool list' -l help -s h -d 'Print this help message and exit'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool list' -l help-all -d 'Help for every command'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool list' -l all-namespaces -s A -d 'List the warm pools of every namespace'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool list' -l selector -s l -x -d 'Label selector to filter on (e.g. -l key1=value1,key2=value2)'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool list' -l output -s o -x -a 'table wide json yaml name jsonpath=TEMPLATE custom-columns=SPEC' -d 'Output format: table|wide|json|yaml|name|jsonpath=TEMPLATE|custom-columns=SPEC'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool list' -l no-headers -d 'Omit table headers'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool list' -l show-managed-fields -d 'Keep metadata.managedFields in json and yaml output'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool list' -l sort-by -x -d 'Sort by a JSONPath, e.g. --sort-by=.metadata.creationTimestamp'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l container -s c -x -d 'Container name (default: the pod\'s first container)'

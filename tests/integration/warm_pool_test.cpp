@@ -257,3 +257,154 @@ TEST_CASE("a full quota stops sandbox pool --wait and run --pool at once, naming
     CHECK(took < std::chrono::seconds(60));
     CHECK(harness::eventually([&] { return names(run::sandboxClaims(), ns).empty(); }, 60));
 }
+
+namespace {
+
+// SandboxWarmPool `ready` of ns has at least one ready sandbox.
+bool poolReady(const std::string& ns, const std::string& pool) {
+    const auto object = harness::admin().getIfExists(run::sandboxWarmPools(), ns, pool);
+    return object && run::warmPoolStatus(*object).ready >= 1;
+}
+
+// A SandboxTemplate and SandboxWarmPool written as upstream's docs write them (their own
+// container name, a work volume at /data, no label of rossoctl's), hardened enough for the
+// project's restricted Pod Security level.
+const char* kUpstreamManifests = R"(apiVersion: extensions.agents.x-k8s.io/v1beta1
+kind: SandboxTemplate
+metadata: {name: python-runtime-template}
+spec:
+  podTemplate:
+    spec:
+      automountServiceAccountToken: false
+      securityContext:
+        runAsNonRoot: true
+        runAsUser: 1000
+        fsGroup: 1000
+        seccompProfile: {type: RuntimeDefault}
+      containers:
+      - name: python-runtime
+        image: docker.io/library/python:3.12-slim
+        command: [sleep, '3600']
+        workingDir: /data
+        resources:
+          limits: {cpu: 250m, memory: 256Mi}
+        securityContext:
+          allowPrivilegeEscalation: false
+          capabilities: {drop: [ALL]}
+        volumeMounts: [{name: data, mountPath: /data}]
+      volumes: [{name: data, emptyDir: {}}]
+---
+apiVersion: extensions.agents.x-k8s.io/v1beta1
+kind: SandboxWarmPool
+metadata: {name: upstream}
+spec:
+  replicas: 1
+  sandboxTemplateRef: {name: python-runtime-template}
+)";
+
+}  // namespace
+
+TEST_CASE("sandbox pool NAME: made under its name, listed, and a run takes from it by name",
+          "[agent-sandbox][run][pool]") {
+    requireReleasedController();
+    harness::TestNamespace project("named-pool", /*create=*/false);
+    const std::string ns = project.name();
+    auto created = harness::rossoctl({"project", "create", ns});
+    INFO(created.out << created.err);
+    REQUIRE(created.exitCode == 0);
+
+    auto pool = harness::rossoctl(
+        {"sandbox", "pool", "py", "-n", ns, "--size", "1", "--memory", "256Mi", "--wait"});
+    INFO(pool.out << pool.err);
+    REQUIRE(pool.exitCode == 0);
+    CHECK(pool.out.find("SandboxWarmPool py in " + ns) != std::string::npos);
+    CHECK(names(run::sandboxWarmPools(), ns) == std::vector<std::string>{"py"});
+    CHECK(names(run::sandboxTemplates(), ns) == std::vector<std::string>{"py"});
+    const auto warm = poolSandboxes(ns);
+    REQUIRE(warm.size() == 1);
+
+    auto listed = harness::rossoctl({"sandbox", "pool", "list", "-n", ns});
+    INFO(listed.out << listed.err);
+    CHECK(listed.exitCode == 0);
+    CHECK(listed.out.find("py ") != std::string::npos);
+    CHECK(listed.out.find("1/1") != std::string::npos);
+    CHECK(listed.out.find("256Mi") != std::string::npos);
+    auto named = harness::rossoctl({"sandbox", "pool", "list", "-n", ns, "-o", "name"});
+    CHECK(named.out == "sandboxwarmpool.extensions.agents.x-k8s.io/py\n");
+
+    // No --memory: the pool's 256Mi is taken, not the run's default 512Mi.
+    auto result = harness::rossoctl(
+        {"sandbox", "run", "-n", ns, "--pool", "py", "-o", "json", "--", "sh", "-c", "echo hi"});
+    INFO(result.out << result.err);
+    REQUIRE(result.exitCode == 0);
+    const json out = json::parse(result.out);
+    CHECK(out["stdout"] == "hi\n");
+    CHECK(out["warm"] == true);
+    CHECK(warm.count(out["pod"].get<std::string>()) == 1);
+
+    // A flag the pool's pods do not have: said, nothing claimed.
+    auto other = harness::rossoctl(
+        {"sandbox", "run", "-n", ns, "--pool=py", "--memory", "1Gi", "--", "true"});
+    INFO(other.out << other.err);
+    CHECK(other.exitCode == 125);
+    CHECK(other.err.find("--memory 1Gi (the pool's: 256Mi)") != std::string::npos);
+    auto missing = harness::rossoctl({"sandbox", "run", "-n", ns, "--pool=nope", "--", "true"});
+    CHECK(missing.exitCode == 125);
+    CHECK(missing.err.find("SandboxWarmPool nope not found in " + ns + "; pools in " + ns +
+                           ": py") != std::string::npos);
+
+    auto empty = harness::rossoctl({"sandbox", "pool", "py", "-n", ns, "--size", "0"});
+    CHECK(empty.exitCode == 0);
+    CHECK(harness::eventually(
+        [&] {
+            return names(run::sandboxClaims(), ns).empty() &&
+                   names(run::sandboxWarmPools(), ns).empty() &&
+                   names(run::sandboxTemplates(), ns).empty() &&
+                   names(resources::sandboxes("v1beta1"), ns).empty();
+        },
+        60));
+}
+
+TEST_CASE("sandbox run --pool=NAME takes from a SandboxWarmPool made from upstream's manifests",
+          "[agent-sandbox][run][pool]") {
+    requireReleasedController();
+    harness::TestNamespace project("upstream-pool", /*create=*/false);
+    const std::string ns = project.name();
+    auto created = harness::rossoctl({"project", "create", ns});
+    INFO(created.out << created.err);
+    REQUIRE(created.exitCode == 0);
+    // Applied with the client, as a user of upstream's docs would: rossoctl writes none of it.
+    auto applied = kubectl({"apply", "-n", ns, "-f", "-"}, kUpstreamManifests);
+    INFO(applied.out << applied.err);
+    REQUIRE(applied.exitCode == 0);
+    REQUIRE(harness::eventually([&] { return poolReady(ns, "upstream"); }, 120));
+    const auto warm = poolSandboxes(ns);
+    REQUIRE(warm.size() == 1);
+
+    auto listed = harness::rossoctl({"sandbox", "pool", "list", "-n", ns, "-o", "wide"});
+    INFO(listed.out << listed.err);
+    CHECK(listed.exitCode == 0);
+    CHECK(listed.out.find("upstream") != std::string::npos);
+    CHECK(listed.out.find("python-runtime-template") != std::string::npos);
+    CHECK(listed.out.find("250m") != std::string::npos);
+
+    // Its container and work dir, the files and env over exec as on rossoctl's own pools.
+    auto result =
+        harness::rossoctl({"sandbox", "run", "-n", ns, "--pool", "upstream", "--env", "GREETING=hi",
+                           "-o", "json", "--", "sh", "-c", "pwd; echo $GREETING"});
+    INFO(result.out << result.err);
+    REQUIRE(result.exitCode == 0);
+    const json out = json::parse(result.out);
+    CHECK(out["stdout"] == "/data\nhi\n");
+    CHECK(out["warm"] == true);
+    CHECK(warm.count(out["pod"].get<std::string>()) == 1);  // the warm one, not a cold start
+    CHECK(harness::eventually([&] { return names(run::sandboxClaims(), ns).empty(); }, 60));
+
+    // Not rossoctl's: `sandbox pool NAME` neither resizes nor deletes it.
+    auto resize = harness::rossoctl({"sandbox", "pool", "upstream", "-n", ns, "--size", "0"});
+    CHECK(resize.exitCode == 1);
+    CHECK(resize.err.find("was not made by rossoctl sandbox pool") != std::string::npos);
+    CHECK(names(run::sandboxWarmPools(), ns) == std::vector<std::string>{"upstream"});
+    CHECK(names(run::sandboxTemplates(), ns) ==
+          std::vector<std::string>{"python-runtime-template"});
+}

@@ -150,8 +150,8 @@ TEST_CASE("a mistyped command is named, with the nearest one, exit 2", "[convent
         // Extra arguments in the user's order, in cobra's words (CLI11 listed them reversed).
         {{"sandbox", "list", "a", "b", "c"}, "unknown command \"a\" for \"rossoctl sandbox list\""},
         {{"version", "extra"}, "unknown command \"extra\" for \"rossoctl version\""},
-        {{"sandbox", "pool", "extra", "--size", "1"},
-         "unknown command \"extra\" for \"rossoctl sandbox pool\""},
+        {{"sandbox", "pool", "py", "extra", "--size", "1"},
+         "accepts at most 1 arg(s), received 2: unexpected \"extra\""},
         {{"agents", "wait", "orders", "billing", "-n", "team1"},
          "error: accepts at most 1 arg(s), received 2: unexpected \"billing\" (see 'rossoctl "
          "agents wait --help')"},

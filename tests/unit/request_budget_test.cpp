@@ -256,6 +256,10 @@ void serveWarmClaim(TestHost& host, bool ours, const std::string& sandbox = "poo
     if (!ours) pool["metadata"].erase("labels");
     pool["metadata"]["namespace"] = "team1";
     host.server.onJson("GET", kExtensions + "/sandboxwarmpools/" + poolName, 200, pool);
+    // A pool rossoctl did not write is taken only when its template runs the run's shape.
+    if (!ours)
+        host.server.onJson("GET", kExtensions + "/sandboxtemplates/" + poolName, 200,
+                           app::run::sandboxTemplateManifest(kDefaultShape, 3600));
     json claim = {{"metadata",
                    {{"name", "rossoctl-run-x1"}, {"namespace", "team1"}, {"resourceVersion", "7"}}},
                   {"spec", {{"warmPoolRef", {{"name", poolName}}}}}};
@@ -296,12 +300,82 @@ TEST_CASE("request budget: a warm sandbox run is the pool, a claim and its watch
     CHECK(watches.front().url.find("resourceVersion=7") != std::string::npos);
 }
 
+namespace {
+
+// SandboxWarmPool `py` as upstream's docs make one: template `python-runtime`, whose container
+// (not rossoctl's "run") works in /data, an emptyDir; a claim the controller binds to pool-abc.
+void serveUpstreamPool(TestHost& host) {
+    host.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,
+                   R"({"kind":"APIGroup","name":"extensions.agents.x-k8s.io",)"
+                   R"("versions":[{"version":"v1beta1"}]})");
+    host.server.onJson(kReaperList.substr(0, 3), kReaperList.substr(4), 200, list({}));
+    host.server.onJson(
+        "GET", kExtensions + "/sandboxwarmpools/py", 200,
+        {{"metadata", {{"name", "py"}, {"namespace", "team1"}}},
+         {"spec", {{"replicas", 2}, {"sandboxTemplateRef", {{"name", "python-runtime"}}}}}});
+    const json container = {{"name", "python-runtime"},
+                            {"image", "registry.example/python-runtime-sandbox:v1"},
+                            {"workingDir", "/data"},
+                            {"volumeMounts", {{{"name", "data"}, {"mountPath", "/data"}}}}};
+    host.server.onJson("GET", kExtensions + "/sandboxtemplates/python-runtime", 200,
+                       {{"metadata", {{"name", "python-runtime"}, {"namespace", "team1"}}},
+                        {"spec", {{"podTemplate", {{"spec", {{"containers", {container}}}}}}}}});
+    json claim = {{"metadata",
+                   {{"name", "rossoctl-run-x1"}, {"namespace", "team1"}, {"resourceVersion", "7"}}},
+                  {"spec", {{"warmPoolRef", {{"name", "py"}}}}}};
+    host.server.onJson("POST", kClaims, 201, claim);
+    claim["metadata"]["resourceVersion"] = "9";
+    claim["status"] = {{"sandbox", {{"name", "pool-abc"}}}, {"conditions", readyCondition()}};
+    host.server.onStream("GET", kClaims + "?watch=true", {event("MODIFIED", claim)});
+    host.server.onExec("team1", "pool-abc", testing::execRan("Python 3.12\n", "", 0));
+    host.server.on("DELETE", kClaims + "/rossoctl-run-x1", 200, "{}");
+}
+
+}  // namespace
+
+TEST_CASE("request budget: sandbox run --pool=NAME reads the pool and its template, then claims",
+          "[requests][run][warm-pool][pool]") {
+    for (const auto& flag :
+         {std::vector<std::string>{"--pool=py"}, std::vector<std::string>{"--pool", "py"}}) {
+        TestHost host;
+        serveUpstreamPool(host);
+        ChildRequests child(host);
+        std::vector<std::string> args = {"sandbox", "run"};
+        args.insert(args.end(), flag.begin(), flag.end());
+        args.insert(args.end(), {"--", "python3", "-V"});
+        INFO(flag.back());
+        REQUIRE(host.run(args) == 0);
+        CHECK(host.out.str() == "Python 3.12\n");
+        const auto run = runRequestsBesideReaper(host);
+        CHECK(run == std::vector<std::string>{
+                         "GET /apis/extensions.agents.x-k8s.io",
+                         "GET " + kExtensions + "/sandboxwarmpools/py",
+                         "GET " + kExtensions + "/sandboxtemplates/python-runtime",
+                         "POST " + kClaims, "GET " + kClaims, "GET " + kPods + "/pool-abc/exec",
+                         "GET " + kPods + "/pool-abc/exec"});
+        const auto posted = host.server.requestsTo("POST", kClaims);
+        REQUIRE(posted.size() == 1);
+        CHECK(json::parse(posted[0].body)["spec"]["warmPoolRef"]["name"] == "py");
+        // Someone else's template: its container, its work dir, checked to be mounted first.
+        REQUIRE(host.server.execs.size() == 2);
+        CHECK(host.server.execs[0].command == app::run::mountedCommandLine("/data"));
+        CHECK(host.server.execs[0].container == "python-runtime");
+        CHECK(host.server.execs[1].container == "python-runtime");
+        CHECK(host.server.execs[1].command == app::run::runCommandLine("/data", {"python3", "-V"}));
+        CHECK(child.lines() == std::vector<std::string>{"DELETE " + kClaims + "/rossoctl-run-x1"});
+    }
+}
+
 TEST_CASE("sandbox run --pool: a pool rossoctl did not write still gets the work-dir check",
           "[run][warm-pool]") {
     TestHost host;
     serveWarmClaim(host, false);
     ChildRequests child(host);
     REQUIRE(host.run({"sandbox", "run", "--pool", "--", "true"}) == 0);
+    CHECK(host.server
+              .requestsTo(
+                  "GET", kExtensions + "/sandboxtemplates/" + app::run::warmPoolName(kDefaultShape))
+              .size() == 1);
     REQUIRE(host.server.execs.size() == 2);
     CHECK(host.server.execs[0].command == app::run::mountedCommandLine("/workspace"));
     CHECK(host.server.execs[1].command.back() == "true");

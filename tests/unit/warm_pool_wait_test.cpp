@@ -92,7 +92,7 @@ void serveClaim(TestHost& host, const json& ready) {
     host.server.latency = std::chrono::milliseconds(200);
     const std::string pool = app::run::warmPoolName(kShape);
     host.server.onJson("GET", kExtensions + "/sandboxwarmpools/" + pool, 200,
-                       {{"metadata", {{"name", pool}}}});
+                       app::run::sandboxWarmPoolManifest(kShape, 2));
     const json claim = {
         {"metadata", {{"name", kClaim}, {"namespace", "team1"}, {"resourceVersion", "7"}}},
         {"status", {{"sandbox", {{"name", "pool-abc"}}}, {"conditions", json::array({ready})}}}};

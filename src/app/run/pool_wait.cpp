@@ -14,9 +14,8 @@ namespace rossoctl::app::run {
 using nlohmann::json;
 
 void waitForWarmPool(kube::Client& client, const Clock& clock, const kube::CancelFlag* cancel,
-                     const std::string& ns, const RunPodShape& shape, int size,
+                     const std::string& ns, const std::string& name, int size,
                      std::chrono::milliseconds timeout, const std::string& timeoutText) {
-    const std::string name = warmPoolName(shape);
     // Recent events only: an old one may describe trouble that is gone.
     const auto eventsSince = clock.now() - std::chrono::minutes(5);
     json last;

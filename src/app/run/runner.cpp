@@ -91,8 +91,9 @@ class Run {
     void acquirePod() {
         const long timeoutSeconds = ceilSeconds(request_.timeout);
         if (request_.fromPool && request_.claimFromWarmPool) {
-            claim_ = createClaim(client_, clock_, request_.namespaceName, request_.shape,
-                                 timeoutSeconds);
+            const std::string pool =
+                request_.warmPool.empty() ? warmPoolName(request_.shape) : request_.warmPool;
+            claim_ = createClaim(client_, clock_, request_.namespaceName, pool, timeoutSeconds);
             outcome_.claim = claim_.value("metadata", json::object()).value("name", "");
             const auto sandbox = waitClaimedSandbox(
                 client_, clock_, cancel_, request_.namespaceName, claim_, request_.startTimeout);
@@ -102,7 +103,7 @@ class Run {
             // from the pool keeps the pool's name (upstream's claim controller).
             outcome_.warm = *sandbox != outcome_.claim;
             if (!outcome_.warm)
-                outcome_.coldStartReason = claimColdStartReason(claim_, request_.warmPool);
+                outcome_.coldStartReason = claimColdStartReason(claim_, request_.warmPoolAsFound);
             specIsOurs_ = request_.warmPoolIsOurs;
             return;
         }
@@ -341,10 +342,10 @@ class Run {
     // digest that ran (a claimed Sandbox's pod, which the run never read). Best effort.
     void learnRanPod() {
         if (!request_.report) return;
-        if (!podSeen_ || ranPodOf(*podSeen_, kContainerName).imageID.empty()) {
+        if (!podSeen_ || ranPodOf(*podSeen_, request_.container).imageID.empty()) {
             if (auto pod = readPod(); pod && *pod) podSeen_ = **pod;
         }
-        if (podSeen_) outcome_.ran = ranPodOf(*podSeen_, kContainerName);
+        if (podSeen_) outcome_.ran = ranPodOf(*podSeen_, request_.container);
         if (outcome_.ran.image.empty()) outcome_.ran.image = request_.shape.image;
     }
 
@@ -364,7 +365,7 @@ class Run {
     RunEnding whyKilled() {
         const auto pod = readPod();
         if (pod && *pod) podSeen_ = **pod;
-        ContainerKill kill = pod ? containerKill(*pod, kContainerName) : ContainerKill{};
+        ContainerKill kill = pod ? containerKill(*pod, request_.container) : ContainerKill{};
         // A claim's Sandbox and pod go when the claim's shutdownTime passes.
         const std::string shutdown = claimShutdownTime(claim_);
         const auto shutdownAt = kube::parseTimestamp(shutdown);
@@ -417,7 +418,7 @@ class Run {
         kube::ExecRequest request;
         request.namespaceName = request_.namespaceName;
         request.pod = outcome_.pod;
-        request.container = kContainerName;
+        request.container = request_.container;
         request.command = std::move(command);
         return request;
     }

@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
 #include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/run/artifacts.hpp"
 #include "rossoctl/app/run/reap.hpp"
@@ -87,8 +91,9 @@ std::string warmPoolName(const RunPodShape& shape) {
     return "rossoctl-run-" + sha256Hex(shapeKey(shape)).substr(0, 12);
 }
 
-json sandboxTemplateManifest(const RunPodShape& shape, long lifetimeSeconds) {
-    json object = typed(sandboxTemplates(), warmPoolName(shape));
+json sandboxTemplateManifest(const RunPodShape& shape, long lifetimeSeconds,
+                             const std::string& name) {
+    json object = typed(sandboxTemplates(), name.empty() ? warmPoolName(shape) : name);
     object["metadata"]["annotations"] = {{kPoolShapeAnnotation, shapeKey(shape)}};
     object["spec"]["podTemplate"] = warmPodTemplate(shape, lifetimeSeconds);
     // As the bare pool pods: no NetworkPolicy of the controller's (its default blocks the
@@ -97,50 +102,53 @@ json sandboxTemplateManifest(const RunPodShape& shape, long lifetimeSeconds) {
     return object;
 }
 
-json sandboxWarmPoolManifest(const RunPodShape& shape, int size) {
-    json object = typed(sandboxWarmPools(), warmPoolName(shape));
+json sandboxWarmPoolManifest(const RunPodShape& shape, int size, const std::string& name) {
+    const std::string poolName = name.empty() ? warmPoolName(shape) : name;
+    json object = typed(sandboxWarmPools(), poolName);
     object["metadata"]["annotations"] = {{kPoolShapeAnnotation, shapeKey(shape)}};
     object["spec"]["replicas"] = size;
-    object["spec"]["sandboxTemplateRef"]["name"] = warmPoolName(shape);
+    object["spec"]["sandboxTemplateRef"]["name"] = poolName;
     return object;
 }
 
 json sandboxClaimManifest(const RunPodShape& shape,
                           std::chrono::system_clock::time_point shutdownTime) {
+    return sandboxClaimManifest(warmPoolName(shape), shutdownTime);
+}
+
+json sandboxClaimManifest(const std::string& pool,
+                          std::chrono::system_clock::time_point shutdownTime) {
     json object = typed(sandboxClaims(), "");
     object["metadata"].erase("name");
     object["metadata"]["generateName"] = "rossoctl-run-";
     object["metadata"]["labels"][kRunLabel] = "true";
-    object["spec"]["warmPoolRef"]["name"] = warmPoolName(shape);
+    object["spec"]["warmPoolRef"]["name"] = pool;
     // Upstream's default policy is Retain: an expired claim would stay behind.
     object["spec"]["lifecycle"] = {{"shutdownTime", kube::formatTimestamp(shutdownTime)},
                                    {"shutdownPolicy", "Delete"}};
     return object;
 }
 
-WarmPoolStatus warmPoolStatus(const json& pool) {
-    const json status = pool.value("status", json::object());
-    return {status.value("replicas", 0), status.value("readyReplicas", 0)};
+namespace {
+
+// A count the server wrote: what is not a whole number counts as 0, and a huge one as the
+// most an int holds (never a narrowing that wraps, or a float's undefined conversion).
+int countAt(const json& object, const char* key) {
+    const auto found = object.is_object() ? object.find(key) : object.end();
+    if (!object.is_object() || found == object.end()) return 0;
+    if (found->is_number_unsigned())
+        return static_cast<int>(std::min<uint64_t>(found->get<uint64_t>(), INT_MAX));
+    if (found->is_number_integer())
+        return static_cast<int>(std::clamp<int64_t>(found->get<int64_t>(), 0, INT_MAX));
+    return 0;
 }
 
-WarmPoolStatus reconcileWarmPool(kube::Client& client, const std::string& ns,
-                                 const RunPodShape& shape, int size, long lifetimeSeconds) {
-    const std::string name = warmPoolName(shape);
-    if (size == 0) {
-        for (const auto& ref : {sandboxWarmPools(), sandboxTemplates()}) {
-            try {
-                client.remove(ref, ns, name, {});
-            } catch (const kube::ApiError& error) {
-                if (!error.isNotFound()) throw;
-            }
-        }
-        return {};
-    }
-    kube::WriteOptions apply;
-    apply.force = true;  // rossoctl owns these objects
-    client.apply(sandboxTemplates(), ns, sandboxTemplateManifest(shape, lifetimeSeconds), apply);
-    return warmPoolStatus(
-        client.apply(sandboxWarmPools(), ns, sandboxWarmPoolManifest(shape, size), apply));
+}  // namespace
+
+WarmPoolStatus warmPoolStatus(const json& pool) {
+    const auto status = pool.is_object() ? pool.find("status") : pool.end();
+    if (!pool.is_object() || status == pool.end()) return {};
+    return {countAt(*status, "replicas"), countAt(*status, "readyReplicas")};
 }
 
 std::optional<json> findWarmPool(kube::Client& client, bool extensionsServed, const std::string& ns,
@@ -149,26 +157,40 @@ std::optional<json> findWarmPool(kube::Client& client, bool extensionsServed, co
     return client.getIfExists(sandboxWarmPools(), ns, warmPoolName(shape));
 }
 
+bool writtenBySandboxPool(const json& object) {
+    const auto metadata = object.find("metadata");
+    if (!object.is_object() || metadata == object.end() || !metadata->is_object()) return false;
+    const auto labels = metadata->find("labels");
+    if (labels == metadata->end() || !labels->is_object()) return false;
+    const json expected = model::managedLabels(kWarmRunName);  // items() only refers to it
+    for (const auto& [key, value] : expected.items()) {
+        const auto label = labels->find(key);
+        if (label == labels->end() || *label != value) return false;
+    }
+    return true;
+}
+
 bool warmPoolWrittenByRossoctl(const json& pool, const RunPodShape& shape) {
-    // Whoever may write this pool may write its template too: this tells rossoctl's own pool
-    // from one made by hand or by another tool, it is no defence against a hostile writer.
-    const json metadata = pool.value("metadata", json::object());
-    const json labels = metadata.value("labels", json::object());
-    const json annotations = metadata.value("annotations", json::object());
-    const json expected = sandboxWarmPoolManifest(shape, 0);
-    for (const auto& [key, value] : expected["metadata"]["labels"].items())
-        if (labels.value(key, json()) != value) return false;
-    return annotations.value(kPoolShapeAnnotation, "") == shapeKey(shape) &&
-           pool.value("spec", json::object())
-                   .value("sandboxTemplateRef", json::object())
-                   .value("name", "") == warmPoolName(shape);
+    if (!writtenBySandboxPool(pool)) return false;
+    // Any member may be of another type: what is not an object has no members, and only
+    // strings compare equal below.
+    static const json none;
+    const auto member = [](const json& object, const char* key) -> const json& {
+        const auto found = object.is_object() ? object.find(key) : object.end();
+        return object.is_object() && found != object.end() ? *found : none;
+    };
+    const json& metadata = member(pool, "metadata");
+    const json& name = member(metadata, "name");
+    return name.is_string() && !name.get<std::string>().empty() &&
+           member(member(member(pool, "spec"), "sandboxTemplateRef"), "name") == name &&
+           member(member(metadata, "annotations"), kPoolShapeAnnotation) == json(shapeKey(shape));
 }
 
 json createClaim(kube::Client& client, const Clock& clock, const std::string& ns,
-                 const RunPodShape& shape, long timeoutSeconds) {
+                 const std::string& pool, long timeoutSeconds) {
     const auto shutdown =
         clock.now() + std::chrono::seconds(timeoutSeconds + kDeadlineMarginSeconds);
-    json claim = sandboxClaimManifest(shape, shutdown);
+    json claim = sandboxClaimManifest(pool, shutdown);
     // So `gc` can tell a claim whose process was killed from one still in use.
     claim["metadata"]["annotations"][kRunOwnerAnnotation] = currentRunOwner(client.random());
     return client.create(sandboxClaims(), ns, claim);

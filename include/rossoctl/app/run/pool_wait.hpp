@@ -11,10 +11,10 @@
 
 namespace rossoctl::app::run {
 
-// The SandboxWarmPool of `shape` has `size` ready sandboxes. Throws Error naming the blocker or,
+// The SandboxWarmPool `name` has `size` ready sandboxes. Throws Error naming the blocker or,
 // after `timeout` (`timeoutText` as the user wrote it), how far it got.
 void waitForWarmPool(kube::Client& client, const Clock& clock, const kube::CancelFlag* cancel,
-                     const std::string& ns, const RunPodShape& shape, int size,
+                     const std::string& ns, const std::string& name, int size,
                      std::chrono::milliseconds timeout, const std::string& timeoutText);
 
 // The fallback pool of bare pods of `shape` has `size` running pods; throws as above.

@@ -48,6 +48,10 @@ struct RunRequest {
     // With claimFromWarmPool: the pool is rossoctl's own (warmPoolWrittenByRossoctl), so its
     // pods have the work dir as an emptyDir and need no check that it is mounted.
     bool warmPoolIsOurs = false;
+    // With claimFromWarmPool: the SandboxWarmPool's name; empty for the shape's own
+    // (warmPoolName). `container`: the one its template's pods run the code in.
+    std::string warmPool;
+    std::string container = kContainerName;
     // With a claim: once the command has ended (not on Ctrl-C or a failure of rossoctl's),
     // leave the claim's DELETE to the caller (releasePending, release.hpp) so that the exit
     // does not wait for it.
@@ -56,7 +60,7 @@ struct RunRequest {
     // one GET of the pod after the command when what the run already read does not say.
     bool report = false;
     // With claimFromWarmPool: the pool as the run found it, to say why a claim cold-started.
-    std::optional<nlohmann::json> warmPool;
+    std::optional<nlohmann::json> warmPoolAsFound;
 };
 
 // Why a run ended (RunOutcome::ended.reason), each with its exit code.

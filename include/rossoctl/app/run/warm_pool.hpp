@@ -23,14 +23,21 @@ kube::ResourceRef sandboxTemplates();
 kube::ResourceRef sandboxWarmPools();
 kube::ResourceRef sandboxClaims();
 
-// The SandboxTemplate and SandboxWarmPool of one shape share this name.
+// The SandboxTemplate and SandboxWarmPool of one shape share this name: the pool's name when
+// `sandbox pool` is given none.
 std::string warmPoolName(const RunPodShape& shape);
 
 // lifetimeSeconds: the pod's activeDeadlineSeconds (a warm pod that outlives it fails, and the
-// pool replaces it), so nothing rossoctl creates runs without a deadline.
-nlohmann::json sandboxTemplateManifest(const RunPodShape& shape, long lifetimeSeconds);
-nlohmann::json sandboxWarmPoolManifest(const RunPodShape& shape, int size);
-// A claim on the shape's pool that the claim controller deletes at `shutdownTime` at the latest.
+// pool replaces it), so nothing rossoctl creates runs without a deadline. `name`: the template's
+// and pool's name; empty for the shape's own (warmPoolName).
+nlohmann::json sandboxTemplateManifest(const RunPodShape& shape, long lifetimeSeconds,
+                                       const std::string& name = {});
+nlohmann::json sandboxWarmPoolManifest(const RunPodShape& shape, int size,
+                                       const std::string& name = {});
+// A claim on the pool `pool` that the claim controller deletes at `shutdownTime` at the latest.
+nlohmann::json sandboxClaimManifest(const std::string& pool,
+                                    std::chrono::system_clock::time_point shutdownTime);
+// The same on the shape's own pool (warmPoolName).
 nlohmann::json sandboxClaimManifest(const RunPodShape& shape,
                                     std::chrono::system_clock::time_point shutdownTime);
 
@@ -38,21 +45,22 @@ struct WarmPoolStatus {
     int replicas = 0;
     int ready = 0;
 };
-// Applies the template and the pool at `size` (0 deletes both, and with them their sandboxes).
-WarmPoolStatus reconcileWarmPool(kube::Client& client, const std::string& ns,
-                                 const RunPodShape& shape, int size, long lifetimeSeconds);
 WarmPoolStatus warmPoolStatus(const nlohmann::json& pool);
 
 // The shape's SandboxWarmPool in ns, when the cluster serves the extensions and it exists.
 std::optional<nlohmann::json> findWarmPool(kube::Client& client, bool extensionsServed,
                                            const std::string& ns, const RunPodShape& shape);
-// True when `pool` is the one `sandbox pool` writes for `shape` (its labels, its shape
-// annotation, its own SandboxTemplate), whose pods have the work dir as an emptyDir.
+// True when the template or pool carries the labels `sandbox pool` writes on them. Whoever may
+// write the object may write these too: this tells rossoctl's own from one made by hand or by
+// another tool, it is no defence against a hostile writer.
+bool writtenBySandboxPool(const nlohmann::json& object);
+// True when `pool` is one `sandbox pool` writes for `shape` (its labels, its shape annotation,
+// the SandboxTemplate of its own name), whose pods have the work dir as an emptyDir.
 bool warmPoolWrittenByRossoctl(const nlohmann::json& pool, const RunPodShape& shape);
 
-// Creates a claim on the shape's pool; returns the claim as created.
+// Creates a claim on the pool named `pool`; returns the claim as created.
 nlohmann::json createClaim(kube::Client& client, const Clock& clock, const std::string& ns,
-                           const RunPodShape& shape, long timeoutSeconds);
+                           const std::string& pool, long timeoutSeconds);
 // Waits until the claim (`created`, as its POST returned it: the watch starts from its
 // resourceVersion, no LIST) names a Ready sandbox and returns that sandbox's (and pod's) name;
 // nullopt when cancelled. Throws when it does not happen within `startTimeout`.
