@@ -172,8 +172,8 @@ ExecStream openExecStream(Client& client, const ExecRequest& request, bool withS
     return {std::move(connection), std::move(protocol)};
 }
 
-// Sends stdin on channel 0 from its own thread, then half-closes it; stopped (and joined) once
-// the command is done, also when reading fails. A failure is kept for the caller.
+// Sends stdin on channel 0 from its own thread, then half-closes it (unless told not to); stopped
+// (and joined) once the command is done, also when reading fails. A failure is kept for the caller.
 class StdinPump {
   public:
     StdinPump(ExecIo& io, FrameWriter& writer) : io_(io), writer_(writer) {
@@ -205,7 +205,8 @@ class StdinPump {
                 if (n == 0) break;
                 writer_.send(WsOpcode::Binary, std::string_view(chunk.data(), n + 1));
             }
-            writer_.send(WsOpcode::Binary, std::string("\xff\x00", 2));  // half-close stdin
+            if (io_.halfCloseStdin)
+                writer_.send(WsOpcode::Binary, std::string("\xff\x00", 2));  // half-close stdin
         } catch (...) {
             if (!done_.load()) failure_ = std::current_exception();
         }
@@ -361,7 +362,7 @@ std::string CapturedExec::whyCut() const {
 }
 
 CapturedExec execCapture(Client& client, const ExecRequest& request, const CaptureLimits& limits,
-                         const std::string& stdinText) {
+                         const std::string& stdinText, bool halfCloseStdin) {
     if (limits.timeout.count() <= 0) throw std::invalid_argument("execCapture needs a time-out");
     ExecRequest bounded = request;
     bounded.timeout = limits.timeout;
@@ -375,6 +376,7 @@ CapturedExec execCapture(Client& client, const ExecRequest& request, const Captu
         text.append(bytes);
     };
     ExecIo io;
+    io.halfCloseStdin = halfCloseStdin;
     io.onStdout = [&](std::string_view bytes) { keep(captured.stdoutText, bytes); };
     io.onStderr = [&](std::string_view bytes) { keep(captured.stderrText, bytes); };
     size_t offset = 0;

@@ -192,6 +192,23 @@ TEST_CASE(
         {"sandbox", "exec", "orders", "-n", ns, "--", "cat", "/workspace/main.py"});
     CHECK(inPod.out == "print(6 * 7)\n");
 
+    // 3 MB of binary: `exec cat > F` closed its stdout, the node then cut its stdin, and
+    // 131,072 to 557,056 bytes arrived, with exit 0 (the CI failure of stop 43). No ESC: the
+    // harness holds every stdout to having none.
+    std::string binary;
+    for (size_t i = 0; binary.size() < 3'000'000; ++i) {
+        const auto byte = static_cast<char>((i * 2654435761u) >> 13);
+        binary += byte == '\033' ? '\032' : byte;
+    }
+    auto bigIn =
+        harness::rossoctl({"sandbox", "cp", "-", "orders:/workspace/big.bin", "-n", ns}, binary);
+    INFO(bigIn.err);
+    CHECK(bigIn.exitCode == 0);
+    auto bigOut = harness::rossoctl({"sandbox", "cp", "orders:/workspace/big.bin", "-", "-n", ns});
+    CHECK(bigOut.exitCode == 0);
+    CHECK(bigOut.out.size() == binary.size());
+    CHECK((bigOut.out == binary));
+
     auto capped = harness::rossoctl(
         {"sandbox", "cp", "orders:/workspace/data/a.txt", "-", "-n", ns, "--max-file-bytes", "3"});
     CHECK(capped.exitCode == 1);

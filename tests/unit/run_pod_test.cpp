@@ -1,11 +1,14 @@
 // The run pod, warm pool pod, claim patch, in-pod command lines and the -o json shape.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "local_shell.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/errors.hpp"
@@ -87,8 +90,7 @@ TEST_CASE("the run command line passes arguments as words and no env value", "[r
     CHECK(argv[5] == "python3");
     CHECK(argv[7] == "print('$HOME')");
     CHECK_THAT(argv[2], Catch::Contains(". ./.rossoctl-env") && Catch::Contains("rm -f"));
-    CHECK(uploadCommandLine("/w") ==
-          std::vector<std::string>{"tar", "-x", "-m", "-f", "-", "-C", "/w"});
+    CHECK_THAT(argv[2], Catch::Contains("exec 0<.rossoctl-stdin"));
 }
 
 TEST_CASE("run input checks", "[run]") {
@@ -175,6 +177,27 @@ std::pair<int, std::string> runHere(const std::vector<std::string>& argv,
 
 }  // namespace
 
+TEST_CASE("the upload is read by its length: stdin that never ends does not hold the run",
+          "[run]") {
+    // containerd can drop bytes in flight when stdin is half-closed (containerd#12734), so
+    // rossoctl never half-closes it: the wrapper must stop at the archive's end by itself.
+    rossoctl::testing::TempDir dir;
+    std::filesystem::create_directory(dir.file("w"));
+    std::string archive;
+    TarWriter writer(archive, 0);
+    writer.addFile(kStdinFileName, "print(6 * 7)\n", 0600);
+    writer.addFile("in.txt", "from a file\n");
+    writer.finish();
+    CHECK(rossoctl::testing::runHereWithOpenStdin(
+              uploadAndRunCommandLine(dir.file("w"), {"sh", "-c", "cat; ls -a"}, archive.size()),
+              archive) == std::pair<int, std::string>{0, "print(6 * 7)\n.\n..\nin.txt\nout\n"});
+
+    std::filesystem::create_directory(dir.file("v"));
+    CHECK(rossoctl::testing::runHereWithOpenStdin(uploadCommandLine(dir.file("v"), archive.size()),
+                                                  archive) == std::pair<int, std::string>{0, ""});
+    CHECK(std::filesystem::exists(dir.file("v") + "/in.txt"));
+}
+
 TEST_CASE("one exec unpacks the uploaded files and env, then runs the command on /dev/null",
           "[run]") {
     rossoctl::testing::TempDir dir;
@@ -185,12 +208,12 @@ TEST_CASE("one exec unpacks the uploaded files and env, then runs the command on
     writer.addFile("in.txt", "from a file\n");
     writer.finish();
     const auto argv = uploadAndRunCommandLine(
-        dir.file("w"), {"sh", "-c", "echo \"$GREETING\"; cat in.txt; cat; ls -a"});
+        dir.file("w"), {"sh", "-c", "echo \"$GREETING\"; cat in.txt; cat; ls -a"}, archive.size());
     // The env file is read and removed before the code starts; the tar is not its stdin.
     CHECK(runHere(argv, dir.write("upload.tar", archive)) ==
           std::pair<int, std::string>{0, "hi 'there'\nfrom a file\n.\n..\nin.txt\nout\n"});
     // An upload that does not unpack is rossoctl's failure: the code never runs.
-    CHECK(runHere(uploadAndRunCommandLine(dir.file("w"), {"echo", "ran"}),
+    CHECK(runHere(uploadAndRunCommandLine(dir.file("w"), {"echo", "ran"}, 1024),
                   dir.write("bad.tar", std::string(1024, 'x'))) ==
           std::pair<int, std::string>{125, ""});
 }

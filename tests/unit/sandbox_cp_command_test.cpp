@@ -247,7 +247,7 @@ TEST_CASE("sandbox cp to the pod streams a tar into tar xf -", "[sandbox][cp][co
     CHECK(host.err.str() == "copied 2 files, 15 bytes\n");
 }
 
-TEST_CASE("sandbox cp to a pod without tar: mkdir -p, then cat > NAME and chmod",
+TEST_CASE("sandbox cp to a pod without tar: mkdir -p, then head -c SIZE > NAME and chmod",
           "[sandbox][cp][command]") {
     TempDir dir;
     dir.write("data/sub/a.txt", "alpha", 0600);
@@ -262,8 +262,12 @@ TEST_CASE("sandbox cp to a pod without tar: mkdir -p, then cat > NAME and chmod"
           std::vector<std::string>{"/workspace/copy", "./sub"});
     const auto& cat = host.server.execs[2].command;
     CHECK(std::vector<std::string>(cat.begin() + 4, cat.end()) ==
-          std::vector<std::string>{"/workspace/copy", "./sub/a.txt", "600"});
+          std::vector<std::string>{"/workspace/copy", "./sub/a.txt", "600", "5"});
+    CHECK_THAT(cat[2], Catch::Contains("head -c \"$4\" > \"$2\""));
     CHECK(*host.server.execs[2].stdinText == "alpha");
+    // Told the length, never an end of input: containerd can drop the bytes in flight when
+    // stdin is half-closed, and the file would be short with exit 0 (containerd#12734).
+    CHECK_FALSE(*host.server.execs[2].stdinHalfClosed);
     CHECK(host.err.str().find("copied 1 file, 5 bytes") != std::string::npos);
 }
 

@@ -276,7 +276,7 @@ TEST_CASE("sandbox pool never deletes the pod collection for a nameless warm pod
     CHECK(host.err.str().find("3 pool pods in team1 left alone") != std::string::npos);
 }
 
-TEST_CASE("sandbox run --file --env: one exec session uploads and runs; with --stdin, two",
+TEST_CASE("sandbox run --file --env --stdin: one exec session uploads and runs, told the length",
           "[run][command][requests]") {
     testing::TempDir dir;
     dir.write("main.py", "print(6 * 7)\n");
@@ -287,21 +287,25 @@ TEST_CASE("sandbox run --file --env: one exec session uploads and runs; with --s
     CHECK(host.out.str() == "42\n");
     // Before issue 31: an exec for tar, then one for the command.
     REQUIRE(host.server.execs.size() == 1);
-    CHECK(host.server.execs[0].command ==
-          app::run::uploadAndRunCommandLine("/workspace", {"python3", "main.py"}));
     const std::string& sent = *host.server.execs[0].stdinText;
+    CHECK(host.server.execs[0].command ==
+          app::run::uploadAndRunCommandLine("/workspace", {"python3", "main.py"}, sent.size()));
     CHECK(sent.find("print(6 * 7)") != std::string::npos);
     CHECK(sent.find(app::run::kEnvFileName) != std::string::npos);
+    // Never half-closed: containerd can drop the bytes in flight then (containerd#12734).
+    CHECK_FALSE(*host.server.execs[0].stdinHalfClosed);
 
-    // --stdin is the command's own: the files go first, in an exec of their own.
+    // --stdin's bytes travel in the upload as a file the wrapper makes the code's stdin.
     TestHost withStdin;
     withStdin.in.str("print(1)\n");
     serveRun(withStdin, testing::execRan("", "", 0));
     REQUIRE(withStdin.run({"sandbox", "run", "--stdin", "--file", dir.file("main.py"), "--",
                            "python3", "-"}) == 0);
-    REQUIRE(withStdin.server.execs.size() == 2);
-    CHECK(withStdin.server.execs[0].command == app::run::uploadCommandLine("/workspace"));
-    CHECK(withStdin.server.execs[1].command ==
-          app::run::runCommandLine("/workspace", {"python3", "-"}));
-    CHECK(*withStdin.server.execs[1].stdinText == "print(1)\n");
+    REQUIRE(withStdin.server.execs.size() == 1);
+    const std::string& upload = *withStdin.server.execs[0].stdinText;
+    CHECK(withStdin.server.execs[0].command ==
+          app::run::uploadAndRunCommandLine("/workspace", {"python3", "-"}, upload.size()));
+    CHECK(upload.find(app::run::kStdinFileName) != std::string::npos);
+    CHECK(upload.find("print(1)\n") != std::string::npos);
+    CHECK_FALSE(*withStdin.server.execs[0].stdinHalfClosed);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <thread>
 
 #include "conventions.hpp"
@@ -66,17 +67,38 @@ std::string execStatus(int exitCode) {
     return status.dump();
 }
 
+// The byte count a command reads from stdin when it is told one, as the fake pod's `head -c N`
+// (N written in the script, or "$K" naming sh -c's K-th argument): it then answers without
+// waiting for stdin's half-close, as the real command does.
+std::optional<size_t> lengthReadFromStdin(const std::vector<std::string>& command) {
+    for (const auto& word : command) {
+        const auto at = word.find("head -c ");
+        if (at == std::string::npos) continue;
+        std::string rest = word.substr(at + 8);
+        if (rest.rfind("\"$", 0) == 0) {
+            const size_t k = static_cast<size_t>(std::stoul(rest.substr(2)));
+            if (command.size() > 3 + k) rest = command[3 + k];
+        }
+        if (!rest.empty() && std::isdigit(static_cast<unsigned char>(rest[0])))
+            return static_cast<size_t>(std::stoull(rest));
+    }
+    return std::nullopt;
+}
+
 // Plays one ExecScript: the output frames once the command's stdin is closed (as a real
 // command would answer after reading it), recording what the client wrote.
 class ScriptedExec : public kube::UpgradedConnection {
   public:
     ScriptedExec(kube::HttpResponse handshake, std::string frames, bool waitForStdin,
-                 std::shared_ptr<std::string> stdinText, const FakeClock* hangingOn = nullptr,
-                 const kube::CancelFlag* cancel = nullptr)
+                 const ExecSession& session, const FakeClock* hangingOn = nullptr,
+                 const kube::CancelFlag* cancel = nullptr,
+                 std::optional<size_t> readsStdinBytes = std::nullopt)
         : handshake_(std::move(handshake)),
           frames_(std::move(frames)),
           stdinOpen_(waitForStdin),
-          stdinText_(std::move(stdinText)),
+          stdinText_(session.stdinText),
+          halfClosed_(session.stdinHalfClosed),
+          readsStdinBytes_(readsStdinBytes),
           hangingOn_(hangingOn),
           cancel_(cancel) {}
     const kube::HttpResponse& handshake() const override { return handshake_; }
@@ -100,9 +122,15 @@ class ScriptedExec : public kube::UpgradedConnection {
     size_t write(std::string_view bytes, std::chrono::milliseconds) override {
         written_.feed(bytes);
         while (auto frame = written_.next()) {
-            if (frame->payload == std::string("\xff\x00", 2)) stdinOpen_.store(false);
-            if (!frame->payload.empty() && frame->payload[0] == 0)
+            if (frame->payload == std::string("\xff\x00", 2)) {
+                halfClosed_->store(true);
+                stdinOpen_.store(false);
+            }
+            if (!frame->payload.empty() && frame->payload[0] == 0) {
                 stdinText_->append(frame->payload.substr(1));
+                if (readsStdinBytes_ && stdinText_->size() >= *readsStdinBytes_)
+                    stdinOpen_.store(false);
+            }
         }
         return bytes.size();
     }
@@ -113,6 +141,8 @@ class ScriptedExec : public kube::UpgradedConnection {
     size_t offset_ = 0;
     std::atomic<bool> stdinOpen_;
     std::shared_ptr<std::string> stdinText_;
+    std::shared_ptr<std::atomic<bool>> halfClosed_;
+    std::optional<size_t> readsStdinBytes_;
     kube::WsFrameParser written_;
     const FakeClock* hangingOn_;
     const kube::CancelFlag* cancel_;
@@ -279,15 +309,14 @@ std::unique_ptr<kube::UpgradedConnection> RoutedServer::upgrade(const kube::Http
         script = responder->second(session.command);
     } else if (scripts == execScripts_.end() || scripts->second.empty()) {
         return std::make_unique<ScriptedExec>(kube::HttpResponse{404, {}, kNotFoundBody}, "", false,
-                                              session.stdinText);
+                                              session);
     } else {
         script = scripts->second.front();
         if (scripts->second.size() > 1) scripts->second.pop_front();
     }
     if (script.handshakeStatus != 101)
         return std::make_unique<ScriptedExec>(
-            kube::HttpResponse{script.handshakeStatus, {}, script.refusalBody}, "", false,
-            session.stdinText);
+            kube::HttpResponse{script.handshakeStatus, {}, script.refusalBody}, "", false, session);
     std::string key;
     for (const auto& [name, value] : request.headers)
         if (name == "Sec-WebSocket-Key") key = value;
@@ -302,14 +331,17 @@ std::unique_ptr<kube::UpgradedConnection> RoutedServer::upgrade(const kube::Http
         frames += serverFrame(0x82, std::string(1, '\2') + script.stderrText);
     if (script.hangs) {
         if (!clock) throw std::logic_error("a hanging exec script needs RoutedServer::clock");
-        return std::make_unique<ScriptedExec>(handshake, frames, false, session.stdinText, clock,
-                                              cancel);
+        return std::make_unique<ScriptedExec>(handshake, frames, false, session, clock, cancel);
     }
     frames += serverFrame(
         0x82, std::string(1, '\3') +
                   (script.statusBody.empty() ? execStatus(script.exitCode) : script.statusBody));
     frames += serverFrame(0x88, "\x03\xe8");
-    return std::make_unique<ScriptedExec>(handshake, frames, withStdin, session.stdinText);
+    const auto reads =
+        script.readsStdinBytes ? script.readsStdinBytes : lengthReadFromStdin(session.command);
+    const bool waits = withStdin && reads.value_or(1) > 0;
+    return std::make_unique<ScriptedExec>(handshake, frames, waits, session, nullptr, nullptr,
+                                          reads);
 }
 
 std::vector<std::string> RoutedServer::sent() const {

@@ -38,6 +38,9 @@ struct ExecScript {
     std::string refusalBody;
     std::string protocol = "v5.channel.k8s.io";
     std::string statusBody;  // sent on the status channel instead of the one exitCode makes
+    // Set: the command reads this many stdin bytes and answers (as `head -c N` does) without
+    // waiting for stdin's half-close; unset, it answers once stdin is half-closed.
+    std::optional<size_t> readsStdinBytes;
     // After its output the command never exits: each read waits its whole time (the fake clock
     // moves by it) and finds nothing; after 100,000 such reads the connection drops, so a
     // client without a time-out fails instead of hanging the test.
@@ -67,6 +70,8 @@ struct ExecSession {
     std::string container;
     bool tty = false;
     std::shared_ptr<std::string> stdinText = std::make_shared<std::string>();
+    // Whether the client half-closed stdin (v5's close frame on channel 0).
+    std::shared_ptr<std::atomic<bool>> stdinHalfClosed = std::make_shared<std::atomic<bool>>();
 };
 
 // Answers requests by "METHOD /path" (the query ignored unless the route names one; a route

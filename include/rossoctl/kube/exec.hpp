@@ -26,6 +26,10 @@ struct ExecIo {
     // Alternatively a descriptor streamed as stdin (a terminal, a pipe). It is polled, so the
     // exec returns once the command exits even while the descriptor stays open. -1: unused.
     int stdinDescriptor = -1;
+    // false: stdin is never half-closed; the command reads the length it was told (head -c N)
+    // and exits. containerd's CRI can drop bytes still in flight when stdin closes
+    // (containerd#12734), so a command that must get every byte is not sent an end of input.
+    bool halfCloseStdin = true;
     std::function<void(std::string_view)> onStdout;
     std::function<void(std::string_view)> onStderr;
 };
@@ -70,6 +74,6 @@ struct CapturedExec {
 // request.timeout is replaced by limits.timeout. Throws std::invalid_argument when the
 // time-out is 0 (a capture that could run forever is a bug of the caller).
 CapturedExec execCapture(Client& client, const ExecRequest& request, const CaptureLimits& limits,
-                         const std::string& stdinText = {});
+                         const std::string& stdinText = {}, bool halfCloseStdin = true);
 
 }  // namespace rossoctl::kube

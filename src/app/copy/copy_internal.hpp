@@ -13,6 +13,12 @@ kube::ExecRequest execRequest(const Clock& clock, const PodTarget& target,
                               std::vector<std::string> command);
 // sh -c SCRIPT sh ARGS...: values travel as positional parameters, never parsed as shell text.
 std::vector<std::string> shCommand(const std::string& script, std::vector<std::string> args);
+// Shell text that writes exactly the next `size` bytes of stdin ("$K" words) to `file` and
+// checks that the file holds them all. No `exec`: the shell keeps the exec's stdout open, since
+// the node cuts a command's stdin once its stdout is closed (as `exec cat > F` does); the length
+// is read, not an end of input, since containerd can drop bytes in flight when stdin is closed
+// (containerd#12734).
+std::string writeExactlyScript(const std::string& file, const std::string& size);
 // Throws Error naming `what` when the command did not exit 0 (its stderr, escaped, cut short)
 // or ran past the copy's deadline.
 void checkExit(const kube::ExecResult& result, const std::string& stderrText,

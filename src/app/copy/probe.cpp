@@ -44,6 +44,13 @@ std::vector<std::string> shCommand(const std::string& script, std::vector<std::s
     return command;
 }
 
+std::string writeExactlyScript(const std::string& file, const std::string& size) {
+    return fmt::format(
+        "head -c {1} > {0} || exit 1; n=$(wc -c < {0}); [ $n -eq {1} ] 2>/dev/null || {{ echo "
+        "\"rossoctl: {0} holds $n of {1} bytes: stdin was cut short in the pod\" >&2; exit 1; }}",
+        file, size);
+}
+
 void checkExit(const kube::ExecResult& result, const std::string& stderrText,
                const std::string& what) {
     if (result.timedOut)

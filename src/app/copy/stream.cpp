@@ -1,5 +1,6 @@
 // sandbox cp with '-' on one side: one file of the pod to stdout, or stdin to one file in it.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -15,10 +16,22 @@ namespace {
 
 constexpr size_t kMaxStderr = 4096;
 constexpr const char* kCatOutScript = "cd \"$1\" && exec cat \"$2\"";
-constexpr const char* kCatInScript = "cd \"$1\" && exec cat > \"$2\"";
+// Told the length; see writeExactlyScript for why it is neither `exec cat > F` nor an EOF.
+std::string headInScript() {
+    return "cd \"$1\" || exit 1; " + writeExactlyScript("\"$2\"", "\"$3\"");
+}
 
 void keepStderr(std::string& text, std::string_view bytes) {
     text.append(bytes.substr(0, kMaxStderr - std::min(kMaxStderr, text.size())));
+}
+
+// read(2) until `size` bytes or the end: 0 only at the end of input.
+size_t readAll(int descriptor, char* out, size_t size) {
+    for (;;) {
+        const ssize_t n = ::read(descriptor, out, size);
+        if (n >= 0) return static_cast<size_t>(n);
+        if (errno != EINTR) throw Error(fmt::format("cannot read stdin: {}", strerror(errno)));
+    }
 }
 
 struct FileCloser {
@@ -66,16 +79,36 @@ CopyStats copyFileToSink(kube::Client& client, const PodTarget& target,
 
 void copySourceToPod(kube::Client& client, const PodTarget& target, const std::string& remoteTarget,
                      kube::ExecIo input) {
+    // Staged whole first: the command in the pod is told how many bytes to read.
+    std::unique_ptr<std::FILE, FileCloser> staged(std::tmpfile());
+    if (!staged) throw Error(fmt::format("cannot create a temporary file: {}", strerror(errno)));
+    std::vector<char> buffer(64 * 1024);
+    uint64_t size = 0;
+    for (;;) {
+        const size_t n = input.stdinDescriptor >= 0
+                             ? readAll(input.stdinDescriptor, buffer.data(), buffer.size())
+                             : input.readStdin(buffer.data(), buffer.size());
+        if (n == 0) break;
+        if (std::fwrite(buffer.data(), 1, n, staged.get()) != n)
+            throw Error(fmt::format("cannot stage stdin: {}", strerror(errno)));
+        size += n;
+    }
+    std::rewind(staged.get());
+    kube::ExecIo io;
+    io.halfCloseStdin = false;
+    io.readStdin = [&](char* out, size_t capacity) {
+        return std::fread(out, 1, capacity, staged.get());
+    };
     std::string errors;
-    input.onStdout = [](std::string_view) {};
-    input.onStderr = [&](std::string_view bytes) { keepStderr(errors, bytes); };
+    io.onStdout = [](std::string_view) {};
+    io.onStderr = [&](std::string_view bytes) { keepStderr(errors, bytes); };
     const auto result = kube::execInPod(
         client,
-        execRequest(
-            client.clock(), target,
-            shCommand(kCatInScript, {remoteParent(remoteTarget), remoteBase(remoteTarget)})),
-        input);
-    checkExit(result, errors, "cat > " + remoteBase(remoteTarget));
+        execRequest(client.clock(), target,
+                    shCommand(headInScript(), {remoteParent(remoteTarget), remoteBase(remoteTarget),
+                                               std::to_string(size)})),
+        io);
+    checkExit(result, errors, "head -c " + std::to_string(size) + " > " + remoteBase(remoteTarget));
 }
 
 }  // namespace rossoctl::app::copy

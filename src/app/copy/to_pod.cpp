@@ -26,8 +26,11 @@ constexpr const char* kUntarScript =
 constexpr const char* kMkdirScript =
     "[ -d \"$1\" ] || mkdir -p \"$1\" || exit 1; cd \"$1\" || exit 1; shift; "
     "[ $# -eq 0 ] || exec mkdir -p \"$@\"";
-constexpr const char* kCatScript =
-    "cd \"$1\" && cat > \"$2\" && { chmod \"$3\" \"$2\" 2>/dev/null || :; }";
+// Told the length; see writeExactlyScript for why it is neither `cat > F` alone nor an EOF.
+std::string headScript() {
+    return "cd \"$1\" || exit 1; " + writeExactlyScript("\"$2\"", "\"$4\"") +
+           "; chmod \"$3\" \"$2\" 2>/dev/null || :";
+}
 constexpr const char* kLinkScript = "cd \"$1\" && ln -sf \"$3\" \"$2\"";
 
 struct LocalEntry {
@@ -157,10 +160,12 @@ class TarSource {
 };
 
 void runChecked(kube::Client& client, const PodTarget& target, std::vector<std::string> command,
-                const std::string& what, std::function<size_t(char*, size_t)> input = {}) {
+                const std::string& what, std::function<size_t(char*, size_t)> input = {},
+                bool halfCloseStdin = true) {
     std::string errors;
     kube::ExecIo io;
     io.readStdin = std::move(input);
+    io.halfCloseStdin = halfCloseStdin;
     io.onStderr = [&](std::string_view bytes) { readStderr(errors, bytes); };
     const auto result =
         kube::execInPod(client, execRequest(client.clock(), target, std::move(command)), io);
@@ -191,15 +196,34 @@ void copyFileByFile(kube::Client& client, const PodTarget& target, const std::st
         } else if (entry.type == LocalEntry::File) {
             std::ifstream file(entry.local, std::ios::binary);
             if (!file) throw Error(fmt::format("cannot read {}", entry.local.string()));
+            // Exactly the size enumerated: a file that shrank meanwhile is padded with zeros
+            // and said so, one that grew is cut there (as the tar stream does).
             uint64_t sent = 0;
-            runChecked(client, target,
-                       shCommand(kCatScript, {podDir, entry.name, fmt::format("{:o}", entry.mode)}),
-                       "cat > " + entry.name, [&](char* out, size_t size) -> size_t {
-                           file.read(out, static_cast<std::streamsize>(size));
-                           const auto got = static_cast<size_t>(file.gcount());
-                           sent += got;
-                           return got;
-                       });
+            bool shrank = false;
+            runChecked(
+                client, target,
+                shCommand(headScript(), {podDir, entry.name, fmt::format("{:o}", entry.mode),
+                                         std::to_string(entry.size)}),
+                "head -c " + std::to_string(entry.size) + " > " + entry.name,
+                [&](char* out, size_t size) -> size_t {
+                    const auto want =
+                        static_cast<size_t>(std::min<uint64_t>(size, entry.size - sent));
+                    size_t got = 0;
+                    if (!shrank) {
+                        file.read(out, static_cast<std::streamsize>(want));
+                        got = static_cast<size_t>(file.gcount());
+                        shrank = got < want;
+                    }
+                    std::fill(out + got, out + want, '\0');
+                    sent += want;
+                    return want;
+                },
+                /*halfCloseStdin=*/false);
+            if (shrank) {
+                stats.rejected.push_back(entry.local.string() +
+                                         ": changed while it was copied (cut short)");
+                ++stats.refused;
+            }
             ++stats.files;
             stats.bytes += sent;
         }

@@ -96,28 +96,44 @@ std::string claimPatch(const std::string& claimer, std::optional<long> activeDea
     return patch.dump();
 }
 
+namespace {
+
+// `head -c N | tar -x`: tar reads an end of input that head makes, not the exec's. Without
+// head, tar would read an empty stream and exit 0, so its absence is an error of its own.
+std::string unpackExactly(size_t archiveBytes, const std::string& tarArguments) {
+    return fmt::format(
+        "command -v head >/dev/null || {{ echo 'rossoctl: unpacking the uploaded files needs "
+        "head and tar in the image' >&2; exit 125; }}; head -c {} | tar -x -m -f -{}",
+        archiveBytes, tarArguments);
+}
+
+}  // namespace
+
 std::vector<std::string> runCommandLine(const std::string& workdir,
                                         const std::vector<std::string>& command) {
     // Arguments travel as positional parameters, so no value is ever parsed by the shell; the
-    // env file (uploaded, 0600) is read and removed before the code starts.
+    // env file (uploaded, 0600) is read and removed before the code starts, and so is the
+    // stdin file once it is open as the code's stdin.
     const std::string env = kEnvFileName;
+    const std::string in = kStdinFileName;
     const std::string script = "cd \"$1\" || exit 125; shift; mkdir -p out 2>/dev/null; if [ -f " +
                                env + " ]; then . ./" + env + " || exit 125; rm -f " + env +
-                               "; fi; exec \"$@\"";
+                               "; fi; if [ -f " + in + " ]; then exec 0<" + in +
+                               " || exit 125; rm -f " + in + "; fi; exec \"$@\"";
     std::vector<std::string> argv = {"sh", "-c", script, "sh", workdir};
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
 }
 
 std::vector<std::string> uploadAndRunCommandLine(const std::string& workdir,
-                                                 const std::vector<std::string>& command) {
+                                                 const std::vector<std::string>& command,
+                                                 size_t archiveBytes) {
     std::vector<std::string> argv = runCommandLine(workdir, command);
-    const std::string unpack =
-        "tar -x -m -f - || { echo 'rossoctl: unpacking the uploaded files failed; does the image "
-        "have tar?' >&2; exit 125; }; ";
+    const std::string unpack = unpackExactly(archiveBytes, "") +
+                               " || { echo 'rossoctl: unpacking the uploaded files failed; does "
+                               "the image have tar?' >&2; exit 125; }; exec 0</dev/null; ";
     std::string& script = argv[2];
     script.insert(script.find("mkdir -p out"), unpack);
-    script += " </dev/null";
     return argv;
 }
 
@@ -136,8 +152,8 @@ std::vector<std::string> mountedCommandLine(const std::string& workdir) {
     return {"sh", "-c", "grep -q \" $1 \" /proc/self/mountinfo", "sh", workdir};
 }
 
-std::vector<std::string> uploadCommandLine(const std::string& workdir) {
-    return {"tar", "-x", "-m", "-f", "-", "-C", workdir};
+std::vector<std::string> uploadCommandLine(const std::string& workdir, size_t archiveBytes) {
+    return {"sh", "-c", unpackExactly(archiveBytes, " -C \"$1\""), "sh", workdir};
 }
 
 std::vector<std::string> collectCommandLine(const std::string& workdir) {

@@ -209,22 +209,26 @@ class Run {
     // removes), never in the exec URL that audit logs, -v 6 and the pod's process list show.
     void upload() {
         std::string archive;
-        if (!request_.env.empty()) {
+        if (!request_.env.empty() || request_.stdinData) {
             TarWriter writer(archive, 0);
-            writer.addFile(kEnvFileName, envFileContent(request_.env), 0600);
+            if (!request_.env.empty())
+                writer.addFile(kEnvFileName, envFileContent(request_.env), 0600);
+            // --stdin's bytes as a file the wrapper opens as the code's stdin (see
+            // kStdinFileName): the exec's own stdin may lose its last bytes when it closes.
+            if (request_.stdinData) writer.addFile(kStdinFileName, *request_.stdinData, 0600);
             if (request_.uploadTar.empty()) writer.finish();
         }
         archive += request_.uploadTar;  // tar archives concatenate
         if (archive.empty()) return;
-        // Without --stdin the command's stdin is free to carry the files: one exec session
-        // uploads and runs (issue 31). With it, a separate upload keeps its bytes apart.
-        if (!request_.stdinData && archive.size() <= kUploadWithCommandMaxBytes) {
+        // The command's stdin carries the files: one exec session uploads and runs (issue 31).
+        if (archive.size() <= kUploadWithCommandMaxBytes) {
             uploadWithCommand_ = std::move(archive);
             return;
         }
-        auto request = execRequest(uploadCommandLine(request_.shape.workdir));
+        auto request = execRequest(uploadCommandLine(request_.shape.workdir, archive.size()));
         request.timeout = request_.startTimeout;
-        auto captured = kube::execCapture(client_, request, {4096, request_.startTimeout}, archive);
+        auto captured = kube::execCapture(client_, request, {4096, request_.startTimeout}, archive,
+                                          /*halfCloseStdin=*/false);
         if (!captured.complete())
             throw Error(fmt::format("uploading files into pod {} failed: {}", outcome_.pod,
                                     captured.whyCut()));
@@ -237,15 +241,17 @@ class Run {
     void runCommand() {
         const bool upload = !uploadWithCommand_.empty();
         auto request =
-            execRequest(upload ? uploadAndRunCommandLine(request_.shape.workdir, request_.command)
+            execRequest(upload ? uploadAndRunCommandLine(request_.shape.workdir, request_.command,
+                                                         uploadWithCommand_.size())
                                : runCommandLine(request_.shape.workdir, request_.command));
         request.timeout = request_.timeout;
         kube::ExecIo io;
         io.onStdout = callbacks_.onStdout;
         io.onStderr = callbacks_.onStderr;
         size_t offset = 0;
-        if (upload || request_.stdinData) {
-            const std::string& data = upload ? uploadWithCommand_ : *request_.stdinData;
+        if (upload) {
+            const std::string& data = uploadWithCommand_;
+            io.halfCloseStdin = false;  // the wrapper reads the archive's length
             io.readStdin = [&](char* buffer, size_t size) {
                 const size_t n = std::min(size, data.size() - offset);
                 std::copy_n(data.data() + offset, n, buffer);

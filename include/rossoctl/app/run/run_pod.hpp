@@ -44,22 +44,30 @@ nlohmann::json warmPodManifest(const RunPodShape& shape, long lifetimeSeconds);
 // concurrent claimer fail with 422), marks it as a run and shortens its deadline.
 std::string claimPatch(const std::string& claimer, std::optional<long> activeDeadlineSeconds);
 
-// sh -c wrapper: cd WORKDIR, mkdir out, source and remove the env file if any, exec CMD.
+// sh -c wrapper: cd WORKDIR, mkdir out, source and remove the env file if any, make the stdin
+// file (if any) the command's stdin and remove it, exec CMD.
 std::vector<std::string> runCommandLine(const std::string& workdir,
                                         const std::vector<std::string>& command);
-// runCommandLine that first unpacks the tar on its stdin into WORKDIR (exit 125 when that
-// fails) and gives the command /dev/null as stdin: upload and run in one exec session.
+// runCommandLine that first unpacks the `archiveBytes` of tar on its stdin into WORKDIR (exit
+// 125 when that fails) and gives the command /dev/null as stdin: upload and run in one exec
+// session. The length is read, never an end of input: stdin is not half-closed (containerd
+// can drop bytes in flight when it is, containerd#12734).
 std::vector<std::string> uploadAndRunCommandLine(const std::string& workdir,
-                                                 const std::vector<std::string>& command);
+                                                 const std::vector<std::string>& command,
+                                                 size_t archiveBytes);
 // Files and env up to this size travel in the command's own exec session (it is short next to
 // --timeout); a larger upload gets an exec of its own, timed by --start-timeout.
 inline constexpr size_t kUploadWithCommandMaxBytes = 1 << 20;
 // The env file's text: one `export K='V'` line per variable (names are shell names).
 inline constexpr const char* kEnvFileName = ".rossoctl-env";
+// --stdin's bytes travel in the upload as this 0600 file, not as the exec's stdin, whose end
+// containerd may deliver before its last bytes (containerd#12734).
+inline constexpr const char* kStdinFileName = ".rossoctl-stdin";
 std::string envFileContent(const std::vector<model::EnvVar>& env);
 // Exit 0 once WORKDIR is a mount point in the container.
 std::vector<std::string> mountedCommandLine(const std::string& workdir);
-std::vector<std::string> uploadCommandLine(const std::string& workdir);
+// Unpacks the `archiveBytes` of tar on stdin into WORKDIR (stdin is not half-closed, as above).
+std::vector<std::string> uploadCommandLine(const std::string& workdir, size_t archiveBytes);
 // Tar of WORKDIR/out on stdout; nothing when the directory does not exist.
 std::vector<std::string> collectCommandLine(const std::string& workdir);
 // SIGKILL to every process in the container but its pid 1 (the sleep that keeps the pod) and
