@@ -17,22 +17,38 @@ std::vector<std::string> hexDecodings(std::string_view value);
 // A form of a value: the bytes, and the encodings taken off to reach them ("" for the value).
 struct Decoded {
     std::string bytes;
-    std::string encoding;  // "base64-encoded", "hex-encoded", "base64-encoded twice", ...
-    bool partial = false;  // a gzip stream inflated past the bound: the rest is not read
+    std::string encoding;   // "base64-encoded", "hex-encoded", "base64-encoded twice", ...
+    bool partial = false;   // a gzip stream inflated past a bound: the rest is not read
+    bool inflated = false;  // the last layer taken off was gzip
 };
 // What a gzip stream (a Helm release, a .gz key) inflates to at most.
 inline constexpr size_t kLongestInflated = 1024 * 1024;
-std::vector<Decoded> decodings(std::string_view value, const std::string& outer);
+// What all the gzip streams of one value inflate to at most, in one walk of its forms: a value
+// can hold hundreds of streams, and each form read is held while it is visited.
+inline constexpr size_t kInflatedPerValue = 8 * 1024 * 1024;
+// The decodings of `value`: base64 and hex runs when `decode`, its gzip stream when `inflate`
+// (taking what it inflates to from `inflateBudget`; past it, a partial form).
+std::vector<Decoded> decodings(std::string_view value, const std::string& outer, bool decode,
+                               bool inflate, size_t& inflateBudget);
 
-// visit(the value), then each decoding and each of theirs, until visit returns false.
+// visit(the value), then its decodings depth-first, until visit returns false: two base64 or
+// hex layers, and up to two gzip layers besides, which do not count against those two (a Helm
+// release is base64, then gzip, then JSON whose Secret holds base64).
 template <typename Visit>
 void forEachForm(const std::string& value, Visit&& visit) {
-    if (!visit(Decoded{value, "", false})) return;
-    for (const auto& once : decodings(value, "")) {
-        if (!visit(once)) return;
-        for (const auto& twice : decodings(once.bytes, once.encoding))
-            if (!visit(twice)) return;
-    }
+    constexpr int kEncodings = 2, kInflations = 2;
+    size_t budget = kInflatedPerValue;
+    auto walk = [&](auto& self, const Decoded& form, int encodings, int inflations) -> bool {
+        if (!visit(form)) return false;
+        const bool decode = encodings < kEncodings, inflate = inflations < kInflations;
+        if (!decode && !inflate) return true;
+        for (const auto& next : decodings(form.bytes, form.encoding, decode, inflate, budget))
+            if (!self(self, next, encodings + (next.inflated ? 0 : 1),
+                      inflations + (next.inflated ? 1 : 0)))
+                return false;
+        return true;
+    };
+    walk(walk, Decoded{value, "", false, false}, 0, 0);
 }
 
 }  // namespace rossoctl::verify

@@ -273,18 +273,30 @@ std::vector<std::string> hexDecodings(std::string_view value) {
     return decodings;
 }
 
-std::vector<Decoded> decodings(std::string_view value, const std::string& outer) {
+std::vector<Decoded> decodings(std::string_view value, const std::string& outer, bool decode,
+                               bool inflate, size_t& inflateBudget) {
     auto named = [&](const char* encoding) {
         if (outer.empty()) return std::string(encoding);
         if (outer == encoding) return outer + " twice";
         return outer + ", then " + encoding;
     };
     std::vector<Decoded> all;
-    for (auto& bytes : base64Decodings(value))
-        all.push_back({std::move(bytes), named("base64-encoded")});
-    for (auto& bytes : hexDecodings(value)) all.push_back({std::move(bytes), named("hex-encoded")});
-    if (auto inflated = kube::gunzip(value, kLongestInflated))
-        all.push_back({std::move(inflated->bytes), named("gzip-compressed"), inflated->truncated});
+    if (decode) {
+        for (auto& bytes : base64Decodings(value))
+            all.push_back({std::move(bytes), named("base64-encoded")});
+        for (auto& bytes : hexDecodings(value))
+            all.push_back({std::move(bytes), named("hex-encoded")});
+    }
+    if (!inflate || !kube::isGzip(value)) return all;
+    if (inflateBudget == 0) {
+        all.push_back({"", named("gzip-compressed"), /*partial=*/true, /*inflated=*/true});
+        return all;
+    }
+    if (auto inflated = kube::gunzip(value, std::min(kLongestInflated, inflateBudget))) {
+        inflateBudget -= inflated->bytes.size();
+        all.push_back({std::move(inflated->bytes), named("gzip-compressed"), inflated->truncated,
+                       /*inflated=*/true});
+    }
     return all;
 }
 
@@ -304,9 +316,9 @@ CredentialShape credentialShape(const std::string& value, const std::string& clu
     });
     if (partial && worst.verdict == Verdict::Pass)
         return {Verdict::Unproven,
-                fmt::format("a gzip stream that inflates past {} MiB: what lies past that is not "
-                            "read",
-                            kLongestInflated >> 20)};
+                fmt::format("a gzip stream that inflates past {} MiB, or streams past {} MiB in "
+                            "all: what lies past that is not read",
+                            kLongestInflated >> 20, kInflatedPerValue >> 20)};
     return worst;
 }
 

@@ -49,6 +49,7 @@ Started startedContainers(const json& pod) {
 struct Written {
     std::optional<TimePoint> latest;  // its creation or a manager's update, whichever is later
     bool unknown = false;  // created, yet no manager says when it wrote (managedFields cleared)
+    bool updated = false;  // a manager wrote after its creation (a later second)
 };
 
 Written lastWritten(const json& object) {
@@ -58,7 +59,10 @@ Written lastWritten(const json& object) {
     for (const auto& entry : arrayAt(metadata, "managedFields"))
         if (const auto when = kube::parseTimestamp(stringAt(entry, "time"))) {
             timed = true;
-            if (!written.latest || *when > *written.latest) written.latest = when;
+            if (!written.latest || *when > *written.latest) {
+                written.updated = written.latest.has_value();
+                written.latest = when;
+            }
         }
     // A server sets a time on every manager's entry; one without says nothing of later writes.
     written.unknown = written.latest && !timed;
@@ -123,7 +127,11 @@ void judgeSources(const json& pod, const std::vector<CredentialSource>& sources,
                             name));
         }
         const Written written = lastWritten(*source.object);
-        if (started.earliest && written.latest && *written.latest > *started.earliest)
+        // Both are whole seconds: an update in the second a container started may be after it.
+        // A creation cannot be (env waits for the Secret), so that second is judged as before.
+        if (started.earliest && written.latest &&
+            (*written.latest > *started.earliest ||
+             (written.updated && *written.latest == *started.earliest)))
             unproven(finding, fmt::format("{} was written after the pod's containers started: "
                                           "env keeps what it held before, which verify cannot "
                                           "read",

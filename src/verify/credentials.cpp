@@ -192,27 +192,39 @@ bool holdsPrivateKey(const json& pod, const std::vector<CredentialSource>& sourc
 
 namespace {
 
+// What of the pod's values that may hold a key (PEM, DER) is read for keys at most.
+constexpr size_t kKeyScanBytes = 64 * 1024 * 1024;
+
 // Private keys among what the pod reads: a key beside a certificate that the cluster's client
 // CA signed is a credential; a key whose standing cannot be known is unproven.
 void judgePrivateKeys(const std::vector<ReadableValue>& values,
                       const std::optional<std::string>& clientAuthorities, Finding& finding) {
     std::vector<std::string> texts;
     std::vector<size_t> owner;  // texts[i] came from values[owner[i]]
-    for (size_t i = 0; i < values.size(); ++i)
+    size_t held = 0;
+    bool overHeld = false;
+    for (size_t i = 0; i < values.size() && !overHeld; ++i)
         forEachForm(values[i].value, [&](const Decoded& form) {
             if (form.bytes.find("-----BEGIN ") != std::string::npos ||
                 (!form.bytes.empty() && static_cast<unsigned char>(form.bytes[0]) == 0x30)) {
+                // Every value's forms held at once: bounded in all, not only per value.
+                if ((held += form.bytes.size()) > kKeyScanBytes) return !(overHeld = true);
                 texts.push_back(form.bytes);
                 owner.push_back(i);
             }
             return true;
         });
-    if (texts.empty()) return;
-    const auto scan = kube::scanPrivateKeys(texts, clientAuthorities.value_or(""));
     auto note = [&](Verdict verdict, std::string line) {
         finding.verdict = worstOf(finding.verdict, verdict);
         finding.evidence.push_back(std::move(line));
     };
+    if (overHeld)
+        note(Verdict::Unproven,
+             fmt::format("what may hold keys or certificates comes to more than the {} MiB read: "
+                         "not all judged",
+                         kKeyScanBytes >> 20));
+    if (texts.empty()) return;
+    const auto scan = kube::scanPrivateKeys(texts, clientAuthorities.value_or(""));
     if (scan.overLimit)
         note(Verdict::Unproven, "more PEM keys or certificates than are read: not all judged");
     for (const auto& key : scan.keys) {
