@@ -1,7 +1,11 @@
-// rossoctl version: the client's version, and the server's from /version.
+// rossoctl version: the client's version, the server's from /version, and the agent-sandbox
+// API versions it serves.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "registry.hpp"
+#include "rossoctl/app/server_version.hpp"
 #include "rossoctl/ui/printer.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 
@@ -21,13 +25,39 @@ nlohmann::json clientVersion() {
             {"platform", "linux/amd64"}};
 }
 
+// "agents.x-k8s.io v1beta1 (preferred) v1alpha1; extensions.agents.x-k8s.io v1beta1": the
+// server's words, escaped as every table cell is.
+std::string servedGroupsLine(const std::vector<app::ServedGroup>& groups) {
+    if (groups.empty()) return "none served (is agent-sandbox installed?)";
+    std::string line;
+    for (const auto& group : groups) {
+        if (!line.empty()) line += "; ";
+        line += ui::escapeForTerminal(group.name);
+        for (const auto& version : group.versions) {
+            line += ' ' + ui::escapeForTerminal(version);
+            if (version == group.preferredVersion && group.versions.size() > 1)
+                line += " (preferred)";
+        }
+    }
+    return line;
+}
+
 int runVersion(app::Context& context, VersionOptions& options) {
     // validate
     auto format = ui::OutputFormat::Table;
     if (!options.output.empty()) format = ui::parseOutputFormat(options.output, {"json", "yaml"});
     // run
     nlohmann::json result = {{"clientVersion", clientVersion()}};
-    if (!options.clientOnly) result["serverVersion"] = context.client().getPath("/version");
+    std::optional<app::ServerVersion> server;
+    if (!options.clientOnly) {
+        server = app::readServerVersion(context);
+        result["serverVersion"] = server->version;
+        result["agentSandbox"] = json::array();
+        for (const auto& group : server->agentSandbox)
+            result["agentSandbox"].push_back({{"group", group.name},
+                                              {"versions", group.versions},
+                                              {"preferredVersion", group.preferredVersion}});
+    }
     if (format == ui::OutputFormat::Json) {
         ui::printJson(context.out(), result);
     } else if (format == ui::OutputFormat::Yaml) {
@@ -36,13 +66,15 @@ int runVersion(app::Context& context, VersionOptions& options) {
         context.out() << "Client Version: "
                       << result["clientVersion"]["gitVersion"].get<std::string>() << '\n';
         // The server's words: escaped, as every table cell is; anything but a string is unknown.
-        if (result.contains("serverVersion")) {
-            const json& server = result["serverVersion"];
-            const auto git = server.find("gitVersion");
+        if (server) {
+            const json& version = server->version;
+            const auto git = version.is_object() ? version.find("gitVersion") : version.end();
             context.out() << "Server Version: "
-                          << (git != server.end() && git->is_string()
+                          << (git != version.end() && git->is_string()
                                   ? ui::escapeForTerminal(git->get_ref<const std::string&>())
                                   : std::string("unknown"))
+                          << '\n';
+            context.out() << "Agent Sandbox APIs: " << servedGroupsLine(server->agentSandbox)
                           << '\n';
         }
     }
@@ -54,7 +86,8 @@ int runVersion(app::Context& context, VersionOptions& options) {
 void registerVersion(CLI::App& root, CommandHost& host) {
     root.set_version_flag("--version", "rossoctl v" ROSSOCTL_VERSION, "Print the client version");
     auto options = std::make_shared<VersionOptions>();
-    auto* command = root.add_subcommand("version", "Print the client and server versions");
+    auto* command = root.add_subcommand(
+        "version", "Print the client and server versions and the agent-sandbox APIs served");
     command->add_flag("--client", options->clientOnly, "Client version only (no request)");
     command->add_option("-o,--output", options->output, "Output format: json|yaml");
     command->footer(

@@ -126,7 +126,7 @@ function __rossoctl_valflags
             printf '%s\n' --older-than --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
     end
 end
-complete -c rossoctl -n '__rossoctl_seen_path' -a version -d 'Print the client and server versions'
+complete -c rossoctl -n '__rossoctl_seen_path' -a version -d 'Print the client and server versions and the agent-sandbox APIs served'
 complete -c rossoctl -n '__rossoctl_seen_path' -a completion -d 'Print a shell completion script'
 complete -c rossoctl -n '__rossoctl_seen_path' -a agents -d 'Deploy and manage agents (any workload type)'
 complete -c rossoctl -n '__rossoctl_seen_path' -a sandbox -d 'Inspect, change, restart, suspend, verify and run sandboxes'

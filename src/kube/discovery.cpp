@@ -105,9 +105,9 @@ void Discovery::writeCache(const std::string& group, const std::string& body) co
     if (!ok || std::rename(tempPath.c_str(), finalPath.c_str()) != 0) unlink(tempPath.c_str());
 }
 
-std::optional<ApiGroupInfo> Discovery::group(const std::string& name) {
-    if (auto memo = memo_.find(name); memo != memo_.end()) return memo->second;
-    std::optional<std::string> body = readCache(name);
+std::optional<ApiGroupInfo> Discovery::group(const std::string& name, bool fresh) {
+    if (auto memo = memo_.find(name); !fresh && memo != memo_.end()) return memo->second;
+    std::optional<std::string> body = fresh ? std::nullopt : readCache(name);
     if (!body) {
         try {
             json fetched =

@@ -13,20 +13,55 @@ TEST_CASE("version and completion: every help example parses and validates", "[c
     testing::checkHelpExamples({"completion"});
 }
 
-TEST_CASE("version prints the client's and the server's version", "[command]") {
+namespace {
+
+std::string servedGroup(const std::string& group, const std::vector<std::string>& versions) {
+    json body = {{"kind", "APIGroup"}, {"name", group}, {"versions", json::array()}};
+    for (const auto& version : versions)
+        body["versions"].push_back({{"groupVersion", group + "/" + version}, {"version", version}});
+    body["preferredVersion"] = {{"groupVersion", group + "/" + versions.front()},
+                                {"version", versions.front()}};
+    return body.dump();
+}
+
+}  // namespace
+
+TEST_CASE("version prints the client's and the server's version and the agent-sandbox APIs",
+          "[command]") {
     TestHost host;
     host.server.on("GET", "/version", 200, R"({"gitVersion":"v1.31.2","platform":"linux/amd64"})");
+    host.server.on("GET", "/apis/agents.x-k8s.io", 200,
+                   servedGroup("agents.x-k8s.io", {"v1beta1", "v1alpha1"}));
+    host.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,
+                   servedGroup("extensions.agents.x-k8s.io", {"v1beta1"}));
     REQUIRE(host.run({"version"}) == 0);
-    CHECK(host.out.str() ==
-          std::string("Client Version: v") + ROSSOCTL_VERSION + "\nServer Version: v1.31.2\n");
-    CHECK(host.sent() == std::vector<std::string>{"GET /version"});
+    CHECK(host.out.str() == std::string("Client Version: v") + ROSSOCTL_VERSION +
+                                "\nServer Version: v1.31.2\nAgent Sandbox APIs: agents.x-k8s.io "
+                                "v1beta1 (preferred) v1alpha1; extensions.agents.x-k8s.io "
+                                "v1beta1\n");
+    CHECK(host.sent() == std::vector<std::string>{"GET /version", "GET /apis/agents.x-k8s.io",
+                                                  "GET /apis/extensions.agents.x-k8s.io"});
 
+    // agent-sandbox 1.0: v1beta1 only, in -o json.
     TestHost asJson;
     asJson.server.on("GET", "/version", 200, R"({"gitVersion":"v1.31.2"})");
+    asJson.server.on("GET", "/apis/agents.x-k8s.io", 200,
+                     servedGroup("agents.x-k8s.io", {"v1beta1"}));
     REQUIRE(asJson.run({"version", "-o", "json"}) == 0);
     json printed = testing::printedJson(asJson.out.str());
     CHECK(printed["serverVersion"]["gitVersion"] == "v1.31.2");
     CHECK(printed["clientVersion"]["gitVersion"] == std::string("v") + ROSSOCTL_VERSION);
+    CHECK(printed["agentSandbox"] == json::array({{{"group", "agents.x-k8s.io"},
+                                                   {"versions", {"v1beta1"}},
+                                                   {"preferredVersion", "v1beta1"}}}));
+
+    // Not installed: said so; and what the server calls a version reaches the terminal escaped.
+    TestHost none;
+    none.server.on("GET", "/version", 200, R"({"gitVersion":"v1.31.2\u001b[2J"})");
+    REQUIRE(none.run({"version"}) == 0);
+    CHECK(none.out.str().find("\x1b") == std::string::npos);
+    CHECK(none.out.str().find("Agent Sandbox APIs: none served (is agent-sandbox installed?)\n") !=
+          std::string::npos);
 }
 
 TEST_CASE("version --client sends nothing; a bad -o neither", "[command]") {

@@ -21,8 +21,9 @@ class Discovery {
   public:
     // cacheDir empty = no disk cache.
     Discovery(Client& client, const Clock& clock, std::string cacheDir);
-    // nullopt when the group is not served at all.
-    std::optional<ApiGroupInfo> group(const std::string& name);
+    // nullopt when the group is not served at all. `fresh`: asked of the server, not the cache
+    // (which it then updates).
+    std::optional<ApiGroupInfo> group(const std::string& name, bool fresh = false);
     // The group's preferred version among `wanted` (in order of preference), if served.
     std::optional<std::string> pickVersion(const std::string& group,
                                            const std::vector<std::string>& wanted);
