@@ -23,14 +23,28 @@ choose_controller() {
   fi
   [[ -d $src/cmd/agent-sandbox-controller && -d $src/k8s/crds ]] ||
     die "AGENT_SANDBOX_SOURCE=$src is not an agent-sandbox source tree (no cmd/agent-sandbox-controller, k8s/crds)"
-  echo "released $(cd "$src" && pwd)" >"$CHOICE_FILE"
+  case ${AGENT_SANDBOX_ONLY_VERSION:-} in
+    ""|v1beta1) ;;
+    *) die "AGENT_SANDBOX_ONLY_VERSION=$AGENT_SANDBOX_ONLY_VERSION: only v1beta1 (agent-sandbox 1.0's CRDs) or empty" ;;
+  esac
+  echo "released $(cd "$src" && pwd) ${AGENT_SANDBOX_ONLY_VERSION:-}" >"$CHOICE_FILE"
+}
+
+# only_version: prints v1beta1 when the released CRDs are installed as 1.0 ships them (v1alpha1
+# removed, no conversion webhook, the controller without its webhook); fails otherwise.
+only_version() {
+  [[ -f $CHOICE_FILE ]] || return 1
+  local kind src only
+  read -r kind src only <"$CHOICE_FILE"
+  [[ $kind == released && -n $only ]] || return 1
+  echo "$only"
 }
 
 # released_source: prints the source dir when this state dir runs the released controller.
 released_source() {
   [[ -f $CHOICE_FILE ]] || return 1
-  local kind src
-  read -r kind src <"$CHOICE_FILE"
+  local kind src only
+  read -r kind src only <"$CHOICE_FILE"
   [[ $kind == released && -n $src ]] || return 1
   echo "$src"
 }
@@ -80,7 +94,17 @@ crd_files() {
   shopt -s nullglob
   for f in "$REPO"/deploy/crds/*.yaml "$REPO"/deploy/crds/*.yml; do echo "$f"; done
   if src=$(released_source); then
-    for f in "$src"/k8s/crds/*.yaml; do echo "$f"; done
+    local only
+    if only=$(only_version); then
+      mkdir -p "$STATE/crds"
+      for f in "$src"/k8s/crds/*.yaml; do
+        "$LC" crd-only-version "$only" "$f" "$STATE/crds/$(basename "$f")" ||
+          die "could not make $(basename "$f") serve $only only"
+        echo "$STATE/crds/$(basename "$f")"
+      done
+    else
+      for f in "$src"/k8s/crds/*.yaml; do echo "$f"; done
+    fi
   else
     echo "$HERE/manifests/agents.x-k8s.io_sandboxes.yaml"
   fi
@@ -173,10 +197,13 @@ agent_sandbox_args() {
     --health-probe-bind-address="127.0.0.1:$SANDBOX_CONTROLLER_HEALTH_PORT"
     --webhook-port="$AGENT_SANDBOX_WEBHOOK_PORT" --webhook-cert-dir="$STATE/agent-sandbox-webhook"
     --webhook-namespace="$AS_NAMESPACE" --webhook-service-name="$AS_SERVICE")
+  if only_version >/dev/null; then ARGS+=(--enable-webhook=false); fi
 }
 
 controller_description() {
   local src
-  if src=$(released_source); then echo "released agent-sandbox controller (--extensions) from $src"
+  if src=$(released_source); then
+    echo "released agent-sandbox controller (--extensions) from $src$(only_version >/dev/null &&
+      echo ", CRDs serving $(only_version) only, no webhook")"
   else echo "the project's own sandbox-controller (fallback: no AGENT_SANDBOX_SOURCE)"; fi
 }

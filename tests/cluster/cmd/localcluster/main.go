@@ -24,8 +24,9 @@ var components = map[string]func(args []string) int{
 	"outside":                 outside.Main,
 	"provisioner":             provisioner.Main,
 	// Helpers for the local-cluster driver.
-	"pki":        controlplane.PKIMain,
-	"free-ports": controlplane.FreePortsMain,
+	"pki":              controlplane.PKIMain,
+	"free-ports":       controlplane.FreePortsMain,
+	"crd-only-version": controlplane.CRDOnlyVersionMain,
 }
 
 func usage() {
