@@ -27,26 +27,34 @@ choose_controller() {
     ""|v1beta1) ;;
     *) die "AGENT_SANDBOX_ONLY_VERSION=$AGENT_SANDBOX_ONLY_VERSION: only v1beta1 (agent-sandbox 1.0's CRDs) or empty" ;;
   esac
-  echo "released $(cd "$src" && pwd) ${AGENT_SANDBOX_ONLY_VERSION:-}" >"$CHOICE_FILE"
+  # The source dir last: read into the last variable, a path keeps its spaces.
+  echo "released ${AGENT_SANDBOX_ONLY_VERSION:--} $(cd "$src" && pwd)" >"$CHOICE_FILE"
+}
+
+# released_choice: "ONLY SRC" when this state dir runs the released controller (ONLY: the one
+# version its CRDs serve, or -); fails otherwise.
+released_choice() {
+  [[ -f $CHOICE_FILE ]] || return 1
+  local kind only src
+  read -r kind only src <"$CHOICE_FILE"
+  [[ $kind == released && -n $src ]] || return 1
+  echo "$only $src"
+}
+
+# released_source: prints the source dir when this state dir runs the released controller.
+released_source() {
+  local choice
+  choice=$(released_choice) || return 1
+  echo "${choice#* }"
 }
 
 # only_version: prints v1beta1 when the released CRDs are installed as 1.0 ships them (v1alpha1
 # removed, no conversion webhook, the controller without its webhook); fails otherwise.
 only_version() {
-  [[ -f $CHOICE_FILE ]] || return 1
-  local kind src only
-  read -r kind src only <"$CHOICE_FILE"
-  [[ $kind == released && -n $only ]] || return 1
-  echo "$only"
-}
-
-# released_source: prints the source dir when this state dir runs the released controller.
-released_source() {
-  [[ -f $CHOICE_FILE ]] || return 1
-  local kind src only
-  read -r kind src only <"$CHOICE_FILE"
-  [[ $kind == released && -n $src ]] || return 1
-  echo "$src"
+  local choice
+  choice=$(released_choice) || return 1
+  [[ ${choice%% *} != - ]] || return 1
+  echo "${choice%% *}"
 }
 
 warn_other_choice() {
@@ -56,6 +64,11 @@ warn_other_choice() {
     log "note: $STATE runs the project's own sandbox-controller; down and up to switch to AGENT_SANDBOX_SOURCE"
   elif [[ -z ${AGENT_SANDBOX_SOURCE:-} && -n $src ]]; then
     log "note: $STATE runs the released agent-sandbox controller from $src"
+  fi
+  local only
+  only=$(only_version) || only=""
+  if [[ -n $src && ${AGENT_SANDBOX_ONLY_VERSION:-} != "$only" ]]; then
+    log "note: $STATE's CRDs serve ${only:-every released version}; down and up to change AGENT_SANDBOX_ONLY_VERSION"
   fi
 }
 
