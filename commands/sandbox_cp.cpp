@@ -131,7 +131,7 @@ void copyToStdout(app::Context& context, const app::copy::PodTarget& podTarget,
 
 // stdin to SANDBOX:FILE (a directory there is refused: '-' has no name to give the file).
 void copyFromStdin(app::Context& context, const app::copy::PodTarget& podTarget,
-                   const app::copy::RemoteInfo& info, const RemoteSpec& remote) {
+                   const app::copy::RemoteInfo& info, const RemoteSpec& remote, uint64_t maxBytes) {
     const std::string shown = ui::escapeForTerminal(remote.sandbox + ":" + remote.path);
     if (info.type == app::copy::RemoteType::Directory)
         throw Error(fmt::format(
@@ -146,7 +146,8 @@ void copyFromStdin(app::Context& context, const app::copy::PodTarget& podTarget,
                 context.in().rdbuf()->sgetn(buffer, static_cast<std::streamsize>(size)));
         };
     }
-    app::copy::copySourceToPod(context.client(), podTarget, remote.path, std::move(input));
+    app::copy::copySourceToPod(context.client(), podTarget, remote.path, std::move(input),
+                               {maxBytes, context.cancelFlag()});
     context.err() << "copied stdin to " << shown << '\n';
 }
 
@@ -216,7 +217,7 @@ int runCp(app::Context& context, CpOptions& options) {
         return 0;
     }
     if (fromStdin) {
-        copyFromStdin(context, podTarget, info, remote);
+        copyFromStdin(context, podTarget, info, remote, limits.maxBytes);
         return 0;
     }
     if (fromSpec) {

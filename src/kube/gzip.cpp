@@ -55,14 +55,19 @@ std::optional<Inflated> gunzip(std::string_view compressed, size_t maxBytes) {
         stream.avail_out = sizeof chunk;
         status = f.inflate(&stream, Z_NO_FLUSH);
         const size_t produced = sizeof chunk - stream.avail_out;
-        if (status != Z_OK && status != Z_STREAM_END && status != Z_BUF_ERROR) break;
+        // What came out before a damaged check value or a cut stream is kept, and marked: zcat
+        // prints it too, so a reader of the file may get it.
+        const bool broken = status != Z_OK && status != Z_STREAM_END;
         const size_t room = maxBytes - inflated.bytes.size();
         inflated.bytes.append(chunk, std::min(produced, room));
         if (produced > room || (inflated.bytes.size() == maxBytes && status == Z_OK)) {
             inflated.truncated = true;
             status = Z_STREAM_END;
         }
-        if (status == Z_BUF_ERROR) break;  // the input ended before the stream did
+        if (broken) {
+            inflated.truncated = true;
+            break;
+        }
         // Members after the first are read on, as gunzip, zcat and Go's reader (Helm's) do.
         if (status == Z_STREAM_END && !inflated.truncated && stream.avail_in > 0 &&
             isGzip(

@@ -27,16 +27,19 @@ inline constexpr size_t kLongestInflated = 1024 * 1024;
 // can hold hundreds of streams, and each form read is held while it is visited.
 inline constexpr size_t kInflatedPerValue = 8 * 1024 * 1024;
 // The decodings of `value`: base64 and hex runs when `decode`, its gzip stream when `inflate`
-// (taking what it inflates to from `inflateBudget`; past it, a partial form).
+// (taking what it inflates to from `inflateBudget`; past it, or not `inflate`, a partial form).
 std::vector<Decoded> decodings(std::string_view value, const std::string& outer, bool decode,
                                bool inflate, size_t& inflateBudget);
 
-// visit(the value), then its decodings depth-first, until visit returns false: two base64 or
-// hex layers, and up to two gzip layers besides, which do not count against those two (a Helm
-// release is base64, then gzip, then JSON whose Secret holds base64).
+// visit(the value), then its decodings depth-first, until visit returns false: three base64 or
+// hex layers, and up to two gzip layers besides, which do not count against those (a Helm
+// release is base64, then gzip, then JSON whose Secret holds base64, maybe of base64); a gzip
+// layer past those is a partial form.
+inline constexpr int kTextLayers = 3;  // base64 or hex: a Helm release's chart Secret's _B64 value
+inline constexpr int kGzipLayers = 2;
 template <typename Visit>
 void forEachForm(const std::string& value, Visit&& visit) {
-    constexpr int kEncodings = 2, kInflations = 2;
+    constexpr int kEncodings = kTextLayers, kInflations = kGzipLayers;
     size_t budget = kInflatedPerValue;
     auto walk = [&](auto& self, const Decoded& form, int encodings, int inflations) -> bool {
         if (!visit(form)) return false;

@@ -287,8 +287,9 @@ std::vector<Decoded> decodings(std::string_view value, const std::string& outer,
         for (auto& bytes : hexDecodings(value))
             all.push_back({std::move(bytes), named("hex-encoded")});
     }
-    if (!inflate || !kube::isGzip(value)) return all;
-    if (inflateBudget == 0) {
+    if (!kube::isGzip(value)) return all;
+    // A gzip layer past those read, or past the budget: unread, so never a pass.
+    if (!inflate || inflateBudget == 0) {
         all.push_back({"", named("gzip-compressed"), /*partial=*/true, /*inflated=*/true});
         return all;
     }
@@ -316,9 +317,10 @@ CredentialShape credentialShape(const std::string& value, const std::string& clu
     });
     if (partial && worst.verdict == Verdict::Pass)
         return {Verdict::Unproven,
-                fmt::format("a gzip stream that inflates past {} MiB, or streams past {} MiB in "
-                            "all: what lies past that is not read",
-                            kLongestInflated >> 20, kInflatedPerValue >> 20)};
+                fmt::format("a gzip stream that is damaged, cut short, nested past {} layers or "
+                            "inflates past {} MiB, or streams past {} MiB in all: what lies past "
+                            "that is not read",
+                            kGzipLayers, kLongestInflated >> 20, kInflatedPerValue >> 20)};
     return worst;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "json_access.hpp"
@@ -49,23 +50,28 @@ Started startedContainers(const json& pod) {
 struct Written {
     std::optional<TimePoint> latest;  // its creation or a manager's update, whichever is later
     bool unknown = false;  // created, yet no manager says when it wrote (managedFields cleared)
-    bool updated = false;  // a manager wrote after its creation (a later second)
+    // Something other than its creation may have written in the second `latest`: a manager's
+    // entry there besides the creation's own, or any when the creation's time is not given.
+    bool updatedInLatest = false;
 };
 
 Written lastWritten(const json& object) {
     const json& metadata = at(object, "metadata");
-    Written written{kube::parseTimestamp(stringAt(metadata, "creationTimestamp")), false};
-    bool timed = false;
+    const auto created = kube::parseTimestamp(stringAt(metadata, "creationTimestamp"));
+    Written written{created, false, false};
+    std::vector<TimePoint> writes;
     for (const auto& entry : arrayAt(metadata, "managedFields"))
         if (const auto when = kube::parseTimestamp(stringAt(entry, "time"))) {
-            timed = true;
-            if (!written.latest || *when > *written.latest) {
-                written.updated = written.latest.has_value();
-                written.latest = when;
-            }
+            writes.push_back(*when);
+            if (!written.latest || *when > *written.latest) written.latest = when;
         }
     // A server sets a time on every manager's entry; one without says nothing of later writes.
-    written.unknown = written.latest && !timed;
+    // Nor does one without a creation time (a server always sets it).
+    written.unknown = (written.latest && writes.empty()) || !created;
+    if (written.latest) {
+        const auto inLatest = std::count(writes.begin(), writes.end(), *written.latest);
+        written.updatedInLatest = !created || inLatest > (*created == *written.latest ? 1 : 0);
+    }
     return written;
 }
 
@@ -131,7 +137,7 @@ void judgeSources(const json& pod, const std::vector<CredentialSource>& sources,
         // A creation cannot be (env waits for the Secret), so that second is judged as before.
         if (started.earliest && written.latest &&
             (*written.latest > *started.earliest ||
-             (written.updated && *written.latest == *started.earliest)))
+             (written.updatedInLatest && *written.latest == *started.earliest)))
             unproven(finding, fmt::format("{} was written after the pod's containers started: "
                                           "env keeps what it held before, which verify cannot "
                                           "read",

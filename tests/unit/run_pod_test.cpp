@@ -90,7 +90,8 @@ TEST_CASE("the run command line passes arguments as words and no env value", "[r
     CHECK(argv[5] == "python3");
     CHECK(argv[7] == "print('$HOME')");
     CHECK_THAT(argv[2], Catch::Contains(". ./.rossoctl-env") && Catch::Contains("rm -f"));
-    CHECK_THAT(argv[2], Catch::Contains("exec 0<.rossoctl-stdin"));
+    CHECK_THAT(runCommandLine("/workspace", {"cat"}, /*stdinFile=*/true)[2],
+               Catch::Contains("exec 0<.rossoctl-stdin"));
 }
 
 TEST_CASE("run input checks", "[run]") {
@@ -189,7 +190,8 @@ TEST_CASE("the upload is read by its length: stdin that never ends does not hold
     writer.addFile("in.txt", "from a file\n");
     writer.finish();
     CHECK(rossoctl::testing::runHereWithOpenStdin(
-              uploadAndRunCommandLine(dir.file("w"), {"sh", "-c", "cat; ls -a"}, archive.size()),
+              uploadAndRunCommandLine(dir.file("w"), {"sh", "-c", "cat; ls -a"}, archive.size(),
+                                      /*stdinFile=*/true),
               archive) == std::pair<int, std::string>{0, "print(6 * 7)\n.\n..\nin.txt\nout\n"});
 
     std::filesystem::create_directory(dir.file("v"));

@@ -304,7 +304,8 @@ TEST_CASE("sandbox run --file --env --stdin: one exec session uploads and runs, 
     REQUIRE(withStdin.server.execs.size() == 1);
     const std::string& upload = *withStdin.server.execs[0].stdinText;
     CHECK(withStdin.server.execs[0].command ==
-          app::run::uploadAndRunCommandLine("/workspace", {"python3", "-"}, upload.size()));
+          app::run::uploadAndRunCommandLine("/workspace", {"python3", "-"}, upload.size(),
+                                            /*stdinFile=*/true));
     CHECK(upload.find(app::run::kStdinFileName) != std::string::npos);
     CHECK(upload.find("print(1)\n") != std::string::npos);
     CHECK_FALSE(*withStdin.server.execs[0].stdinHalfClosed);

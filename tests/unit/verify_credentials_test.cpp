@@ -47,7 +47,16 @@ CredentialSource secretWith(const std::string& name, const json& plainData) {
     json data = json::object();
     for (const auto& [key, value] : plainData.items())
         data[key] = base64Encode(value.get<std::string>());
-    return {"secret", name, json{{"type", "kubernetes.io/tls"}, {"data", data}}, ""};
+    // Created before the pod started, as a server says it (without a time: unproven).
+    return {
+        "secret", name,
+        json{{"type", "kubernetes.io/tls"},
+             {"metadata",
+              {{"name", name},
+               {"creationTimestamp", "2023-01-01T00:00:00Z"},
+               {"managedFields", {{{"manager", "kubectl"}, {"time", "2023-01-01T00:00:00Z"}}}}}},
+             {"data", data}},
+        ""};
 }
 
 // A pod that mounts `secret` as a volume, so the secret is among its sources.

@@ -75,10 +75,16 @@ CopyStats copyFileToSink(kube::Client& client, const PodTarget& target,
                          const std::string& remotePath, const ExtractLimits& limits,
                          const std::function<void(std::string_view)>& sink);
 
+// What `sandbox cp - S:FILE` reads of stdin before the copy starts: at most maxBytes, and no
+// longer than the copy's deadline or until Ctrl-C (a terminal or `tail -f |` never ends).
+struct StdinLimits {
+    uint64_t maxBytes = uint64_t{1} << 30;
+    const kube::CancelFlag* cancel = nullptr;
+};
 // `sandbox cp - S:FILE`: what `input`'s stdin (readStdin or stdinDescriptor) holds becomes the
 // file `remoteTarget` (its parent must exist in the pod; an existing file is replaced).
 void copySourceToPod(kube::Client& client, const PodTarget& target, const std::string& remoteTarget,
-                     kube::ExecIo input);
+                     kube::ExecIo input, const StdinLimits& limits = {});
 
 // "312,004"
 std::string groupThousands(uint64_t value);

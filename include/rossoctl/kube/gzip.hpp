@@ -9,7 +9,7 @@ namespace rossoctl::kube {
 
 struct Inflated {
     std::string bytes;       // at most the bound given
-    bool truncated = false;  // the stream holds more than that
+    bool truncated = false;  // not all the stream: past the bound, damaged, or cut short
 };
 
 // Whether `bytes` opens with gzip's magic number.

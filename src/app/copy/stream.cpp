@@ -1,5 +1,6 @@
 // sandbox cp with '-' on one side: one file of the pod to stdout, or stdin to one file in it.
 #include <fmt/format.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 
 #include "copy_internal.hpp"
 #include "rossoctl/errors.hpp"
+#include "rossoctl/kube/transport.hpp"
 
 namespace rossoctl::app::copy {
 namespace {
@@ -25,12 +27,26 @@ void keepStderr(std::string& text, std::string_view bytes) {
     text.append(bytes.substr(0, kMaxStderr - std::min(kMaxStderr, text.size())));
 }
 
-// read(2) until `size` bytes or the end: 0 only at the end of input.
-size_t readAll(int descriptor, char* out, size_t size) {
+// What the descriptor has now, waiting in slices: the copy's deadline or Ctrl-C ends the wait,
+// and EAGAIN (a pipe left non-blocking) is "not yet". 0 only at the end of input.
+size_t readStdinSlice(int descriptor, char* out, size_t size, const Clock& clock,
+                      const PodTarget& target, const StdinLimits& limits) {
     for (;;) {
+        if (limits.cancel && limits.cancel->cancelled())
+            throw kube::TransportError(kube::TransportError::Kind::Cancelled, "interrupted");
+        if (target.deadline && clock.monotonic() >= *target.deadline)
+            throw Error(
+                "stdin did not end within the copy's --timeout; nothing was copied (raise it "
+                "with --timeout)");
+        pollfd ready{descriptor, POLLIN, 0};
+        const int polled = ::poll(&ready, 1, 200);
+        if (polled < 0 && errno != EINTR)
+            throw Error(fmt::format("cannot read stdin: {}", strerror(errno)));
+        if (polled <= 0) continue;
         const ssize_t n = ::read(descriptor, out, size);
         if (n >= 0) return static_cast<size_t>(n);
-        if (errno != EINTR) throw Error(fmt::format("cannot read stdin: {}", strerror(errno)));
+        if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+            throw Error(fmt::format("cannot read stdin: {}", strerror(errno)));
     }
 }
 
@@ -78,7 +94,7 @@ CopyStats copyFileToSink(kube::Client& client, const PodTarget& target,
 }
 
 void copySourceToPod(kube::Client& client, const PodTarget& target, const std::string& remoteTarget,
-                     kube::ExecIo input) {
+                     kube::ExecIo input, const StdinLimits& limits) {
     // Staged whole first: the command in the pod is told how many bytes to read.
     std::unique_ptr<std::FILE, FileCloser> staged(std::tmpfile());
     if (!staged) throw Error(fmt::format("cannot create a temporary file: {}", strerror(errno)));
@@ -86,9 +102,15 @@ void copySourceToPod(kube::Client& client, const PodTarget& target, const std::s
     uint64_t size = 0;
     for (;;) {
         const size_t n = input.stdinDescriptor >= 0
-                             ? readAll(input.stdinDescriptor, buffer.data(), buffer.size())
+                             ? readStdinSlice(input.stdinDescriptor, buffer.data(), buffer.size(),
+                                              client.clock(), target, limits)
                              : input.readStdin(buffer.data(), buffer.size());
         if (n == 0) break;
+        if (n > limits.maxBytes - size)
+            throw Error(
+                fmt::format("stdin is over the limit of {} bytes; nothing was copied; "
+                            "raise it with --max-bytes",
+                            limits.maxBytes));
         if (std::fwrite(buffer.data(), 1, n, staged.get()) != n)
             throw Error(fmt::format("cannot stage stdin: {}", strerror(errno)));
         size += n;

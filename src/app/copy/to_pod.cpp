@@ -20,9 +20,13 @@ constexpr size_t kChunk = 64 * 1024;
 constexpr size_t kMaxStderr = 4096;
 constexpr size_t kDirectoriesPerExec = 200;
 
+// Told the length ($3), not sent an end of input (see writeExactlyScript), and the archive's last
+// entry ($4, named at random) proves it was read whole: tar takes one cut at a header as whole.
 constexpr const char* kUntarScript =
     "if [ \"$2\" = create ]; then [ -d \"$1\" ] || mkdir -p \"$1\" || exit 1; fi; "
-    "cd \"$1\" && exec tar xf -";
+    "cd \"$1\" || exit 1; command -v head >/dev/null || { echo 'rossoctl: the image has tar but "
+    "no head' >&2; exit 1; }; head -c \"$3\" | tar xf - || exit 1; [ -f \"$4\" ] || { echo "
+    "'rossoctl: the archive was cut short in the pod' >&2; exit 1; }; rm -f \"$4\"";
 constexpr const char* kMkdirScript =
     "[ -d \"$1\" ] || mkdir -p \"$1\" || exit 1; cd \"$1\" || exit 1; shift; "
     "[ $# -eq 0 ] || exec mkdir -p \"$@\"";
@@ -86,8 +90,33 @@ void readStderr(std::string& text, std::string_view bytes) {
 // The tar stream of `entries`, produced as the exec reads it.
 class TarSource {
   public:
-    TarSource(const std::vector<LocalEntry>& entries, CopyStats& stats, int64_t mtime)
-        : entries_(entries), stats_(stats), writer_(pending_, mtime) {}
+    TarSource(const std::vector<LocalEntry>& entries, CopyStats& stats, int64_t mtime,
+              std::string endMarker)
+        : entries_(entries),
+          stats_(stats),
+          writer_(pending_, mtime),
+          endMarker_(std::move(endMarker)) {}
+
+    // The bytes read() gives in all: the same headers, each file's size padded, the end.
+    static uint64_t length(const std::vector<LocalEntry>& entries, int64_t mtime,
+                           const std::string& endMarker) {
+        std::string headers;
+        TarWriter writer(headers, mtime);
+        uint64_t data = 0;
+        for (const auto& entry : entries) {
+            if (entry.type == LocalEntry::Directory) {
+                writer.addDirectory(entry.name, entry.mode);
+            } else if (entry.type == LocalEntry::Symlink) {
+                writer.addSymlink(entry.name, entry.linkTarget);
+            } else {
+                writer.addFileHeader(entry.name, entry.size, entry.mode);
+                data += entry.size + TarWriter::padding(entry.size).size();
+            }
+        }
+        writer.addFile(endMarker, "", 0600);
+        writer.finish();
+        return headers.size() + data;
+    }
 
     size_t read(char* out, size_t size) {
         while (pending_.size() == offset_) {
@@ -125,6 +154,7 @@ class TarSource {
         if (next_ == entries_.size()) {
             if (finished_) return false;
             finished_ = true;
+            writer_.addFile(endMarker_, "", 0600);
             writer_.finish();
             return true;
         }
@@ -152,6 +182,7 @@ class TarSource {
     std::string pending_;
     size_t offset_ = 0;
     TarWriter writer_;
+    std::string endMarker_;
     size_t next_ = 0;
     bool finished_ = false;
     std::ifstream file_;
@@ -243,10 +274,18 @@ CopyStats copyToPod(kube::Client& client, const PodTarget& target, const std::st
         copyFileByFile(client, target, podDir, directory, entries, stats);
         return stats;
     }
-    const auto now = std::chrono::system_clock::to_time_t(client.clock().now());
-    TarSource source(entries, stats, static_cast<int64_t>(now));
-    runChecked(client, target, shCommand(kUntarScript, {podDir, directory ? "create" : "keep"}),
-               "tar", [&](char* out, size_t size) { return source.read(out, size); });
+    const auto now =
+        static_cast<int64_t>(std::chrono::system_clock::to_time_t(client.clock().now()));
+    const uint32_t high = client.random().next(), low = client.random().next();
+    const std::string endMarker = fmt::format("./.rossoctl-copied-{:08x}{:08x}", high, low);
+    const uint64_t length = TarSource::length(entries, now, endMarker);
+    TarSource source(entries, stats, now, endMarker);
+    runChecked(
+        client, target,
+        shCommand(kUntarScript,
+                  {podDir, directory ? "create" : "keep", std::to_string(length), endMarker}),
+        "tar", [&](char* out, size_t size) { return source.read(out, size); },
+        /*halfCloseStdin=*/false);
     return stats;
 }
 

@@ -110,16 +110,17 @@ std::string unpackExactly(size_t archiveBytes, const std::string& tarArguments) 
 }  // namespace
 
 std::vector<std::string> runCommandLine(const std::string& workdir,
-                                        const std::vector<std::string>& command) {
+                                        const std::vector<std::string>& command, bool stdinFile) {
     // Arguments travel as positional parameters, so no value is ever parsed by the shell; the
     // env file (uploaded, 0600) is read and removed before the code starts, and so is the
     // stdin file once it is open as the code's stdin.
     const std::string env = kEnvFileName;
     const std::string in = kStdinFileName;
-    const std::string script = "cd \"$1\" || exit 125; shift; mkdir -p out 2>/dev/null; if [ -f " +
-                               env + " ]; then . ./" + env + " || exit 125; rm -f " + env +
-                               "; fi; if [ -f " + in + " ]; then exec 0<" + in +
-                               " || exit 125; rm -f " + in + "; fi; exec \"$@\"";
+    const std::string script =
+        "cd \"$1\" || exit 125; shift; mkdir -p out 2>/dev/null; if [ -f " + env + " ]; then . ./" +
+        env + " || exit 125; rm -f " + env + "; fi; " +
+        (stdinFile ? "exec 0<" + in + " || exit 125; rm -f " + in + "; " : std::string()) +
+        "exec \"$@\"";
     std::vector<std::string> argv = {"sh", "-c", script, "sh", workdir};
     argv.insert(argv.end(), command.begin(), command.end());
     return argv;
@@ -127,8 +128,8 @@ std::vector<std::string> runCommandLine(const std::string& workdir,
 
 std::vector<std::string> uploadAndRunCommandLine(const std::string& workdir,
                                                  const std::vector<std::string>& command,
-                                                 size_t archiveBytes) {
-    std::vector<std::string> argv = runCommandLine(workdir, command);
+                                                 size_t archiveBytes, bool stdinFile) {
+    std::vector<std::string> argv = runCommandLine(workdir, command, stdinFile);
     const std::string unpack = unpackExactly(archiveBytes, "") +
                                " || { echo 'rossoctl: unpacking the uploaded files failed; does "
                                "the image have tar?' >&2; exit 125; }; exec 0</dev/null; ";

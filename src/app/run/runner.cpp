@@ -240,10 +240,11 @@ class Run {
 
     void runCommand() {
         const bool upload = !uploadWithCommand_.empty();
-        auto request =
-            execRequest(upload ? uploadAndRunCommandLine(request_.shape.workdir, request_.command,
-                                                         uploadWithCommand_.size())
-                               : runCommandLine(request_.shape.workdir, request_.command));
+        const bool stdinFile = request_.stdinData.has_value();
+        auto request = execRequest(
+            upload ? uploadAndRunCommandLine(request_.shape.workdir, request_.command,
+                                             uploadWithCommand_.size(), stdinFile)
+                   : runCommandLine(request_.shape.workdir, request_.command, stdinFile));
         request.timeout = request_.timeout;
         kube::ExecIo io;
         io.onStdout = callbacks_.onStdout;

@@ -44,17 +44,18 @@ nlohmann::json warmPodManifest(const RunPodShape& shape, long lifetimeSeconds);
 // concurrent claimer fail with 422), marks it as a run and shortens its deadline.
 std::string claimPatch(const std::string& claimer, std::optional<long> activeDeadlineSeconds);
 
-// sh -c wrapper: cd WORKDIR, mkdir out, source and remove the env file if any, make the stdin
-// file (if any) the command's stdin and remove it, exec CMD.
+// sh -c wrapper: cd WORKDIR, mkdir out, source and remove the env file if any, with
+// `stdinFile` make the uploaded stdin file the command's stdin and remove it, exec CMD.
 std::vector<std::string> runCommandLine(const std::string& workdir,
-                                        const std::vector<std::string>& command);
+                                        const std::vector<std::string>& command,
+                                        bool stdinFile = false);
 // runCommandLine that first unpacks the `archiveBytes` of tar on its stdin into WORKDIR (exit
 // 125 when that fails) and gives the command /dev/null as stdin: upload and run in one exec
 // session. The length is read, never an end of input: stdin is not half-closed (containerd
 // can drop bytes in flight when it is, containerd#12734).
 std::vector<std::string> uploadAndRunCommandLine(const std::string& workdir,
                                                  const std::vector<std::string>& command,
-                                                 size_t archiveBytes);
+                                                 size_t archiveBytes, bool stdinFile = false);
 // Files and env up to this size travel in the command's own exec session (it is short next to
 // --timeout); a larger upload gets an exec of its own, timed by --start-timeout.
 inline constexpr size_t kUploadWithCommandMaxBytes = 1 << 20;
