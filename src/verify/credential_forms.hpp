@@ -1,7 +1,9 @@
 #pragma once
 // A value and what base64 runs in it decode to: shared by the shape checks and the key scan.
+#include <algorithm>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rossoctl::verify {
@@ -37,14 +39,19 @@ std::vector<Decoded> decodings(std::string_view value, const std::string& outer,
 // layer past those is a partial form.
 inline constexpr int kTextLayers = 3;  // base64 or hex: a Helm release's chart Secret's _B64 value
 inline constexpr int kGzipLayers = 2;
+// What the gzip streams of all the values one walk of a pod's values reads inflate to at most:
+// a small value can inflate its whole 8 MiB, and a pod reads 256 Secrets.
+inline constexpr size_t kInflatedPerPod = 32 * 1024 * 1024;
+
+// forEachForm, taking what it inflates from `allValues` too (and at most kInflatedPerValue).
 template <typename Visit>
-void forEachForm(const std::string& value, Visit&& visit) {
+void forEachForm(const std::string& value, Visit&& visit, size_t& allValues) {
     constexpr int kEncodings = kTextLayers, kInflations = kGzipLayers;
-    size_t budget = kInflatedPerValue;
+    size_t budget = std::min(kInflatedPerValue, allValues);
+    const size_t given = budget;
     auto walk = [&](auto& self, const Decoded& form, int encodings, int inflations) -> bool {
         if (!visit(form)) return false;
         const bool decode = encodings < kEncodings, inflate = inflations < kInflations;
-        if (!decode && !inflate) return true;
         for (const auto& next : decodings(form.bytes, form.encoding, decode, inflate, budget))
             if (!self(self, next, encodings + (next.inflated ? 0 : 1),
                       inflations + (next.inflated ? 1 : 0)))
@@ -52,6 +59,13 @@ void forEachForm(const std::string& value, Visit&& visit) {
         return true;
     };
     walk(walk, Decoded{value, "", false, false}, 0, 0);
+    allValues -= given - budget;
+}
+
+template <typename Visit>
+void forEachForm(const std::string& value, Visit&& visit) {
+    size_t alone = kInflatedPerValue;
+    forEachForm(value, std::forward<Visit>(visit), alone);
 }
 
 }  // namespace rossoctl::verify

@@ -302,25 +302,35 @@ std::vector<Decoded> decodings(std::string_view value, const std::string& outer,
 }
 
 CredentialShape credentialShape(const std::string& value, const std::string& clusterIssuer) {
+    size_t alone = kInflatedPerValue;
+    return credentialShape(value, clusterIssuer, alone);
+}
+
+CredentialShape credentialShape(const std::string& value, const std::string& clusterIssuer,
+                                size_t& inflateBudget) {
     CredentialShape worst;
     bool partial = false;
-    forEachForm(value, [&](const Decoded& form) {
-        partial = partial || form.partial;
-        const std::string& encoding = form.encoding;
-        CredentialShape shape = shapeOfText(form.bytes, clusterIssuer);
-        if (shape.verdict == Verdict::Pass ||
-            worstOf(worst.verdict, shape.verdict) == worst.verdict)
-            return true;
-        if (!encoding.empty()) shape.what += ", " + encoding;
-        worst = std::move(shape);
-        return worst.verdict != Verdict::Fail;
-    });
+    forEachForm(
+        value,
+        [&](const Decoded& form) {
+            partial = partial || form.partial;
+            const std::string& encoding = form.encoding;
+            CredentialShape shape = shapeOfText(form.bytes, clusterIssuer);
+            if (shape.verdict == Verdict::Pass ||
+                worstOf(worst.verdict, shape.verdict) == worst.verdict)
+                return true;
+            if (!encoding.empty()) shape.what += ", " + encoding;
+            worst = std::move(shape);
+            return worst.verdict != Verdict::Fail;
+        },
+        inflateBudget);
     if (partial && worst.verdict == Verdict::Pass)
         return {Verdict::Unproven,
                 fmt::format("a gzip stream that is damaged, cut short, nested past {} layers or "
-                            "inflates past {} MiB, or streams past {} MiB in all: what lies past "
-                            "that is not read",
-                            kGzipLayers, kLongestInflated >> 20, kInflatedPerValue >> 20)};
+                            "inflates past {} MiB, or streams past {} MiB a value or {} MiB in "
+                            "all: what lies past that is not read",
+                            kGzipLayers, kLongestInflated >> 20, kInflatedPerValue >> 20,
+                            kInflatedPerPod >> 20)};
     return worst;
 }
 

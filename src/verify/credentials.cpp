@@ -179,12 +179,16 @@ std::vector<ReadableValue> readableValues(const json& pod,
 }
 
 bool holdsPrivateKey(const json& pod, const std::vector<CredentialSource>& sources) {
+    size_t inflateBudget = kInflatedPerPod;
     for (const auto& readable : readableValues(pod, sources)) {
         bool found = false;
-        forEachForm(readable.value, [&](const Decoded& form) {
-            found = kube::holdsPrivateKeyMaterial(form.bytes);
-            return !found;
-        });
+        forEachForm(
+            readable.value,
+            [&](const Decoded& form) {
+                found = kube::holdsPrivateKeyMaterial(form.bytes);
+                return !found;
+            },
+            inflateBudget);
         if (found) return true;
     }
     return false;
@@ -203,17 +207,21 @@ void judgePrivateKeys(const std::vector<ReadableValue>& values,
     std::vector<size_t> owner;  // texts[i] came from values[owner[i]]
     size_t held = 0;
     bool overHeld = false;
+    size_t inflateBudget = kInflatedPerPod;
     for (size_t i = 0; i < values.size() && !overHeld; ++i)
-        forEachForm(values[i].value, [&](const Decoded& form) {
-            if (form.bytes.find("-----BEGIN ") != std::string::npos ||
-                (!form.bytes.empty() && static_cast<unsigned char>(form.bytes[0]) == 0x30)) {
-                // Every value's forms held at once: bounded in all, not only per value.
-                if ((held += form.bytes.size()) > kKeyScanBytes) return !(overHeld = true);
-                texts.push_back(form.bytes);
-                owner.push_back(i);
-            }
-            return true;
-        });
+        forEachForm(
+            values[i].value,
+            [&](const Decoded& form) {
+                if (form.bytes.find("-----BEGIN ") != std::string::npos ||
+                    (!form.bytes.empty() && static_cast<unsigned char>(form.bytes[0]) == 0x30)) {
+                    // Every value's forms held at once: bounded in all, not only per value.
+                    if ((held += form.bytes.size()) > kKeyScanBytes) return !(overHeld = true);
+                    texts.push_back(form.bytes);
+                    owner.push_back(i);
+                }
+                return true;
+            },
+            inflateBudget);
     auto note = [&](Verdict verdict, std::string line) {
         finding.verdict = worstOf(finding.verdict, verdict);
         finding.evidence.push_back(std::move(line));
@@ -271,8 +279,9 @@ Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& 
     finding.verdict = Verdict::Pass;
     judgeSources(pod, sources, finding);
     const auto values = readableValues(pod, sources);
+    size_t inflateBudget = kInflatedPerPod;
     for (const auto& readable : values) {
-        const auto shape = credentialShape(readable.value, clusterIssuer);
+        const auto shape = credentialShape(readable.value, clusterIssuer, inflateBudget);
         if (shape.verdict == Verdict::Pass) continue;
         finding.verdict = worstOf(finding.verdict, shape.verdict);
         finding.evidence.push_back(fmt::format("{} holds {}", readable.where, shape.what));

@@ -85,6 +85,9 @@ struct CredentialShape {
     std::string what;
 };
 CredentialShape credentialShape(const std::string& value, const std::string& clusterIssuer);
+// The same, what it inflates also taken from `inflateBudget` (shared by a pod's values).
+CredentialShape credentialShape(const std::string& value, const std::string& clusterIssuer,
+                                size_t& inflateBudget);
 
 // A value the pod can read, and where it reads it ("container agent env TOKEN").
 struct ReadableValue {
