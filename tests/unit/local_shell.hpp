@@ -1,23 +1,37 @@
 #pragma once
 // Runs a command line that rossoctl sends to a pod here, with this machine's sh.
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace rossoctl::testing {
 
-// Runs argv here with `input` on a pipe whose write end stays open, as the exec's stdin does
-// when it is not half-closed: {exit status, stdout}, or {-1, ""} when argv waited for an end
-// of input and was killed after 10 s.
-inline std::pair<int, std::string> runHereWithOpenStdin(const std::vector<std::string>& argv,
-                                                        const std::string& input) {
-    int in[2], out[2];
-    REQUIRE(::pipe(in) == 0);
+// How the command's stdin ends after `input`: never (a pipe whose write end stays open, as the
+// exec's stdin when it is not half-closed), or at once (as a stream cut short).
+enum class StdinAfterInput { StaysOpen, Ends };
+
+// Runs argv here with `input` as its stdin: {exit status, stdout}, or {-1, ""} when it had not
+// exited after 10 s (it waited for an end of input) and was killed.
+inline std::pair<int, std::string> runHere(const std::vector<std::string>& argv,
+                                           const std::string& input, StdinAfterInput after) {
+    int in[2] = {-1, -1}, out[2];
+    char ended[] = "/tmp/rossoctl-stdin-XXXXXX";
+    if (after == StdinAfterInput::StaysOpen) {
+        REQUIRE(::pipe(in) == 0);
+    } else {
+        in[0] = ::mkstemp(ended);  // a file: all of it read, then its end
+        REQUIRE(in[0] >= 0);
+        REQUIRE(::write(in[0], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
+        REQUIRE(::lseek(in[0], 0, SEEK_SET) == 0);
+        ::unlink(ended);
+    }
     REQUIRE(::pipe(out) == 0);
     const pid_t child = ::fork();
     REQUIRE(child >= 0);
@@ -25,7 +39,7 @@ inline std::pair<int, std::string> runHereWithOpenStdin(const std::vector<std::s
         ::dup2(in[0], 0);
         ::dup2(out[1], 1);
         ::close(in[0]);
-        ::close(in[1]);
+        if (in[1] >= 0) ::close(in[1]);
         ::close(out[0]);
         ::close(out[1]);
         std::vector<char*> words;
@@ -36,7 +50,8 @@ inline std::pair<int, std::string> runHereWithOpenStdin(const std::vector<std::s
     }
     ::close(in[0]);
     ::close(out[1]);
-    REQUIRE(::write(in[1], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
+    if (in[1] >= 0)
+        REQUIRE(::write(in[1], input.data(), input.size()) == static_cast<ssize_t>(input.size()));
     int status = 0;
     bool exited = false;
     for (int waited = 0; waited < 1000 && !exited; ++waited) {
@@ -47,7 +62,7 @@ inline std::pair<int, std::string> runHereWithOpenStdin(const std::vector<std::s
         ::kill(child, SIGKILL);
         ::waitpid(child, &status, 0);
     }
-    ::close(in[1]);
+    if (in[1] >= 0) ::close(in[1]);
     std::string text;
     char buffer[4096];
     for (ssize_t n; exited && (n = ::read(out[0], buffer, sizeof buffer)) > 0;)
@@ -55,6 +70,11 @@ inline std::pair<int, std::string> runHereWithOpenStdin(const std::vector<std::s
     ::close(out[0]);
     if (!exited) return {-1, ""};
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
+inline std::pair<int, std::string> runHereWithOpenStdin(const std::vector<std::string>& argv,
+                                                        const std::string& input) {
+    return runHere(argv, input, StdinAfterInput::StaysOpen);
 }
 
 }  // namespace rossoctl::testing

@@ -219,49 +219,10 @@ ChildRun runInChild(const std::function<Verdict()>& scan, std::chrono::seconds l
     return run;
 }
 
-// Runs argv here with `input` as stdin, which then ends (as a cut exec stream does): {exit
-// status, stdout}, or {-1, ""} after 10 s.
+// Runs argv here with `input` as stdin, which then ends (as a cut exec stream does).
 std::pair<int, std::string> runHereWithEndingStdin(const std::vector<std::string>& argv,
                                                    const std::string& input) {
-    testing::TempDir scratch;
-    {
-        std::ofstream file(scratch.file("stdin"), std::ios::binary);
-        file << input;
-    }
-    int out[2];
-    REQUIRE(::pipe(out) == 0);
-    const pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-        const int in = ::open(scratch.file("stdin").c_str(), O_RDONLY);
-        ::dup2(in, 0);
-        ::dup2(out[1], 1);
-        ::close(out[0]);
-        ::close(out[1]);
-        std::vector<char*> words;
-        for (const auto& word : argv) words.push_back(const_cast<char*>(word.c_str()));
-        words.push_back(nullptr);
-        ::execvp(words[0], words.data());
-        ::_exit(127);
-    }
-    ::close(out[1]);
-    int status = 0;
-    bool exited = false;
-    for (int waited = 0; waited < 1000 && !exited; ++waited) {
-        exited = ::waitpid(child, &status, WNOHANG) == child;
-        if (!exited) ::usleep(10'000);
-    }
-    if (!exited) {
-        ::kill(child, SIGKILL);
-        ::waitpid(child, &status, 0);
-    }
-    std::string text;
-    char buffer[4096];
-    for (ssize_t n; exited && (n = ::read(out[0], buffer, sizeof buffer)) > 0;)
-        text.append(buffer, static_cast<size_t>(n));
-    ::close(out[0]);
-    if (!exited) return {-1, ""};
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+    return testing::runHere(argv, input, testing::StdinAfterInput::Ends);
 }
 
 }  // namespace
