@@ -196,7 +196,10 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
                      "Run the egress probe in an ephemeral container of IMAGE, not with the "
                      "pod's own tools")
         ->type_name("IMAGE");
-    command->add_option("--timeout", options->timeout, "How long to wait for the replacement pod")
+    command
+        ->add_option(
+            "--timeout", options->timeout,
+            "How long to wait for the sandbox's pod: one being replaced, and verify's own restart")
         ->capture_default_str();
     command
         ->add_option("--require-runtime-class", options->requireRuntimeClass,

@@ -281,7 +281,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l all -d 'Verify 
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l egress-target -x -d 'A URL the sandbox must not reach'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l no-restart -d 'Do not delete the pod; "nothing survives" is then reported unproven'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l trusted-probe -x -d 'Run the egress probe in an ephemeral container of IMAGE, not with the pod\'s own tools'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l timeout -x -d 'How long to wait for the replacement pod'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l timeout -x -d 'How long to wait for the sandbox\'s pod: one being replaced, and verify\'s own restart'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l require-runtime-class -x -d 'Kernel isolation fails unless the pod runs with this RuntimeClass on a kernel of its own (the project\'s rossoctl.dev/runtime-class otherwise)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l junit -x -d 'Also write the JUnit report to FILE'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l sarif -x -d 'Also write the SARIF report to FILE'

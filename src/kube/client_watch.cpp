@@ -48,6 +48,21 @@ WatchEvent parseWatchEvent(std::string_view line) {
     return event;
 }
 
+// A stream that ends inside an event was cut (a server or proxy went away mid-write), not sent
+// a malformed event: as client-go does at an unexpected EOF, the watch just ends there.
+bool endsInsideAnEvent(std::string_view fragment) {
+    const JsonShape shape = measureJson(fragment);
+    if (shape.tooDeep || shape.memoryBytes > kMaxJsonMemoryBytes) return false;
+    try {
+        const json whole = json::parse(fragment);
+        return whole.is_discarded();
+    } catch (const json::parse_error& error) {
+        return error.byte > fragment.size();  // the parser ran out of bytes, not into a bad one
+    } catch (const json::exception&) {
+        return false;
+    }
+}
+
 }  // namespace
 
 void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOptions& options,
@@ -103,6 +118,7 @@ void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOpti
         return true;
     };
 
+    bool cut = false;
     try {
         execute(request, /*idempotent=*/true, &streamed);
     } catch (const TransportError& error) {
@@ -113,9 +129,11 @@ void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOpti
             error.kind() == TransportError::Kind::Timeout && timeout.count() > 0 && !commandOver;
         const bool cutAfterEvents = error.kind() == TransportError::Kind::Reset && streamed;
         if (!deadline && !cutAfterEvents) throw;
+        cut = true;
     }
     if (failure) std::rethrow_exception(failure);
-    if (!stopped && !isBlank(pending)) {
+    // What came after the last newline of a cut stream is part of an event, never a whole one.
+    if (!stopped && !cut && !isBlank(pending) && !endsInsideAnEvent(pending)) {
         deliver(pending);
         if (failure) std::rethrow_exception(failure);
     }

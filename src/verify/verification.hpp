@@ -89,6 +89,7 @@ class Verification {
 
     // --- reading the inputs (verification_inputs.cpp) ---
     void read();
+    void waitForPod();  // the Sandbox's pod, gone or starting, up to --timeout
     DeadlineBound deadlineBound(const nlohmann::json& namespaceObject) const;
     void readPeerPods(const nlohmann::json& pod);
     void readIsolationInputs();

@@ -3,9 +3,11 @@
 // what is judged.
 #include <fmt/format.h>
 
+#include "rossoctl/app/agent_wait.hpp"
 #include "rossoctl/app/project_dns.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/errors.hpp"
+#include "rossoctl/model/pod_failure.hpp"
 #include "rossoctl/model/project.hpp"
 #include "rossoctl/model/sandbox.hpp"
 #include "rossoctl/model/validation.hpp"
@@ -47,7 +49,27 @@ std::vector<std::string> nodeAddresses(const json& node) {
     return addresses;
 }
 
+// Gone, going or still starting: the controller is bringing the Sandbox's pod (back) up, as right
+// after a restart, whose Sandbox still says Ready. A pod that cannot start is not waited for.
+bool podOnItsWay(const std::optional<json>& pod) {
+    if (!pod || app::terminating(*pod)) return true;
+    return (*pod)["status"].value("phase", "Unknown") == "Pending" &&
+           !model::podStartFailure(*pod) && !model::podImageFailure(*pod);
+}
+
 }  // namespace
+
+void Verification::waitForPod() {
+    step(fmt::format("waiting up to {}s for the pod of sandbox/{} to be ready",
+                     std::chrono::duration_cast<std::chrono::seconds>(options_.timeout).count(),
+                     name_));
+    const app::Agent agent{{model::WorkloadType::Sandbox, sandboxes_}, inputs_.sandbox};
+    const auto waited =
+        app::waitForAgent(client_, clock_, agent, options_.timeout, options_.cancel);
+    if (waited.outcome == app::AgentWaitResult::Outcome::Cancelled) throw Error("cancelled");
+    // Whatever the wait saw, what follows judges the Sandbox and pod as they are now.
+    inputs_.sandbox = client_.get(sandboxes_, ns_, name_);
+}
 
 void Verification::read() {
     try {
@@ -61,14 +83,26 @@ void Verification::read() {
         fail(why + "; verify needs a running pod");
     // The Sandbox's own record decides, never the newest pod: anyone who may create pods can
     // add one owned by the Sandbox, with its labels, to be judged instead.
-    const auto pods = app::findSandboxPods(client_, inputs_.sandbox);
-    const auto pod = app::recordedPod(inputs_.sandbox, pods.owned);
+    auto pods = app::findSandboxPods(client_, inputs_.sandbox);
+    auto pod = app::recordedPod(inputs_.sandbox, pods.owned);
+    if (podOnItsWay(pod)) {
+        waitForPod();
+        if (auto why = app::sandboxNotRunningReason(inputs_.sandbox, clock_.now()); !why.empty())
+            fail(why + "; verify needs a running pod");
+        pods = app::findSandboxPods(client_, inputs_.sandbox);
+        pod = app::recordedPod(inputs_.sandbox, pods.owned);
+    }
     if (!pod)
         fail(fmt::format("has no pod named {} (its record) owned by it; the Sandbox says {}",
                          model::sandboxPodName(inputs_.sandbox),
                          app::describeConditions(inputs_.sandbox)));
     inputs_.otherPods = app::otherLivePods(inputs_.sandbox, pods);
     const std::string phase = (*pod)["status"].value("phase", "Unknown");
+    if (app::terminating(*pod))
+        fail(fmt::format(
+            "has pod {} being deleted, and no pod replaced it within {}s",
+            (*pod)["metadata"].value("name", ""),
+            std::chrono::duration_cast<std::chrono::seconds>(options_.timeout).count()));
     if (phase != "Running")
         fail(fmt::format("has pod {} in phase {}, not Running{}",
                          (*pod)["metadata"].value("name", ""), phase,

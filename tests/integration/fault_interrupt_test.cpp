@@ -129,5 +129,14 @@ TEST_CASE("exit codes under faults: 130 on Ctrl-C, 3 only for the sandbox itself
         auto [waitCode, waitTook] = interrupt(wait);
         CHECK(waitCode == 130);
         CHECK(waitTook < 5s);
+        // The pod is gone and the Sandbox still says Ready, as a verify cut short in its own
+        // restart leaves them (CI): the next verify waits for the pod instead of failing (1).
+        controller.restore();
+        auto verify =
+            harness::rossoctl({"sandbox", "verify", "orders", "--no-restart", "-n", ns.name()});
+        INFO(verify.out << verify.err);
+        CHECK(verify.exitCode == 3);
+        CHECK(verify.err.find("has no pod") == std::string::npos);
+        CHECK(verify.out.find("limits enforced") != std::string::npos);
     }
 }

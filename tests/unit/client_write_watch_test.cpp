@@ -178,6 +178,47 @@ TEST_CASE("a watch ends quietly at its own deadline", "[client]") {
     CHECK(fixture.server.last().timeout == std::chrono::seconds(5));
 }
 
+TEST_CASE("a watch cut inside an event ends quietly after the whole ones", "[client][hostile]") {
+    // CI: the apiserver went away while it wrote a DELETED event; the half was read as a
+    // malformed event and `sandbox verify`'s restart failed instead of watching again.
+    const std::string whole = R"({"type":"ADDED","object":{"metadata":{"name":"a"}}})";
+    const std::string half = R"({"type":"DELETED","object":{"kind":"Pod","metadata":{"na)";
+    auto names = [](ClientFixture& fixture, std::chrono::milliseconds timeout) {
+        std::vector<std::string> seen;
+        fixture.client->watch(
+            resources::pods(), "a", {},
+            [&](const WatchEvent& event) {
+                seen.push_back(event.type);
+                return true;
+            },
+            timeout);
+        return seen;
+    };
+    SECTION("the connection is reset") {
+        ClientFixture fixture;
+        fixture.server.streamThenFail({whole + "\n" + half}, TransportError::Kind::Reset);
+        CHECK(names(fixture, {}) == std::vector<std::string>{"ADDED"});
+    }
+    SECTION("the caller's deadline passes") {
+        ClientFixture fixture;
+        fixture.server.streamThenFail({whole + "\n", half}, TransportError::Kind::Timeout);
+        CHECK(names(fixture, std::chrono::seconds(5)) == std::vector<std::string>{"ADDED"});
+    }
+    SECTION("a proxy ends the response cleanly") {
+        ClientFixture fixture;
+        fixture.server.stream({whole + "\n" + half});
+        CHECK(names(fixture, {}) == std::vector<std::string>{"ADDED"});
+    }
+    SECTION("what is not cut but wrong is still refused") {
+        ClientFixture fixture;
+        fixture.server.stream({whole + "\n" + R"({"type":"DELETED"}})"});
+        CHECK_THROWS_WITH(names(fixture, {}), Catch::Contains("watch event that is not JSON"));
+        ClientFixture unterminated;
+        unterminated.server.stream({R"({"type":"DELETED","object":[)" + std::string(300, '[')});
+        CHECK_THROWS_WITH(names(unterminated, {}), Catch::Contains("nested over"));
+    }
+}
+
 TEST_CASE("-v 8 output never contains a token", "[client][trace]") {
     const std::string token = "s3cr3t-token-0123456789";
     ClientFixture fixture(8);

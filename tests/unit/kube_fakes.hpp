@@ -78,6 +78,11 @@ struct FakeServer {
     void stream(std::vector<std::string> chunks) {
         replies.push_back({kube::HttpResponse{200, {}, {}}, {}, std::move(chunks)});
     }
+    // A streamed body whose connection then fails, as a server that goes away mid-stream.
+    void streamThenFail(std::vector<std::string> chunks, kube::TransportError::Kind kind) {
+        replies.push_back(
+            {{}, kube::TransportError(kind, "the stream was cut"), std::move(chunks)});
+    }
     const kube::HttpRequest& last() const { return requests.back(); }
 };
 
@@ -92,12 +97,12 @@ class FakeTransport : public kube::Transport {
         ScriptedReply reply = std::move(server_.replies.front());
         server_.replies.pop_front();
         if (server_.clock) server_.clock->advance(server_.latency);
-        if (reply.error) throw *reply.error;
         if (!reply.chunks.empty() && request.onBodyChunk) {
             for (const auto& chunk : reply.chunks) {
                 if (!request.onBodyChunk(chunk)) break;
             }
         }
+        if (reply.error) throw *reply.error;
         return reply.response;
     }
 

@@ -62,6 +62,18 @@ TEST_CASE("sandbox verify of a hardened sandbox: every check but the forgeable e
     CHECK(host.server.writes() == std::vector<std::string>{"DELETE " + kPods + "/orders"});
 }
 
+TEST_CASE("sandbox verify waits for a pod the controller is bringing back", "[verify][command]") {
+    // CI: a verify whose restart was cut short left the pod deleted and the Sandbox still
+    // Ready; the next verify failed at once ("has no pod named orders") instead of waiting.
+    TestHost host;
+    host.server.onJson("GET", kPods, 200, list({}));  // gone: answered first
+    serveHardened(host, "curl");
+    CHECK(runVerifyJson(host, {"--no-restart"}) == 3);  // the egress seen from the pod: unproven
+    INFO(host.err.str());
+    CHECK(verdicts(testing::printedJson(host.out.str()))["limits"]["result"] == "pass");
+    CHECK(host.server.writes().empty());
+}
+
 TEST_CASE("sandbox verify: an image with no egress tool leaves egress unproven (exit 3)",
           "[verify][command]") {
     Listener control;
