@@ -74,7 +74,8 @@ std::string readFile(const fs::path& path) {
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Each --file goes into the working directory under its own name; a directory goes whole.
+// Each --file goes into the working directory under its own name; a directory goes whole. The
+// tar entries only: the run ends the archive after its own.
 std::string uploadArchive(const std::vector<std::string>& files, int64_t mtime) {
     if (files.empty()) return {};
     std::string archive;
@@ -111,8 +112,7 @@ std::string uploadArchive(const std::vector<std::string>& files, int64_t mtime) 
             throw UsageError(fmt::format("--file {}: not a regular file or directory", file));
         }
     }
-    writer.finish();
-    return archive;
+    return archive;  // without its end: the run adds its end marker, then ends it
 }
 
 // --pool: the shape's own pool (a SandboxWarmPool named after it, else bare warm pods), or with

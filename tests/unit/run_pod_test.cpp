@@ -188,16 +188,43 @@ TEST_CASE("the upload is read by its length: stdin that never ends does not hold
     TarWriter writer(archive, 0);
     writer.addFile(kStdinFileName, "print(6 * 7)\n", 0600);
     writer.addFile("in.txt", "from a file\n");
-    writer.finish();
+    const UploadShape upload = endUpload(writer, archive, uploadEndMarker(1, 2));
     CHECK(rossoctl::testing::runHereWithOpenStdin(
-              uploadAndRunCommandLine(dir.file("w"), {"sh", "-c", "cat; ls -a"}, archive.size(),
+              uploadAndRunCommandLine(dir.file("w"), {"sh", "-c", "cat; ls -a"}, upload,
                                       /*stdinFile=*/true),
               archive) == std::pair<int, std::string>{0, "print(6 * 7)\n.\n..\nin.txt\nout\n"});
 
     std::filesystem::create_directory(dir.file("v"));
-    CHECK(rossoctl::testing::runHereWithOpenStdin(uploadCommandLine(dir.file("v"), archive.size()),
+    CHECK(rossoctl::testing::runHereWithOpenStdin(uploadCommandLine(dir.file("v"), upload),
                                                   archive) == std::pair<int, std::string>{0, ""});
     CHECK(std::filesystem::exists(dir.file("v") + "/in.txt"));
+    CHECK_FALSE(std::filesystem::exists(dir.file("v") + "/" + upload.endMarker));
+}
+
+TEST_CASE("an upload cut at an entry's header fails with 125 before the code runs", "[run]") {
+    // tar takes an archive cut at a header as whole (review 44 finding 10): the end marker,
+    // the archive's last entry, is what says it all arrived.
+    rossoctl::testing::TempDir dir;
+    std::string archive;
+    TarWriter writer(archive, 0);
+    writer.addFile(kEnvFileName, envFileContent({{"GREETING", "hi"}}), 0600);
+    writer.addFile("in.txt", "from a file\n");
+    const size_t cut = archive.size();
+    const UploadShape upload = endUpload(writer, archive, uploadEndMarker(1, 2));
+    for (const char* name : {"whole", "cut"}) {
+        std::filesystem::create_directory(dir.file(name));
+        const auto argv =
+            uploadAndRunCommandLine(dir.file(name), {"sh", "-c", "echo \"$GREETING\"; ls"}, upload);
+        const bool whole = std::string(name) == "whole";
+        CHECK(runHere(argv, dir.write(std::string(name) + ".tar",
+                                      whole ? archive : archive.substr(0, cut))) ==
+              (whole ? std::pair<int, std::string>{0, "hi\nin.txt\nout\n"}
+                     : std::pair<int, std::string>{125, ""}));
+    }
+    std::filesystem::create_directory(dir.file("alone"));
+    CHECK(runHere(uploadCommandLine(dir.file("alone"), upload),
+                  dir.write("alone.tar", archive.substr(0, cut)))
+              .first == 125);
 }
 
 TEST_CASE("one exec unpacks the uploaded files and env, then runs the command on /dev/null",
@@ -208,14 +235,14 @@ TEST_CASE("one exec unpacks the uploaded files and env, then runs the command on
     TarWriter writer(archive, 0);
     writer.addFile(kEnvFileName, envFileContent({{"GREETING", "hi 'there'"}}), 0600);
     writer.addFile("in.txt", "from a file\n");
-    writer.finish();
+    const UploadShape upload = endUpload(writer, archive, uploadEndMarker(1, 2));
     const auto argv = uploadAndRunCommandLine(
-        dir.file("w"), {"sh", "-c", "echo \"$GREETING\"; cat in.txt; cat; ls -a"}, archive.size());
+        dir.file("w"), {"sh", "-c", "echo \"$GREETING\"; cat in.txt; cat; ls -a"}, upload);
     // The env file is read and removed before the code starts; the tar is not its stdin.
     CHECK(runHere(argv, dir.write("upload.tar", archive)) ==
           std::pair<int, std::string>{0, "hi 'there'\nfrom a file\n.\n..\nin.txt\nout\n"});
     // An upload that does not unpack is rossoctl's failure: the code never runs.
-    CHECK(runHere(uploadAndRunCommandLine(dir.file("w"), {"echo", "ran"}, 1024),
+    CHECK(runHere(uploadAndRunCommandLine(dir.file("w"), {"echo", "ran"}, {1024, "m"}),
                   dir.write("bad.tar", std::string(1024, 'x'))) ==
           std::pair<int, std::string>{125, ""});
 }

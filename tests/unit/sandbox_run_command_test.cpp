@@ -15,6 +15,14 @@ using rossoctl::testing::TestHost;
 
 namespace {
 
+// The name of an upload's last entry, its end marker (a header, then tar's two end blocks).
+std::string uploadedMarker(const std::string& upload) {
+    REQUIRE(upload.size() >= 3 * 512);
+    const std::string name(upload.c_str() + upload.size() - 3 * 512);
+    CHECK(name.rfind(".rossoctl-uploaded-", 0) == 0);
+    return name;
+}
+
 const std::string kPods = "/api/v1/namespaces/team1/pods";
 // The first number CountingRandom gives: the run pod's name is fixed by the injected random.
 const std::string kRunPod = "rossoctl-run-00000001";
@@ -289,7 +297,8 @@ TEST_CASE("sandbox run --file --env --stdin: one exec session uploads and runs, 
     REQUIRE(host.server.execs.size() == 1);
     const std::string& sent = *host.server.execs[0].stdinText;
     CHECK(host.server.execs[0].command ==
-          app::run::uploadAndRunCommandLine("/workspace", {"python3", "main.py"}, sent.size()));
+          app::run::uploadAndRunCommandLine("/workspace", {"python3", "main.py"},
+                                            {sent.size(), uploadedMarker(sent)}));
     CHECK(sent.find("print(6 * 7)") != std::string::npos);
     CHECK(sent.find(app::run::kEnvFileName) != std::string::npos);
     // Never half-closed: containerd can drop the bytes in flight then (containerd#12734).
@@ -304,7 +313,8 @@ TEST_CASE("sandbox run --file --env --stdin: one exec session uploads and runs, 
     REQUIRE(withStdin.server.execs.size() == 1);
     const std::string& upload = *withStdin.server.execs[0].stdinText;
     CHECK(withStdin.server.execs[0].command ==
-          app::run::uploadAndRunCommandLine("/workspace", {"python3", "-"}, upload.size(),
+          app::run::uploadAndRunCommandLine("/workspace", {"python3", "-"},
+                                            {upload.size(), uploadedMarker(upload)},
                                             /*stdinFile=*/true));
     CHECK(upload.find(app::run::kStdinFileName) != std::string::npos);
     CHECK(upload.find("print(1)\n") != std::string::npos);

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/model/pod.hpp"
 
@@ -99,12 +100,16 @@ std::string claimPatch(const std::string& claimer, std::optional<long> activeDea
 namespace {
 
 // `head -c N | tar -x`: tar reads an end of input that head makes, not the exec's. Without
-// head, tar would read an empty stream and exit 0, so its absence is an error of its own.
-std::string unpackExactly(size_t archiveBytes, const std::string& tarArguments) {
+// head, tar would read an empty stream and exit 0, so its absence is an error of its own. Run in
+// the directory unpacked into; exit 125 unless the archive's last entry, the marker, arrived.
+std::string unpackExactly(const UploadShape& upload) {
     return fmt::format(
         "command -v head >/dev/null || {{ echo 'rossoctl: unpacking the uploaded files needs "
-        "head and tar in the image' >&2; exit 125; }}; head -c {} | tar -x -m -f -{}",
-        archiveBytes, tarArguments);
+        "head and tar in the image' >&2; exit 125; }}; head -c {} | tar -x -m -f - || {{ echo "
+        "'rossoctl: unpacking the uploaded files failed; does the image have tar?' >&2; exit "
+        "125; }}; [ -f {} ] || {{ echo 'rossoctl: the uploaded files arrived cut short' >&2; "
+        "exit 125; }}; rm -f {}; ",
+        upload.bytes, upload.endMarker, upload.endMarker);
 }
 
 }  // namespace
@@ -126,15 +131,22 @@ std::vector<std::string> runCommandLine(const std::string& workdir,
     return argv;
 }
 
+std::string uploadEndMarker(uint32_t high, uint32_t low) {
+    return fmt::format(".rossoctl-uploaded-{:08x}{:08x}", high, low);
+}
+
+UploadShape endUpload(TarWriter& writer, const std::string& archive, std::string endMarker) {
+    writer.addFile(endMarker, "", 0600);
+    writer.finish();
+    return {archive.size(), std::move(endMarker)};
+}
+
 std::vector<std::string> uploadAndRunCommandLine(const std::string& workdir,
                                                  const std::vector<std::string>& command,
-                                                 size_t archiveBytes, bool stdinFile) {
+                                                 const UploadShape& upload, bool stdinFile) {
     std::vector<std::string> argv = runCommandLine(workdir, command, stdinFile);
-    const std::string unpack = unpackExactly(archiveBytes, "") +
-                               " || { echo 'rossoctl: unpacking the uploaded files failed; does "
-                               "the image have tar?' >&2; exit 125; }; exec 0</dev/null; ";
     std::string& script = argv[2];
-    script.insert(script.find("mkdir -p out"), unpack);
+    script.insert(script.find("mkdir -p out"), unpackExactly(upload) + "exec 0</dev/null; ");
     return argv;
 }
 
@@ -153,8 +165,9 @@ std::vector<std::string> mountedCommandLine(const std::string& workdir) {
     return {"sh", "-c", "grep -q \" $1 \" /proc/self/mountinfo", "sh", workdir};
 }
 
-std::vector<std::string> uploadCommandLine(const std::string& workdir, size_t archiveBytes) {
-    return {"sh", "-c", unpackExactly(archiveBytes, " -C \"$1\""), "sh", workdir};
+std::vector<std::string> uploadCommandLine(const std::string& workdir, const UploadShape& upload) {
+    return {"sh", "-c", "cd \"$1\" || exit 125; " + unpackExactly(upload) + "exit 0", "sh",
+            workdir};
 }
 
 std::vector<std::string> collectCommandLine(const std::string& workdir) {

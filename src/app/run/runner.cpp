@@ -208,25 +208,22 @@ class Run {
     // --env values travel inside the uploaded tar (a 0600 file the wrapper sources and
     // removes), never in the exec URL that audit logs, -v 6 and the pod's process list show.
     void upload() {
+        if (request_.env.empty() && !request_.stdinData && request_.uploadTar.empty()) return;
         std::string archive;
-        if (!request_.env.empty() || request_.stdinData) {
-            TarWriter writer(archive, 0);
-            if (!request_.env.empty())
-                writer.addFile(kEnvFileName, envFileContent(request_.env), 0600);
-            // --stdin's bytes as a file the wrapper opens as the code's stdin (see
-            // kStdinFileName): the exec's own stdin may lose its last bytes when it closes.
-            if (request_.stdinData) writer.addFile(kStdinFileName, *request_.stdinData, 0600);
-            if (request_.uploadTar.empty()) writer.finish();
-        }
-        archive += request_.uploadTar;  // tar archives concatenate
-        if (archive.empty()) return;
+        TarWriter writer(archive, 0);
+        if (!request_.env.empty()) writer.addFile(kEnvFileName, envFileContent(request_.env), 0600);
+        // --stdin's bytes as a file the wrapper opens as the code's stdin (see
+        // kStdinFileName): the exec's own stdin may lose its last bytes when it closes.
+        if (request_.stdinData) writer.addFile(kStdinFileName, *request_.stdinData, 0600);
+        archive += request_.uploadTar;  // entries without an end: tar archives concatenate
+        const uint32_t high = client_.random().next(), low = client_.random().next();
+        upload_ = endUpload(writer, archive, uploadEndMarker(high, low));
         // The command's stdin carries the files: one exec session uploads and runs (issue 31).
         if (archive.size() <= kUploadWithCommandMaxBytes) {
             uploadWithCommand_ = std::move(archive);
             return;
         }
-        auto request = execRequest(uploadCommandLine(request_.shape.workdir, archive.size()));
-        request.timeout = request_.startTimeout;
+        auto request = execRequest(uploadCommandLine(request_.shape.workdir, upload_));
         auto captured = kube::execCapture(client_, request, {4096, request_.startTimeout}, archive,
                                           /*halfCloseStdin=*/false);
         if (!captured.complete())
@@ -242,8 +239,8 @@ class Run {
         const bool upload = !uploadWithCommand_.empty();
         const bool stdinFile = request_.stdinData.has_value();
         auto request = execRequest(
-            upload ? uploadAndRunCommandLine(request_.shape.workdir, request_.command,
-                                             uploadWithCommand_.size(), stdinFile)
+            upload ? uploadAndRunCommandLine(request_.shape.workdir, request_.command, upload_,
+                                             stdinFile)
                    : runCommandLine(request_.shape.workdir, request_.command, stdinFile));
         request.timeout = request_.timeout;
         kube::ExecIo io;
@@ -447,6 +444,7 @@ class Run {
     json claim_ = json::object();    // the SandboxClaim as its POST returned it (a claimed run)
     std::optional<json> podSeen_;    // the run's pod as last read, running
     std::string uploadWithCommand_;  // files and env for the command's stdin, see upload()
+    UploadShape upload_;             // the upload's length and end marker
     bool specIsOurs_ = false;        // rossoctl wrote the pod's spec: its work dir is an emptyDir
 };
 

@@ -2,6 +2,7 @@
 // The pods `sandbox run` uses: an ephemeral hardened pod that only waits (the code arrives
 // over exec), warm pool pods of the same shape, the claim that takes one atomically, and the
 // command lines run inside them.
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -49,13 +50,24 @@ std::string claimPatch(const std::string& claimer, std::optional<long> activeDea
 std::vector<std::string> runCommandLine(const std::string& workdir,
                                         const std::vector<std::string>& command,
                                         bool stdinFile = false);
-// runCommandLine that first unpacks the `archiveBytes` of tar on its stdin into WORKDIR (exit
-// 125 when that fails) and gives the command /dev/null as stdin: upload and run in one exec
-// session. The length is read, never an end of input: stdin is not half-closed (containerd
-// can drop bytes in flight when it is, containerd#12734).
+// An upload: `bytes` of tar whose last entry is the empty file `endMarker` (a random name). tar
+// takes an archive cut at a header as whole, so the marker, not tar's exit, says it all arrived.
+struct UploadShape {
+    size_t bytes = 0;
+    std::string endMarker;
+};
+// A random end marker's name (".rossoctl-uploaded-" and 16 hex digits).
+std::string uploadEndMarker(uint32_t high, uint32_t low);
+class TarWriter;
+// Ends the upload `writer` writes into `archive`: the marker (an empty 0600 file), tar's end.
+UploadShape endUpload(TarWriter& writer, const std::string& archive, std::string endMarker);
+// runCommandLine that first unpacks the upload on its stdin into WORKDIR (exit 125 when that
+// fails or the marker is missing) and gives the command /dev/null as stdin: upload and run in
+// one exec session. The length is read, never an end of input: stdin is not half-closed
+// (containerd can drop bytes in flight when it is, containerd#12734).
 std::vector<std::string> uploadAndRunCommandLine(const std::string& workdir,
                                                  const std::vector<std::string>& command,
-                                                 size_t archiveBytes, bool stdinFile = false);
+                                                 const UploadShape& upload, bool stdinFile = false);
 // Files and env up to this size travel in the command's own exec session (it is short next to
 // --timeout); a larger upload gets an exec of its own, timed by --start-timeout.
 inline constexpr size_t kUploadWithCommandMaxBytes = 1 << 20;
@@ -67,8 +79,8 @@ inline constexpr const char* kStdinFileName = ".rossoctl-stdin";
 std::string envFileContent(const std::vector<model::EnvVar>& env);
 // Exit 0 once WORKDIR is a mount point in the container.
 std::vector<std::string> mountedCommandLine(const std::string& workdir);
-// Unpacks the `archiveBytes` of tar on stdin into WORKDIR (stdin is not half-closed, as above).
-std::vector<std::string> uploadCommandLine(const std::string& workdir, size_t archiveBytes);
+// Unpacks the upload on stdin into WORKDIR and checks its end marker (as above).
+std::vector<std::string> uploadCommandLine(const std::string& workdir, const UploadShape& upload);
 // Tar of WORKDIR/out on stdout; nothing when the directory does not exist.
 std::vector<std::string> collectCommandLine(const std::string& workdir);
 // SIGKILL to every process in the container but its pid 1 (the sleep that keeps the pod) and

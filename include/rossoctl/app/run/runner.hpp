@@ -32,7 +32,7 @@ struct RunRequest {
     std::string namespaceName;
     RunPodShape shape;
     std::vector<model::EnvVar> env;
-    std::string uploadTar;                 // empty: nothing to upload
+    std::string uploadTar;  // tar entries without the end blocks (empty: nothing to upload)
     std::optional<std::string> stdinData;  // the command's stdin
     std::vector<std::string> command;
     std::chrono::milliseconds timeout{60'000};
