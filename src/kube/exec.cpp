@@ -3,11 +3,8 @@
 #include "rossoctl/kube/exec.hpp"
 
 #include <fmt/format.h>
-#include <poll.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -15,6 +12,7 @@
 
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/base64.hpp"
+#include "rossoctl/kube/descriptor_read.hpp"
 #include "rossoctl/kube/json_depth.hpp"
 #include "rossoctl/kube/websocket.hpp"
 
@@ -124,21 +122,6 @@ void readStatus(const std::string& payload, ExecResult& result) {
     }
 }
 
-// Reads what the descriptor has now; 0 at its end, or once `stop` is set while it is quiet
-// (a blocking read would keep the exec from returning after the command exits).
-size_t readDescriptor(int descriptor, char* buffer, size_t size, const std::atomic<bool>& stop) {
-    while (!stop.load()) {
-        pollfd ready{descriptor, POLLIN, 0};
-        const int polled = ::poll(&ready, 1, static_cast<int>(kReadSlice.count()));
-        if (polled < 0 && errno != EINTR) return 0;
-        if (polled <= 0) continue;
-        const ssize_t n = ::read(descriptor, buffer, size);
-        if (n >= 0) return static_cast<size_t>(n);
-        if (errno != EINTR && errno != EAGAIN) return 0;
-    }
-    return 0;
-}
-
 // The upgraded stream and the protocol the server chose.
 struct ExecStream {
     std::unique_ptr<UpgradedConnection> connection;
@@ -189,6 +172,9 @@ class StdinPump {
         if (thread_.joinable()) thread_.join();
     }
     std::exception_ptr failure() const { return failure_; }
+    // Stdin itself failed (not the server being slow to take it): the exec cannot go on, since
+    // the command would wait for the rest of its input.
+    bool broken() const { return broken_.load(); }
 
   private:
     void pump() {
@@ -197,10 +183,12 @@ class StdinPump {
             for (;;) {
                 if (done_.load()) return;
                 chunk[0] = '\0';  // channel 0
-                size_t n =
-                    io_.stdinDescriptor >= 0
-                        ? readDescriptor(io_.stdinDescriptor, chunk.data() + 1, kStdinChunk, done_)
-                        : io_.readStdin(chunk.data() + 1, kStdinChunk);
+                size_t n = io_.stdinDescriptor >= 0
+                               // Not a blocking read: it would keep the exec from returning after
+                               // the command exits.
+                               ? readWhenReady(io_.stdinDescriptor, chunk.data() + 1, kStdinChunk,
+                                               kReadSlice, [this] { return done_.load(); })
+                               : io_.readStdin(chunk.data() + 1, kStdinChunk);
                 if (done_.load()) return;
                 if (n == 0) break;
                 writer_.send(WsOpcode::Binary, std::string_view(chunk.data(), n + 1));
@@ -208,13 +196,16 @@ class StdinPump {
             if (io_.halfCloseStdin)
                 writer_.send(WsOpcode::Binary, std::string("\xff\x00", 2));  // half-close stdin
         } catch (...) {
-            if (!done_.load()) failure_ = std::current_exception();
+            if (done_.load()) return;
+            failure_ = std::current_exception();
+            if (!isTimeout(failure_)) broken_.store(true);  // after failure_: read once it is set
         }
     }
 
     ExecIo& io_;
     FrameWriter& writer_;
     std::atomic<bool> done_{false};
+    std::atomic<bool> broken_{false};
     std::exception_ptr failure_;
     std::thread thread_;
 };
@@ -260,16 +251,18 @@ bool handleFrame(const WsFrame& frame, int& channel, FrameWriter& writer, ExecIo
     return true;
 }
 
-// Reads frames until the server closes the stream or request.timeout passes (timedOut set).
+// Reads frames until the server closes the stream, request.timeout passes (timedOut set) or
+// stdin breaks (the stdin pump's failure is then the exec's).
 StatusChannel readUntilClosed(UpgradedConnection& connection, FrameWriter& writer,
                               const Clock& clock, const ExecRequest& request, ExecIo& io,
-                              bool& timedOut) {
+                              const StdinPump* stdinPump, bool& timedOut) {
     const auto deadline = clock.monotonic() + request.timeout;
     WsFrameParser parser;
     int channel = -1;  // of the data message being reassembled from fragments
     StatusChannel status;
     std::vector<char> buffer(64 * 1024);
     for (bool open = true; open;) {
+        if (stdinPump && stdinPump->broken()) break;
         auto slice = kReadSlice;
         if (request.timeout.count() > 0) {
             auto left =
@@ -317,7 +310,8 @@ ExecResult execInPod(Client& client, const ExecRequest& request, ExecIo& io) {
     std::optional<StdinPump> stdinPump;  // stopped before the writer and connection go
     if (withStdin) stdinPump.emplace(io, writer);
     const StatusChannel status =
-        readUntilClosed(*stream.connection, writer, client.clock(), request, io, result.timedOut);
+        readUntilClosed(*stream.connection, writer, client.clock(), request, io,
+                        stdinPump ? &*stdinPump : nullptr, result.timedOut);
     std::exception_ptr stdinFailure;
     if (stdinPump) {
         stdinPump->stop();

@@ -1,6 +1,7 @@
 // WebSocket framing and the exec channel protocol, against recorded server frames.
 #include "rossoctl/kube/exec.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -240,6 +241,25 @@ TEST_CASE("stdin from a descriptor that stays open does not hold up the exit", "
     CHECK(result.exitCode == 0);
     CHECK(took < std::chrono::seconds(2));
     CHECK(server.requestUrl.find("&stdin=true") != std::string::npos);
+}
+
+TEST_CASE("stdin that cannot be read fails the exec, never ends its stdin early", "[exec]") {
+    // `exec -i S -- cat < /` (a directory opens, then reads EISDIR): the old stdin pump took
+    // the error for the end of input, and the command ran on an empty stdin with exit 0.
+    ExecServer server;
+    server.frames = serverFrame(0x82, channel(3, R"({"status":"Success"})"));
+    server.holdUntilStdinClosed = true;  // cat answers once its stdin ends
+    const int directory = ::open("/", O_RDONLY);
+    REQUIRE(directory >= 0);
+    testing::FakeClock clock;
+    std::ostringstream trace;
+    Client client(testing::fakeRestConfig(), std::make_unique<ExecTransport>(server), clock,
+                  RequestTracer(trace, 0));
+    ExecRequest request{"team1", "orders", "agent", {"cat"}, false, {}};
+    ExecIo io;
+    io.stdinDescriptor = directory;
+    CHECK_THROWS_WITH(execInPod(client, request, io), Catch::Contains("cannot read stdin"));
+    ::close(directory);
 }
 
 TEST_CASE("a status channel larger than any Status is refused, not buffered", "[exec]") {

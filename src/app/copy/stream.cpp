@@ -1,7 +1,5 @@
 // sandbox cp with '-' on one side: one file of the pod to stdout, or stdin to one file in it.
 #include <fmt/format.h>
-#include <poll.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -11,6 +9,7 @@
 
 #include "copy_internal.hpp"
 #include "rossoctl/errors.hpp"
+#include "rossoctl/kube/descriptor_read.hpp"
 #include "rossoctl/kube/transport.hpp"
 
 namespace rossoctl::app::copy {
@@ -27,27 +26,18 @@ void keepStderr(std::string& text, std::string_view bytes) {
     text.append(bytes.substr(0, kMaxStderr - std::min(kMaxStderr, text.size())));
 }
 
-// What the descriptor has now, waiting in slices: the copy's deadline or Ctrl-C ends the wait,
-// and EAGAIN (a pipe left non-blocking) is "not yet". 0 only at the end of input.
+// What stdin has now: the copy's deadline or Ctrl-C ends the wait. 0 only at the end of input.
 size_t readStdinSlice(int descriptor, char* out, size_t size, const Clock& clock,
                       const PodTarget& target, const StdinLimits& limits) {
-    for (;;) {
+    return kube::readWhenReady(descriptor, out, size, std::chrono::milliseconds(200), [&] {
         if (limits.cancel && limits.cancel->cancelled())
             throw kube::TransportError(kube::TransportError::Kind::Cancelled, "interrupted");
         if (target.deadline && clock.monotonic() >= *target.deadline)
             throw Error(
                 "stdin did not end within the copy's --timeout; nothing was copied (raise it "
                 "with --timeout)");
-        pollfd ready{descriptor, POLLIN, 0};
-        const int polled = ::poll(&ready, 1, 200);
-        if (polled < 0 && errno != EINTR)
-            throw Error(fmt::format("cannot read stdin: {}", strerror(errno)));
-        if (polled <= 0) continue;
-        const ssize_t n = ::read(descriptor, out, size);
-        if (n >= 0) return static_cast<size_t>(n);
-        if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
-            throw Error(fmt::format("cannot read stdin: {}", strerror(errno)));
-    }
+        return false;
+    });
 }
 
 struct FileCloser {
