@@ -116,6 +116,19 @@ CapturedExec runExec(ExecServer& server, const std::string& input = {}) {
     return execCapture(client, request, {64 * 1024, std::chrono::seconds(30)}, input);
 }
 
+// execInPod of `command` with stdin read from `descriptor`.
+ExecResult execWithStdinFrom(ExecServer& server, int descriptor,
+                             const std::vector<std::string>& command) {
+    testing::FakeClock clock;
+    std::ostringstream trace;
+    Client client(testing::fakeRestConfig(), std::make_unique<ExecTransport>(server), clock,
+                  RequestTracer(trace, 0));
+    ExecRequest request{"team1", "orders", "agent", command, false, {}};
+    ExecIo io;
+    io.stdinDescriptor = descriptor;
+    return execInPod(client, request, io);
+}
+
 }  // namespace
 
 TEST_CASE("client frames are masked and decode back", "[websocket]") {
@@ -226,15 +239,8 @@ TEST_CASE("stdin from a descriptor that stays open does not hold up the exit", "
         std::this_thread::sleep_for(std::chrono::seconds(5));
         ::close(pipeEnds[1]);
     });
-    testing::FakeClock clock;
-    std::ostringstream trace;
-    Client client(testing::fakeRestConfig(), std::make_unique<ExecTransport>(server), clock,
-                  RequestTracer(trace, 0));
-    ExecRequest request{"team1", "orders", "agent", {"true"}, false, {}};
-    ExecIo io;
-    io.stdinDescriptor = pipeEnds[0];
     const auto started = std::chrono::steady_clock::now();
-    auto result = execInPod(client, request, io);
+    auto result = execWithStdinFrom(server, pipeEnds[0], {"true"});
     const auto took = std::chrono::steady_clock::now() - started;
     watchdog.join();
     ::close(pipeEnds[0]);
@@ -251,14 +257,8 @@ TEST_CASE("stdin that cannot be read fails the exec, never ends its stdin early"
     server.holdUntilStdinClosed = true;  // cat answers once its stdin ends
     const int directory = ::open("/", O_RDONLY);
     REQUIRE(directory >= 0);
-    testing::FakeClock clock;
-    std::ostringstream trace;
-    Client client(testing::fakeRestConfig(), std::make_unique<ExecTransport>(server), clock,
-                  RequestTracer(trace, 0));
-    ExecRequest request{"team1", "orders", "agent", {"cat"}, false, {}};
-    ExecIo io;
-    io.stdinDescriptor = directory;
-    CHECK_THROWS_WITH(execInPod(client, request, io), Catch::Contains("cannot read stdin"));
+    CHECK_THROWS_WITH(execWithStdinFrom(server, directory, {"cat"}),
+                      Catch::Contains("cannot read stdin"));
     ::close(directory);
 }
 
