@@ -511,3 +511,24 @@ TEST_CASE("sandbox set-env -o yaml/json hides managedFields unless --show-manage
         }
     }
 }
+
+TEST_CASE("a field of the wrong type from a server is one plain error line", "[sandbox][hostile]") {
+    // A metadata or status field of another type than Kubernetes gives it reached the user as
+    // "[json.exception.type_error.302] type must be string, but is number".
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{"sandbox", "get", "orders"}, {"gc", "--dry-run"}}) {
+        TestHost host;
+        json box = sandboxObject("orders");
+        box["metadata"]["labels"] = json{{"app.kubernetes.io/managed-by", 5}};
+        box["metadata"]["creationTimestamp"] = 7;
+        box["status"] = json{{"conditions", json::array({json{{"type", 1}, {"status", 2}}})}};
+        host.serveSandboxGroup();
+        host.server.onJson("GET", kSandboxes, 200, list({box}));
+        host.server.onJson("GET", kSandboxes + "/orders", 200, box);
+        CHECK(host.run(args) == 1);
+        CHECK(host.err.str() ==
+              "error: malformed data from the server or kubeconfig: type must be string, but is "
+              "number\n");
+        CHECK(host.server.writes().empty());
+    }
+}
