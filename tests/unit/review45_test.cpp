@@ -234,3 +234,25 @@ TEST_CASE("review45: run without --env sources and deletes a .rossoctl-env it di
     CHECK(out == "unset\n");
     CHECK(std::filesystem::exists(workdir.file(app::run::kEnvFileName)));
 }
+
+// 7 (MEDIUM, fixed). podOnItsWay (new with the wait for a pod on its way) reads the pod as a
+// const json with `pod["status"]`: for a key that is not there, nlohmann's const operator[]
+// is undefined behaviour (an assert, off in release builds: it reads past the object's map).
+// A server (or a proxy) that answers with a pod without a status made verify read freed or
+// foreign memory; the next read, `pod["status"].value(...)` on a copy, threw "cannot use value()
+// with null" instead of saying the pod is not running.
+TEST_CASE("review45: verify of a pod the server sends without a status fails cleanly",
+          "[review45]") {
+    namespace fixtures = testing::verify_fixtures;
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", fixtures::kSandboxes + "/orders", 200, fixtures::sandbox());
+    json pod = fixtures::hardenedPod("pod-uid-1");
+    pod.erase("status");
+    host.server.onJson("GET", fixtures::kPods, 200, fixtures::list({pod}));
+    const int code = host.run({"sandbox", "verify", "orders", "--timeout", "1s"});
+    INFO(host.err.str());
+    CHECK(code == 1);
+    CHECK(host.err.str().find("in phase Unknown, not Running") != std::string::npos);
+    CHECK(host.server.execs.empty());
+}
