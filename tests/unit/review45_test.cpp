@@ -219,6 +219,23 @@ TEST_CASE("review45: a run upload that fails leaves the env and stdin files behi
     CHECK_FALSE(std::filesystem::exists(workdir.file(app::run::kStdinFileName)));
 }
 
+// 5 (LOW, fixed). `rossoctl version` now asks discovery for the agent-sandbox groups, and any
+// answer but 404 (a 403 for a user without discovery, a 503 from an aggregated API being
+// restarted) failed the whole command: the server's version, which it had read, was not shown.
+TEST_CASE("review45: version shows the server's version when agent-sandbox discovery fails",
+          "[review45]") {
+    TestHost host;
+    host.server.on("GET", "/version", 200, R"({"gitVersion":"v1.31.2"})");
+    host.server.on("GET", "/apis/agents.x-k8s.io", 403,
+                   testing::statusBody(403, "Forbidden", "forbidden: /apis/agents.x-k8s.io"));
+    const int code = host.run({"version"});
+    INFO(host.err.str());
+    CHECK(code == 0);
+    CHECK(host.out.str().find("Server Version: v1.31.2\n") != std::string::npos);
+    CHECK(host.out.str().find("Agent Sandbox APIs: ") != std::string::npos);
+    CHECK(host.out.str().find("none served") == std::string::npos);  // not known is not none
+}
+
 // 6 (LOW, not fixed). Review 44's finding 3, for the env file: the wrapper sources
 // WORKDIR/.rossoctl-env and deletes it whether or not rossoctl uploaded one (no --env): a file of
 // that name the user uploaded with --file, or that the image or a warm pod's volume holds, is run
