@@ -236,12 +236,13 @@ TEST_CASE("review45: version shows the server's version when agent-sandbox disco
     CHECK(host.out.str().find("none served") == std::string::npos);  // not known is not none
 }
 
-// 6 (LOW, not fixed). Review 44's finding 3, for the env file: the wrapper sources
-// WORKDIR/.rossoctl-env and deletes it whether or not rossoctl uploaded one (no --env): a file of
-// that name the user uploaded with --file, or that the image or a warm pod's volume holds, is run
-// as shell text before the code and removed ("nothing rossoctl did not create is deleted").
+// 6 (LOW, fixed: the wrapper is told whether it uploaded one). Review 44's finding 3, for the env
+// file: the wrapper sources WORKDIR/.rossoctl-env and deletes it whether or not rossoctl uploaded
+// one (no --env): a file of that name the user uploaded with --file, or that the image or a warm
+// pod's volume holds, is run as shell text before the code and removed ("nothing rossoctl did not
+// create is deleted").
 TEST_CASE("review45: run without --env sources and deletes a .rossoctl-env it did not upload",
-          "[review45][!mayfail]") {
+          "[review45]") {
     testing::TempDir workdir;
     workdir.write(app::run::kEnvFileName, "export GREETING='from the file'\n");
     const auto argv =
