@@ -27,9 +27,15 @@ nlohmann::json clientVersion() {
 
 // "agents.x-k8s.io v1beta1 (preferred) v1alpha1; extensions.agents.x-k8s.io v1beta1": the
 // server's words, escaped as every table cell is.
-std::string servedGroupsLine(const std::vector<app::ServedGroup>& groups) {
-    if (groups.empty()) return "none served (is agent-sandbox installed?)";
+std::string servedGroupsLine(const std::vector<app::ServedGroup>& groups,
+                             const std::vector<app::UnreadGroup>& unread) {
+    if (groups.empty() && unread.empty()) return "none served (is agent-sandbox installed?)";
     std::string line;
+    for (const auto& group : unread) {
+        if (!line.empty()) line += "; ";
+        line += ui::escapeForTerminal(group.name) + " unknown (" +
+                ui::escapeForTerminal(group.error) + ")";
+    }
     for (const auto& group : groups) {
         if (!line.empty()) line += "; ";
         line += ui::escapeForTerminal(group.name);
@@ -57,6 +63,8 @@ int runVersion(app::Context& context, VersionOptions& options) {
             result["agentSandbox"].push_back({{"group", group.name},
                                               {"versions", group.versions},
                                               {"preferredVersion", group.preferredVersion}});
+        for (const auto& group : server->unread)
+            result["agentSandbox"].push_back({{"group", group.name}, {"error", group.error}});
     }
     if (format == ui::OutputFormat::Json) {
         ui::printJson(context.out(), result);
@@ -74,8 +82,8 @@ int runVersion(app::Context& context, VersionOptions& options) {
                                   ? ui::escapeForTerminal(git->get_ref<const std::string&>())
                                   : std::string("unknown"))
                           << '\n';
-            context.out() << "Agent Sandbox APIs: " << servedGroupsLine(server->agentSandbox)
-                          << '\n';
+            context.out() << "Agent Sandbox APIs: "
+                          << servedGroupsLine(server->agentSandbox, server->unread) << '\n';
         }
     }
     return 0;

@@ -3,6 +3,7 @@
 // what is judged.
 #include <fmt/format.h>
 
+#include "json_access.hpp"
 #include "rossoctl/app/agent_wait.hpp"
 #include "rossoctl/app/project_dns.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
@@ -51,10 +52,16 @@ std::vector<std::string> nodeAddresses(const json& node) {
 
 // Gone, going or still starting: the controller is bringing the Sandbox's pod (back) up, as right
 // after a restart, whose Sandbox still says Ready. A pod that cannot start is not waited for.
+// The server's word for the pod's phase; "Unknown" when it sent none (a const json's [] on a
+// missing key is undefined behaviour, and value() on a null throws).
+std::string podPhase(const json& pod) {
+    return json_access::stringAt(json_access::at(pod, "status"), "phase", "Unknown");
+}
+
 bool podOnItsWay(const std::optional<json>& pod) {
     if (!pod || app::terminating(*pod)) return true;
-    return (*pod)["status"].value("phase", "Unknown") == "Pending" &&
-           !model::podStartFailure(*pod) && !model::podImageFailure(*pod);
+    return podPhase(*pod) == "Pending" && !model::podStartFailure(*pod) &&
+           !model::podImageFailure(*pod);
 }
 
 }  // namespace
@@ -97,7 +104,7 @@ void Verification::read() {
                          model::sandboxPodName(inputs_.sandbox),
                          app::describeConditions(inputs_.sandbox)));
     inputs_.otherPods = app::otherLivePods(inputs_.sandbox, pods);
-    const std::string phase = (*pod)["status"].value("phase", "Unknown");
+    const std::string phase = podPhase(*pod);
     if (app::terminating(*pod))
         fail(fmt::format(
             "has pod {} being deleted, and no pod replaced it within {}s",

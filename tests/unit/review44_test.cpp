@@ -442,13 +442,15 @@ TEST_CASE("review44: run's upload cut short at a header runs the command without
     const auto upload = app::run::endUpload(writer, archive, app::run::uploadEndMarker(7, 9));
     testing::TempDir workdir;
     const auto argv = app::run::uploadAndRunCommandLine(
-        workdir.path(), {"sh", "-c", "echo \"$GREETING:$(cat)\""}, upload, /*stdinFile=*/true);
+        workdir.path(), {"sh", "-c", "echo \"$GREETING:$(cat)\""}, upload, /*stdinFile=*/true,
+        /*envFile=*/true);
     // Control: the whole archive gives the command its stdin.
     REQUIRE(runHereWithEndingStdin(argv, archive) ==
             std::pair<int, std::string>{0, "hi:the code's input\n"});
     testing::TempDir again;
     const auto cutArgv = app::run::uploadAndRunCommandLine(
-        again.path(), {"sh", "-c", "echo \"$GREETING:$(cat)\""}, upload, /*stdinFile=*/true);
+        again.path(), {"sh", "-c", "echo \"$GREETING:$(cat)\""}, upload, /*stdinFile=*/true,
+        /*envFile=*/true);
     const auto [status, out] = runHereWithEndingStdin(cutArgv, archive.substr(0, cut));
     INFO(out);
     CHECK(status == 125);  // the upload was not whole: the code must not run

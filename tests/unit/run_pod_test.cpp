@@ -89,7 +89,9 @@ TEST_CASE("the run command line passes arguments as words and no env value", "[r
     CHECK(argv[4] == "/workspace");
     CHECK(argv[5] == "python3");
     CHECK(argv[7] == "print('$HOME')");
-    CHECK_THAT(argv[2], Catch::Contains(". ./.rossoctl-env") && Catch::Contains("rm -f"));
+    CHECK_THAT(argv[2], !Catch::Contains(".rossoctl-env"));  // none uploaded: not rossoctl's
+    CHECK_THAT(runCommandLine("/workspace", {"cat"}, /*stdinFile=*/false, /*envFile=*/true)[2],
+               Catch::Contains(". ./.rossoctl-env") && Catch::Contains("rm -f"));
     CHECK_THAT(runCommandLine("/workspace", {"cat"}, /*stdinFile=*/true)[2],
                Catch::Contains("exec 0<.rossoctl-stdin"));
 }
@@ -214,7 +216,8 @@ TEST_CASE("an upload cut at an entry's header fails with 125 before the code run
     for (const char* name : {"whole", "cut"}) {
         std::filesystem::create_directory(dir.file(name));
         const auto argv =
-            uploadAndRunCommandLine(dir.file(name), {"sh", "-c", "echo \"$GREETING\"; ls"}, upload);
+            uploadAndRunCommandLine(dir.file(name), {"sh", "-c", "echo \"$GREETING\"; ls"}, upload,
+                                    /*stdinFile=*/false, /*envFile=*/true);
         const bool whole = std::string(name) == "whole";
         CHECK(runHere(argv, dir.write(std::string(name) + ".tar",
                                       whole ? archive : archive.substr(0, cut))) ==
@@ -237,7 +240,8 @@ TEST_CASE("one exec unpacks the uploaded files and env, then runs the command on
     writer.addFile("in.txt", "from a file\n");
     const UploadShape upload = endUpload(writer, archive, uploadEndMarker(1, 2));
     const auto argv = uploadAndRunCommandLine(
-        dir.file("w"), {"sh", "-c", "echo \"$GREETING\"; cat in.txt; cat; ls -a"}, upload);
+        dir.file("w"), {"sh", "-c", "echo \"$GREETING\"; cat in.txt; cat; ls -a"}, upload,
+        /*stdinFile=*/false, /*envFile=*/true);
     // The env file is read and removed before the code starts; the tar is not its stdin.
     CHECK(runHere(argv, dir.write("upload.tar", archive)) ==
           std::pair<int, std::string>{0, "hi 'there'\nfrom a file\n.\n..\nin.txt\nout\n"});

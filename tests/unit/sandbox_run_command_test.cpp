@@ -298,7 +298,8 @@ TEST_CASE("sandbox run --file --env --stdin: one exec session uploads and runs, 
     const std::string& sent = *host.server.execs[0].stdinText;
     CHECK(host.server.execs[0].command ==
           app::run::uploadAndRunCommandLine("/workspace", {"python3", "main.py"},
-                                            {sent.size(), uploadedMarker(sent)}));
+                                            {sent.size(), uploadedMarker(sent)},
+                                            /*stdinFile=*/false, /*envFile=*/true));
     CHECK(sent.find("print(6 * 7)") != std::string::npos);
     CHECK(sent.find(app::run::kEnvFileName) != std::string::npos);
     // Never half-closed: containerd can drop the bytes in flight then (containerd#12734).

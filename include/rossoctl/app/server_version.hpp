@@ -15,9 +15,17 @@ struct ServedGroup {
     std::string preferredVersion;
 };
 
+// A group whose discovery the server refused or failed (403, 503): whether it is served is
+// not known, which is not "not served".
+struct UnreadGroup {
+    std::string name;
+    std::string error;  // the server's words, unescaped
+};
+
 struct ServerVersion {
     nlohmann::json version;                 // GET /version, as the server sent it
     std::vector<ServedGroup> agentSandbox;  // the groups served; empty: agent-sandbox is not
+    std::vector<UnreadGroup> unread;        // besides: the groups discovery did not answer for
 };
 
 // The agent-sandbox groups rossoctl uses, in the order they are shown.

@@ -132,16 +132,19 @@ class TarSource {
 
   private:
     bool refill() {
-        if (file_.is_open()) {
+        if (left_ > 0) {
+            // Past the end of a file that shrank while it was read: zeros make up the size its
+            // header said, since the pod reads exactly the length it was told.
             std::string chunk(static_cast<size_t>(std::min<uint64_t>(kChunk, left_)), '\0');
-            file_.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-            const auto got = static_cast<size_t>(file_.gcount());
-            if (got < chunk.size()) {
-                // Shrunk while it was read: the archive still gets the size its header said.
-                std::fill(chunk.begin() + static_cast<long>(got), chunk.end(), '\0');
-                stats_.rejected.push_back(current_ + ": changed while it was copied (cut short)");
-                ++stats_.refused;
-                file_.close();
+            if (file_.is_open()) {
+                file_.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+                if (static_cast<size_t>(file_.gcount()) < chunk.size()) {
+                    std::fill(chunk.begin() + static_cast<long>(file_.gcount()), chunk.end(), '\0');
+                    stats_.rejected.push_back(current_ +
+                                              ": changed while it was copied (cut short)");
+                    ++stats_.refused;
+                    file_.close();
+                }
             }
             left_ -= chunk.size();
             pending_ = std::move(chunk);

@@ -115,15 +115,16 @@ std::string unpackExactly(const UploadShape& upload) {
 }  // namespace
 
 std::vector<std::string> runCommandLine(const std::string& workdir,
-                                        const std::vector<std::string>& command, bool stdinFile) {
+                                        const std::vector<std::string>& command, bool stdinFile,
+                                        bool envFile) {
     // Arguments travel as positional parameters, so no value is ever parsed by the shell; the
     // env file (uploaded, 0600) is read and removed before the code starts, and so is the
     // stdin file once it is open as the code's stdin.
     const std::string env = kEnvFileName;
     const std::string in = kStdinFileName;
     const std::string script =
-        "cd \"$1\" || exit 125; shift; mkdir -p out 2>/dev/null; if [ -f " + env + " ]; then . ./" +
-        env + " || exit 125; rm -f " + env + "; fi; " +
+        "cd \"$1\" || exit 125; shift; mkdir -p out 2>/dev/null; " +
+        (envFile ? ". ./" + env + " || exit 125; rm -f " + env + "; " : std::string()) +
         (stdinFile ? "exec 0<" + in + " || exit 125; rm -f " + in + "; " : std::string()) +
         "exec \"$@\"";
     std::vector<std::string> argv = {"sh", "-c", script, "sh", workdir};
@@ -143,8 +144,9 @@ UploadShape endUpload(TarWriter& writer, const std::string& archive, std::string
 
 std::vector<std::string> uploadAndRunCommandLine(const std::string& workdir,
                                                  const std::vector<std::string>& command,
-                                                 const UploadShape& upload, bool stdinFile) {
-    std::vector<std::string> argv = runCommandLine(workdir, command, stdinFile);
+                                                 const UploadShape& upload, bool stdinFile,
+                                                 bool envFile) {
+    std::vector<std::string> argv = runCommandLine(workdir, command, stdinFile, envFile);
     std::string& script = argv[2];
     script.insert(script.find("mkdir -p out"), unpackExactly(upload) + "exec 0</dev/null; ");
     return argv;

@@ -237,11 +237,11 @@ class Run {
 
     void runCommand() {
         const bool upload = !uploadWithCommand_.empty();
-        const bool stdinFile = request_.stdinData.has_value();
+        const bool stdinFile = request_.stdinData.has_value(), envFile = !request_.env.empty();
         auto request = execRequest(
             upload ? uploadAndRunCommandLine(request_.shape.workdir, request_.command, upload_,
-                                             stdinFile)
-                   : runCommandLine(request_.shape.workdir, request_.command, stdinFile));
+                                             stdinFile, envFile)
+                   : runCommandLine(request_.shape.workdir, request_.command, stdinFile, envFile));
         request.timeout = request_.timeout;
         kube::ExecIo io;
         io.onStdout = callbacks_.onStdout;

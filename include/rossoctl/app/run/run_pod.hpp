@@ -45,11 +45,12 @@ nlohmann::json warmPodManifest(const RunPodShape& shape, long lifetimeSeconds);
 // concurrent claimer fail with 422), marks it as a run and shortens its deadline.
 std::string claimPatch(const std::string& claimer, std::optional<long> activeDeadlineSeconds);
 
-// sh -c wrapper: cd WORKDIR, mkdir out, source and remove the env file if any, with
-// `stdinFile` make the uploaded stdin file the command's stdin and remove it, exec CMD.
+// sh -c wrapper: cd WORKDIR, mkdir out, with `envFile` source and remove the uploaded env file,
+// with `stdinFile` make the uploaded stdin file the command's stdin and remove it, exec CMD.
+// Without them a file of either name is the user's: neither read nor removed.
 std::vector<std::string> runCommandLine(const std::string& workdir,
                                         const std::vector<std::string>& command,
-                                        bool stdinFile = false);
+                                        bool stdinFile = false, bool envFile = false);
 // An upload: `bytes` of tar whose last entry is the empty file `endMarker` (a random name). tar
 // takes an archive cut at a header as whole, so the marker, not tar's exit, says it all arrived.
 struct UploadShape {
@@ -67,7 +68,8 @@ UploadShape endUpload(TarWriter& writer, const std::string& archive, std::string
 // (containerd can drop bytes in flight when it is, containerd#12734).
 std::vector<std::string> uploadAndRunCommandLine(const std::string& workdir,
                                                  const std::vector<std::string>& command,
-                                                 const UploadShape& upload, bool stdinFile = false);
+                                                 const UploadShape& upload, bool stdinFile = false,
+                                                 bool envFile = false);
 // Files and env up to this size travel in the command's own exec session (it is short next to
 // --timeout); a larger upload gets an exec of its own, timed by --start-timeout.
 inline constexpr size_t kUploadWithCommandMaxBytes = 1 << 20;
