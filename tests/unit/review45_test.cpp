@@ -201,14 +201,14 @@ TEST_CASE("review45: a kubeconfig base64-encoded five times passes, unread and u
 // file first, and removes them only on the way to the command: an upload that arrives cut short
 // (marker missing) or that tar fails on exits 125 and leaves both, and the marker tar did
 // write, in the working directory, which a warm pool pod's or a kept pod's later code reads.
-TEST_CASE("review45: a run upload that fails leaves the env and stdin files behind",
-          "[review45][!mayfail]") {
+TEST_CASE("review45: a run upload that fails leaves the env and stdin files behind", "[review45]") {
     std::string archive;
     app::run::TarWriter writer(archive, 0);
     writer.addFile(app::run::kEnvFileName, "export API_KEY='s3cret'\n", 0600);
     writer.addFile(app::run::kStdinFileName, "the code's input\n", 0600);
     const size_t cut = archive.size();  // both files whole, then the stream ends
-    const auto upload = app::run::endUpload(writer, archive, app::run::uploadEndMarker(7, 9));
+    auto upload = app::run::endUpload(writer, archive, app::run::uploadEndMarker(7, 9));
+    upload.ownFiles = {app::run::kEnvFileName, app::run::kStdinFileName};  // as the runner does
     testing::TempDir workdir;
     const auto argv = app::run::uploadAndRunCommandLine(workdir.path(), {"true"}, upload,
                                                         /*stdinFile=*/true);

@@ -246,7 +246,7 @@ TEST_CASE("one exec unpacks the uploaded files and env, then runs the command on
     CHECK(runHere(argv, dir.write("upload.tar", archive)) ==
           std::pair<int, std::string>{0, "hi 'there'\nfrom a file\n.\n..\nin.txt\nout\n"});
     // An upload that does not unpack is rossoctl's failure: the code never runs.
-    CHECK(runHere(uploadAndRunCommandLine(dir.file("w"), {"echo", "ran"}, {1024, "m"}),
+    CHECK(runHere(uploadAndRunCommandLine(dir.file("w"), {"echo", "ran"}, {1024, "m", {}}),
                   dir.write("bad.tar", std::string(1024, 'x'))) ==
           std::pair<int, std::string>{125, ""});
 }

@@ -298,7 +298,7 @@ TEST_CASE("sandbox run --file --env --stdin: one exec session uploads and runs, 
     const std::string& sent = *host.server.execs[0].stdinText;
     CHECK(host.server.execs[0].command ==
           app::run::uploadAndRunCommandLine("/workspace", {"python3", "main.py"},
-                                            {sent.size(), uploadedMarker(sent)},
+                                            {sent.size(), uploadedMarker(sent), {".rossoctl-env"}},
                                             /*stdinFile=*/false, /*envFile=*/true));
     CHECK(sent.find("print(6 * 7)") != std::string::npos);
     CHECK(sent.find(app::run::kEnvFileName) != std::string::npos);
@@ -314,9 +314,10 @@ TEST_CASE("sandbox run --file --env --stdin: one exec session uploads and runs, 
     REQUIRE(withStdin.server.execs.size() == 1);
     const std::string& upload = *withStdin.server.execs[0].stdinText;
     CHECK(withStdin.server.execs[0].command ==
-          app::run::uploadAndRunCommandLine("/workspace", {"python3", "-"},
-                                            {upload.size(), uploadedMarker(upload)},
-                                            /*stdinFile=*/true));
+          app::run::uploadAndRunCommandLine(
+              "/workspace", {"python3", "-"},
+              {upload.size(), uploadedMarker(upload), {".rossoctl-stdin"}},
+              /*stdinFile=*/true));
     CHECK(upload.find(app::run::kStdinFileName) != std::string::npos);
     CHECK(upload.find("print(1)\n") != std::string::npos);
     CHECK_FALSE(*withStdin.server.execs[0].stdinHalfClosed);

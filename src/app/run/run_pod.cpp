@@ -103,13 +103,17 @@ namespace {
 // head, tar would read an empty stream and exit 0, so its absence is an error of its own. Run in
 // the directory unpacked into; exit 125 unless the archive's last entry, the marker, arrived.
 std::string unpackExactly(const UploadShape& upload) {
+    // A failed upload leaves none of rossoctl's files (the env file holds --env's values).
+    std::string cleanup = "rm -f";
+    for (const auto& name : upload.ownFiles) cleanup += " " + name;
+    cleanup += " " + upload.endMarker;
     return fmt::format(
         "command -v head >/dev/null || {{ echo 'rossoctl: unpacking the uploaded files needs "
-        "head and tar in the image' >&2; exit 125; }}; head -c {} | tar -x -m -f - || {{ echo "
+        "head and tar in the image' >&2; exit 125; }}; head -c {} | tar -x -m -f - || {{ {}; echo "
         "'rossoctl: unpacking the uploaded files failed; does the image have tar?' >&2; exit "
-        "125; }}; [ -f {} ] || {{ echo 'rossoctl: the uploaded files arrived cut short' >&2; "
+        "125; }}; [ -f {} ] || {{ {}; echo 'rossoctl: the uploaded files arrived cut short' >&2; "
         "exit 125; }}; rm -f {}; ",
-        upload.bytes, upload.endMarker, upload.endMarker);
+        upload.bytes, cleanup, upload.endMarker, cleanup, upload.endMarker);
 }
 
 }  // namespace
@@ -139,7 +143,7 @@ std::string uploadEndMarker(uint32_t high, uint32_t low) {
 UploadShape endUpload(TarWriter& writer, const std::string& archive, std::string endMarker) {
     writer.addFile(endMarker, "", 0600);
     writer.finish();
-    return {archive.size(), std::move(endMarker)};
+    return {archive.size(), std::move(endMarker), {}};
 }
 
 std::vector<std::string> uploadAndRunCommandLine(const std::string& workdir,

@@ -218,6 +218,8 @@ class Run {
         archive += request_.uploadTar;  // entries without an end: tar archives concatenate
         const uint32_t high = client_.random().next(), low = client_.random().next();
         upload_ = endUpload(writer, archive, uploadEndMarker(high, low));
+        if (!request_.env.empty()) upload_.ownFiles.push_back(kEnvFileName);
+        if (request_.stdinData) upload_.ownFiles.push_back(kStdinFileName);
         // The command's stdin carries the files: one exec session uploads and runs (issue 31).
         if (archive.size() <= kUploadWithCommandMaxBytes) {
             uploadWithCommand_ = std::move(archive);

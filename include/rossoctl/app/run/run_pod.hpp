@@ -56,6 +56,8 @@ std::vector<std::string> runCommandLine(const std::string& workdir,
 struct UploadShape {
     size_t bytes = 0;
     std::string endMarker;
+    // rossoctl's own files in it (the env and stdin files): removed when the upload fails.
+    std::vector<std::string> ownFiles;
 };
 // A random end marker's name (".rossoctl-uploaded-" and 16 hex digits).
 std::string uploadEndMarker(uint32_t high, uint32_t low);
