@@ -10,6 +10,7 @@
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod_status.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "rossoctl/ui/nearest_word.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::app {
@@ -143,10 +144,27 @@ Agent getAgent(kube::Client& client, kube::Discovery& discovery, const std::stri
             "{} \"{}\" in namespace \"{}\" is not an agent: it lacks the label {}; rossoctl "
             "leaves it alone",
             typeName(found.front().kind.ref), name, ns, managedSelector()));
-    throw AgentNotFound(fmt::format(
-        "agent \"{}\" not found in namespace \"{}\"; see the agents there with \"rossoctl agents "
-        "list -n {}\"",
-        name, ns, ns));
+    throw AgentNotFound(fmt::format("agent \"{}\" not found in namespace \"{}\"; {}", name, ns,
+                                    agentNotFoundAdvice(client, discovery, ns, name)));
+}
+
+std::string nearestAgentName(kube::Client& client, kube::Discovery& discovery,
+                             const std::string& ns, const std::string& name) {
+    std::vector<std::string> names;
+    try {
+        for (const auto& agent : listAgents(client, discovery, ns))
+            names.push_back(metadataString(agent.object, "name"));
+    } catch (const std::exception&) {
+        return {};  // refused or unreachable: the message without a suggestion is still right
+    }
+    return ui::nearestWord(name, names);
+}
+
+std::string agentNotFoundAdvice(kube::Client& client, kube::Discovery& discovery,
+                                const std::string& ns, const std::string& name) {
+    const std::string nearest = nearestAgentName(client, discovery, ns, name);
+    if (!nearest.empty()) return fmt::format("did you mean \"{}\"?", nearest);
+    return fmt::format("see the agents there with \"rossoctl agents list -n {}\"", ns);
 }
 
 PodSummary summarizePod(const json& pod) {

@@ -1,0 +1,109 @@
+// Issue 34's second newcomer walkthrough, offline: what tripped a new user on the local cluster.
+#include <catch2/catch.hpp>
+
+#include "cp_fixtures.hpp"
+#include "rossoctl/kube/api_error.hpp"
+#include "temp_dir.hpp"
+#include "test_host.hpp"
+
+using namespace rossoctl;
+using nlohmann::json;
+using rossoctl::testing::TestHost;
+
+namespace {
+
+const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
+
+json listOf(const std::vector<json>& items) {
+    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
+}
+
+json sandboxNamed(const std::string& name, const std::string& mode = "Running"){
+    return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
+            {"kind", "Sandbox"},
+            {"metadata",
+             {{"name", name},
+              {"namespace", "team1"},
+              {"uid", "uid-" + name},
+              {"creationTimestamp", "2023-11-14T22:00:00Z"},
+              {"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}}}}},
+            {"spec",
+             {{"operatingMode", mode},
+              {"podTemplate",
+               {{"spec", {{"containers", {{{"name", "agent"}, {"image", "busybox"}}}}}}}}}}}};
+}
+
+// The namespace holds sandboxes "orders" and "billing"; "ordrs" is a typo of the first.
+void serveTwoSandboxes(TestHost& host) {
+    host.serveSandboxGroup();
+    host.server.on("GET", kSandboxes + "/ordrs", 404, testing::kNotFoundBody);
+    host.server.onJson("GET", kSandboxes, 200,
+                       listOf({sandboxNamed("orders"), sandboxNamed("billing")}));
+}
+
+}  // namespace
+
+TEST_CASE("every command that takes a sandbox name suggests the one a typo nearly spells",
+          "[walkthrough34][names]") {
+    const std::vector<std::vector<std::string>> lines = {
+        {"sandbox", "exec", "ordrs", "--", "ls"},
+        {"sandbox", "cp", "-", "ordrs:/workspace/in.txt"},
+        {"sandbox", "set-env", "ordrs", "A=1"},
+        {"sandbox", "restart", "ordrs"},
+        {"sandbox", "suspend", "ordrs"},
+        {"sandbox", "resume", "ordrs"},
+        {"sandbox", "logs", "ordrs"},
+    };
+    for (const auto& line : lines) {
+        TestHost host;
+        serveTwoSandboxes(host);
+        INFO(line[1]);
+        CHECK(host.run(line) == kExitError);
+        INFO(host.err.str());
+        CHECK(host.err.str().find("ordrs") != std::string::npos);
+        CHECK(host.err.str().find("not found in namespace") != std::string::npos);
+        CHECK(host.err.str().find("did you mean \"orders\"?") != std::string::npos);
+        CHECK(host.server.writes().empty());
+    }
+    // Nothing near: the command to list them, with -n, as before.
+    TestHost far;
+    far.serveSandboxGroup();
+    far.server.on("GET", kSandboxes + "/zebra", 404, testing::kNotFoundBody);
+    far.server.onJson("GET", kSandboxes, 200, listOf({sandboxNamed("orders")}));
+    CHECK(far.run({"sandbox", "exec", "zebra", "--", "ls"}) == kExitError);
+    CHECK(far.err.str() ==
+          "error: sandbox/zebra not found in namespace team1; run \"rossoctl "
+          "sandbox list -n team1\"\n");
+}
+
+TEST_CASE("agents get, wait and delete suggest the agent a typo nearly spells",
+          "[walkthrough34][names]") {
+    for (const char* verb : {"get", "wait", "delete"}) {
+        TestHost host;
+        host.serveGroups();
+        host.server.onJson("GET", kSandboxes, 200, listOf({sandboxNamed("orders")}));
+        for (const char* path :
+             {"/apis/apps/v1/namespaces/team1/deployments",
+              "/apis/apps/v1/namespaces/team1/statefulsets", "/apis/batch/v1/namespaces/team1/jobs",
+              "/api/v1/namespaces/team1/pods"})
+            host.server.onJson("GET", path, 200, listOf({}));
+        INFO(verb);
+        CHECK(host.run({"agents", verb, "ordrs"}) == kExitError);
+        INFO(host.err.str());
+        CHECK(host.err.str().find(
+                  "agent \"ordrs\" not found in namespace \"team1\"; did you mean \"orders\"?") !=
+              std::string::npos);
+        CHECK(host.server.writes().empty());
+    }
+}
+
+TEST_CASE("exec into a suspended sandbox says how to resume it, with -n",
+          "[walkthrough34][wording]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxNamed("orders", "Suspended"));
+    CHECK(host.run({"sandbox", "exec", "orders", "--", "ls"}) == kExitError);
+    CHECK(host.err.str() ==
+          "error: sandbox/orders is suspended (operatingMode Suspended); it has no pod to run "
+          "commands in: resume it with \"rossoctl sandbox resume orders -n team1\"\n");
+}
