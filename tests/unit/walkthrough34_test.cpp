@@ -107,3 +107,50 @@ TEST_CASE("exec into a suspended sandbox says how to resume it, with -n",
           "error: sandbox/orders is suspended (operatingMode Suspended); it has no pod to run "
           "commands in: resume it with \"rossoctl sandbox resume orders -n team1\"\n");
 }
+
+TEST_CASE("a word on the wrong side of -- is the one named, not the command",
+          "[walkthrough34][usage]") {
+    struct Case {
+        std::vector<std::string> args;
+        int code;
+        std::string message;
+    };
+    const std::vector<Case> cases = {
+        {{"sandbox", "run", "--env", "A=1", "B=2", "--", "printenv", "A", "B"},
+         125,
+         "error: unexpected \"B=2\" before \"--\": --env takes one value, so give each its own "
+         "(--env B=2) (see 'rossoctl sandbox run --help')\n"},
+        {{"sandbox", "run", "--file", "main.py", "other.py", "--", "python3", "other.py"},
+         125,
+         "error: unexpected \"other.py\" before \"--\": --file takes one value, so give each its "
+         "own (--file other.py) (see 'rossoctl sandbox run --help')\n"},
+        {{"sandbox", "exec", "orders", "extra", "--", "ls"},
+         kExitUsage,
+         "error: unexpected \"extra\" before \"--\": the command and its arguments go after "
+         "\"--\" (see 'rossoctl sandbox exec --help')\n"},
+        {{"agents", "import", "from-image", "--name", "a", "--containerImage", "busybox:1.36", "--",
+          "sh", "-c", "echo hi"},
+         kExitUsage,
+         "error: unexpected \"sh\" after \"--\": this command takes none; give the container's "
+         "command with --command sh and each argument with --args (see 'rossoctl agents import "
+         "from-image --help')\n"},
+        {{"project", "create", "team2", "--allow-host", "pypi.org", "files.pythonhosted.org"},
+         kExitUsage,
+         "error: accepts at most 1 arg(s), received 2: unexpected \"files.pythonhosted.org\": "
+         "--allow-host takes one value, so give each its own (--allow-host "
+         "files.pythonhosted.org) (see 'rossoctl project create --help')\n"},
+        {{"agents", "import", "from-image", "--name", "a", "--containerImage", "busybox:1.36",
+          "--envVar", "A=1", "B=2"},
+         kExitUsage,
+         "error: unknown command \"B=2\" for \"rossoctl agents import from-image\": --envVar "
+         "takes one value, so give each its own (--envVar B=2) (see 'rossoctl agents import "
+         "from-image --help')\n"},
+    };
+    for (const auto& c : cases) {
+        TestHost host;
+        INFO(c.args[1]);
+        CHECK(host.run(c.args) == c.code);
+        CHECK(host.err.str() == c.message);
+        CHECK(host.server.requests.empty());
+    }
+}
