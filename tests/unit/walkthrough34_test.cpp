@@ -108,6 +108,15 @@ TEST_CASE("exec into a suspended sandbox says how to resume it, with -n",
           "commands in: resume it with \"rossoctl sandbox resume orders -n team1\"\n");
 }
 
+TEST_CASE("-o jsonpath takes text in single quotes, as kubectl does", "[walkthrough34][jsonpath]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxNamed("orders"));
+    REQUIRE(host.run({"sandbox", "get", "orders", "-o",
+                      "jsonpath={.metadata.name}{'\\t'}{.spec.operatingMode}{'\\n'}"}) == 0);
+    CHECK(host.out.str() == "orders\tRunning\n");
+}
+
 TEST_CASE("a word on the wrong side of -- is the one named, not the command",
           "[walkthrough34][usage]") {
     struct Case {
@@ -153,4 +162,23 @@ TEST_CASE("a word on the wrong side of -- is the one named, not the command",
         CHECK(host.err.str() == c.message);
         CHECK(host.server.requests.empty());
     }
+}
+
+TEST_CASE("a long exec failure keeps its end, where the runtime says why",
+          "[walkthrough34][exec]") {
+    // containerd's answer to `sandbox exec S -- nosuchcmd` on the local node, as the apiserver
+    // sends it: the reason comes after a 64-hex exec ID.
+    const std::string message =
+        "Internal error occurred: error executing command in container: failed to exec in "
+        "container: failed to start exec "
+        "\"6fa8d7d17417d00b851859ca1a48c3f8130979525047e84d240420c3c259d5de\": OCI runtime exec "
+        "failed: exec failed: unable to start container process: exec: \"nosuchcmd\": executable "
+        "file not found in $PATH: unknown";
+    const std::string shown = kube::boundedServerMessage(message, 300);
+    CHECK(shown.size() <= 300);
+    CHECK(shown.rfind("Internal error occurred: error executing command", 0) == 0);
+    CHECK(shown.find("...") != std::string::npos);
+    CHECK(shown.find("exec: \"nosuchcmd\": executable file not found in $PATH: unknown") !=
+          std::string::npos);
+    CHECK(kube::boundedServerMessage("short", 300) == "short");
 }
