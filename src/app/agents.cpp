@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string_view>
 
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/timestamp.hpp"
@@ -277,10 +278,16 @@ bool isWarmPoolSpare(const json& sandbox) {
     return sandboxOwner(sandbox).rfind("SandboxWarmPool/", 0) == 0;
 }
 
+// What list -w keeps room for: the longest status a sandbox's pod commonly passes through
+// (ContainerCreating; ImagePullBackOff) and the longest Ready reason (DependenciesNotReady).
+constexpr size_t kStatusWidth = std::string_view("ContainerCreating").size();
+constexpr size_t kReasonWidth = std::string_view("DependenciesNotReady").size();
+
 ui::Table agentTable(bool allNamespaces, bool withPods) {
     ui::Table table;
     table.headers = {"NAME", "TYPE", "READY", "STATUS", "IMAGE", "AGE", "MESSAGE"};
     table.wideOnly = {false, false, false, false, false, false, true};
+    table.watchWidths = {0, 0, 0, kReasonWidth};  // STATUS holds a reason or the pod's status
     if (withPods) {
         table.headers.insert(table.headers.begin() + 5, "POD");
         table.wideOnly.insert(table.wideOnly.begin() + 5, false);
@@ -288,6 +295,7 @@ ui::Table agentTable(bool allNamespaces, bool withPods) {
     if (allNamespaces) {
         table.headers.insert(table.headers.begin(), "NAMESPACE");
         table.wideOnly.insert(table.wideOnly.begin(), false);
+        table.watchWidths.insert(table.watchWidths.begin(), 0);
     }
     return table;
 }
@@ -313,9 +321,11 @@ ui::Table sandboxTable(bool allNamespaces, bool showOwner) {
     table.headers = {"NAME", "READY", "STATUS",   "REASON", "POD",
                      "AGE",  "IMAGE", "SHUTDOWN", "OWNER",  "MESSAGE"};
     table.wideOnly = {false, false, false, false, false, false, true, true, !showOwner, true};
+    table.watchWidths = {0, 0, kStatusWidth, kReasonWidth};
     if (allNamespaces) {
         table.headers.insert(table.headers.begin(), "NAMESPACE");
         table.wideOnly.insert(table.wideOnly.begin(), false);
+        table.watchWidths.insert(table.watchWidths.begin(), 0);
     }
     return table;
 }
