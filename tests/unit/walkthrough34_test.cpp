@@ -182,3 +182,28 @@ TEST_CASE("a long exec failure keeps its end, where the runtime says why",
           std::string::npos);
     CHECK(kube::boundedServerMessage("short", 300) == "short");
 }
+
+TEST_CASE("sandbox cp of a directory onto its own name in the pod says it nested",
+          "[walkthrough34][cp]") {
+    testing::TempDir dir;
+    dir.write("data/a.txt", "alpha");
+    TestHost host;
+    testing::serveCpOrders(host);
+    host.server.onExec("team1", "orders", testing::execRan("d - tar\n", "", 0));  // a directory
+    host.server.onExec("team1", "orders", testing::execRan("", "", 0));
+    REQUIRE(host.run({"sandbox", "cp", dir.file("data"), "orders:/workspace/data"}) == 0);
+    REQUIRE(host.server.execs.size() == 2);
+    CHECK(host.server.execs[1].command.at(4) == "/workspace/data/data");  // kubectl cp's reading
+    CHECK(host.err.str() ==
+          "copied 1 file, 5 bytes\n"
+          "note: orders:/workspace/data was a directory already, so data went into it as "
+          "/workspace/data/data, as kubectl cp does; to update its files instead, copy to "
+          "orders:/workspace\n");
+    // Into a directory of another name: where kubectl cp puts it, nothing to say.
+    TestHost other;
+    testing::serveCpOrders(other);
+    other.server.onExec("team1", "orders", testing::execRan("d - tar\n", "", 0));
+    other.server.onExec("team1", "orders", testing::execRan("", "", 0));
+    REQUIRE(other.run({"sandbox", "cp", dir.file("data"), "orders:/workspace"}) == 0);
+    CHECK(other.err.str() == "copied 1 file, 5 bytes\n");
+}
