@@ -18,7 +18,9 @@ json listOf(const std::vector<json>& items) {
     return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
-json sandboxNamed(const std::string& name, const std::string& mode = "Running"){
+json sandboxNamed(const std::string& name, const std::string& mode = "Running") {
+    const json container = {{"name", "agent"}, {"image", "busybox"}};
+    const json podSpec = {{"containers", json::array({container})}};
     return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
             {"kind", "Sandbox"},
             {"metadata",
@@ -27,10 +29,7 @@ json sandboxNamed(const std::string& name, const std::string& mode = "Running"){
               {"uid", "uid-" + name},
               {"creationTimestamp", "2023-11-14T22:00:00Z"},
               {"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}}}}},
-            {"spec",
-             {{"operatingMode", mode},
-              {"podTemplate",
-               {{"spec", {{"containers", {{{"name", "agent"}, {"image", "busybox"}}}}}}}}}}}};
+            {"spec", {{"operatingMode", mode}, {"podTemplate", {{"spec", podSpec}}}}}};
 }
 
 // The namespace holds sandboxes "orders" and "billing"; "ordrs" is a typo of the first.
