@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rossoctl/ui/nearest_word.hpp"
 #include "rossoctl/ui/printer.hpp"
 
 namespace rossoctl::commands {
@@ -123,7 +124,6 @@ int usageExitCode(const CLI::App& command);
 int parseCommandLine(CLI::App& root, const std::vector<std::string>& args, std::ostream& out,
                      std::ostream& err);
 
-// The known word nearest to typed (edit distance at most 2, or typed is a prefix); "" if none.
-std::string nearestWord(const std::string& typed, const std::vector<std::string>& known);
+using ui::nearestWord;
 
 }  // namespace rossoctl::commands

@@ -254,6 +254,19 @@ int runCp(app::Context& context, CpOptions& options) {
         throw Error(fmt::format("{} is a file in the pod; cannot copy a directory onto it", shown));
     printResult(context, app::copy::copyToPod(context.client(), podTarget, options.source,
                                               remoteTarget, info.hasTar));
+    // `cp data S:/workspace/data` a second time: kubectl cp nests, so at least say so.
+    if (info.type == app::copy::RemoteType::Directory && fs::is_directory(source) &&
+        source.filename().string() == base) {
+        std::string parent = remote.path;
+        while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
+        const auto slash = parent.rfind('/');
+        parent = slash == std::string::npos ? "." : slash == 0 ? "/" : parent.substr(0, slash);
+        context.err() << fmt::format(
+            "note: {} was a directory already, so {} went into it as {}, as kubectl cp does; to "
+            "update its files instead, copy to {}:{}\n",
+            shown, ui::escapeForTerminal(base), ui::escapeForTerminal(remoteTarget),
+            ui::escapeForTerminal(remote.sandbox), ui::escapeForTerminal(parent));
+    }
     return 0;
 }
 
@@ -308,7 +321,9 @@ void registerSandboxCp(CLI::App& sandbox, CommandHost& host) {
         "with exit 2 instead of nesting; a file becomes DST, or DST/NAME when DST is a\n"
         "directory. A DST that exists (a file, or a directory with contents) is refused with\n"
         "exit 2 unless --force. Into the pod, SRC lands in DST/NAME when DST is a directory\n"
-        "there, else as DST (as kubectl cp does); files there are replaced.\n"
+        "there, else as DST (as kubectl cp does); files there are replaced. A directory copied\n"
+        "again onto its own name (./data to S:/workspace/data) nests as DST/data, which a\n"
+        "note says, with the parent to copy to instead.\n"
         "'-' as DST writes one file's bytes to stdout (escaped on a terminal) once the whole\n"
         "file is in within the caps and --timeout; '-' as SRC reads stdin into one file in the\n"
         "pod (write ./- for a local file named '-').\n"

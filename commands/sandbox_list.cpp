@@ -244,7 +244,9 @@ void registerSandboxList(CLI::App& sandbox, CommandHost& host) {
         "--pool) are not the project's own: they are left out, in every output format, and\n"
         "counted on stderr, unless --include-pool. A claimed one (OWNER SandboxClaim/...) is\n"
         "a run's and is listed. With -w the list and each change line up under the columns\n"
-        "of the first rows printed, as kubectl get -w keeps those of its first page.\n"
+        "of the first rows printed, as kubectl get -w keeps those of its first page; STATUS\n"
+        "and REASON keep room for ContainerCreating and DependenciesNotReady, which a pull or\n"
+        "a suspend brings later.\n"
         "Exit codes: 0 listed, 1 API error, 2 invalid arguments, 130 a --watch ended by Ctrl-C.");
     onRun(command, host, options, &runList);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "conventions.hpp"
 #include "rossoctl/errors.hpp"
@@ -86,6 +87,52 @@ std::string nearestFlag(const CLI::App* app, const std::string& typed) {
     return nearest.empty() ? "" : "; did you mean --" + nearest + "?";
 }
 
+// The positional that takes the command to run after "--" (sandbox run, sandbox exec).
+const CLI::Option* commandArgument(const CLI::App* app) {
+    for (const CLI::Option* option : app->get_options())
+        if (option->get_positional() && option->get_name() == "command") return option;
+    return nullptr;
+}
+
+// ": --env takes one value, so give each its own (--env B=2)" when `word` came right after a
+// value of a repeatable flag (one value per use since takeOneValuePerUse); else "".
+std::string oneValuePerUse(const CLI::Option* flag, const std::string& word) {
+    if (flag == nullptr || flag->get_lnames().empty() ||
+        flag->get_multi_option_policy() != CLI::MultiOptionPolicy::TakeAll)
+        return {};
+    const std::string name = "--" + flag->get_lnames().front();
+    return fmt::format(": {} takes one value, so give each its own ({} {})", name, name, word);
+}
+
+// A word on the wrong side of "--", said as such: CLI11 would list the command's first word as
+// unexpected too, in reverse order. Before "--" of `run --env A=1 B=2 -- CMD` (one value per
+// --env), or after it where the command is given by flags (agents import's --command, --args).
+std::optional<std::string> findMisplacedArgument(
+    const CLI::App* app, const std::vector<std::string>& arguments, size_t beforeDash,
+    const std::vector<const CLI::Option*>& valueFlagBefore, bool dash) {
+    if (!dash) return std::nullopt;
+    if (const CLI::Option* command = commandArgument(app)) {
+        size_t own = 0;  // the words before "--" that are the command's own (sandbox exec's S)
+        for (const CLI::Option* option : app->get_options())
+            if (option->get_positional() && option != command)
+                own += static_cast<size_t>(std::max(option->get_items_expected_max(), 1));
+        if (beforeDash <= own) return std::nullopt;
+        const std::string& word = arguments[own];
+        if (const std::string oneValue = oneValuePerUse(valueFlagBefore[own], word);
+            !oneValue.empty())
+            return fmt::format("unexpected \"{}\" before \"--\"{}", word, oneValue);
+        return fmt::format(
+            "unexpected \"{}\" before \"--\": the command and its arguments go after \"--\"", word);
+    }
+    if (arguments.size() > beforeDash && argumentCapacity(app) == 0 &&
+        findFlag(app, "--command") != nullptr)
+        return fmt::format(
+            "unexpected \"{}\" after \"--\": this command takes none; give the container's "
+            "command with --command {} and each argument with --args",
+            arguments[beforeDash], arguments[beforeDash]);
+    return std::nullopt;
+}
+
 struct Mistake {
     std::string message;
     std::string where;  // "rossoctl sandbox"
@@ -97,12 +144,21 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
                                    std::string& where, const CLI::App*& app) {
     app = &root;
     where = "rossoctl";
-    std::vector<std::string> arguments;  // the positional words of the command reached
-    bool rest = false;                   // after "--" every word is an argument
+    std::vector<std::string> arguments;               // the positional words of the command reached
+    bool rest = false;                                // after "--" every word is an argument
+    size_t beforeDash = 0;                            // how many of them came before "--"
+    std::vector<const CLI::Option*> valueFlagBefore;  // per word before "--": the flag just before
+    const CLI::Option* lastValueFlag = nullptr;       // the flag the previous word was a value of
+    auto takeArgument = [&](const std::string& word) {
+        arguments.push_back(word);
+        if (rest) return;
+        ++beforeDash;
+        valueFlagBefore.push_back(std::exchange(lastValueFlag, nullptr));
+    };
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& word = args[i];
         if (rest) {
-            arguments.push_back(word);
+            takeArgument(word);
             continue;
         }
         if (word == "--") {
@@ -120,6 +176,7 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
                     fmt::format("unknown shorthand flag: '{}' in {}", flag.substr(1), word), where};
             }
             const bool joined = longFlag ? word.find('=') != std::string::npos : word.size() > 2;
+            lastValueFlag = takesValue(option) ? option : nullptr;
             if (takesValue(option) && !joined) {
                 if (i + 1 >= args.size()) return Mistake{"flag needs an argument: " + word, where};
                 ++i;
@@ -127,7 +184,7 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
             continue;
         }
         if (!arguments.empty()) {
-            arguments.push_back(word);
+            takeArgument(word);
             continue;
         }
         if (const CLI::App* sub = findSubcommand(app, word)) {
@@ -146,8 +203,10 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
             if (!nearest.empty()) message += fmt::format("; did you mean \"{}\"?", nearest);
             return Mistake{message, where};
         }
-        arguments.push_back(word);
+        takeArgument(word);
     }
+    if (auto misplaced = findMisplacedArgument(app, arguments, beforeDash, valueFlagBefore, rest))
+        return Mistake{*misplaced, where};
     // kubectl's words for extra arguments: cobra's NoArgs and MaximumNArgs, in the user's order
     // (CLI11 lists them reversed).
     // A command with subcommands that also runs on its own words (sandbox pool [NAME] beside
@@ -155,11 +214,16 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
     const bool runsAlone = app->get_subcommands(visible).empty() || takesArguments(app);
     const size_t capacity = argumentCapacity(app);
     if (arguments.size() > capacity && runsAlone) {
+        // `--allow-host a b`: the extra word is a second value of a flag that takes one
+        const std::string oneValue =
+            capacity < beforeDash ? oneValuePerUse(valueFlagBefore[capacity], arguments[capacity])
+                                  : "";
         if (capacity == 0)
-            return Mistake{fmt::format("unknown command \"{}\" for \"{}\"", arguments[0], where),
-                           where};
-        return Mistake{fmt::format("accepts at most {} arg(s), received {}: unexpected \"{}\"",
-                                   capacity, arguments.size(), arguments[capacity]),
+            return Mistake{
+                fmt::format("unknown command \"{}\" for \"{}\"{}", arguments[0], where, oneValue),
+                where};
+        return Mistake{fmt::format("accepts at most {} arg(s), received {}: unexpected \"{}\"{}",
+                                   capacity, arguments.size(), arguments[capacity], oneValue),
                        where};
     }
     if (!runsAlone && app != &root) {
@@ -277,34 +341,6 @@ CommandWithFailureCode* addCommandWithFailureCode(CLI::App& parent, const std::s
 int usageExitCode(const CLI::App& command) {
     const auto* own = dynamic_cast<const CommandWithFailureCode*>(&command);
     return own != nullptr ? own->failureCode() : kExitUsage;
-}
-
-std::string nearestWord(const std::string& typed, const std::vector<std::string>& known) {
-    std::string best;
-    size_t bestDistance = 3;  // kubectl suggests within an edit distance of 2
-    for (const auto& word : known) {
-        if (!typed.empty() && word.rfind(typed, 0) == 0) return word;
-        // Levenshtein distance, one row at a time; a swap of two letters counts once.
-        std::vector<size_t> previous(word.size() + 1), current(word.size() + 1), before;
-        for (size_t j = 0; j <= word.size(); ++j) previous[j] = j;
-        for (size_t i = 1; i <= typed.size(); ++i) {
-            current[0] = i;
-            for (size_t j = 1; j <= word.size(); ++j) {
-                const size_t cost = typed[i - 1] == word[j - 1] ? 0 : 1;
-                current[j] =
-                    std::min({previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost});
-                if (i > 1 && j > 1 && typed[i - 1] == word[j - 2] && typed[i - 2] == word[j - 1])
-                    current[j] = std::min(current[j], before[j - 2] + 1);
-            }
-            before = previous;
-            previous = current;
-        }
-        if (previous[word.size()] < bestDistance) {
-            bestDistance = previous[word.size()];
-            best = word;
-        }
-    }
-    return best;
 }
 
 std::vector<std::string> normalizeArguments(const CLI::App& root, std::vector<std::string> args) {

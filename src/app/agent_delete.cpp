@@ -43,10 +43,8 @@ std::vector<AgentPart> findAgentParts(Context& context, const std::string& ns,
     // Only an unmanaged workload of that name: explain rather than say "not found".
     if (parts.empty() && foreign) getAgent(client, context.discovery(), ns, name);
     if (parts.empty())
-        throw Error(fmt::format(
-            "agent \"{}\" not found in namespace \"{}\"; see the agents there with \"rossoctl "
-            "agents list -n {}\"",
-            name, ns, ns));
+        throw Error(fmt::format("agent \"{}\" not found in namespace \"{}\"; {}", name, ns,
+                                agentNotFoundAdvice(client, context.discovery(), ns, name)));
     return parts;
 }
 

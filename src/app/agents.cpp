@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string_view>
 
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod_status.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "rossoctl/ui/nearest_word.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::app {
@@ -143,10 +145,27 @@ Agent getAgent(kube::Client& client, kube::Discovery& discovery, const std::stri
             "{} \"{}\" in namespace \"{}\" is not an agent: it lacks the label {}; rossoctl "
             "leaves it alone",
             typeName(found.front().kind.ref), name, ns, managedSelector()));
-    throw AgentNotFound(fmt::format(
-        "agent \"{}\" not found in namespace \"{}\"; see the agents there with \"rossoctl agents "
-        "list -n {}\"",
-        name, ns, ns));
+    throw AgentNotFound(fmt::format("agent \"{}\" not found in namespace \"{}\"; {}", name, ns,
+                                    agentNotFoundAdvice(client, discovery, ns, name)));
+}
+
+std::string nearestAgentName(kube::Client& client, kube::Discovery& discovery,
+                             const std::string& ns, const std::string& name) {
+    std::vector<std::string> names;
+    try {
+        for (const auto& agent : listAgents(client, discovery, ns))
+            names.push_back(metadataString(agent.object, "name"));
+    } catch (const std::exception&) {
+        return {};  // refused or unreachable: the message without a suggestion is still right
+    }
+    return ui::nearestWord(name, names);
+}
+
+std::string agentNotFoundAdvice(kube::Client& client, kube::Discovery& discovery,
+                                const std::string& ns, const std::string& name) {
+    const std::string nearest = nearestAgentName(client, discovery, ns, name);
+    if (!nearest.empty()) return fmt::format("did you mean \"{}\"?", nearest);
+    return fmt::format("see the agents there with \"rossoctl agents list -n {}\"", ns);
 }
 
 PodSummary summarizePod(const json& pod) {
@@ -259,10 +278,16 @@ bool isWarmPoolSpare(const json& sandbox) {
     return sandboxOwner(sandbox).rfind("SandboxWarmPool/", 0) == 0;
 }
 
+// What list -w keeps room for: the longest status a sandbox's pod commonly passes through
+// (ContainerCreating; ImagePullBackOff) and the longest Ready reason (DependenciesNotReady).
+constexpr size_t kStatusWidth = std::string_view("ContainerCreating").size();
+constexpr size_t kReasonWidth = std::string_view("DependenciesNotReady").size();
+
 ui::Table agentTable(bool allNamespaces, bool withPods) {
     ui::Table table;
     table.headers = {"NAME", "TYPE", "READY", "STATUS", "IMAGE", "AGE", "MESSAGE"};
     table.wideOnly = {false, false, false, false, false, false, true};
+    table.watchWidths = {0, 0, 0, kReasonWidth};  // STATUS holds a reason or the pod's status
     if (withPods) {
         table.headers.insert(table.headers.begin() + 5, "POD");
         table.wideOnly.insert(table.wideOnly.begin() + 5, false);
@@ -270,6 +295,7 @@ ui::Table agentTable(bool allNamespaces, bool withPods) {
     if (allNamespaces) {
         table.headers.insert(table.headers.begin(), "NAMESPACE");
         table.wideOnly.insert(table.wideOnly.begin(), false);
+        table.watchWidths.insert(table.watchWidths.begin(), 0);
     }
     return table;
 }
@@ -295,9 +321,11 @@ ui::Table sandboxTable(bool allNamespaces, bool showOwner) {
     table.headers = {"NAME", "READY", "STATUS",   "REASON", "POD",
                      "AGE",  "IMAGE", "SHUTDOWN", "OWNER",  "MESSAGE"};
     table.wideOnly = {false, false, false, false, false, false, true, true, !showOwner, true};
+    table.watchWidths = {0, 0, kStatusWidth, kReasonWidth};
     if (allNamespaces) {
         table.headers.insert(table.headers.begin(), "NAMESPACE");
         table.wideOnly.insert(table.wideOnly.begin(), false);
+        table.watchWidths.insert(table.watchWidths.begin(), 0);
     }
     return table;
 }

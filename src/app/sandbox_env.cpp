@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/api_error.hpp"
 
@@ -29,11 +30,14 @@ std::chrono::milliseconds conflictBackoff(int attempt, Random& random) {
 json getSandboxOrHint(kube::Client& client, const kube::ResourceRef& sandboxes,
                       const std::string& ns, const std::string& name) {
     auto sandbox = client.getIfExists(sandboxes, ns, name);
-    if (!sandbox)
+    if (!sandbox) {
+        const std::string nearest = nearestSandboxName(client, sandboxes, ns, name);
         throw Error(fmt::format(
-            "sandbox \"{}\" not found in namespace \"{}\"; see the sandboxes there with "
-            "\"rossoctl sandbox list -n {}\"",
-            name, ns, ns));
+            "sandbox \"{}\" not found in namespace \"{}\"; {}", name, ns,
+            nearest.empty()
+                ? fmt::format("see the sandboxes there with \"rossoctl sandbox list -n {}\"", ns)
+                : fmt::format("did you mean \"{}\"?", nearest)));
+    }
     return *sandbox;
 }
 

@@ -154,9 +154,13 @@ class LogFollower {
             kube::rideOutOutage(clock_, kOutageBudget, options_.cancel, read);
         else
             read();
-        if (!sandbox && !missingOk)
-            fail(fmt::format("not found in namespace {}; run \"rossoctl sandbox list -n {}\"", ns_,
-                             ns_));
+        if (!sandbox && !missingOk) {
+            const std::string nearest = nearestSandboxName(client_, sandboxes_, ns_, name_);
+            fail(fmt::format("not found in namespace {}; {}", ns_,
+                             nearest.empty()
+                                 ? fmt::format("run \"rossoctl sandbox list -n {}\"", ns_)
+                                 : fmt::format("did you mean \"{}\"?", nearest)));
+        }
         return sandbox;
     }
 

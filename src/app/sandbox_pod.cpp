@@ -11,6 +11,7 @@
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod_failure.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "rossoctl/ui/nearest_word.hpp"
 
 namespace rossoctl::app {
 
@@ -249,6 +250,18 @@ std::string describeConditions(const json& sandbox) {
     return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+std::string nearestSandboxName(kube::Client& client, const kube::ResourceRef& sandboxes,
+                               const std::string& ns, const std::string& name) {
+    std::vector<std::string> names;
+    try {
+        for (const auto& item : client.list(sandboxes, ns).value("items", json::array()))
+            names.push_back(metadataOf(item).value("name", ""));
+    } catch (const std::exception&) {
+        return {};  // refused or unreachable: the message without a suggestion is still right
+    }
+    return ui::nearestWord(name, names);
+}
+
 json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
                        std::chrono::system_clock::time_point now, const std::string& ns,
                        const std::string& name) {
@@ -257,13 +270,19 @@ json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
         sandbox = client.get(sandboxes, ns, name);
     } catch (const kube::ApiError& error) {
         if (!error.isNotFound()) throw;
-        throw Error(
-            fmt::format("sandbox/{} not found in namespace {}; run \"rossoctl sandbox list "
-                        "-n {}\"",
-                        name, ns, ns));
+        const std::string nearest = nearestSandboxName(client, sandboxes, ns, name);
+        throw Error(fmt::format("sandbox/{} not found in namespace {}; {}", name, ns,
+                                nearest.empty()
+                                    ? fmt::format("run \"rossoctl sandbox list -n {}\"", ns)
+                                    : fmt::format("did you mean \"{}\"?", nearest)));
     }
     if (auto why = sandboxNotRunningReason(sandbox, now); !why.empty())
-        throw Error(fmt::format("sandbox/{} {}; it has no pod to run commands in", name, why));
+        throw Error(fmt::format("sandbox/{} {}; it has no pod to run commands in{}", name, why,
+                                suspendedInSpec(sandbox)
+                                    ? fmt::format(": resume it with \"rossoctl sandbox resume "
+                                                  "{} -n {}\"",
+                                                  name, ns)
+                                    : ""));
     const auto pod = currentPod(findSandboxPods(client, sandbox).owned);
     if (!pod)
         throw Error(fmt::format("sandbox/{} has no pod; the Sandbox says {}", name,

@@ -151,8 +151,11 @@ class Restart {
             return sandbox;
         } catch (const kube::ApiError& error) {
             if (!error.isNotFound()) throw;
-            fail(fmt::format("not found in namespace {}; run \"rossoctl sandbox list -n {}\"", ns_,
-                             ns_));
+            const std::string nearest = nearestSandboxName(client_, sandboxes_, ns_, name_);
+            fail(fmt::format("not found in namespace {}; {}", ns_,
+                             nearest.empty()
+                                 ? fmt::format("run \"rossoctl sandbox list -n {}\"", ns_)
+                                 : fmt::format("did you mean \"{}\"?", nearest)));
         }
     }
 

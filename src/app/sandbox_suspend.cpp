@@ -199,10 +199,13 @@ SuspendChange requestSuspend(kube::Client& client, const Clock& clock,
                              const std::string& name, bool suspend) {
     for (int attempt = 1;; ++attempt) {
         auto sandbox = client.getIfExists(sandboxes, ns, name);
-        if (!sandbox)
-            throw Error(fmt::format(
-                "sandbox/{} not found in namespace {}; run \"rossoctl sandbox list -n {}\"", name,
-                ns, ns));
+        if (!sandbox) {
+            const std::string nearest = nearestSandboxName(client, sandboxes, ns, name);
+            throw Error(fmt::format("sandbox/{} not found in namespace {}; {}", name, ns,
+                                    nearest.empty()
+                                        ? fmt::format("run \"rossoctl sandbox list -n {}\"", ns)
+                                        : fmt::format("did you mean \"{}\"?", nearest)));
+        }
         if (suspendedInSpec(*sandbox) == suspend) return {std::move(*sandbox), false};
         if (!suspend) {
             json running = *sandbox;

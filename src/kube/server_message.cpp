@@ -30,6 +30,17 @@ std::string cutAt(std::string text, size_t maxBytes) {
     return text.substr(0, cut) + "...";
 }
 
+// Within maxBytes, its start and its end: a runtime's error ends with why ("exec: \"x\":
+// executable file not found in $PATH"), after IDs and wrappers that fill the start.
+std::string cutMiddle(std::string text, size_t maxBytes) {
+    if (text.size() <= maxBytes || maxBytes < 16) return cutAt(std::move(text), maxBytes);
+    size_t head = (maxBytes - 3) / 2;
+    size_t tail = text.size() - (maxBytes - 3 - head);
+    while (head > 0 && (static_cast<unsigned char>(text[head]) & 0xC0) == 0x80) --head;
+    while (tail < text.size() && (static_cast<unsigned char>(text[tail]) & 0xC0) == 0x80) ++tail;
+    return text.substr(0, head) + "..." + text.substr(tail);
+}
+
 // What a URL in a server's message names, without its address: the apiserver dials the node's
 // kubelet (port 10250) for exec, attach, port-forward and logs.
 std::string describeUrl(const std::string& url) {
@@ -236,7 +247,7 @@ std::string boundedServerMessage(std::string message, size_t maxBytes) {
             shown.append(message, i, length);
         i += length == 0 ? 1 : length;
     }
-    return cutAt(std::move(shown), maxBytes);
+    return cutMiddle(std::move(shown), maxBytes);
 }
 
 }  // namespace rossoctl::kube

@@ -397,7 +397,9 @@ std::vector<Piece> parseTemplate(const std::string& source, size_t& i, bool inRa
             range.steps = parseSteps(range.content);
             range.body = parseTemplate(source, i, true);
             pieces.push_back(std::move(range));
-        } else if (inside.size() >= 2 && inside.front() == '"' && inside.back() == '"') {
+        } else if (inside.size() >= 2 && (inside.front() == '"' || inside.front() == '\'') &&
+                   inside.back() == inside.front()) {
+            // text in double or single quotes ({"\n"}, {'\t'}), as kubectl's parser takes both
             std::string literal;
             for (size_t c = 1; c + 1 < inside.size(); ++c) {
                 if (inside[c] == '\\' && c + 2 < inside.size()) {

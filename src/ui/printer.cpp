@@ -114,6 +114,8 @@ void StreamingTable::print(const Table& table) {
         widths_.assign(table.headers.size(), 0);
         if (!noHeaders_) widen(widths_, columns, table.headers);
         for (const auto& row : table.rows) widen(widths_, columns, row);
+        for (size_t i = 0; i < table.watchWidths.size() && i < widths_.size(); ++i)
+            widths_[i] = std::max(widths_[i], table.watchWidths[i]);
         if (!noHeaders_) printRow(out_, columns, widths_, table.headers);
     }
     RowPaints paints(table);

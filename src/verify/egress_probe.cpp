@@ -16,6 +16,11 @@ namespace rossoctl::verify {
 using namespace probe_text;
 using std::chrono::milliseconds;
 
+// The control connects from this machine: a target it cannot reach (example.com on a cluster
+// without outside DNS) leaves egress unproven until one it can is named.
+constexpr const char* kDeadTargetAdvice =
+    "name a URL this machine can reach with --egress-target URL";
+
 std::optional<EgressTarget> parseEgressTarget(const std::string& url) {
     static const std::regex pattern(
         R"(^(https?)://([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:([0-9]{1,5}))?(/[^\s]*)?$)");
@@ -288,8 +293,9 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
         if (!control.reached) {
             return unproven(fmt::format(
                 "{} could not connect to {} ({}), but the positive control could not reach it "
-                "either ({}): a dead target proves nothing, live part unproven",
-                tool, where, detail, control.detail.empty() ? "no control" : control.detail));
+                "either ({}): a dead target proves nothing, live part unproven; {}",
+                tool, where, detail, control.detail.empty() ? "no control" : control.detail,
+                kDeadTargetAdvice));
         }
         finding.verdict = Verdict::Pass;
         finding.evidence.push_back(fmt::format(
@@ -351,12 +357,13 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
                           saysNetworkAnswered(detail + "\n" + output.stderrText));
     }
     if (!control.reached)
-        return unproven(fmt::format("{} did not connect to {} (exit {}: {}), and the positive "
-                                    "control could not reach it either ({}): a dead target proves "
-                                    "nothing, live part unproven",
-                                    tool, where, exitText, lastLine(output.stderrText),
-                                    control.detail.empty() ? "no control" : control.detail),
-                        tool);
+        return unproven(
+            fmt::format("{} did not connect to {} (exit {}: {}), and the positive "
+                        "control could not reach it either ({}): a dead target proves "
+                        "nothing, live part unproven; {}",
+                        tool, where, exitText, lastLine(output.stderrText),
+                        control.detail.empty() ? "no control" : control.detail, kDeadTargetAdvice),
+            tool);
     return unproven(fmt::format("{} gave no answer known to mean \"could not connect\" (exit {}: "
                                 "{}): live part unproven",
                                 tool, exitText, lastLine(output.stderrText)),

@@ -292,6 +292,15 @@ TEST_CASE("egress: only a connect failure with a reached control is a denial") {
         auto finding = egressLive(refused, target, dead);
         CHECK(finding.verdict == Verdict::Unproven);
         CHECK(mentions(finding, "a dead target proves nothing"));
+        CHECK(mentions(finding, "with --egress-target URL"));
+        // curl that could not even resolve the name (exit 6), as on a cluster without outside DNS
+        ProbeOutput unresolved;
+        unresolved.stdoutText = "rossoctl-tool=curl\nrossoctl-exit=6\n";
+        unresolved.stderrText = "curl: (6) Could not resolve host: example.com\n";
+        auto noName = egressLive(unresolved, target, dead);
+        CHECK(noName.verdict == Verdict::Unproven);
+        CHECK(mentions(noName, "a dead target proves nothing"));
+        CHECK(mentions(noName, "with --egress-target URL"));
         rossoctl::testing::FakeResolver resolver;  // knows no name
         auto control = connectFromHere(resolver, *parseEgressTarget("http://unreachable.invalid/"),
                                        std::chrono::milliseconds(500));

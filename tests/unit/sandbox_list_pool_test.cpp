@@ -103,6 +103,44 @@ TEST_CASE("sandbox list -w: the list and each change line up under the first pag
     checkAligned(lines);
 }
 
+TEST_CASE("sandbox list -w: a suspend's longer words still line up (issue 34 walkthrough)",
+          "[sandbox][command][watch][walkthrough34]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    // The first page is a running sandbox: STATUS Running, REASON DependenciesReady. Suspending
+    // it brings Suspended and DependenciesNotReady, longer than either.
+    host.server.onJson("GET", kSandboxes, 200,
+                       list({sandboxObject("orders", "5", "DependenciesReady")}));
+    host.server.onJson("GET", kPods, 200, list({}));
+    json suspended = sandboxObject("orders", "11", "DependenciesNotReady");
+    suspended["spec"]["operatingMode"] = "Suspended";
+    host.server.onStream(
+        "GET", kSandboxes + "?watch=true",
+        {watchEvent("MODIFIED", suspended),
+         watchEvent("MODIFIED", sandboxObject("orders", "12", "DependenciesReady"))});
+    host.server.onStream("GET", kSandboxes + "?watch=true", {});
+    auto watches = std::make_shared<int>(0);
+    host.server.onRequest = [&host, watches](const kube::HttpRequest& request) {
+        if (request.url.find("watch=true") != std::string::npos && ++*watches == 2)
+            host.cancel.cancel();
+    };
+    CHECK(host.run({"sandbox", "list", "-w"}) == 130);
+    const auto lines = linesOf(host.out.str());
+    INFO(host.out.str());
+    REQUIRE(lines.size() == 4);  // header, the listed one, two changes
+    CHECK(lines[2].find("Suspended") != std::string::npos);
+    CHECK(lines[2].find("DependenciesNotReady") != std::string::npos);
+    checkAligned(lines);
+    // A plain list is as narrow as its rows.
+    TestHost plain;
+    plain.serveSandboxGroup();
+    plain.server.onJson("GET", kSandboxes, 200, list({sandboxObject("orders", "5", "Ready")}));
+    plain.server.onJson("GET", kPods, 200, list({}));
+    REQUIRE(plain.run({"sandbox", "list"}) == 0);
+    CHECK(linesOf(plain.out.str()).front().rfind("NAME     READY   STATUS    REASON   POD", 0) ==
+          0);
+}
+
 TEST_CASE("sandbox list leaves a warm pool's spares out unless --include-pool, and says so",
           "[sandbox][command][warm-pool]") {
     const auto serve = [](TestHost& host) {

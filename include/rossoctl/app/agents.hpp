@@ -45,6 +45,13 @@ std::string agentSelector(const std::string& selector);
 // Every rossoctl-managed agent in ns ("" = every namespace), sorted by namespace then name.
 std::vector<Agent> listAgents(kube::Client& client, kube::Discovery& discovery,
                               const std::string& ns, const std::string& selector = "");
+// For "agent A not found": the agent in ns whose name A nearly spells (listed only on that
+// error path), for a "did you mean"; "" when none is near or the list fails.
+std::string nearestAgentName(kube::Client& client, kube::Discovery& discovery,
+                             const std::string& ns, const std::string& name);
+// "did you mean" that agent, else where to see the agents in ns (the end of a not-found line).
+std::string agentNotFoundAdvice(kube::Client& client, kube::Discovery& discovery,
+                                const std::string& ns, const std::string& name);
 // Every workload of any agent type named `name` in ns, managed or not.
 std::vector<Agent> findWorkloads(kube::Client& client, kube::Discovery& discovery,
                                  const std::string& ns, const std::string& name);

@@ -95,6 +95,11 @@ nlohmann::json runningSandboxPod(kube::Client& client, const kube::ResourceRef& 
                                  std::chrono::system_clock::time_point now, const std::string& ns,
                                  const std::string& name);
 
+// For "sandbox/S not found": the sandbox in ns whose name S nearly spells (one list, only on
+// that error path), for a "did you mean"; "" when none is near or the list is refused.
+std::string nearestSandboxName(kube::Client& client, const kube::ResourceRef& sandboxes,
+                               const std::string& ns, const std::string& name);
+
 // "Ready=False (PodNotReady: pod orders is Pending), Finished=False" for messages.
 std::string describeConditions(const nlohmann::json& sandbox);
 

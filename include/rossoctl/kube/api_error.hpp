@@ -48,8 +48,9 @@ class ApiError : public Error {
 // "dial tcp" dropped. The apiserver quotes the URL it dialed: the node's address and, for exec,
 // the whole command in its query.
 std::string scrubServerMessage(std::string message);
-// scrubServerMessage, control characters made spaces, and at most maxBytes ("..." marking a
-// cut): for text the other side of a stream writes freely (exec's status channel).
+// scrubServerMessage, control characters made spaces, and at most maxBytes (its start and its
+// end, where a runtime says why, "..." marking the cut): for text the other side of a stream
+// writes freely (exec's status channel).
 std::string boundedServerMessage(std::string message, size_t maxBytes);
 
 // Builds the error from a response: a Status body when there is one, else the HTTP status

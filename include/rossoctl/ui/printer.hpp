@@ -28,14 +28,17 @@ struct Table {
         Color color;
     };
     std::vector<Paint> paints = {};  // only when colour is on (ui::paint's `enabled`)
+    // Per column (empty = none): the least width under list -w, room for the longer words a
+    // later row brings (Running, then Suspending; DependenciesReady, then ...NotReady).
+    std::vector<size_t> watchWidths = {};
 };
 
 void printTable(std::ostream& out, const Table& table, bool noHeaders, bool wide);
 
 // A table printed as its rows come (list -w): the first rows printed, with the header, set each
-// column's width, as kubectl's watch keeps those of its first page, so every later row lines
-// up under them; a later cell wider than its column moves only the rest of its own row (a
-// line already printed cannot be widened, and nothing is cut).
+// column's width (at least the table's watchWidths), as kubectl's watch keeps those of its
+// first page, so every later row lines up under them; a later cell wider than its column moves
+// only the rest of its own row (a line already printed cannot be widened, and nothing is cut).
 class StreamingTable {
   public:
     StreamingTable(std::ostream& out, bool noHeaders, bool wide)
