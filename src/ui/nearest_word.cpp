@@ -10,7 +10,11 @@ std::string nearestWord(const std::string& typed, const std::vector<std::string>
     std::string best;
     size_t bestDistance = 3;  // kubectl suggests within an edit distance of 2
     for (const auto& word : known) {
+        // A name a server sends may be any length: none past a Kubernetes name's 253 is offered,
+        // and none whose length alone puts it over the distance is measured.
+        if (word.size() > 253) continue;
         if (!typed.empty() && word.rfind(typed, 0) == 0) return word;
+        if (word.size() + 2 < typed.size() || typed.size() + 2 < word.size()) continue;
         // Levenshtein distance, one row at a time; a swap of two letters counts once.
         std::vector<size_t> previous(word.size() + 1), current(word.size() + 1), before;
         for (size_t j = 0; j <= word.size(); ++j) previous[j] = j;

@@ -9,6 +9,7 @@
 #include "registry.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/ui/jsonpath.hpp"
+#include "rossoctl/ui/nearest_word.hpp"
 #include "temp_dir.hpp"
 #include "test_host.hpp"
 
@@ -186,6 +187,14 @@ TEST_CASE("pool --size -1 reaches the range check instead of reading as a flag",
     CHECK(host.err.str().find("0 to 100") != std::string::npos);
     CHECK(host.err.str().find("is required") == std::string::npos);
     CHECK(host.server.requests.empty());
+}
+
+TEST_CASE("a server's names past a Kubernetes name's length are never suggested",
+          "[conventions][hostile]") {
+    // A hostile list of 1 MiB names starting with the typed one had the first printed whole.
+    const std::string huge = "orders" + std::string(1 << 20, 'x');
+    CHECK(rossoctl::ui::nearestWord("orders", {huge}).empty());
+    CHECK(rossoctl::ui::nearestWord("ordres", {huge, "orders"}) == "orders");
 }
 
 TEST_CASE("nearestWord: edit distance 2 or a prefix, else nothing", "[conventions][usage]") {
