@@ -92,7 +92,8 @@ TEST_CASE("agents import over the project's LimitRange: exit 2, nothing written"
     const auto& ns = project.name();
     REQUIRE(harness::rossoctl({"project", "create", ns, "--max-container-cpu", "2"}, {}, {}, 240)
                 .exitCode == 0);
-    const auto before = harness::snapshot(ns);
+    // Settled: the quota controller writes the new ResourceQuota's status a moment later (CI).
+    const auto before = harness::settledSnapshot(ns);
     auto import = harness::rossoctl({"agents", "import", "from-image", "--name", "big",
                                      "--containerImage", "busybox:1.36", "--cpu", "10", "-n", ns});
     INFO(import.err);

@@ -94,7 +94,7 @@ TEST_CASE("project create writes every object as specified and converges", "[pro
     CHECK(cidrs["spec"]["egress"][0]["to"][0]["ipBlock"]["cidr"] == "192.0.2.0/24");
 
     SECTION("running it again changes nothing") {
-        auto before = harness::snapshot(ns);
+        auto before = harness::settledSnapshot(ns);  // after the quota controller's status write
         auto again = harness::rossoctl(
             {"project", "create", ns, "--allow-cidr", "192.0.2.0/24", "--no-check"});
         REQUIRE(again.exitCode == 0);
