@@ -4,6 +4,7 @@
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
+#include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/model/sandbox.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
@@ -66,13 +67,10 @@ int runGet(app::Context& context, GetOptions& options) {
     }
     const auto known = missing.empty() ? std::vector<std::string>{} : sandboxNames(client, ref, ns);
     for (const auto& name : missing) {
-        const std::string nearest = nearestWord(name, known);
         // The nearest name is the server's (any bytes): the line is escaped on its way out.
-        const std::string line = fmt::format(
-            "error: sandbox \"{}\" not found in namespace \"{}\"; {}", name, ns,
-            nearest.empty()
-                ? fmt::format("see the sandboxes there with \"rossoctl sandbox list -n {}\"", ns)
-                : fmt::format("did you mean \"{}\"?", nearest));
+        const std::string line =
+            fmt::format("error: sandbox \"{}\" not found in namespace \"{}\"; {}", name, ns,
+                        app::sandboxNotFoundAdvice(known, ns, name));
         context.err() << ui::escapeErrorLine(line, context.utf8Terminal()) << '\n';
     }
     return missing.empty() ? kExitOk : kExitError;

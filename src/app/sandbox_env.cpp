@@ -31,12 +31,8 @@ json getSandboxOrHint(kube::Client& client, const kube::ResourceRef& sandboxes,
                       const std::string& ns, const std::string& name) {
     auto sandbox = client.getIfExists(sandboxes, ns, name);
     if (!sandbox) {
-        const std::string nearest = nearestSandboxName(client, sandboxes, ns, name);
-        throw Error(fmt::format(
-            "sandbox \"{}\" not found in namespace \"{}\"; {}", name, ns,
-            nearest.empty()
-                ? fmt::format("see the sandboxes there with \"rossoctl sandbox list -n {}\"", ns)
-                : fmt::format("did you mean \"{}\"?", nearest)));
+        throw Error(fmt::format("sandbox \"{}\" not found in namespace \"{}\"; {}", name, ns,
+                                sandboxNotFoundAdvice(client, sandboxes, ns, name)));
     }
     return *sandbox;
 }

@@ -155,11 +155,8 @@ class LogFollower {
         else
             read();
         if (!sandbox && !missingOk) {
-            const std::string nearest = nearestSandboxName(client_, sandboxes_, ns_, name_);
             fail(fmt::format("not found in namespace {}; {}", ns_,
-                             nearest.empty()
-                                 ? fmt::format("run \"rossoctl sandbox list -n {}\"", ns_)
-                                 : fmt::format("did you mean \"{}\"?", nearest)));
+                             sandboxNotFoundAdvice(client_, sandboxes_, ns_, name_)));
         }
         return sandbox;
     }

@@ -250,16 +250,23 @@ std::string describeConditions(const json& sandbox) {
     return fmt::format("{}", fmt::join(parts, ", "));
 }
 
-std::string nearestSandboxName(kube::Client& client, const kube::ResourceRef& sandboxes,
-                               const std::string& ns, const std::string& name) {
+std::string sandboxNotFoundAdvice(kube::Client& client, const kube::ResourceRef& sandboxes,
+                                  const std::string& ns, const std::string& name) {
     std::vector<std::string> names;
     try {
         for (const auto& item : client.list(sandboxes, ns).value("items", json::array()))
             names.push_back(metadataOf(item).value("name", ""));
     } catch (const std::exception&) {
-        return {};  // refused or unreachable: the message without a suggestion is still right
+        names.clear();  // refused or unreachable: the message without a suggestion is still right
     }
-    return ui::nearestWord(name, names);
+    return sandboxNotFoundAdvice(names, ns, name);
+}
+
+std::string sandboxNotFoundAdvice(const std::vector<std::string>& known, const std::string& ns,
+                                  const std::string& name) {
+    const std::string nearest = ui::nearestWord(name, known);
+    if (!nearest.empty()) return fmt::format("did you mean \"{}\"?", nearest);
+    return fmt::format("run \"rossoctl sandbox list -n {}\"", ns);
 }
 
 json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
@@ -270,11 +277,8 @@ json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
         sandbox = client.get(sandboxes, ns, name);
     } catch (const kube::ApiError& error) {
         if (!error.isNotFound()) throw;
-        const std::string nearest = nearestSandboxName(client, sandboxes, ns, name);
         throw Error(fmt::format("sandbox/{} not found in namespace {}; {}", name, ns,
-                                nearest.empty()
-                                    ? fmt::format("run \"rossoctl sandbox list -n {}\"", ns)
-                                    : fmt::format("did you mean \"{}\"?", nearest)));
+                                sandboxNotFoundAdvice(client, sandboxes, ns, name)));
     }
     if (auto why = sandboxNotRunningReason(sandbox, now); !why.empty())
         throw Error(fmt::format("sandbox/{} {}; it has no pod to run commands in{}", name, why,

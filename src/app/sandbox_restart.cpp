@@ -151,11 +151,8 @@ class Restart {
             return sandbox;
         } catch (const kube::ApiError& error) {
             if (!error.isNotFound()) throw;
-            const std::string nearest = nearestSandboxName(client_, sandboxes_, ns_, name_);
             fail(fmt::format("not found in namespace {}; {}", ns_,
-                             nearest.empty()
-                                 ? fmt::format("run \"rossoctl sandbox list -n {}\"", ns_)
-                                 : fmt::format("did you mean \"{}\"?", nearest)));
+                             sandboxNotFoundAdvice(client_, sandboxes_, ns_, name_)));
         }
     }
 

@@ -200,11 +200,8 @@ SuspendChange requestSuspend(kube::Client& client, const Clock& clock,
     for (int attempt = 1;; ++attempt) {
         auto sandbox = client.getIfExists(sandboxes, ns, name);
         if (!sandbox) {
-            const std::string nearest = nearestSandboxName(client, sandboxes, ns, name);
             throw Error(fmt::format("sandbox/{} not found in namespace {}; {}", name, ns,
-                                    nearest.empty()
-                                        ? fmt::format("run \"rossoctl sandbox list -n {}\"", ns)
-                                        : fmt::format("did you mean \"{}\"?", nearest)));
+                                    sandboxNotFoundAdvice(client, sandboxes, ns, name)));
         }
         if (suspendedInSpec(*sandbox) == suspend) return {std::move(*sandbox), false};
         if (!suspend) {

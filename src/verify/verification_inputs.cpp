@@ -83,8 +83,8 @@ void Verification::read() {
         inputs_.sandbox = client_.get(sandboxes_, ns_, name_);
     } catch (const kube::ApiError& error) {
         if (!error.isNotFound()) throw;
-        fail(fmt::format("not found in namespace {}; run \"rossoctl sandbox list -n {}\"", ns_,
-                         ns_));
+        fail(fmt::format("not found in namespace {}; {}", ns_,
+                         app::sandboxNotFoundAdvice(client_, sandboxes_, ns_, name_)));
     }
     if (auto why = app::sandboxNotRunningReason(inputs_.sandbox, clock_.now()); !why.empty())
         fail(why + "; verify needs a running pod");
@@ -106,10 +106,11 @@ void Verification::read() {
     inputs_.otherPods = app::otherLivePods(inputs_.sandbox, pods);
     const std::string phase = podPhase(*pod);
     if (app::terminating(*pod))
-        fail(fmt::format(
-            "has pod {} being deleted, and no pod replaced it within {}s",
-            (*pod)["metadata"].value("name", ""),
-            std::chrono::duration_cast<std::chrono::seconds>(options_.timeout).count()));
+        // The wait may also end early (another pod owned by it went Ready): no time is claimed.
+        fail(
+            fmt::format("has pod {} being deleted, and the Sandbox records no other pod yet; "
+                        "verify again once \"rossoctl agents wait {} -n {}\" succeeds",
+                        (*pod)["metadata"].value("name", ""), name_, ns_));
     if (phase != "Running")
         fail(fmt::format("has pod {} in phase {}, not Running{}",
                          (*pod)["metadata"].value("name", ""), phase,

@@ -68,6 +68,20 @@ TEST_CASE("sandbox get of a mistyped name suggests the sandbox it nearly spells"
                         {"metadata", json::object()},
                         {"items", {sandboxNamed("orders")}}});
     CHECK(none.run({"sandbox", "get", "zebra"}) == kExitError);
-    CHECK(none.err.str().find("see the sandboxes there with \"rossoctl sandbox list -n team1\"") !=
+    CHECK(none.err.str().find("; run \"rossoctl sandbox list -n team1\"") != std::string::npos);
+}
+
+TEST_CASE("sandbox verify of a mistyped name suggests the sandbox and verifies nothing",
+          "[conventions][names]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.on("GET", kSandboxes + "/ordrs", 404, testing::kNotFoundBody);
+    host.server.onJson("GET", kSandboxes, 200,
+                       {{"kind", "SandboxList"},
+                        {"metadata", json::object()},
+                        {"items", {sandboxNamed("orders")}}});
+    CHECK(host.run({"sandbox", "verify", "ordrs"}) == kExitError);
+    CHECK(host.err.str().find("not found in namespace team1; did you mean \"orders\"?") !=
           std::string::npos);
+    CHECK(host.server.writes().empty());
 }

@@ -232,9 +232,8 @@ TEST_CASE("sandbox get takes several names and TYPE/NAME; a missing one is hinte
                     "team1"}) == kExitError);
     CHECK(host.server.requestsTo("GET", kSandboxes + "/ghost").size() == 1);
     CHECK(host.out.str().find("orders") != std::string::npos);
-    CHECK(host.err.str().find("sandbox \"ghost\" not found in namespace \"team1\"; see the "
-                              "sandboxes there with \"rossoctl sandbox list -n team1\"") !=
-          std::string::npos);
+    CHECK(host.err.str().find("sandbox \"ghost\" not found in namespace \"team1\"; run "
+                              "\"rossoctl sandbox list -n team1\"") != std::string::npos);
     TestHost bad;
     CHECK(bad.run({"sandbox", "get", "deployment.apps/orders"}) == kExitUsage);
     CHECK(bad.server.requests.empty());

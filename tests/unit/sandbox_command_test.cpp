@@ -155,8 +155,8 @@ TEST_CASE("sandbox get shows one sandbox, or says where to look", "[sandbox][com
     missing.serveSandboxGroup();
     CHECK(missing.run({"sandbox", "get", "ghost"}) == kExitError);
     CHECK(missing.err.str() ==
-          "error: sandbox \"ghost\" not found in namespace \"team1\"; see the sandboxes there "
-          "with \"rossoctl sandbox list -n team1\"\n");
+          "error: sandbox \"ghost\" not found in namespace \"team1\"; run \"rossoctl sandbox "
+          "list -n team1\"\n");
 
     TestHost forbidden;
     forbidden.serveSandboxGroup();

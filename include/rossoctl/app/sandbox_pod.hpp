@@ -95,10 +95,14 @@ nlohmann::json runningSandboxPod(kube::Client& client, const kube::ResourceRef& 
                                  std::chrono::system_clock::time_point now, const std::string& ns,
                                  const std::string& name);
 
-// For "sandbox/S not found": the sandbox in ns whose name S nearly spells (one list, only on
-// that error path), for a "did you mean"; "" when none is near or the list is refused.
-std::string nearestSandboxName(kube::Client& client, const kube::ResourceRef& sandboxes,
-                               const std::string& ns, const std::string& name);
+// What follows "sandbox/S not found in namespace NS; ": "did you mean \"orders\"?" for a
+// sandbox whose name S nearly spells (one list, only on that error path), else the list
+// command (also when the list is refused).
+std::string sandboxNotFoundAdvice(kube::Client& client, const kube::ResourceRef& sandboxes,
+                                  const std::string& ns, const std::string& name);
+// The same from the names already listed in ns.
+std::string sandboxNotFoundAdvice(const std::vector<std::string>& known, const std::string& ns,
+                                  const std::string& name);
 
 // "Ready=False (PodNotReady: pod orders is Pending), Finished=False" for messages.
 std::string describeConditions(const nlohmann::json& sandbox);
