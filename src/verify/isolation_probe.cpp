@@ -8,6 +8,7 @@
 
 #include "probe_text.hpp"
 #include "rossoctl/verify/isolation.hpp"
+#include "rossoctl/verify/probe_site.hpp"
 
 namespace rossoctl::verify {
 
@@ -278,21 +279,36 @@ Finding hostIsolationLive(const HostLiveInputs& inputs) {
             out.finding.evidence.push_back(
                 "the node reports no address other than loopback: whether the interfaces are "
                 "the node's is left to spec.hostNetwork");
+        // A namespace always has 127.0.0.1: none read means /proc/net was not readable.
+        else if (view->localAddresses.empty() && inputs.ownKernel.empty())
+            out.doubt(
+                fmt::format("{} read no local address (/proc/net/fib_trie and if_inet6): "
+                            "whether the interfaces are the node's is not read",
+                            viewer));
+        else if (view->localAddresses.empty())
+            out.finding.evidence.push_back(fmt::format(
+                "{} read no local address ({}): its interfaces are that kernel's; whether they "
+                "are the node's is left to spec.hostNetwork",
+                viewer, inputs.ownKernel));
         else
             out.finding.evidence.push_back(
                 fmt::format("{} has {} local addresses, none of the node's ({})", viewer,
                             view->localAddresses.size(), nodeOwn.front()));
         if (inputs.trusted) {
-            if (view->pid1.name == "sleep" && view->processes <= kOwnNamespaceProcesses)
+            // Its own shell as nobody: a node's init is root, the pause container 65535.
+            const std::string nobody = fmt::format("{0} {0} {0} {0}", kTrustedProbeUser);
+            if (view->pid1.name == kTrustedProbeInit && view->pid1.uid == nobody &&
+                view->processes <= kOwnNamespaceProcesses)
                 out.finding.evidence.push_back(fmt::format(
-                    "the trusted probe's PID 1 is its own sleep ({} processes visible): a PID "
+                    "the trusted probe's PID 1 is its own {} ({} processes visible): a PID "
                     "namespace of its own, not the node's",
-                    view->processes));
+                    kTrustedProbeInit, view->processes));
             else
                 out.fail(fmt::format(
-                    "the trusted probe sees PID 1 {} and {} processes: it is in a PID "
-                    "namespace it shares (the node's, hostPID)",
-                    view->pid1.name.empty() ? "(unreadable)" : view->pid1.name, view->processes));
+                    "the trusted probe sees PID 1 {} (uid {}) and {} processes: it is in a PID "
+                    "namespace it shares (the node's, hostPID, or the agent's)",
+                    view->pid1.name.empty() ? "(unreadable)" : view->pid1.name,
+                    view->pid1.uid.empty() ? "unreadable" : view->pid1.uid, view->processes));
         } else {
             out.finding.evidence.push_back(fmt::format(
                 "the pod sees PID 1 {} and {} processes (its own view; --trusted-probe reads "

@@ -85,11 +85,13 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec,
     for (const auto& container : spec(pod).value("ephemeralContainers", json::array())) {
         const std::string name = container.value("name", "");
         if (isTrustedProbeContainer(container, trustedProbeImage)) {
-            // Verify's own: sleep in the image this run trusts; no agent can exec into it.
-            live.evidence.push_back(fmt::format(
-                "ephemeral container {}: verify's own trusted probe (sleep in {}), not read: it "
-                "runs nothing of the agent's",
-                name, trustedProbeImage));
+            // Verify's own: a sleeping shell in the image this run trusts; no agent can exec into
+            // it.
+            live.evidence.push_back(
+                fmt::format("ephemeral container {}: verify's own trusted probe (a sleeping shell "
+                            "in {}), not read: it "
+                            "runs nothing of the agent's",
+                            name, trustedProbeImage));
             continue;
         }
         if (isRunning(pod, "ephemeralContainerStatuses", name))

@@ -9,8 +9,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr long long kNobody = 65534;
-
 std::string randomSuffix(Random& random) {
     return fmt::format("{:06x}", random.next() & 0xffffff);
 }
@@ -22,6 +20,24 @@ std::optional<json> ephemeralStatus(const json& pod, const std::string& name) {
         if (entry.value("name", "") == name) return entry;
     }
     return std::nullopt;
+}
+
+// Why the running probe is not the one verify wrote, or "": what the server stored under its
+// name (a mutating webhook may have changed it) and whether the pod now shares PID namespaces.
+std::string admittedDifference(const json& pod, const std::string& name,
+                               const TrustedProbeOptions& options) {
+    const auto& spec = pod.value("spec", json::object());
+    if (spec.value("shareProcessNamespace", false) || spec.value("hostPID", false))
+        return "runs in a pod that shares a PID namespace (shareProcessNamespace or hostPID)";
+    for (const auto& container : spec.value("ephemeralContainers", json::array())) {
+        if (!container.is_object() || container.value("name", "") != name) continue;
+        if (!isTrustedProbeContainer(container, options.image) ||
+            container.value("command", json()) != trustedProbeContainer(name, options)["command"])
+            return "is not the container verify wrote (an admission webhook changed its image, "
+                   "command, user or target)";
+        return {};
+    }
+    return "is not in the pod's spec.ephemeralContainers";
 }
 
 // Why the container will not run, or "" while it may still start.
@@ -74,22 +90,64 @@ Finding withoutForgeableDenial(Finding live) {
     return live;
 }
 
+namespace {
+
+// PID 1 of a PID namespace ignores a signal it has no handler for: a bare `sleep` made the
+// pod's deletion wait out the whole grace period (30 s); this shell exits on TERM.
+constexpr std::string_view kLifetimeScriptHead = "trap 'exit 0' TERM; sleep ";
+constexpr std::string_view kLifetimeScriptTail = " & wait";
+
+std::string lifetimeScript(std::chrono::seconds lifetime) {
+    return fmt::format("{}{}{}", kLifetimeScriptHead, lifetime.count(), kLifetimeScriptTail);
+}
+
+// The seconds of a command trustedProbeContainer writes (or earlier versions' bare `sleep N`),
+// or nullopt for any other command.
+std::optional<std::chrono::seconds> lifetimeOf(const json& command) {
+    std::string seconds;
+    if (command.size() == 2 && command[0] == "sleep" && command[1].is_string()) {
+        seconds = command[1].get<std::string>();
+    } else if (command.size() == 3 && command[0] == kTrustedProbeInit && command[1] == "-c" &&
+               command[2].is_string()) {
+        const std::string script = command[2].get<std::string>();
+        if (script.size() <= kLifetimeScriptHead.size() + kLifetimeScriptTail.size() ||
+            !script.starts_with(kLifetimeScriptHead) || !script.ends_with(kLifetimeScriptTail))
+            return std::nullopt;
+        seconds =
+            script.substr(kLifetimeScriptHead.size(),
+                          script.size() - kLifetimeScriptHead.size() - kLifetimeScriptTail.size());
+    } else {
+        return std::nullopt;
+    }
+    if (seconds.empty() || seconds.size() > 6 ||
+        seconds.find_first_not_of("0123456789") != std::string::npos)
+        return std::nullopt;
+    return std::chrono::seconds(std::stoll(seconds));
+}
+
+json probeContainer(const std::string& name, const std::string& image, json command) {
+    return {{"name", name},
+            {"image", image},
+            {"command", std::move(command)},
+            {"securityContext",
+             {{"allowPrivilegeEscalation", false},
+              {"capabilities", {{"drop", json::array({"ALL"})}}},
+              {"runAsNonRoot", true},
+              {"runAsUser", kTrustedProbeUser},
+              {"runAsGroup", kTrustedProbeUser},
+              {"readOnlyRootFilesystem", true},
+              {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
+            {"terminationMessagePolicy", "File"},
+            {"stdin", false},
+            {"tty", false}};
+}
+
+}  // namespace
+
 json trustedProbeContainer(const std::string& name, const TrustedProbeOptions& options) {
-    json container = {{"name", name},
-                      {"image", options.image},
-                      {"command", json::array({"sleep", std::to_string(options.lifetime.count())})},
-                      {"securityContext",
-                       {{"allowPrivilegeEscalation", false},
-                        {"capabilities", {{"drop", json::array({"ALL"})}}},
-                        {"runAsNonRoot", true},
-                        {"runAsUser", kNobody},
-                        {"runAsGroup", kNobody},
-                        {"readOnlyRootFilesystem", true},
-                        {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
-                      {"terminationMessagePolicy", "File"},
-                      {"stdin", false},
-                      {"tty", false}};
-    return container;
+    return probeContainer(
+        name, options.image,
+        json::array({std::string(kTrustedProbeInit), "-c", lifetimeScript(options.lifetime)}));
 }
 
 bool isTrustedProbeContainer(const json& container, const std::string& image) {
@@ -97,15 +155,8 @@ bool isTrustedProbeContainer(const json& container, const std::string& image) {
     const std::string name = container.value("name", "");
     if (name.rfind("rossoctl-probe-", 0) != 0) return false;
     const json command = container.value("command", json::array());
-    if (command.size() != 2 || command[0] != "sleep" || !command[1].is_string()) return false;
-    TrustedProbeOptions options;
-    options.image = image;
-    const std::string seconds = command[1].get<std::string>();
-    if (seconds.empty() || seconds.size() > 6 ||
-        seconds.find_first_not_of("0123456789") != std::string::npos)
-        return false;
-    options.lifetime = std::chrono::seconds(std::stoll(seconds));
-    const json written = trustedProbeContainer(name, options);
+    if (!lifetimeOf(command)) return false;
+    const json written = probeContainer(name, image, command);
     // What the API server fills in on its own; anything else is not verify's.
     const json defaults = {{"imagePullPolicy", nullptr},
                            {"terminationMessagePath", "/dev/termination-log"},
@@ -163,14 +214,17 @@ ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const json
         kube::waitForObject(client, clock, kube::resources::pods(), ns, podName, wait,
                             [&](const std::optional<json>& current) {
                                 if (!current || (*current)["metadata"].value("uid", "") != uid) {
-                                    failure = "the pod was replaced or deleted";
+                                    failure = "was lost: the pod was replaced or deleted";
                                     return true;
                                 }
                                 const auto status = ephemeralStatus(*current, name);
                                 if (!status) return false;
-                                if (status->value("state", json::object()).contains("running"))
+                                if (status->value("state", json::object()).contains("running")) {
+                                    failure = admittedDifference(*current, name, options);
                                     return true;
-                                failure = startFailure(*status);
+                                }
+                                const std::string why = startFailure(*status);
+                                if (!why.empty()) failure = "did not run: " + why;
                                 return !failure.empty();
                             });
     if (result.outcome == kube::WaitOutcome::Cancelled) throw Error("cancelled");
@@ -182,7 +236,7 @@ ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const json
             std::chrono::duration_cast<std::chrono::seconds>(options.startTimeout).count()));
     if (!failure.empty())
         throw TrustedProbeUnavailable(
-            fmt::format("--trusted-probe: ephemeral container {} ({}) in pod {} did not run: {}: "
+            fmt::format("--trusted-probe: ephemeral container {} ({}) in pod {} {}: "
                         "live probes unproven",
                         name, options.image, podName, failure));
     return ProbeSite{name, options.image};

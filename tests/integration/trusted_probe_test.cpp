@@ -3,6 +3,7 @@
 // pod, not the trusted one.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <optional>
 
 #include "harness.hpp"
 #include "rossoctl/model/sandbox.hpp"
@@ -116,6 +117,32 @@ TEST_CASE("sandbox verify --trusted-probe runs the probe in an ephemeral contain
                 running || (status["name"].get<std::string>().rfind("rossoctl-probe-", 0) == 0 &&
                             status["state"].contains("running"));
         CHECK(running);
+    }
+
+    SECTION("the probe ends on the pod's TERM, not on the KILL at the grace period's end") {
+        // A bare `sleep` as PID 1 ignores TERM: verify's restart waited out the pod's whole
+        // grace period (the walkthrough's 33.6 s against 3 s). Exit code 0, not 137, says which.
+        REQUIRE(verify({"--trusted-probe", kProbeImage}).exitCode == 3);
+        const auto pod = harness::admin().get(resources::pods(), open.name(), "liar");
+        rossoctl::kube::ListOptions from;
+        from.resourceVersion = pod["metadata"]["resourceVersion"].get<std::string>();
+        from.fieldSelector = "metadata.name=liar";
+        rossoctl::kube::DeleteOptions grace;
+        grace.gracePeriodSeconds = 5;
+        harness::admin().remove(resources::pods(), open.name(), "liar", grace);
+        std::optional<int> probeExit;
+        harness::admin().watch(
+            resources::pods(), open.name(), from,
+            [&](const rossoctl::kube::WatchEvent& event) {
+                const auto& status = event.object.value("status", json::object());
+                for (const auto& entry : status.value("ephemeralContainerStatuses", json::array()))
+                    if (entry["state"].contains("terminated"))
+                        probeExit = entry["state"]["terminated"].value("exitCode", -1);
+                return event.type != "DELETED";
+            },
+            std::chrono::seconds(60));
+        REQUIRE(probeExit.has_value());
+        CHECK(*probeExit == 0);
     }
 
     SECTION("a pod sharing its process namespace gets no trusted probe: unproven, never a pass") {

@@ -10,17 +10,19 @@ using rossoctl::testing::ClientFixture;
 
 namespace {
 
-json pod(const json& ephemeralStatuses = json::array()) {
+json pod(const json& ephemeralStatuses = json::array(),
+         const json& ephemeralContainers = json::array()) {
     return {{"metadata",
              {{"name", "orders-pod"},
               {"namespace", "team1"},
               {"uid", "pod-uid"},
               {"resourceVersion", "5"}}},
+            {"spec", {{"ephemeralContainers", ephemeralContainers}}},
             {"status", {{"phase", "Running"}, {"ephemeralContainerStatuses", ephemeralStatuses}}}};
 }
 
 json probeStatus(const json& state) {
-    return {{"name", "probe-1"}, {"state", state}};
+    return {{"name", "rossoctl-probe-1"}, {"state", state}};
 }
 
 std::string list(const json& items) {
@@ -34,8 +36,20 @@ std::string event(const std::string& type, const json& object) {
 TrustedProbeOptions options() {
     TrustedProbeOptions trusted;
     trusted.image = "busybox:1.36";
-    trusted.name = "probe-1";
+    trusted.name = "rossoctl-probe-1";
     return trusted;
+}
+
+// The probe as the API server stores it: as written, with the defaults it fills in.
+json storedProbe() {
+    json container = trustedProbeContainer("rossoctl-probe-1", options());
+    container["imagePullPolicy"] = "IfNotPresent";
+    container["terminationMessagePath"] = "/dev/termination-log";
+    return container;
+}
+
+json runningPod(const json& stored = json::array({storedProbe()})) {
+    return pod(json::array({probeStatus({{"running", {{"startedAt", "x"}}}})}), stored);
 }
 
 }  // namespace
@@ -44,11 +58,13 @@ TEST_CASE("the trusted probe container passes PodSecurity restricted and ends on
           "[trusted-probe]") {
     auto trusted = options();
     trusted.lifetime = std::chrono::seconds(300);
-    const json container = trustedProbeContainer("probe-1", trusted);
+    const json container = trustedProbeContainer("rossoctl-probe-1", trusted);
     CHECK(container["image"] == "busybox:1.36");
     // Not in the agent's process namespace: the agent could write into the probe's output.
     CHECK_FALSE(container.contains("targetContainerName"));
-    CHECK(container["command"] == json::array({"sleep", "300"}));
+    // PID 1 with a TERM handler: a bare sleep made the pod's deletion wait its grace period.
+    CHECK(container["command"] ==
+          json::array({"sh", "-c", "trap 'exit 0' TERM; sleep 300 & wait"}));
     const auto& security = container["securityContext"];
     CHECK(security["allowPrivilegeEscalation"] == false);
     CHECK(security["runAsNonRoot"] == true);
@@ -66,9 +82,9 @@ TEST_CASE("the trusted probe is added through pods/ephemeralcontainers and waite
     fixture.server.stream(
         {event("MODIFIED",
                pod(json::array({probeStatus({{"waiting", {{"reason", "ContainerCreating"}}}})}))),
-         event("MODIFIED", pod(json::array({probeStatus({{"running", {{"startedAt", "x"}}}})})))});
+         event("MODIFIED", runningPod())});
     const auto site = startTrustedProbe(*fixture.client, fixture.clock, pod(), options());
-    CHECK(site.container == "probe-1");
+    CHECK(site.container == "rossoctl-probe-1");
     CHECK(site.trusted());
     CHECK(site.label() ==
           "ran in a trusted probe container (busybox:1.36), not with the pod's tools");
@@ -81,7 +97,7 @@ TEST_CASE("the trusted probe is added through pods/ephemeralcontainers and waite
         strategic = strategic || value == "application/strategic-merge-patch+json";
     CHECK(strategic);
     const json body = json::parse(patch.body);
-    CHECK(body["spec"]["ephemeralContainers"][0]["name"] == "probe-1");
+    CHECK(body["spec"]["ephemeralContainers"][0]["name"] == "rossoctl-probe-1");
     CHECK_FALSE(body["spec"]["ephemeralContainers"][0].contains("targetContainerName"));
 }
 
@@ -151,6 +167,48 @@ TEST_CASE("a cluster without ephemeral containers leaves the live probes unprove
     }
 }
 
+TEST_CASE("review46: a probe the server stored other than written is not trusted",
+          "[trusted-probe]") {
+    // A mutating webhook puts the probe into the agent's PID namespace, as the agent's user,
+    // or swaps its image: the agent could write its output, so nothing it says is a denial.
+    std::vector<std::pair<std::string, json>> changes;
+    for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
+             {"targetContainerName", "agent"},
+             {"image", "busybox:latest"},
+             {"command", {"sh", "-c", "trap 'exit 0' TERM; sleep 1 & wait"}},
+             {"env", {{{"name", "PATH"}, {"value", "/agent/bin"}}}}}) {
+        json stored = storedProbe();
+        stored[key] = value;
+        changes.emplace_back(key, json::array({stored}));
+    }
+    json otherUser = storedProbe();
+    otherUser["securityContext"]["runAsUser"] = 1000;
+    changes.emplace_back("runAsUser", json::array({otherUser}));
+    changes.emplace_back("missing", json::array());
+    for (const auto& [what, stored] : changes) {
+        INFO(what);
+        ClientFixture fixture;
+        fixture.server.reply(200, pod().dump());
+        fixture.server.reply(200, list(json::array({runningPod(stored)})));
+        CHECK_THROWS_AS(startTrustedProbe(*fixture.client, fixture.clock, pod(), options()),
+                        TrustedProbeUnavailable);
+    }
+    for (const std::string field : {"shareProcessNamespace", "hostPID"}) {
+        INFO(field);
+        ClientFixture fixture;
+        json shared = runningPod();
+        shared["spec"][field] = true;
+        fixture.server.reply(200, pod().dump());
+        fixture.server.reply(200, list(json::array({shared})));
+        CHECK_THROWS_WITH(startTrustedProbe(*fixture.client, fixture.clock, pod(), options()),
+                          Catch::Contains("shares a PID namespace") && Catch::Contains("unproven"));
+    }
+    ClientFixture fixture;  // as written: trusted
+    fixture.server.reply(200, pod().dump());
+    fixture.server.reply(200, list(json::array({runningPod()})));
+    CHECK(startTrustedProbe(*fixture.client, fixture.clock, pod(), options()).trusted());
+}
+
 TEST_CASE("evidence says where a live probe ran", "[trusted-probe]") {
     Finding finding{Verdict::Pass, {"could not connect"}, "curl"};
     noteProbeSite(finding, podProbeSite("agent"));
@@ -158,7 +216,7 @@ TEST_CASE("evidence says where a live probe ran", "[trusted-probe]") {
           "ran in the pod, with the pod's own tools: from the pod, forgeable (the agent shares "
           "its processes and user)");
     CHECK(finding.forgeable);
-    noteProbeSite(finding, ProbeSite{"probe-1", "busybox:1.36"});
+    noteProbeSite(finding, ProbeSite{"rossoctl-probe-1", "busybox:1.36"});
     CHECK(finding.evidence.front() ==
           "ran in a trusted probe container (busybox:1.36), not with the pod's tools");
     CHECK_FALSE(finding.forgeable);
@@ -178,6 +236,6 @@ TEST_CASE("a denial from the pod's own PID space is unproven; a connection still
     noteProbeSite(connected, podProbeSite("agent"));
     CHECK(withoutForgeableDenial(connected).verdict == Verdict::Fail);
     Finding trusted{Verdict::Pass, {"curl could not connect"}, "curl"};
-    noteProbeSite(trusted, ProbeSite{"probe-1", "curlimages/curl:8"});
+    noteProbeSite(trusted, ProbeSite{"rossoctl-probe-1", "curlimages/curl:8"});
     CHECK(withoutForgeableDenial(trusted).verdict == Verdict::Pass);
 }

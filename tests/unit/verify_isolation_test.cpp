@@ -51,9 +51,19 @@ const std::string kConfined =
     "Name:\tsleep\nUid:\t65532\t65532\t65532\t65532\nCapEff:\t0000000000000000\n"
     "CapBnd:\t0000000000000000\nNoNewPrivs:\t1\nSeccomp:\t2\n";
 
+// A namespace's own loopback is always read unless the case says which addresses it reads.
 IsolationFacts facts(const std::string& status, const std::string& extra = "") {
     ProbeOutput output;
-    output.stdoutText = probeText(status, extra);
+    output.stdoutText =
+        probeText(status, extra.find("rossoctl-local") == std::string::npos
+                              ? "rossoctl-local=127.0.0.1\nrossoctl-local=10.244.0.7\n" + extra
+                              : extra);
+    return parseIsolationFacts(output);
+}
+
+IsolationFacts factsWithoutAddresses(const std::string& status) {
+    ProbeOutput output;
+    output.stdoutText = probeText(status);
     return parseIsolationFacts(output);
 }
 
@@ -316,18 +326,51 @@ TEST_CASE("host isolation live: what the container really has", "[verify][isolat
     CHECK(hostIsolationLive(inputs).verdict == Verdict::Unproven);
 }
 
+TEST_CASE("review46: a probe that reads no local address leaves the network unproven",
+          "[verify][isolation]") {
+    HostLiveInputs inputs;
+    inputs.nodeAddresses = {"192.0.2.10"};
+    inputs.pod = factsWithoutAddresses(kConfined);
+    const Finding unread = hostIsolationLive(inputs);
+    CHECK(unread.verdict == Verdict::Unproven);
+    CHECK(mentions(unread, "read no local address"));
+    inputs.pod = facts(kConfined);
+    CHECK(mentions(hostIsolationLive(inputs), "has 2 local addresses, none of the node's"));
+    // In a kernel of its own (gVisor) the interfaces are that kernel's: said, left to the spec.
+    inputs.ownKernel = "the pod runs kernel 4.4.0 of its own";
+    inputs.pod = factsWithoutAddresses(replaced(kConfined, "Seccomp:\t2", "Seccomp:\t0"));
+    const Finding gvisor = hostIsolationLive(inputs);
+    CHECK(gvisor.verdict == Verdict::Pass);
+    CHECK(mentions(gvisor, "its interfaces are that kernel's"));
+}
+
 TEST_CASE("host isolation live: the trusted probe tells whether PID 1 is the node's",
           "[verify][isolation]") {
     HostLiveInputs inputs;
     inputs.pod = facts(kConfined);
-    inputs.trusted = facts(kConfined, "rossoctl-processes=2\n");
+    const std::string probeShell =
+        replaced(replaced(kConfined, "Name:\tsleep", "Name:\tsh"), "65532\t65532\t65532\t65532",
+                 "65534\t65534\t65534\t65534");
+    inputs.trusted = facts(probeShell, "rossoctl-processes=3\n");
     CHECK(hostIsolationLive(inputs).verdict == Verdict::Pass);
-    CHECK(mentions(hostIsolationLive(inputs), "a PID namespace of its own"));
+    CHECK(mentions(hostIsolationLive(inputs), "PID 1 is its own sh (3 processes visible)"));
+    // Not the shell the probe's container starts: PID 1 is someone else's.
+    inputs.trusted = facts(kConfined, "rossoctl-processes=3\n");
+    CHECK(hostIsolationLive(inputs).verdict == Verdict::Fail);
+    inputs.trusted = facts(probeShell, "rossoctl-processes=9\n");
+    CHECK(hostIsolationLive(inputs).verdict == Verdict::Fail);
+    // review46: a shell of another user is not the probe's own (the agent's, the node's).
+    inputs.trusted = facts(replaced(probeShell, "65534\t65534\t65534\t65534", "0\t0\t0\t0"),
+                           "rossoctl-processes=3\n");
+    CHECK(hostIsolationLive(inputs).verdict == Verdict::Fail);
+    CHECK(mentions(hostIsolationLive(inputs), "PID 1 sh (uid 0 0 0 0) and 3 processes"));
     inputs.trusted =
         facts(replaced(kConfined, "Name:\tsleep", "Name:\tsystemd"), "rossoctl-processes=212\n");
     const Finding shared = hostIsolationLive(inputs);
     CHECK(shared.verdict == Verdict::Fail);
-    CHECK(mentions(shared, "the trusted probe sees PID 1 systemd and 212 processes"));
+    CHECK(mentions(
+        shared,
+        "the trusted probe sees PID 1 systemd (uid 65532 65532 65532 65532) and 212 processes"));
     IsolationFacts broken;
     broken.failure = "--trusted-probe: ephemeral container did not start";
     inputs.trusted = broken;

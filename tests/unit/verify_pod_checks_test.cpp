@@ -189,16 +189,26 @@ TEST_CASE("review 35 H3: an ephemeral container's cgroup is read live", "[verify
         CHECK(mentions(own, "verify's own trusted probe"));
         // Another image, a changed command or an added field is not verify's: read live.
         cgroups["rossoctl-probe-1a2b"] = cgroups["hog"];
-        for (const auto& [key, value] :
-             std::vector<std::pair<std::string, json>>{{"image", "python:3.12-slim"},
-                                                       {"command", {"sleep", "600", "x"}},
-                                                       {"args", {"-c", "hog"}}}) {
+        for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
+                 {"image", "python:3.12-slim"},
+                 {"command", {"sleep", "600", "x"}},
+                 {"command",
+                  {"sh", "-c",
+                   "trap 'exit 0' TERM; sleep 600 & wait; "
+                   "hog"}},
+                 {"command", {"sh", "-c", "trap 'exit 0' TERM; sleep 6;hog & wait"}},
+                 {"args", {"-c", "hog"}}}) {
             json changed = pod;
             changed["spec"]["ephemeralContainers"][0][key] = value;
             CHECK(limitsLiveEveryContainer(changed, exec, "curlimages/curl:8").verdict ==
                   Verdict::Fail);
         }
         CHECK(limitsLiveEveryContainer(pod, exec, "").verdict == Verdict::Fail);
+        // An earlier version's probe (a bare sleep) in a pod kept with --no-restart is verify's
+        // too.
+        json legacy = pod;
+        legacy["spec"]["ephemeralContainers"][0]["command"] = {"sleep", "600"};
+        CHECK(limitsLiveEveryContainer(legacy, exec, "curlimages/curl:8").verdict == Verdict::Pass);
     }
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "rossoctl/clock.hpp"
 #include "rossoctl/errors.hpp"
@@ -52,9 +53,13 @@ struct TrustedProbeOptions {
     const kube::CancelFlag* cancel = nullptr;
 };
 
+// PID 1 of the trusted probe's container: a shell that sleeps for its lifetime, as nobody.
+inline constexpr std::string_view kTrustedProbeInit = "sh";
+inline constexpr long long kTrustedProbeUser = 65534;
+
 // The ephemeral container added to the pod: PodSecurity "restricted" compliant, sleeping
-// for `lifetime`. It shares the pod's network only: in an agent's process namespace the agent
-// could write into the probe's output or stop its tools.
+// for `lifetime` and ending at once on SIGTERM. It shares the pod's network only: in an agent's
+// process namespace the agent could write into the probe's output or stop its tools.
 nlohmann::json trustedProbeContainer(const std::string& name, const TrustedProbeOptions& options);
 
 // Whether container is one trustedProbeContainer made with this image: its name, command and
@@ -62,7 +67,9 @@ nlohmann::json trustedProbeContainer(const std::string& name, const TrustedProbe
 bool isTrustedProbeContainer(const nlohmann::json& container, const std::string& image);
 
 // Adds the ephemeral container to pod and waits until it runs. Throws Error when RBAC
-// forbids pods/ephemeralcontainers, TrustedProbeUnavailable when it cannot run.
+// forbids pods/ephemeralcontainers, TrustedProbeUnavailable when it cannot run or when the
+// container the server stored is not the one written (an admission webhook may add
+// targetContainerName, another user or image) or the pod now shares a PID namespace.
 ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const nlohmann::json& pod,
                             const TrustedProbeOptions& options);
 
