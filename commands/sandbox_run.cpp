@@ -229,6 +229,12 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
 
     // complete
     request.namespaceName = context.namespaceName();
+    // rossoctl never makes "default" a project (project create refuses a namespace it did not
+    // create): code run there has no default-deny egress and no quota, said before it runs.
+    if (context.restConfig().namespaceDefaulted)
+        context.err() << "Warning: no namespace given (-n) or set in the kubeconfig context: "
+                         "running in \"default\", which is no rossoctl project (no default-deny "
+                         "egress, no quota); see \"rossoctl project create --help\"\n";
     if (request.fromPool) choosePool(context, options, request);
 
     // run

@@ -120,6 +120,7 @@ void applyTlsOverrides(const ConfigOverrides& overrides, RestConfig& rest) {
 void applyNamespace(const ConfigOverrides& overrides, const std::string& fallback,
                     RestConfig& rest) {
     rest.namespaceFromFlag = !overrides.namespaceName.empty();
+    rest.namespaceDefaulted = !rest.namespaceFromFlag && fallback.empty();
     rest.namespaceName = rest.namespaceFromFlag ? overrides.namespaceName
                          : fallback.empty()     ? "default"
                                                 : fallback;

@@ -43,11 +43,12 @@ json list(const std::vector<json>& items) {
 
 // The apiserver creates the run pod, which is Running at once; its one exec session is
 // `command` (a pod rossoctl wrote needs no mount probe).
-void serveRun(TestHost& host, testing::ExecScript command) {
-    host.server.onJson("POST", kPods, 201, runPod(kRunPod, json::object()));
-    host.server.onJson("GET", kPods, 200, list({runPod(kRunPod, {{"running", json::object()}})}));
-    host.server.on("DELETE", kPods + "/" + kRunPod, 200, "{}");
-    host.server.onExec("team1", kRunPod, std::move(command));
+void serveRun(TestHost& host, testing::ExecScript command, const std::string& ns = "team1") {
+    const std::string pods = "/api/v1/namespaces/" + ns + "/pods";
+    host.server.onJson("POST", pods, 201, runPod(kRunPod, json::object()));
+    host.server.onJson("GET", pods, 200, list({runPod(kRunPod, {{"running", json::object()}})}));
+    host.server.on("DELETE", pods + "/" + kRunPod, 200, "{}");
+    host.server.onExec(ns, kRunPod, std::move(command));
 }
 
 // sandbox run keeps 1 and 2 for the code: each of these is rossoctl's own failure, 125.
@@ -126,6 +127,21 @@ TEST_CASE("sandbox run creates a pod named by the injected random, runs, deletes
     const auto& command = host.server.execs[0].command;
     CHECK(command.back() == "print(6 * 7)");
     CHECK(host.server.execs[0].pod == "team1/" + kRunPod);
+}
+
+TEST_CASE("sandbox run in \"default\" because nothing named a namespace says so first",
+          "[run][command]") {
+    TestHost unnamed;  // -n "" is no -n, and the test's config names no context namespace
+    serveRun(unnamed, testing::execRan("", "", 0), "default");
+    CHECK(unnamed.run({"sandbox", "run", "-n", "", "--", "true"}) == 0);
+    CHECK(unnamed.err.str() ==
+          "Warning: no namespace given (-n) or set in the kubeconfig context: running in "
+          "\"default\", which is no rossoctl project (no default-deny egress, no quota); see "
+          "\"rossoctl project create --help\"\n");
+    TestHost named;  // asked for by name: the user knows where it runs
+    serveRun(named, testing::execRan("", "", 0), "default");
+    CHECK(named.run({"sandbox", "run", "-n", "default", "--", "true"}) == 0);
+    CHECK(named.err.str().empty());
 }
 
 TEST_CASE("sandbox run -o json returns the streams and exit code in one object", "[run][command]") {

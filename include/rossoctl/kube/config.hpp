@@ -104,6 +104,7 @@ struct RestConfig {
     std::optional<ExecConfig> exec;
     std::string namespaceName;  // -n, else the context's, else "default"
     bool namespaceFromFlag = false;
+    bool namespaceDefaulted = false;  // neither -n nor the context (nor in-cluster) named one
     std::string contextName;
     std::string origin;  // "kubeconfig a:b", "in-cluster", for messages
     std::chrono::milliseconds requestTimeout{0};
