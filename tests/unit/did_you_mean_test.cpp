@@ -17,6 +17,17 @@ json sandboxNamed(const std::string& name) {
             {"metadata", {{"name", name}, {"namespace", "team1"}, {"uid", "uid-" + name}}}};
 }
 
+// A namespace holding `names` in which `missing` is not found.
+void serveSandboxesWithout(TestHost& host, const std::string& missing,
+                           const std::vector<std::string>& names) {
+    host.serveSandboxGroup();
+    host.server.on("GET", kSandboxes + "/" + missing, 404, testing::kNotFoundBody);
+    json items = json::array();
+    for (const auto& name : names) items.push_back(sandboxNamed(name));
+    host.server.onJson("GET", kSandboxes, 200,
+                       {{"kind", "SandboxList"}, {"metadata", json::object()}, {"items", items}});
+}
+
 }  // namespace
 
 TEST_CASE("a mistyped flag is named with the flag it nearly spells", "[conventions][usage]") {
@@ -49,24 +60,14 @@ TEST_CASE("a mistyped flag is named with the flag it nearly spells", "[conventio
 TEST_CASE("sandbox get of a mistyped name suggests the sandbox it nearly spells",
           "[conventions][names]") {
     TestHost host;
-    host.serveSandboxGroup();
-    host.server.on("GET", kSandboxes + "/order", 404, testing::kNotFoundBody);
-    host.server.onJson("GET", kSandboxes, 200,
-                       {{"kind", "SandboxList"},
-                        {"metadata", json::object()},
-                        {"items", {sandboxNamed("orders"), sandboxNamed("billing")}}});
+    serveSandboxesWithout(host, "order", {"orders", "billing"});
     CHECK(host.run({"sandbox", "get", "order"}) == kExitError);
     CHECK(host.err.str() ==
           "error: sandbox \"order\" not found in namespace \"team1\"; did you mean \"orders\"?\n");
     CHECK(host.server.writes().empty());
 
     TestHost none;
-    none.serveSandboxGroup();
-    none.server.on("GET", kSandboxes + "/zebra", 404, testing::kNotFoundBody);
-    none.server.onJson("GET", kSandboxes, 200,
-                       {{"kind", "SandboxList"},
-                        {"metadata", json::object()},
-                        {"items", {sandboxNamed("orders")}}});
+    serveSandboxesWithout(none, "zebra", {"orders"});
     CHECK(none.run({"sandbox", "get", "zebra"}) == kExitError);
     CHECK(none.err.str().find("; run \"rossoctl sandbox list -n team1\"") != std::string::npos);
 }
@@ -74,12 +75,7 @@ TEST_CASE("sandbox get of a mistyped name suggests the sandbox it nearly spells"
 TEST_CASE("sandbox verify of a mistyped name suggests the sandbox and verifies nothing",
           "[conventions][names]") {
     TestHost host;
-    host.serveSandboxGroup();
-    host.server.on("GET", kSandboxes + "/ordrs", 404, testing::kNotFoundBody);
-    host.server.onJson("GET", kSandboxes, 200,
-                       {{"kind", "SandboxList"},
-                        {"metadata", json::object()},
-                        {"items", {sandboxNamed("orders")}}});
+    serveSandboxesWithout(host, "ordrs", {"orders"});
     CHECK(host.run({"sandbox", "verify", "ordrs"}) == kExitError);
     CHECK(host.err.str().find("not found in namespace team1; did you mean \"orders\"?") !=
           std::string::npos);
