@@ -20,7 +20,7 @@ std::vector<std::string> hexDecodings(std::string_view value);
 struct Decoded {
     std::string bytes;
     std::string encoding;   // "base64-encoded", "hex-encoded", "base64-encoded twice", ...
-    bool partial = false;   // a gzip stream inflated past a bound: the rest is not read
+    bool partial = false;   // a gzip stream past a bound, or text encoded past the layers read
     bool inflated = false;  // the last layer taken off was gzip
 };
 // What a gzip stream (a Helm release, a .gz key) inflates to at most.
@@ -36,7 +36,8 @@ std::vector<Decoded> decodings(std::string_view value, const std::string& outer,
 // visit(the value), then its decodings depth-first, until visit returns false: three base64 or
 // hex layers, and up to two gzip layers besides, which do not count against those (a Helm
 // release is base64, then gzip, then JSON whose Secret holds base64, maybe of base64); a gzip
-// layer past those is a partial form.
+// layer past those, or text past the third that still decodes to text or gzip, is a partial
+// form.
 inline constexpr int kTextLayers = 3;  // base64 or hex: a Helm release's chart Secret's _B64 value
 inline constexpr int kGzipLayers = 2;
 // What the gzip streams of all the values one walk of a pod's values reads inflate to at most:

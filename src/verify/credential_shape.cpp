@@ -204,6 +204,19 @@ CredentialShape shapeOfText(const std::string& value, const std::string& cluster
     return shape;
 }
 
+// Bytes a further layer could hide a credential in: mostly printable text (a kubeconfig, a
+// token, yet another encoding) or a gzip stream. Random bytes (a key encoded once) are neither.
+bool readsOn(const std::string& bytes) {
+    static constexpr size_t kShortestText = 16;
+    if (kube::isGzip(bytes)) return true;
+    if (bytes.size() < kShortestText) return false;
+    const auto printable = std::count_if(bytes.begin(), bytes.end(), [](char c) {
+        const auto byte = static_cast<unsigned char>(c);
+        return (byte >= 0x20 && byte < 0x7f) || byte == '\n' || byte == '\r' || byte == '\t';
+    });
+    return static_cast<size_t>(printable) * 20 >= bytes.size() * 19;  // 95%
+}
+
 }  // namespace
 
 std::vector<std::string> base64Decodings(std::string_view value) {
@@ -286,6 +299,12 @@ std::vector<Decoded> decodings(std::string_view value, const std::string& outer,
             all.push_back({std::move(bytes), named("base64-encoded")});
         for (auto& bytes : hexDecodings(value))
             all.push_back({std::move(bytes), named("hex-encoded")});
+    } else {
+        // Past the layers read, text that still decodes to text is unread, so never a pass.
+        auto more = base64Decodings(value);
+        for (auto& bytes : hexDecodings(value)) more.push_back(std::move(bytes));
+        if (std::any_of(more.begin(), more.end(), readsOn))
+            all.push_back({"", named("encoded again"), /*partial=*/true, /*inflated=*/false});
     }
     if (!kube::isGzip(value)) return all;
     // A gzip layer past those read, or past the budget: unread, so never a pass.
@@ -328,9 +347,10 @@ CredentialShape credentialShape(const std::string& value, const std::string& clu
         return {Verdict::Unproven,
                 fmt::format("a gzip stream that is damaged, cut short, nested past {} layers or "
                             "inflates past {} MiB, or streams past {} MiB a value or {} MiB in "
-                            "all: what lies past that is not read",
+                            "all, or text still encoded past {} base64 or hex layers: what lies "
+                            "past that is not read",
                             kGzipLayers, kLongestInflated >> 20, kInflatedPerValue >> 20,
-                            kInflatedPerPod >> 20)};
+                            kInflatedPerPod >> 20, kTextLayers)};
     return worst;
 }
 

@@ -179,22 +179,25 @@ TEST_CASE("review45: a rewrite by the creating manager in the start's second pas
     CHECK(finding.verdict != Verdict::Pass);
 }
 
-// 3 (LOW, not fixed). The walk decodes three base64/hex layers (and the text checks know a
-// base64 kubeconfig, so four are found); a gzip layer past its two is a partial form (unproven,
-// review 44's finding 9), but a base64 layer past those is read as text and nothing says it was
-// not decoded: `base64 -d` five times over the value gives a kubeconfig with a token, and verify
-// passes it.
+// 3 (LOW, fixed in stop 46). The walk decodes three base64/hex layers; text past those was read
+// as it stood and nothing said it was not decoded: `base64 -d` four or five times over the value
+// gave a kubeconfig with a token, and verify passed it. Text past the third layer that still
+// decodes to text (or gzip) is now a partial form: unproven, never a pass.
 TEST_CASE("review45: a kubeconfig base64-encoded five times passes, unread and unflagged",
-          "[review45][!mayfail]") {
-    const std::string fourTimes =
-        base64Encode(base64Encode(base64Encode(base64Encode(kKubeconfig))));
-    // Control: four layers in, it is found.
-    REQUIRE(tokenBoundary(mountingSecret("cfg"), {secret("cfg", {{"k", fourTimes}})}).verdict ==
+          "[review45]") {
+    const std::string threeTimes = base64Encode(base64Encode(base64Encode(kKubeconfig)));
+    // Control: three layers in, it is found.
+    REQUIRE(tokenBoundary(mountingSecret("cfg"), {secret("cfg", {{"k", threeTimes}})}).verdict ==
             Verdict::Fail);
-    const Finding finding =
-        tokenBoundary(mountingSecret("cfg"), {secret("cfg", {{"k", base64Encode(fourTimes)}})});
-    INFO(evidenceOf(finding));
-    CHECK(finding.verdict != Verdict::Pass);
+    for (const std::string& deeper :
+         {base64Encode(threeTimes), base64Encode(base64Encode(threeTimes))}) {
+        const Finding finding =
+            tokenBoundary(mountingSecret("cfg"), {secret("cfg", {{"k", deeper}})});
+        INFO(evidenceOf(finding));
+        CHECK(finding.verdict != Verdict::Pass);
+        CHECK(evidenceOf(finding).find("text still encoded past 3 base64 or hex layers") !=
+              std::string::npos);
+    }
 }
 
 // 4 (LOW, not fixed). The run wrapper unpacks the env file (--env values, 0600) and the stdin
