@@ -28,6 +28,12 @@ using rossoctl::kube::base64Encode;
 
 namespace {
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
 const std::string kIssuer = "https://kubernetes.default.svc.cluster.local";
 
 std::string clusterToken() {
@@ -372,7 +378,12 @@ TEST_CASE("review35b: one Secret value of gzip streams costs verify hundreds of 
     INFO(fmt::format("finished {} after {:.1f} s, peak {} MiB, exit {}", run.finished, run.seconds,
                      run.peakKiB / 1024, run.exitCode));
     REQUIRE(run.finished);
-    CHECK(run.peakKiB < 256 * 1024);
+    // Under AddressSanitizer the peak is mostly its shadow and quarantine (1.7 GiB here, 26 MiB
+    // without): the bound is the code's, checked in the plain build.
+    if (kAddressSanitizer)
+        WARN("AddressSanitizer build: peak " << run.peakKiB / 1024 << " MiB, bound not checked");
+    else
+        CHECK(run.peakKiB < 256 * 1024);
     CHECK(run.seconds < 30);
     CHECK(run.exitCode == 12);  // unproven: streams past the 8 MiB one value's walk inflates
 }
