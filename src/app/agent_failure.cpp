@@ -114,16 +114,20 @@ std::optional<std::string> agentStartFailure(kube::Client& client, const std::st
 BlockableWaitResult waitUnlessBlocked(
     const Clock& clock, std::chrono::milliseconds timeout, const kube::CancelFlag* cancel,
     const std::function<kube::WaitResult(std::chrono::milliseconds span)>& wait,
-    const std::function<std::optional<std::string>()>& blocker) {
+    const std::function<std::optional<std::string>()>& blocker,
+    const std::function<bool()>& blockable) {
     using std::chrono::milliseconds;
     const auto deadline = clock.monotonic() + timeout;
     auto left = [&] {
         return std::chrono::duration_cast<milliseconds>(deadline - clock.monotonic());
     };
     auto deadlinePassed = [&] { return timeout.count() > 0 && left().count() <= 0; };
+    auto stillBlockable = [&] { return !blockable || blockable(); };
     for (;;) {
-        milliseconds span = kBlockerCheckEvery;
-        if (timeout.count() > 0) span = std::max(milliseconds{1}, std::min(span, left()));
+        // 0 = no deadline: the span of a wait nothing can block any more is all that is left.
+        milliseconds span = stillBlockable() ? kBlockerCheckEvery : milliseconds{0};
+        if (timeout.count() > 0)
+            span = std::max(milliseconds{1}, span.count() == 0 ? left() : std::min(span, left()));
         BlockableWaitResult result;
         try {
             result.wait = wait(span);
@@ -133,6 +137,7 @@ BlockableWaitResult waitUnlessBlocked(
             result.wait.outcome = kube::WaitOutcome::TimedOut;
         }
         if (result.wait.outcome != kube::WaitOutcome::TimedOut || deadlinePassed()) return result;
+        if (!stillBlockable()) continue;
         try {
             const milliseconds budget = timeout.count() > 0 ? left() : kNoDeadlineOutageBudget;
             kube::rideOutOutage(clock, std::max(budget, milliseconds{1}), cancel,

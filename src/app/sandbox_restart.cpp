@@ -182,7 +182,9 @@ class Restart {
         if (options_.timeout.count() > 0)
             left = std::max(milliseconds{1}, options_.timeout - elapsed());
         // Between spans the Sandbox and its events are read, so a pod the controller may not
-        // create (quota, LimitRange) ends the wait at once.
+        // create (quota, LimitRange) ends the wait at once; once a replacement exists, nothing
+        // of that kind can block it and the rest is one watch.
+        bool replacementCreated = false;
         auto waited = waitUnlessBlocked(
             clock_, left, options_.cancel,
             [&](milliseconds span) {
@@ -193,11 +195,14 @@ class Restart {
                 wait.cancel = options_.cancel;
                 wait.initialList = std::move(given);
                 given.reset();
-                return kube::waitForSet(
-                    client_, clock_, kube::resources::pods(), ns_, wait,
-                    [&](const kube::ObjectSet& set) { return newPodDecided(set, failure); });
+                return kube::waitForSet(client_, clock_, kube::resources::pods(), ns_, wait,
+                                        [&](const kube::ObjectSet& set) {
+                                            replacementCreated |= replacementSeen(set);
+                                            return newPodDecided(set, failure);
+                                        });
             },
-            [&] { return sandboxCreateFailure(client_, getSandbox(), since); });
+            [&] { return sandboxCreateFailure(client_, getSandbox(), since); },
+            [&] { return !replacementCreated; });
         if (waited.blocker) fail(*waited.blocker);
         const kube::WaitResult& outcome = waited.wait;
         if (outcome.outcome == kube::WaitOutcome::TimedOut && !replacementSeen(outcome.objects))

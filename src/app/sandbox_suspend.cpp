@@ -154,7 +154,8 @@ class SuspendWait {
                 if (!object) return std::nullopt;
                 return agentStartFailure(client_, ns_, model::WorkloadType::Sandbox, *object,
                                          eventsSince);
-            });
+            },
+            [&] { return !options_.suspend; });
         if (waited.blocker) fail("will not become ready: " + *waited.blocker);
         check(waited.wait.outcome, waitingFor);
         if (!failure.empty()) fail(failure);

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "rossoctl/app/run/run_pod.hpp"
@@ -409,4 +410,41 @@ TEST_CASE("sandbox run --pool -o json: a claim's Sandbox named after the claim i
                       "the claim controller created one from its template") != std::string::npos);
         CHECK(child.lines() == std::vector<std::string>{"DELETE " + kClaims + "/rossoctl-run-x1"});
     }
+}
+
+TEST_CASE("request budget: a replacement pod slow to become ready costs no blocker reads",
+          "[requests][restart]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.latency = std::chrono::milliseconds(200);
+    json fresh = podOf("orders", "new");
+    fresh["status"]["conditions"] = {{{"type", "Ready"}, {"status", "False"}}};
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
+    host.server.onJson("GET", kPods, 200, list({podOf("orders", "old")}));
+    host.server.on("DELETE", kPods + "/orders", 200, "{}");
+    host.server.onStream("GET", kPods + "?watch=true",
+                         {event("DELETED", podOf("orders", "old")), event("ADDED", fresh)});
+    host.server.onJson("GET", kSandboxes, 200, list({sandboxObject("orders")}));
+    // The replacement exists at once but is Ready only after several quiet watches: well past
+    // the 2 s after which a wait with nothing created yet reads the Sandbox and its events.
+    int podWatches = 0;
+    host.server.onRequest = [&](const kube::HttpRequest& request) {
+        if (request.method != "GET" || request.url.find("/pods?") == std::string::npos ||
+            request.url.find("watch=true") == std::string::npos)
+            return;
+        ++podWatches;
+        if (podWatches == 1)
+            host.server.onStream("GET", kPods + "?watch=true", {});
+        else if (podWatches == 4)
+            host.server.onStream("GET", kPods + "?watch=true",
+                                 {event("MODIFIED", podOf("orders", "new"))});
+    };
+    const auto started = host.clock.monotonic();
+    REQUIRE(host.run({"sandbox", "restart", "orders"}) == 0);
+    INFO(host.err.str());
+    CHECK(host.clock.monotonic() - started > std::chrono::seconds(3));
+    const auto sent = host.sent();
+    CHECK(std::count(sent.begin(), sent.end(), "GET " + kSandboxes + "/orders") == 1);
+    for (const auto& request : sent) CHECK(request.find("/events") == std::string::npos);
+    CHECK(host.out.str().find("sandbox/orders restarted") == 0);
 }

@@ -47,11 +47,13 @@ inline constexpr std::chrono::milliseconds kNoDeadlineOutageBudget{std::chrono::
 // kBlockerCheckEvery until it is satisfied, cancelled, or `timeout` (0 = none) has passed;
 // after each span that timed out `blocker` is asked, and a reason it gives ends the wait.
 // An apiserver outage is ridden out within `timeout`, across spans and blocker reads alike;
-// a blocker read the user is forbidden to make counts as no blocker.
+// a blocker read the user is forbidden to make counts as no blocker. Once `blockable` (if given)
+// says false, nothing can block the wait any more: the rest is one span, with no blocker read.
 BlockableWaitResult waitUnlessBlocked(
     const Clock& clock, std::chrono::milliseconds timeout, const kube::CancelFlag* cancel,
     const std::function<kube::WaitResult(std::chrono::milliseconds span)>& wait,
-    const std::function<std::optional<std::string>()>& blocker);
+    const std::function<std::optional<std::string>()>& blocker,
+    const std::function<bool()>& blockable = {});
 
 // waitUnlessBlocked over kube::waitForObject of one object; `initialList` (the object just
 // read, as a one-item List) stands in for the first span's LIST.
