@@ -40,7 +40,8 @@ BlockableWaitResult waitForSandboxPod(kube::Client& client, const Clock& clock, 
             return kube::waitForSet(client, clock, kube::resources::pods(), ns, options,
                                     [&](const kube::ObjectSet& pods) {
                                         for (const auto& [name, pod] : pods) {
-                                            if (!ownedBy(pod, uid) || terminating(pod)) continue;
+                                            if (!controlledBy(pod, uid) || terminating(pod))
+                                                continue;
                                             if (auto failure = model::podStartFailure(pod)) {
                                                 cannotStart =
                                                     fmt::format("pod {}: {}", name, *failure);

@@ -256,7 +256,7 @@ class LogFollower {
     // The pod (or container instance) to read next, if the set has one.
     bool choose(const kube::ObjectSet& set, Next& next) const {
         for (const auto& [podName, pod] : set) {
-            if (!ownedBy(pod, sandboxUid_) || terminating(pod)) continue;
+            if (!controlledBy(pod, sandboxUid_) || terminating(pod)) continue;
             const std::string state = stateOf(pod, containerIn(pod));
             const bool started = state == "running" || state == "terminated";
             if (uidOf(pod) != lastUid_) {

@@ -50,6 +50,19 @@ bool ownedBy(const json& object, const std::string& ownerUid) {
     return false;
 }
 
+bool controlledBy(const json& object, const std::string& ownerUid) {
+    if (ownerUid.empty()) return false;
+    for (const auto& owner : metadataOf(object).value("ownerReferences", json::array())) {
+        if (!owner.is_object()) continue;
+        const auto uid = owner.find("uid");
+        const auto controller = owner.find("controller");
+        if (uid != owner.end() && *uid == ownerUid && controller != owner.end() &&
+            *controller == true)
+            return true;
+    }
+    return false;
+}
+
 bool podReady(const json& pod) {
     if (!pod.contains("status") ||
         pod.value("status", json::object()).value("phase", "") != "Running")
@@ -83,7 +96,7 @@ SandboxPods findSandboxPods(kube::Client& client, const json& sandbox) {
         client.list(kube::resources::pods(), metadataOf(sandbox).value("namespace", ""), options);
     const std::string uid = uidOf(sandbox);
     for (const auto& pod : pods.list.value("items", json::array())) {
-        if (ownedBy(pod, uid)) pods.owned.push_back(pod);
+        if (controlledBy(pod, uid)) pods.owned.push_back(pod);
     }
     return pods;
 }

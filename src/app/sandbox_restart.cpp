@@ -1,6 +1,7 @@
 #include "rossoctl/app/sandbox_restart.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <functional>
@@ -50,7 +51,7 @@ class Restart {
                                 pod.value("metadata", json::object()).value("name", ""),
                                 pod.value("status", json::object()).value("phase", "")));
         }
-        auto target = currentPod(pods.owned);
+        auto target = podToRestart(sandbox, pods.owned);
         if (!target && pods.owned.empty()) {
             // A running Sandbox with no pod: someone deleted it a moment ago and the controller
             // is making its replacement (whatever its status says meanwhile: the released
@@ -138,6 +139,26 @@ class Restart {
         kube::rideOutOutage(clock_, budget, options_.cancel, attempt);
     }
 
+    // The pod the Sandbox records (its annotation, else its name), else the one live pod it
+    // controls: never merely the newest, which anyone who may create pods can make.
+    std::optional<json> podToRestart(const json& sandbox, const std::vector<json>& owned) const {
+        if (auto recorded = recordedPod(sandbox, owned)) return recorded;
+        std::vector<std::string> live;
+        std::optional<json> only;
+        for (const auto& pod : owned) {
+            if (terminating(pod)) continue;
+            live.push_back(pod.value("metadata", json::object()).value("name", ""));
+            only = pod;
+        }
+        if (live.size() > 1)
+            fail(
+                fmt::format("has {} pods that name it as their controller ({}) and none is the "
+                            "one it records; the controller refuses that too: delete the pods "
+                            "it did not make",
+                            live.size(), fmt::join(live, ", ")));
+        return only;
+    }
+
     SandboxPods findPods(const json& sandbox) {
         SandboxPods pods;
         riddenOut([&] { pods = findSandboxPods(client_, sandbox); });
@@ -214,33 +235,45 @@ class Restart {
         if (!failure.empty()) fail(failure);
     }
 
-    // True once a new pod of the sandbox is ready, or will never be (`failure` says why).
+    // True once the new pod of the sandbox is ready, or will never be (`failure` says why).
+    // Two new pods that name the sandbox as their controller end it: the controller refuses
+    // that state, and neither may be taken for the replacement.
     bool newPodDecided(const kube::ObjectSet& set, std::string& failure) {
+        const json* candidate = nullptr;
         for (const auto& [podName, pod] : set) {
-            const std::string uid = uidOf(pod);
-            if (!ownedBy(pod, sandboxUid_) || oldUids_.count(uid) || terminating(pod)) continue;
-            if (podFinished(pod)) {
-                failure = fmt::format("new pod {} ended in phase {}", podName,
-                                      pod.value("status", json::object()).value("phase", ""));
+            if (!controlledBy(pod, sandboxUid_) || oldUids_.count(uidOf(pod)) || terminating(pod))
+                continue;
+            if (candidate) {
+                failure = fmt::format(
+                    "pods {} and {} both name it as their controller; neither is taken for its "
+                    "replacement (the controller refuses that too): delete the one it did not make",
+                    (*candidate)["metadata"].value("name", ""), podName);
                 return true;
             }
-            if (auto cannotStart = model::podStartFailure(pod)) {
-                failure = fmt::format("new pod {}: {}", podName, *cannotStart);
-                return true;
-            }
-            if (podReady(pod)) {
-                result_.newUid = uid;
-                result_.podName = podName;
-                return true;
-            }
+            candidate = &pod;
         }
-        return false;
+        if (!candidate) return false;
+        const json& pod = *candidate;
+        const std::string podName = pod["metadata"].value("name", "");
+        if (podFinished(pod)) {
+            failure = fmt::format("new pod {} ended in phase {}", podName,
+                                  pod.value("status", json::object()).value("phase", ""));
+            return true;
+        }
+        if (auto cannotStart = model::podStartFailure(pod)) {
+            failure = fmt::format("new pod {}: {}", podName, *cannotStart);
+            return true;
+        }
+        if (!podReady(pod)) return false;
+        result_.newUid = uidOf(pod);
+        result_.podName = podName;
+        return true;
     }
 
     // A pod of this sandbox other than the ones the restart replaces.
     bool replacementSeen(const kube::ObjectSet& pods) const {
         for (const auto& [podName, pod] : pods)
-            if (ownedBy(pod, sandboxUid_) && !oldUids_.count(uidOf(pod))) return true;
+            if (controlledBy(pod, sandboxUid_) && !oldUids_.count(uidOf(pod))) return true;
         return false;
     }
 

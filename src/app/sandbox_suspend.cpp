@@ -123,7 +123,7 @@ class SuspendWait {
         auto outcome = kube::waitForSet(client_, clock_, kube::resources::pods(), ns_, wait,
                                         [&](const kube::ObjectSet& pods) {
                                             for (const auto& [podName, pod] : pods)
-                                                if (ownedBy(pod, uid_)) return false;
+                                                if (controlledBy(pod, uid_)) return false;
                                             return true;
                                         });
         check(outcome.outcome, waitingFor);

@@ -1,6 +1,9 @@
 // The destructive check last: canaries in every running container, the pod deleted, and what
 // the replacement pod still holds; then the replacement pod judged beside the first.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
@@ -18,6 +21,24 @@ std::string randomHex(Random& random, size_t length) {
     std::string out;
     while (out.size() < length) out += fmt::format("{:08x}", random.next());
     return out.substr(0, length);
+}
+
+// Pods of the LIST (the Sandbox's selector) or controlled by it, other than the restart's old
+// and new ones, that run or may run; names, each once.
+std::vector<std::string> livePodsBeside(const app::SandboxPods& pods,
+                                        const app::RestartResult& restarted) {
+    std::vector<std::string> names;
+    auto consider = [&](const json& pod) {
+        const std::string name = pod.value("metadata", json::object()).value("name", "");
+        const std::string uid = app::uidOf(pod);
+        if (uid == restarted.newUid || uid == restarted.oldUid || app::terminating(pod) ||
+            app::podFinished(pod))
+            return;
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    };
+    for (const auto& pod : pods.list.value("items", json::array())) consider(pod);
+    for (const auto& pod : pods.owned) consider(pod);
+    return names;
 }
 
 }  // namespace
@@ -117,6 +138,21 @@ Finding Verification::canariesLive() {
     for (const auto& note : containers.notes)
         absorb(live, Finding{Verdict::Unproven, {note + ": no canary in it"}, ""});
     live.probe = "canary";
+    // The canaries speak only if the pod deleted is the one they were written in and the pod
+    // read back is the one live pod the Sandbox may run: anyone who may create pods could add one.
+    if (restarted.oldUid != app::uidOf(inputs_.pod))
+        absorb(live, Finding{Verdict::Unproven,
+                             {fmt::format("the restart deleted pod uid {}, not the pod that holds "
+                                          "the canaries (uid {})",
+                                          app::shortUid(restarted.oldUid),
+                                          app::shortUid(app::uidOf(inputs_.pod)))},
+                             ""});
+    if (auto others = livePodsBeside(pods, restarted); !others.empty())
+        absorb(live, Finding{Verdict::Unproven,
+                             {fmt::format("after the restart pod(s) {} match the Sandbox beside "
+                                          "{}, so which pod it runs is not proven",
+                                          fmt::join(others, ", "), newPod)},
+                             ""});
     if (replacementPod_.is_null())
         absorb(live,
                Finding{Verdict::Unproven,

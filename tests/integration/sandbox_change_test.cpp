@@ -224,6 +224,44 @@ TEST_CASE("restart of a pod already replaced under it never deletes the replacem
     CHECK(pod["metadata"]["uid"] == newUid);
 }
 
+// Review 47b finding 1: anyone who may create pods can add one with the Sandbox's label and a
+// plain ownerReference; restart deleted that newest pod and took the next one for the new pod.
+TEST_CASE("restart replaces the Sandbox's own pod, never a newer pod that only names it",
+          "[restart]") {
+    harness::TestNamespace ns("restart-decoy", true, kRestricted);
+    createSandbox(ns.name(), "orders");
+    const std::string oldUid = readyPodUid(ns.name(), "orders");
+    const json real = harness::admin().get(kube::resources::pods(), ns.name(), "orders");
+    const json sandbox = harness::getSandbox(ns.name(), "orders");
+    json spec = real["spec"];
+    spec.erase("nodeName");
+    const json decoy = {{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata",
+                         {{"name", "decoy"},
+                          {"labels", real["metadata"]["labels"]},
+                          {"ownerReferences",
+                           {{{"apiVersion", sandbox["apiVersion"]},
+                             {"kind", "Sandbox"},
+                             {"name", "orders"},
+                             {"uid", sandbox["metadata"]["uid"]}}}}}},
+                        {"spec", spec}};
+    harness::admin().create(kube::resources::pods(), ns.name(), decoy);
+    const std::string decoyUid = readyPodUid(ns.name(), "decoy");
+    auto run = harness::rossoctl({"sandbox", "restart", "orders", "-n", ns.name()});
+    INFO(run.err);
+    REQUIRE(run.exitCode == 0);
+    CHECK(run.out.find("sandbox/orders restarted (pod uid " + oldUid.substr(0, 8)) !=
+          std::string::npos);
+    const std::string newUid = readyPodUid(ns.name(), "orders");
+    CHECK(newUid != oldUid);
+    CHECK(run.out.find(newUid.substr(0, 8)) != std::string::npos);
+    auto kept = harness::admin().getIfExists(kube::resources::pods(), ns.name(), "decoy");
+    REQUIRE(kept);
+    CHECK((*kept)["metadata"]["uid"] == decoyUid);
+    CHECK_FALSE((*kept)["metadata"].contains("deletionTimestamp"));
+}
+
 TEST_CASE("restart explains what it cannot do", "[restart]") {
     harness::TestNamespace ns("restart-bad", true, kRestricted);
     createSandbox(ns.name(), "orders");

@@ -25,16 +25,17 @@ json sandbox() {
 }
 
 json pod(const std::string& uid, bool ready, bool deleting) {
-    json pod = {{"metadata",
-                 {{"name", "orders"},
-                  {"uid", uid},
-                  {"resourceVersion", "7"},
-                  {"creationTimestamp", "2026-01-01T00:00:00Z"},
-                  {"ownerReferences", json::array({{{"uid", "sandbox-uid"}}})}}},
-                {"status",
-                 {{"phase", "Running"},
-                  {"conditions",
-                   json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"}}})}}}};
+    json pod = {
+        {"metadata",
+         {{"name", "orders"},
+          {"uid", uid},
+          {"resourceVersion", "7"},
+          {"creationTimestamp", "2026-01-01T00:00:00Z"},
+          {"ownerReferences", json::array({{{"uid", "sandbox-uid"}, {"controller", true}}})}}},
+        {"status",
+         {{"phase", "Running"},
+          {"conditions",
+           json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"}}})}}}};
     if (deleting) pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:01:00Z";
     return pod;
 }

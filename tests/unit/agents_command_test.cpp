@@ -271,7 +271,8 @@ TEST_CASE("agents wait follows a watch until the sandbox is Ready", "[agents]") 
                           json{{"type", "MODIFIED"}, {"object", ready}}.dump() + "\n"});
     // Ready=True is believed only with the pod it describes there and Ready.
     json pod = {
-        {"metadata", {{"name", "orders"}, {"ownerReferences", {{{"uid", "u1"}}}}}},
+        {"metadata",
+         {{"name", "orders"}, {"ownerReferences", {{{"uid", "u1"}, {"controller", true}}}}}},
         {"status",
          {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
     const std::string pods =
@@ -598,7 +599,8 @@ TEST_CASE("agents wait rides out an apiserver outage that cuts its watch", "[age
     host.server.onJson("GET", kSandboxes, 200,
                        json{{"metadata", {{"resourceVersion", "6"}}}, {"items", {ready}}});
     json pod = {
-        {"metadata", {{"name", "orders"}, {"ownerReferences", {{{"uid", "u1"}}}}}},
+        {"metadata",
+         {{"name", "orders"}, {"ownerReferences", {{{"uid", "u1"}, {"controller", true}}}}}},
         {"status",
          {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
     host.server.onJson("GET", "/api/v1/namespaces/team1/pods", 200,

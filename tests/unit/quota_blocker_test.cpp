@@ -156,7 +156,8 @@ TEST_CASE("sandbox restart names the quota that refuses the replacement, control
         {"selector", "agents.x-k8s.io/sandbox-name-hash=abc"},
         {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "PodReady"}}}}};
     json own = livePod("orders");
-    own["metadata"]["ownerReferences"] = {{{"kind", "Sandbox"}, {"uid", "uid-orders"}}};
+    own["metadata"]["ownerReferences"] = {
+        {{"kind", "Sandbox"}, {"uid", "uid-orders"}, {"controller", true}}};
     own["metadata"]["creationTimestamp"] = "2023-11-14T22:00:05Z";
     own["status"]["conditions"] = {{{"type", "Ready"}, {"status", "True"}}};
     host.server.onJson("GET", kSandboxes + "/orders", 200, sandbox);

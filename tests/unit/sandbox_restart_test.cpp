@@ -27,7 +27,8 @@ json pod(const std::string& uid, bool ready, const std::string& owner = "sandbox
               {"uid", uid},
               {"resourceVersion", "1"},
               {"creationTimestamp", "2026-01-01T00:00:00Z"},
-              {"ownerReferences", json::array({{{"uid", owner}, {"kind", "Sandbox"}}})}}},
+              {"ownerReferences",
+               json::array({{{"uid", owner}, {"kind", "Sandbox"}, {"controller", true}}})}}},
             {"status",
              {{"phase", phase},
               {"conditions",
@@ -249,5 +250,73 @@ TEST_CASE("a pod deleted a moment before, status already Ready=False: the restar
         app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
                             "team1", "orders", options, terminatingStatus);
     CHECK(result.newUid == "new");
+    CHECK(countMethod(fixture.server, "DELETE") == 0);
+}
+
+// Review 47b finding 1: anyone who may create pods could add one naming the Sandbox in a plain
+// ownerReference; restart deleted the newest such pod and took the next one for the replacement,
+// so verify's canaries were read in a pod that never had them.
+TEST_CASE("restart deletes the recorded pod, never a newer pod that only names the Sandbox",
+          "[restart][review47b]") {
+    ClientFixture fixture;
+    auto plainOwner = [](json pod, const std::string& name) {
+        pod["metadata"]["name"] = name;
+        pod["metadata"]["ownerReferences"][0].erase("controller");
+        pod["metadata"]["creationTimestamp"] = "2026-01-01T00:05:00Z";
+        return pod;
+    };
+    fixture.server.reply(
+        200, list("10", json::array({pod("real", true), plainOwner(pod("d1", true), "decoy")})));
+    fixture.server.reply(200, "{}");  // DELETE
+    fixture.server.stream({event("ADDED", plainOwner(pod("d2", true), "decoy2")),
+                           event("ADDED", pod("new", false)), event("MODIFIED", pod("new", true))});
+    fixture.server.reply(200, list("20", json::array({sandbox(true)})));
+    app::RestartOptions options;
+    auto result =
+        app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                            "team1", "orders", options, sandbox(true));
+    const auto& remove = fixture.server.requests[1];
+    CHECK(remove.method == "DELETE");
+    CHECK(remove.url.find("/pods/orders") != std::string::npos);
+    CHECK(json::parse(remove.body)["preconditions"]["uid"] == "real");
+    CHECK(result.oldUid == "real");
+    CHECK(result.newUid == "new");
+    CHECK(result.podName == "orders");
+}
+
+TEST_CASE("restart takes neither of two new pods that both name the Sandbox as controller",
+          "[restart][review47b]") {
+    ClientFixture fixture;
+    json decoy = pod("d1", false);
+    decoy["metadata"]["name"] = "decoy";
+    decoy["metadata"]["creationTimestamp"] = "2026-01-01T00:05:00Z";
+    fixture.server.reply(200, list("10", json::array({pod("real", true)})));
+    fixture.server.reply(200, "{}");  // DELETE
+    fixture.server.stream({event("ADDED", decoy), event("ADDED", pod("new", true))});
+    app::RestartOptions options;
+    try {
+        app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                            "team1", "orders", options, sandbox(true));
+        FAIL("the restart took a replacement");
+    } catch (const Error& error) {
+        CHECK(std::string(error.what()).find("decoy and orders both name it as their controller") !=
+              std::string::npos);
+    }
+    CHECK(fixture.server.requests[1].url.find("/pods/orders") != std::string::npos);
+}
+
+TEST_CASE("restart refuses to choose among pods it controls when none is the recorded one",
+          "[restart][review47b]") {
+    ClientFixture fixture;
+    json a = pod("a", true);
+    a["metadata"]["name"] = "first";
+    json b = pod("b", true);
+    b["metadata"]["name"] = "second";
+    fixture.server.reply(200, list("10", json::array({a, b})));
+    app::RestartOptions options;
+    CHECK_THROWS_WITH(
+        app::restartSandbox(*fixture.client, fixture.clock, resources::sandboxes("v1beta1"),
+                            "team1", "orders", options, sandbox(true)),
+        Catch::Contains("has 2 pods that name it as their controller (first, second)"));
     CHECK(countMethod(fixture.server, "DELETE") == 0);
 }

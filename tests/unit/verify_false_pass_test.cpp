@@ -281,3 +281,31 @@ TEST_CASE("review 35 H5: a decoy pod owned by the Sandbox is never judged instea
     }
     for (const auto& session : host.server.execs) CHECK(session.pod == "team1/orders");
 }
+
+// Review 47b finding 1: a pod anyone may create beside the replacement (the Sandbox's label and
+// a plain ownerReference) and it was the one restart took and verify read the canaries in.
+TEST_CASE("review47b: a pod beside the replacement leaves nothing-survives unproven",
+          "[verify][false-pass][review47b]") {
+    TestHost plain;
+    const Run baseline =
+        runVerify(plain, sandbox(), hardenedPod("pod-uid-1"), hardenedPod("pod-uid-2"));
+    INFO(baseline.text);
+    REQUIRE(baseline.checks["nothing-survives"]["result"] == "pass");
+
+    json decoy = hardenedPod("decoy-uid");
+    decoy["metadata"]["name"] = "decoy";
+    decoy["metadata"]["ownerReferences"][0].erase("controller");
+    TestHost host;
+    host.server.onRequest = [&](const kube::HttpRequest& request) {
+        if (request.method == "DELETE")  // created while verify ran its other checks
+            host.server.onJson("GET",
+                               kPods + "?labelSelector=agents.x-k8s.io%2Fsandbox-name-hash%3Dabc",
+                               200, list({hardenedPod("pod-uid-2"), decoy}));
+    };
+    const Run run = runVerify(host, sandbox(), hardenedPod("pod-uid-1"), hardenedPod("pod-uid-2"));
+    INFO(run.text);
+    CHECK(run.exitCode == 3);
+    CHECK(run.checks["nothing-survives"]["result"] == "unproven");
+    CHECK_THAT(evidence(run.checks["nothing-survives"]),
+               Catch::Contains("after the restart pod(s) decoy match the Sandbox beside orders"));
+}

@@ -73,7 +73,8 @@ json pod(const std::string& uid) {
               {"uid", uid},
               {"creationTimestamp", "2023-11-14T22:00:05Z"},
               {"labels", {{"agents.x-k8s.io/sandbox-name-hash", "abc"}}},
-              {"ownerReferences", {{{"kind", "Sandbox"}, {"uid", "uid-orders"}}}}}},
+              {"ownerReferences",
+               {{{"kind", "Sandbox"}, {"uid", "uid-orders"}, {"controller", true}}}}}},
             {"status",
              {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
 }

@@ -53,7 +53,7 @@ json imagePullPod(const std::string& ownerUid, const json& labels, const json& a
           {"uid", "uid-pod"},
           {"labels", labels},
           {"annotations", annotations},
-          {"ownerReferences", {{{"kind", "Sandbox"}, {"uid", ownerUid}}}}}},
+          {"ownerReferences", {{{"kind", "Sandbox"}, {"uid", ownerUid}, {"controller", true}}}}}},
         {"status",
          {{"phase", "Pending"},
           {"containerStatuses",

@@ -44,7 +44,8 @@ json runningPod() {
               {"uid", "pod-1"},
               {"resourceVersion", "7"},
               {"creationTimestamp", "2023-11-14T22:00:05Z"},
-              {"ownerReferences", {{{"kind", "Sandbox"}, {"uid", "uid-orders"}}}}}},
+              {"ownerReferences",
+               {{{"kind", "Sandbox"}, {"uid", "uid-orders"}, {"controller", true}}}}}},
             {"status",
              {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
 }

@@ -22,14 +22,18 @@ struct PodSelector {
 PodSelector sandboxPodSelector(const nlohmann::json& sandbox);
 
 struct SandboxPods {
-    nlohmann::json list;                // the LIST answer (its resourceVersion starts a watch)
-    std::vector<nlohmann::json> owned;  // pods whose ownerReferences include the sandbox's UID
+    nlohmann::json list;  // the LIST answer (its resourceVersion starts a watch)
+    // Pods whose controller reference is the sandbox's UID: as the agent-sandbox controller counts
+    // its pods, so a pod anyone may create with a plain owner reference is not the sandbox's.
+    std::vector<nlohmann::json> owned;
 };
 
 // One LIST request.
 SandboxPods findSandboxPods(kube::Client& client, const nlohmann::json& sandbox);
 
 bool ownedBy(const nlohmann::json& object, const std::string& ownerUid);
+// An ownerReference with this UID and controller: true.
+bool controlledBy(const nlohmann::json& object, const std::string& ownerUid);
 std::string uidOf(const nlohmann::json& object);
 bool terminating(const nlohmann::json& object);
 bool podReady(const nlohmann::json& pod);
