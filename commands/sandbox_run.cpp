@@ -315,7 +315,11 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
             shown(outcome.artifactsPartial));
     if (!options.report.empty())
         app::run::writeReportFile(
-            options.report, app::run::runReportJson(request.namespaceName, outcome).dump(4) + "\n",
+            options.report,
+            // A name the code chose need not be UTF-8: replaced, as every printer does.
+            app::run::runReportJson(request.namespaceName, outcome)
+                    .dump(4, ' ', false, nlohmann::json::error_handler_t::replace) +
+                "\n",
             context.random());
     releaseAfterExit();
     return failed ? kExitRunFailed : outcome.exitCode;

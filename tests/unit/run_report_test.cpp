@@ -296,3 +296,23 @@ TEST_CASE("run report: why a claim cold-started, read as upstream's claim contro
     CHECK(app::run::imageDigest("sha256:beef").empty());
     CHECK(app::run::imageDigest("").empty());
 }
+
+// Review 47a finding 1: the report was dumped with nlohmann's strict handler: a file name the
+// code chose that is not UTF-8 lost the report and turned the code's exit 0 into 125.
+TEST_CASE("sandbox run --report: an artifact name that is not UTF-8 keeps the report and the exit",
+          "[run][command][report][review47a]") {
+    TempDir dir;
+    const std::string artifacts = dir.file("arts");
+    const std::string reportPath = dir.file("run.json");
+    const std::string archive = outArchive({{"./bad\xff.txt", "x\n"}});
+    TestHost host;
+    serveRun(host, {execRan("", "", 0), execRan(archive, "", 0)});
+    CHECK(host.run({"sandbox", "run", "--artifacts", artifacts, "--report", reportPath, "--",
+                    "python3", "main.py"}) == 0);
+    INFO(host.err.str());
+    REQUIRE(fs::exists(reportPath));
+    const json report = json::parse(slurp(reportPath));
+    REQUIRE(report["artifacts"].size() == 1);
+    CHECK(report["artifacts"][0]["path"] == "bad\xef\xbf\xbd.txt");
+    CHECK(host.err.str().find("malformed data") == std::string::npos);
+}
