@@ -70,6 +70,14 @@ HttpRequest Client::prepare(const std::string& method, const std::string& pathAn
 void Client::authorize(HttpRequest& request) {
     eraseHeader(request.headers, "Authorization");
     if (auto authorization = authenticator_->authorization()) {
+        // A token from a file or a plugin with CR or LF in it would add header lines (or end the
+        // request) on the wire: refused, as client-go refuses such a header value.
+        for (unsigned char c : *authorization)
+            if ((c < 0x20 && c != '\t') || c == 0x7f)
+                throw ConfigError(
+                    "the credential for this cluster holds a control character (CR, LF, ...), "
+                    "which cannot go in an HTTP header; check the token, its file or the "
+                    "credential plugin's output");
         request.headers.emplace_back("Authorization", *authorization);
     }
     auto certificate = authenticator_->pluginCertificate();

@@ -326,3 +326,23 @@ TEST_CASE("base64 round trip", "[auth]") {
     CHECK_FALSE(base64Decode("YW*j"));
     CHECK_FALSE(base64Decode("YWJjZA==YQ=="));
 }
+
+// Review 47b finding 2: a token with CR/LF (a token file, a kubeconfig, a plugin's reply) added
+// header lines to every request, and could end an upgrade's head early.
+TEST_CASE("a token holding CR or LF is refused before any request is sent", "[auth][review47b]") {
+    for (const std::string& token :
+         std::vector<std::string>{"tok\r\nX-Injected: yes", "a\nb", std::string("a\0b", 3)}) {
+        kube::RestConfig config = testing::fakeRestConfig();
+        config.token = token;
+        testing::ClientFixture fixture(0, config);
+        fixture.server.reply(200, "{}");
+        try {
+            fixture.client->get(kube::resources::pods(), "team1", "x");
+            FAIL("sent");
+        } catch (const ConfigError& error) {
+            CHECK(std::string(error.what()).find("control character") != std::string::npos);
+            CHECK(std::string(error.what()).find("X-Injected") == std::string::npos);
+        }
+        CHECK(fixture.server.requests.empty());
+    }
+}
