@@ -84,34 +84,43 @@ class Scanner {
             list.labelSelector = selector;
             const json objects = client_.list(ref, options_.namespaceName, list);
             for (const auto& object : objects.value("items", json::array())) {
-                const json& metadata = metadataOf(object);
-                if (metadata.contains("deletionTimestamp")) continue;
-                const auto created = kube::parseTimestamp(metadata.value("creationTimestamp", ""));
-                const auto age =
-                    created
-                        ? std::chrono::duration_cast<std::chrono::seconds>(options_.now - *created)
-                        : std::chrono::seconds{0};
-                if (age < options_.olderThan || !madeByRossoctl(object)) continue;
-                std::string reason = judge(object);
-                if (reason.empty()) continue;
-                // An empty name made DELETE .../pods, a deletecollection; a foreign
-                // metadata.namespace steered a delete of -n t elsewhere.
-                if (const std::string why = unusableListedObject(object, options_.namespaceName);
-                    !why.empty()) {
-                    scan_.errors.push_back(
-                        fmt::format("skipped a {} listed {}: {}", ref.kind, where(), why));
-                    continue;
+                // One object of the wrong shape is skipped, not the whole scan with it.
+                try {
+                    offer(ref, object, judge);
+                } catch (const json::exception& error) {
+                    scan_.errors.push_back(fmt::format("skipped a {} listed {}: not a {} ({})",
+                                                       ref.kind, where(), ref.kind, error.what()));
                 }
-                const std::string name = listedName(object);
-                const std::string ns = actingNamespace(object, options_.namespaceName);
-                scan_.items.push_back({ref, ns, name, stringAt(metadata, {"uid"}),
-                                       stringAt(metadata, {"resourceVersion"}), age,
-                                       std::move(reason)});
             }
         } catch (const kube::ApiError& error) {
             scan_.errors.push_back(
                 fmt::format("cannot list {} {}: {}", ref.qualifiedName(), where(), error.what()));
         }
+    }
+
+    void offer(const kube::ResourceRef& ref, const json& object,
+               const std::function<std::string(const json&)>& judge) {
+        const json& metadata = metadataOf(object);
+        if (metadata.contains("deletionTimestamp")) return;
+        const auto created = kube::parseTimestamp(metadata.value("creationTimestamp", ""));
+        const auto age =
+            created ? std::chrono::duration_cast<std::chrono::seconds>(options_.now - *created)
+                    : std::chrono::seconds{0};
+        if (age < options_.olderThan || !madeByRossoctl(object)) return;
+        std::string reason = judge(object);
+        if (reason.empty()) return;
+        // An empty name made DELETE .../pods, a deletecollection; a foreign
+        // metadata.namespace steered a delete of -n t elsewhere.
+        if (const std::string why = unusableListedObject(object, options_.namespaceName);
+            !why.empty()) {
+            scan_.errors.push_back(
+                fmt::format("skipped a {} listed {}: {}", ref.kind, where(), why));
+            return;
+        }
+        const std::string name = listedName(object);
+        const std::string ns = actingNamespace(object, options_.namespaceName);
+        scan_.items.push_back({ref, ns, name, stringAt(metadata, {"uid"}),
+                               stringAt(metadata, {"resourceVersion"}), age, std::move(reason)});
     }
 
     std::string where() const {

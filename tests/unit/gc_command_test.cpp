@@ -60,16 +60,17 @@ json pooledSandbox() {
 }
 
 // One leaked object of each kind, each beside one that must be kept.
-void serveCluster(TestHost& host, long claimsStatus = 200) {
+void serveCluster(TestHost& host, long claimsStatus = 200,
+                  const std::vector<json>& moreSandboxes = {}) {
     host.serveGroups();
     host.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,
                    R"({"kind":"APIGroup","name":"extensions.agents.x-k8s.io",)"
                    R"("versions":[{"version":"v1beta1"}]})");
-    host.server.onJson(
-        "GET", kSandboxes, 200,
-        list({object("expired", {{"spec", {{"shutdownTime", "2023-11-14T22:00:00Z"}}}}),
-              object("running", {{"spec", {{"shutdownTime", "2023-11-15T22:00:00Z"}}}}),
-              pooledSandbox()}));
+    std::vector<json> sandboxes = {
+        object("expired", {{"spec", {{"shutdownTime", "2023-11-14T22:00:00Z"}}}}),
+        object("running", {{"spec", {{"shutdownTime", "2023-11-15T22:00:00Z"}}}}), pooledSandbox()};
+    sandboxes.insert(sandboxes.begin(), moreSandboxes.begin(), moreSandboxes.end());
+    host.server.onJson("GET", kSandboxes, 200, list(sandboxes));
     json orphan = object("run-orphan", owned(deadOwner()));
     orphan["status"]["phase"] = "Running";
     json live = object("run-live", owned(kLiveOwner));
@@ -318,4 +319,28 @@ TEST_CASE("gc never deletes a collection, nor in a namespace it was not asked fo
     CHECK(all.err.str().find("its metadata.namespace \"\" is empty") != std::string::npos);
     CHECK(all.err.str().find("its metadata.namespace \"a/b\" holds '/' or '%'") !=
           std::string::npos);
+}
+
+// Review 47b finding 3: one listed object of the wrong shape threw out of the scan, and gc
+// collected nothing at all.
+TEST_CASE("gc: an object of the wrong shape is skipped and said, the rest still collected",
+          "[gc][command][review47b]") {
+    json strayOwner = object("stray-owner", {{"spec", {{"shutdownTime", "2023-11-14T22:00:00Z"}}}});
+    strayOwner["metadata"]["ownerReferences"] = json::array({"x"});
+    json numberedTime = object("numbered-time");
+    numberedTime["metadata"]["creationTimestamp"] = 5;
+    TestHost host;
+    serveCluster(host, 200, {strayOwner, numberedTime});
+    acceptDeletes(host);
+    CHECK(host.run({"gc"}) == kExitError);
+    INFO(host.err.str());
+    CHECK(host.server.writes() == kDeletes);
+    const std::string err = host.err.str();
+    size_t skipped = 0;
+    for (size_t at = 0; (at = err.find("skipped a Sandbox listed in team1: not a Sandbox", at)) !=
+                        std::string::npos;
+         ++at)
+        ++skipped;
+    CHECK(skipped == 2);
+    CHECK(err.find("deleted 6 of 6 objects") != std::string::npos);
 }
