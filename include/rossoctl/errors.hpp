@@ -2,6 +2,7 @@
 // The error kinds every layer throws; the command runner maps each to its exit code.
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace rossoctl {
 
@@ -34,5 +35,13 @@ class ConfigError : public Error {
   public:
     using Error::Error;
 };
+
+// nlohmann's words for a field of another type than expected, without its "[json.exception.*] "
+// tag: what a user is shown of a server's malformed object.
+inline std::string_view withoutJsonTag(std::string_view what) {
+    if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string_view::npos)
+        what.remove_prefix(what.find("] ") + 2);
+    return what;
+}
 
 }  // namespace rossoctl

@@ -141,10 +141,8 @@ int runAndReport(Context& context, const std::function<int(Context&)>& body) {
         return e.exitCode();
     } catch (const nlohmann::json::exception& e) {
         // A field of another type than the API gives it: nlohmann's own words, without its tag.
-        std::string_view what = e.what();
-        if (what.rfind("[json.exception.", 0) == 0 && what.find("] ") != std::string_view::npos)
-            what.remove_prefix(what.find("] ") + 2);
-        report(context, "error: malformed data from the server or kubeconfig: ", what);
+        report(context,
+               "error: malformed data from the server or kubeconfig: ", withoutJsonTag(e.what()));
         return kExitError;
     } catch (const std::exception& e) {
         report(context, "error: ", e.what());

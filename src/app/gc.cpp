@@ -88,8 +88,10 @@ class Scanner {
                 try {
                     offer(ref, object, judge);
                 } catch (const json::exception& error) {
-                    scan_.errors.push_back(fmt::format("skipped a {} listed {}: not a {} ({})",
-                                                       ref.kind, where(), ref.kind, error.what()));
+                    scan_.errors.push_back(
+                        fmt::format("skipped a {} listed {}: a field of another type than "
+                                    "Kubernetes gives it ({})",
+                                    ref.kind, where(), withoutJsonTag(error.what())));
                 }
             }
         } catch (const kube::ApiError& error) {
