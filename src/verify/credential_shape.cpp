@@ -205,7 +205,9 @@ CredentialShape shapeOfText(const std::string& value, const std::string& cluster
 }
 
 // Bytes a further layer could hide a credential in: mostly printable text (a kubeconfig, a
-// token, yet another encoding) or a gzip stream. Random bytes (a key encoded once) are neither.
+// token, yet another encoding) or a gzip stream. Random bytes (a key encoded once) are neither:
+// about 37% of them print, so three in four is a bar binary never reaches and padding a
+// kubeconfig with a tenth of non-text bytes does not slip under.
 bool readsOn(const std::string& bytes) {
     static constexpr size_t kShortestText = 16;
     if (kube::isGzip(bytes)) return true;
@@ -214,7 +216,7 @@ bool readsOn(const std::string& bytes) {
         const auto byte = static_cast<unsigned char>(c);
         return (byte >= 0x20 && byte < 0x7f) || byte == '\n' || byte == '\r' || byte == '\t';
     });
-    return static_cast<size_t>(printable) * 20 >= bytes.size() * 19;  // 95%
+    return static_cast<size_t>(printable) * 4 >= bytes.size() * 3;  // 75%
 }
 
 }  // namespace

@@ -277,3 +277,24 @@ TEST_CASE("review45: verify of a pod the server sends without a status fails cle
     CHECK(host.err.str().find("in phase Unknown, not Running") != std::string::npos);
     CHECK(host.server.execs.empty());
 }
+
+// Review 47a finding 2: one byte in ten of 0xff in the kubeconfig put its fourth layer under the
+// 95% of printable bytes that made text "read on": encoded four times it passed again.
+TEST_CASE("review47a: a padded kubeconfig encoded four times is not a pass", "[review47a]") {
+    const std::string padded = kKubeconfig + std::string(kKubeconfig.size() / 9, '\xff');
+    const std::string threeTimes = base64Encode(base64Encode(base64Encode(padded)));
+    REQUIRE(tokenBoundary(mountingSecret("cfg"), {secret("cfg", {{"k", threeTimes}})}).verdict ==
+            Verdict::Fail);
+    const Finding finding =
+        tokenBoundary(mountingSecret("cfg"), {secret("cfg", {{"k", base64Encode(threeTimes)}})});
+    INFO(evidenceOf(finding));
+    CHECK(finding.verdict != Verdict::Pass);
+    CHECK(evidenceOf(finding).find("text still encoded past 3 base64 or hex layers") !=
+          std::string::npos);
+    // Random bytes under four layers: the fourth decodes to no text, so nothing is said of it.
+    std::string random;
+    for (int i = 0; i < 256; ++i) random += static_cast<char>((i * 167 + 13) % 256);
+    const std::string key = base64Encode(base64Encode(base64Encode(base64Encode(random))));
+    CHECK(evidenceOf(tokenBoundary(mountingSecret("cfg"), {secret("cfg", {{"k", key}})}))
+              .find("encoded past") == std::string::npos);
+}
