@@ -56,6 +56,7 @@ struct RunOptions {
     std::string runtimeClass;
     std::string artifacts;
     bool keep = false;
+    bool force = false;  // write into an --artifacts directory that already holds files
     bool stdinCode = false;
     std::optional<std::string> pool;  // --pool[=NAME]: "" takes any warm pod of the shape
     app::run::ShapeFlags given;       // the shape flags a named pool does not fill in
@@ -210,7 +211,17 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
         !std::filesystem::is_directory(options.artifacts))
         throw UsageError(fmt::format(
             "--artifacts {}: not a directory; give a directory (it is created if missing)",
-            options.artifacts));
+            ui::escapeForTerminal(options.artifacts)));
+    // The code names what it leaves in out/: as sandbox cp, nothing of the user's is replaced
+    // (a .git/hooks/pre-commit in `--artifacts .`) unless --force says so.
+    std::error_code unreadable;  // the collection itself says why it cannot write there
+    if (!options.artifacts.empty() && !options.force &&
+        std::filesystem::is_directory(options.artifacts, unreadable) &&
+        !std::filesystem::is_empty(options.artifacts, unreadable) && !unreadable)
+        throw UsageError(fmt::format(
+            "--artifacts {} already holds files; nothing was run: name a new or empty directory, "
+            "or add --force to write into it (files of the same name are replaced)",
+            ui::escapeForTerminal(options.artifacts)));
     request.collect = !options.artifacts.empty();
     request.artifactsDir = options.artifacts;
     request.artifactLimits.maxBytes = parseCap(options.artifactsMaxBytes, "--artifacts-max-bytes");
@@ -359,6 +370,9 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
                         "Copy every file the code wrote under WORKDIR/out/ into this directory "
                         "(kept, and said to be partial, when the run timed out, was killed or "
                         "reached a cap)");
+    command->add_flag("--force", options->force,
+                      "Write into an --artifacts directory that already holds files (files of "
+                      "the same name are replaced)");
     command->add_flag("--keep", options->keep, "Keep the pod afterwards (for debugging)");
     command->add_flag("--stdin", options->stdinCode,
                       "Pass this process's stdin to the command (e.g. code for python3 -)");

@@ -300,6 +300,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l cpu -x -d 'CPU lim
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l memory -x -d 'Memory limit (and request)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l runtime-class -x -d 'RuntimeClass of the pod (gvisor, kata: a kernel of its own); a project made with --runtime-class requires its own'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts -r -F -d 'Copy every file the code wrote under WORKDIR/out/ into this directory (kept, and said to be partial, when the run timed out, was killed or reached a cap)'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l force -d 'Write into an --artifacts directory that already holds files (files of the same name are replaced)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l keep -d 'Keep the pod afterwards (for debugging)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l stdin -d 'Pass this process\'s stdin to the command (e.g. code for python3 -)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l pool -d 'Take a warm sandbox from \'rossoctl sandbox pool\' when one matches (a SandboxClaim on its SandboxWarmPool, or a bare warm pod); --pool=NAME takes from the SandboxWarmPool NAME, whoever made it, on its pods\' image and limits (a shape flag given that differs is an error)'

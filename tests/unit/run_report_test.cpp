@@ -316,3 +316,32 @@ TEST_CASE("sandbox run --report: an artifact name that is not UTF-8 keeps the re
     CHECK(report["artifacts"][0]["path"] == "bad\xef\xbf\xbd.txt");
     CHECK(host.err.str().find("malformed data") == std::string::npos);
 }
+
+// Review 47a finding 3: the code names what lands in --artifacts; an existing directory took it
+// over whatever was there (`--artifacts .` in a checkout: .git/hooks/pre-commit, mode 0755).
+TEST_CASE("sandbox run --artifacts into a directory that holds files needs --force",
+          "[run][command][review47a]") {
+    TempDir dir;
+    const std::string artifacts = dir.file("arts");
+    fs::create_directories(artifacts);
+    { std::ofstream(artifacts + "/keep.txt") << "mine\n"; }
+    const std::string archive = outArchive({{"./keep.txt", "theirs\n"}});
+    TestHost refused;
+    serveRun(refused, {execRan("", "", 0), execRan(archive, "", 0)});
+    CHECK(refused.run({"sandbox", "run", "--artifacts", artifacts, "--", "true"}) == 125);
+    CHECK(refused.err.str().find("already holds files; nothing was run") != std::string::npos);
+    CHECK(refused.server.requests.empty());
+    CHECK(slurp(artifacts + "/keep.txt") == "mine\n");
+
+    TestHost forced;
+    serveRun(forced, {execRan("", "", 0), execRan(archive, "", 0)});
+    CHECK(forced.run({"sandbox", "run", "--artifacts", artifacts, "--force", "--", "true"}) == 0);
+    CHECK(slurp(artifacts + "/keep.txt") == "theirs\n");
+
+    TestHost empty;  // an empty directory is as good as a new one
+    const std::string fresh = dir.file("fresh");
+    fs::create_directories(fresh);
+    serveRun(empty, {execRan("", "", 0), execRan(archive, "", 0)});
+    CHECK(empty.run({"sandbox", "run", "--artifacts", fresh, "--", "true"}) == 0);
+    CHECK(slurp(fresh + "/keep.txt") == "theirs\n");
+}
