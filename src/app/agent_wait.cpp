@@ -128,7 +128,7 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
         }
         // Ready=True is only as new as the pod it describes: with that pod deleted (a restart
         // with --wait=false) it is stale until the controller sees the replacement.
-        const auto pod = currentPod(findSandboxPods(client, current).owned);
+        const auto pod = sandboxPod(current, findSandboxPods(client, current).owned);
         if (pod && podReady(*pod)) {
             result.outcome = Outcome::Ready;
             return result;

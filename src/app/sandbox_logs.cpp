@@ -82,7 +82,7 @@ class LogFollower {
     bool run() {
         json sandbox = getSandbox(false).value();
         sandboxUid_ = uidOf(sandbox);
-        auto pod = currentPod(findSandboxPods(client_, sandbox).owned);
+        auto pod = sandboxPod(sandbox, findSandboxPods(client_, sandbox).owned);
         if (!pod) {
             const auto why = sandboxNotRunningReason(sandbox, clock_.now());
             fail(why.empty()

@@ -120,6 +120,23 @@ std::optional<json> recordedPod(const json& sandbox, const std::vector<json>& po
     return std::nullopt;
 }
 
+std::optional<json> sandboxPod(const json& sandbox, const std::vector<json>& owned) {
+    if (auto recorded = recordedPod(sandbox, owned)) return recorded;
+    std::vector<std::string> live;
+    std::optional<json> only;
+    for (const auto& pod : owned) {
+        if (terminating(pod)) continue;
+        live.push_back(metadataOf(pod).value("name", ""));
+        only = pod;
+    }
+    if (live.size() > 1)
+        throw Error(fmt::format(
+            "sandbox/{} has {} pods that name it as their controller ({}) and none is the one it "
+            "records; the controller refuses that too: delete the pods it did not make",
+            metadataOf(sandbox).value("name", ""), live.size(), fmt::join(live, ", ")));
+    return only;
+}
+
 std::vector<std::string> otherLivePods(const json& sandbox, const SandboxPods& pods) {
     const std::string recorded = model::sandboxPodName(sandbox);
     std::vector<std::string> names;
@@ -134,7 +151,7 @@ std::vector<std::string> otherLivePods(const json& sandbox, const SandboxPods& p
 }
 
 bool podEnvDiffers(kube::Client& client, const json& sandbox, const json& templateContainer) {
-    auto pod = currentPod(findSandboxPods(client, sandbox).owned);
+    auto pod = sandboxPod(sandbox, findSandboxPods(client, sandbox).owned);
     if (!pod || !pod->contains("spec")) return false;
     const std::string name = templateContainer.value("name", "");
     const json wanted = templateContainer.value("env", json::array());
@@ -300,7 +317,7 @@ json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
                                                   "{} -n {}\"",
                                                   name, ns)
                                     : ""));
-    const auto pod = currentPod(findSandboxPods(client, sandbox).owned);
+    const auto pod = sandboxPod(sandbox, findSandboxPods(client, sandbox).owned);
     if (!pod)
         throw Error(fmt::format("sandbox/{} has no pod; the Sandbox says {}", name,
                                 describeConditions(sandbox)));

@@ -51,7 +51,7 @@ class Restart {
                                 pod.value("metadata", json::object()).value("name", ""),
                                 pod.value("status", json::object()).value("phase", "")));
         }
-        auto target = podToRestart(sandbox, pods.owned);
+        auto target = sandboxPod(sandbox, pods.owned);
         if (!target && pods.owned.empty()) {
             // A running Sandbox with no pod: someone deleted it a moment ago and the controller
             // is making its replacement (whatever its status says meanwhile: the released
@@ -139,26 +139,6 @@ class Restart {
         kube::rideOutOutage(clock_, budget, options_.cancel, attempt);
     }
 
-    // The pod the Sandbox records (its annotation, else its name), else the one live pod it
-    // controls: never merely the newest, which anyone who may create pods can make.
-    std::optional<json> podToRestart(const json& sandbox, const std::vector<json>& owned) const {
-        if (auto recorded = recordedPod(sandbox, owned)) return recorded;
-        std::vector<std::string> live;
-        std::optional<json> only;
-        for (const auto& pod : owned) {
-            if (terminating(pod)) continue;
-            live.push_back(pod.value("metadata", json::object()).value("name", ""));
-            only = pod;
-        }
-        if (live.size() > 1)
-            fail(
-                fmt::format("has {} pods that name it as their controller ({}) and none is the "
-                            "one it records; the controller refuses that too: delete the pods "
-                            "it did not make",
-                            live.size(), fmt::join(live, ", ")));
-        return only;
-    }
-
     SandboxPods findPods(const json& sandbox) {
         SandboxPods pods;
         riddenOut([&] { pods = findSandboxPods(client_, sandbox); });
@@ -236,18 +216,18 @@ class Restart {
     }
 
     // True once the new pod of the sandbox is ready, or will never be (`failure` says why).
-    // Two new pods that name the sandbox as their controller end it: the controller refuses
-    // that state, and neither may be taken for the replacement.
     bool newPodDecided(const kube::ObjectSet& set, std::string& failure) {
         const json* candidate = nullptr;
         for (const auto& [podName, pod] : set) {
             if (!controlledBy(pod, sandboxUid_) || oldUids_.count(uidOf(pod)) || terminating(pod))
                 continue;
-            if (candidate) {
+            // The controller names the pod it makes after the Sandbox; any other name is a pod
+            // someone else made, which the controller would adopt with the old one gone.
+            if (podName != name_) {
                 failure = fmt::format(
-                    "pods {} and {} both name it as their controller; neither is taken for its "
-                    "replacement (the controller refuses that too): delete the one it did not make",
-                    (*candidate)["metadata"].value("name", ""), podName);
+                    "pod {} names it as its controller but is not the pod the controller makes "
+                    "({}); it is not taken for the replacement: delete it",
+                    podName, name_);
                 return true;
             }
             candidate = &pod;

@@ -41,6 +41,30 @@ std::vector<std::string> livePodsBeside(const app::SandboxPods& pods,
     return names;
 }
 
+// What makes a pod the one the Sandbox's template makes: its runtime class, volumes and each
+// container's image and mounts (the service-account volume's random name aside).
+json templateShape(const json& pod) {
+    const json spec = pod.value("spec", json::object());
+    auto ownVolume = [](const json& entry) {
+        return !entry.is_object() || entry.value("name", "").rfind("kube-api-access-", 0) != 0;
+    };
+    json shape = {{"runtimeClassName", spec.value("runtimeClassName", json())},
+                  {"volumes", json::array()},
+                  {"containers", json::array()}};
+    for (const auto& volume : spec.value("volumes", json::array()))
+        if (ownVolume(volume)) shape["volumes"].push_back(volume);
+    for (const auto& container : spec.value("containers", json::array())) {
+        if (!container.is_object()) continue;
+        json mounts = json::array();
+        for (const auto& mount : container.value("volumeMounts", json::array()))
+            if (ownVolume(mount)) mounts.push_back(mount);
+        shape["containers"].push_back({{"name", container.value("name", json())},
+                                       {"image", container.value("image", json())},
+                                       {"volumeMounts", mounts}});
+    }
+    return shape;
+}
+
 }  // namespace
 
 CheckResult Verification::nothingSurvivesCheck() {
@@ -146,6 +170,15 @@ Finding Verification::canariesLive() {
                                           "the canaries (uid {})",
                                           app::shortUid(restarted.oldUid),
                                           app::shortUid(app::uidOf(inputs_.pod)))},
+                             ""});
+    // Anyone who may create pods could make the replacement (the controller adopts it with the
+    // old one gone): what it holds speaks for a restart only if the template could have made it.
+    if (!replacementPod_.is_null() && templateShape(replacementPod_) != templateShape(inputs_.pod))
+        absorb(live, Finding{Verdict::Unproven,
+                             {fmt::format("replacement pod {} differs from the pod it replaced in "
+                                          "its images, volumes, mounts or runtime class: it may "
+                                          "not be the pod the Sandbox's template makes",
+                                          newPod)},
                              ""});
     if (auto others = livePodsBeside(pods, restarted); !others.empty())
         absorb(live, Finding{Verdict::Unproven,

@@ -536,3 +536,35 @@ TEST_CASE("a field of the wrong type from a server is one plain error line", "[s
         CHECK(host.server.writes().empty());
     }
 }
+
+// Review 48 finding 2: exec, cp and port-forward went to the newest pod naming the Sandbox as
+// controller, which anyone who may create pods can make: the user's session ran in theirs.
+TEST_CASE("sandbox exec goes to the pod the Sandbox records, never a newer one beside it",
+          "[sandbox][command][review48]") {
+    json decoy = podOf("orders");
+    decoy["metadata"]["name"] = "decoy";
+    decoy["metadata"]["uid"] = "pod-uid-decoy";
+    decoy["metadata"]["creationTimestamp"] = "2023-11-14T23:00:00Z";
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
+    host.server.onJson("GET", kPods, 200, list({podOf("orders"), decoy}));
+    host.server.onExec("team1", "orders", testing::execRan("", "", 0));
+    host.server.onExec("team1", "decoy", testing::execRan("", "", 7));
+    CHECK(host.run({"sandbox", "exec", "orders", "--", "true"}) == 0);
+    REQUIRE(host.server.execs.size() == 1);
+    CHECK(host.server.execs[0].pod == "team1/orders");
+
+    json other = podOf("orders");  // none recorded, two it controls: which is not guessed
+    other["metadata"]["name"] = "other";
+    other["metadata"]["uid"] = "pod-uid-other";
+    decoy["metadata"]["name"] = "decoy";
+    TestHost two;
+    two.serveSandboxGroup();
+    two.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
+    two.server.onJson("GET", kPods, 200, list({other, decoy}));
+    CHECK(two.run({"sandbox", "exec", "orders", "--", "true"}) == kExitError);
+    CHECK(two.err.str().find("has 2 pods that name it as their controller (other, decoy)") !=
+          std::string::npos);
+    CHECK(two.server.execs.empty());
+}

@@ -284,12 +284,13 @@ TEST_CASE("restart deletes the recorded pod, never a newer pod that only names t
     CHECK(result.podName == "orders");
 }
 
-TEST_CASE("restart takes neither of two new pods that both name the Sandbox as controller",
-          "[restart][review47b]") {
+// Review 48 finding 1: a pod with a controller reference to the Sandbox, made by someone else
+// while the old pod terminated, was taken for the replacement (and the controller adopts it).
+TEST_CASE("restart never takes a pod it controls that the controller did not make",
+          "[restart][review48]") {
     ClientFixture fixture;
-    json decoy = pod("d1", false);
-    decoy["metadata"]["name"] = "decoy";
-    decoy["metadata"]["creationTimestamp"] = "2026-01-01T00:05:00Z";
+    json decoy = pod("d2", true);
+    decoy["metadata"]["name"] = "decoy2";
     fixture.server.reply(200, list("10", json::array({pod("real", true)})));
     fixture.server.reply(200, "{}");  // DELETE
     fixture.server.stream({event("ADDED", decoy), event("ADDED", pod("new", true))});
@@ -299,8 +300,9 @@ TEST_CASE("restart takes neither of two new pods that both name the Sandbox as c
                             "team1", "orders", options, sandbox(true));
         FAIL("the restart took a replacement");
     } catch (const Error& error) {
-        CHECK(std::string(error.what()).find("decoy and orders both name it as their controller") !=
-              std::string::npos);
+        CHECK(std::string(error.what())
+                  .find("pod decoy2 names it as its controller but is not the pod the controller "
+                        "makes (orders)") != std::string::npos);
     }
     CHECK(fixture.server.requests[1].url.find("/pods/orders") != std::string::npos);
 }

@@ -309,3 +309,28 @@ TEST_CASE("review47b: a pod beside the replacement leaves nothing-survives unpro
     CHECK_THAT(evidence(run.checks["nothing-survives"]),
                Catch::Contains("after the restart pod(s) decoy match the Sandbox beside orders"));
 }
+
+// Review 48 finding 1: a pod with the Sandbox as its controller, made by someone else while the
+// old one terminated, was read for the canaries; the controller would adopt it, too.
+TEST_CASE("review48: nothing-survives is not proven by a replacement anyone could make",
+          "[verify][false-pass][review48]") {
+    json decoy = hardenedPod("decoy-uid");
+    decoy["metadata"]["name"] = "decoy2";
+    TestHost named;
+    const Run other = runVerify(named, sandbox(), hardenedPod("pod-uid-1"), decoy);
+    INFO(other.text);
+    CHECK(other.exitCode == 3);
+    CHECK(other.checks["nothing-survives"]["result"] == "unproven");
+    CHECK_THAT(evidence(other.checks["nothing-survives"]),
+               Catch::Contains("pod decoy2 names it as its controller but is not the pod"));
+
+    json unlike = hardenedPod("pod-uid-2");  // under the name, but not what the template makes
+    unlike["spec"]["containers"][0]["image"] = "registry.test/elsewhere:1";
+    TestHost shaped;
+    const Run made = runVerify(shaped, sandbox(), hardenedPod("pod-uid-1"), unlike);
+    INFO(made.text);
+    CHECK(made.exitCode == 3);
+    CHECK(made.checks["nothing-survives"]["result"] == "unproven");
+    CHECK_THAT(evidence(made.checks["nothing-survives"]),
+               Catch::Contains("replacement pod orders differs from the pod it replaced"));
+}

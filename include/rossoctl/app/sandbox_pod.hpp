@@ -41,6 +41,11 @@ bool podReady(const nlohmann::json& pod);
 bool podFinished(const nlohmann::json& pod);
 // The newest owned pod that is not being deleted.
 std::optional<nlohmann::json> currentPod(const std::vector<nlohmann::json>& pods);
+// The sandbox's pod among `owned` (findSandboxPods): the one it records, else the one live pod
+// it controls; never merely the newest, which anyone who may create pods can make. Several live
+// pods it controls, none recorded, is an Error (the controller refuses that state too).
+std::optional<nlohmann::json> sandboxPod(const nlohmann::json& sandbox,
+                                         const std::vector<nlohmann::json>& owned);
 // The pod the Sandbox records as its own (annotation agents.x-k8s.io/pod-name, else its name,
 // as the controller resolves it) among pods, if there and not being deleted.
 std::optional<nlohmann::json> recordedPod(const nlohmann::json& sandbox,
