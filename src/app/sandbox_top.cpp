@@ -100,7 +100,8 @@ json nodeSummary(kube::Client& client, const std::string& node) {
 
 }  // namespace
 
-std::map<std::string, PodUsage> parseSummary(const json& summary) {
+std::map<std::string, PodUsage> parseSummary(const json& summary,
+                                             const std::set<std::string>& wanted) {
     if (!summary.is_object())
         throw Error("the node's stats answer is not a Summary (a JSON object)");
     std::map<std::string, PodUsage> pods;
@@ -108,7 +109,7 @@ std::map<std::string, PodUsage> parseSummary(const json& summary) {
     if (!items || !items->is_array()) return pods;
     for (const auto& pod : *items) {
         const std::string uid = stringAt(objectAt(pod, "podRef"), "uid");
-        if (!uid.empty() && uid.size() <= 64) pods[uid] = usageOf(pod);
+        if (wanted.count(uid)) pods[uid] = usageOf(pod);
     }
     return pods;
 }
@@ -143,9 +144,12 @@ std::vector<SandboxUsage> sandboxUsage(kube::Client& client, const TopRequest& r
         rows.push_back(std::move(row));
     }
     // One Summary per node, matched to pods by UID (a pod of the same name elsewhere is not it).
+    std::set<std::string> wanted;
+    for (const auto& row : rows)
+        if (!row.podUid.empty()) wanted.insert(row.podUid);
     std::map<std::string, PodUsage> usage;
     for (const auto& node : nodes)
-        for (auto& [uid, podUsage] : parseSummary(nodeSummary(client, node)))
+        for (auto& [uid, podUsage] : parseSummary(nodeSummary(client, node), wanted))
             usage[uid] = std::move(podUsage);
     for (auto& row : rows) {
         auto found = usage.find(row.podUid);

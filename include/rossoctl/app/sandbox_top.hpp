@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,11 @@ struct PodUsage {
     std::string time;                            // when the kubelet sampled cpu (RFC 3339)
 };
 
-// The pods of a Summary answer by UID. The node (and through it the pods) wrote it: anything of
-// the wrong type is skipped, never thrown on; an answer that is no object throws Error.
-std::map<std::string, PodUsage> parseSummary(const nlohmann::json& summary);
+// The pods of a Summary answer by UID, those in `wanted` only: one answer per node, each may list
+// any number of pods, and only the rows' are kept. The node (and through it the pods) wrote it:
+// anything of the wrong type is skipped, never thrown on; an answer that is no object throws.
+std::map<std::string, PodUsage> parseSummary(const nlohmann::json& summary,
+                                             const std::set<std::string>& wanted);
 
 struct SandboxUsage {
     std::string namespaceName;
