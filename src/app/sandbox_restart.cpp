@@ -184,8 +184,10 @@ class Restart {
             left = std::max(milliseconds{1}, options_.timeout - elapsed());
         // Between spans the Sandbox and its events are read, so a pod the controller may not
         // create (quota, LimitRange) ends the wait at once; once a replacement exists, nothing
-        // of that kind can block it and the rest is one watch.
+        // of that kind can block it and the rest is one watch. While the old pod still
+        // terminates the controller cannot make one under its name: nothing to read yet.
         bool replacementCreated = false;
+        bool oldPodTerminating = false;
         auto waited = waitUnlessBlocked(
             clock_, left, options_.cancel,
             [&](milliseconds span) {
@@ -196,13 +198,22 @@ class Restart {
                 wait.cancel = options_.cancel;
                 wait.initialList = std::move(given);
                 given.reset();
-                return kube::waitForSet(client_, clock_, kube::resources::pods(), ns_, wait,
-                                        [&](const kube::ObjectSet& set) {
-                                            replacementCreated |= replacementSeen(set);
-                                            return newPodDecided(set, failure);
-                                        });
+                return kube::waitForSet(
+                    client_, clock_, kube::resources::pods(), ns_, wait,
+                    [&](const kube::ObjectSet& set) {
+                        replacementCreated |= replacementSeen(set);
+                        oldPodTerminating =
+                            std::any_of(set.begin(), set.end(), [&](const auto& entry) {
+                                return oldUids_.count(uidOf(entry.second)) > 0 &&
+                                       terminating(entry.second);
+                            });
+                        return newPodDecided(set, failure);
+                    });
             },
-            [&] { return sandboxCreateFailure(client_, getSandbox(), since); },
+            [&]() -> std::optional<std::string> {
+                if (oldPodTerminating) return std::nullopt;
+                return sandboxCreateFailure(client_, getSandbox(), since);
+            },
             [&] { return !replacementCreated; });
         if (waited.blocker) fail(*waited.blocker);
         const kube::WaitResult& outcome = waited.wait;

@@ -448,3 +448,38 @@ TEST_CASE("request budget: a replacement pod slow to become ready costs no block
     for (const auto& request : sent) CHECK(request.find("/events") == std::string::npos);
     CHECK(host.out.str().find("sandbox/orders restarted") == 0);
 }
+
+TEST_CASE("request budget: an old pod still terminating costs no blocker reads",
+          "[requests][restart]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.latency = std::chrono::milliseconds(200);
+    json leaving = podOf("orders", "old");
+    leaving["metadata"]["deletionTimestamp"] = "2023-11-14T22:10:00Z";
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
+    host.server.onJson("GET", kPods, 200, list({leaving}));  // a restart already under way
+    host.server.onStream("GET", kPods + "?watch=true", {});
+    host.server.onJson("GET", kSandboxes, 200, list({sandboxObject("orders")}));
+    // The old pod takes its grace period to go (an agent that ignores SIGTERM): the controller
+    // cannot make the new pod under the same name until then, so there is nothing to ask.
+    int podWatches = 0;
+    host.server.onRequest = [&](const kube::HttpRequest& request) {
+        if (request.method != "GET" || request.url.find("/pods?") == std::string::npos ||
+            request.url.find("watch=true") == std::string::npos)
+            return;
+        if (++podWatches == 8)
+            host.server.onStream(
+                "GET", kPods + "?watch=true",
+                {event("DELETED", leaving), event("ADDED", podOf("orders", "new"))});
+    };
+    const auto started = host.clock.monotonic();
+    REQUIRE(host.run({"sandbox", "restart", "orders"}) == 0);
+    INFO(host.err.str());
+    CHECK(host.clock.monotonic() - started > std::chrono::seconds(4));
+    const auto sent = host.sent();
+    CHECK(std::count(sent.begin(), sent.end(), "GET " + kSandboxes + "/orders") == 1);
+    for (const auto& request : sent) {
+        CHECK(request.find("/events") == std::string::npos);
+        CHECK(request.find("/resourcequotas") == std::string::npos);
+    }
+}
