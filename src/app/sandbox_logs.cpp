@@ -260,7 +260,9 @@ class LogFollower {
             const std::string state = stateOf(pod, containerIn(pod));
             const bool started = state == "running" || state == "terminated";
             if (uidOf(pod) != lastUid_) {
-                if (!started) continue;
+                // The controller makes a new pod under the Sandbox's name; a pod of another
+                // name with the Sandbox as controller is someone else's (review 49 finding 1).
+                if (!started || podName != name_) continue;
                 next = {Next::NewPod, pod, {}};
                 return true;
             }

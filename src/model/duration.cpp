@@ -44,7 +44,10 @@ std::chrono::milliseconds parseDuration(const std::string& text, const std::stri
         else
             throw invalid();
         totalMs += number * scale;
-        if (totalMs > 1e13) throw invalid();
+        // A deadline is now + this in nanoseconds: past ~292 years it wraps into the past.
+        if (totalMs > 876'000.0 * 3'600'000)
+            throw UsageError(fmt::format("invalid value \"{}\" for {}: at most 876000h (100 years)",
+                                         text, flag));
     }
     return std::chrono::milliseconds{static_cast<long long>(totalMs)};
 }

@@ -197,11 +197,6 @@ std::chrono::seconds parseLifetime(const std::string& text, const std::string& w
     auto duration = parseDuration(text, what);
     if (duration.count() < 1000)
         throw UsageError(fmt::format("{} must be at least 1s, got \"{}\"", what, printable(text)));
-    // now + a lifetime is counted in nanoseconds: past ~292 years it wraps into the past.
-    constexpr std::chrono::hours kLongest{876'000};  // 100 years
-    if (duration > kLongest)
-        throw UsageError(fmt::format("{} must be at most {}h (100 years), got \"{}\"", what,
-                                     kLongest.count(), printable(text)));
     return std::chrono::duration_cast<std::chrono::seconds>(duration);
 }
 

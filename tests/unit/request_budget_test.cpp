@@ -95,6 +95,17 @@ std::vector<std::string> runRequestsBesideReaper(const TestHost& host) {
     return run;
 }
 
+// Calls `watched` with the count so far at each pod watch, before it is answered (to script
+// what the next watches bring).
+void onPodWatch(TestHost& host, std::function<void(int podWatches)> watched) {
+    host.server.onRequest = [watched = std::move(watched),
+                             count = 0](const kube::HttpRequest& request) mutable {
+        if (request.method == "GET" && request.url.find("/pods?") != std::string::npos &&
+            request.url.find("watch=true") != std::string::npos)
+            watched(++count);
+    };
+}
+
 // How many of the run's requests come before the exec that starts the command (the last exec).
 size_t requestsBeforeCommand(const std::vector<std::string>& run) {
     size_t last = 0;
@@ -427,18 +438,13 @@ TEST_CASE("request budget: a replacement pod slow to become ready costs no block
     host.server.onJson("GET", kSandboxes, 200, list({sandboxObject("orders")}));
     // The replacement exists at once but is Ready only after several quiet watches: well past
     // the 2 s after which a wait with nothing created yet reads the Sandbox and its events.
-    int podWatches = 0;
-    host.server.onRequest = [&](const kube::HttpRequest& request) {
-        if (request.method != "GET" || request.url.find("/pods?") == std::string::npos ||
-            request.url.find("watch=true") == std::string::npos)
-            return;
-        ++podWatches;
+    onPodWatch(host, [&](int podWatches) {
         if (podWatches == 1)
             host.server.onStream("GET", kPods + "?watch=true", {});
         else if (podWatches == 4)
             host.server.onStream("GET", kPods + "?watch=true",
                                  {event("MODIFIED", podOf("orders", "new"))});
-    };
+    });
     const auto started = host.clock.monotonic();
     REQUIRE(host.run({"sandbox", "restart", "orders"}) == 0);
     INFO(host.err.str());
@@ -462,16 +468,12 @@ TEST_CASE("request budget: an old pod still terminating costs no blocker reads",
     host.server.onJson("GET", kSandboxes, 200, list({sandboxObject("orders")}));
     // The old pod takes its grace period to go (an agent that ignores SIGTERM): the controller
     // cannot make the new pod under the same name until then, so there is nothing to ask.
-    int podWatches = 0;
-    host.server.onRequest = [&](const kube::HttpRequest& request) {
-        if (request.method != "GET" || request.url.find("/pods?") == std::string::npos ||
-            request.url.find("watch=true") == std::string::npos)
-            return;
-        if (++podWatches == 8)
+    onPodWatch(host, [&](int podWatches) {
+        if (podWatches == 8)
             host.server.onStream(
                 "GET", kPods + "?watch=true",
                 {event("DELETED", leaving), event("ADDED", podOf("orders", "new"))});
-    };
+    });
     const auto started = host.clock.monotonic();
     REQUIRE(host.run({"sandbox", "restart", "orders"}) == 0);
     INFO(host.err.str());

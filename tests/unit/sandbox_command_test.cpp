@@ -545,10 +545,13 @@ TEST_CASE("sandbox exec goes to the pod the Sandbox records, never a newer one b
     decoy["metadata"]["name"] = "decoy";
     decoy["metadata"]["uid"] = "pod-uid-decoy";
     decoy["metadata"]["creationTimestamp"] = "2023-11-14T23:00:00Z";
+    auto serve = [](TestHost& host, const std::vector<json>& pods) {
+        host.serveSandboxGroup();
+        host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
+        host.server.onJson("GET", kPods, 200, list(pods));
+    };
     TestHost host;
-    host.serveSandboxGroup();
-    host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
-    host.server.onJson("GET", kPods, 200, list({podOf("orders"), decoy}));
+    serve(host, {podOf("orders"), decoy});
     host.server.onExec("team1", "orders", testing::execRan("", "", 0));
     host.server.onExec("team1", "decoy", testing::execRan("", "", 7));
     CHECK(host.run({"sandbox", "exec", "orders", "--", "true"}) == 0);
@@ -558,11 +561,8 @@ TEST_CASE("sandbox exec goes to the pod the Sandbox records, never a newer one b
     json other = podOf("orders");  // none recorded, two it controls: which is not guessed
     other["metadata"]["name"] = "other";
     other["metadata"]["uid"] = "pod-uid-other";
-    decoy["metadata"]["name"] = "decoy";
     TestHost two;
-    two.serveSandboxGroup();
-    two.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
-    two.server.onJson("GET", kPods, 200, list({other, decoy}));
+    serve(two, {other, decoy});
     CHECK(two.run({"sandbox", "exec", "orders", "--", "true"}) == kExitError);
     CHECK(two.err.str().find("has 2 pods that name it as their controller (other, decoy)") !=
           std::string::npos);

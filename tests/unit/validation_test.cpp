@@ -76,7 +76,7 @@ TEST_CASE("lifetimes", "[validation]") {
     // Review 48 finding 4: 2100000h wrapped now + lifetime into 1681.
     CHECK(parseLifetime("876000h", "--lifetime").count() == 876000LL * 3600);
     CHECK_THROWS_WITH(parseLifetime("2100000h", "--lifetime"),
-                      "--lifetime must be at most 876000h (100 years), got \"2100000h\"");
+                      "invalid value \"2100000h\" for --lifetime: at most 876000h (100 years)");
 }
 
 TEST_CASE("30,000 characters of input are a usage error, never a stack overflow", "[validation]") {
