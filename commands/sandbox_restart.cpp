@@ -9,7 +9,6 @@
 
 #include "conventions.hpp"
 #include "registry.hpp"
-#include "rossoctl/app/parallel.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 
@@ -77,16 +76,24 @@ class RestartReporter {
     bool drawn_ = false;
 };
 
-std::vector<std::string> selectSandboxes(app::Context& context, const kube::ResourceRef& ref,
-                                         const std::string& ns,
-                                         const RestartCommandOptions& options) {
-    if (!options.names.empty()) return objectNames(options.names, {sandboxType()}, "sandbox");
+struct SelectedSandboxes {
+    std::vector<std::string> names;
+    std::optional<json> list;  // the LIST they were picked from, for -l and --all
+};
+
+SelectedSandboxes selectSandboxes(app::Context& context, const kube::ResourceRef& ref,
+                                  const std::string& ns, const RestartCommandOptions& options) {
+    SelectedSandboxes selected;
+    if (!options.names.empty()) {
+        selected.names = objectNames(options.names, {sandboxType()}, "sandbox");
+        return selected;
+    }
     kube::ListOptions list;
     list.labelSelector = options.selector;
-    std::vector<std::string> names;
-    for (const auto& item : context.client().list(ref, ns, list).value("items", json::array()))
-        names.push_back(item.value("metadata", json::object()).value("name", ""));
-    return names;
+    selected.list = context.client().list(ref, ns, list);
+    for (const auto& item : selected.list->value("items", json::array()))
+        selected.names.push_back(item.value("metadata", json::object()).value("name", ""));
+    return selected;
 }
 
 int runRestart(app::Context& context, RestartCommandOptions& options) {
@@ -102,7 +109,8 @@ int runRestart(app::Context& context, RestartCommandOptions& options) {
     // complete
     const std::string ns = context.namespaceName();
     const kube::ResourceRef ref = context.discovery().sandboxes();
-    const auto names = selectSandboxes(context, ref, ns, options);
+    auto selected = selectSandboxes(context, ref, ns, options);
+    const auto& names = selected.names;
     if (names.empty()) {
         context.err() << "No sandboxes found in namespace " << ns
                       << (options.selector.empty() ? "" : " matching " + options.selector) << ".\n";
@@ -112,25 +120,26 @@ int runRestart(app::Context& context, RestartCommandOptions& options) {
     // run: each worker owns a client (connection); the first worker reuses the context's.
     RestartReporter reporter(context, names.size());
     const size_t workers = std::min(kMaxWorkers, names.size());
-    std::vector<std::unique_ptr<kube::Client>> clients;
-    for (size_t i = 1; i < workers; ++i) clients.push_back(context.newClient());
-    app::forEachInParallel(names.size(), workers, [&](size_t index, size_t worker) {
-        kube::Client& client = worker == 0 ? context.client() : *clients[worker - 1];
-        const std::string& name = names[index];
-        app::RestartOptions restart;
-        restart.wait = options.wait;
-        restart.timeout = timeout;
-        restart.cancel = context.cancelFlag();
-        restart.onStep = [&](const std::string& text) { reporter.step(name, text); };
-        try {
-            auto result = app::restartSandbox(client, context.clock(), ref, ns, name, restart);
-            reporter.done(app::describeRestart(name, result), result.notes, false);
-        } catch (const kube::ApiError& error) {
-            reporter.done(fmt::format("sandbox/{}: {}", name, error.what()), {}, true);
-        } catch (const std::exception& error) {
-            reporter.done(error.what(), {}, true);
-        }
-    });
+    std::vector<std::unique_ptr<kube::Client>> owned;
+    std::vector<kube::Client*> clients{&context.client()};
+    for (size_t i = 1; i < workers; ++i)
+        clients.push_back(owned.emplace_back(context.newClient()).get());
+    app::RestartManyOptions restart;
+    restart.restart.wait = options.wait;
+    restart.restart.timeout = timeout;
+    restart.restart.cancel = context.cancelFlag();
+    restart.onStep = [&](const std::string& name, const std::string& text) {
+        reporter.step(name, text);
+    };
+    restart.onDone = [&](const app::RestartOutcome& outcome) {
+        if (outcome.result)
+            reporter.done(app::describeRestart(outcome.name, *outcome.result),
+                          outcome.result->notes, false);
+        else
+            reporter.done(outcome.error, {}, true);
+    };
+    app::restartSandboxes(clients, context.clock(), ref, ns, names, restart,
+                          std::move(selected.list));
     return reporter.failed() > 0 ? kExitError : kExitOk;
 }
 

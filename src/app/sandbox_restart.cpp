@@ -12,17 +12,95 @@
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod_failure.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "sandbox_restart_internal.hpp"
 
 namespace rossoctl::app {
 
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-namespace {
+namespace restart_detail {
 
 std::string formatSeconds(milliseconds duration) {
     return fmt::format("{:.1f}s", static_cast<double>(duration.count()) / 1000.0);
 }
+
+PodView viewOf(const kube::ObjectSet& pods) {
+    PodView view;
+    view.reserve(pods.size());
+    for (const auto& [name, pod] : pods) view.emplace_back(&name, &pod);
+    return view;
+}
+
+bool newPodDecided(const Replacing& replacing, const PodView& pods, RestartResult& result,
+                   std::string& failure) {
+    const json* candidate = nullptr;
+    for (const auto& [podName, pod] : pods) {
+        if (!controlledBy(*pod, replacing.sandboxUid) || replacing.oldUids.count(uidOf(*pod)) ||
+            terminating(*pod))
+            continue;
+        // The controller names the pod it makes after the Sandbox; any other name is a pod
+        // someone else made, which the controller would adopt with the old one gone.
+        if (*podName != replacing.sandboxName) {
+            failure = fmt::format(
+                "pod {} names it as its controller but is not the pod the controller makes "
+                "({}); it is not taken for the replacement: delete it",
+                *podName, replacing.sandboxName);
+            return true;
+        }
+        candidate = pod;
+    }
+    if (!candidate) return false;
+    const json& pod = *candidate;
+    const std::string podName = pod["metadata"].value("name", "");
+    if (podFinished(pod)) {
+        failure = fmt::format("new pod {} ended in phase {}", podName,
+                              pod.value("status", json::object()).value("phase", ""));
+        return true;
+    }
+    if (auto cannotStart = model::podStartFailure(pod)) {
+        failure = fmt::format("new pod {}: {}", podName, *cannotStart);
+        return true;
+    }
+    if (!podReady(pod)) return false;
+    result.newUid = uidOf(pod);
+    result.podName = podName;
+    return true;
+}
+
+bool replacementSeen(const Replacing& replacing, const PodView& pods) {
+    for (const auto& entry : pods)
+        if (controlledBy(*entry.second, replacing.sandboxUid) &&
+            !replacing.oldUids.count(uidOf(*entry.second)))
+            return true;
+    return false;
+}
+
+bool oldPodTerminating(const Replacing& replacing, const PodView& pods) {
+    return std::any_of(pods.begin(), pods.end(), [&](const auto& entry) {
+        return replacing.oldUids.count(uidOf(*entry.second)) > 0 && terminating(*entry.second);
+    });
+}
+
+std::set<std::string> replacedUnderUs(const SandboxPods& pods, RestartResult& result) {
+    std::set<std::string> oldUids = {result.oldUid};
+    for (const auto& pod : pods.owned) {
+        if (terminating(pod))
+            oldUids.insert(uidOf(pod));
+        else if (uidOf(pod) != result.oldUid)
+            result.notes.push_back(
+                fmt::format("pod {} was replaced by someone else (uid {}) before rossoctl "
+                            "deleted it; the replacement is kept",
+                            result.podName, shortUid(uidOf(pod))));
+    }
+    return oldUids;
+}
+
+}  // namespace restart_detail
+
+namespace {
+
+using restart_detail::formatSeconds;
 
 class Restart {
   public:
@@ -78,16 +156,7 @@ class Restart {
             } else {
                 // Replaced under us: never delete the replacement; look once more.
                 pods = findPods(sandbox);
-                for (const auto& pod : pods.owned) {
-                    if (uidOf(pod) != result_.oldUid && !terminating(pod))
-                        result_.notes.push_back(fmt::format(
-                            "pod {} was replaced by someone else (uid {}) before rossoctl "
-                            "deleted it; the replacement is kept",
-                            result_.podName, shortUid(uidOf(pod))));
-                }
-                oldUids_ = {result_.oldUid};
-                for (const auto& pod : pods.owned)
-                    if (terminating(pod)) oldUids_.insert(uidOf(pod));
+                oldUids_ = restart_detail::replacedUnderUs(pods, result_);
             }
         } else {
             // Only terminating pods: a restart is already under way; wait for its result.
@@ -201,13 +270,10 @@ class Restart {
                 return kube::waitForSet(
                     client_, clock_, kube::resources::pods(), ns_, wait,
                     [&](const kube::ObjectSet& set) {
-                        replacementCreated |= replacementSeen(set);
-                        oldPodTerminating =
-                            std::any_of(set.begin(), set.end(), [&](const auto& entry) {
-                                return oldUids_.count(uidOf(entry.second)) > 0 &&
-                                       terminating(entry.second);
-                            });
-                        return newPodDecided(set, failure);
+                        const auto pods = restart_detail::viewOf(set);
+                        replacementCreated |= restart_detail::replacementSeen(replacing(), pods);
+                        oldPodTerminating = restart_detail::oldPodTerminating(replacing(), pods);
+                        return restart_detail::newPodDecided(replacing(), pods, result_, failure);
                     });
             },
             [&]() -> std::optional<std::string> {
@@ -217,7 +283,8 @@ class Restart {
             [&] { return !replacementCreated; });
         if (waited.blocker) fail(*waited.blocker);
         const kube::WaitResult& outcome = waited.wait;
-        if (outcome.outcome == kube::WaitOutcome::TimedOut && !replacementSeen(outcome.objects))
+        if (outcome.outcome == kube::WaitOutcome::TimedOut &&
+            !restart_detail::replacementSeen(replacing(), restart_detail::viewOf(outcome.objects)))
             fail(fmt::format(
                 "timed out after {}: no replacement pod was ever created for pod {} (is the "
                 "agent-sandbox controller running?); the Sandbox's status predates the restart",
@@ -226,47 +293,7 @@ class Restart {
         if (!failure.empty()) fail(failure);
     }
 
-    // True once the new pod of the sandbox is ready, or will never be (`failure` says why).
-    bool newPodDecided(const kube::ObjectSet& set, std::string& failure) {
-        const json* candidate = nullptr;
-        for (const auto& [podName, pod] : set) {
-            if (!controlledBy(pod, sandboxUid_) || oldUids_.count(uidOf(pod)) || terminating(pod))
-                continue;
-            // The controller names the pod it makes after the Sandbox; any other name is a pod
-            // someone else made, which the controller would adopt with the old one gone.
-            if (podName != name_) {
-                failure = fmt::format(
-                    "pod {} names it as its controller but is not the pod the controller makes "
-                    "({}); it is not taken for the replacement: delete it",
-                    podName, name_);
-                return true;
-            }
-            candidate = &pod;
-        }
-        if (!candidate) return false;
-        const json& pod = *candidate;
-        const std::string podName = pod["metadata"].value("name", "");
-        if (podFinished(pod)) {
-            failure = fmt::format("new pod {} ended in phase {}", podName,
-                                  pod.value("status", json::object()).value("phase", ""));
-            return true;
-        }
-        if (auto cannotStart = model::podStartFailure(pod)) {
-            failure = fmt::format("new pod {}: {}", podName, *cannotStart);
-            return true;
-        }
-        if (!podReady(pod)) return false;
-        result_.newUid = uidOf(pod);
-        result_.podName = podName;
-        return true;
-    }
-
-    // A pod of this sandbox other than the ones the restart replaces.
-    bool replacementSeen(const kube::ObjectSet& pods) const {
-        for (const auto& [podName, pod] : pods)
-            if (controlledBy(pod, sandboxUid_) && !oldUids_.count(uidOf(pod))) return true;
-        return false;
-    }
+    restart_detail::Replacing replacing() const { return {name_, sandboxUid_, oldUids_}; }
 
     void waitForSandboxReady() {
         step("waiting for the Sandbox to be Ready");

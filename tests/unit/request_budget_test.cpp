@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "budget_fixtures.hpp"
 #include "rossoctl/app/run/run_pod.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
 #include "test_host.hpp"
@@ -15,68 +16,9 @@
 using namespace rossoctl;
 using nlohmann::json;
 using rossoctl::testing::TestHost;
+using namespace rossoctl::testing::budget;
 
 namespace {
-
-const std::string kDiscovery = "GET /apis/agents.x-k8s.io";
-const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
-const std::string kPods = "/api/v1/namespaces/team1/pods";
-
-json readyCondition() {
-    return json::array({{{"type", "Ready"}, {"status", "True"}, {"reason", "Ready"}}});
-}
-
-json sandboxObject(const std::string& name) {
-    return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
-            {"kind", "Sandbox"},
-            {"metadata",
-             {{"name", name},
-              {"namespace", "team1"},
-              {"uid", "uid-" + name},
-              {"resourceVersion", "5"},
-              {"creationTimestamp", "2023-11-14T22:00:00Z"}}},
-            {"spec",
-             {{"podTemplate",
-               {{"spec",
-                 {{"containers",
-                   {{{"name", "agent"},
-                     {"image", "ghcr.io/acme/orders:1.4"},
-                     {"env", {{{"name", "LOG_LEVEL"}, {"value", "debug"}}}}}}}}}}}}},
-            {"status",
-             {{"selector", "agents.x-k8s.io/sandbox-name-hash=abc"},
-              {"conditions", readyCondition()}}}};
-}
-
-json podOf(const std::string& sandbox, const std::string& uid) {
-    return {{"metadata",
-             {{"name", sandbox},
-              {"namespace", "team1"},
-              {"uid", uid},
-              {"resourceVersion", "7"},
-              {"creationTimestamp", "2023-11-14T22:00:05Z"},
-              {"labels", {{"agents.x-k8s.io/sandbox-name-hash", "abc"}}},
-              {"ownerReferences",
-               {{{"kind", "Sandbox"},
-                 {"name", sandbox},
-                 {"uid", "uid-" + sandbox},
-                 {"controller", true}}}}}},
-            {"spec", {{"containers", {{{"name", "agent"}}}}}},
-            {"status", {{"phase", "Running"}, {"conditions", readyCondition()}}}};
-}
-
-json list(const std::vector<json>& items, const std::string& next = "") {
-    json metadata = {{"resourceVersion", "10"}};
-    if (!next.empty()) metadata["continue"] = next;
-    return {{"kind", "List"}, {"metadata", metadata}, {"items", items}};
-}
-
-std::string event(const std::string& type, const json& object) {
-    return json{{"type", type}, {"object", object}}.dump() + "\n";
-}
-
-const std::string kReaperList = "GET " + kPods + "?labelSelector=rossoctl.dev%2Frun%3Dtrue";
-const std::string kExtensions = "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/team1";
-const std::string kClaims = kExtensions + "/sandboxclaims";
 
 // The run reaper's pod list goes on a thread of its own beside the run (issue 31), so where it
 // falls among the run's requests is the scheduler's: it is counted apart and must come once.
@@ -93,17 +35,6 @@ std::vector<std::string> runRequestsBesideReaper(const TestHost& host) {
     }
     CHECK(reaperLists == 1);
     return run;
-}
-
-// Calls `watched` with the count so far at each pod watch, before it is answered (to script
-// what the next watches bring).
-void onPodWatch(TestHost& host, std::function<void(int podWatches)> watched) {
-    host.server.onRequest = [watched = std::move(watched),
-                             count = 0](const kube::HttpRequest& request) mutable {
-        if (request.method == "GET" && request.url.find("/pods?") != std::string::npos &&
-            request.url.find("watch=true") != std::string::npos)
-            watched(++count);
-    };
 }
 
 // How many of the run's requests come before the exec that starts the command (the last exec).

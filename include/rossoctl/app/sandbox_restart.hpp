@@ -39,6 +39,31 @@ RestartResult restartSandbox(kube::Client& client, const Clock& clock,
                              const std::string& name, const RestartOptions& options,
                              std::optional<nlohmann::json> sandbox = std::nullopt);
 
+// One sandbox's end in restartSandboxes: its result, or the error line naming it.
+struct RestartOutcome {
+    std::string name;
+    std::optional<RestartResult> result;
+    std::string error;  // "sandbox/orders timed out after ..." when it failed
+};
+
+struct RestartManyOptions {
+    RestartOptions restart;  // its onStep is unused: see onStep below
+    std::function<void(const std::string& sandbox, const std::string& step)> onStep;
+    // Called once per sandbox as it ends, from any worker's thread, one call at a time or not:
+    // the callee locks.
+    std::function<void(const RestartOutcome& outcome)> onDone;
+};
+
+// Restarts several sandboxes of `ns` on shared reads: one LIST of the Sandboxes (`sandboxList`
+// when the caller has it), one of the pods, a DELETE each, one pod watch and one Sandbox
+// LIST-and-watch for them all. A sandbox in any state but the plain one (one live pod of its
+// own) is restarted alone by restartSandbox. `clients` are one per worker (the first also
+// waits); none throws: every sandbox ends in onDone.
+void restartSandboxes(const std::vector<kube::Client*>& clients, const Clock& clock,
+                      const kube::ResourceRef& sandboxes, const std::string& ns,
+                      const std::vector<std::string>& names, const RestartManyOptions& options,
+                      std::optional<nlohmann::json> sandboxList = std::nullopt);
+
 // "1234abcd…" from a UID, for result lines.
 std::string shortUid(const std::string& uid);
 // "sandbox/orders restarted (pod uid 1234abcd… → 5678ef01…, 2.1s)"
