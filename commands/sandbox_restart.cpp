@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <set>
 
 #include "conventions.hpp"
 #include "registry.hpp"
@@ -79,6 +80,7 @@ class RestartReporter {
 struct SelectedSandboxes {
     std::vector<std::string> names;
     std::optional<json> list;  // the LIST they were picked from, for -l and --all
+    size_t nameless = 0;       // listed items without a name, which nothing can restart
 };
 
 SelectedSandboxes selectSandboxes(app::Context& context, const kube::ResourceRef& ref,
@@ -91,8 +93,17 @@ SelectedSandboxes selectSandboxes(app::Context& context, const kube::ResourceRef
     kube::ListOptions list;
     list.labelSelector = options.selector;
     selected.list = context.client().list(ref, ns, list);
-    for (const auto& item : selected.list->value("items", json::array()))
-        selected.names.push_back(item.value("metadata", json::object()).value("name", ""));
+    std::set<std::string> seen;
+    for (const auto& item : selected.list->value("items", json::array())) {
+        const json metadata = item.is_object() ? item.value("metadata", json::object()) : json();
+        const auto name = metadata.is_object() ? metadata.find("name") : metadata.end();
+        // A server's list is not trusted to be a set of named objects: one line per sandbox.
+        if (name == metadata.end() || !name->is_string() || name->get<std::string>().empty()) {
+            ++selected.nameless;
+            continue;
+        }
+        if (seen.insert(name->get<std::string>()).second) selected.names.push_back(*name);
+    }
     return selected;
 }
 
@@ -111,7 +122,11 @@ int runRestart(app::Context& context, RestartCommandOptions& options) {
     const kube::ResourceRef ref = context.discovery().sandboxes();
     auto selected = selectSandboxes(context, ref, ns, options);
     const auto& names = selected.names;
+    if (selected.nameless > 0)
+        context.err() << "error: the server listed " << selected.nameless
+                      << " sandbox(es) without a name; they were not restarted\n";
     if (names.empty()) {
+        if (selected.nameless > 0) return kExitError;
         context.err() << "No sandboxes found in namespace " << ns
                       << (options.selector.empty() ? "" : " matching " + options.selector) << ".\n";
         return options.all ? kExitOk : kExitError;
@@ -140,7 +155,7 @@ int runRestart(app::Context& context, RestartCommandOptions& options) {
     };
     app::restartSandboxes(clients, context.clock(), ref, ns, names, restart,
                           std::move(selected.list));
-    return reporter.failed() > 0 ? kExitError : kExitOk;
+    return reporter.failed() > 0 || selected.nameless > 0 ? kExitError : kExitOk;
 }
 
 }  // namespace

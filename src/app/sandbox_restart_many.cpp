@@ -1,12 +1,14 @@
 // Restarting several sandboxes of one namespace on shared reads: one LIST of the Sandboxes, one
-// of the pods, a DELETE each, then one pod watch and one Sandbox LIST-and-watch for them all.
-// A sandbox in any state but the plain one is restarted on its own (restartSandbox), so every
-// rule of a single restart holds for it unchanged.
+// LIST of their pods (`KEY in (v1,…)` over the selector the controller writes), a DELETE each,
+// then one pod watch on that selector and one Sandbox LIST-and-watch for them all. A sandbox in
+// any state but the plain one is restarted on its own (restartSandbox), so every rule of a
+// single restart holds for it unchanged; each sees only the pods its own selector selects.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/parallel.hpp"
@@ -23,72 +25,89 @@ using std::chrono::milliseconds;
 
 namespace {
 
-// The labels' answer to a selector made only of key=value terms (what the controller writes as
-// status.selector); nullopt for any other form, which only the server evaluates.
-std::optional<bool> equalitySelectorMatches(const std::string& selector, const json& labels) {
-    if (selector.empty()) return std::nullopt;
-    size_t start = 0;
-    while (start <= selector.size()) {
-        size_t end = selector.find(',', start);
-        if (end == std::string::npos) end = selector.size();
-        std::string term = selector.substr(start, end - start);
-        const size_t equals = term.find('=');
-        if (equals == std::string::npos || equals == 0 ||
-            term.find_first_of("!() ") != std::string::npos)
-            return std::nullopt;
-        std::string key = term.substr(0, equals);
-        std::string value = term.substr(term[equals + 1] == '=' ? equals + 2 : equals + 1);
-        if (value.find('=') != std::string::npos) return std::nullopt;
-        const auto found = labels.is_object() ? labels.find(key) : labels.end();
-        if (!labels.is_object() || found == labels.end() || !found->is_string() ||
-            found->get<std::string>() != value)
-            return false;
-        start = end + 1;
-    }
-    return true;
+// Sandboxes whose pods one LIST and one watch select: the URL stays a few KiB.
+constexpr size_t kMaxPerBatch = 200;
+
+const json* member(const json& object, const char* key) {
+    if (!object.is_object()) return nullptr;
+    auto found = object.find(key);
+    return found == object.end() ? nullptr : &*found;
 }
 
-// The pods of the namespace's LIST that sandbox's own pod LIST would have returned, when that
-// can be told here; nullopt otherwise.
-std::optional<SandboxPods> podsOfSandbox(const json& sandbox, const json& podList) {
-    const PodSelector selector = sandboxPodSelector(sandbox);
-    const std::string podName = model::sandboxPodName(sandbox);
-    if (selector.labelSelector.empty() && selector.fieldSelector != "metadata.name=" + podName)
-        return std::nullopt;
-    SandboxPods pods;
-    pods.list = json{{"items", json::array()}};
-    const std::string uid = uidOf(sandbox);
-    for (const auto& pod : podList.value("items", json::array())) {
-        const json metadata = pod.value("metadata", json::object());
-        bool selected = false;
-        if (selector.labelSelector.empty()) {
-            selected = metadata.value("name", "") == podName;
-        } else {
-            auto matches =
-                equalitySelectorMatches(selector.labelSelector, metadata.value("labels", json()));
-            if (!matches) return std::nullopt;
-            selected = *matches;
+std::string stringAt(const json& object, const char* key, const char* inner) {
+    const json* outer = member(object, key);
+    const json* value = outer ? member(*outer, inner) : nullptr;
+    return value && value->is_string() ? value->get<std::string>() : std::string{};
+}
+
+bool labelText(const std::string& text, bool key) {
+    if (text.empty() || text.size() > 317) return false;
+    return std::all_of(text.begin(), text.end(), [&](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
+               (key && c == '/');
+    });
+}
+
+// The one key=value term of a selector such as the controller writes in status.selector;
+// nullopt for any other form, which only the server evaluates (that sandbox goes alone).
+std::optional<std::pair<std::string, std::string>> singleTerm(const std::string& selector) {
+    const size_t equals = selector.find('=');
+    if (equals == std::string::npos) return std::nullopt;
+    std::string key = selector.substr(0, equals);
+    std::string value =
+        selector.substr(selector.compare(equals, 2, "==") == 0 ? equals + 2 : equals + 1);
+    if (!labelText(key, true) || !labelText(value, false)) return std::nullopt;
+    return std::make_pair(std::move(key), std::move(value));
+}
+
+bool labelIs(const json& pod, const std::string& key, const std::string& value) {
+    const json* metadata = member(pod, "metadata");
+    const json* labels = metadata ? member(*metadata, "labels") : nullptr;
+    const json* label = labels ? member(*labels, key.c_str()) : nullptr;
+    return label && label->is_string() && label->get<std::string>() == value;
+}
+
+// The pods naming each UID as controller, pointing into `pods`.
+std::map<std::string, restart_detail::PodView> byController(const kube::ObjectSet& pods) {
+    std::map<std::string, restart_detail::PodView> result;
+    for (const auto& [name, pod] : pods) {
+        const json* metadata = member(pod, "metadata");
+        const json* owners = metadata ? member(*metadata, "ownerReferences") : nullptr;
+        if (!owners || !owners->is_array()) continue;
+        std::set<std::string> seen;
+        for (const auto& owner : *owners) {
+            const json* controller = member(owner, "controller");
+            const json* uid = member(owner, "uid");
+            if (controller && *controller == true && uid && uid->is_string() &&
+                seen.insert(uid->get<std::string>()).second)
+                result[uid->get<std::string>()].emplace_back(&name, &pod);
         }
-        if (!selected) continue;
-        pods.list["items"].push_back(pod);
-        if (controlledBy(pod, uid)) pods.owned.push_back(pod);
     }
-    return pods;
+    return result;
 }
 
 struct Member {
     std::string name;
     json sandbox;
     std::string uid;
+    std::string labelValue;  // of the batch's selector key
     std::set<std::string> oldUids;
     RestartResult result;
     std::string failure;
+    std::chrono::system_clock::time_point deleted;  // events before are about the old pod
     bool replacementCreated = false;
     bool oldPodTerminating = false;
     bool podDecided = false;
     bool reported = false;
 
     restart_detail::Replacing replacing() const { return {name, uid, oldUids}; }
+};
+
+// Sandboxes whose pods share one LIST and one watch: `key in (their values)`.
+struct Batch {
+    std::string key;
+    std::vector<Member> members;
+    json podList;
 };
 
 class RestartMany {
@@ -104,149 +123,219 @@ class RestartMany {
           started_(clock.monotonic()) {}
 
     void run(const std::vector<std::string>& names, std::optional<json> sandboxList) {
-        if (names.size() == 1) {  // its own reads are fewer than the namespace's lists
-            restartOne(*clients_.front(), names.front());
-            return;
-        }
-        kube::Client& client = *clients_.front();
-        json podList;
-        try {
-            if (!sandboxList) riddenOut([&] { sandboxList = client.list(sandboxes_, ns_); });
-            riddenOut([&] { podList = client.list(kube::resources::pods(), ns_); });
-        } catch (const std::exception&) {
-            // Nothing shared to start from: each restart reads for itself and says what failed.
-            restartAlone(names);
-            return;
-        }
-        std::map<std::string, json> byName;
-        for (const auto& sandbox : sandboxList->value("items", json::array()))
-            byName[sandbox.value("metadata", json::object()).value("name", "")] = sandbox;
-
         std::vector<std::string> alone;
-        for (const auto& name : names) {
-            auto found = byName.find(name);
-            Member member;
-            member.name = name;
-            if (found != byName.end() && prepare(member, found->second, podList))
-                members_.push_back(std::move(member));
-            else
-                alone.push_back(name);
+        std::vector<Batch> batches;
+        if (names.size() == 1) {  // its own reads are fewer than the namespace's lists
+            alone = names;
+        } else if (!guarded(names, [&] { plan(names, std::move(sandboxList), alone, batches); })) {
+            return;  // every sandbox was told what stopped it; nothing more is started
         }
-        std::mutex mutex;
-        forEachInParallel(members_.size(), std::min(clients_.size(), members_.size()),
-                          [&](size_t index, size_t worker) {
-                              Member& member = members_[index];
-                              deleteOldPod(*clients_[worker], member);
-                              std::lock_guard lock(mutex);
-                              if (!member.failure.empty() || !options_.restart.wait) finish(member);
-                          });
-        const bool waitShared =
-            options_.restart.wait && std::any_of(members_.begin(), members_.end(),
-                                                 [](const Member& m) { return !m.reported; });
-        // The shared wait on one worker, each sandbox that needs its own restart on another.
-        const size_t jobs = alone.size() + (waitShared ? 1 : 0);
+        // Every batch's wait and each sandbox that restarts alone, side by side.
+        const size_t waits = options_.restart.wait ? batches.size() : 0;
+        const size_t jobs = waits + alone.size();
         forEachInParallel(jobs, std::min(clients_.size(), jobs), [&](size_t index, size_t worker) {
-            kube::Client& workerClient = *clients_[worker];
-            if (waitShared && index == 0) {
-                waitForReplacements(workerClient, podList);
-                return;
-            }
-            restartOne(workerClient, alone[index - (waitShared ? 1 : 0)]);
+            kube::Client& client = *clients_[worker];
+            if (index < waits)
+                guarded(namesOf(batches[index]),
+                        [&] { waitForReplacements(client, batches[index]); });
+            else
+                restartOne(client, alone[index - waits]);
         });
+        for (const auto& name : names)  // never silent, whatever went wrong
+            report(name, {}, fmt::format("sandbox/{} was not restarted", name));
     }
 
   private:
-    // True when the sandbox is in the plain state a shared restart handles: running, its pods
-    // told apart here, one pod of its own that is neither leaving nor finished.
-    bool prepare(Member& member, const json& sandbox, const json& podList) {
-        if (!sandboxNotRunningReason(sandbox, clock_.now()).empty()) return false;
-        auto pods = podsOfSandbox(sandbox, podList);
-        if (!pods || pods->owned.size() != 1) return false;
-        const json& pod = pods->owned.front();
-        if (terminating(pod) || podFinished(pod)) return false;
-        std::optional<json> target;
+    // The shared LISTs, who goes alone, and the DELETEs of the batches' old pods.
+    void plan(const std::vector<std::string>& names, std::optional<json> sandboxList,
+              std::vector<std::string>& alone, std::vector<Batch>& batches) {
+        kube::Client& client = *clients_.front();
         try {
-            target = sandboxPod(sandbox, pods->owned);
+            if (!sandboxList) riddenOut([&] { sandboxList = client.list(sandboxes_, ns_); });
+        } catch (const std::exception&) {
+            alone = names;  // each restart reads for itself and says what failed
+            return;
+        }
+        std::map<std::string, json> byName;
+        if (const json* items = member(*sandboxList, "items"); items && items->is_array())
+            for (const auto& sandbox : *items)
+                if (auto name = stringAt(sandbox, "metadata", "name"); !name.empty())
+                    byName.emplace(name, sandbox);  // the first of a name, as a GET gives one
+        std::map<std::string, std::vector<Member>> byKey;
+        for (const auto& name : names) {
+            auto found = byName.find(name);
+            auto term = found == byName.end()
+                            ? std::nullopt
+                            : singleTerm(stringAt(found->second, "status", "selector"));
+            if (!term || !runnable(found->second)) {
+                alone.push_back(name);
+                continue;
+            }
+            Member candidate;
+            candidate.name = name;
+            candidate.sandbox = found->second;
+            candidate.uid = uidOf(found->second);
+            candidate.labelValue = term->second;
+            byKey[term->first].push_back(std::move(candidate));
+        }
+        for (auto& [key, candidates] : byKey)
+            for (size_t start = 0; start < candidates.size(); start += kMaxPerBatch) {
+                Batch batch;
+                batch.key = key;
+                const size_t end = std::min(candidates.size(), start + kMaxPerBatch);
+                for (size_t i = start; i < end; ++i)
+                    batch.members.push_back(std::move(candidates[i]));
+                listPods(client, batch, alone);
+                if (!batch.members.empty()) batches.push_back(std::move(batch));
+            }
+        std::mutex mutex;
+        for (auto& batch : batches)
+            forEachInParallel(batch.members.size(), std::min(clients_.size(), batch.members.size()),
+                              [&](size_t index, size_t worker) {
+                                  Member& member = batch.members[index];
+                                  deleteOldPod(*clients_[worker], member);
+                                  std::lock_guard lock(mutex);
+                                  if (!member.failure.empty() || !options_.restart.wait)
+                                      finish(member);
+                              });
+    }
+
+    // One LIST of the batch's pods; a member that is not in the plain state goes alone.
+    void listPods(kube::Client& client, Batch& batch, std::vector<std::string>& alone) {
+        std::string values;
+        for (const auto& candidate : batch.members)
+            values += (values.empty() ? "" : ",") + candidate.labelValue;
+        kube::ListOptions options;
+        options.labelSelector = batch.key + " in (" + values + ")";
+        try {
+            riddenOut([&] { batch.podList = client.list(kube::resources::pods(), ns_, options); });
+        } catch (const std::exception&) {
+            for (const auto& candidate : batch.members) alone.push_back(candidate.name);
+            batch.members.clear();
+            return;
+        }
+        kube::ObjectSet pods;
+        if (const json* items = member(batch.podList, "items"); items && items->is_array())
+            for (const auto& pod : *items) pods.emplace(stringAt(pod, "metadata", "name"), pod);
+        const auto controlled = byController(pods);
+        std::vector<Member> plain;
+        for (auto& candidate : batch.members) {
+            auto own = controlled.find(candidate.uid);
+            if (own != controlled.end() && plainState(candidate, batch.key, own->second))
+                plain.push_back(std::move(candidate));
+            else
+                alone.push_back(candidate.name);
+        }
+        batch.members = std::move(plain);
+    }
+
+    // Running, as far as its spec and status say (a malformed one is left to its own restart).
+    bool runnable(const json& sandbox) const {
+        try {
+            return sandboxNotRunningReason(sandbox, clock_.now()).empty();
         } catch (const std::exception&) {
             return false;
         }
+    }
+
+    static bool plainState(Member& member, const std::string& key,
+                           const restart_detail::PodView& controlled) {
+        try {
+            return prepare(member, key, controlled);
+        } catch (const std::exception&) {
+            return false;  // a pod of the wrong shape: its own restart says what is wrong
+        }
+    }
+
+    // True when the sandbox is in the plain state a shared restart handles: among the pods its
+    // selector selects, one it controls, the one it records, neither leaving nor finished.
+    static bool prepare(Member& member, const std::string& key,
+                        const restart_detail::PodView& controlled) {
+        std::vector<json> owned;
+        for (const auto& entry : controlled)
+            if (labelIs(*entry.second, key, member.labelValue)) owned.push_back(*entry.second);
+        if (owned.size() != 1) return false;
+        const json& pod = owned.front();
+        if (terminating(pod) || podFinished(pod)) return false;
+        auto target = sandboxPod(member.sandbox, owned);  // throws for several: alone
         if (!target || uidOf(*target) != uidOf(pod)) return false;
-        member.sandbox = sandbox;
-        member.uid = uidOf(sandbox);
         member.oldUids = {uidOf(pod)};
-        member.result.podName = pod["metadata"].value("name", "");
+        member.result.podName = stringAt(pod, "metadata", "name");
         member.result.oldUid = uidOf(pod);
-        return true;
+        return !member.result.podName.empty() && !member.result.oldUid.empty();
     }
 
     void deleteOldPod(kube::Client& client, Member& member) {
         step(member.name, "deleting pod " + member.result.podName);
+        member.deleted = clock_.now();
         kube::DeleteOptions options;
         options.preconditionUid = member.result.oldUid;
         try {
-            riddenOut([&] {
-                client.remove(kube::resources::pods(), ns_, member.result.podName, options);
-            });
-        } catch (const kube::ApiError& error) {
-            if (error.code() == 409 || error.code() == 412) {
-                // Replaced under us: never delete the replacement; wait past what is leaving.
-                try {
+            try {
+                riddenOut([&] {
+                    client.remove(kube::resources::pods(), ns_, member.result.podName, options);
+                });
+            } catch (const kube::ApiError& error) {
+                if (error.code() == 409 || error.code() == 412) {
+                    // Replaced under us: never delete the replacement; wait past what leaves.
                     SandboxPods pods;
                     riddenOut([&] { pods = findSandboxPods(client, member.sandbox); });
                     member.oldUids = restart_detail::replacedUnderUs(pods, member.result);
-                } catch (const std::exception& listError) {
-                    member.failure = listError.what();
+                    return;
                 }
-                return;
+                if (!error.isNotFound()) throw;
             }
-            if (!error.isNotFound()) member.failure = error.what();
-            return;
+            if (auto lost = model::podOnlyFilesNote(member.sandbox, member.result.podName);
+                !lost.empty())
+                member.result.notes.push_back(lost);
         } catch (const std::exception& error) {
             member.failure = error.what();
-            return;
         }
-        if (auto lost = model::podOnlyFilesNote(member.sandbox, member.result.podName);
-            !lost.empty())
-            member.result.notes.push_back(lost);
     }
 
-    void waitForReplacements(kube::Client& client, const json& podList) {
-        for (auto& member : members_)
+    void waitForReplacements(kube::Client& client, Batch& batch) {
+        for (auto& member : batch.members)
             if (!member.reported) step(member.name, "waiting for a new ready pod");
-        const auto since = clock_.now();  // older events are about the pods before the restart
-        std::optional<json> given = podList;
+        std::optional<json> given = batch.podList;
         kube::WaitResult outcome;
+        std::string error;
         try {
             auto waited = waitUnlessBlocked(
                 clock_, remaining(), options_.restart.cancel,
                 [&](milliseconds span) {
                     kube::WaitOptions wait;
+                    wait.labelSelector = batch.key + " in (" + valuesOf(batch) + ")";
                     wait.timeout = span;
                     wait.cancel = options_.restart.cancel;
                     wait.initialList = std::move(given);
                     given.reset();
                     return kube::waitForSet(
                         client, clock_, kube::resources::pods(), ns_, wait,
-                        [&](const kube::ObjectSet& set) { return podsDecided(set); });
+                        [&](const kube::ObjectSet& set) { return podsDecided(batch, set); });
                 },
                 [&]() -> std::optional<std::string> {
-                    readBlockers(client, since);
+                    readBlockers(client, batch);
                     return std::nullopt;
                 },
                 [&] {
-                    return std::any_of(members_.begin(), members_.end(), [](const Member& m) {
-                        return !m.podDecided && !m.replacementCreated;
-                    });
+                    return std::any_of(
+                        batch.members.begin(), batch.members.end(), [](const Member& m) {
+                            return !m.reported && !m.podDecided && !m.replacementCreated;
+                        });
                 });
             outcome = waited.wait;
-        } catch (const std::exception& error) {
-            for (auto& member : members_)
-                if (!member.podDecided) fail(member, error.what());
-            return;
+        } catch (const std::exception& caught) {
+            error = caught.what();
         }
-        for (auto& member : members_) {
-            if (member.reported || member.podDecided) continue;
-            if (outcome.outcome == kube::WaitOutcome::Cancelled) {
+        for (auto& member : batch.members) {
+            if (member.reported) continue;
+            if (!member.failure.empty()) {
+                fail(member, member.failure);
+            } else if (member.podDecided) {
+                continue;  // its replacement is ready: on to the Sandbox's Ready
+            } else if (!error.empty()) {
+                fail(member, error);
+            } else if (outcome.outcome == kube::WaitOutcome::Cancelled) {
                 fail(member, interrupted("a new ready pod"));
             } else if (!member.replacementCreated) {
                 fail(member,
@@ -255,38 +344,24 @@ class RestartMany {
                                  "status predates the restart",
                                  formatSeconds(options_.restart.timeout), member.result.podName));
             } else {
-                fail(member, timedOut(client, member, "a new ready pod"));
+                fail(member, timedOut(client, member.name, "a new ready pod"));
             }
         }
-        for (auto& member : members_)
-            if (!member.reported && !member.failure.empty()) fail(member, member.failure);
-        waitForSandboxesReady(client);
+        waitForSandboxesReady(client, batch);
     }
 
     // The pod wait's predicate: every sandbox's replacement is ready or will never be. Each
-    // sandbox looks only at the pods naming it as controller (the rules look at no others).
-    bool podsDecided(const kube::ObjectSet& pods) {
-        std::map<std::string, restart_detail::PodView> byController;
-        for (const auto& [name, pod] : pods) {
-            const auto metadata = pod.find("metadata");
-            if (metadata == pod.end() || !metadata->is_object()) continue;
-            const auto owners = metadata->find("ownerReferences");
-            if (owners == metadata->end() || !owners->is_array()) continue;
-            for (const auto& owner : *owners) {
-                if (!owner.is_object()) continue;
-                const auto controller = owner.find("controller");
-                const auto uid = owner.find("uid");
-                if (controller != owner.end() && *controller == true && uid != owner.end() &&
-                    uid->is_string())
-                    byController[uid->get<std::string>()].emplace_back(&name, &pod);
-            }
-        }
+    // sandbox looks only at the pods its own selector selects that name it as controller, as
+    // its own watch would.
+    bool podsDecided(Batch& batch, const kube::ObjectSet& pods) {
+        const auto controlled = byController(pods);
         bool all = true;
-        const restart_detail::PodView none;
-        for (auto& member : members_) {
+        for (auto& member : batch.members) {
             if (member.reported || member.podDecided) continue;
-            auto found = byController.find(member.uid);
-            const auto& own = found == byController.end() ? none : found->second;
+            restart_detail::PodView own;
+            if (auto found = controlled.find(member.uid); found != controlled.end())
+                for (const auto& entry : found->second)
+                    if (labelIs(*entry.second, batch.key, member.labelValue)) own.push_back(entry);
             member.replacementCreated |= restart_detail::replacementSeen(member.replacing(), own);
             member.oldPodTerminating = restart_detail::oldPodTerminating(member.replacing(), own);
             if (!member.failure.empty() ||
@@ -301,40 +376,47 @@ class RestartMany {
 
     // Between spans, as one restart does: a sandbox with no replacement yet and no old pod still
     // leaving may be one the controller cannot make a pod for (quota, LimitRange); it fails at
-    // the next look, the others wait on.
-    void readBlockers(kube::Client& client, std::chrono::system_clock::time_point since) {
-        for (auto& member : members_) {
+    // the next look, the others wait on. The reads end with the restart's time-out.
+    void readBlockers(kube::Client& client, Batch& batch) {
+        std::optional<kube::Client::DeadlineScope> deadline;
+        if (options_.restart.timeout.count() > 0)
+            deadline.emplace(client, kube::CommandDeadline{started_ + options_.restart.timeout,
+                                                           "the restart's --timeout"});
+        for (auto& member : batch.members) {
             if (member.reported || member.podDecided || member.replacementCreated ||
-                member.oldPodTerminating)
+                member.oldPodTerminating || !member.failure.empty())
                 continue;
-            json sandbox;
             try {
-                riddenOut([&] { sandbox = client.get(sandboxes_, ns_, member.name); });
-            } catch (const kube::ApiError& error) {
-                if (!error.isNotFound()) throw;
-                member.failure = "was deleted while it restarted";
-                continue;
+                auto sandbox = client.getIfExists(sandboxes_, ns_, member.name);
+                if (!sandbox || uidOf(*sandbox) != member.uid)
+                    member.failure = "was deleted while it restarted";
+                else if (auto why = sandboxCreateFailure(client, *sandbox, member.deleted))
+                    member.failure = *why;
+            } catch (const kube::TransportError&) {
+                // An outage or the time-out: nothing known to block it; the wait goes on.
+            } catch (const std::exception& error) {
+                member.failure = error.what();
             }
-            if (auto why = sandboxCreateFailure(client, sandbox, since)) member.failure = *why;
         }
     }
 
-    void waitForSandboxesReady(kube::Client& client) {
+    void waitForSandboxesReady(kube::Client& client, Batch& batch) {
         auto waiting = [&] {
-            return std::any_of(members_.begin(), members_.end(),
+            return std::any_of(batch.members.begin(), batch.members.end(),
                                [](const Member& m) { return !m.reported; });
         };
         if (!waiting()) return;
-        for (auto& member : members_)
+        for (auto& member : batch.members)
             if (!member.reported) step(member.name, "waiting for the Sandbox to be Ready");
         kube::WaitOptions wait;
         kube::WaitResult outcome;
+        std::string error;
         try {
             wait.timeout = remaining();
             wait.cancel = options_.restart.cancel;
             outcome = kube::waitForSet(
                 client, clock_, sandboxes_, ns_, wait, [&](const kube::ObjectSet& set) {
-                    for (auto& member : members_) {
+                    for (auto& member : batch.members) {
                         if (member.reported) continue;
                         auto found = set.find(member.name);
                         if (found == set.end() || uidOf(found->second) != member.uid)
@@ -346,32 +428,29 @@ class RestartMany {
                     }
                     return !waiting();
                 });
-        } catch (const std::exception& error) {
-            for (auto& member : members_)
-                if (!member.reported) fail(member, error.what());
-            return;
+        } catch (const std::exception& caught) {
+            error = caught.what();
         }
-        for (auto& member : members_) {
+        for (auto& member : batch.members) {
             if (member.reported) continue;
-            if (outcome.outcome == kube::WaitOutcome::Cancelled) {
+            if (!error.empty())
+                fail(member, error);
+            else if (outcome.outcome == kube::WaitOutcome::Cancelled)
                 fail(member, interrupted("the Sandbox's Ready condition"));
-                continue;
-            }
-            auto found = outcome.objects.find(member.name);
-            fail(member,
-                 fmt::format("timed out after {} waiting for the Sandbox's Ready "
-                             "condition; the Sandbox says {}",
-                             formatSeconds(options_.restart.timeout),
-                             found == outcome.objects.end() ? std::string("nothing (not listed)")
-                                                            : describeConditions(found->second)));
+            else
+                fail(member, timedOut(client, member.name, "the Sandbox's Ready condition"));
         }
     }
 
-    std::string timedOut(kube::Client& client, const Member& member,
+    // Past the time-out, where the sandbox stands is worth one read, of a second at most.
+    std::string timedOut(kube::Client& client, const std::string& name,
                          const std::string& waitingFor) {
         std::string says = "nothing (it could not be read)";
         try {
-            says = describeConditions(client.get(sandboxes_, ns_, member.name));
+            kube::Client::DeadlineScope brief(
+                client, {clock_.monotonic() + std::chrono::seconds(1), "the time-out's last read"});
+            auto sandbox = client.getIfExists(sandboxes_, ns_, name);
+            says = sandbox ? describeConditions(*sandbox) : "nothing (it was deleted)";
         } catch (const std::exception&) {
         }
         return fmt::format("timed out after {} waiting for {}; the Sandbox says {}",
@@ -383,17 +462,27 @@ class RestartMany {
                "; the old pod is already deleted";
     }
 
+    static std::string valuesOf(const Batch& batch) {
+        std::string values;
+        for (const auto& member : batch.members)
+            values += (values.empty() ? "" : ",") + member.labelValue;
+        return values;
+    }
+
+    static std::vector<std::string> namesOf(const Batch& batch) {
+        std::vector<std::string> names;
+        for (const auto& member : batch.members) names.push_back(member.name);
+        return names;
+    }
+
     void finish(Member& member) {
         member.reported = true;
         if (!member.failure.empty()) {
-            report(member.name, fmt::format("sandbox/{} {}", member.name, member.failure));
+            report(member.name, {}, fmt::format("sandbox/{} {}", member.name, member.failure));
             return;
         }
         member.result.took = elapsed();
-        RestartOutcome outcome;
-        outcome.name = member.name;
-        outcome.result = member.result;
-        options_.onDone(outcome);
+        report(member.name, member.result, {});
     }
 
     void fail(Member& member, const std::string& why) {
@@ -401,32 +490,41 @@ class RestartMany {
         finish(member);
     }
 
-    void report(const std::string& name, const std::string& error) {
+    // Each sandbox ends in one onDone, the first said; later ones (a fallback) are dropped.
+    void report(const std::string& name, std::optional<RestartResult> result,
+                const std::string& error) {
+        std::lock_guard lock(reportMutex_);
+        if (!reported_.insert(name).second) return;
         RestartOutcome outcome;
         outcome.name = name;
+        outcome.result = std::move(result);
         outcome.error = error;
         options_.onDone(outcome);
     }
 
-    void restartAlone(const std::vector<std::string>& names) {
-        forEachInParallel(
-            names.size(), std::min(clients_.size(), names.size()),
-            [&](size_t index, size_t worker) { restartOne(*clients_[worker], names[index]); });
+    // Runs `work`; whatever it throws ends the named sandboxes not yet reported with it (a
+    // worker of forEachInParallel must not throw).
+    bool guarded(const std::vector<std::string>& names, const std::function<void()>& work) {
+        try {
+            work();
+            return true;
+        } catch (const std::exception& error) {
+            for (const auto& name : names)
+                report(name, {}, fmt::format("sandbox/{}: {}", name, error.what()));
+            return false;
+        }
     }
 
     void restartOne(kube::Client& client, const std::string& name) {
         RestartOptions restart = options_.restart;
         restart.onStep = [&](const std::string& text) { step(name, text); };
-        RestartOutcome outcome;
-        outcome.name = name;
         try {
-            outcome.result = restartSandbox(client, clock_, sandboxes_, ns_, name, restart);
+            report(name, restartSandbox(client, clock_, sandboxes_, ns_, name, restart), {});
         } catch (const kube::ApiError& error) {
-            outcome.error = fmt::format("sandbox/{}: {}", name, error.what());
+            report(name, {}, fmt::format("sandbox/{}: {}", name, error.what()));
         } catch (const std::exception& error) {
-            outcome.error = error.what();
+            report(name, {}, error.what());
         }
-        options_.onDone(outcome);
     }
 
     void step(const std::string& name, const std::string& text) const {
@@ -456,7 +554,8 @@ class RestartMany {
     std::string ns_;
     const RestartManyOptions& options_;
     std::chrono::steady_clock::time_point started_;
-    std::vector<Member> members_;
+    std::mutex reportMutex_;
+    std::set<std::string> reported_;
 };
 
 }  // namespace

@@ -585,16 +585,16 @@ pids_in_cgroups() {
 kill_node_containers() {
   local shims=() children=() cgroups=() q stat ppid line
   for q in /proc/[0-9]*; do
-    [[ $(tr '\0' ' ' <"$q/cmdline" 2>/dev/null) == *containerd-shim*"-address $NODE_DIR/containerd.sock"* ]] &&
+    [[ $(tr '\0' ' ' 2>/dev/null <"$q/cmdline") == *containerd-shim*"-address $NODE_DIR/containerd.sock"* ]] &&
       shims+=("${q#/proc/}")
   done
   [[ ${#shims[@]} -gt 0 ]] || return 0
   for q in /proc/[0-9]*; do
-    stat=$(<"$q/stat") 2>/dev/null || continue
+    { stat=$(<"$q/stat"); } 2>/dev/null || continue  # it may have ended since the glob
     read -r _ ppid _ <<<"${stat##*) }"  # after the command's name, which may hold spaces
     [[ " ${shims[*]} " == *" $ppid "* ]] || continue
     children+=("${q#/proc/}")
-    while IFS= read -r line; do cgroups+=("${line#*:*:}"); done <"$q/cgroup"
+    while IFS= read -r line; do cgroups+=("${line#*:*:}"); done < <(cat "$q/cgroup" 2>/dev/null)
   done
   kill -KILL "${children[@]}" "${shims[@]}" 2>/dev/null || true  # some may be gone already
   local c h
@@ -632,7 +632,8 @@ stop_real_node() {
       [[ $(readlink "$q/ns/mnt" 2>/dev/null) == "$ns_mnt" ]] && pids+=("${q#/proc/}")
     done
     mapfile -t -O "${#pids[@]}" pids < <(pids_in_cgroups)
-    [[ ${#pids[@]} -gt 0 ]] && kill -KILL "${pids[@]}" 2>/dev/null
+    # A process may end between the listing and the kill: kill's 1 must not end `down` (set -e).
+    [[ ${#pids[@]} -eq 0 ]] || kill -KILL "${pids[@]}" 2>/dev/null || true
     sleep 0.5
   fi
   for c in outside registry-private registry apiserver-link-node apiserver-link node-ns; do stop_component "$c"; done

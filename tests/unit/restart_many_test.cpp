@@ -2,7 +2,9 @@
 // requests each (issue 31's restart row), and every rule of a single restart kept.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <map>
 #include <optional>
+#include <sstream>
 
 #include "budget_fixtures.hpp"
 #include "test_host.hpp"
@@ -38,8 +40,20 @@ std::vector<std::string> names(size_t count) {
 struct Scripted {
     std::optional<std::vector<json>> pods;           // the namespace's pod list
     std::optional<std::vector<std::string>> events;  // the pod watch
-    std::optional<std::string> conflictOn;           // the sandbox whose DELETE gets a 409
+    std::optional<long> watchStatus;                 // the watch refused with this status
+    std::map<std::string, long> deleteStatus;        // a sandbox's DELETE other than 200
+    std::map<std::string, json> sandboxes;           // a sandbox listed otherwise
+    std::optional<std::vector<json>> sandboxList;    // the Sandboxes' list, whole
 };
+
+json statusBody(long code) {
+    return {{"kind", "Status"},
+            {"status", "Failure"},
+            {"code", code},
+            {"reason", code == 409 ? "Conflict" : "Forbidden"},
+            {"message", code == 409 ? "Precondition failed: UID in precondition: old-s0"
+                                    : "pods is forbidden: no"}};
+}
 
 // The namespace's sandboxes, each with one Ready pod "old-NAME", and a watch in which each
 // pod is replaced by a Ready "new-NAME".
@@ -49,23 +63,39 @@ void serveRestartable(TestHost& host, const std::vector<std::string>& sandboxes,
     std::vector<json> listed, pods;
     std::vector<std::string> events;
     for (const auto& name : sandboxes) {
-        listed.push_back(sandboxNamed(name));
+        auto other = scripted.sandboxes.find(name);
+        listed.push_back(other == scripted.sandboxes.end() ? sandboxNamed(name) : other->second);
         pods.push_back(podNamed(name, "old-" + name));
-        if (scripted.conflictOn == name)
-            host.server.onJson("DELETE", kPods + "/" + name, 409,
-                               {{"kind", "Status"},
-                                {"status", "Failure"},
-                                {"code", 409},
-                                {"reason", "Conflict"},
-                                {"message", "Precondition failed: UID in precondition: old-s0"}});
+        auto status = scripted.deleteStatus.find(name);
+        if (status != scripted.deleteStatus.end())
+            host.server.onJson("DELETE", kPods + "/" + name, status->second,
+                               statusBody(status->second));
         else
             host.server.on("DELETE", kPods + "/" + name, 200, "{}");
         events.push_back(event("DELETED", podNamed(name, "old-" + name)));
         events.push_back(event("ADDED", podNamed(name, "new-" + name)));
     }
-    host.server.onJson("GET", kSandboxes, 200, list(listed));
+    host.server.onJson("GET", kSandboxes, 200, list(scripted.sandboxList.value_or(listed)));
     host.server.onJson("GET", kPods, 200, list(scripted.pods.value_or(pods)));
-    host.server.onStream("GET", kPods + "?watch=true", scripted.events.value_or(events));
+    if (scripted.watchStatus)
+        host.server.onJson("GET", kPods + "?watch=true", *scripted.watchStatus,
+                           statusBody(*scripted.watchStatus));
+    else
+        host.server.onStream("GET", kPods + "?watch=true", scripted.events.value_or(events));
+}
+
+// How often each sandbox's name starts a result line, on stdout or stderr.
+size_t linesAbout(const TestHost& host, const std::string& name) {
+    size_t count = 0;
+    for (const auto* text : {&host.out, &host.err}) {
+        std::istringstream lines(text->str());
+        for (std::string line; std::getline(lines, line);)
+            for (const auto& start :
+                 {"sandbox/" + name + " ", "sandbox/" + name + ":", "error: sandbox/" + name + " ",
+                  "error: sandbox/" + name + ":"})
+                count += line.rfind(start, 0) == 0;
+    }
+    return count;
 }
 
 size_t countOf(const std::vector<std::string>& sent, const std::string& request) {
@@ -99,6 +129,9 @@ TEST_CASE("request budget: restarting 20 sandboxes is two lists, a DELETE each a
     }
     for (const auto& remove : host.server.requestsTo("DELETE", kPods + "/s7"))
         CHECK(json::parse(remove.body)["preconditions"]["uid"] == "old-s7");
+    // One list and one watch of their pods alone, by the key every selector shares.
+    for (const auto& request : host.server.requestsTo("GET", kPods))
+        CHECK(request.url.find("h-s19") != std::string::npos);
     // The watch starts where the pod list ended: no DELETE's event is missed.
     for (const auto& request : host.server.requestsTo("GET", kPods))
         if (request.url.find("watch=true") != std::string::npos)
@@ -159,7 +192,7 @@ TEST_CASE("a sandbox in another state than one live pod is restarted on its own"
 TEST_CASE("a pod replaced under a shared restart is kept and waited for", "[restart]") {
     TestHost host;
     Scripted scripted;
-    scripted.conflictOn = "s0";
+    scripted.deleteStatus["s0"] = 409;
     scripted.events = {event("MODIFIED", podNamed("s0", "theirs", false)),
                        event("DELETED", podNamed("s1", "old-s1")),
                        event("ADDED", podNamed("s1", "new-s1")),
@@ -189,4 +222,101 @@ TEST_CASE("a shared restart whose replacement never comes says so for that sandb
     CHECK(host.err.str().find("sandbox/s0 timed out after 5.0s: no replacement pod was ever "
                               "created for pod s0") != std::string::npos);
     CHECK(host.out.str().find("sandbox/s1 restarted") != std::string::npos);
+}
+
+// Review 50 finding 1: the batch watched every pod of the namespace, so a pod made before the
+// restart with a controller reference to the Sandbox and the Sandbox's name, but not its
+// selector's label, was taken for the replacement of the recorded pod (pool-s0).
+TEST_CASE("a shared restart sees only the pods each sandbox's selector selects",
+          "[restart][review50]") {
+    TestHost host;
+    json recorded = sandboxNamed("s0");
+    recorded["metadata"]["annotations"] = {{"agents.x-k8s.io/pod-name", "pool-s0"}};
+    json pool = podNamed("s0", "old-s0");
+    pool["metadata"]["name"] = "pool-s0";
+    json planted = podNamed("s0", "attacker");
+    planted["metadata"].erase("labels");
+    Scripted scripted;
+    scripted.sandboxes["s0"] = recorded;
+    scripted.pods = {pool, planted, podNamed("s1", "old-s1")};
+    scripted.events = {event("DELETED", pool), event("DELETED", podNamed("s1", "old-s1")),
+                       event("ADDED", podNamed("s1", "new-s1"))};
+    serveRestartable(host, {"s0", "s1"}, scripted);
+    host.server.on("DELETE", kPods + "/pool-s0", 200, "{}");
+    host.server.onJson("GET", kSandboxes + "/s0", 200, recorded);
+    host.server.latency = std::chrono::milliseconds(300);
+    CHECK(host.run({"sandbox", "restart", "s0", "s1", "--timeout", "4s"}) == kExitError);
+    INFO(host.err.str());
+    CHECK(host.out.str().find("sandbox/s0 restarted") == std::string::npos);
+    CHECK(host.err.str().find("no replacement pod was ever created for pod pool-s0") !=
+          std::string::npos);
+    CHECK(linesAbout(host, "s0") == 1);
+    CHECK(linesAbout(host, "s1") == 1);
+    CHECK(host.server.writes() ==
+          std::vector<std::string>{"DELETE " + kPods + "/pool-s0", "DELETE " + kPods + "/s1"});
+}
+
+// Review 50 findings 2 and 3: a throw on a worker aborted the process, and a failed watch
+// reported a sandbox twice (its DELETE's error, then the watch's) or never.
+TEST_CASE("every sandbox of a shared restart ends in exactly one line, whatever fails",
+          "[restart][review50]") {
+    TestHost host;
+    json malformed = sandboxNamed("s2");
+    malformed["spec"]["podTemplate"]["spec"]["volumes"] = {
+        {{"name", 5}, {"emptyDir", json::object()}}};
+    Scripted scripted;
+    scripted.deleteStatus["s0"] = 403;
+    scripted.watchStatus = 403;
+    scripted.sandboxes["s2"] = malformed;
+    serveRestartable(host, {"s0", "s1", "s2"}, scripted);
+    CHECK(host.run({"sandbox", "restart", "s0", "s1", "s2"}) == kExitError);
+    INFO(host.err.str());
+    for (const auto* name : {"s0", "s1", "s2"}) CHECK(linesAbout(host, name) == 1);
+    CHECK(host.err.str().find("sandbox/s0 pods is forbidden") != std::string::npos);
+}
+
+// Review 50 finding 5: a sandbox already reported kept the wait looking for blockers, so the
+// namespace's pods were listed again every 2 s until the last replacement was Ready.
+TEST_CASE("a sandbox that already failed costs a shared restart no further lists",
+          "[requests][restart][review50]") {
+    TestHost host;
+    Scripted scripted;
+    scripted.deleteStatus["s0"] = 403;
+    scripted.events = {event("DELETED", podNamed("s1", "old-s1")),
+                       event("ADDED", podNamed("s1", "new-s1", false))};
+    serveRestartable(host, {"s0", "s1"}, scripted);
+    host.server.latency = std::chrono::milliseconds(200);
+    onPodWatch(host, [&](int podWatches) {
+        if (podWatches == 1)
+            host.server.onStream("GET", kPods + "?watch=true", {});
+        else if (podWatches == 5)
+            host.server.onStream("GET", kPods + "?watch=true",
+                                 {event("MODIFIED", podNamed("s1", "new-s1"))});
+    });
+    CHECK(host.run({"sandbox", "restart", "s0", "s1"}) == kExitError);
+    INFO(host.err.str());
+    CHECK(host.out.str().find("sandbox/s1 restarted") != std::string::npos);
+    size_t lists = 0;
+    for (const auto& request : host.server.requestsTo("GET", kPods))
+        lists += request.url.find("watch=true") == std::string::npos;
+    // The first list, and one more when nothing can block the wait any more (a span of its own,
+    // as a single restart has); every 2 s before.
+    CHECK(lists <= 2);
+}
+
+// Review 50 finding 8: a server's list with a name twice, or an item without one.
+TEST_CASE("restart --all restarts a name listed twice once and says what had no name",
+          "[restart][review50]") {
+    TestHost host;
+    json nameless = sandboxNamed("x");
+    nameless["metadata"].erase("name");
+    Scripted scripted;
+    scripted.sandboxList = {sandboxNamed("s0"), sandboxNamed("s1"), sandboxNamed("s0"), nameless};
+    serveRestartable(host, {"s0", "s1"}, scripted);
+    CHECK(host.run({"sandbox", "restart", "--all"}) == kExitError);
+    INFO(host.err.str());
+    CHECK(countOf(host.server.writes(), "DELETE " + kPods + "/s0") == 1);
+    CHECK(linesAbout(host, "s0") == 1);
+    CHECK(host.err.str().find("the server listed 1 sandbox(es) without a name") !=
+          std::string::npos);
 }
