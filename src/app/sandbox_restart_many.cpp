@@ -97,6 +97,7 @@ struct Member {
     std::chrono::system_clock::time_point deleted;  // events before are about the old pod
     bool replacementCreated = false;
     bool oldPodTerminating = false;
+    bool sawOldPodLeave = false;  // seen terminating: its going is when a blocker may show
     bool podDecided = false;
     bool reported = false;
 
@@ -108,7 +109,16 @@ struct Batch {
     std::string key;
     std::vector<Member> members;
     json podList;
+    bool longSpan = false;  // the wait's current span is not cut for blocker reads
+    bool recheck = false;   // an old pod went with no replacement during a long span
 };
+
+// A sandbox whose wait a blocker (quota, LimitRange) may end: no replacement yet and no old pod
+// still leaving (while it leaves, the controller cannot make the new pod under its name).
+bool blockable(const Member& member) {
+    return !member.reported && !member.podDecided && member.failure.empty() &&
+           !member.replacementCreated && !member.oldPodTerminating;
+}
 
 class RestartMany {
   public:
@@ -299,31 +309,37 @@ class RestartMany {
         std::optional<json> given = batch.podList;
         kube::WaitResult outcome;
         std::string error;
+        auto anyBlockable = [&] {
+            return std::any_of(batch.members.begin(), batch.members.end(), blockable);
+        };
         try {
-            auto waited = waitUnlessBlocked(
-                clock_, remaining(), options_.restart.cancel,
-                [&](milliseconds span) {
-                    kube::WaitOptions wait;
-                    wait.labelSelector = batch.key + " in (" + valuesOf(batch) + ")";
-                    wait.timeout = span;
-                    wait.cancel = options_.restart.cancel;
-                    wait.initialList = std::move(given);
-                    given.reset();
-                    return kube::waitForSet(
-                        client, clock_, kube::resources::pods(), ns_, wait,
-                        [&](const kube::ObjectSet& set) { return podsDecided(batch, set); });
-                },
-                [&]() -> std::optional<std::string> {
-                    readBlockers(client, batch);
-                    return std::nullopt;
-                },
-                [&] {
-                    return std::any_of(
-                        batch.members.begin(), batch.members.end(), [](const Member& m) {
-                            return !m.reported && !m.podDecided && !m.replacementCreated;
-                        });
-                });
-            outcome = waited.wait;
+            // While every old pod still leaves, a span lasts to the time-out; it ends early when
+            // one goes with no replacement, and the next looks for blockers every 2 s again.
+            do {
+                batch.recheck = false;
+                outcome =
+                    waitUnlessBlocked(
+                        clock_, remaining(), options_.restart.cancel,
+                        [&](milliseconds span) {
+                            batch.longSpan = !anyBlockable();
+                            kube::WaitOptions wait;
+                            wait.labelSelector = batch.key + " in (" + valuesOf(batch) + ")";
+                            wait.timeout = span;
+                            wait.cancel = options_.restart.cancel;
+                            wait.initialList = std::move(given);
+                            given.reset();
+                            return kube::waitForSet(client, clock_, kube::resources::pods(), ns_,
+                                                    wait, [&](const kube::ObjectSet& set) {
+                                                        return podsDecided(batch, set);
+                                                    });
+                        },
+                        [&]() -> std::optional<std::string> {
+                            readBlockers(client, batch);
+                            return std::nullopt;
+                        },
+                        anyBlockable)
+                        .wait;
+            } while (outcome.satisfied() && batch.recheck);
         } catch (const std::exception& caught) {
             error = caught.what();
         }
@@ -364,14 +380,19 @@ class RestartMany {
                     if (labelIs(*entry.second, batch.key, member.labelValue)) own.push_back(entry);
             member.replacementCreated |= restart_detail::replacementSeen(member.replacing(), own);
             member.oldPodTerminating = restart_detail::oldPodTerminating(member.replacing(), own);
+            member.sawOldPodLeave |= member.oldPodTerminating;
             if (!member.failure.empty() ||
                 restart_detail::newPodDecided(member.replacing(), own, member.result,
                                               member.failure))
                 member.podDecided = true;
             else
                 all = false;
+            if (member.sawOldPodLeave && blockable(member)) {
+                member.sawOldPodLeave = false;
+                batch.recheck |= batch.longSpan;
+            }
         }
-        return all;
+        return all || batch.recheck;
     }
 
     // Between spans, as one restart does: a sandbox with no replacement yet and no old pod still

@@ -313,7 +313,8 @@ TEST_CASE("restart of several sandboxes replaces each pod on shared lists and wa
         if (line.rfind("DELETE https://", 0) == 0) ++deletes;
     }
     CHECK(deletes == names.size());
-    // Discovery, two lists, a DELETE each, a pod watch (and a re-watch or a blocker read while
-    // the controller is slow), the Sandboxes' Ready list: well under the 3 a sandbox allowed.
-    CHECK(requests <= 3 * names.size());
+    // Beside a DELETE each, shared reads: the two lists, the pod watch (cut every 2 s only while
+    // a blocker may show: the agents here ignore SIGTERM, so their old pods leave after the 30 s
+    // grace period) and the Sandboxes' Ready list. Each restart on its own sent 40 for these four.
+    CHECK(requests - deletes <= 12);
 }
