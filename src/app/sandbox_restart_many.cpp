@@ -27,6 +27,7 @@ namespace {
 
 // Sandboxes whose pods one LIST and one watch select: the URL stays a few KiB.
 constexpr size_t kMaxPerBatch = 200;
+constexpr std::chrono::milliseconds kReadyReadFloor{5000};
 
 const json* member(const json& object, const char* key) {
     if (!object.is_object()) return nullptr;
@@ -40,12 +41,27 @@ std::string stringAt(const json& object, const char* key, const char* inner) {
     return value && value->is_string() ? value->get<std::string>() : std::string{};
 }
 
-bool labelText(const std::string& text, bool key) {
-    if (text.empty() || text.size() > 317) return false;
-    return std::all_of(text.begin(), text.end(), [&](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' ||
-               (key && c == '/');
+// A label value, or a key's name part: at most 63 characters, alphanumeric at both ends.
+bool labelName(const std::string& text, bool allowEmpty) {
+    if (text.empty()) return allowEmpty;
+    if (text.size() > 63 || !std::isalnum(static_cast<unsigned char>(text.front())) ||
+        !std::isalnum(static_cast<unsigned char>(text.back())))
+        return false;
+    return std::all_of(text.begin(), text.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
     });
+}
+
+// A label key as the API server accepts it: [DNS prefix/]name (the prefix at most 253).
+bool labelKey(const std::string& key) {
+    const size_t slash = key.find('/');
+    if (slash == std::string::npos) return labelName(key, false);
+    const std::string prefix = key.substr(0, slash);
+    return !prefix.empty() && prefix.size() <= 253 && labelName(key.substr(slash + 1), false) &&
+           std::all_of(prefix.begin(), prefix.end(), [](char c) {
+               return std::islower(static_cast<unsigned char>(c)) ||
+                      std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.';
+           });
 }
 
 // The one key=value term of a selector such as the controller writes in status.selector;
@@ -56,7 +72,7 @@ std::optional<std::pair<std::string, std::string>> singleTerm(const std::string&
     std::string key = selector.substr(0, equals);
     std::string value =
         selector.substr(selector.compare(equals, 2, "==") == 0 ? equals + 2 : equals + 1);
-    if (!labelText(key, true) || !labelText(value, false)) return std::nullopt;
+    if (!labelKey(key) || !labelName(value, false)) return std::nullopt;
     return std::make_pair(std::move(key), std::move(value));
 }
 
@@ -177,14 +193,15 @@ class RestartMany {
             auto term = found == byName.end()
                             ? std::nullopt
                             : singleTerm(stringAt(found->second, "status", "selector"));
-            if (!term || !runnable(found->second)) {
+            if (!term || stringAt(found->second, "metadata", "uid").empty() ||
+                !runnable(found->second)) {
                 alone.push_back(name);
                 continue;
             }
             Member candidate;
             candidate.name = name;
             candidate.sandbox = found->second;
-            candidate.uid = uidOf(found->second);
+            candidate.uid = stringAt(found->second, "metadata", "uid");
             candidate.labelValue = term->second;
             byKey[term->first].push_back(std::move(candidate));
         }
@@ -383,10 +400,12 @@ class RestartMany {
             member.sawOldPodLeave |= member.oldPodTerminating;
             if (!member.failure.empty() ||
                 restart_detail::newPodDecided(member.replacing(), own, member.result,
-                                              member.failure))
+                                              member.failure)) {
                 member.podDecided = true;
-            else
+                member.result.took = elapsed();  // its new pod's time, not the batch's
+            } else {
                 all = false;
+            }
             if (member.sawOldPodLeave && blockable(member)) {
                 member.sawOldPodLeave = false;
                 batch.recheck |= batch.longSpan;
@@ -415,6 +434,10 @@ class RestartMany {
                     member.failure = *why;
             } catch (const kube::TransportError&) {
                 // An outage or the time-out: nothing known to block it; the wait goes on.
+            } catch (const kube::ApiError& error) {
+                // As a single restart: a read this user may not make, or an apiserver that
+                // answers 5xx or 429 for a while, is no blocker; the wait rides it out.
+                if (!error.isForbidden() && !kube::isOutage(error)) member.failure = error.what();
             } catch (const std::exception& error) {
                 member.failure = error.what();
             }
@@ -433,7 +456,11 @@ class RestartMany {
         kube::WaitResult outcome;
         std::string error;
         try {
-            wait.timeout = remaining();
+            // Another sandbox's pod may have taken the whole time-out: the Sandboxes whose pods
+            // are ready get at least a few seconds to be read Ready (usually the LIST shows it).
+            wait.timeout = options_.restart.timeout.count() > 0
+                               ? std::max(remaining(), kReadyReadFloor)
+                               : milliseconds{0};
             wait.cancel = options_.restart.cancel;
             outcome = kube::waitForSet(
                 client, clock_, sandboxes_, ns_, wait, [&](const kube::ObjectSet& set) {
@@ -502,7 +529,7 @@ class RestartMany {
             report(member.name, {}, fmt::format("sandbox/{} {}", member.name, member.failure));
             return;
         }
-        member.result.took = elapsed();
+        if (member.result.took.count() == 0) member.result.took = elapsed();
         report(member.name, member.result, {});
     }
 

@@ -320,3 +320,49 @@ TEST_CASE("restart --all restarts a name listed twice once and says what had no 
     CHECK(host.err.str().find("the server listed 1 sandbox(es) without a name") !=
           std::string::npos);
 }
+
+// Review 51 finding 1: a sandbox whose new pod was Ready in seconds waited for another's pod to
+// the time-out, then had 1 ms left to read its Sandbox Ready, and was reported timed out.
+TEST_CASE("a sandbox of a shared restart is not timed out by another's slow pod",
+          "[restart][review51]") {
+    TestHost host;
+    Scripted scripted;
+    scripted.events = {event("DELETED", podNamed("s0", "old-s0")),
+                       event("DELETED", podNamed("s1", "old-s1")),
+                       event("ADDED", podNamed("s1", "new-s1"))};
+    serveRestartable(host, {"s0", "s1"}, scripted);
+    host.server.latency = std::chrono::milliseconds(300);
+    host.server.onJson("GET", kSandboxes + "/s0", 200, sandboxNamed("s0"));
+    CHECK(host.run({"sandbox", "restart", "s0", "s1", "--timeout", "5s"}) == kExitError);
+    INFO(host.err.str());
+    CHECK(host.out.str().find("sandbox/s1 restarted (pod uid old-s1 → new-s1") !=
+          std::string::npos);
+    // The Sandboxes' Ready list after the pods' wait: with time to answer, not the 1 ms left.
+    const auto lists = host.server.requestsTo("GET", kSandboxes);
+    REQUIRE(lists.size() == 2);
+    CHECK(lists.back().timeout >= std::chrono::seconds(1));
+}
+
+// Review 51 finding 2: a blocker read answered 503 (an apiserver rolling) failed the sandbox;
+// a single restart rides it out.
+TEST_CASE("a blocker read that meets an outage does not fail a shared restart",
+          "[restart][review51]") {
+    TestHost host;
+    Scripted scripted;
+    scripted.events = {event("DELETED", podNamed("s0", "old-s0")),
+                       event("DELETED", podNamed("s1", "old-s1")),
+                       event("ADDED", podNamed("s1", "new-s1"))};
+    serveRestartable(host, {"s0", "s1"}, scripted);
+    host.server.latency = std::chrono::milliseconds(300);
+    host.server.onJson("GET", kSandboxes + "/s0", 503,
+                       {{"kind", "Status"}, {"code", 503}, {"message", "rolling"}});
+    onPodWatch(host, [&](int podWatches) {
+        if (podWatches == 3)
+            host.server.onStream("GET", kPods + "?watch=true",
+                                 {event("ADDED", podNamed("s0", "new-s0"))});
+    });
+    CHECK(host.run({"sandbox", "restart", "s0", "s1", "--timeout", "30s"}) == 0);
+    INFO(host.err.str());
+    CHECK(host.out.str().find("sandbox/s0 restarted (pod uid old-s0 → new-s0") !=
+          std::string::npos);
+}
