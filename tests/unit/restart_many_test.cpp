@@ -98,6 +98,16 @@ size_t linesAbout(const TestHost& host, const std::string& name) {
     return count;
 }
 
+// s0's old pod goes and no replacement comes; s1's is replaced at once (300 ms a request).
+void serveOnlyS1Replaced(TestHost& host) {
+    Scripted scripted;
+    scripted.events = {event("DELETED", podNamed("s0", "old-s0")),
+                       event("DELETED", podNamed("s1", "old-s1")),
+                       event("ADDED", podNamed("s1", "new-s1"))};
+    serveRestartable(host, {"s0", "s1"}, scripted);
+    host.server.latency = std::chrono::milliseconds(300);
+}
+
 size_t countOf(const std::vector<std::string>& sent, const std::string& request) {
     return static_cast<size_t>(std::count(sent.begin(), sent.end(), request));
 }
@@ -210,12 +220,7 @@ TEST_CASE("a pod replaced under a shared restart is kept and waited for", "[rest
 
 TEST_CASE("a shared restart whose replacement never comes says so for that sandbox", "[restart]") {
     TestHost host;
-    Scripted scripted;
-    scripted.events = {event("DELETED", podNamed("s0", "old-s0")),
-                       event("DELETED", podNamed("s1", "old-s1")),
-                       event("ADDED", podNamed("s1", "new-s1"))};
-    serveRestartable(host, {"s0", "s1"}, scripted);
-    host.server.latency = std::chrono::milliseconds(300);
+    serveOnlyS1Replaced(host);
     host.server.onJson("GET", kSandboxes + "/s0", 200, sandboxNamed("s0"));
     CHECK(host.run({"sandbox", "restart", "s0", "s1", "--timeout", "5s"}) == kExitError);
     INFO(host.err.str());
@@ -326,12 +331,7 @@ TEST_CASE("restart --all restarts a name listed twice once and says what had no 
 TEST_CASE("a sandbox of a shared restart is not timed out by another's slow pod",
           "[restart][review51]") {
     TestHost host;
-    Scripted scripted;
-    scripted.events = {event("DELETED", podNamed("s0", "old-s0")),
-                       event("DELETED", podNamed("s1", "old-s1")),
-                       event("ADDED", podNamed("s1", "new-s1"))};
-    serveRestartable(host, {"s0", "s1"}, scripted);
-    host.server.latency = std::chrono::milliseconds(300);
+    serveOnlyS1Replaced(host);
     host.server.onJson("GET", kSandboxes + "/s0", 200, sandboxNamed("s0"));
     CHECK(host.run({"sandbox", "restart", "s0", "s1", "--timeout", "5s"}) == kExitError);
     INFO(host.err.str());
@@ -348,12 +348,7 @@ TEST_CASE("a sandbox of a shared restart is not timed out by another's slow pod"
 TEST_CASE("a blocker read that meets an outage does not fail a shared restart",
           "[restart][review51]") {
     TestHost host;
-    Scripted scripted;
-    scripted.events = {event("DELETED", podNamed("s0", "old-s0")),
-                       event("DELETED", podNamed("s1", "old-s1")),
-                       event("ADDED", podNamed("s1", "new-s1"))};
-    serveRestartable(host, {"s0", "s1"}, scripted);
-    host.server.latency = std::chrono::milliseconds(300);
+    serveOnlyS1Replaced(host);
     host.server.onJson("GET", kSandboxes + "/s0", 503,
                        {{"kind", "Status"}, {"code", 503}, {"message", "rolling"}});
     onPodWatch(host, [&](int podWatches) {
