@@ -215,6 +215,9 @@ class RestartMany {
                 listPods(client, batch, alone);
                 if (!batch.members.empty()) batches.push_back(std::move(batch));
             }
+        size_t batched = 0;
+        for (const auto& batch : batches) batched += batch.members.size();
+        readOneByOne_ = batches.size() > 1 || byName.size() > 4 * batched + 100;
         std::mutex mutex;
         for (auto& batch : batches)
             forEachInParallel(batch.members.size(), std::min(clients_.size(), batch.members.size()),
@@ -452,30 +455,53 @@ class RestartMany {
         if (!waiting()) return;
         for (auto& member : batch.members)
             if (!member.reported) step(member.name, "waiting for the Sandbox to be Ready");
-        kube::WaitOptions wait;
+        // Another sandbox's pod may have taken the whole time-out: the Sandboxes whose pods are
+        // ready get at least a few seconds to be read Ready (usually the first read shows it).
+        const auto end = clock_.monotonic() + std::max(remaining(), kReadyReadFloor);
+        auto left = [&] {
+            if (options_.restart.timeout.count() == 0) return milliseconds{0};
+            return std::max(milliseconds{1},
+                            std::chrono::duration_cast<milliseconds>(end - clock_.monotonic()));
+        };
+        // Where it is decided: Ready, finished, or deleted (or another with its name).
+        auto settle = [&](Member& member, const json* sandbox) {
+            if (!sandbox || uidOf(*sandbox) != member.uid)
+                fail(member, "was deleted while it restarted");
+            else if (kube::conditionTrue(*sandbox, "Finished"))
+                fail(member, "has finished: " + describeConditions(*sandbox));
+            else if (kube::conditionTrue(*sandbox, "Ready"))
+                finish(member);
+        };
         kube::WaitResult outcome;
         std::string error;
         try {
-            // Another sandbox's pod may have taken the whole time-out: the Sandboxes whose pods
-            // are ready get at least a few seconds to be read Ready (usually the LIST shows it).
-            wait.timeout = options_.restart.timeout.count() > 0
-                               ? std::max(remaining(), kReadyReadFloor)
-                               : milliseconds{0};
+            kube::WaitOptions wait;
             wait.cancel = options_.restart.cancel;
-            outcome = kube::waitForSet(
-                client, clock_, sandboxes_, ns_, wait, [&](const kube::ObjectSet& set) {
-                    for (auto& member : batch.members) {
-                        if (member.reported) continue;
-                        auto found = set.find(member.name);
-                        if (found == set.end() || uidOf(found->second) != member.uid)
-                            fail(member, "was deleted while it restarted");
-                        else if (kube::conditionTrue(found->second, "Finished"))
-                            fail(member, "has finished: " + describeConditions(found->second));
-                        else if (kube::conditionTrue(found->second, "Ready"))
-                            finish(member);
-                    }
-                    return !waiting();
-                });
+            if (readOneByOne_) {
+                // A namespace of many more Sandboxes than these (or several batches): each one
+                // read by name, as a single restart does, rather than all of them per batch.
+                for (auto& member : batch.members) {
+                    if (member.reported) continue;
+                    wait.timeout = left();
+                    outcome = kube::waitForObject(client, clock_, sandboxes_, ns_, member.name,
+                                                  wait, [&](const std::optional<json>& sandbox) {
+                                                      settle(member, sandbox ? &*sandbox : nullptr);
+                                                      return member.reported;
+                                                  });
+                    if (!outcome.satisfied()) break;
+                }
+            } else {
+                wait.timeout = left();
+                outcome = kube::waitForSet(
+                    client, clock_, sandboxes_, ns_, wait, [&](const kube::ObjectSet& set) {
+                        for (auto& member : batch.members) {
+                            if (member.reported) continue;
+                            auto found = set.find(member.name);
+                            settle(member, found == set.end() ? nullptr : &found->second);
+                        }
+                        return !waiting();
+                    });
+            }
         } catch (const std::exception& caught) {
             error = caught.what();
         }
@@ -602,6 +628,7 @@ class RestartMany {
     std::string ns_;
     const RestartManyOptions& options_;
     std::chrono::steady_clock::time_point started_;
+    bool readOneByOne_ = false;  // the Sandboxes' Ready read by name, not by one list
     std::mutex reportMutex_;
     std::set<std::string> reported_;
 };

@@ -361,3 +361,22 @@ TEST_CASE("a blocker read that meets an outage does not fail a shared restart",
     CHECK(host.out.str().find("sandbox/s0 restarted (pod uid old-s0 → new-s0") !=
           std::string::npos);
 }
+
+// Review 51 finding 3: the Sandboxes' Ready was read by listing every Sandbox of the namespace
+// once per batch; among many others, each restarted one is read by its name.
+TEST_CASE("a shared restart in a namespace of many other Sandboxes reads each one by name",
+          "[requests][restart][review51]") {
+    TestHost host;
+    Scripted scripted;
+    std::vector<json> listed{sandboxNamed("s0"), sandboxNamed("s1")};
+    for (int i = 0; i < 120; ++i) listed.push_back(sandboxNamed("other" + std::to_string(i)));
+    scripted.sandboxList = listed;
+    serveRestartable(host, {"s0", "s1"}, scripted);
+    REQUIRE(host.run({"sandbox", "restart", "s0", "s1"}) == 0);
+    const auto lists = host.server.requestsTo("GET", kSandboxes);
+    REQUIRE(lists.size() == 3);  // the namespace's list, then s0 and s1 by name
+    CHECK(lists[1].url.find("fieldSelector=metadata.name%3Ds") != std::string::npos);
+    CHECK(lists[2].url.find("fieldSelector=metadata.name%3Ds") != std::string::npos);
+    CHECK(host.out.str().find("sandbox/s1 restarted (pod uid old-s1 → new-s1") !=
+          std::string::npos);
+}
