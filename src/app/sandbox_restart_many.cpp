@@ -15,6 +15,7 @@
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "rossoctl/model/validation.hpp"
 #include "sandbox_restart_internal.hpp"
 
 namespace rossoctl::app {
@@ -56,12 +57,7 @@ bool labelName(const std::string& text, bool allowEmpty) {
 bool labelKey(const std::string& key) {
     const size_t slash = key.find('/');
     if (slash == std::string::npos) return labelName(key, false);
-    const std::string prefix = key.substr(0, slash);
-    return !prefix.empty() && prefix.size() <= 253 && labelName(key.substr(slash + 1), false) &&
-           std::all_of(prefix.begin(), prefix.end(), [](char c) {
-               return std::islower(static_cast<unsigned char>(c)) ||
-                      std::isdigit(static_cast<unsigned char>(c)) || c == '-' || c == '.';
-           });
+    return model::isDnsSubdomain(key.substr(0, slash)) && labelName(key.substr(slash + 1), false);
 }
 
 // The one key=value term of a selector such as the controller writes in status.selector;
