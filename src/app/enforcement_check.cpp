@@ -6,6 +6,7 @@
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod.hpp"
+#include "rossoctl/model/pod_failure.hpp"
 
 namespace rossoctl::app {
 
@@ -251,9 +252,7 @@ EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& cl
                 return;
             } catch (const kube::ApiError& error) {
                 const std::string what = error.what();
-                const bool notYet = error.isForbidden() &&
-                                    (what.find("service account") != std::string::npos ||
-                                     what.find("status unknown for quota") != std::string::npos);
+                const bool notYet = error.isForbidden() && model::admissionNotYetReady(what);
                 if (!notYet || clock.monotonic() >= startBy) throw;
             }
             clock.sleepFor(milliseconds(200));

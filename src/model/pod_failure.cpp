@@ -67,11 +67,17 @@ std::optional<std::string> podStartFailure(const json& pod) {
                         });
 }
 
+bool admissionNotYetReady(const std::string& message) {
+    return message.find("status unknown for quota") != std::string::npos ||
+           message.find("error looking up service account") != std::string::npos;
+}
+
 namespace {
 
-// A refusal that lasts until the spec, quota or LimitRange changes (not a conflict or outage).
+// A refusal that lasts until the spec, quota or LimitRange changes (not a conflict or outage,
+// nor an admission that only waits for a controller of a namespace made a moment ago).
 bool forbidden(const std::string& message) {
-    return message.find(" is forbidden: ") != std::string::npos;
+    return message.find(" is forbidden: ") != std::string::npos && !admissionNotYetReady(message);
 }
 
 // A string field, or "" when it is missing or null (events carry null times).

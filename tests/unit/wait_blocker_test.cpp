@@ -3,6 +3,7 @@
 // workload's status and its Warning events, instead of waiting out the time-out.
 #include <catch2/catch.hpp>
 
+#include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/model/pod_failure.hpp"
 #include "test_host.hpp"
 
@@ -126,6 +127,46 @@ TEST_CASE("agents wait: a sandbox whose pod the quota refuses fails at the next 
     CHECK(err.find("will not become ready") != std::string::npos);
     CHECK(err.find("exceeded quota: sandbox-quota") != std::string::npos);
     CHECK(host.clock.monotonic() - started < std::chrono::seconds(10));  // not the 10m
+}
+
+TEST_CASE("agents wait: a quota not yet counted is no blocker; the refusal once counted is",
+          "[wait][blocker][agents][ci49]") {
+    // CI of stop 48: a quota made a moment before the Sandbox refused its pod with "status
+    // unknown for quota", which ended the wait at once with a message naming no refusal.
+    const std::string notCounted =
+        "pods \"orders\" is forbidden: status unknown for quota: sandbox-quota, resources: pods";
+    const std::string noAccount =
+        "pods \"orders\" is forbidden: error looking up service account team1/default: "
+        "serviceaccount \"default\" not found";
+    const auto now = std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000));
+    CHECK_FALSE(model::workloadCreateFailure(sandbox(reconcilerError(notCounted))));
+    CHECK_FALSE(model::workloadCreateFailure(sandbox(reconcilerError(noAccount))));
+    CHECK_FALSE(model::createFailureEvent(list({failedCreate("u", notCounted, kNow)}), now));
+
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.latency = std::chrono::milliseconds(200);
+    const json early = sandbox(reconcilerError(notCounted));
+    host.server.onJson("GET", kSandboxes + "/orders", 200, early);
+    host.server.onJson("GET", kSandboxes, 200, list({early}));
+    host.server.onStream("GET", kSandboxes + "?watch=true", {});
+    host.server.onJson("GET", kPods, 200, list({}));
+    host.server.onJson("GET", kEvents, 200, list({failedCreate("uid-orders", notCounted, kNow)}));
+    // The controller's next try, seconds later, meets the counted quota.
+    host.server.onRequest = [&host](const kube::HttpRequest& request) {
+        if (request.url.find("/resourcequotas") == std::string::npos) return;
+        const json counted = sandbox(reconcilerError(kQuota));
+        host.server.onJson("GET", kSandboxes + "/orders", 200, counted);
+        host.server.onJson("GET", kSandboxes, 200, list({counted}));
+    };
+    const auto started = host.clock.monotonic();
+    CHECK(host.run({"agents", "wait", "orders", "--timeout", "10m"}) == kExitError);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(err.find("exceeded quota: sandbox-quota") != std::string::npos);
+    CHECK(err.find("status unknown") == std::string::npos);
+    CHECK(host.clock.monotonic() - started >= app::kBlockerCheckEvery);
+    CHECK(host.clock.monotonic() - started < std::chrono::seconds(30));  // not the 10m
 }
 
 TEST_CASE("agents wait: a FailedCreate event of a StatefulSet ends the wait with its message",

@@ -16,6 +16,11 @@ std::optional<std::string> podImageFailure(const nlohmann::json& pod);
 // ("container C cannot be created (REASON): MESSAGE").
 std::optional<std::string> podStartFailure(const nlohmann::json& pod);
 
+// An admission refusal that ends by itself in a namespace made a moment ago: quota admission
+// until the quota controller has counted usage ("status unknown for quota"), ServiceAccount
+// admission until the "default" ServiceAccount exists. Not a blocker; the controller retries.
+bool admissionNotYetReady(const std::string& message);
+
 // A controller that cannot create the pod at all says so in the workload's status: a Sandbox's
 // Ready=False ReconcilerError "pods ... is forbidden: exceeded quota" (or a LimitRange's
 // maximum), a Deployment's ReplicaFailure=True. The message; nullopt when there is none.
