@@ -166,7 +166,9 @@ BlockableWaitResult waitForObjectUnlessBlocked(
             options.timeout = span;
             options.cancel = cancel;
             options.initialList = std::exchange(initialList, std::nullopt);
-            return kube::waitForObject(client, clock, ref, ns, name, options, done);
+            auto waited = kube::waitForObject(client, clock, ref, ns, name, options, done);
+            initialList = waited.resumeList();  // the next span watches on from here
+            return waited;
         },
         blocker);
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/wait.hpp"
@@ -29,6 +31,7 @@ BlockableWaitResult waitForSandboxPod(kube::Client& client, const Clock& clock, 
     const std::string uid = uidOf(sandbox);
     const std::string ns = sandbox.value("metadata", json::object()).value("namespace", "");
     std::optional<std::string> cannotStart;
+    std::optional<json> resume;  // where the last span's watch stopped
     auto waited = waitUnlessBlocked(
         clock, left, cancel,
         [&](milliseconds span) {
@@ -37,20 +40,23 @@ BlockableWaitResult waitForSandboxPod(kube::Client& client, const Clock& clock, 
             options.fieldSelector = selector.fieldSelector;
             options.timeout = span;
             options.cancel = cancel;
-            return kube::waitForSet(client, clock, kube::resources::pods(), ns, options,
-                                    [&](const kube::ObjectSet& pods) {
-                                        for (const auto& [name, pod] : pods) {
-                                            if (!controlledBy(pod, uid) || terminating(pod))
-                                                continue;
-                                            if (auto failure = model::podStartFailure(pod)) {
-                                                cannotStart =
-                                                    fmt::format("pod {}: {}", name, *failure);
-                                                return true;
-                                            }
-                                            if (podReady(pod)) return true;
-                                        }
-                                        return false;
-                                    });
+            options.initialList = std::exchange(resume, std::nullopt);
+            auto pods = kube::waitForSet(client, clock, kube::resources::pods(), ns, options,
+                                         [&](const kube::ObjectSet& pods) {
+                                             for (const auto& [name, pod] : pods) {
+                                                 if (!controlledBy(pod, uid) || terminating(pod))
+                                                     continue;
+                                                 if (auto failure = model::podStartFailure(pod)) {
+                                                     cannotStart =
+                                                         fmt::format("pod {}: {}", name, *failure);
+                                                     return true;
+                                                 }
+                                                 if (podReady(pod)) return true;
+                                             }
+                                             return false;
+                                         });
+            resume = pods.resumeList();
+            return pods;
         },
         [&]() -> std::optional<std::string> {
             const auto current = client.getIfExists(agent.kind.ref, ns, agent.name());

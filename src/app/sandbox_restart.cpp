@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <set>
+#include <utility>
 
 #include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
@@ -265,9 +266,8 @@ class Restart {
                 wait.fieldSelector = selector.fieldSelector;
                 wait.timeout = span;
                 wait.cancel = options_.cancel;
-                wait.initialList = std::move(given);
-                given.reset();
-                return kube::waitForSet(
+                wait.initialList = std::exchange(given, std::nullopt);
+                auto waited = kube::waitForSet(
                     client_, clock_, kube::resources::pods(), ns_, wait,
                     [&](const kube::ObjectSet& set) {
                         const auto pods = restart_detail::viewOf(set);
@@ -275,6 +275,8 @@ class Restart {
                         oldPodTerminating = restart_detail::oldPodTerminating(replacing(), pods);
                         return restart_detail::newPodDecided(replacing(), pods, result_, failure);
                     });
+                given = waited.resumeList();  // the next span watches on from here
+                return waited;
             },
             [&]() -> std::optional<std::string> {
                 if (oldPodTerminating) return std::nullopt;

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/parallel.hpp"
@@ -333,28 +334,29 @@ class RestartMany {
             // one goes with no replacement, and the next looks for blockers every 2 s again.
             do {
                 batch.recheck = false;
-                outcome =
-                    waitUnlessBlocked(
-                        clock_, remaining(), options_.restart.cancel,
-                        [&](milliseconds span) {
-                            batch.longSpan = !anyBlockable();
-                            kube::WaitOptions wait;
-                            wait.labelSelector = batch.key + " in (" + valuesOf(batch) + ")";
-                            wait.timeout = span;
-                            wait.cancel = options_.restart.cancel;
-                            wait.initialList = std::move(given);
-                            given.reset();
-                            return kube::waitForSet(client, clock_, kube::resources::pods(), ns_,
-                                                    wait, [&](const kube::ObjectSet& set) {
-                                                        return podsDecided(batch, set);
-                                                    });
-                        },
-                        [&]() -> std::optional<std::string> {
-                            readBlockers(client, batch);
-                            return std::nullopt;
-                        },
-                        anyBlockable)
-                        .wait;
+                outcome = waitUnlessBlocked(
+                              clock_, remaining(), options_.restart.cancel,
+                              [&](milliseconds span) {
+                                  batch.longSpan = !anyBlockable();
+                                  kube::WaitOptions wait;
+                                  wait.labelSelector = batch.key + " in (" + valuesOf(batch) + ")";
+                                  wait.timeout = span;
+                                  wait.cancel = options_.restart.cancel;
+                                  wait.initialList = std::exchange(given, std::nullopt);
+                                  auto pods =
+                                      kube::waitForSet(client, clock_, kube::resources::pods(), ns_,
+                                                       wait, [&](const kube::ObjectSet& set) {
+                                                           return podsDecided(batch, set);
+                                                       });
+                                  given = pods.resumeList();  // the next span watches on from here
+                                  return pods;
+                              },
+                              [&]() -> std::optional<std::string> {
+                                  readBlockers(client, batch);
+                                  return std::nullopt;
+                              },
+                              anyBlockable)
+                              .wait;
             } while (outcome.satisfied() && batch.recheck);
         } catch (const std::exception& caught) {
             error = caught.what();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/wait.hpp"
@@ -132,13 +134,15 @@ class SuspendWait {
     void waitForSandbox(const std::string& waitingFor) {
         const auto eventsSince = clock_.now();  // older ones are about the pod before a suspend
         std::string failure;
+        std::optional<json> resume;  // where the last span's watch stopped
         auto waited = waitUnlessBlocked(
             clock_, remaining(waitingFor), options_.cancel,
             [&](milliseconds span) {
                 kube::WaitOptions wait;
                 wait.timeout = span;
                 wait.cancel = options_.cancel;
-                return kube::waitForObject(
+                wait.initialList = std::exchange(resume, std::nullopt);
+                auto sandbox = kube::waitForObject(
                     client_, clock_, sandboxes_, ns_, name_, wait,
                     [&](const std::optional<json>& object) {
                         failure = object ? sandboxFailure(*object) : "was deleted meanwhile";
@@ -146,6 +150,8 @@ class SuspendWait {
                         return options_.suspend ? suspendDone(*object)
                                                 : freshConditionTrue(*object, "Ready");
                     });
+                resume = sandbox.resumeList();
+                return sandbox;
             },
             [&]() -> std::optional<std::string> {
                 // A resumed sandbox's pod may be refused (quota, LimitRange) or never start.

@@ -151,6 +151,13 @@ void rideOutOutage(const Clock& clock, std::chrono::milliseconds budget, const C
     }
 }
 
+std::optional<json> WaitResult::resumeList() const {
+    if (resourceVersion.empty()) return std::nullopt;
+    json items = json::array();
+    for (const auto& [key, object] : objects) items.push_back(object);
+    return json{{"metadata", {{"resourceVersion", resourceVersion}}}, {"items", std::move(items)}};
+}
+
 WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref,
                       const std::string& ns, const WaitOptions& options, const SetPredicate& done) {
     using std::chrono::duration_cast;
@@ -227,6 +234,7 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
                 set.replaceWith(items != list.end() ? *items : json::array(), listedBefore);
                 listedBefore = true;
                 version = resourceVersionOf(list);
+                result.resourceVersion = version;
                 needList = false;
                 failuresInARow = 0;
                 if (done(result.objects)) {
@@ -255,7 +263,7 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
                 [&](const WatchEvent& event) {
                     failuresInARow = 0;
                     const std::string eventVersion = resourceVersionOf(event.object);
-                    if (!eventVersion.empty()) version = eventVersion;
+                    if (!eventVersion.empty()) result.resourceVersion = version = eventVersion;
                     if (event.type == "BOOKMARK" || !set.apply(event)) return !cancelled();
                     satisfied = done(result.objects);
                     return !satisfied && !cancelled();
@@ -287,6 +295,7 @@ WaitResult waitForSet(Client& client, const Clock& clock, const ResourceRef& ref
             if (error.code() == 410) {
                 // Our version was compacted away; start over from a fresh LIST.
                 ++result.relists;
+                result.resourceVersion.clear();
                 needList = true;
                 if (!cancelled() && !pauseBeforeRewatch(lasted())) {
                     result.outcome = WaitOutcome::TimedOut;

@@ -155,9 +155,12 @@ TEST_CASE("agents wait: a quota not yet counted is no blocker; the refusal once 
     // The controller's next try, seconds later, meets the counted quota.
     host.server.onRequest = [&host](const kube::HttpRequest& request) {
         if (request.url.find("/resourcequotas") == std::string::npos) return;
-        const json counted = sandbox(reconcilerError(kQuota));
+        json counted = sandbox(reconcilerError(kQuota));
+        counted["metadata"]["resourceVersion"] = "6";
         host.server.onJson("GET", kSandboxes + "/orders", 200, counted);
         host.server.onJson("GET", kSandboxes, 200, list({counted}));
+        host.server.onStream("GET", kSandboxes + "?watch=true",
+                             {json{{"type", "MODIFIED"}, {"object", counted}}.dump() + "\n"});
     };
     const auto started = host.clock.monotonic();
     CHECK(host.run({"agents", "wait", "orders", "--timeout", "10m"}) == kExitError);
@@ -167,6 +170,9 @@ TEST_CASE("agents wait: a quota not yet counted is no blocker; the refusal once 
     CHECK(err.find("status unknown") == std::string::npos);
     CHECK(host.clock.monotonic() - started >= app::kBlockerCheckEvery);
     CHECK(host.clock.monotonic() - started < std::chrono::seconds(30));  // not the 10m
+    // The Sandbox just read stands in for the first list; later spans watch on from there.
+    for (const auto& request : host.server.requestsTo("GET", kSandboxes))
+        CHECK(request.url.find("watch=true") != std::string::npos);
 }
 
 TEST_CASE("agents wait: a FailedCreate event of a StatefulSet ends the wait with its message",

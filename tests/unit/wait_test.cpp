@@ -117,6 +117,30 @@ TEST_CASE("the deadline ends the wait with the last state", "[wait]") {
     // The server-side watch timeout is what is left of the deadline, rounded up.
     CHECK(fixture.server.requests[1].url.find("timeoutSeconds=40") != std::string::npos);
     CHECK(fixture.server.requests[2].url.find("timeoutSeconds=20") != std::string::npos);
+    // A wait that goes on where this one stopped watches from version 2, with no LIST.
+    const auto resume = result.resumeList();
+    REQUIRE(resume);
+    CHECK((*resume)["metadata"]["resourceVersion"] == "2");
+    REQUIRE((*resume)["items"].size() == 1);
+    CHECK((*resume)["items"][0]["metadata"]["resourceVersion"] == "2");
+}
+
+TEST_CASE("a wait that ended on 410 Gone cannot be resumed: the next one lists", "[wait]") {
+    ClientFixture fixture;
+    fixture.server.latency = std::chrono::milliseconds(600);
+    fixture.server.reply(200, list("10", json::array({pod("a", "10", false)})));
+    fixture.server.stream({event("ERROR", {{"kind", "Status"},
+                                           {"status", "Failure"},
+                                           {"code", 410},
+                                           {"reason", "Expired"},
+                                           {"message", "too old resource version: 10 (50)"}})});
+    WaitOptions options;
+    options.timeout = std::chrono::seconds(1);
+    auto result =
+        waitForSet(*fixture.client, fixture.clock, resources::pods(), "ns", options, anyReady);
+    CHECK(result.outcome == WaitOutcome::TimedOut);
+    CHECK(result.relists == 1);
+    CHECK_FALSE(result.resumeList());
 }
 
 TEST_CASE("cancellation ends the wait between events", "[wait]") {

@@ -75,7 +75,12 @@ struct WaitResult {
     int relists = 0;     // how often a 410 Gone forced a fresh LIST
     int rewatches = 0;   // how often a watch that ended early was followed by a pause
     int reconnects = 0;  // how often an outage was ridden out
+    // The version `objects` stand at; "" when not known (a 410 left them stale).
+    std::string resourceVersion;
     bool satisfied() const { return outcome == WaitOutcome::Satisfied; }
+    // `objects` as a List at `resourceVersion`: the initialList of a wait over the same
+    // selectors that goes on where this one stopped, with a watch and no LIST. nullopt: list.
+    std::optional<nlohmann::json> resumeList() const;
 };
 
 // Called with the current set after the first LIST and after every change; true = done.
