@@ -110,7 +110,7 @@ TEST_CASE("bad input and duplicates change nothing", "[agents]") {
     // The controller and the node keep writing status until the sandbox is Ready: settle first.
     REQUIRE(harness::rossoctl({"agents", "wait", "orders", "-n", ns.name(), "--timeout", "2m"})
                 .exitCode == 0);
-    auto before = harness::snapshot(ns.name());
+    auto before = harness::settledSnapshot(ns.name());
 
     std::vector<std::vector<std::string>> bad = {{"--envVar", "9X=1"},
                                                  {"--port", "0"},

@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 #include <map>
 #include <memory>
-#include <thread>
 
 #include "fault_server.hpp"
 #include "harness.hpp"
@@ -186,8 +185,7 @@ TEST_CASE("bad input: one line on stderr, the documented exit code, nothing chan
             harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns.name(), "paused");
         return pod && (*pod)["spec"].contains("nodeSelector");
     });
-    std::this_thread::sleep_for(std::chrono::seconds(2));
-    const auto before = harness::snapshot(ns.name());
+    const auto before = harness::settledSnapshot(ns.name());
 
     const std::string junk = harness::writeTempFile(
         "junk", std::string("\x7f"

@@ -110,6 +110,10 @@ RunResult Background::wait(int timeoutSeconds) {
     return {*exitCode_, readFile(outPath_), readFile(errPath_)};
 }
 
+std::string Background::output() const {
+    return readFile(outPath_);
+}
+
 void importReadyAgent(const std::string& ns, const std::string& name) {
     auto result = rossoctl({"agents", "import", "--deployment-type", "sandbox", "from-image",
                             "--name", name, "--containerImage", "curlimages/curl:8", "-n", ns});

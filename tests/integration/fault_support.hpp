@@ -60,6 +60,7 @@ class Background {
     void signal(int number) const;
     bool running();  // false once it has exited (reaped)
     RunResult wait(int timeoutSeconds = 180);
+    std::string output() const;  // its stdout so far, for a test that waits on what it printed
 
   private:
     pid_t pid_ = -1;

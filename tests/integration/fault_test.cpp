@@ -128,7 +128,7 @@ TEST_CASE("503 storms: reads retried, creates never repeated, a re-run completes
         CHECK(front.count({"GET", "/sandboxes/orders", "-> 503"}) == 3);
     }
     SECTION("an endless storm on an update fails cleanly and changes nothing") {
-        const auto before = harness::snapshot(ns.name());
+        const auto before = harness::settledSnapshot(ns.name());
         harness::FaultApiserver front({"PUT /sandboxes/orders 503", "PATCH /sandboxes/orders 503"});
         auto result = harness::rossoctl({"--kubeconfig", front.kubeconfig(), "sandbox", "set-env",
                                          "orders", "STORM=1", "-n", ns.name()});

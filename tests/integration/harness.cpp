@@ -16,6 +16,7 @@
 #include <mutex>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string_view>
 #include <thread>
 
@@ -180,6 +181,14 @@ TestNamespace::TestNamespace(const std::string& prefix, bool create, const nlohm
                              {"kind", "Namespace"},
                              {"metadata", {{"name", name_}, {"labels", labels}}}};
         admin().create(namespaces(), "", ns);
+        // ServiceAccount admission refuses pods until the controller has made "default" (it
+        // retries for 1-2 s only): a slow controller-manager would fail the test's first pod.
+        const bool ready = eventually([&] {
+            return admin()
+                .getIfExists(rossoctl::kube::resources::serviceAccounts(), name_, "default")
+                .has_value();
+        });
+        if (!ready) throw std::runtime_error("no default ServiceAccount in " + name_ + " in 60s");
     }
 }
 
@@ -201,6 +210,21 @@ bool eventually(const std::function<bool()>& fn, int timeoutSeconds) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     return false;
+}
+
+void createCountedQuota(const std::string& ns, const nlohmann::json& quota) {
+    admin().create(rossoctl::kube::resources::resourceQuotas(), ns, quota);
+    const std::string name = quota["metadata"]["name"];
+    const bool counted = eventually([&] {
+        const auto stored = admin().get(rossoctl::kube::resources::resourceQuotas(), ns, name);
+        const auto status = stored.value("status", nlohmann::json::object());
+        for (const auto& [resource, limit] : quota["spec"]["hard"].items())
+            if (!status.value("hard", nlohmann::json::object()).contains(resource) ||
+                !status.value("used", nlohmann::json::object()).contains(resource))
+                return false;
+        return true;
+    });
+    if (!counted) throw std::runtime_error("quota " + name + " in " + ns + " not counted in 60s");
 }
 
 std::map<std::string, std::string> snapshot(const std::string& ns) {

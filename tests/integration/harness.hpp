@@ -71,6 +71,11 @@ class TestNamespace {
 // Polls fn every 200 ms until it returns true or timeoutSeconds pass.
 bool eventually(const std::function<bool()>& fn, int timeoutSeconds = 60);
 
+// Creates the ResourceQuota and waits until the quota controller has counted every resource it
+// limits: before that, admission ignores it (no status.hard) or refuses every pod ("status
+// unknown for quota"), and a test of the quota's refusal races the controller.
+void createCountedQuota(const std::string& ns, const nlohmann::json& quota);
+
 // A stable snapshot of every object rossoctl may write in ns (kind/name -> resourceVersion),
 // to prove a failed command changed nothing.
 std::map<std::string, std::string> snapshot(const std::string& ns);

@@ -235,7 +235,7 @@ TEST_CASE("Ctrl-C during an output flood exits at once and deletes the pod", "[h
     CHECK(ctrlC.stillRunningAtCtrlC);
     CHECK(ctrlC.exited);
     CHECK(ctrlC.exitCode == 130);
-    CHECK(ctrlC.took < 5);
+    CHECK(ctrlC.took < 10);  // of a 60 s run; an apiserver under CI load answers late
     CHECK(runPodsLeft(ns) == 0);
 }
 
@@ -262,7 +262,7 @@ TEST_CASE("Ctrl-C during an output flood under -o json exits 130 and reports Int
     CHECK(ctrlC.stillRunningAtCtrlC);
     CHECK(ctrlC.exited);
     CHECK(ctrlC.exitCode == 130);
-    CHECK(ctrlC.took < 5);
+    CHECK(ctrlC.took < 10);  // of a 60 s run; an apiserver under CI load answers late
     const std::string text = slurp(printed);
     fs::remove_all(dir);
     const json out = json::parse(text, nullptr, false);

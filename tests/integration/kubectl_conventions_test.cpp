@@ -131,7 +131,7 @@ TEST_CASE("agents wait names the quota that refuses the sandbox's pod, long befo
                         {"kind", "ResourceQuota"},
                         {"metadata", {{"name", "no-pods"}}},
                         {"spec", {{"hard", {{"pods", "0"}}}}}};
-    harness::admin().create(kube::resources::resourceQuotas(), ns.name(), quota);
+    harness::createCountedQuota(ns.name(), quota);
     createSandbox(ns.name(), "blocked", /*suspended=*/false);
     const auto start = std::chrono::steady_clock::now();
     auto wait =

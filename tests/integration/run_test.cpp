@@ -189,7 +189,8 @@ TEST_CASE("sandbox run returns streams, exit status and artifacts", "[run]") {
         CHECK(runPodsLeft(ns) == 0);
     }
     SECTION("its own failures exit 125 and create nothing") {
-        const auto before = harness::snapshot(ns);
+        // project create's check pods were just deleted: the quota's status follows later.
+        const auto before = harness::settledSnapshot(ns);
         CHECK(run(ns, {"--timeout", "soon", "--", "true"}).exitCode == 125);
         CHECK(run(ns, {"--no-such-flag", "--", "true"}).exitCode == 125);
         CHECK(run(ns, {"--file", dir + "/missing.py", "--", "true"}).exitCode == 125);

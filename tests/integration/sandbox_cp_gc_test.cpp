@@ -207,6 +207,7 @@ TEST_CASE("gc finds one leak of each kind, --dry-run deletes nothing, then it de
     // Past the sandbox's shutdownTime, and the controllers done with what was just created
     // (a status update between gc's list and its delete would fail the resourceVersion check).
     std::this_thread::sleep_for(std::chrono::seconds(6));
+    harness::settledSnapshot(ns);
 
     auto dry = harness::rossoctl({"gc", "-n", ns, "--dry-run"});
     INFO(dry.out << dry.err);

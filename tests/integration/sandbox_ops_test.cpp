@@ -5,8 +5,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 
+#include "fault_support.hpp"
 #include "harness.hpp"
 #include "rossoctl/kube/discovery.hpp"
 #include "rossoctl/kube/wait.hpp"
@@ -90,12 +90,10 @@ TEST_CASE("sandbox logs -f follows across a restart and ends when suspended", "[
     createTalkingSandbox(ns.name(), "talker");
     const std::string oldUid = readyPod(ns.name(), "talker").value()["metadata"]["uid"];
 
-    harness::RunResult follow;
-    std::thread follower([&] {
-        follow =
-            harness::rossoctl({"sandbox", "logs", "talker", "-n", ns.name(), "-f"}, {}, {}, 150);
-    });
-    std::this_thread::sleep_for(std::chrono::seconds(3));
+    // Each step waits for what the follower printed, not for a fixed time (a loaded CI machine
+    // may start it after the restart's DELETE, or see the new pod late).
+    harness::Background follower({"sandbox", "logs", "talker", "-n", ns.name(), "-f"});
+    REQUIRE(harness::eventually([&] { return bootLines(follower.output()).size() == 1; }, 60));
     auto restart = harness::rossoctl({"sandbox", "restart", "talker", "-n", ns.name()});
     INFO(restart.err);
     CHECK(restart.exitCode == 0);
@@ -107,10 +105,10 @@ TEST_CASE("sandbox logs -f follows across a restart and ends when suspended", "[
             return pod && newUid != oldUid;
         },
         60));
-    std::this_thread::sleep_for(std::chrono::seconds(4));  // the new pod prints a few ticks
+    REQUIRE(harness::eventually([&] { return bootLines(follower.output()).size() == 2; }, 60));
     auto suspend = harness::rossoctl({"sandbox", "suspend", "talker", "-n", ns.name()});
     CHECK(suspend.exitCode == 0);
-    follower.join();
+    const auto follow = follower.wait(150);
 
     INFO("stdout: " << follow.out << "\nstderr: " << follow.err);
     CHECK(follow.exitCode == 0);

@@ -57,11 +57,11 @@ TEST_CASE("sandbox verify --trusted-probe runs the probe in an ephemeral contain
           "[trusted-probe]") {
     // No NetworkPolicy: egress is open, whatever the pod's tools say.
     harness::TestNamespace open("trusted");
-    harness::admin().create(resources::resourceQuotas(), open.name(),
-                            {{"apiVersion", "v1"},
-                             {"kind", "ResourceQuota"},
-                             {"metadata", {{"name", "quota"}}},
-                             {"spec", {{"hard", {{"pods", "5"}, {"limits.memory", "4Gi"}}}}}});
+    harness::createCountedQuota(open.name(),
+                                {{"apiVersion", "v1"},
+                                 {"kind", "ResourceQuota"},
+                                 {"metadata", {{"name", "quota"}}},
+                                 {"spec", {{"hard", {{"pods", "5"}, {"limits.memory", "4Gi"}}}}}});
     const auto sandboxes = resources::sandboxes("v1beta1");
     harness::admin().create(sandboxes, open.name(), liarSandbox(open.name(), "liar"));
     json shared = liarSandbox(open.name(), "shared");

@@ -437,11 +437,11 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
     for (const auto& sandbox : objects) admin.create(sandboxes(), ns, sandbox);
     // Egress open at the namespace level: a namespace with a quota and no NetworkPolicy.
     harness::TestNamespace open("vmatrix-open");
-    harness::admin().create(resources::resourceQuotas(), open.name(),
-                            {{"apiVersion", "v1"},
-                             {"kind", "ResourceQuota"},
-                             {"metadata", {{"name", "quota"}}},
-                             {"spec", {{"hard", {{"pods", "5"}, {"limits.memory", "4Gi"}}}}}});
+    harness::createCountedQuota(open.name(),
+                                {{"apiVersion", "v1"},
+                                 {"kind", "ResourceQuota"},
+                                 {"metadata", {{"name", "quota"}}},
+                                 {"spec", {{"hard", {{"pods", "5"}, {"limits.memory", "4Gi"}}}}}});
     admin.create(sandboxes(), open.name(), harness::smallSandbox(open.name(), "no-policy"));
 
     auto ready = [&](const std::string& space, const std::string& name) {

@@ -128,8 +128,8 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
     createSandbox(noCurl);
     // Egress open: a namespace with a quota but no NetworkPolicy.
     harness::TestNamespace open("verify-open");
-    harness::admin().create(
-        resources::resourceQuotas(), open.name(),
+    harness::createCountedQuota(
+        open.name(),
         {{"apiVersion", "v1"},
          {"kind", "ResourceQuota"},
          {"metadata", {{"name", "quota"}}},

@@ -267,7 +267,7 @@ TEST_CASE("a full quota stops sandbox pool --wait and run --pool at once, naming
                         {"kind", "ResourceQuota"},
                         {"metadata", {{"name", "no-pods"}}},
                         {"spec", {{"hard", {{"pods", "0"}}}}}};
-    harness::admin().create(resources::resourceQuotas(), ns, quota);
+    harness::createCountedQuota(ns, quota);
 
     auto started = std::chrono::steady_clock::now();
     auto pool = harness::rossoctl(
