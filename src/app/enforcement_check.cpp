@@ -334,8 +334,16 @@ EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& cl
                       fmt::format("could not remove the control policy: {}", error.what()));
     }
     deadline = clock.monotonic() + std::max(options.settleTimeout, options.removalTimeout);
+    // One probe that fails proves little (a SYN lost while the plugin resyncs times out too):
+    // a denial is two failures in a row, with no connection between them.
+    int failedInARow = 0;
     do {
         attempt = tryConnect(client, ns, clientPod, serverIp, options);
+        if (attempt.outcome == Connect::Failed) {
+            if (++failedInARow == 2) break;
+            continue;
+        }
+        failedInARow = 0;
         if (attempt.outcome != Connect::Connected) break;
         clock.sleepFor(milliseconds(200));
     } while (clock.monotonic() < deadline);
@@ -350,6 +358,11 @@ EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& cl
     if (attempt.outcome != Connect::Failed)
         return finish(Enforcement::Unproven, fmt::format("the probe could not run in pod {}: {}",
                                                          clientPod, attempt.detail));
+    if (failedInARow < 2)
+        return finish(Enforcement::Unproven,
+                      fmt::format("pod {} failed to reach {} once, at the end of the check's "
+                                  "time, and was not tried again ({})",
+                                  clientPod, target, attempt.detail));
     return finish(Enforcement::Enforced,
                   fmt::format("denied: pod {} could not connect to {} under default-deny ({})",
                               clientPod, target, attempt.detail));

@@ -103,7 +103,8 @@ json runningCheckPod(const std::string& role, const std::string& ip) {
 
 // A cluster whose network plugin applies the control policy's removal `lag` after it (never,
 // when lag is negative): the client reaches the server until then, and is refused after.
-app::EnforcementResult checkWithPluginLag(std::chrono::milliseconds lag) {
+// `dropped`: probes after the removal that time out on a lost packet though nothing denies.
+app::EnforcementResult checkWithPluginLag(std::chrono::milliseconds lag, int dropped = 0) {
     rossoctl::testing::TestHost host;
     host.server.on("POST", kPolicies, 201, "{}");
     host.server.on("POST", kCheckPods, 201, "{}");
@@ -125,6 +126,10 @@ app::EnforcementResult checkWithPluginLag(std::chrono::milliseconds lag) {
         "team1", "rossoctl-check-000001-client", [&](const std::vector<std::string>&) {
             const bool applied =
                 removed && lag.count() >= 0 && host.clock.monotonic() >= *removed + lag;
+            if (removed && !applied && dropped > 0) {
+                --dropped;
+                return rossoctl::testing::execRan("rossoctl-connect=failed timed out\n", "", 0);
+            }
             return rossoctl::testing::execRan(
                 applied ? "rossoctl-connect=failed timed out\n" : "rossoctl-connect=connected\n",
                 "", 0);
@@ -146,4 +151,16 @@ TEST_CASE("a network plugin still catching up after an apiserver restart is not 
     const auto never = checkWithPluginLag(std::chrono::milliseconds(-1));
     REQUIRE(never.verdict == app::Enforcement::NotEnforced);
     CHECK_THAT(never.evidence.back(), Catch::Contains("30s after the allowing policy was removed"));
+}
+
+TEST_CASE("one probe lost after the control's removal is no proof of default-deny",
+          "[enforcement-check][fragile49]") {
+    // Hunt for timing faults, item 11: the first failed probe after the removal was taken as
+    // "enforced", though a single SYN lost while the plugin resyncs times out just the same.
+    const auto lost = checkWithPluginLag(std::chrono::milliseconds(-1), 1);
+    INFO(lost.evidence.back());
+    CHECK(lost.verdict == app::Enforcement::NotEnforced);
+    // A lost probe before a real denial costs nothing: two refusals in a row still prove it.
+    const auto late = checkWithPluginLag(std::chrono::seconds(5), 1);
+    CHECK(late.verdict == app::Enforcement::Enforced);
 }
