@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 
 #include "conventions.hpp"
 #include "registry.hpp"
@@ -15,6 +16,21 @@
 
 namespace rossoctl::commands {
 namespace {
+
+// "unproven: egress denied" for a report whose required checks did not all pass; else none.
+std::optional<std::string> notPassed(const verify::SandboxReport& report) {
+    std::string failed, unproven;
+    for (const auto& check : report.checks) {
+        if (!check.required || check.verdict() == verify::Verdict::Pass) continue;
+        auto& into = check.verdict() == verify::Verdict::Fail ? failed : unproven;
+        into += (into.empty() ? "" : ", ") + verify::checkTitle(check.kind);
+    }
+    std::string said;
+    if (!failed.empty()) said = "fail: " + failed;
+    if (!unproven.empty()) said += (said.empty() ? "" : "; ") + ("unproven: " + unproven);
+    if (said.empty()) return std::nullopt;
+    return said + " (the report on stdout has the evidence)";
+}
 
 using nlohmann::json;
 
@@ -148,7 +164,14 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
             verify::printReportTable(context.out(), report, options.output.noHeaders,
                                      context.color());
             context.out() << std::flush;
+        } else if (auto why = notPassed(report)) {
+            // A machine format on stdout: the reason for exit 3 still reaches a CI log.
+            context.err() << "sandbox/" << name << ": " << *why << '\n';
         }
+        // As `sandbox restart` says it: files are never lost without a word.
+        for (const auto& note : report.notes)
+            context.err() << "note: sandbox/" << name << ": " << ui::escapeForTerminal(note)
+                          << '\n';
         if (!report.runError.empty())
             context.err() << fmt::format(
                 "error: sandbox/{}: the run broke ({}); what it left unproven was not "

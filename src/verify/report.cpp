@@ -148,6 +148,7 @@ json reportJson(const SandboxReport& report) {
     }
     out["checks"] = std::move(checks);
     if (!report.runProblems.empty()) out["runProblems"] = report.runProblems;
+    if (!report.notes.empty()) out["notes"] = report.notes;
     const Counts counts = countChecks(report);
     out["summary"] = {{"pass", counts.pass},
                       {"fail", counts.fail},

@@ -58,6 +58,7 @@ SandboxReport Verification::run() {
                                         other, name_, podName_)},
                            ""});
     report.runProblems = runProblems_;
+    report.notes = notes_;
     report.took = since(started);
     report.runError = runError_;
     return report;

@@ -168,8 +168,9 @@ class Verification {
     std::mutex mutex_;  // guards runProblems_ (checks run on threads)
     std::vector<std::string> runProblems_;
     ProbeSite egressSite_;
-    nlohmann::json replacementPod_;  // the pod verify's restart made (null: none)
-    std::once_flag probeSiteOnce_;   // the trusted probe starts once, for every check using it
+    nlohmann::json replacementPod_;   // the pod verify's restart made (null: none)
+    std::vector<std::string> notes_;  // SandboxReport::notes (written by the last check alone)
+    std::once_flag probeSiteOnce_;    // the trusted probe starts once, for every check using it
     std::once_flag isolationFactsOnce_;
     IsolationFacts podFacts_;
     std::optional<IsolationFacts> trustedFacts_;

@@ -138,6 +138,8 @@ Finding Verification::canariesLive() {
                         error.what(), canariesLeftNote(left)));
         return live;
     }
+    for (const auto& note : restarted.notes)
+        notes_.push_back("verify restarted it to prove nothing survives: " + note);
     const auto pods = app::findSandboxPods(client_, inputs_.sandbox);
     std::string newPod = restarted.podName;
     for (const auto& pod : pods.owned) {

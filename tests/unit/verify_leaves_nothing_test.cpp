@@ -133,3 +133,29 @@ TEST_CASE("sandbox verify whose restart fails says where the canaries it wrote r
     for (const auto& path : left) CHECK(contains(evidence, path.substr(root.path().size())));
     CHECK(contains(evidence, ": remove them by hand"));
 }
+
+TEST_CASE("sandbox verify says the pod's /workspace went with its restart, as restart does",
+          "[verify][command][walkthrough49]") {
+    // A newcomer's second walkthrough: a file written to /workspace was gone after verify, with
+    // nothing on stderr, where restart, suspend and set-env --restart each say so.
+    const std::string lost =
+        "note: sandbox/orders: verify restarted it to prove nothing survives: what pod orders "
+        "wrote to /workspace is gone with it (an emptyDir; a sandbox imported with --storage "
+        "keeps its work volume)\n";
+    TestHost host;
+    serveHardened(host, "none");
+    const int code = host.run({"sandbox", "verify", "orders", "-o", "json"});
+    INFO(host.err.str());
+    CHECK(contains(host.err.str(), lost));
+    // Exit 3 under a machine format still says why on stderr, for a CI log.
+    CHECK(code == 3);
+    CHECK(contains(host.err.str(), "sandbox/orders: unproven: egress denied"));
+    const json report = testing::printedJson(host.out.str());
+    REQUIRE(report.contains("notes"));
+    CHECK(contains(report["notes"][0].get<std::string>(), "/workspace is gone with it"));
+
+    TestHost skipped;  // --no-restart deletes nothing, and says nothing of it
+    serveHardened(skipped, "none");
+    skipped.run({"sandbox", "verify", "orders", "--no-restart"});
+    CHECK_FALSE(contains(skipped.err.str(), "is gone with it"));
+}

@@ -28,6 +28,8 @@ struct SandboxReport {
     // The run itself broke (API connection lost, exec stream broken): what is unproven for
     // these reasons is not the sandbox's doing, so it exits 1, not 3.
     std::vector<std::string> runProblems;
+    // What the run did to the sandbox that its user should know: the files its restart lost.
+    std::vector<std::string> notes;
     std::chrono::milliseconds took{0};
     // fail if any check fails, else unproven if any is, else pass (error: fail).
     Verdict verdict() const;
