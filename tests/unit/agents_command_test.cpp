@@ -5,11 +5,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "json_fixtures.hpp"
 #include "temp_dir.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::statusBody;
 using rossoctl::testing::TestHost;
 
@@ -322,21 +324,15 @@ json managedDeployment(const std::string& name) {
         {"status", {{"replicas", 1}, {"readyReplicas", 1}, {"availableReplicas", 1}}}};
 }
 
-// A List of items (a vector: a braced single json would be copied, not wrapped).
-json listOf(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
-
 // Every workload type answers with an empty list, but deployments with `deployments`.
 void serveWorkloads(TestHost& host, const std::vector<json>& deployments) {
     host.serveSandboxGroup();
-    host.server.onJson("GET", "/apis/apps/v1/namespaces/team1/deployments", 200,
-                       listOf(deployments));
+    host.server.onJson("GET", "/apis/apps/v1/namespaces/team1/deployments", 200, list(deployments));
     for (const char* path :
          {"/apis/apps/v1/namespaces/team1/statefulsets", "/apis/batch/v1/namespaces/team1/jobs",
           "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes",
           "/api/v1/namespaces/team1/pods"})
-        host.server.onJson("GET", path, 200, listOf({}));
+        host.server.onJson("GET", path, 200, list({}));
 }
 
 }  // namespace
@@ -379,7 +375,7 @@ TEST_CASE("agents list: bad -o sends nothing; empty and 403 say so", "[agents]")
     for (const char* path :
          {"/apis/apps/v1/namespaces/team1/deployments",
           "/apis/apps/v1/namespaces/team1/statefulsets", "/apis/batch/v1/namespaces/team1/jobs"})
-        empty.server.onJson("GET", path, 200, listOf({}));
+        empty.server.onJson("GET", path, 200, list({}));
     REQUIRE(empty.run({"agents", "list"}) == 0);
     CHECK(empty.err.str() == "No agents found in namespace \"team1\".\n");
 
@@ -448,8 +444,8 @@ void serveAgentParts(TestHost& host) {
     host.server.onJson("GET", kRuntimes + "/orders", 200, agentPart("uid-runtime"));
     host.server.onJson("GET", kServices + "/orders", 200, agentPart("uid-service"));
     host.server.onJson("GET", kDeployments + "/orders", 200, managedDeployment("orders"));
-    host.server.onJson("GET", kRuntimes, 200, listOf({}));
-    host.server.onJson("GET", kServices, 200, listOf({}));
+    host.server.onJson("GET", kRuntimes, 200, list({}));
+    host.server.onJson("GET", kServices, 200, list({}));
     for (const auto& path : {kRuntimes, kServices, kDeployments})
         host.server.on("DELETE", path + "/orders", 200, "{}");
 }
@@ -516,7 +512,7 @@ TEST_CASE("agents delete: a workload it did not make, a refused delete, a part t
 
     TestHost stays;
     stays.server.latency = std::chrono::milliseconds(200);  // each request moves the clock on
-    stays.server.onJson("GET", kDeployments, 200, listOf({managedDeployment("orders")}));
+    stays.server.onJson("GET", kDeployments, 200, list({managedDeployment("orders")}));
     stays.server.onStream("GET", kDeployments + "?watch=true", {});
     serveAgentParts(stays);
     CHECK(stays.run({"agents", "delete", "orders", "--timeout", "5s"}) == kExitError);

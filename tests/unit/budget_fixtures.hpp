@@ -6,11 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "json_fixtures.hpp"
 #include "test_host.hpp"
 
 namespace rossoctl::testing::budget {
 
 using nlohmann::json;
+using testing::list;
+using testing::watchEvent;
 
 inline const std::string kDiscovery = "GET /apis/agents.x-k8s.io";
 inline const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
@@ -56,16 +59,6 @@ inline json podOf(const std::string& sandbox, const std::string& uid) {
                  {"controller", true}}}}}},
             {"spec", {{"containers", {{{"name", "agent"}}}}}},
             {"status", {{"phase", "Running"}, {"conditions", readyCondition()}}}};
-}
-
-inline json list(const std::vector<json>& items, const std::string& next = "") {
-    json metadata = {{"resourceVersion", "10"}};
-    if (!next.empty()) metadata["continue"] = next;
-    return {{"kind", "List"}, {"metadata", metadata}, {"items", items}};
-}
-
-inline std::string event(const std::string& type, const json& object) {
-    return json{{"type", type}, {"object", object}}.dump() + "\n";
 }
 
 inline const std::string kReaperList = "GET " + kPods + "?labelSelector=rossoctl.dev%2Frun%3Dtrue";

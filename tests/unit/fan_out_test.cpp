@@ -3,11 +3,13 @@
 // response, not response times fan-out.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/ui/printer.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -15,10 +17,6 @@ namespace {
 const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
 const std::string kPods = "/api/v1/namespaces/team1/pods";
 const std::string kSummary = "/api/v1/nodes/node-a/proxy/stats/summary";
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
 
 json sandboxWithUid(const std::string& name, const std::string& uid) {
     return {{"apiVersion", "agents.x-k8s.io/v1beta1"},

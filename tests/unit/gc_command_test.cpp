@@ -2,12 +2,14 @@
 // reason, --dry-run deletes nothing, deletes carry UID + resourceVersion, 403/404/409 read well.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/app/run/run_pod.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::statusBody;
 using rossoctl::testing::TestHost;
 
@@ -41,10 +43,6 @@ json object(const std::string& name, json extra = json::object()) {
                    {"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}}}}}};
     item.merge_patch(extra);
     return item;
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
 json owned(const std::string& owner) {

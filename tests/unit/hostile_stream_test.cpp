@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "temp_dir.hpp"
 #include "test_host.hpp"
@@ -12,6 +13,7 @@
 using namespace rossoctl;
 using nlohmann::json;
 using rossoctl::testing::execRan;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -20,10 +22,6 @@ const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/s
 const std::string kPods = "/api/v1/namespaces/team1/pods";
 const std::string kLog = kPods + "/orders/log";
 const std::string kHostile = "\xc3\x9b[2J\xc2\x9d";
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
 
 json ordersPod() {
     return {

@@ -2,11 +2,14 @@
 // list, then each change as it happens, until Ctrl-C (130); --watch-only prints changes only.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
+using rossoctl::testing::watchEvent;
 
 namespace {
 
@@ -42,14 +45,6 @@ json project(const std::string& name, const std::string& version,
                {{"rossoctl.dev/sandbox-project", "true"},
                 {"app.kubernetes.io/managed-by", "rossoctl"}}}}},
             {"status", {{"phase", phase}}}};
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
-
-std::string watchEvent(const std::string& type, const json& object) {
-    return json{{"type", type}, {"object", object}}.dump() + "\n";
 }
 
 // Ctrl-C when `path` is watched for the `nth` time (its first stream has been printed).

@@ -2,10 +2,12 @@
 // with limitBytes, and held on this side when the server ignores it.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -13,10 +15,6 @@ namespace {
 const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
 const std::string kPods = "/api/v1/namespaces/team1/pods";
 const std::string kLog = kPods + "/orders/log";
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
 
 json sandbox() {
     json container = {{"name", "agent"}, {"image", "ghcr.io/acme/orders:1.4"}};

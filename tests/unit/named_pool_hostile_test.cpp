@@ -5,12 +5,14 @@
 #include <catch2/catch.hpp>
 #include <climits>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/app/run/named_pool.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -18,10 +20,6 @@ namespace {
 const std::string kExtensions = "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/team1";
 const std::string kPools = kExtensions + "/sandboxwarmpools";
 const std::string kTemplates = kExtensions + "/sandboxtemplates";
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
 
 void serveExtensions(TestHost& host) {
     host.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,

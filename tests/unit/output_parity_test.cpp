@@ -3,6 +3,7 @@
 // create's sentences, and the -l/-o/--dry-run=server paths the other tests leave out.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "test_host.hpp"
 
@@ -10,6 +11,7 @@ using namespace rossoctl;
 using nlohmann::json;
 using rossoctl::testing::statusBody;
 using rossoctl::testing::TestHost;
+using rossoctl::testing::watchEvent;
 
 namespace {
 
@@ -65,10 +67,6 @@ json projectNamespace(const std::string& name, const std::string& version) {
                {{"rossoctl.dev/sandbox-project", "true"},
                 {"app.kubernetes.io/managed-by", "rossoctl"}}}}},
             {"status", {{"phase", "Active"}}}};
-}
-
-std::string watchEvent(const std::string& type, const json& object) {
-    return json{{"type", type}, {"object", object}}.dump() + "\n";
 }
 
 // Ctrl-C once the `count`-th watch request has been sent.

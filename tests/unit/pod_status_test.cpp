@@ -4,20 +4,18 @@
 
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
 
 const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
 const std::string kPods = "/api/v1/namespaces/team1/pods";
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
 
 json containerStatus(const json& state, bool ready = false) {
     return {{"name", "agent"}, {"ready", ready}, {"state", state}};

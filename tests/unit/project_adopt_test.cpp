@@ -2,20 +2,18 @@
 // namespace removes only what rossoctl wrote in it and on it: the namespace stays.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
 
 const std::string kNamespaces = "/api/v1/namespaces";
 const std::string kPolicies = "/apis/networking.k8s.io/v1/namespaces/legacy/networkpolicies";
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
 
 json namedObject(const std::string& name, bool rossoctls) {
     json object = {{"metadata", {{"name", name}, {"resourceVersion", "4"}}}};

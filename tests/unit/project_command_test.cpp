@@ -2,12 +2,14 @@
 // sends nothing, the happy path sends what DESIGN.md section 3 says, API refusals read well.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
 using rossoctl::testing::statusBody;
 using rossoctl::testing::TestHost;
+using rossoctl::testing::watchEvent;
 
 namespace {
 
@@ -39,10 +41,6 @@ void serveEmptyLists(TestHost& host) {
              kNamespaces + "/team1/*", "/apis/networking.k8s.io/v1/namespaces/team1/*",
              "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/*"})
         host.server.onJson("GET", prefix, 200, list({}));
-}
-
-std::string watchEvent(const std::string& type, const json& object) {
-    return json{{"type", type}, {"object", object}}.dump() + "\n";
 }
 
 }  // namespace

@@ -3,10 +3,12 @@
 // then for the check's pods, with whatever is left, and says what it waited for.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::statusBody;
 using rossoctl::testing::TestHost;
 
@@ -27,10 +29,6 @@ json projectNamespace() {
                {{"rossoctl.dev/sandbox-project", "true"},
                 {"app.kubernetes.io/managed-by", "rossoctl"}}}}},
             {"status", {{"phase", "Active"}}}};
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
 json quota(bool counted) {

@@ -3,11 +3,13 @@
 // no FailedCreate event, so the wait reads the quota and the namespace's pods itself.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/model/quota.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -15,10 +17,6 @@ namespace {
 const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
 const std::string kPods = "/api/v1/namespaces/team1/pods";
 const std::string kQuotas = "/api/v1/namespaces/team1/resourcequotas";
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
 
 json quota(const std::string& name, const json& hard, const json& used) {
     return {{"metadata", {{"name", name}}},

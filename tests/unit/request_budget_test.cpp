@@ -89,9 +89,9 @@ TEST_CASE("request budget: restarting one sandbox and waiting for it is five req
     host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
     host.server.onJson("GET", kPods, 200, list({podOf("orders", "old")}));
     host.server.on("DELETE", kPods + "/orders", 200, "{}");
-    host.server.onStream(
-        "GET", kPods + "?watch=true",
-        {event("DELETED", podOf("orders", "old")), event("ADDED", podOf("orders", "new"))});
+    host.server.onStream("GET", kPods + "?watch=true",
+                         {watchEvent("DELETED", podOf("orders", "old")),
+                          watchEvent("ADDED", podOf("orders", "new"))});
     host.server.onJson("GET", kSandboxes, 200, list({sandboxObject("orders")}));
     REQUIRE(host.run({"sandbox", "restart", "orders"}) == 0);
     // Issue 17's goal is <= 3 per sandbox beside shared watches: the GET, the pod list and
@@ -114,7 +114,7 @@ TEST_CASE("request budget: a cold sandbox run is a POST and a watch before its o
     // What a LIST would say (the pod still Pending); the watch brings it Running.
     host.server.onJson("GET", kPods, 200, list({created}));
     host.server.onStream("GET", kPods + "?watch=true",
-                         {event("MODIFIED", runPodObject(name, "Running"))});
+                         {watchEvent("MODIFIED", runPodObject(name, "Running"))});
     host.server.onExec("team1", name, testing::execRan("", "", 0));
     host.server.on("DELETE", kPods + "/" + name, 200, "{}");
     REQUIRE(host.run({"sandbox", "run", "--", "true"}) == 0);
@@ -210,7 +210,7 @@ void serveWarmClaim(TestHost& host, bool ours, const std::string& sandbox = "poo
     host.server.onJson("GET", kClaims, 200, list({claim}));
     claim["metadata"]["resourceVersion"] = "9";
     claim["status"] = {{"sandbox", {{"name", sandbox}}}, {"conditions", readyCondition()}};
-    host.server.onStream("GET", kClaims + "?watch=true", {event("MODIFIED", claim)});
+    host.server.onStream("GET", kClaims + "?watch=true", {watchEvent("MODIFIED", claim)});
     host.server.onExec("team1", sandbox, testing::execRan("", "", 0));
     host.server.on("DELETE", kClaims + "/rossoctl-run-x1", 200, "{}");
 }
@@ -269,7 +269,7 @@ void serveUpstreamPool(TestHost& host) {
     host.server.onJson("POST", kClaims, 201, claim);
     claim["metadata"]["resourceVersion"] = "9";
     claim["status"] = {{"sandbox", {{"name", "pool-abc"}}}, {"conditions", readyCondition()}};
-    host.server.onStream("GET", kClaims + "?watch=true", {event("MODIFIED", claim)});
+    host.server.onStream("GET", kClaims + "?watch=true", {watchEvent("MODIFIED", claim)});
     host.server.onExec("team1", "pool-abc", testing::execRan("Python 3.12\n", "", 0));
     host.server.on("DELETE", kClaims + "/rossoctl-run-x1", 200, "{}");
 }
@@ -364,8 +364,9 @@ TEST_CASE("request budget: a replacement pod slow to become ready costs no block
     host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
     host.server.onJson("GET", kPods, 200, list({podOf("orders", "old")}));
     host.server.on("DELETE", kPods + "/orders", 200, "{}");
-    host.server.onStream("GET", kPods + "?watch=true",
-                         {event("DELETED", podOf("orders", "old")), event("ADDED", fresh)});
+    host.server.onStream(
+        "GET", kPods + "?watch=true",
+        {watchEvent("DELETED", podOf("orders", "old")), watchEvent("ADDED", fresh)});
     host.server.onJson("GET", kSandboxes, 200, list({sandboxObject("orders")}));
     // The replacement exists at once but is Ready only after several quiet watches: well past
     // the 2 s after which a wait with nothing created yet reads the Sandbox and its events.
@@ -374,7 +375,7 @@ TEST_CASE("request budget: a replacement pod slow to become ready costs no block
             host.server.onStream("GET", kPods + "?watch=true", {});
         else if (podWatches == 4)
             host.server.onStream("GET", kPods + "?watch=true",
-                                 {event("MODIFIED", podOf("orders", "new"))});
+                                 {watchEvent("MODIFIED", podOf("orders", "new"))});
     });
     const auto started = host.clock.monotonic();
     REQUIRE(host.run({"sandbox", "restart", "orders"}) == 0);
@@ -403,7 +404,7 @@ TEST_CASE("request budget: an old pod still terminating costs no blocker reads",
         if (podWatches == 8)
             host.server.onStream(
                 "GET", kPods + "?watch=true",
-                {event("DELETED", leaving), event("ADDED", podOf("orders", "new"))});
+                {watchEvent("DELETED", leaving), watchEvent("ADDED", podOf("orders", "new"))});
     });
     const auto started = host.clock.monotonic();
     REQUIRE(host.run({"sandbox", "restart", "orders"}) == 0);

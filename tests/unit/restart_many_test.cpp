@@ -72,8 +72,8 @@ void serveRestartable(TestHost& host, const std::vector<std::string>& sandboxes,
                                statusBody(status->second));
         else
             host.server.on("DELETE", kPods + "/" + name, 200, "{}");
-        events.push_back(event("DELETED", podNamed(name, "old-" + name)));
-        events.push_back(event("ADDED", podNamed(name, "new-" + name)));
+        events.push_back(watchEvent("DELETED", podNamed(name, "old-" + name)));
+        events.push_back(watchEvent("ADDED", podNamed(name, "new-" + name)));
     }
     host.server.onJson("GET", kSandboxes, 200, list(scripted.sandboxList.value_or(listed)));
     host.server.onJson("GET", kPods, 200, list(scripted.pods.value_or(pods)));
@@ -101,9 +101,9 @@ size_t linesAbout(const TestHost& host, const std::string& name) {
 // s0's old pod goes and no replacement comes; s1's is replaced at once (300 ms a request).
 void serveOnlyS1Replaced(TestHost& host) {
     Scripted scripted;
-    scripted.events = {event("DELETED", podNamed("s0", "old-s0")),
-                       event("DELETED", podNamed("s1", "old-s1")),
-                       event("ADDED", podNamed("s1", "new-s1"))};
+    scripted.events = {watchEvent("DELETED", podNamed("s0", "old-s0")),
+                       watchEvent("DELETED", podNamed("s1", "old-s1")),
+                       watchEvent("ADDED", podNamed("s1", "new-s1"))};
     serveRestartable(host, {"s0", "s1"}, scripted);
     host.server.latency = std::chrono::milliseconds(300);
 }
@@ -166,9 +166,9 @@ TEST_CASE("a shared restart never takes a pod it controls that the controller di
     json decoy = podNamed("s0", "decoy-uid");
     decoy["metadata"]["name"] = "decoy";
     Scripted scripted;
-    scripted.events = {event("DELETED", podNamed("s0", "old-s0")), event("ADDED", decoy),
-                       event("DELETED", podNamed("s1", "old-s1")),
-                       event("ADDED", podNamed("s1", "new-s1"))};
+    scripted.events = {watchEvent("DELETED", podNamed("s0", "old-s0")), watchEvent("ADDED", decoy),
+                       watchEvent("DELETED", podNamed("s1", "old-s1")),
+                       watchEvent("ADDED", podNamed("s1", "new-s1"))};
     serveRestartable(host, {"s0", "s1"}, scripted);
     CHECK(host.run({"sandbox", "restart", "s0", "s1"}) == kExitError);
     CHECK(host.err.str().find("sandbox/s0 pod decoy names it as its controller but is not the "
@@ -203,10 +203,10 @@ TEST_CASE("a pod replaced under a shared restart is kept and waited for", "[rest
     TestHost host;
     Scripted scripted;
     scripted.deleteStatus["s0"] = 409;
-    scripted.events = {event("MODIFIED", podNamed("s0", "theirs", false)),
-                       event("DELETED", podNamed("s1", "old-s1")),
-                       event("ADDED", podNamed("s1", "new-s1")),
-                       event("MODIFIED", podNamed("s0", "theirs"))};
+    scripted.events = {watchEvent("MODIFIED", podNamed("s0", "theirs", false)),
+                       watchEvent("DELETED", podNamed("s1", "old-s1")),
+                       watchEvent("ADDED", podNamed("s1", "new-s1")),
+                       watchEvent("MODIFIED", podNamed("s0", "theirs"))};
     serveRestartable(host, {"s0", "s1"}, scripted);
     host.server.onJson("GET", kPods + "?labelSelector=agents.x-k8s.io%2Fsandbox-name-hash%3Dh-s0",
                        200, list({podNamed("s0", "theirs", false)}));
@@ -244,8 +244,8 @@ TEST_CASE("a shared restart sees only the pods each sandbox's selector selects",
     Scripted scripted;
     scripted.sandboxes["s0"] = recorded;
     scripted.pods = {pool, planted, podNamed("s1", "old-s1")};
-    scripted.events = {event("DELETED", pool), event("DELETED", podNamed("s1", "old-s1")),
-                       event("ADDED", podNamed("s1", "new-s1"))};
+    scripted.events = {watchEvent("DELETED", pool), watchEvent("DELETED", podNamed("s1", "old-s1")),
+                       watchEvent("ADDED", podNamed("s1", "new-s1"))};
     serveRestartable(host, {"s0", "s1"}, scripted);
     host.server.on("DELETE", kPods + "/pool-s0", 200, "{}");
     host.server.onJson("GET", kSandboxes + "/s0", 200, recorded);
@@ -287,8 +287,8 @@ TEST_CASE("a sandbox that already failed costs a shared restart no further lists
     TestHost host;
     Scripted scripted;
     scripted.deleteStatus["s0"] = 403;
-    scripted.events = {event("DELETED", podNamed("s1", "old-s1")),
-                       event("ADDED", podNamed("s1", "new-s1", false))};
+    scripted.events = {watchEvent("DELETED", podNamed("s1", "old-s1")),
+                       watchEvent("ADDED", podNamed("s1", "new-s1", false))};
     serveRestartable(host, {"s0", "s1"}, scripted);
     host.server.latency = std::chrono::milliseconds(200);
     onPodWatch(host, [&](int podWatches) {
@@ -296,7 +296,7 @@ TEST_CASE("a sandbox that already failed costs a shared restart no further lists
             host.server.onStream("GET", kPods + "?watch=true", {});
         else if (podWatches == 5)
             host.server.onStream("GET", kPods + "?watch=true",
-                                 {event("MODIFIED", podNamed("s1", "new-s1"))});
+                                 {watchEvent("MODIFIED", podNamed("s1", "new-s1"))});
     });
     CHECK(host.run({"sandbox", "restart", "s0", "s1"}) == kExitError);
     INFO(host.err.str());
@@ -354,7 +354,7 @@ TEST_CASE("a blocker read that meets an outage does not fail a shared restart",
     onPodWatch(host, [&](int podWatches) {
         if (podWatches == 3)
             host.server.onStream("GET", kPods + "?watch=true",
-                                 {event("ADDED", podNamed("s0", "new-s0"))});
+                                 {watchEvent("ADDED", podNamed("s0", "new-s0"))});
     });
     CHECK(host.run({"sandbox", "restart", "s0", "s1", "--timeout", "30s"}) == 0);
     INFO(host.err.str());

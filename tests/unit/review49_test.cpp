@@ -1,11 +1,13 @@
 // Review 49's findings, each a case that failed on a637b38.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -50,10 +52,6 @@ json controlledPod(const std::string& name, const std::string& uid, const std::s
          {{"phase", "Running"},
           {"containerStatuses",
            {{{"name", "agent"}, {"restartCount", 0}, {"state", {{"running", json::object()}}}}}}}}};
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/app/extract.hpp"
 #include "rossoctl/app/run/report.hpp"
 #include "rossoctl/app/run/run_pod.hpp"
@@ -18,6 +19,7 @@
 using namespace rossoctl;
 using nlohmann::json;
 using rossoctl::testing::execRan;
+using rossoctl::testing::list;
 using rossoctl::testing::TempDir;
 using rossoctl::testing::TestHost;
 namespace fs = std::filesystem;
@@ -43,10 +45,6 @@ json runningPod(const std::string& imageID = kImageID) {
                  {"image", "docker.io/library/python:3.12-slim"},
                  {"resources", {{"limits", {{"memory", "64Mi"}}}}}}}}}},
             {"status", {{"phase", "Running"}, {"containerStatuses", {container}}}}};
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
 // The run pod is created and listed Running (the wait's LIST is what the report reads); its

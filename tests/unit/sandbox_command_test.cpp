@@ -3,13 +3,16 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include "json_fixtures.hpp"
 #include "temp_dir.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::statusBody;
 using rossoctl::testing::TestHost;
+using rossoctl::testing::watchEvent;
 
 namespace {
 
@@ -52,11 +55,6 @@ json podOf(const std::string& sandbox, const std::string& phase = "Running") {
                  {"controller", true}}}}}},
             {"spec", {{"containers", {{{"name", "agent"}}}}}},
             {"status", {{"phase", phase}}}};
-}
-
-// A List of items (a vector: a braced single json would be copied, not wrapped).
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
 // A cluster with sandbox "orders" and its running pod.
@@ -406,10 +404,6 @@ TEST_CASE("sandbox exec: a missing sandbox, a pod not running, a refused exec",
 }
 
 namespace {
-
-std::string watchEvent(const std::string& type, const json& object) {
-    return json{{"type", type}, {"object", object}}.dump() + "\n";
-}
 
 json notReady(json sandbox) {
     sandbox["status"]["conditions"] = {

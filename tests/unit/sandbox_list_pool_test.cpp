@@ -3,11 +3,14 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
+#include "json_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
+using rossoctl::testing::watchEvent;
 
 namespace {
 
@@ -40,14 +43,6 @@ json spareOf(const std::string& pool, const std::string& name) {
                                                {"uid", "uid-" + pool},
                                                {"controller", true}}};
     return sandbox;
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
-
-std::string watchEvent(const std::string& type, const json& object) {
-    return json{{"type", type}, {"object", object}}.dump() + "\n";
 }
 
 std::vector<std::string> linesOf(const std::string& text) {

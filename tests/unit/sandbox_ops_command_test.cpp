@@ -2,10 +2,12 @@
 // nothing, happy paths, -f across a pod replacement, 404/403/409 read well.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::statusBody;
 using rossoctl::testing::TestHost;
 
@@ -60,10 +62,6 @@ json podOf(const std::string& uid, const std::string& resourceVersion = "7") {
          {{"phase", "Running"},
           {"containerStatuses",
            {{{"name", "agent"}, {"restartCount", 0}, {"state", {{"running", json::object()}}}}}}}}};
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
 void serveOrders(TestHost& host) {

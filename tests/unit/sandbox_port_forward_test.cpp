@@ -4,6 +4,7 @@
 #include <regex>
 #include <thread>
 
+#include "json_fixtures.hpp"
 #include "port_forward_fakes.hpp"
 #include "rossoctl/app/port_forward.hpp"
 #include "test_host.hpp"
@@ -11,6 +12,7 @@
 using namespace rossoctl;
 using nlohmann::json;
 using rossoctl::testing::FakePortForward;
+using rossoctl::testing::list;
 using rossoctl::testing::PortForwardRecord;
 using rossoctl::testing::PortForwardScript;
 using rossoctl::testing::TestHost;
@@ -41,10 +43,6 @@ json runningPod() {
             {"spec", {{"containers", {{{"name", "agent"}}}}}},
             {"status",
              {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
 // A host with sandbox orders Running, its pod watched quietly (until Ctrl-C), and every

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
 #include "temp_dir.hpp"
@@ -10,6 +11,7 @@
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::statusBody;
 using rossoctl::testing::TestHost;
 
@@ -35,10 +37,6 @@ json runPod(const std::string& name, const json& containerState) {
              {{"phase", containerState.contains("running") ? "Running" : "Pending"},
               {"containerStatuses",
                {{{"name", "run"}, {"image", "python:3.12-slim"}, {"state", containerState}}}}}}};
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
 // The apiserver creates the run pod, which is Running at once; its one exec session is

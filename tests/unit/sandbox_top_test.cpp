@@ -3,10 +3,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -32,10 +34,6 @@ json pod(const std::string& name, const std::string& node) {
                {{{"kind", "Sandbox"}, {"uid", "uid-" + name}, {"controller", true}}}}}},
             {"spec", {{"nodeName", node}}},
             {"status", {{"phase", "Running"}}}};
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
 // A Summary as the kubelet writes it (trimmed to what top reads, plus a little it does not).

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
+#include "json_fixtures.hpp"
 #include "kube_fakes.hpp"
 #include "rossoctl/app/run/run_pod.hpp"
 #include "rossoctl/kube/api_error.hpp"
@@ -15,6 +16,7 @@
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -29,10 +31,6 @@ const std::string kEvilName = "orders\x1b]0;PWNED\x07\x1b[8m";
 
 json escStatus() {
     return {{"kind", "Status"}, {"code", 403}, {"reason", "Forbidden"}, {"message", kEscMessage}};
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
 // Nothing that steers a terminal: no ESC, BEL or C1 CSI, raw.

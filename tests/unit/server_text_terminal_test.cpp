@@ -3,11 +3,13 @@
 // window title (OSC 0), a clipboard write (OSC 52) and a screen clear reached the terminal.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -17,10 +19,6 @@ const std::string kNamespaces = "/api/v1/namespaces";
 // What the reviewer's s_poison.py puts in every string: title, clear, clipboard.
 const std::string kPoison = "\x1b]0;PWNTITLE\x07\x1b[2J\x1b]52;c;cHduZWQ=\x07";
 const std::string kPoisonShown = "\\x1b]0;PWNTITLE\\x07\\x1b[2J\\x1b]52;c;cHduZWQ=\\x07";
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
 
 size_t count(const std::string& text, char byte) {
     return static_cast<size_t>(std::count(text.begin(), text.end(), byte));

@@ -5,10 +5,12 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
+#include "json_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -16,10 +18,6 @@ namespace {
 const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
 const std::string kPods = "/api/v1/namespaces/team1/pods";
 const std::string kDeployments = "/apis/apps/v1/namespaces/team1/deployments";
-
-json listOf(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
 
 json sandboxObject(const std::string& name, const std::string& ns = "team1") {
     return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
@@ -59,8 +57,8 @@ json podOf(const std::string& sandbox) {
 void serveOrders(TestHost& host) {
     host.serveSandboxGroup();
     host.server.onJson("GET", kSandboxes + "/orders", 200, sandboxObject("orders"));
-    host.server.onJson("GET", kSandboxes, 200, listOf({sandboxObject("orders")}));
-    host.server.onJson("GET", kPods, 200, listOf({podOf("orders")}));
+    host.server.onJson("GET", kSandboxes, 200, list({sandboxObject("orders")}));
+    host.server.onJson("GET", kPods, 200, list({podOf("orders")}));
 }
 
 json managedDeployment(const std::string& name) {
@@ -87,12 +85,12 @@ void serveAgents(TestHost& host, const std::vector<std::string>& names) {
         items.push_back(managedDeployment(name));
         host.server.onJson("GET", kDeployments + "/" + name, 200, managedDeployment(name));
     }
-    host.server.onJson("GET", kDeployments, 200, listOf(items));
+    host.server.onJson("GET", kDeployments, 200, list(items));
     for (const char* path :
          {"/apis/apps/v1/namespaces/team1/statefulsets", "/apis/batch/v1/namespaces/team1/jobs",
           "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes",
           "/api/v1/namespaces/team1/pods"})
-        host.server.onJson("GET", path, 200, listOf({}));
+        host.server.onJson("GET", path, 200, list({}));
 }
 
 std::string firstLine(const std::string& text) {

@@ -3,12 +3,14 @@
 // workload's status and its Warning events, instead of waiting out the time-out.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/model/pod_failure.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -51,10 +53,6 @@ json reconcilerError(const std::string& message) {
             {"status", "False"},
             {"reason", "ReconcilerError"},
             {"message", "Error seen: " + message}};
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
 json failedCreate(const std::string& uid, const std::string& message, const std::string& when) {

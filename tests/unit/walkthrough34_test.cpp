@@ -2,21 +2,19 @@
 #include <catch2/catch.hpp>
 
 #include "cp_fixtures.hpp"
+#include "json_fixtures.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "temp_dir.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
 
 const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
-
-json listOf(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
 
 json sandboxNamed(const std::string& name, const std::string& mode = "Running") {
     const json container = {{"name", "agent"}, {"image", "busybox"}};
@@ -37,7 +35,7 @@ void serveTwoSandboxes(TestHost& host) {
     host.serveSandboxGroup();
     host.server.on("GET", kSandboxes + "/ordrs", 404, testing::kNotFoundBody);
     host.server.onJson("GET", kSandboxes, 200,
-                       listOf({sandboxNamed("orders"), sandboxNamed("billing")}));
+                       list({sandboxNamed("orders"), sandboxNamed("billing")}));
 }
 
 }  // namespace
@@ -68,7 +66,7 @@ TEST_CASE("every command that takes a sandbox name suggests the one a typo nearl
     TestHost far;
     far.serveSandboxGroup();
     far.server.on("GET", kSandboxes + "/zebra", 404, testing::kNotFoundBody);
-    far.server.onJson("GET", kSandboxes, 200, listOf({sandboxNamed("orders")}));
+    far.server.onJson("GET", kSandboxes, 200, list({sandboxNamed("orders")}));
     CHECK(far.run({"sandbox", "exec", "zebra", "--", "ls"}) == kExitError);
     CHECK(far.err.str() ==
           "error: sandbox/zebra not found in namespace team1; run \"rossoctl "
@@ -80,12 +78,12 @@ TEST_CASE("agents get, wait and delete suggest the agent a typo nearly spells",
     for (const char* verb : {"get", "wait", "delete"}) {
         TestHost host;
         host.serveGroups();
-        host.server.onJson("GET", kSandboxes, 200, listOf({sandboxNamed("orders")}));
+        host.server.onJson("GET", kSandboxes, 200, list({sandboxNamed("orders")}));
         for (const char* path :
              {"/apis/apps/v1/namespaces/team1/deployments",
               "/apis/apps/v1/namespaces/team1/statefulsets", "/apis/batch/v1/namespaces/team1/jobs",
               "/api/v1/namespaces/team1/pods"})
-            host.server.onJson("GET", path, 200, listOf({}));
+            host.server.onJson("GET", path, 200, list({}));
         INFO(verb);
         CHECK(host.run({"agents", verb, "ordrs"}) == kExitError);
         INFO(host.err.str());

@@ -3,12 +3,14 @@
 // starting (quota, LimitRange, an image that cannot be pulled) instead of their time-out.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/app/run/run_pod.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -22,10 +24,6 @@ const std::string kQuota =
     "pods \"pool-abc\" is forbidden: exceeded quota: sandbox-quota, requested: limits.cpu=500m, "
     "used: limits.cpu=4, limited: limits.cpu=4";
 const app::run::RunPodShape kShape{app::run::kDefaultRunImage, "500m", "512Mi", "/workspace"};
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
 
 json reconcilerError(const std::string& message) {
     return {{"type", "Ready"},

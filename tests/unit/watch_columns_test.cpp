@@ -4,11 +4,14 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
+#include "json_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
+using rossoctl::testing::watchEvent;
 
 namespace {
 
@@ -46,14 +49,6 @@ json sandboxObject(const std::string& name, const std::string& version,
                {{{"type", "Ready"},
                  {"status", reason == "Ready" ? "True" : "False"},
                  {"reason", reason}}}}}}};
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
-}
-
-std::string watchEvent(const std::string& type, const json& object) {
-    return json{{"type", type}, {"object", object}}.dump() + "\n";
 }
 
 // Ctrl-C when `path` is watched for the second time (its first stream has been printed).

@@ -3,11 +3,13 @@
 // a sandbox imported with --storage keeps /workspace in a claim and gets no note.
 #include <catch2/catch.hpp>
 
+#include "json_fixtures.hpp"
 #include "rossoctl/model/sandbox.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::list;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -48,10 +50,6 @@ json runningPod() {
                {{{"kind", "Sandbox"}, {"uid", "uid-orders"}, {"controller", true}}}}}},
             {"status",
              {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
-}
-
-json list(const std::vector<json>& items) {
-    return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
 }  // namespace
