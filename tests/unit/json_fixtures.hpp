@@ -19,4 +19,24 @@ inline std::string watchEvent(const std::string& type, const nlohmann::json& obj
     return nlohmann::json{{"type", type}, {"object", object}}.dump() + "\n";
 }
 
+// Sandbox `name` in team1 with no spec and a Ready condition of `reason` (True only when it is
+// "Ready"): what a list's STATUS and REASON columns print.
+inline nlohmann::json sandboxWithReason(const std::string& name, const std::string& version = "5",
+                                        const std::string& reason = "Ready") {
+    return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
+            {"kind", "Sandbox"},
+            {"metadata",
+             {{"name", name},
+              {"namespace", "team1"},
+              {"uid", "uid-" + name},
+              {"resourceVersion", version},
+              {"creationTimestamp", "2023-11-14T22:00:00Z"}}},
+            {"spec", nlohmann::json::object()},
+            {"status",
+             {{"conditions",
+               {{{"type", "Ready"},
+                 {"status", reason == "Ready" ? "True" : "False"},
+                 {"reason", reason}}}}}}};
+}
+
 }  // namespace rossoctl::testing

@@ -4,11 +4,15 @@
 #include <sstream>
 
 #include "json_fixtures.hpp"
+#include "table_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::checkAligned;
+using rossoctl::testing::linesOf;
 using rossoctl::testing::list;
+using rossoctl::testing::sandboxWithReason;
 using rossoctl::testing::TestHost;
 using rossoctl::testing::watchEvent;
 
@@ -17,55 +21,14 @@ namespace {
 const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
 const std::string kPods = "/api/v1/namespaces/team1/pods";
 
-json sandboxObject(const std::string& name, const std::string& version = "5",
-                   const std::string& reason = "Ready") {
-    return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
-            {"kind", "Sandbox"},
-            {"metadata",
-             {{"name", name},
-              {"namespace", "team1"},
-              {"uid", "uid-" + name},
-              {"resourceVersion", version},
-              {"creationTimestamp", "2023-11-14T22:00:00Z"}}},
-            {"spec", json::object()},
-            {"status",
-             {{"conditions",
-               {{{"type", "Ready"},
-                 {"status", reason == "Ready" ? "True" : "False"},
-                 {"reason", reason}}}}}}};
-}
-
 // A spare of SandboxWarmPool `pool`.
 json spareOf(const std::string& pool, const std::string& name) {
-    json sandbox = sandboxObject(name);
+    json sandbox = sandboxWithReason(name);
     sandbox["metadata"]["ownerReferences"] = {{{"kind", "SandboxWarmPool"},
                                                {"name", pool},
                                                {"uid", "uid-" + pool},
                                                {"controller", true}}};
     return sandbox;
-}
-
-std::vector<std::string> linesOf(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
-}
-
-// Each column of `header` starts at the same offset on every line: the cell there begins right
-// after a space, and the one before it has ended.
-void checkAligned(const std::vector<std::string>& lines) {
-    REQUIRE_FALSE(lines.empty());
-    const std::string& header = lines.front();
-    for (size_t at = 1; at < header.size(); ++at) {
-        if (header[at] == ' ' || header[at - 1] != ' ') continue;
-        for (const auto& line : lines) {
-            INFO("column at " << at << ": \"" << line << "\"");
-            REQUIRE(line.size() > at);
-            CHECK(line[at - 1] == ' ');
-            CHECK(line[at] != ' ');
-        }
-    }
 }
 
 }  // namespace
@@ -75,13 +38,13 @@ TEST_CASE("sandbox list -w: the list and each change line up under the first pag
     TestHost host;
     host.serveSandboxGroup();
     // The first page sets the widths: a long name, a long reason; the changes are narrower.
-    host.server.onJson(
-        "GET", kSandboxes, 200,
-        list({sandboxObject("billing-agent-1"), sandboxObject("orders", "5", "PodNotReady")}));
+    host.server.onJson("GET", kSandboxes, 200,
+                       list({sandboxWithReason("billing-agent-1"),
+                             sandboxWithReason("orders", "5", "PodNotReady")}));
     host.server.onJson("GET", kPods, 200, list({}));
     host.server.onStream("GET", kSandboxes + "?watch=true",
-                         {watchEvent("MODIFIED", sandboxObject("orders", "11")),
-                          watchEvent("ADDED", sandboxObject("ab", "12"))});
+                         {watchEvent("MODIFIED", sandboxWithReason("orders", "11")),
+                          watchEvent("ADDED", sandboxWithReason("ab", "12"))});
     host.server.onStream("GET", kSandboxes + "?watch=true", {});
     auto watches = std::make_shared<int>(0);
     host.server.onRequest = [&host, watches](const kube::HttpRequest& request) {
@@ -105,14 +68,14 @@ TEST_CASE("sandbox list -w: a suspend's longer words still line up (issue 34 wal
     // The first page is a running sandbox: STATUS Running, REASON DependenciesReady. Suspending
     // it brings Suspended and DependenciesNotReady, longer than either.
     host.server.onJson("GET", kSandboxes, 200,
-                       list({sandboxObject("orders", "5", "DependenciesReady")}));
+                       list({sandboxWithReason("orders", "5", "DependenciesReady")}));
     host.server.onJson("GET", kPods, 200, list({}));
-    json suspended = sandboxObject("orders", "11", "DependenciesNotReady");
+    json suspended = sandboxWithReason("orders", "11", "DependenciesNotReady");
     suspended["spec"]["operatingMode"] = "Suspended";
     host.server.onStream(
         "GET", kSandboxes + "?watch=true",
         {watchEvent("MODIFIED", suspended),
-         watchEvent("MODIFIED", sandboxObject("orders", "12", "DependenciesReady"))});
+         watchEvent("MODIFIED", sandboxWithReason("orders", "12", "DependenciesReady"))});
     host.server.onStream("GET", kSandboxes + "?watch=true", {});
     auto watches = std::make_shared<int>(0);
     host.server.onRequest = [&host, watches](const kube::HttpRequest& request) {
@@ -129,7 +92,7 @@ TEST_CASE("sandbox list -w: a suspend's longer words still line up (issue 34 wal
     // A plain list is as narrow as its rows.
     TestHost plain;
     plain.serveSandboxGroup();
-    plain.server.onJson("GET", kSandboxes, 200, list({sandboxObject("orders", "5", "Ready")}));
+    plain.server.onJson("GET", kSandboxes, 200, list({sandboxWithReason("orders", "5", "Ready")}));
     plain.server.onJson("GET", kPods, 200, list({}));
     REQUIRE(plain.run({"sandbox", "list"}) == 0);
     CHECK(linesOf(plain.out.str()).front().rfind("NAME     READY   STATUS    REASON   POD", 0) ==
@@ -140,11 +103,11 @@ TEST_CASE("sandbox list leaves a warm pool's spares out unless --include-pool, a
           "[sandbox][command][warm-pool]") {
     const auto serve = [](TestHost& host) {
         host.serveSandboxGroup();
-        json claimed = sandboxObject("rossoctl-run-7");
+        json claimed = sandboxWithReason("rossoctl-run-7");
         claimed["metadata"]["ownerReferences"] = {
             {{"kind", "SandboxClaim"}, {"name", "rossoctl-run-7"}, {"controller", true}}};
         host.server.onJson("GET", kSandboxes, 200,
-                           list({sandboxObject("orders"), spareOf("py", "py-a1"),
+                           list({sandboxWithReason("orders"), spareOf("py", "py-a1"),
                                  spareOf("py", "py-b2"), claimed}));
         host.server.onJson("GET", kPods, 200, list({}));
     };
@@ -191,7 +154,7 @@ TEST_CASE("project describe shows a warm pool's spares apart from the project's 
             host.server.onJson("GET", empty, 200, list({}));
         host.server.onJson(
             "GET", kSandboxes, 200,
-            list({sandboxObject("orders"), spareOf("py", "py-a1"), spareOf("py", "py-b2")}));
+            list({sandboxWithReason("orders"), spareOf("py", "py-a1"), spareOf("py", "py-b2")}));
     };
     TestHost host;
     serve(host);

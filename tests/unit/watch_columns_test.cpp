@@ -5,11 +5,15 @@
 #include <sstream>
 
 #include "json_fixtures.hpp"
+#include "table_fixtures.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::checkAligned;
+using rossoctl::testing::linesOf;
 using rossoctl::testing::list;
+using rossoctl::testing::sandboxWithReason;
 using rossoctl::testing::TestHost;
 using rossoctl::testing::watchEvent;
 
@@ -33,24 +37,6 @@ json project(const std::string& name, const std::string& version,
             {"status", {{"phase", phase}}}};
 }
 
-json sandboxObject(const std::string& name, const std::string& version,
-                   const std::string& reason = "Ready") {
-    return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
-            {"kind", "Sandbox"},
-            {"metadata",
-             {{"name", name},
-              {"namespace", "team1"},
-              {"uid", "uid-" + name},
-              {"resourceVersion", version},
-              {"creationTimestamp", "2023-11-14T22:00:00Z"}}},
-            {"spec", json::object()},
-            {"status",
-             {{"conditions",
-               {{{"type", "Ready"},
-                 {"status", reason == "Ready" ? "True" : "False"},
-                 {"reason", reason}}}}}}};
-}
-
 // Ctrl-C when `path` is watched for the second time (its first stream has been printed).
 void cancelOnSecondWatch(TestHost& host, const std::string& path) {
     auto watches = std::make_shared<int>(0);
@@ -59,28 +45,6 @@ void cancelOnSecondWatch(TestHost& host, const std::string& path) {
             request.url.find("watch=true") != std::string::npos && ++*watches == 2)
             host.cancel.cancel();
     };
-}
-
-std::vector<std::string> linesOf(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
-}
-
-// Each column of the header starts at the same offset on every line.
-void checkAligned(const std::vector<std::string>& lines) {
-    REQUIRE_FALSE(lines.empty());
-    const std::string& header = lines.front();
-    for (size_t at = 1; at < header.size(); ++at) {
-        if (header[at] == ' ' || header[at - 1] != ' ') continue;
-        for (const auto& line : lines) {
-            INFO("column at " << at << ": \"" << line << "\"");
-            REQUIRE(line.size() > at);
-            CHECK(line[at - 1] == ' ');
-            CHECK(line[at] != ' ');
-        }
-    }
 }
 
 // The list sets the widths with a long name and a long phase; the changes that follow are
@@ -132,13 +96,13 @@ TEST_CASE("list -w -o custom-columns: every change lines up under the listed row
 
     TestHost sandboxes;
     sandboxes.serveSandboxGroup();
-    sandboxes.server.onJson(
-        "GET", kSandboxes, 200,
-        list({sandboxObject("billing-agent-1", "5"), sandboxObject("orders", "6", "PodNotReady")}));
+    sandboxes.server.onJson("GET", kSandboxes, 200,
+                            list({sandboxWithReason("billing-agent-1", "5"),
+                                  sandboxWithReason("orders", "6", "PodNotReady")}));
     sandboxes.server.onJson("GET", kPods, 200, list({}));
     sandboxes.server.onStream("GET", kSandboxes + "?watch=true",
-                              {watchEvent("MODIFIED", sandboxObject("orders", "11")),
-                               watchEvent("ADDED", sandboxObject("ab", "12"))});
+                              {watchEvent("MODIFIED", sandboxWithReason("orders", "11")),
+                               watchEvent("ADDED", sandboxWithReason("ab", "12"))});
     sandboxes.server.onStream("GET", kSandboxes + "?watch=true", {});
     cancelOnSecondWatch(sandboxes, kSandboxes);
     CHECK(sandboxes.run({"sandbox", "list", "-w", "-o",

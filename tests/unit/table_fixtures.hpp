@@ -1,0 +1,33 @@
+#pragma once
+// Checks on a printed table, shared by the tests that watch a list keep its columns.
+#include <catch2/catch.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace rossoctl::testing {
+
+inline std::vector<std::string> linesOf(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+// Each column of the header (the first line) starts at the same offset on every line: the cell
+// there begins right after a space, and the one before it has ended.
+inline void checkAligned(const std::vector<std::string>& lines) {
+    REQUIRE_FALSE(lines.empty());
+    const std::string& header = lines.front();
+    for (size_t at = 1; at < header.size(); ++at) {
+        if (header[at] == ' ' || header[at - 1] != ' ') continue;
+        for (const auto& line : lines) {
+            INFO("column at " << at << ": \"" << line << "\"");
+            REQUIRE(line.size() > at);
+            CHECK(line[at - 1] == ' ');
+            CHECK(line[at] != ' ');
+        }
+    }
+}
+
+}  // namespace rossoctl::testing
