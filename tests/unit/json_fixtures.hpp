@@ -1,5 +1,6 @@
 #pragma once
 // The List and watch-event bodies most unit tests serve, written once so every copy agrees.
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -37,6 +38,32 @@ inline nlohmann::json sandboxWithReason(const std::string& name, const std::stri
                {{{"type", "Ready"},
                  {"status", reason == "Ready" ? "True" : "False"},
                  {"reason", reason}}}}}}};
+}
+
+// A condition as the controller writes it, observed at generation `generation`.
+inline nlohmann::json condition(const std::string& type, const std::string& status,
+                                int64_t generation = 2) {
+    return {{"type", type}, {"status", status}, {"observedGeneration", generation}};
+}
+
+// Sandbox "orders" at generation 2 in operatingMode `mode`, its status carrying `conditions`.
+inline nlohmann::json ordersSandbox(const std::string& mode,
+                                    const std::vector<nlohmann::json>& conditions) {
+    nlohmann::json container = {{"name", "agent"}, {"image", "ghcr.io/acme/orders:1.4"}};
+    nlohmann::json podTemplate = {{"spec", {{"containers", nlohmann::json::array({container})}}}};
+    return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
+            {"kind", "Sandbox"},
+            {"metadata",
+             {{"name", "orders"},
+              {"namespace", "team1"},
+              {"uid", "uid-orders"},
+              {"generation", 2},
+              {"resourceVersion", "5"},
+              {"creationTimestamp", "2023-11-14T22:00:00Z"}}},
+            {"spec", {{"operatingMode", mode}, {"podTemplate", podTemplate}}},
+            {"status",
+             {{"selector", "agents.x-k8s.io/sandbox-name-hash=abc"},
+              {"conditions", nlohmann::json(conditions)}}}};
 }
 
 }  // namespace rossoctl::testing

@@ -7,7 +7,9 @@
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::condition;
 using rossoctl::testing::list;
+using rossoctl::testing::ordersSandbox;
 using rossoctl::testing::TestHost;
 
 namespace {
@@ -16,23 +18,7 @@ const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/s
 const std::string kPods = "/api/v1/namespaces/team1/pods";
 
 json runningSandbox() {
-    json container = {{"name", "agent"}, {"image", "ghcr.io/acme/orders:1.4"}};
-    return {
-        {"apiVersion", "agents.x-k8s.io/v1beta1"},
-        {"kind", "Sandbox"},
-        {"metadata",
-         {{"name", "orders"},
-          {"namespace", "team1"},
-          {"uid", "uid-orders"},
-          {"generation", 2},
-          {"resourceVersion", "5"},
-          {"creationTimestamp", "2023-11-14T22:00:00Z"}}},
-        {"spec",
-         {{"operatingMode", "Running"},
-          {"podTemplate", {{"spec", {{"containers", json::array({container})}}}}}}},
-        {"status",
-         {{"selector", "agents.x-k8s.io/sandbox-name-hash=abc"},
-          {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"observedGeneration", 2}}}}}}};
+    return ordersSandbox("Running", {condition("Ready", "True")});
 }
 
 // A running pod that names the Sandbox as its controller (anyone who may create pods can).

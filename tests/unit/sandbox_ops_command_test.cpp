@@ -7,7 +7,9 @@
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::condition;
 using rossoctl::testing::list;
+using rossoctl::testing::ordersSandbox;
 using rossoctl::testing::statusBody;
 using rossoctl::testing::TestHost;
 
@@ -17,33 +19,11 @@ const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/s
 const std::string kPods = "/api/v1/namespaces/team1/pods";
 const std::string kLog = kPods + "/orders/log";
 
-json condition(const std::string& type, const std::string& status, int64_t generation = 2) {
-    return {{"type", type}, {"status", status}, {"observedGeneration", generation}};
-}
-
-json sandboxObject(const std::string& mode, const std::vector<json>& conditions) {
-    json container = {{"name", "agent"}, {"image", "ghcr.io/acme/orders:1.4"}};
-    json podTemplate = {{"spec", {{"containers", json::array({container})}}}};
-    return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
-            {"kind", "Sandbox"},
-            {"metadata",
-             {{"name", "orders"},
-              {"namespace", "team1"},
-              {"uid", "uid-orders"},
-              {"generation", 2},
-              {"resourceVersion", "5"},
-              {"creationTimestamp", "2023-11-14T22:00:00Z"}}},
-            {"spec", {{"operatingMode", mode}, {"podTemplate", podTemplate}}},
-            {"status",
-             {{"selector", "agents.x-k8s.io/sandbox-name-hash=abc"},
-              {"conditions", json(conditions)}}}};
-}
-
 json running() {
-    return sandboxObject("Running", {condition("Ready", "True")});
+    return ordersSandbox("Running", {condition("Ready", "True")});
 }
 json suspended() {
-    return sandboxObject("Suspended",
+    return ordersSandbox("Suspended",
                          {condition("Ready", "False"), condition("Suspended", "True")});
 }
 
@@ -243,7 +223,7 @@ TEST_CASE("sandbox suspend patches operatingMode and waits for no pod and Suspen
     TestHost host;
     host.serveSandboxGroup();
     host.server.onJson("GET", kSandboxes + "/orders", 200, running());
-    host.server.onJson("PATCH", kSandboxes + "/orders", 200, sandboxObject("Suspended", {}));
+    host.server.onJson("PATCH", kSandboxes + "/orders", 200, ordersSandbox("Suspended", {}));
     host.server.onJson("GET", kPods, 200, list({}));
     host.server.onJson("GET", kSandboxes, 200, list({suspended()}));
     REQUIRE(host.run({"sandbox", "suspend", "orders"}) == 0);
@@ -264,7 +244,7 @@ TEST_CASE("sandbox suspend patches operatingMode and waits for no pod and Suspen
     TestHost nowait;
     nowait.serveSandboxGroup();
     nowait.server.onJson("GET", kSandboxes + "/orders", 200, running());
-    nowait.server.onJson("PATCH", kSandboxes + "/orders", 200, sandboxObject("Suspended", {}));
+    nowait.server.onJson("PATCH", kSandboxes + "/orders", 200, ordersSandbox("Suspended", {}));
     REQUIRE(nowait.run({"sandbox", "suspend", "orders", "--wait=false"}) == 0);
     CHECK(nowait.sent().back() == "PATCH " + kSandboxes + "/orders");
     CHECK(nowait.out.str() == "sandbox/orders suspend requested; not waiting\n");
@@ -304,7 +284,7 @@ TEST_CASE("sandbox resume waits for Ready; refuses an expired sandbox", "[sandbo
     TestHost host;
     host.serveSandboxGroup();
     host.server.onJson("GET", kSandboxes + "/orders", 200, suspended());
-    host.server.onJson("PATCH", kSandboxes + "/orders", 200, sandboxObject("Running", {}));
+    host.server.onJson("PATCH", kSandboxes + "/orders", 200, ordersSandbox("Running", {}));
     host.server.onJson("GET", kSandboxes, 200, list({running()}));
     REQUIRE(host.run({"sandbox", "resume", "sandbox/orders"}) == 0);
     CHECK(host.server.requestsTo("PATCH", kSandboxes + "/orders").at(0).body ==
@@ -327,7 +307,7 @@ TEST_CASE("sandbox resume waits for Ready; refuses an expired sandbox", "[sandbo
 TEST_CASE("sandbox suspend: 404, 403, 409 and a pod that never goes", "[sandbox][command]") {
     TestHost missing;  // one missing sandbox: the others are still suspended
     serveOrders(missing);
-    missing.server.onJson("PATCH", kSandboxes + "/orders", 200, sandboxObject("Suspended", {}));
+    missing.server.onJson("PATCH", kSandboxes + "/orders", 200, ordersSandbox("Suspended", {}));
     CHECK(missing.run({"sandbox", "suspend", "ghost", "orders", "--wait=false"}) == kExitError);
     CHECK(missing.err.str() ==
           "error: sandbox/ghost not found in namespace team1; run "
@@ -344,14 +324,14 @@ TEST_CASE("sandbox suspend: 404, 403, 409 and a pod that never goes", "[sandbox]
     TestHost conflict;  // a 409: read again, patch again
     serveOrders(conflict);
     conflict.server.on("PATCH", kSandboxes + "/orders", 409, statusBody(409, "Conflict", "busy"));
-    conflict.server.onJson("PATCH", kSandboxes + "/orders", 200, sandboxObject("Suspended", {}));
+    conflict.server.onJson("PATCH", kSandboxes + "/orders", 200, ordersSandbox("Suspended", {}));
     REQUIRE(conflict.run({"sandbox", "suspend", "orders", "--wait=false"}) == 0);
     CHECK(conflict.server.writes().size() == 2);
 
     TestHost stuck;  // the pod stays: the timeout says what the Sandbox says
     serveOrders(stuck);
     stuck.server.latency = std::chrono::seconds(1);
-    stuck.server.onJson("PATCH", kSandboxes + "/orders", 200, sandboxObject("Suspended", {}));
+    stuck.server.onJson("PATCH", kSandboxes + "/orders", 200, ordersSandbox("Suspended", {}));
     CHECK(stuck.run({"sandbox", "suspend", "orders", "--timeout", "3s"}) == kExitError);
     CHECK_THAT(stuck.err.str(),
                Catch::StartsWith("error: sandbox/orders timed out after 3.0s waiting for its pod "
@@ -362,7 +342,7 @@ TEST_CASE("sandbox resume: 404, 403 and 409", "[sandbox][command]") {
     TestHost missing;  // the others are still resumed; the missing one is named with its -n
     missing.serveSandboxGroup();
     missing.server.onJson("GET", kSandboxes + "/orders", 200, suspended());
-    missing.server.onJson("PATCH", kSandboxes + "/orders", 200, sandboxObject("Running", {}));
+    missing.server.onJson("PATCH", kSandboxes + "/orders", 200, ordersSandbox("Running", {}));
     CHECK(missing.run({"sandbox", "resume", "ghost", "orders", "--wait=false"}) == kExitError);
     CHECK(missing.err.str() ==
           "error: sandbox/ghost not found in namespace team1; run "
@@ -383,7 +363,7 @@ TEST_CASE("sandbox resume: 404, 403 and 409", "[sandbox][command]") {
     conflict.serveSandboxGroup();
     conflict.server.onJson("GET", kSandboxes + "/orders", 200, suspended());
     conflict.server.on("PATCH", kSandboxes + "/orders", 409, statusBody(409, "Conflict", "busy"));
-    conflict.server.onJson("PATCH", kSandboxes + "/orders", 200, sandboxObject("Running", {}));
+    conflict.server.onJson("PATCH", kSandboxes + "/orders", 200, ordersSandbox("Running", {}));
     conflict.server.onJson("GET", kSandboxes, 200, list({running()}));
     REQUIRE(conflict.run({"sandbox", "resume", "orders"}) == 0);
     CHECK(conflict.server.writes().size() == 2);
