@@ -183,7 +183,7 @@ void registerSandboxRestart(CLI::App& sandbox, CommandHost& host) {
         "Only the pod the sandbox owns (ownerReferences UID) is deleted, with a UID\n"
         "precondition, so a pod that was replaced meanwhile is never deleted. What the pod\n"
         "wrote to an emptyDir (/workspace unless the sandbox was imported with --storage) is\n"
-        "deleted with it.\n"
+        "deleted with it. Of several names, one the namespace does not have restarts none.\n"
         "Exit codes: 0 all restarted, 1 any sandbox failed, 2 invalid arguments.");
     onRun(command, host, options, &runRestart);
 }

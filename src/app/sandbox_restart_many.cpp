@@ -4,6 +4,7 @@
 // any state but the plain one is restarted on its own (restartSandbox), so every rule of a
 // single restart holds for it unchanged; each sees only the pods its own selector selects.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -15,6 +16,7 @@
 #include "rossoctl/app/parallel.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
+#include "rossoctl/errors.hpp"
 #include "rossoctl/model/sandbox.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "sandbox_restart_internal.hpp"
@@ -184,6 +186,7 @@ class RestartMany {
             for (const auto& sandbox : *items)
                 if (auto name = stringAt(sandbox, "metadata", "name"); !name.empty())
                     byName.emplace(name, sandbox);  // the first of a name, as a GET gives one
+        refuseMissing(names, byName);
         std::map<std::string, std::vector<Member>> byKey;
         for (const auto& name : names) {
             auto found = byName.find(name);
@@ -225,6 +228,24 @@ class RestartMany {
                                   if (!member.failure.empty() || !options_.restart.wait)
                                       finish(member);
                               });
+    }
+
+    // A name the namespace does not have is a typo more often than not: nothing is restarted
+    // (and no pod's files lost) until every name is right, as bad input changes nothing.
+    void refuseMissing(const std::vector<std::string>& names,
+                       const std::map<std::string, json>& byName) {
+        std::vector<std::string> known, missing;
+        for (const auto& [name, sandbox] : byName) known.push_back(name);
+        for (const auto& name : names)
+            if (!byName.count(name)) missing.push_back("sandbox/" + name);
+        if (missing.empty()) return;
+        for (const auto& name : names)
+            if (!byName.count(name))
+                report(name, {},
+                       fmt::format("sandbox/{} not found in namespace {}; {}", name, ns_,
+                                   sandboxNotFoundAdvice(known, ns_, name)));
+        throw Error(fmt::format("not restarted: {} not found, so no sandbox was",
+                                fmt::join(missing, ", ")));
     }
 
     // One LIST of the batch's pods; a member that is not in the plain state goes alone.

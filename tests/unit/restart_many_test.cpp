@@ -380,3 +380,22 @@ TEST_CASE("a shared restart in a namespace of many other Sandboxes reads each on
     CHECK(host.out.str().find("sandbox/s1 restarted (pod uid old-s1 → new-s1") !=
           std::string::npos);
 }
+
+TEST_CASE("restart of several names with one wrong restarts none of them",
+          "[restart][walkthrough49]") {
+    // A newcomer's second walkthrough: `sandbox restart orders nope` restarted orders (and lost
+    // its /workspace), then failed on the typo. Bad input changes nothing.
+    TestHost host;
+    serveRestartable(host, {"s0", "s1"});
+    CHECK(host.run({"sandbox", "restart", "s0", "s1", "s9"}) == kExitError);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(host.server.requestsTo("DELETE", kPods + "/s0").empty());
+    CHECK(host.server.requestsTo("DELETE", kPods + "/s1").empty());
+    CHECK(err.find("sandbox/s9 not found in namespace team1; did you mean \"s0\"?") !=
+          std::string::npos);
+    CHECK(err.find("sandbox/s0: not restarted: sandbox/s9 not found, so no sandbox was") !=
+          std::string::npos);
+    CHECK(linesAbout(host, "s0") == 1);
+    CHECK(linesAbout(host, "s9") == 1);
+}
