@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -99,9 +100,13 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
             "--egress-target {:?} is not an http:// or https:// URL (e.g. https://example.com)",
             options.egressTarget));
     const std::string format = options.output.output.empty() ? "table" : options.output.output;
-    if (format != "table" && format != "json" && format != "junit" && format != "sarif")
+    static const std::vector<std::string> kFormats = {"table", "json", "junit", "sarif"};
+    if (std::find(kFormats.begin(), kFormats.end(), format) == kFormats.end()) {
+        const std::string nearest = nearestWord(format, kFormats);
         throw UsageError(
-            fmt::format("--output {:?} is not one of table, json, junit, sarif", format));
+            fmt::format("--output {:?} is not one of table, json, junit, sarif{}", format,
+                        nearest.empty() ? "" : fmt::format(" (did you mean {}?)", nearest)));
+    }
     verify::VerifyOptions verifyOptions;
     verifyOptions.egressTarget = *target;
     verifyOptions.restart = !options.noRestart;

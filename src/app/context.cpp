@@ -63,7 +63,11 @@ bool Context::color() const {
 const kube::RestConfig& Context::restConfig() {
     if (!config_) {
         kube::ConfigOverrides overrides = globals_.config;
-        overrides.requestTimeout = parseDuration(globals_.requestTimeout, "--request-timeout");
+        // As client-go reads it: a bare integer is seconds ("0", the default, is no time-out).
+        std::string timeout = globals_.requestTimeout;
+        if (!timeout.empty() && timeout.find_first_not_of("0123456789") == std::string::npos)
+            timeout += "s";
+        overrides.requestTimeout = parseDuration(timeout, "--request-timeout");
         config_ = std::make_unique<kube::RestConfig>(kube::resolveRestConfig(overrides, env_));
     }
     return *config_;
