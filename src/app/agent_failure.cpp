@@ -9,6 +9,7 @@
 #include "rossoctl/kube/resource.hpp"
 #include "rossoctl/model/pod_failure.hpp"
 #include "rossoctl/model/quota.hpp"
+#include "rossoctl/model/validation.hpp"
 
 namespace rossoctl::app {
 
@@ -79,6 +80,21 @@ std::optional<std::string> sandboxQuotaFailure(kube::Client& client, const std::
     }
 }
 
+// A quota refusal read from a status or an event may be older than the use it counted (see
+// model::quotaRefusalHolds): it is dropped only when the quota, read now, has room for the pod.
+bool refusalStands(kube::Client& client, const std::string& ns, const std::string& failure) {
+    const std::string quotaName = model::refusingQuotaName(failure);
+    // The name comes from a status or an event: a path segment only when it is a valid name.
+    if (!model::isDnsSubdomain(quotaName)) return true;
+    try {
+        const auto quota = client.getIfExists(kube::resources::resourceQuotas(), ns, quotaName);
+        if (!quota) return true;  // not read as it is now: the refusal as written
+        return model::quotaRefusalHolds(failure, *quota, client.list(kube::resources::pods(), ns));
+    } catch (const kube::ApiError&) {
+        return true;
+    }
+}
+
 }  // namespace
 
 std::optional<std::string> sandboxCreateFailure(kube::Client& client, const json& sandbox,
@@ -86,6 +102,7 @@ std::optional<std::string> sandboxCreateFailure(kube::Client& client, const json
     const std::string ns = sandbox.value("metadata", json::object()).value("namespace", "");
     auto failure = model::workloadCreateFailure(sandbox);
     if (!failure) failure = eventFailure(client, ns, sandbox, since);
+    if (failure && !refusalStands(client, ns, *failure)) failure.reset();
     if (!failure)
         failure = sandboxQuotaFailure(client, ns, sandbox, findSandboxPods(client, sandbox).owned);
     if (failure) return "its pod cannot be created: " + *failure;
@@ -95,7 +112,8 @@ std::optional<std::string> sandboxCreateFailure(kube::Client& client, const json
 std::optional<std::string> agentStartFailure(kube::Client& client, const std::string& ns,
                                              model::WorkloadType type, const json& workload,
                                              std::chrono::system_clock::time_point since) {
-    if (auto failure = model::workloadCreateFailure(workload))
+    if (auto failure = model::workloadCreateFailure(workload);
+        failure && refusalStands(client, ns, *failure))
         return "its pod cannot be created: " + *failure;
     const auto pods = workloadPods(client, ns, type, workload);
     for (const auto& pod : pods) {
@@ -105,6 +123,7 @@ std::optional<std::string> agentStartFailure(kube::Client& client, const std::st
                                pod.value("metadata", json::object()).value("name", ""), *failure);
     }
     auto failure = eventFailure(client, ns, workload, since);
+    if (failure && !refusalStands(client, ns, *failure)) failure.reset();
     if (!failure && type == model::WorkloadType::Sandbox)
         failure = sandboxQuotaFailure(client, ns, workload, pods);
     if (failure) return "its pod cannot be created: " + *failure;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "rossoctl/model/validation.hpp"
 
@@ -15,6 +16,19 @@ using nlohmann::json;
 namespace {
 
 using Usage = std::map<std::string, double>;
+
+// The resources podUsage counts: what a refusal's "requested" may be weighed in here.
+const std::set<std::string> kWeighed = {"pods",
+                                        "count/pods",
+                                        "cpu",
+                                        "memory",
+                                        "ephemeral-storage",
+                                        "requests.cpu",
+                                        "requests.memory",
+                                        "requests.ephemeral-storage",
+                                        "limits.cpu",
+                                        "limits.memory",
+                                        "limits.ephemeral-storage"};
 
 json member(const json& object, const char* key, json fallback) {
     if (!object.is_object()) return fallback;
@@ -91,6 +105,50 @@ std::string text(const json& object, const std::string& key) {
 }
 
 }  // namespace
+
+std::string refusingQuotaName(const std::string& message) {
+    static const std::string kMarker = "exceeded quota: ";
+    const auto at = message.find(kMarker);
+    if (at == std::string::npos) return "";
+    const auto start = at + kMarker.size();
+    const auto end = message.find(',', start);
+    return end == std::string::npos ? "" : message.substr(start, end - start);
+}
+
+bool quotaRefusalHolds(const std::string& message, const json& quota, const json& pods) {
+    const json spec = member(quota, "spec", json::object());
+    if (!member(spec, "scopes", json::array()).empty() || spec.contains("scopeSelector"))
+        return true;
+    static const std::string kRequested = ", requested: ", kUsed = ", used: ";
+    const auto from = message.find(kRequested);
+    const auto to = from == std::string::npos ? from : message.find(kUsed, from);
+    if (to == std::string::npos) return true;
+    const std::string requested =
+        message.substr(from + kRequested.size(), to - from - kRequested.size());
+    const json status = member(quota, "status", json::object());
+    const json hard = member(status, "hard", json::object());
+    const json used = member(status, "used", json::object());
+    const Usage live = namespaceUsage(pods);
+    bool anyWeighed = false;
+    size_t start = 0;
+    while (start <= requested.size()) {
+        const auto comma = std::min(requested.find(',', start), requested.size());
+        const std::string entry = requested.substr(start, comma - start);
+        start = comma + 1;
+        const auto equals = entry.find('=');
+        if (equals == std::string::npos) return true;
+        const std::string resource = entry.substr(0, equals);
+        const auto want = quantity(json{{resource, entry.substr(equals + 1)}}, resource);
+        const auto limit = quantity(hard, resource);
+        const auto liveUse = live.find(resource);
+        if (!want || !limit || (liveUse == live.end() && !kWeighed.count(resource))) return true;
+        anyWeighed = true;
+        const double inUse = std::min(quantity(used, resource).value_or(0),
+                                      liveUse == live.end() ? 0.0 : liveUse->second);
+        if (inUse + *want > *limit * (1 + 1e-9)) return true;
+    }
+    return !anyWeighed;
+}
 
 std::optional<std::string> quotaRefusal(const json& podSpec, const json& quotas, const json& pods) {
     const Usage wanted = podUsage(podSpec);

@@ -176,3 +176,74 @@ TEST_CASE("sandbox restart names the quota that refuses the replacement, control
           std::string::npos);
     CHECK(host.clock.monotonic() - started < std::chrono::seconds(30));  // not the 5m
 }
+
+TEST_CASE("a quota refusal written before the quota counted the pod that left does not hold",
+          "[quota][fragile49]") {
+    // Hunt for timing faults, item 9: admission counts a deleted pod until the quota controller
+    // catches up, so a restart at a quota that fits exactly is refused once, then not.
+    const std::string refused =
+        "pods \"orders\" is forbidden: exceeded quota: two, requested: pods=1, used: pods=2, "
+        "limited: pods=2";
+    CHECK(model::refusingQuotaName(refused) == "two");
+    CHECK(model::refusingQuotaName("pods \"x\" is forbidden: maximum cpu usage").empty());
+    const json two = quota("two", {{"pods", "2"}}, {{"pods", "2"}});
+    json leaving = livePod("b");
+    leaving["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:20Z";
+    CHECK_FALSE(model::quotaRefusalHolds(refused, two, list({livePod("a"), leaving})));
+    CHECK(model::quotaRefusalHolds(refused, two, list({livePod("a"), livePod("b")})));
+    // What cannot be weighed here keeps the refusal: a scope, a resource, an unreadable message.
+    json scoped = two;
+    scoped["spec"]["scopes"] = {"BestEffort"};
+    CHECK(model::quotaRefusalHolds(refused, scoped, list({})));
+    CHECK(model::quotaRefusalHolds(
+        "exceeded quota: gpus, requested: requests.nvidia.com/gpu=1, used: "
+        "requests.nvidia.com/gpu=1, limited: requests.nvidia.com/gpu=1",
+        quota("gpus", {{"requests.nvidia.com/gpu", "1"}}, {{"requests.nvidia.com/gpu", "1"}}),
+        list({})));
+    CHECK(model::quotaRefusalHolds("exceeded quota: two, requested: pods", two, list({})));
+    CHECK(model::quotaRefusalHolds("exceeded quota: two", two, list({})));
+}
+
+TEST_CASE("agents wait goes on past a stale quota refusal and ends Ready",
+          "[quota][wait][blocker][agents][fragile49]") {
+    const std::string stale =
+        "pods \"orders\" is forbidden: exceeded quota: sandbox-quota, requested: pods=1, used: "
+        "pods=1, limited: pods=1";
+    json sandbox = unreportedSandbox();
+    sandbox["status"] = {{"selector", "agents.x-k8s.io/sandbox-name-hash=abc"},
+                         {"conditions",
+                          {{{"type", "Ready"},
+                            {"status", "False"},
+                            {"reason", "ReconcilerError"},
+                            {"message", "Error seen: " + stale}}}}};
+    const json counted = quota("sandbox-quota", {{"pods", "1"}}, {{"pods", "1"}});
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.latency = std::chrono::milliseconds(200);
+    host.server.onJson("GET", kSandboxes + "/orders", 200, sandbox);
+    host.server.onJson("GET", kSandboxes, 200, list({sandbox}));
+    host.server.onStream("GET", kSandboxes + "?watch=true", {});
+    host.server.onJson("GET", kPods, 200, list({}));  // the old pod is gone
+    host.server.onJson("GET", kQuotas + "/sandbox-quota", 200, counted);
+    host.server.onJson("GET", kQuotas, 200, list({counted}));
+    // The controller's next try succeeds: the new pod runs and the Sandbox says Ready.
+    host.server.onRequest = [&host, sandbox](const kube::HttpRequest& request) {
+        if (request.url.find("/resourcequotas") == std::string::npos) return;
+        json ready = sandbox;
+        ready["metadata"]["resourceVersion"] = "6";
+        ready["status"]["conditions"] = {
+            {{"type", "Ready"}, {"status", "True"}, {"reason", "DependenciesReady"}}};
+        json pod = livePod("orders");
+        pod["metadata"]["ownerReferences"] = {
+            {{"kind", "Sandbox"}, {"uid", "uid-orders"}, {"controller", true}}};
+        pod["metadata"]["labels"] = {{"agents.x-k8s.io/sandbox-name-hash", "abc"}};
+        pod["status"]["conditions"] = {{{"type", "Ready"}, {"status", "True"}}};
+        host.server.onJson("GET", kPods, 200, list({pod}));
+        host.server.onStream("GET", kSandboxes + "?watch=true",
+                             {json{{"type", "MODIFIED"}, {"object", ready}}.dump() + "\n"});
+    };
+    const int code = host.run({"agents", "wait", "orders", "--timeout", "1m"});
+    INFO(host.err.str());
+    CHECK(code == 0);
+    CHECK(host.err.str().find("exceeded quota") == std::string::npos);
+}

@@ -17,4 +17,17 @@ namespace rossoctl::model {
 std::optional<std::string> quotaRefusal(const nlohmann::json& podSpec, const nlohmann::json& quotas,
                                         const nlohmann::json& pods);
 
+// The ResourceQuota an apiserver refusal names ("... exceeded quota: NAME, requested: ..."); ""
+// when the message names none.
+std::string refusingQuotaName(const std::string& message);
+
+// Whether such a refusal, written earlier in a status or an event, still holds against `quota`
+// (that ResourceQuota as it is now) and the namespace's `pods`: what it requested on top of the
+// use counted now (the lesser of the quota's status and the live pods', as quotaRefusal weighs
+// it) passes a limit. Admission counts a deleted pod until the quota controller catches up, so
+// a restart at a quota that fits exactly is refused once, then not. True whenever the message
+// or the quota cannot be read that way (scoped, or a resource not weighed here).
+bool quotaRefusalHolds(const std::string& message, const nlohmann::json& quota,
+                       const nlohmann::json& pods);
+
 }  // namespace rossoctl::model
