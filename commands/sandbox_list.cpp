@@ -65,6 +65,29 @@ class PodsByOwner {
         const auto pod = pods_.find(uid);
         return pod == pods_.end() ? none : pod->second;
     }
+    // Under -w a sandbox's change comes with no word of its pod's (a suspend's pod going, a new
+    // sandbox's first pod): its pod is read again, by the selector its status records.
+    void refresh(kube::Client& client, const nlohmann::json& sandbox) {
+        const std::string uid = uidOf(sandbox);
+        const auto status = sandbox.find("status");
+        const auto metadata = sandbox.find("metadata");
+        if (uid.empty() || status == sandbox.end() || !status->is_object() ||
+            metadata == sandbox.end() || !metadata->is_object())
+            return;
+        const auto selector = status->find("selector");
+        const auto ns = metadata->find("namespace");
+        if (selector == status->end() || !selector->is_string() || selector->empty() ||
+            ns == metadata->end() || !ns->is_string() || ns->empty())
+            return;
+        pods_.erase(uid);  // no pod shown rather than a stale one if the read fails
+        try {
+            for (auto& [owner, pod] :
+                 app::podsByOwner(client, ns->get<std::string>(), selector->get<std::string>()))
+                if (owner == uid) pods_.emplace(owner, std::move(pod));  // newest first
+        } catch (const std::exception&) {
+            // The next change reads again.
+        }
+    }
     void note(std::ostream& err) const {
         if (repeated_ > 0)
             err << fmt::format(
@@ -128,8 +151,10 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
         pool.note(context.err());
     }
     app::followList(client, context.clock(), ref, ns, options.selector, context.cancelFlag(),
-                    std::move(list), true,
-                    [&](const nlohmann::json& sandbox) { print({sandbox}); });
+                    std::move(list), true, [&](const nlohmann::json& sandbox) {
+                        if (table) pods.refresh(client, sandbox);
+                        print({sandbox});
+                    });
     return kExitCancelled;
 }
 

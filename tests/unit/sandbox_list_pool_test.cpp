@@ -177,3 +177,41 @@ TEST_CASE("project describe shows a warm pool's spares apart from the project's 
     CHECK(described["sandboxes"].size() == 1);
     CHECK(described["warmPoolSandboxes"].size() == 2);
 }
+
+TEST_CASE("sandbox list -w reads a changed sandbox's pod again: Suspended, <none>",
+          "[sandbox][command][watch][walkthrough49]") {
+    // The third walkthrough: after a suspend -w still said Suspending with the old pod's name
+    // (the pods were read once, before the watch), where sandbox list said Suspended, <none>.
+    json running = sandboxWithReason("orders", "5", "DependenciesReady");
+    running["status"]["selector"] = "agents.x-k8s.io/sandbox-name-hash=abc";
+    json suspended = running;
+    suspended["metadata"]["resourceVersion"] = "11";
+    suspended["spec"]["operatingMode"] = "Suspended";
+    const json pod = {{"metadata",
+                       {{"name", "orders"},
+                        {"uid", "pod-1"},
+                        {"creationTimestamp", "2023-11-14T22:00:05Z"},
+                        {"labels", {{"agents.x-k8s.io/sandbox-name-hash", "abc"}}},
+                        {"ownerReferences",
+                         {{{"kind", "Sandbox"}, {"uid", "uid-orders"}, {"controller", true}}}}}},
+                      {"status", {{"phase", "Running"}}}};
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes, 200, list({running}));
+    host.server.onJson("GET", kPods, 200, list({pod}));
+    host.server.onJson("GET", kPods, 200, list({}));  // the next read: the suspend took it
+    host.server.onStream("GET", kSandboxes + "?watch=true", {watchEvent("MODIFIED", suspended)});
+    host.server.onStream("GET", kSandboxes + "?watch=true", {});
+    auto watches = std::make_shared<int>(0);
+    host.server.onRequest = [&host, watches](const kube::HttpRequest& request) {
+        if (request.url.find("watch=true") != std::string::npos && ++*watches == 2)
+            host.cancel.cancel();
+    };
+    CHECK(host.run({"sandbox", "list", "-w"}) == 130);
+    const auto lines = linesOf(host.out.str());
+    INFO(host.out.str());
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[1].find(" orders ") != std::string::npos);  // the listed row has its pod
+    CHECK(lines[2].find("Suspended ") != std::string::npos);
+    CHECK(lines[2].find("<none>") != std::string::npos);
+}
