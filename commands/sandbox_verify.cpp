@@ -146,7 +146,8 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
         mine.onStep = [&](const std::string& text) {
             std::lock_guard lock(mutex);
             if (context.streams().errIsTty)
-                context.err() << "sandbox/" << name << ": " << text << '\n';
+                context.err() << "sandbox/" << ui::escapeForTerminal(name) << ": "
+                              << ui::escapeForTerminal(text) << '\n';
         };
         verify::SandboxReport& report = reports[index];
         try {
@@ -171,17 +172,17 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
             context.out() << std::flush;
         } else if (auto why = notPassed(report)) {
             // A machine format on stdout: the reason for exit 3 still reaches a CI log.
-            context.err() << "sandbox/" << name << ": " << *why << '\n';
+            context.err() << "sandbox/" << ui::escapeForTerminal(name) << ": " << *why << '\n';
         }
         // As `sandbox restart` says it: files are never lost without a word.
         for (const auto& note : report.notes)
-            context.err() << "note: sandbox/" << name << ": " << ui::escapeForTerminal(note)
-                          << '\n';
+            context.err() << "note: sandbox/" << ui::escapeForTerminal(name) << ": "
+                          << ui::escapeForTerminal(note) << '\n';
         if (!report.runError.empty())
             context.err() << fmt::format(
                 "error: sandbox/{}: the run broke ({}); what it left unproven was not "
                 "tested, run verify again\n",
-                name, report.runError);
+                ui::escapeForTerminal(name), ui::escapeForTerminal(report.runError));
     });
 
     if (format == "json") {  // one sandbox named: its report; else a List, as kubectl prints many

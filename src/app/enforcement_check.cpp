@@ -341,6 +341,8 @@ EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& cl
         attempt = tryConnect(client, ns, clientPod, serverIp, options);
         if (attempt.outcome == Connect::Failed) {
             if (++failedInARow == 2) break;
+            // Apart in time, so one gap (the server between connections, a resync) is not both.
+            clock.sleepFor(milliseconds(500));
             continue;
         }
         failedInARow = 0;

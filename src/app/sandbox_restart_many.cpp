@@ -178,7 +178,19 @@ class RestartMany {
         try {
             if (!sandboxList) riddenOut([&] { sandboxList = client.list(sandboxes_, ns_); });
         } catch (const std::exception&) {
-            alone = names;  // each restart reads for itself and says what failed
+            // Each restart reads for itself and says what failed; a name that is not there
+            // still restarts none (review 52 M1): each is read before any pod is deleted.
+            std::map<std::string, json> found;
+            for (const auto& name : names) {
+                try {
+                    if (auto sandbox = client.getIfExists(sandboxes_, ns_, name))
+                        found.emplace(name, std::move(*sandbox));
+                } catch (const std::exception&) {
+                    found.emplace(name, json::object());  // unreadable: its own restart says so
+                }
+            }
+            refuseMissing(names, found);
+            alone = names;
             return;
         }
         std::map<std::string, json> byName;
@@ -382,6 +394,7 @@ class RestartMany {
         } catch (const std::exception& caught) {
             error = caught.what();
         }
+        given.reset();  // the pod set is not needed while the Sandboxes' Ready is read
         for (auto& member : batch.members) {
             if (member.reported) continue;
             if (!member.failure.empty()) {

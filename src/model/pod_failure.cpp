@@ -68,8 +68,11 @@ std::optional<std::string> podStartFailure(const json& pod) {
 }
 
 bool admissionNotYetReady(const std::string& message) {
-    return message.find("status unknown for quota") != std::string::npos ||
-           message.find("error looking up service account") != std::string::npos;
+    // Anchored to admission's own words: a webhook's message that merely contains them, or a
+    // ServiceAccount the template names that does not exist, is a lasting refusal.
+    return message.find(" is forbidden: status unknown for quota: ") != std::string::npos ||
+           (message.find(" is forbidden: error looking up service account ") != std::string::npos &&
+            message.find(": serviceaccount \"default\" not found") != std::string::npos);
 }
 
 namespace {

@@ -399,3 +399,25 @@ TEST_CASE("restart of several names with one wrong restarts none of them",
     CHECK(linesAbout(host, "s0") == 1);
     CHECK(linesAbout(host, "s9") == 1);
 }
+
+TEST_CASE("restart of several names with one wrong restarts none, the list refused too",
+          "[restart][review52]") {
+    // Review 52 M1: with the namespace's list refused (a user who may get but not list), each
+    // name restarted alone, so the right ones lost their pods before the typo failed.
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.on("GET", kSandboxes, 403, testing::statusBody(403, "Forbidden"));
+    for (const std::string name : {"s0", "s1"}) {
+        host.server.onJson("GET", kSandboxes + "/" + name, 200, sandboxNamed(name));
+        host.server.on("DELETE", kPods + "/" + name, 200, "{}");
+    }
+    host.server.onJson("GET", kPods, 200,
+                       list({podNamed("s0", "old-s0"), podNamed("s1", "old-s1")}));
+    CHECK(host.run({"sandbox", "restart", "s0", "s1", "s9"}) == kExitError);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(host.server.requestsTo("DELETE", kPods + "/s0").empty());
+    CHECK(host.server.requestsTo("DELETE", kPods + "/s1").empty());
+    CHECK(err.find("sandbox/s9 not found in namespace team1") != std::string::npos);
+    CHECK(linesAbout(host, "s0") == 1);
+}

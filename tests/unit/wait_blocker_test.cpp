@@ -140,6 +140,11 @@ TEST_CASE("agents wait: a quota not yet counted is no blocker; the refusal once 
     CHECK_FALSE(model::workloadCreateFailure(sandbox(reconcilerError(notCounted))));
     CHECK_FALSE(model::workloadCreateFailure(sandbox(reconcilerError(noAccount))));
     CHECK_FALSE(model::createFailureEvent(list({failedCreate("u", notCounted, kNow)}), now));
+    // Review 52 M3: an account the template names that does not exist does not come by itself.
+    const std::string namedAccount =
+        "pods \"orders\" is forbidden: error looking up service account team1/agent-sa: "
+        "serviceaccount \"agent-sa\" not found";
+    CHECK(model::workloadCreateFailure(sandbox(reconcilerError(namedAccount))) == namedAccount);
 
     TestHost host;
     host.serveSandboxGroup();
