@@ -67,7 +67,14 @@ const kube::RestConfig& Context::restConfig() {
         std::string timeout = globals_.requestTimeout;
         if (!timeout.empty() && timeout.find_first_not_of("0123456789") == std::string::npos)
             timeout += "s";
-        overrides.requestTimeout = parseDuration(timeout, "--request-timeout");
+        try {
+            overrides.requestTimeout = parseDuration(timeout, "--request-timeout");
+        } catch (const UsageError&) {
+            // Refused (out of range): in the words the user typed, without the "s" added here.
+            if (timeout != globals_.requestTimeout)
+                parseDuration(globals_.requestTimeout, "--request-timeout");
+            throw;
+        }
         config_ = std::make_unique<kube::RestConfig>(kube::resolveRestConfig(overrides, env_));
     }
     return *config_;

@@ -36,3 +36,12 @@ TEST_CASE("verify -o with a typo suggests the format, as list's -o does",
           "error: --output \"junt\" is not one of table, json, junit, sarif (did you mean "
           "junit?)\n");
 }
+
+TEST_CASE("a bare --request-timeout out of range is refused in the words typed",
+          "[walkthrough49][conventions][review52]") {
+    TestHost host;
+    CHECK(host.run({"--request-timeout", "99999999999999999999", "sandbox", "list"}) == kExitUsage);
+    INFO(host.err.str());
+    CHECK(host.err.str().find("99999999999999999999s") == std::string::npos);
+    CHECK(host.err.str().find("99999999999999999999") != std::string::npos);
+}
