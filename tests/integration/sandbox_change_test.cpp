@@ -279,9 +279,16 @@ TEST_CASE("restart explains what it cannot do", "[restart]") {
     else
         sandbox["spec"]["operatingMode"] = "Suspended";
     harness::admin().update(harness::sandboxRef(), ns.name(), sandbox);
-    auto suspended = harness::rossoctl({"sandbox", "restart", "orders", "absent", "-n", ns.name()});
+    auto suspended = harness::rossoctl({"sandbox", "restart", "orders", "-n", ns.name()});
     CHECK(suspended.exitCode == 1);
     CHECK(suspended.err.find("sandbox/orders is suspended") != std::string::npos);
+    // Of several names, one the namespace does not have restarts none (a typo, most often).
+    auto typo = harness::rossoctl({"sandbox", "restart", "orders", "absent", "-n", ns.name()});
+    INFO(typo.err);
+    CHECK(typo.exitCode == 1);
+    CHECK(typo.err.find("sandbox/absent not found in namespace " + ns.name()) != std::string::npos);
+    CHECK(typo.err.find("sandbox/orders: not restarted: sandbox/absent not found") !=
+          std::string::npos);
 }
 
 // Issue 31's restart row: several sandboxes share one list of each kind and one pod watch, so
