@@ -9,6 +9,7 @@
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::cancelOnSecondWatch;
 using rossoctl::testing::checkAligned;
 using rossoctl::testing::linesOf;
 using rossoctl::testing::list;
@@ -46,11 +47,7 @@ TEST_CASE("sandbox list -w: the list and each change line up under the first pag
                          {watchEvent("MODIFIED", sandboxWithReason("orders", "11")),
                           watchEvent("ADDED", sandboxWithReason("ab", "12"))});
     host.server.onStream("GET", kSandboxes + "?watch=true", {});
-    auto watches = std::make_shared<int>(0);
-    host.server.onRequest = [&host, watches](const kube::HttpRequest& request) {
-        if (request.url.find("watch=true") != std::string::npos && ++*watches == 2)
-            host.cancel.cancel();
-    };
+    cancelOnSecondWatch(host, kSandboxes);
     CHECK(host.run({"sandbox", "list", "-w"}) == 130);
     const auto lines = linesOf(host.out.str());
     INFO(host.out.str());
@@ -77,11 +74,7 @@ TEST_CASE("sandbox list -w: a suspend's longer words still line up (issue 34 wal
         {watchEvent("MODIFIED", suspended),
          watchEvent("MODIFIED", sandboxWithReason("orders", "12", "DependenciesReady"))});
     host.server.onStream("GET", kSandboxes + "?watch=true", {});
-    auto watches = std::make_shared<int>(0);
-    host.server.onRequest = [&host, watches](const kube::HttpRequest& request) {
-        if (request.url.find("watch=true") != std::string::npos && ++*watches == 2)
-            host.cancel.cancel();
-    };
+    cancelOnSecondWatch(host, kSandboxes);
     CHECK(host.run({"sandbox", "list", "-w"}) == 130);
     const auto lines = linesOf(host.out.str());
     INFO(host.out.str());
@@ -202,11 +195,7 @@ TEST_CASE("sandbox list -w reads a changed sandbox's pod again: Suspended, <none
     host.server.onJson("GET", kPods, 200, list({}));  // the next read: the suspend took it
     host.server.onStream("GET", kSandboxes + "?watch=true", {watchEvent("MODIFIED", suspended)});
     host.server.onStream("GET", kSandboxes + "?watch=true", {});
-    auto watches = std::make_shared<int>(0);
-    host.server.onRequest = [&host, watches](const kube::HttpRequest& request) {
-        if (request.url.find("watch=true") != std::string::npos && ++*watches == 2)
-            host.cancel.cancel();
-    };
+    cancelOnSecondWatch(host, kSandboxes);
     CHECK(host.run({"sandbox", "list", "-w"}) == 130);
     const auto lines = linesOf(host.out.str());
     INFO(host.out.str());

@@ -1,11 +1,25 @@
 #pragma once
-// Checks on a printed table, shared by the tests that watch a list keep its columns.
+// Checks on a printed table, and a watch ended by Ctrl-C, shared by the tests that watch a
+// list keep its columns.
 #include <catch2/catch.hpp>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "test_host.hpp"
+
 namespace rossoctl::testing {
+
+// Ctrl-C when `path` is watched for the second time (its first stream has been printed).
+inline void cancelOnSecondWatch(TestHost& host, const std::string& path) {
+    auto watches = std::make_shared<int>(0);
+    host.server.onRequest = [&host, watches, path](const kube::HttpRequest& request) {
+        if (request.url.find(path + "?") != std::string::npos &&
+            request.url.find("watch=true") != std::string::npos && ++*watches == 2)
+            host.cancel.cancel();
+    };
+}
 
 inline std::vector<std::string> linesOf(const std::string& text) {
     std::vector<std::string> lines;

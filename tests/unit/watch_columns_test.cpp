@@ -10,6 +10,7 @@
 
 using namespace rossoctl;
 using nlohmann::json;
+using rossoctl::testing::cancelOnSecondWatch;
 using rossoctl::testing::checkAligned;
 using rossoctl::testing::linesOf;
 using rossoctl::testing::list;
@@ -35,16 +36,6 @@ json project(const std::string& name, const std::string& version,
                {{"rossoctl.dev/sandbox-project", "true"},
                 {"app.kubernetes.io/managed-by", "rossoctl"}}}}},
             {"status", {{"phase", phase}}}};
-}
-
-// Ctrl-C when `path` is watched for the second time (its first stream has been printed).
-void cancelOnSecondWatch(TestHost& host, const std::string& path) {
-    auto watches = std::make_shared<int>(0);
-    host.server.onRequest = [&host, watches, path](const kube::HttpRequest& request) {
-        if (request.url.find(path + "?") != std::string::npos &&
-            request.url.find("watch=true") != std::string::npos && ++*watches == 2)
-            host.cancel.cancel();
-    };
 }
 
 // The list sets the widths with a long name and a long phase; the changes that follow are
