@@ -176,6 +176,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: vol}
 spec:
+  terminationGracePeriodSeconds: 1  # sleep as PID 1 ignores SIGTERM
   containers:
   - name: main
     image: busybox
@@ -206,6 +207,7 @@ metadata: {name: sb}
 spec:
   podTemplate:
     spec:
+      terminationGracePeriodSeconds: 1  # sleep as PID 1 ignores SIGTERM
       containers:
       - {name: agent, image: busybox, command: [sleep, '3600'],
          volumeMounts: [{name: work, mountPath: /work}]}

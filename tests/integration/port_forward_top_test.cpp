@@ -122,7 +122,9 @@ TEST_CASE(
     const int held = connectLoopback(port);
     REQUIRE(held >= 0);
     auto pod = harness::admin().get(kube::resources::pods(), ns.name(), "web");
-    harness::admin().remove(kube::resources::pods(), ns.name(), "web");
+    kube::DeleteOptions soon;  // python as PID 1 ignores SIGTERM: no 30 s grace period to wait out
+    soon.gracePeriodSeconds = 1;
+    harness::admin().remove(kube::resources::pods(), ns.name(), "web", soon);
     CHECK(readAll(held).empty());
     ::close(held);
     const auto result = forward.wait(120);

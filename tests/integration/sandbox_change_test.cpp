@@ -44,14 +44,22 @@ std::string readyPodUid(const std::string& ns, const std::string& name, int seco
     return uid;
 }
 
+// What the agent does on SIGTERM. As PID 1, `sleep` (and python) ignore it, so their pod holds on
+// for its whole 30 s grace period: the cases about a pod that goes slowly need that; the rest
+// use an agent that exits on TERM, as a well-behaved one does, and see its pod go at once.
+enum class OnTerm { Exit, Ignore };
+
 // A running busybox Sandbox (the agents import command writes the same model).
-void createSandbox(const std::string& ns, const std::string& name) {
+void createSandbox(const std::string& ns, const std::string& name, OnTerm onTerm = OnTerm::Exit) {
     model::SandboxOptions options;
     options.name = name;
     options.namespaceName = ns;
     options.version = harness::sandboxRef().version;
     options.pod.image = "busybox";
-    options.pod.command = {"sleep", "3600"};
+    if (onTerm == OnTerm::Exit)
+        options.pod.command = {"sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"};
+    else
+        options.pod.command = {"sleep", "3600"};
     options.pod.env = {{"MCP_URL", "http://old-address:8080/mcp"}, {"LOG_LEVEL", "info"}};
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
     json sandbox = model::buildSandbox(options, std::chrono::system_clock::now());
@@ -208,7 +216,7 @@ TEST_CASE("restart replaces the pod: nothing in its emptyDir survives", "[restar
 
 TEST_CASE("restart of a pod already replaced under it never deletes the replacement", "[restart]") {
     harness::TestNamespace ns("restart-race", true, kRestricted);
-    createSandbox(ns.name(), "orders");
+    createSandbox(ns.name(), "orders", OnTerm::Ignore);  // the old pod lingers while replaced
     const std::string oldUid = readyPodUid(ns.name(), "orders");
     // Someone else deletes the pod first; rossoctl must wait for, not delete, the replacement.
     harness::admin().remove(kube::resources::pods(), ns.name(), "orders");
@@ -298,7 +306,7 @@ TEST_CASE("restart of several sandboxes replaces each pod on shared lists and wa
     harness::TestNamespace ns("restart-many", true, kRestricted);
     const std::vector<std::string> names = {"alpha", "bravo", "charlie", "delta"};
     std::map<std::string, std::string> oldUids;
-    for (const auto& name : names) createSandbox(ns.name(), name);
+    for (const auto& name : names) createSandbox(ns.name(), name, OnTerm::Ignore);
     for (const auto& name : names) oldUids[name] = readyPodUid(ns.name(), name);
     auto run = harness::rossoctl(
         {"sandbox", "restart", "alpha", "bravo", "charlie", "delta", "-n", ns.name(), "-v", "6"});

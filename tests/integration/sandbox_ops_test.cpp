@@ -27,16 +27,18 @@ std::optional<json> readyPod(const std::string& ns, const std::string& name) {
     return pod;
 }
 
-// A busybox Sandbox that prints a line unique to each pod it runs in, then a tick a second.
+// A busybox Sandbox that prints a line unique to each pod it runs in, then a tick a second, and
+// exits on SIGTERM (a shell as PID 1 ignores it: each restart and suspend would wait out 30 s).
 void createTalkingSandbox(const std::string& ns, const std::string& name) {
     model::SandboxOptions options;
     options.name = name;
     options.namespaceName = ns;
     options.version = harness::sandboxRef().version;
     options.pod.image = "busybox";
-    options.pod.command = {"sh", "-c",
-                           "echo \"boot $(cat /proc/sys/kernel/random/uuid)\"; i=0; "
-                           "while true; do i=$((i+1)); echo \"tick $i\"; sleep 1; done"};
+    options.pod.command = {
+        "sh", "-c",
+        "trap 'exit 0' TERM; echo \"boot $(cat /proc/sys/kernel/random/uuid)\"; i=0; "
+        "while true; do i=$((i+1)); echo \"tick $i\"; sleep 1; done"};
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
     harness::admin().create(harness::sandboxRef(), ns,
                             model::buildSandbox(options, std::chrono::system_clock::now()));

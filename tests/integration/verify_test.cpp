@@ -300,7 +300,10 @@ TEST_CASE("sandbox verify: a pod that is not Running is a clear error, exit 1", 
         },
         60));
     const auto before = harness::settledSnapshot(ns.name());  // the scheduler's write done
-    auto result = harness::rossoctl({"sandbox", "verify", "pending", "-n", ns.name()});
+    // Unschedulable is no blocker (capacity may free up): verify waits its --timeout for the
+    // pod, then says it is not Running. A short one keeps the case from waiting the default 2m.
+    auto result =
+        harness::rossoctl({"sandbox", "verify", "pending", "-n", ns.name(), "--timeout", "5s"});
     CHECK(result.exitCode == 1);
     CHECK_THAT(result.err, Catch::Contains("not Running"));
     CHECK(harness::snapshot(ns.name()) == before);
