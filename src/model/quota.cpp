@@ -48,24 +48,73 @@ std::optional<double> quantity(const json& object, const std::string& key) {
     }
 }
 
-// What one pod counts against a quota. A container's unset request is its limit, as the
-// apiserver defaults it; init containers are left out, so the pod weighs no more than it does.
-Usage podUsage(const json& spec) {
-    Usage usage{{"pods", 1}, {"count/pods", 1}};
-    for (const auto& container : member(spec, "containers", json::array())) {
-        const json resources = member(container, "resources", json::object());
-        const json requests = member(resources, "requests", json::object());
-        const json limits = member(resources, "limits", json::object());
-        for (const std::string name : {"cpu", "memory", "ephemeral-storage"}) {
-            auto request = quantity(requests, name);
-            if (!request) request = quantity(limits, name);
-            if (request) {
-                usage["requests." + name] += *request;
-                usage[name] += *request;
-            }
-            if (auto limit = quantity(limits, name)) usage["limits." + name] += *limit;
+const char* const kComputeResources[] = {"cpu", "memory", "ephemeral-storage"};
+
+void addInto(Usage& into, const Usage& from) {
+    for (const auto& [name, value] : from) into[name] += value;
+}
+
+void maxInto(Usage& into, const Usage& from) {
+    for (const auto& [name, value] : from) into[name] = std::max(into[name], value);
+}
+
+// One container's requests (kind "requests", an unset one being its limit, as the apiserver
+// defaults it) or limits.
+Usage containerUse(const json& container, const std::string& kind) {
+    const json resources = member(container, "resources", json::object());
+    const json requests = member(resources, "requests", json::object());
+    const json limits = member(resources, "limits", json::object());
+    Usage use;
+    for (const std::string name : kComputeResources) {
+        auto value = kind == "limits" ? quantity(limits, name) : quantity(requests, name);
+        if (!value && kind != "limits") value = quantity(limits, name);
+        if (value) use[name] = *value;
+    }
+    return use;
+}
+
+// What a pod asks for as the apiserver's quota admission adds it up (PodRequests, PodLimits):
+// the containers and the sidecars (init containers that restart Always) together; an init
+// container runs beside only the sidecars started before it, so the pod asks for at least the
+// largest of those; then the overhead (on a limit only where the pod has that limit). Pod-level
+// resources, where set, stand for the containers' cpu and memory.
+Usage podTotals(const json& spec, const std::string& kind) {
+    Usage total, sidecars, initPeak;
+    for (const auto& container : member(spec, "containers", json::array()))
+        addInto(total, containerUse(container, kind));
+    for (const auto& container : member(spec, "initContainers", json::array())) {
+        const Usage own = containerUse(container, kind);
+        if (member(container, "restartPolicy", std::string()) == "Always") {
+            addInto(total, own);
+            addInto(sidecars, own);
+            maxInto(initPeak, sidecars);
+        } else {
+            Usage beside = own;
+            addInto(beside, sidecars);
+            maxInto(initPeak, beside);
         }
     }
+    maxInto(total, initPeak);
+    const Usage podLevel = containerUse(spec, kind);  // spec.resources, as a container's
+    for (const std::string name : {"cpu", "memory"})
+        if (const auto found = podLevel.find(name); found != podLevel.end())
+            total[name] = found->second;
+    const json overhead = member(spec, "overhead", json::object());  // alive while iterated
+    for (const auto& [name, value] : overhead.items()) {
+        const auto amount = quantity(json{{name, value}}, name);
+        if (amount && (kind != "limits" || total.count(name))) total[name] += *amount;
+    }
+    return total;
+}
+
+// What one pod counts against a quota.
+Usage podUsage(const json& spec) {
+    Usage usage{{"pods", 1}, {"count/pods", 1}};
+    for (const auto& [name, value] : podTotals(spec, "requests")) {
+        usage["requests." + name] += value;
+        usage[name] += value;
+    }
+    for (const auto& [name, value] : podTotals(spec, "limits")) usage["limits." + name] += value;
     return usage;
 }
 

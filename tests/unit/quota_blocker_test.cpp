@@ -247,3 +247,47 @@ TEST_CASE("agents wait goes on past a stale quota refusal and ends Ready",
     CHECK(code == 0);
     CHECK(host.err.str().find("exceeded quota") == std::string::npos);
 }
+
+// Left alone at stop 49: init containers, sidecars, overhead and pod-level resources were not
+// weighed, so a pod whose init container asks more than its containers counted for less than
+// admission counts it: a refusal that held was dropped as stale (the wait then ran to its
+// time-out).
+TEST_CASE("a pod weighs what admission adds up: init containers, sidecars, overhead, pod level",
+          "[quota]") {
+    const json cpuTwo = list({quota("cpu", {{"limits.cpu", "2"}, {"requests.cpu", "2"}},
+                                    {{"limits.cpu", "0"}, {"requests.cpu", "0"}})});
+    json withInit = podSpec({{"cpu", "500m"}});
+    withInit["initContainers"] = json::array({containerWith({{"cpu", "3"}})});
+    CHECK(model::quotaRefusal(withInit, cpuTwo, list({})) ==
+          "exceeded quota: cpu, requested: limits.cpu=3,requests.cpu=3, used: "
+          "limits.cpu=0,requests.cpu=0, limited: limits.cpu=2,requests.cpu=2");
+
+    // A sidecar runs beside the containers: 1500m + 1 is over 2; an init container after it
+    // runs beside the sidecar only (1 + 1 fits), so the pod's peak is the sum.
+    json withSidecar = podSpec({{"cpu", "1500m"}});
+    json sidecar = containerWith({{"cpu", "1"}});
+    sidecar["restartPolicy"] = "Always";
+    withSidecar["initContainers"] = json::array({sidecar, containerWith({{"cpu", "1"}})});
+    CHECK(model::quotaRefusal(withSidecar, cpuTwo, list({})));
+    json small = podSpec({{"cpu", "500m"}});
+    small["initContainers"] = json::array({sidecar, containerWith({{"cpu", "1"}})});
+    CHECK_FALSE(model::quotaRefusal(small, cpuTwo, list({})));  // peak 1 + 1 = 2 fits
+
+    // The runtime's overhead is on top; pod-level resources stand for the containers'.
+    json overhead = podSpec({{"cpu", "1500m"}});
+    overhead["overhead"] = {{"cpu", "600m"}};
+    CHECK(model::quotaRefusal(overhead, cpuTwo, list({})));
+    json podLevel = podSpec({{"cpu", "500m"}});
+    podLevel["resources"] = {{"limits", {{"cpu", "4"}}}};
+    CHECK(model::quotaRefusal(podLevel, cpuTwo, list({})));
+
+    // A live pod counts its init containers too: the refusal written against it still holds.
+    const std::string refused =
+        "pods \"orders\" is forbidden: exceeded quota: cpu, requested: limits.cpu=500m, used: "
+        "limits.cpu=2, limited: limits.cpu=2";
+    json live = livePod("a", {{"cpu", "500m"}});
+    live["spec"]["initContainers"] = json::array({containerWith({{"cpu", "2"}})});
+    const json full = quota("cpu", {{"limits.cpu", "2"}}, {{"limits.cpu", "2"}});
+    CHECK(model::quotaRefusalHolds(refused, full, list({live})));
+    CHECK_FALSE(model::quotaRefusalHolds(refused, full, list({livePod("a", {{"cpu", "500m"}})})));
+}
