@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "conventions.hpp"
@@ -150,9 +151,15 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
         print({items.begin(), items.end()});
         pool.note(context.err());
     }
+    // The pod is read again on a client of its own: the watch's connection is busy while its
+    // callback runs (the same client crashed in libcurl, the fourth walkthrough's M1).
+    std::unique_ptr<kube::Client> podClient;
     app::followList(client, context.clock(), ref, ns, options.selector, context.cancelFlag(),
                     std::move(list), true, [&](const nlohmann::json& sandbox) {
-                        if (table) pods.refresh(client, sandbox);
+                        if (table) {
+                            if (!podClient) podClient = context.newClient();
+                            pods.refresh(*podClient, sandbox);
+                        }
                         print({sandbox});
                     });
     return kExitCancelled;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 #include <utility>
 
 #include "rossoctl/kube/json_depth.hpp"
@@ -55,6 +56,10 @@ Client::Client(RestConfig config, std::unique_ptr<Transport> transport, const Cl
 
 HttpRequest Client::prepare(const std::string& method, const std::string& pathAndQuery,
                             const std::string& body, const std::string& contentType) {
+    if (streaming_)
+        throw std::logic_error(
+            fmt::format("internal error: {} {} on a client whose watch or stream is still reading",
+                        method, pathAndQuery));
     HttpRequest request;
     request.method = method;
     request.url = config_.server + pathAndQuery;

@@ -63,6 +63,18 @@ bool endsInsideAnEvent(std::string_view fragment) {
     }
 }
 
+// Marks the client busy while its stream is read (see Client::streaming_).
+class StreamingScope {
+  public:
+    explicit StreamingScope(bool& flag) : flag_(flag) { flag_ = true; }
+    ~StreamingScope() { flag_ = false; }
+    StreamingScope(const StreamingScope&) = delete;
+    StreamingScope& operator=(const StreamingScope&) = delete;
+
+  private:
+    bool& flag_;
+};
+
 }  // namespace
 
 void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOptions& options,
@@ -120,6 +132,7 @@ void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOpti
 
     bool cut = false;
     try {
+        StreamingScope busy(streaming_);
         execute(request, /*idempotent=*/true, &streamed);
     } catch (const TransportError& error) {
         // The caller's own deadline, or a stream cut after events: both end the watch.
@@ -158,6 +171,7 @@ void Client::streamGet(const std::string& pathAndQuery,
         }
     };
     try {
+        StreamingScope busy(streaming_);
         execute(request, /*idempotent=*/true, &streamed);
     } catch (const TransportError& error) {
         if (failure) std::rethrow_exception(failure);

@@ -2,6 +2,7 @@
 // real controller deletes and recreates the pod, the real kubelet path serves the logs.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -126,10 +127,23 @@ TEST_CASE("sandbox suspend removes the pod and reports Suspended; resume brings 
           "[sandbox-ops]") {
     harness::TestNamespace ns("suspend", true, kRestricted);
     createTalkingSandbox(ns.name(), "talker");
+    // list -w reads a changed sandbox's pod again while its watch reads on (the fourth
+    // walkthrough: on one client libcurl crashed there, exit 139, at the first change).
+    harness::Background watching({"sandbox", "list", "-w", "-n", ns.name()});
+    REQUIRE(harness::eventually(
+        [&] { return watching.output().find(" Running ") != std::string::npos; }, 30));
 
     auto suspend = harness::rossoctl({"sandbox", "suspend", "talker", "-n", ns.name()});
     INFO(suspend.err);
     REQUIRE(suspend.exitCode == 0);
+    CHECK(harness::eventually(
+        [&] { return watching.output().find(" Suspended ") != std::string::npos; }, 30));
+    CHECK(watching.running());
+    watching.signal(SIGINT);
+    const auto watched = watching.wait(30);
+    INFO("list -w: " << watched.out << watched.err);
+    CHECK(watched.exitCode == 130);
+    CHECK(watched.err.find("internal error") == std::string::npos);
     CHECK(suspend.out.rfind("sandbox/talker suspended (pod gone, Suspended=True, ", 0) == 0);
     CHECK_FALSE(harness::admin().getIfExists(kube::resources::pods(), ns.name(), "talker"));
     const json suspended = harness::getSandbox(ns.name(), "talker");

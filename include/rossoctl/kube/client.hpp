@@ -177,6 +177,9 @@ class Client {
     RequestStats stats_;
     std::optional<ClientCertificate> pushedCertificate_;
     std::optional<CommandDeadline> deadline_;
+    // True while a watch or stream is reading: its connection is in use, so a request made
+    // from its callback must go through another Client (libcurl would reuse the busy handle).
+    bool streaming_ = false;
 };
 
 }  // namespace rossoctl::kube
