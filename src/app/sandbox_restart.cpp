@@ -152,8 +152,11 @@ class Restart {
             result_.oldUid = uidOf(*target);
             const bool deleted = deletePod(*target);
             if (deleted) {
-                if (auto lost = model::podOnlyFilesNote(sandbox, result_.podName); !lost.empty())
-                    result_.notes.push_back(lost);
+                lostFiles_ = model::podOnlyFilesNote(sandbox, result_.podName);
+                if (!lostFiles_.empty()) {
+                    result_.notes.push_back(lostFiles_);
+                    if (options_.onFilesLost) options_.onFilesLost(lostFiles_);
+                }
             } else {
                 // Replaced under us: never delete the replacement; look once more.
                 pods = findPods(sandbox);
@@ -173,8 +176,11 @@ class Restart {
     }
 
   private:
+    // Once the pod is deleted its files are gone whatever follows (a time-out, Ctrl-C): the
+    // error says so, as the result's note would have.
     [[noreturn]] void fail(const std::string& what) const {
-        throw Error(fmt::format("sandbox/{} {}", name_, what));
+        if (lostFiles_.empty()) throw Error(fmt::format("sandbox/{} {}", name_, what));
+        throw Error(fmt::format("sandbox/{} {}; {}", name_, what, lostFiles_));
     }
 
     milliseconds elapsed() const {
@@ -333,6 +339,7 @@ class Restart {
     std::string name_;
     const RestartOptions& options_;
     std::chrono::steady_clock::time_point started_;
+    std::string lostFiles_;  // podOnlyFilesNote of the pod this restart deleted
     std::string sandboxUid_;
     std::set<std::string> oldUids_;
     RestartResult result_;

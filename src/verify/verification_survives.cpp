@@ -124,11 +124,16 @@ Finding Verification::canariesLive() {
     restart.timeout = options_.timeout;
     restart.cancel = options_.cancel;
     restart.onStep = [this](const std::string& text) { step(text); };
+    // Said even when the restart then fails or is interrupted: the files went with the DELETE.
+    std::string lostFiles;
+    restart.onFilesLost = [&](const std::string& note) { lostFiles = note; };
     app::RestartResult restarted;
     try {
         restarted =
             app::restartSandbox(client_, clock_, sandboxes_, ns_, name_, restart, inputs_.sandbox);
     } catch (const Error& error) {
+        if (!lostFiles.empty())
+            notes_.push_back("verify deleted its pod to prove nothing survives: " + lostFiles);
         noteIfOutage(error);
         std::vector<std::string> left;  // a volume keeps them, and so does a pod not deleted
         for (const auto& [container, paths] : planted)

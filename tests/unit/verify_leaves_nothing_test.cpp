@@ -159,3 +159,21 @@ TEST_CASE("sandbox verify says the pod's /workspace went with its restart, as re
     skipped.run({"sandbox", "verify", "orders", "--no-restart"});
     CHECK_FALSE(contains(skipped.err.str(), "is gone with it"));
 }
+
+TEST_CASE("sandbox verify interrupted after its pod's DELETE still says /workspace went with it",
+          "[verify][command][walk53]") {
+    // The fourth walkthrough: Ctrl-C once verify had deleted the pod exited 130 with nothing on
+    // stderr, and the file written to /workspace was gone.
+    TestHost host;
+    serveHardened(host, "none");
+    host.server.onRequest = [&host](const kube::HttpRequest& request) {
+        if (request.method == "DELETE" && contains(request.url, kPods + "/orders"))
+            host.cancel.cancel();  // Ctrl-C as the DELETE goes out
+    };
+    const int code = host.run({"sandbox", "verify", "orders"});
+    INFO(host.err.str() << host.out.str());
+    CHECK(code == kExitCancelled);
+    CHECK(contains(host.err.str(),
+                   "note: sandbox/orders: verify deleted its pod to prove nothing survives: what "
+                   "pod orders wrote to /workspace is gone with it"));
+}

@@ -20,6 +20,9 @@ struct RestartOptions {
     const kube::CancelFlag* cancel = nullptr;
     // Called as the restart moves on ("deleting pod orders", "waiting for a new pod", ...).
     std::function<void(const std::string& step)> onStep;
+    // Called once the pod is deleted, with what went with it (podOnlyFilesNote; not called when
+    // nothing did): a caller whose restart is then interrupted still has it to say.
+    std::function<void(const std::string& note)> onFilesLost;
 };
 
 struct RestartResult {
