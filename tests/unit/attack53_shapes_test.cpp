@@ -95,6 +95,9 @@ TEST_CASE("attack53 F3: a token split over two env values at its first dot", "[v
     // header.payload in one value, the signature in the next.
     CHECK(judged(twoValues(token.substr(0, second), token.substr(second + 1))).verdict ==
           Verdict::Fail);
+    // The first dot left out (the pod puts it back): header and claims in one run.
+    CHECK(judged(twoValues("x", token.substr(0, dot) + token.substr(dot + 1))).verdict ==
+          Verdict::Fail);
 }
 
 TEST_CASE("attack53 F3: a token split at any point over adjacent env values", "[verify]") {
