@@ -19,9 +19,10 @@ std::vector<std::string> hexDecodings(std::string_view value);
 // A form of a value: the bytes, and the encodings taken off to reach them ("" for the value).
 struct Decoded {
     std::string bytes;
-    std::string encoding;   // "base64-encoded", "hex-encoded", "base64-encoded twice", ...
-    bool partial = false;   // a gzip stream past a bound, or text encoded past the layers read
-    bool inflated = false;  // the last layer taken off was gzip
+    std::string encoding;    // "base64-encoded", "hex-encoded", "base64-encoded twice", ...
+    bool partial = false;    // a gzip stream past a bound, or text encoded past the layers read
+    bool inflated = false;   // the last layer taken off was gzip
+    bool unescaped = false;  // the last layer taken off was string escapes
 };
 // What a gzip stream (a Helm release, a .gz key) inflates to at most.
 inline constexpr size_t kLongestInflated = 1024 * 1024;
@@ -29,17 +30,20 @@ inline constexpr size_t kLongestInflated = 1024 * 1024;
 // can hold hundreds of streams, and each form read is held while it is visited.
 inline constexpr size_t kInflatedPerValue = 8 * 1024 * 1024;
 // The decodings of `value`: base64 and hex runs when `decode`, its gzip stream when `inflate`
-// (taking what it inflates to from `inflateBudget`; past it, or not `inflate`, a partial form).
+// (taking what it inflates to from `inflateBudget`; past it, or not `inflate`, a partial form),
+// the text with its string escapes undone when `unescape` (credential_text.hpp).
 std::vector<Decoded> decodings(std::string_view value, const std::string& outer, bool decode,
-                               bool inflate, size_t& inflateBudget);
+                               bool inflate, bool unescape, size_t& inflateBudget);
 
 // visit(the value), then its decodings depth-first, until visit returns false: three base64 or
 // hex layers, and up to two gzip layers besides, which do not count against those (a Helm
 // release is base64, then gzip, then JSON whose Secret holds base64, maybe of base64); a gzip
 // layer past those, or text past the third that still decodes to text or gzip, is a partial
-// form.
+// form. Two layers of string escapes besides (a kubeconfig kept as a JSON string in JSON): they
+// only shorten the text, and past them nothing is partial, as escaped text reads as it is.
 inline constexpr int kTextLayers = 3;  // base64 or hex: a Helm release's chart Secret's _B64 value
 inline constexpr int kGzipLayers = 2;
+inline constexpr int kEscapeLayers = 2;
 // What the gzip streams of all the values one walk of a pod's values reads inflate to at most:
 // a small value can inflate its whole 8 MiB, and a pod reads 256 Secrets.
 inline constexpr size_t kInflatedPerPod = 32 * 1024 * 1024;
@@ -50,16 +54,18 @@ void forEachForm(const std::string& value, Visit&& visit, size_t& allValues) {
     constexpr int kEncodings = kTextLayers, kInflations = kGzipLayers;
     size_t budget = std::min(kInflatedPerValue, allValues);
     const size_t given = budget;
-    auto walk = [&](auto& self, const Decoded& form, int encodings, int inflations) -> bool {
+    auto walk = [&](auto& self, const Decoded& form, int encodings, int inflations,
+                    int escapes) -> bool {
         if (!visit(form)) return false;
         const bool decode = encodings < kEncodings, inflate = inflations < kInflations;
-        for (const auto& next : decodings(form.bytes, form.encoding, decode, inflate, budget))
-            if (!self(self, next, encodings + (next.inflated ? 0 : 1),
-                      inflations + (next.inflated ? 1 : 0)))
+        for (const auto& next :
+             decodings(form.bytes, form.encoding, decode, inflate, escapes < kEscapeLayers, budget))
+            if (!self(self, next, encodings + (next.inflated || next.unescaped ? 0 : 1),
+                      inflations + (next.inflated ? 1 : 0), escapes + (next.unescaped ? 1 : 0)))
                 return false;
         return true;
     };
-    walk(walk, Decoded{value, "", false, false}, 0, 0);
+    walk(walk, Decoded{value, "", false, false}, 0, 0, 0);
     allValues -= given - budget;
 }
 

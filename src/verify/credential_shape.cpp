@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "credential_forms.hpp"
+#include "credential_text.hpp"
 #include "json_access.hpp"
 #include "rossoctl/kube/base64.hpp"
 #include "rossoctl/kube/gzip.hpp"
@@ -19,18 +20,6 @@ using nlohmann::json;
 using namespace json_access;
 
 namespace {
-
-// A JWT's claims (its middle part, base64url without padding), or null.
-json jwtClaims(std::string_view payload) {
-    std::string standard(payload);
-    std::replace(standard.begin(), standard.end(), '-', '+');
-    std::replace(standard.begin(), standard.end(), '_', '/');
-    while (standard.size() % 4 != 0) standard += '=';
-    const auto decoded = kube::base64Decode(standard);
-    if (!decoded || kube::nestsDeeperThan(*decoded)) return nullptr;
-    json claims = json::parse(*decoded, nullptr, false);
-    return claims.is_object() ? std::move(claims) : json();
-}
 
 // The scanners below are plain loops, linear in the value, not std::regex: its recursion per
 // character overflowed the stack ("eyJ" and 50,000 letters), and a value the pod controls must
@@ -175,21 +164,12 @@ CredentialShape shapeOfText(const std::string& value, const std::string& cluster
     for (const auto payload : jwtPayloads(value)) {
         const json claims = jwtClaims(payload);
         if (!claims.is_object()) continue;
-        const std::string issuer = stringAt(claims, "iss");
-        const std::string subject = stringAt(claims, "sub");
-        if (!clusterIssuer.empty() && issuer == clusterIssuer)
-            return {Verdict::Fail, fmt::format("a JWT issued by this cluster (iss {}, sub {})",
-                                               issuer, subject.empty() ? "?" : subject)};
-        if (claims.contains("kubernetes.io") || subject.rfind("system:serviceaccount:", 0) == 0 ||
-            issuer == "kubernetes/serviceaccount")
-            return {Verdict::Fail,
-                    fmt::format("a Kubernetes service-account token (iss {}, sub {})",
-                                issuer.empty() ? "?" : issuer, subject.empty() ? "?" : subject)};
-        shape = {Verdict::Unproven,
-                 fmt::format("a JWT of issuer {}: whether this cluster accepts it (OIDC) is not "
-                             "known",
-                             issuer.empty() ? "(none)" : issuer)};
+        shape = claimsShape(claims, clusterIssuer);
+        if (shape.verdict == Verdict::Fail) return shape;
     }
+    // A token's claims without its header (a token split over values, F3 of attack 53).
+    if (shape.verdict == Verdict::Pass) shape = tokenPartShape(value, clusterIssuer);
+    if (shape.verdict == Verdict::Fail) return shape;
     if (shape.verdict == Verdict::Pass && isKubeconfigWithCredentials(value))
         return {Verdict::Fail, "a kubeconfig with a user's credentials"};
     if (shape.verdict == Verdict::Pass)
@@ -289,13 +269,17 @@ std::vector<std::string> hexDecodings(std::string_view value) {
 }
 
 std::vector<Decoded> decodings(std::string_view value, const std::string& outer, bool decode,
-                               bool inflate, size_t& inflateBudget) {
+                               bool inflate, bool unescape, size_t& inflateBudget) {
     auto named = [&](const char* encoding) {
         if (outer.empty()) return std::string(encoding);
         if (outer == encoding) return outer + " twice";
         return outer + ", then " + encoding;
     };
     std::vector<Decoded> all;
+    if (unescape)
+        if (auto plain = unescaped(value))
+            all.push_back({std::move(*plain), named("written with string escapes"),
+                           /*partial=*/false, /*inflated=*/false, /*unescaped=*/true});
     if (decode) {
         for (auto& bytes : base64Decodings(value))
             all.push_back({std::move(bytes), named("base64-encoded")});

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include "credential_forms.hpp"
@@ -270,6 +271,37 @@ void judgePrivateKeys(const std::vector<ReadableValue>& values,
     }
 }
 
+// Adjacent literal env values of one container, both orders, joined with and without '.': a
+// token split at any point over two values is whole again in `$T1$T2` (attack 53, F3). Parts
+// longer than a token ever is are not joined, so this stays a few times the env's size.
+struct JoinedPair {
+    std::string where, first, second;  // first and second: where each part is read
+    std::vector<std::string> joins;
+};
+std::vector<JoinedPair> joinedEnvValues(const json& pod) {
+    constexpr size_t kLongestPart = 64 * 1024;
+    std::vector<JoinedPair> pairs;
+    for (const char* kind : kContainerKinds)
+        for (const auto& container : arrayAt(at(pod, "spec"), kind)) {
+            std::vector<std::pair<std::string, std::string>> literal;  // (name, value)
+            for (const auto& env : arrayAt(container, "env"))
+                if (at(env, "value").is_string() && !env["value"].get<std::string>().empty())
+                    literal.emplace_back(stringAt(env, "name"), env["value"].get<std::string>());
+            const std::string name = fmt::format("container {}", stringAt(container, "name"));
+            for (size_t i = 0; i + 1 < literal.size(); ++i) {
+                const auto& [a, aValue] = literal[i];
+                const auto& [b, bValue] = literal[i + 1];
+                if (aValue.size() > kLongestPart || bValue.size() > kLongestPart) continue;
+                pairs.push_back({fmt::format("{} env {} and {} joined", name, a, b),
+                                 fmt::format("{} env {}", name, a),
+                                 fmt::format("{} env {}", name, b),
+                                 {aValue + bValue, bValue + aValue, aValue + "." + bValue,
+                                  bValue + "." + aValue}});
+            }
+        }
+    return pairs;
+}
+
 }  // namespace
 
 Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& sources,
@@ -280,17 +312,31 @@ Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& 
     judgeSources(pod, sources, finding);
     const auto values = readableValues(pod, sources);
     size_t inflateBudget = kInflatedPerPod;
+    std::set<std::string> judged;  // where a value is already not a pass
     for (const auto& readable : values) {
         const auto shape = credentialShape(readable.value, clusterIssuer, inflateBudget);
         if (shape.verdict == Verdict::Pass) continue;
+        judged.insert(readable.where);
         finding.verdict = worstOf(finding.verdict, shape.verdict);
         finding.evidence.push_back(fmt::format("{} holds {}", readable.where, shape.what));
+    }
+    for (const auto& pair : joinedEnvValues(pod)) {
+        if (judged.contains(pair.first) || judged.contains(pair.second)) continue;
+        CredentialShape worst;
+        for (const auto& join : pair.joins) {
+            auto shape = credentialShape(join, clusterIssuer, inflateBudget);
+            if (worstOf(worst.verdict, shape.verdict) != worst.verdict) worst = std::move(shape);
+        }
+        if (worst.verdict == Verdict::Pass) continue;
+        finding.verdict = worstOf(finding.verdict, worst.verdict);
+        finding.evidence.push_back(fmt::format("{} hold {}", pair.where, worst.what));
     }
     judgePrivateKeys(values, clientAuthorities, finding);
     if (finding.verdict == Verdict::Pass)
         finding.evidence.push_back(fmt::format(
-            "no credential by shape (a JWT, a kubeconfig, a client key, base64-encoded or not) "
-            "in {} values the pod can read (env, command, probes, downward API, keys of {} "
+            "no credential by shape (a JWT or its claims, a kubeconfig, a client key, encoded, "
+            "escaped or not, two adjacent env values joined) in {} values the pod can read (env, "
+            "command, probes, downward API, keys of {} "
             "Secrets/ConfigMaps)",
             values.size(), sources.size()));
     return finding;

@@ -340,6 +340,42 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
         for (unsigned char c : token) hex += fmt::format("{:02x}", c);
         agent(hexed)["env"] = json::array({{{"name", "BOT_HEX"}, {"value", hex}}});
         add(hexed, {"hex-token", "service-account-token", "fail", "hex-encoded", {}});
+        // Attack 53 F3: the token split at its first dot over two env values, no expansion.
+        json dotSplit = harness::smallSandbox(ns, "dot-split-token");
+        const size_t dot = token.find('.');
+        agent(dotSplit)["env"] = json::array({{{"name", "T1"}, {"value", token.substr(0, dot)}},
+                                              {{"name", "T2"}, {"value", token.substr(dot + 1)}}});
+        add(dotSplit, {"dot-split-token",
+                       "service-account-token",
+                       "fail",
+                       "container agent env T2 holds the claims of",
+                       {}});
+        // Attack 53 F4: a kubeconfig kubectl reads as is, with its keys and the token's dots
+        // \u-escaped (kcfg.py), in a mounted ConfigMap.
+        std::string escapedToken;
+        for (const char c : token)
+            escapedToken += c == '.' ? std::string("\\u002e") : std::string(1, c);
+        admin.create(
+            resources::configMaps(), ns,
+            {{"apiVersion", "v1"},
+             {"kind", "ConfigMap"},
+             {"metadata", {{"name", "escaped-kubeconfig"}}},
+             {"data",
+              {{"config",
+                R"({"apiVersion": "v1", "kind": "Config", "\u0063lusters": [{"name": "k", )"
+                R"("cluster": {"server": "https://kubernetes.default.svc"}}], "\u0075sers": )"
+                R"([{"name": "u", "user": {"token": ")" +
+                    escapedToken + R"("}}]})"}}}});
+        json escaped = harness::smallSandbox(ns, "escaped-kubeconfig");
+        podSpec(escaped)["volumes"].push_back(
+            {{"name", "cfg"}, {"configMap", {{"name", "escaped-kubeconfig"}}}});
+        agent(escaped)["volumeMounts"].push_back(
+            {{"name", "cfg"}, {"mountPath", "/cfg"}, {"readOnly", true}});
+        add(escaped, {"escaped-kubeconfig",
+                      "service-account-token",
+                      "fail",
+                      "configmap/escaped-kubeconfig key config holds",
+                      {}});
     }
     {
         // Review 35 H2: a kubernetes.io/tls Secret whose certificate the cluster's CA signed
