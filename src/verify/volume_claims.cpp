@@ -29,9 +29,22 @@ std::string pvName(const BoundClaim& bound) {
     return stringAt(at(*bound.volume, "metadata"), "name", "?");
 }
 
+// Two ephemeral volumes whose claims bind alike: the fields that choose a PersistentVolume are
+// equal (the API server defaults others, volumeMode, in the pod it stores).
+bool sameBinding(const json& one, const json& other) {
+    if (!at(one, "ephemeral").is_object() || !at(other, "ephemeral").is_object()) return false;
+    const json& a = at(at(at(one, "ephemeral"), "volumeClaimTemplate"), "spec");
+    const json& b = at(at(at(other, "ephemeral"), "volumeClaimTemplate"), "spec");
+    for (const char* field :
+         {"storageClassName", "selector", "volumeName", "dataSource", "dataSourceRef"})
+        if (at(a, field) != at(b, field)) return false;
+    return true;
+}
+
 // Why the claim's PV is not known, for an evidence line.
 std::string unknownWhy(const std::string& claim, const BoundClaim* bound) {
     if (!bound) return fmt::format("claim {} was not read", claim);
+    if (bound->notMade) return bound->problem;
     return fmt::format("claim {}: {}", claim, bound->problem.empty() ? "not read" : bound->problem);
 }
 
@@ -86,7 +99,8 @@ VolumeBindings templateBindings(const json& templatePod, const json& pod,
         if (name.empty()) continue;
         const json* same = nullptr;
         for (const auto& mine : arrayAt(podSpec(pod), "volumes"))
-            if (stringAt(mine, "name") == stringAt(volume, "name") && mine == volume) same = &mine;
+            if (stringAt(mine, "name") == stringAt(volume, "name") && sameBinding(mine, volume))
+                same = &mine;
         const BoundClaim* bound = nullptr;
         if (at(volume, "persistentVolumeClaim").is_object())
             bound = bindingOf(templatePod, volume, bindings);
@@ -95,7 +109,9 @@ VolumeBindings templateBindings(const json& templatePod, const json& pod,
         if (bound)
             out[name] = *bound;
         else
-            out[name].problem = "is made with the next pod: what it binds to is known only then";
+            out[name] = {std::nullopt, std::nullopt,
+                         "its claim is made with the next pod: what it binds to is known only then",
+                         true};
     }
     return out;
 }

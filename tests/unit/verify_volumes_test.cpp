@@ -73,7 +73,11 @@ Run runWith(const json& volume, const json& claim, const json& pv, const json& s
     json box = sandbox();
     box["spec"]["podTemplate"]["spec"] = specWith(volume);
     json pod = hardenedPod("pod-uid-1"), next = hardenedPod("pod-uid-2");
-    pod["spec"] = next["spec"] = specWith(volume);
+    // The pods as the API server stores them: it defaults the claim's volumeMode.
+    json stored = volume;
+    if (stored.contains("ephemeral"))
+        stored["ephemeral"]["volumeClaimTemplate"]["spec"]["volumeMode"] = "Filesystem";
+    pod["spec"] = next["spec"] = specWith(stored);
     host.server.onJson("GET", "/apis/storage.k8s.io/v1/storageclasses", 200, list({storageClass}));
     if (claim.is_object()) {
         const std::string name = claim["metadata"]["name"].get<std::string>();

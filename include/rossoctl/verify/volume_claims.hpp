@@ -18,6 +18,7 @@ struct BoundClaim {
     std::optional<nlohmann::json> claim;   // nullopt: not read (problem says why)
     std::optional<nlohmann::json> volume;  // the PV bound to it; nullopt: see problem
     std::string problem;                   // why claim or volume is not known; "" when both read
+    bool notMade = false;                  // the next pod's own claim: it does not exist yet
 };
 // Keyed by claim name, in the pod's namespace.
 using VolumeBindings = std::map<std::string, BoundClaim>;
