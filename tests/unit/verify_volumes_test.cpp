@@ -131,7 +131,7 @@ TEST_CASE("attack 53 F5: an ephemeral volume bound by selector to a PV that Reta
     CHECK(contains(evidence, "its claim has a selector"));
 }
 
-TEST_CASE("attack 53 F5: the PV's own reclaim policy decides, and an unreadable PV proves nothing",
+TEST_CASE("attack 53 F5: the PV's own reclaim policy decides; an unreadable PV proves nothing",
           "[verify][attack53]") {
     json claimSpec = selectorClaim("data");
     claimSpec.erase("selector");
