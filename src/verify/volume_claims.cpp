@@ -25,6 +25,11 @@ const BoundClaim* bindingOf(const json& pod, const json& volume, const VolumeBin
     return found == bindings.end() ? nullptr : &found->second;
 }
 
+// The claim's own name where it was read: the template's pod is named for the record only.
+std::string claimShown(const std::string& claim, const BoundClaim* bound) {
+    return bound && bound->claim ? stringAt(at(*bound->claim, "metadata"), "name", claim) : claim;
+}
+
 std::string pvName(const BoundClaim& bound) {
     return stringAt(at(*bound.volume, "metadata"), "name", "?");
 }
@@ -118,10 +123,10 @@ VolumeBindings templateBindings(const json& templatePod, const json& pod,
 
 void judgeClaimedVolumesOnHost(const json& pod, const VolumeBindings& bindings, Finding& finding) {
     for (const auto& volume : arrayAt(podSpec(pod), "volumes")) {
-        const std::string claim = claimNameOf(pod, volume);
-        if (claim.empty()) continue;
+        if (claimNameOf(pod, volume).empty()) continue;
         const std::string name = stringAt(volume, "name", "?");
         const BoundClaim* bound = bindingOf(pod, volume, bindings);
+        const std::string claim = claimShown(claimNameOf(pod, volume), bound);
         if (!bound || !bound->volume) {
             finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
             finding.evidence.push_back(fmt::format(
@@ -143,8 +148,8 @@ void judgeClaimedVolumesOnHost(const json& pod, const VolumeBindings& bindings, 
 
 std::string boundVolumeKept(const json& pod, const json& volume, const VolumeBindings& bindings,
                             Verdict& verdict) {
-    const std::string claim = claimNameOf(pod, volume);
     const BoundClaim* bound = bindingOf(pod, volume, bindings);
+    const std::string claim = claimShown(claimNameOf(pod, volume), bound);
     if (!bound || !bound->volume) {
         verdict = Verdict::Unproven;
         return fmt::format(
