@@ -7,6 +7,7 @@
 
 #include "json_access.hpp"
 #include "rossoctl/kube/timestamp.hpp"
+#include "rossoctl/verify/volume_claims.hpp"
 
 namespace rossoctl::verify {
 
@@ -80,9 +81,36 @@ void unproven(Finding& finding, std::string line) {
     finding.evidence.push_back(std::move(line));
 }
 
-void judgeUnseenVolumes(const json& pod, Finding& finding) {
+// Volumes whose content verify reads (Secrets, ConfigMaps, downward API), or that start
+// empty or hold an image like the container's own (never read either).
+bool contentKnown(const std::string& type) {
+    for (const char* known : {"emptyDir", "configMap", "secret", "downwardAPI", "projected",
+                              "image", "csi", "hostPath"})
+        if (type == known) return true;  // csi and hostPath: judged below with their own words
+    return false;
+}
+
+void judgeUnseenVolumes(const json& pod, const VolumeBindings& volumes, Finding& finding) {
     for (const auto& volume : arrayAt(podSpec(pod), "volumes")) {
         const std::string name = stringAt(volume, "name");
+        std::string type = "unknown";
+        for (const auto& [key, value] : volume.items())
+            if (key != "name") type = key;
+        // Anyone with the claim (an earlier pod, a user's cp, another pod of the namespace)
+        // may have left a kubeconfig on it; only a volume provisioned empty for this pod is known
+        // to hold nothing verify did not see.
+        if (type == "ephemeral" && startsEmpty(pod, volume, volumes))
+            finding.evidence.push_back(
+                fmt::format("volume {} was provisioned empty for this pod (claim {})", name,
+                            claimNameOf(pod, volume)));
+        else if (type == "persistentVolumeClaim" || type == "ephemeral")
+            unproven(finding,
+                     fmt::format("volume {} is claim {}, not provisioned empty for this pod (or "
+                                 "not known to be): what it holds is not read",
+                                 name, claimNameOf(pod, volume)));
+        else if (!contentKnown(type))
+            unproven(finding,
+                     fmt::format("volume {} is {}: what it holds is not read", name, type));
         if (const json& csi = at(volume, "csi"); !csi.is_null())
             unproven(finding, fmt::format("volume {} is a CSI volume (driver {}): what the "
                                           "driver mounts (a secrets store's) is not read",
@@ -103,7 +131,8 @@ void judgeUnseenVolumes(const json& pod, Finding& finding) {
 
 }  // namespace
 
-void judgeSources(const json& pod, const std::vector<CredentialSource>& sources, Finding& finding) {
+void judgeSources(const json& pod, const std::vector<CredentialSource>& sources,
+                  const VolumeBindings& volumes, Finding& finding) {
     const Started started = startedContainers(pod);
     size_t overBudget = 0;
     for (const auto& source : sources) {
@@ -160,7 +189,7 @@ void judgeSources(const json& pod, const std::vector<CredentialSource>& sources,
                                       "than verify reads ({}, or 32 MiB of them), so no "
                                       "credential in them is ruled out",
                                       overBudget, kMostCredentialSources));
-    judgeUnseenVolumes(pod, finding);
+    judgeUnseenVolumes(pod, volumes, finding);
 }
 
 }  // namespace rossoctl::verify

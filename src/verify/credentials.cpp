@@ -16,6 +16,7 @@
 #include "rossoctl/kube/base64.hpp"
 #include "rossoctl/kube/x509.hpp"
 #include "rossoctl/verify/pod_checks.hpp"
+#include "rossoctl/verify/volume_claims.hpp"
 
 namespace rossoctl::verify {
 
@@ -306,10 +307,11 @@ std::vector<JoinedPair> joinedEnvValues(const json& pod) {
 
 Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& sources,
                           const std::string& clusterIssuer,
-                          const std::optional<std::string>& clientAuthorities) {
+                          const std::optional<std::string>& clientAuthorities,
+                          const VolumeBindings& volumes) {
     Finding finding;
     finding.verdict = Verdict::Pass;
-    judgeSources(pod, sources, finding);
+    judgeSources(pod, sources, volumes, finding);
     const auto values = readableValues(pod, sources);
     size_t inflateBudget = kInflatedPerPod;
     std::set<std::string> judged;  // where a value is already not a pass
@@ -340,6 +342,12 @@ Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& 
             "Secrets/ConfigMaps)",
             values.size(), sources.size()));
     return finding;
+}
+
+Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& sources,
+                          const std::string& clusterIssuer,
+                          const std::optional<std::string>& clientAuthorities) {
+    return credentialsStatic(pod, sources, clusterIssuer, clientAuthorities, VolumeBindings());
 }
 
 }  // namespace rossoctl::verify

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "rossoctl/verify/isolation.hpp"
+#include "rossoctl/verify/volume_claims.hpp"
 
 namespace rossoctl::verify {
 
@@ -176,7 +177,8 @@ void judgeContainer(Judge& judge, const json& pod, const json& container, const 
 
 }  // namespace
 
-Finding hostIsolationStatic(const json& pod, const std::optional<json>& namespaceObject) {
+Finding hostIsolationStatic(const json& pod, const std::optional<json>& namespaceObject,
+                            const VolumeBindings& volumes) {
     Judge judge;
     const json& spec = member(pod, "spec");
     for (const char* field : {"hostPID", "hostIPC", "hostNetwork"}) {
@@ -197,6 +199,8 @@ Finding hostIsolationStatic(const json& pod, const std::optional<json>& namespac
             judge.fail(fmt::format("pod: volume {} is hostPath {} (the node's filesystem)",
                                    text(member(volume, "name")),
                                    text(member(member(volume, "hostPath"), "path"))));
+    // A claim's PersistentVolume may be the node's filesystem as much as a hostPath volume.
+    judgeClaimedVolumesOnHost(pod, volumes, judge.finding);
     int containers = 0;
     for (const char* key : {"initContainers", "containers", "ephemeralContainers"}) {
         for (const auto& container :
@@ -234,6 +238,10 @@ Finding hostIsolationStatic(const json& pod, const std::optional<json>& namespac
                     : "a privileged pod"));
     }
     return judge.finding;
+}
+
+Finding hostIsolationStatic(const json& pod, const std::optional<json>& namespaceObject) {
+    return hostIsolationStatic(pod, namespaceObject, VolumeBindings());
 }
 
 void failEgressOnHostNetwork(const json& pod, Finding& egressStatic) {

@@ -9,12 +9,18 @@
 #include "rossoctl/kube/client.hpp"
 #include "rossoctl/model/egress.hpp"
 #include "rossoctl/verify/pod_checks.hpp"
+#include "rossoctl/verify/volume_claims.hpp"
 
 namespace rossoctl::verify {
 
 // Adds each Secret and ConfigMap pod references that `sources` lacks, as read (or why not).
 void readCredentialSources(kube::Client& client, const std::string& ns, const nlohmann::json& pod,
                            std::vector<CredentialSource>& sources);
+
+// Adds, for each claim-backed volume of pod that bindings lacks, its claim and bound
+// PersistentVolume as read (or why not).
+void readVolumeBindings(kube::Client& client, const std::string& ns, const nlohmann::json& pod,
+                        VolumeBindings& bindings);
 
 // The CAs the API server takes client certificates from (the front proxy's too), as the
 // server publishes them in kube-system; nullopt when that cannot be read.

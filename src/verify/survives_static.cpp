@@ -9,6 +9,7 @@
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/verify/checks.hpp"
 #include "rossoctl/verify/pod_checks.hpp"
+#include "rossoctl/verify/volume_claims.hpp"
 
 namespace rossoctl::verify {
 
@@ -31,6 +32,13 @@ std::string ephemeralVolumeKept(const json& volume, const json& storageClasses, 
             "its claim names PersistentVolume {} (volumeName): that volume's own reclaimPolicy "
             "decides whether its data outlives the pod, and it is not read",
             volumeName);
+    }
+    // A selector picks an existing PersistentVolume: a class's reclaimPolicy only applies to
+    // volumes its provisioner makes, and a hand-made one Retains by default.
+    if (!at(claim, "selector").is_null()) {
+        verdict = Verdict::Unproven;
+        return "its claim has a selector: it binds an existing PersistentVolume, whose own "
+               "reclaimPolicy, not its StorageClass's, decides whether its data outlives the pod";
     }
     if (at(claim, "storageClassName").is_string() && className.empty()) {
         verdict = Verdict::Unproven;
@@ -55,6 +63,13 @@ std::string ephemeralVolumeKept(const json& volume, const json& storageClasses, 
         verdict = Verdict::Unproven;
         return className.empty() ? "no default StorageClass: what provisions it is not known"
                                  : "StorageClass " + className + " was not found";
+    }
+    if (stringAt(*found, "provisioner") == "kubernetes.io/no-provisioner") {
+        verdict = Verdict::Unproven;
+        return fmt::format(
+            "StorageClass {} provisions nothing (kubernetes.io/no-provisioner): a hand-made "
+            "PersistentVolume binds it, and that volume's own reclaimPolicy decides",
+            stringAt(at(*found, "metadata"), "name", "?"));
     }
     const std::string policy = stringAt(*found, "reclaimPolicy", "Delete");
     if (policy == "Delete") return "";
@@ -93,7 +108,8 @@ void keyringReach(const json& pod, Finding& finding) {
 
 }  // namespace
 
-Finding nothingSurvivesStatic(const json& pod, const json& sandbox, const json& storageClasses) {
+Finding nothingSurvivesStatic(const json& pod, const json& sandbox, const json& storageClasses,
+                              const VolumeBindings* volumes) {
     // Volume types whose data lives outside the pod, and those that die with it.
     static const std::vector<std::string> persistent = {"persistentVolumeClaim",
                                                         "hostPath",
@@ -149,12 +165,15 @@ Finding nothingSurvivesStatic(const json& pod, const json& sandbox, const json& 
                 "volume {} is csi driver {}: the driver decides whether data outlives the pod",
                 name, stringAt(volume["csi"], "driver", "?")));
         } else if (type == "ephemeral") {
+            // A claim made: the PersistentVolume bound to it decides, not what the class says.
             Verdict kept = Verdict::Pass;
-            const std::string why = ephemeralVolumeKept(volume, storageClasses, kept);
+            const std::string why = volumes ? boundVolumeKept(pod, volume, *volumes, kept)
+                                            : ephemeralVolumeKept(volume, storageClasses, kept);
             finding.verdict = worstOf(finding.verdict, kept);
             if (why.empty())
                 ephemeral.push_back(
-                    fmt::format("{} (ephemeral, its StorageClass deletes it)", name));
+                    name + (volumes ? " (ephemeral, its PersistentVolume is deleted with its claim)"
+                                    : " (ephemeral, its StorageClass deletes it)"));
             else
                 finding.evidence.push_back(
                     fmt::format("volume {} is a generic ephemeral volume: {}", name, why));
@@ -184,6 +203,10 @@ Finding nothingSurvivesStatic(const json& pod, const json& sandbox, const json& 
             ephemeral.empty() ? "no volumes that outlive the pod; no volumes"
                               : "no volumes that outlive the pod; volumes: " + joined(ephemeral));
     return finding;
+}
+
+Finding nothingSurvivesStatic(const json& pod, const json& sandbox, const json& storageClasses) {
+    return nothingSurvivesStatic(pod, sandbox, storageClasses, nullptr);
 }
 
 }  // namespace rossoctl::verify

@@ -18,6 +18,7 @@
 #include "rossoctl/verify/pod_checks.hpp"
 #include "rossoctl/verify/probe_site.hpp"
 #include "rossoctl/verify/runner.hpp"
+#include "rossoctl/verify/volume_claims.hpp"
 
 namespace rossoctl::verify {
 
@@ -50,8 +51,10 @@ struct VerificationInputs {
     // The API server's client CAs, read only when the pod can read a private key (nullopt:
     // not read, or not readable with these credentials).
     std::optional<std::string> clientAuthorities;
-    DeadlineBound deadline;                         // the project's lifetime, from now
-    nlohmann::json storageClasses;                  // a List's items; null: could not be read
+    DeadlineBound deadline;          // the project's lifetime, from now
+    nlohmann::json storageClasses;   // a List's items; null: could not be read
+    VolumeBindings volumes;          // the pod's claims and their PersistentVolumes
+    VolumeBindings templateVolumes;  // what the template's pod stands on, as far as known
     std::optional<nlohmann::json> namespaceObject;  // nullopt: could not be read
     std::vector<std::string> nodeAddresses;
     KernelInputs kernel;
@@ -114,8 +117,8 @@ class Verification {
     ExecInContainer execIn(const std::string& pod);
 
     // --- the checks (verification_checks.cpp) ---
-    Finding tokenStaticOf(const nlohmann::json& pod,
-                          const std::optional<nlohmann::json>& account) const;
+    Finding tokenStaticOf(const nlohmann::json& pod, const std::optional<nlohmann::json>& account,
+                          const VolumeBindings& volumes) const;
     // The static parts as the pod and as the Sandbox's template would make it.
     // A judge may take (pod, next): next is true for the template's pod, whose ServiceAccount
     // and RuntimeClass were read for it.
@@ -152,7 +155,7 @@ class Verification {
     Finding canariesLive();
     void judgeReplacement(std::vector<CheckResult>& checks);
     void judgeReplacementIsolation(std::vector<CheckResult>& checks, const nlohmann::json& next,
-                                   const std::string& prefix);
+                                   const std::string& prefix, const VolumeBindings& volumes);
 
     kube::Client& client_;
     const ClientFactory& newClient_;

@@ -12,10 +12,11 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 
 // The static parts as the pod and as the Sandbox's template would make it.
-Finding Verification::tokenStaticOf(const json& pod, const std::optional<json>& account) const {
+Finding Verification::tokenStaticOf(const json& pod, const std::optional<json>& account,
+                                    const VolumeBindings& volumes) const {
     Finding finding = tokenStatic(pod, account, inputs_.tokenSecrets);
     absorb(finding, credentialsStatic(pod, inputs_.credentialSources, inputs_.clusterIssuer,
-                                      inputs_.clientAuthorities));
+                                      inputs_.clientAuthorities, volumes));
     return finding;
 }
 
@@ -23,7 +24,8 @@ CheckResult Verification::tokenCheck() {
     CheckResult result;
     result.kind = CheckKind::ServiceAccountToken;
     result.staticPart = withTemplate([&](const json& pod, bool next) {
-        return tokenStaticOf(pod, next ? inputs_.templateServiceAccount : inputs_.serviceAccount);
+        return tokenStaticOf(pod, next ? inputs_.templateServiceAccount : inputs_.serviceAccount,
+                             next ? inputs_.templateVolumes : inputs_.volumes);
     });
     result.livePart = tokenLive(execInCurrentPod(tokenProbeCommand()));
     result.livePart.probe = "sh";
@@ -140,8 +142,10 @@ std::string Verification::ownKernelNote() const {
 CheckResult Verification::hostIsolationCheck() {
     CheckResult result;
     result.kind = CheckKind::HostIsolation;
-    result.staticPart = withTemplate(
-        [&](const json& pod) { return hostIsolationStatic(pod, inputs_.namespaceObject); });
+    result.staticPart = withTemplate([&](const json& pod, bool next) {
+        return hostIsolationStatic(pod, inputs_.namespaceObject,
+                                   next ? inputs_.templateVolumes : inputs_.volumes);
+    });
     std::call_once(isolationFactsOnce_, [this] { readIsolationFacts(); });
     const bool ownKernel = ownKernelProven();
     result.livePart = hostIsolationLive(

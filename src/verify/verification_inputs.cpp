@@ -131,6 +131,10 @@ void Verification::read() {
     inputs_.storageClasses = optionalList(
         client_, {"storage.k8s.io", "v1", "storageclasses", "StorageClass", false}, "", ignored);
     inputs_.templatePod = podFromTemplate(inputs_.sandbox, inputs_.pod);
+    readVolumeBindings(client_, ns_, inputs_.pod, inputs_.volumes);
+    if (inputs_.templatePod.is_object())
+        inputs_.templateVolumes =
+            templateBindings(inputs_.templatePod, inputs_.pod, inputs_.volumes);
     inputs_.deadline.now = clock_.now();
     readEgressInputs();
     readPeerPods(inputs_.pod);

@@ -70,8 +70,11 @@ json templateShape(const json& pod) {
 CheckResult Verification::nothingSurvivesCheck() {
     CheckResult result;
     result.kind = CheckKind::NothingSurvives;
-    result.staticPart = withTemplate([&](const json& pod) {
-        return nothingSurvivesStatic(pod, inputs_.sandbox, inputs_.storageClasses);
+    // The pod's claims are judged by the PersistentVolumes bound to them; the template's
+    // ephemeral claims, not made yet, by their claim template and StorageClass.
+    result.staticPart = withTemplate([&](const json& pod, bool next) {
+        return nothingSurvivesStatic(pod, inputs_.sandbox, inputs_.storageClasses,
+                                     next ? nullptr : &inputs_.volumes);
     });
     // Read before the restart, and with --no-restart too: a key in the kernel keyring outlives
     // the pod for its uid wherever no seccomp filter refuses add_key.
@@ -211,6 +214,8 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     const std::string prefix =
         fmt::format("replacement pod {} (uid {}): ", name, app::shortUid(app::uidOf(next)));
     readCredentialSources(client_, ns_, next, inputs_.credentialSources);
+    VolumeBindings nextVolumes;  // its own claims: an ephemeral one is new with it
+    readVolumeBindings(client_, ns_, next, nextVolumes);
     const std::string account = next["spec"].value("serviceAccountName", "default");
     const auto serviceAccount =
         account == inputs_.pod["spec"].value("serviceAccountName", "default")
@@ -220,7 +225,8 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     CheckResult& egress = checks[1];
     CheckResult& limits = checks[2];
     CheckResult& survives = checks[3];
-    token.staticPart = alongside(token.staticPart, tokenStaticOf(next, serviceAccount), prefix);
+    token.staticPart =
+        alongside(token.staticPart, tokenStaticOf(next, serviceAccount, nextVolumes), prefix);
     Finding nextEgress = egressStatic(next, inputs_.networkPolicies, inputs_.egress);
     failEgressOnHostNetwork(next, nextEgress);
     egress.staticPart = alongside(egress.staticPart, nextEgress, prefix);
@@ -230,10 +236,10 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     limits.staticPart = alongside(
         limits.staticPart,
         limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline), prefix);
-    survives.staticPart =
-        alongside(survives.staticPart,
-                  nothingSurvivesStatic(next, inputs_.sandbox, inputs_.storageClasses), prefix);
-    judgeReplacementIsolation(checks, next, prefix);
+    survives.staticPart = alongside(
+        survives.staticPart,
+        nothingSurvivesStatic(next, inputs_.sandbox, inputs_.storageClasses, &nextVolumes), prefix);
+    judgeReplacementIsolation(checks, next, prefix, nextVolumes);
     Finding tokenNow = tokenLive(exec(client_, name, tokenProbeCommand()));
     tokenNow.probe = "sh";
     noteProbeSite(tokenNow, podProbeSite(inputs_.container.value("name", "")));
@@ -265,13 +271,14 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
 // The replacement pod's host isolation, kernel and images: the template may have changed
 // since the first pod started, and this is the pod that runs now.
 void Verification::judgeReplacementIsolation(std::vector<CheckResult>& checks, const json& next,
-                                             const std::string& prefix) {
+                                             const std::string& prefix,
+                                             const VolumeBindings& volumes) {
     const std::string name = next["metadata"].value("name", "");
     CheckResult& host = checks[4];
     CheckResult& kernel = checks[5];
     CheckResult& image = checks[6];
-    host.staticPart =
-        alongside(host.staticPart, hostIsolationStatic(next, inputs_.namespaceObject), prefix);
+    host.staticPart = alongside(
+        host.staticPart, hostIsolationStatic(next, inputs_.namespaceObject, volumes), prefix);
     const bool sameClass = next["spec"].value("runtimeClassName", "") ==
                            inputs_.pod["spec"].value("runtimeClassName", "");
     const json nextContainers = next["spec"].value("containers", json::array());
