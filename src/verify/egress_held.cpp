@@ -179,10 +179,12 @@ Finding apiServerReachLive(const ProbeOutput& output, const std::string& address
                            const std::string& what) {
     EgressTarget target;
     const bool v6 = address.find(':') != std::string::npos;
-    target.scheme = "https";
+    // Plain HTTP to its TLS port: the API server answers 400, which every tool (busybox wget
+    // too, whose TLS failure says nothing of the connection) reads as connected.
+    target.scheme = "http";
     target.host = address;
     target.port = port;
-    target.url = fmt::format("https://{}:{}/", v6 ? "[" + address + "]" : address, port);
+    target.url = fmt::format("http://{}:{}/", v6 ? "[" + address + "]" : address, port);
     const Finding reading = egressLive(output, target, ControlResult{});
     Finding finding;
     finding.probe = reading.probe;
@@ -192,6 +194,15 @@ Finding apiServerReachLive(const ProbeOutput& output, const std::string& address
             finding.evidence.push_back(
                 fmt::format("the API server ({}) at {}: {}; the policies do not allow it", what,
                             target.url, line));
+        return finding;
+    }
+    // A reading that is neither a connection nor a refusal or time-out proves nothing.
+    if (reading.evidence.empty() ||
+        reading.evidence.back().find("could not connect") == std::string::npos) {
+        finding.verdict = Verdict::Unproven;
+        finding.evidence.push_back(fmt::format(
+            "whether the API server ({}) at {} accepted a connection is not known: {}", what,
+            target.url, reading.evidence.empty() ? "no reading" : reading.evidence.back()));
         return finding;
     }
     // No connection: nothing to prove here (the target probe proves denial); said, not judged.

@@ -102,7 +102,8 @@ void Verification::probeApiServer() {
         target.host = address;
         target.port = port;
         const bool v6 = address.find(':') != std::string::npos;
-        target.url = fmt::format("https://{}:{}/", v6 ? "[" + address + "]" : address, port);
+        target.scheme = "http";  // as apiServerReachLive reads it
+        target.url = fmt::format("http://{}:{}/", v6 ? "[" + address + "]" : address, port);
         if (!targetAllowedBy(target, address, inputs_.egress.allowance).empty()) continue;
         const auto command = egressProbeCommand(target, "", milliseconds(1300));
         const ProbeOutput output =

@@ -3,6 +3,8 @@
 // what is judged.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "json_access.hpp"
 #include "rossoctl/app/agent_wait.hpp"
 #include "rossoctl/app/project_dns.hpp"
@@ -75,6 +77,33 @@ void readApiServerTargets(kube::Client& client, EgressInputs& egress) {
                     for (int port : ports)
                         egress.apiServerTargets.emplace_back(address.value("ip", ""), port);
             }
+    } catch (const kube::ApiError&) {
+    }
+    // A cluster may publish them in EndpointSlices only (the local cluster's
+    // kubernetes-localcluster): each slice labelled for the Service.
+    try {
+        const kube::ResourceRef slices{"discovery.k8s.io", "v1", "endpointslices", "EndpointSlice",
+                                       true};
+        kube::ListOptions options;
+        options.labelSelector = "kubernetes.io/service-name=kubernetes";
+        const json found = client.list(slices, "default", options);
+        for (const auto& slice : found.value("items", json::array())) {
+            std::vector<int> ports;
+            for (const auto& entry : slice.value("ports", json::array()))
+                if (entry.contains("port") && entry["port"].is_number_integer())
+                    ports.push_back(entry["port"].get<int>());
+            for (const auto& endpoint : slice.value("endpoints", json::array()))
+                for (const auto& address : endpoint.value("addresses", json::array()))
+                    for (int port : ports)
+                        if (address.is_string()) {
+                            const std::pair<std::string, int> target{address.get<std::string>(),
+                                                                     port};
+                            if (std::find(egress.apiServerTargets.begin(),
+                                          egress.apiServerTargets.end(),
+                                          target) == egress.apiServerTargets.end())
+                                egress.apiServerTargets.push_back(target);
+                        }
+        }
     } catch (const kube::ApiError&) {
     }
 }

@@ -129,7 +129,7 @@ TEST_CASE("attack 53 F1: a connection to the API server fails egress, naming the
         "10.247.71.170", 31915, "an endpoint");
     CHECK(reached.verdict == Verdict::Fail);
     CHECK_THAT(reached.evidence.at(0),
-               Catch::Contains("https://10.247.71.170:31915/") && Catch::Contains("API server"));
+               Catch::Contains("http://10.247.71.170:31915/") && Catch::Contains("API server"));
     const Finding refused = apiServerReachLive(
         ran("rossoctl-tool=curl\nrossoctl-curl=http:000 connect:0.000000 ip:\nrossoctl-exit=7\n",
             "curl: (7) Failed to connect to 10.96.0.1: Connection refused\n"),
@@ -137,4 +137,9 @@ TEST_CASE("attack 53 F1: a connection to the API server fails egress, naming the
     // Not reaching it proves nothing alone: the target probe proves denial. Never a fail.
     CHECK(refused.verdict == Verdict::Pass);
     CHECK_THAT(refused.evidence.at(0), Catch::Contains("no connection to the API server"));
+    // Busybox wget's answer that is neither: unproven, never pass.
+    const Finding unclear = apiServerReachLive(
+        ran("rossoctl-tool=wget\nrossoctl-exit=1\n", "wget: error getting response\n"), "10.96.0.1",
+        443, "the kubernetes Service");
+    CHECK(unclear.verdict == Verdict::Unproven);
 }
