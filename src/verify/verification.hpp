@@ -141,6 +141,8 @@ class Verification {
     std::vector<std::string> rawNetworkHoldersWithTemplate() const;
     CheckResult limitsCheck();
     void readIsolationFacts();
+    // The trusted probe's connect attempts to the API server, once for egress and host checks.
+    void probeApiServer();
     // The trusted probe read a kernel that is not the node's (gVisor, a VM): the pod's own
     // /proc status, keyring and cgroup files are then that kernel's, not the node's.
     bool ownKernelProven();
@@ -175,6 +177,9 @@ class Verification {
     std::vector<std::string> notes_;  // SandboxReport::notes (written by the last check alone)
     std::once_flag probeSiteOnce_;    // the trusted probe starts once, for every check using it
     std::once_flag isolationFactsOnce_;
+    std::once_flag apiServerOnce_;
+    Finding apiServerReach_;       // egress: fail when a connection was made
+    std::string apiServerOnNode_;  // an address of the pod's node the probe connected to
     IsolationFacts podFacts_;
     std::optional<IsolationFacts> trustedFacts_;
     std::string trustedProbeProblem_;   // why the trusted probe is not available

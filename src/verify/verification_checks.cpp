@@ -3,6 +3,8 @@
 // its live probe.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "rossoctl/verify/image_provenance.hpp"
 #include "verification.hpp"
 
@@ -64,10 +66,21 @@ CheckResult Verification::egressCheck() {
         result.livePart = Finding{Verdict::Unproven, {trustedProbeProblem_}, ""};
         noteProbeSite(result.livePart, egressSite_);
     } else {
+        // Before any connection of the probe's own: what the namespace already holds.
+        Finding held;
+        if (egressSite_.trusted())
+            held = heldConnectionsLive(
+                execInCurrentPod(heldConnectionsCommand(), kProbeTimeout, egressSite_.container),
+                inputs_.egress);
         const auto command = egressProbeCommand(target, reached.address, connect);
         const ProbeOutput output =
             execInCurrentPod(command, connect + kExecMargin, egressSite_.container);
         result.livePart = egressLive(output, target, reached);
+        if (egressSite_.trusted()) {
+            absorb(result.livePart, held);
+            std::call_once(apiServerOnce_, [this] { probeApiServer(); });
+            absorb(result.livePart, apiServerReach_);
+        }
         noteProbeSite(result.livePart, egressSite_);
         result.livePart = withoutForgeableDenial(result.livePart);
         // The trusted probe's filesystem is its own; the pod's tools are checked.
@@ -76,6 +89,42 @@ CheckResult Verification::egressCheck() {
     }
     result.livePart = withoutSpoofableDenial(result.livePart, rawNetworkHoldersWithTemplate());
     return result;
+}
+
+// Only from the trusted probe: the pod's own tools could hide a connection. Each address the
+// project allows is left out (the static half judges those rules); a connection elsewhere is a
+// fail (a network plugin that lets node ports through, attack 53 F1).
+void Verification::probeApiServer() {
+    apiServerReach_.verdict = Verdict::Pass;
+    if (!egressSite_.trusted() || !trustedProbeProblem_.empty()) return;
+    std::size_t tried = 0;
+    for (const auto& [address, port] : inputs_.egress.apiServerTargets) {
+        if (++tried > 6) break;  // a few are enough; each costs an exec
+        EgressTarget target;
+        target.host = address;
+        target.port = port;
+        const bool v6 = address.find(':') != std::string::npos;
+        target.scheme = "http";  // as apiServerReachLive reads it
+        target.url = fmt::format("http://{}:{}/", v6 ? "[" + address + "]" : address, port);
+        if (!targetAllowedBy(target, address, inputs_.egress.allowance).empty()) continue;
+        const auto command = egressProbeCommand(target, "", milliseconds(1300));
+        const ProbeOutput output =
+            execInCurrentPod(command, milliseconds(1300) + kExecMargin, egressSite_.container);
+        const bool service = tried <= inputs_.egress.apiServerServiceCount;
+        const Finding one = apiServerReachLive(output, address, port,
+                                               service ? "the kubernetes Service" : "an endpoint");
+        absorb(apiServerReach_, one);
+        if (one.verdict != Verdict::Fail) continue;
+        const auto& nodes = inputs_.egress.nodeAddresses;
+        if (std::find(nodes.begin(), nodes.end(), address) != nodes.end())
+            apiServerOnNode_ = fmt::format("{}:{}", address, port);
+        // The Service leads to the endpoints: one on this node is a way to the node.
+        if (service)
+            for (const auto& [endpoint, endpointPort] : inputs_.egress.apiServerTargets)
+                if (std::find(nodes.begin(), nodes.end(), endpoint) != nodes.end())
+                    apiServerOnNode_ =
+                        fmt::format("{}:{} (through {}:{})", endpoint, endpointPort, address, port);
+    }
 }
 
 // A container of the pod or of the next one that could forge a denial in its network namespace.
@@ -150,6 +199,19 @@ CheckResult Verification::hostIsolationCheck() {
     const bool ownKernel = ownKernelProven();
     result.livePart = hostIsolationLive(
         {podFacts_, trustedFacts_, inputs_.nodeAddresses, ownKernel ? ownKernelNote() : ""});
+    // A process of the pod's own node answering it (the API server there, through a node port
+    // the network plugin lets by) is a way to the host; the API server elsewhere is egress only.
+    if (trustedFacts_ && trustedFacts_->ran) {
+        std::call_once(apiServerOnce_, [this] { probeApiServer(); });
+        if (!apiServerOnNode_.empty()) {
+            result.livePart.verdict = Verdict::Fail;
+            result.livePart.evidence.push_back(fmt::format(
+                "the trusted probe connected from the pod's network namespace to {}, an address "
+                "of the pod's node where the API server listens: a process of the node answers "
+                "the pod",
+                apiServerOnNode_));
+        }
+    }
     if (trustedFacts_) noteProbeSite(result.livePart, egressSite_);
     noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
     return result;

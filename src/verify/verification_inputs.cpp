@@ -3,6 +3,8 @@
 // what is judged.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "json_access.hpp"
 #include "rossoctl/app/agent_wait.hpp"
 #include "rossoctl/app/project_dns.hpp"
@@ -39,6 +41,85 @@ std::vector<std::string> endpointAddresses(const json& endpoints) {
         for (const auto& address : subset.value("addresses", json::array()))
             addresses.push_back(address.value("ip", ""));
     return addresses;
+}
+
+// The `kubernetes` Service's cluster IPs on its port, then its endpoints' address:port;
+// unreadable ones are left out (the live attempt then tries fewer, the static half is unchanged).
+void readApiServerTargets(kube::Client& client, EgressInputs& egress) {
+    try {
+        const kube::ResourceRef services{"", "v1", "services", "Service", true};
+        if (auto service = client.getIfExists(services, "default", "kubernetes")) {
+            const json spec = service->value("spec", json::object());
+            int port = 443;
+            for (const auto& entry : spec.value("ports", json::array()))
+                if (entry.contains("port") && entry["port"].is_number_integer())
+                    port = entry["port"].get<int>();
+            std::vector<std::string> ips;
+            for (const auto& ip : spec.value("clusterIPs", json::array()))
+                if (ip.is_string()) ips.push_back(ip.get<std::string>());
+            if (ips.empty() && spec.contains("clusterIP") && spec["clusterIP"].is_string())
+                ips.push_back(spec["clusterIP"].get<std::string>());
+            for (const auto& ip : ips)
+                if (!ip.empty() && ip != "None") egress.apiServerTargets.emplace_back(ip, port);
+        }
+    } catch (const kube::ApiError&) {
+    }
+    egress.apiServerServiceCount = egress.apiServerTargets.size();
+    try {
+        const kube::ResourceRef endpoints{"", "v1", "endpoints", "Endpoints", true};
+        if (auto found = client.getIfExists(endpoints, "default", "kubernetes"))
+            for (const auto& subset : found->value("subsets", json::array())) {
+                std::vector<int> ports;
+                for (const auto& entry : subset.value("ports", json::array()))
+                    if (entry.contains("port") && entry["port"].is_number_integer())
+                        ports.push_back(entry["port"].get<int>());
+                for (const auto& address : subset.value("addresses", json::array()))
+                    for (int port : ports)
+                        egress.apiServerTargets.emplace_back(address.value("ip", ""), port);
+            }
+    } catch (const kube::ApiError&) {
+    }
+    // A cluster may publish them in EndpointSlices only (the local cluster's
+    // kubernetes-localcluster): each slice labelled for the Service.
+    try {
+        const kube::ResourceRef slices{"discovery.k8s.io", "v1", "endpointslices", "EndpointSlice",
+                                       true};
+        kube::ListOptions options;
+        options.labelSelector = "kubernetes.io/service-name=kubernetes";
+        const json found = client.list(slices, "default", options);
+        for (const auto& slice : found.value("items", json::array())) {
+            std::vector<int> ports;
+            for (const auto& entry : slice.value("ports", json::array()))
+                if (entry.contains("port") && entry["port"].is_number_integer())
+                    ports.push_back(entry["port"].get<int>());
+            for (const auto& endpoint : slice.value("endpoints", json::array()))
+                for (const auto& address : endpoint.value("addresses", json::array()))
+                    for (int port : ports)
+                        if (address.is_string()) {
+                            const std::pair<std::string, int> target{address.get<std::string>(),
+                                                                     port};
+                            if (std::find(egress.apiServerTargets.begin(),
+                                          egress.apiServerTargets.end(),
+                                          target) == egress.apiServerTargets.end())
+                                egress.apiServerTargets.push_back(target);
+                        }
+        }
+    } catch (const kube::ApiError&) {
+    }
+}
+
+// The namespace's pod addresses: a connection held to one stays within the project.
+void readProjectPodAddresses(kube::Client& client, const std::string& ns, EgressInputs& egress) {
+    try {
+        const json pods = client.list(kube::resources::pods(), ns);
+        for (const auto& pod : pods.value("items", json::array()))
+            for (const auto& ip :
+                 pod.value("status", json::object()).value("podIPs", json::array()))
+                if (ip.contains("ip") && ip["ip"].is_string())
+                    egress.projectPodAddresses.push_back(ip["ip"].get<std::string>());
+    } catch (const kube::ApiError&) {
+        // Not read: a connection held to a pod of the project then fails, never passes.
+    }
 }
 
 std::vector<std::string> nodeAddresses(const json& node) {
@@ -305,5 +386,7 @@ void Verification::readEgressInputs() {
     } catch (const kube::ApiError&) {
         // Not allowed to read them: the public and metadata ranges are still named.
     }
+    readApiServerTargets(client_, egress);
+    readProjectPodAddresses(client_, ns_, egress);
 }
 }  // namespace rossoctl::verify

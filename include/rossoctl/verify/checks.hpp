@@ -83,6 +83,12 @@ struct EgressInputs {
     model::EgressAllowance allowance;
     std::vector<std::string> apiServerAddresses;
     std::vector<std::string> nodeAddresses;
+    // Where a pod reaches the API server: the `kubernetes` Service's cluster IPs with its port
+    // and its endpoints' address:port; the trusted probe tries each (F1 of attack 53).
+    std::vector<std::pair<std::string, int>> apiServerTargets;
+    std::size_t apiServerServiceCount = 0;  // the first this many are the Service's
+    // The addresses of the namespace's pods: a connection held to one is within the project.
+    std::vector<std::string> projectPodAddresses;
     int probedPort = 443;
     std::vector<std::string> readProblems;    // what could not be read, as evidence
     std::vector<std::string> unreadPolicies;  // policies that could not be read: unproven
@@ -191,6 +197,19 @@ std::vector<std::string> egressProbeCommand(
 // a time-out of the exec, a missing tool or a message not known is unproven.
 Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
                    const ControlResult& control);
+
+// Reads /proc/net/{tcp,tcp6,udp,udp6} of the network namespace it runs in, with markers.
+std::vector<std::string> heldConnectionsCommand();
+// Fail for each connection the namespace already holds (ESTABLISHED, or a connected UDP socket)
+// to a remote that is not loopback, not the pod itself and not allowed (inputs' allowance,
+// the cluster DNS on port 53, the project's pods); unproven when /proc/net/tcp was not read or a
+// held connection may be an incoming one; pass otherwise. Never about the probe's own sockets:
+// it runs before them.
+Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& inputs);
+// One connect attempt to the API server (address, port) from the trusted probe: egressLive's
+// reading of the probe; a connection to an address the allowance does not hold is a fail.
+Finding apiServerReachLive(const ProbeOutput& output, const std::string& address, int port,
+                           const std::string& what);
 
 // The containers of the pod that can hold NET_RAW or NET_ADMIN (privileged, added, or the
 // runtime's default NET_RAW kept by a container that may be root or escalate), as evidence.

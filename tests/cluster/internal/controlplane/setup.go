@@ -94,6 +94,9 @@ func writeKubeconfig(stateDir, pki, server string, k kubeconfigSpec) error {
 // FreePortsMain prints N distinct free TCP ports on 127.0.0.1, one a line. They are picked
 // below the kernel's ephemeral range so an outgoing connection cannot grab one before (or
 // between) the component restarts that bind it.
+// The Service NodePort range (the apiserver's default --service-node-port-range).
+const nodePortLow, nodePortHigh = 30000, 32767
+
 func FreePortsMain(args []string) int {
 	n := 1
 	if len(args) > 0 {
@@ -121,6 +124,12 @@ func FreePortsMain(args []string) int {
 			return 1
 		}
 		port := low + rand.IntN(high-low)
+		// Never in the NodePort range: kube-router accepts every packet to a node address on
+		// 30000-32767 before a pod's egress rules, so an apiserver (or kubelet, etcd) there is
+		// reachable from every default-deny pod, and verify rightly fails egress on it.
+		if port >= nodePortLow && port <= nodePortHigh {
+			continue
+		}
 		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
 			continue

@@ -1,0 +1,215 @@
+// The connections the pod's network namespace already holds when verify looks (F2 of attack 53):
+// a connection opened in the pod's first milliseconds, before the network plugin programmed its
+// policy, stays allowed as long as it is open (conntrack: ESTABLISHED is accepted first).
+//
+// What this proves, and what not. The trusted probe shares the pod's network namespace, so
+// /proc/net/tcp lists every socket of the namespace whoever holds it; it is read before the
+// probe's own connections exist. A hostile agent can read the same file and close its socket
+// while verify looks: for TCP that is no escape, since a closed connection cannot be reopened
+// past a policy that now denies new ones. It does not prove the absence of a UDP flow the agent
+// pauses (conntrack keeps a UDP entry for seconds after the socket closes, and a new socket on
+// the same ports revives it), nor of a connection the agent opens after this read through a
+// hole that is not a held connection (that is the other probes' business).
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <set>
+#include <sstream>
+
+#include "probe_text.hpp"
+#include "rossoctl/verify/checks.hpp"
+
+namespace rossoctl::verify {
+
+using namespace probe_text;
+
+std::vector<std::string> heldConnectionsCommand() {
+    // Only the shell's builtins: the trusted probe's image may have no cat.
+    const std::string script =
+        "for f in tcp tcp6 udp udp6; do\n"
+        "  if [ ! -e /proc/net/$f ]; then echo rossoctl-net=$f absent; continue; fi\n"
+        "  if ! exec 3</proc/net/$f; then echo rossoctl-net=$f unread; continue; fi\n"
+        "  echo rossoctl-net=$f read\n"
+        "  while IFS= read -r line <&3; do echo \"rossoctl-$f $line\"; done\n"
+        "  exec 3<&-\n"
+        "done\n";
+    return {"/bin/sh", "-c", script, kScriptName};
+}
+
+namespace {
+
+struct Socket {
+    std::string table;  // tcp, tcp6, udp, udp6
+    std::string local, remote;
+    int localPort = 0, remotePort = 0;
+    std::string state;
+};
+
+// "0100007F:0035" (IPv4) or 32 hex digits (IPv6), each 32-bit word in the kernel's byte order
+// (little-endian here), and the port in big-endian hex.
+bool parseEndpoint(const std::string& text, std::string& address, int& port) {
+    const auto colon = text.find(':');
+    if (colon == std::string::npos) return false;
+    const std::string hex = text.substr(0, colon);
+    if (hex.size() != 8 && hex.size() != 32) return false;
+    unsigned char bytes[16];
+    try {
+        for (std::size_t word = 0; word < hex.size() / 8; ++word) {
+            const auto value =
+                static_cast<uint32_t>(std::stoul(hex.substr(word * 8, 8), nullptr, 16));
+            for (int i = 0; i < 4; ++i)
+                bytes[word * 4 + i] = static_cast<unsigned char>((value >> (8 * i)) & 0xff);
+        }
+        port = std::stoi(text.substr(colon + 1), nullptr, 16);
+    } catch (const std::exception&) {
+        return false;
+    }
+    char buffer[INET6_ADDRSTRLEN] = {};
+    const int family = hex.size() == 8 ? AF_INET : AF_INET6;
+    if (!inet_ntop(family, bytes, buffer, sizeof buffer)) return false;
+    address = buffer;
+    // An IPv4 peer of a dual-stack socket: judged as the IPv4 address it is.
+    if (address.rfind("::ffff:", 0) == 0 && address.find('.') != std::string::npos)
+        address = address.substr(7);
+    return true;
+}
+
+bool isLoopbackAddress(const std::string& address) {
+    return address == "::1" || address.rfind("127.", 0) == 0;
+}
+
+bool inAllowance(const std::string& address, int port, bool udp, const EgressInputs& inputs) {
+    model::AddressSet one;
+    try {
+        one = model::AddressSet::parse(address);
+    } catch (const std::exception&) {
+        return false;
+    }
+    const auto protocol = udp ? model::Protocol::UDP : model::Protocol::TCP;
+    for (const auto& [addresses, ports] : inputs.allowance.addresses)
+        if (addresses.contains(one) && ports.contains(protocol, port)) return true;
+    return false;
+}
+
+bool listed(const std::vector<std::string>& list, const std::string& address) {
+    return std::find(list.begin(), list.end(), address) != list.end();
+}
+
+}  // namespace
+
+Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& inputs) {
+    if (!output.started) return notStarted(output, "sh");
+    std::map<std::string, std::string> tables;  // table -> read, absent, unread
+    std::vector<Socket> sockets;
+    std::istringstream lines(output.stdoutText);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("rossoctl-net=", 0) == 0) {
+            std::istringstream words(line.substr(13));
+            std::string table, how;
+            words >> table >> how;
+            tables[table] = how;
+            continue;
+        }
+        if (line.rfind("rossoctl-", 0) != 0) continue;
+        std::istringstream words(line.substr(9));
+        Socket socket;
+        std::string slot, local, remote;
+        if (!(words >> socket.table >> slot >> local >> remote >> socket.state)) continue;
+        if (slot == "sl") continue;  // the header
+        if (!parseEndpoint(local, socket.local, socket.localPort) ||
+            !parseEndpoint(remote, socket.remote, socket.remotePort))
+            continue;
+        sockets.push_back(socket);
+    }
+    if (tables["tcp"] != "read")
+        return unproven(fmt::format(
+            "the trusted probe could not read /proc/net/tcp ({}): whether the pod already holds "
+            "a connection to the outside is not known, live part unproven",
+            tables["tcp"].empty() ? "no answer" : tables["tcp"]));
+    // Ports something listens on: a connection on one may have come in (ingress, not egress).
+    std::set<int> listening;
+    for (const auto& socket : sockets) {
+        const bool udp = socket.table.rfind("udp", 0) == 0;
+        if ((!udp && socket.state == "0A") ||
+            (udp && socket.state == "07" && socket.remotePort == 0))
+            listening.insert(socket.localPort);
+    }
+    Finding finding;
+    finding.verdict = Verdict::Pass;
+    finding.probe = "sh";
+    int held = 0;
+    for (const auto& socket : sockets) {
+        const bool udp = socket.table.rfind("udp", 0) == 0;
+        if (socket.state != "01" || socket.remotePort == 0) continue;
+        ++held;
+        if (isLoopbackAddress(socket.remote) || socket.remote == socket.local) continue;
+        const bool dns = socket.remotePort == 53 && inputs.clusterDns &&
+                         listed(inputs.clusterDns->addresses, socket.remote);
+        if (dns || listed(inputs.projectPodAddresses, socket.remote) ||
+            inAllowance(socket.remote, socket.remotePort, udp, inputs))
+            continue;
+        const bool v6 = socket.remote.find(':') != std::string::npos;
+        const std::string where = (v6 ? "[" + socket.remote + "]" : socket.remote) + ":" +
+                                  std::to_string(socket.remotePort);
+        if (listening.count(socket.localPort)) {
+            finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+            finding.evidence.push_back(fmt::format(
+                "the pod's network namespace holds a {} connection with {} on its listening "
+                "port {}: it may have come in, or the pod opened it from that port; not proven",
+                udp ? "UDP" : "TCP", where, socket.localPort));
+            continue;
+        }
+        finding.verdict = Verdict::Fail;
+        finding.evidence.push_back(fmt::format(
+            "the pod's network namespace already held an open {} connection to {} (from port "
+            "{}) before verify's probes: a connection the policies do not allow, opened before "
+            "they were enforced or around them",
+            udp ? "UDP" : "TCP", where, socket.localPort));
+    }
+    if (finding.verdict == Verdict::Pass)
+        finding.evidence.push_back(fmt::format(
+            "the trusted probe read the namespace's sockets ({}): {} held connection{}, none to a "
+            "destination the project does not allow",
+            tables["tcp6"] == "read" ? "/proc/net/tcp, tcp6, udp, udp6" : "/proc/net/tcp, udp",
+            held, held == 1 ? "" : "s"));
+    return finding;
+}
+
+Finding apiServerReachLive(const ProbeOutput& output, const std::string& address, int port,
+                           const std::string& what) {
+    EgressTarget target;
+    const bool v6 = address.find(':') != std::string::npos;
+    // Plain HTTP to its TLS port: the API server answers 400, which every tool (busybox wget
+    // too, whose TLS failure says nothing of the connection) reads as connected.
+    target.scheme = "http";
+    target.host = address;
+    target.port = port;
+    target.url = fmt::format("http://{}:{}/", v6 ? "[" + address + "]" : address, port);
+    const Finding reading = egressLive(output, target, ControlResult{});
+    Finding finding;
+    finding.probe = reading.probe;
+    if (reading.verdict == Verdict::Fail) {
+        finding.verdict = Verdict::Fail;
+        for (const auto& line : reading.evidence)
+            finding.evidence.push_back(
+                fmt::format("the API server ({}) at {}: {}; the policies do not allow it", what,
+                            target.url, line));
+        return finding;
+    }
+    // A reading that is neither a connection nor a refusal or time-out proves nothing.
+    if (reading.evidence.empty() ||
+        reading.evidence.back().find("could not connect") == std::string::npos) {
+        finding.verdict = Verdict::Unproven;
+        finding.evidence.push_back(fmt::format(
+            "whether the API server ({}) at {} accepted a connection is not known: {}", what,
+            target.url, reading.evidence.empty() ? "no reading" : reading.evidence.back()));
+        return finding;
+    }
+    // No connection: nothing to prove here (the target probe proves denial); said, not judged.
+    finding.verdict = Verdict::Pass;
+    finding.evidence.push_back(
+        fmt::format("no connection to the API server ({}) at {}", what, target.url));
+    return finding;
+}
+
+}  // namespace rossoctl::verify
