@@ -178,8 +178,7 @@ class Verification {
     std::once_flag probeSiteOnce_;    // the trusted probe starts once, for every check using it
     std::once_flag isolationFactsOnce_;
     std::once_flag apiServerOnce_;
-    Finding apiServerReach_;       // egress: fail when a connection was made
-    std::string apiServerOnNode_;  // an address of the pod's node the probe connected to
+    Finding apiServerReach_;  // egress: fail when a connection was made
     IsolationFacts podFacts_;
     std::optional<IsolationFacts> trustedFacts_;
     std::string trustedProbeProblem_;   // why the trusted probe is not available

@@ -114,16 +114,6 @@ void Verification::probeApiServer() {
         const Finding one = apiServerReachLive(output, address, port,
                                                service ? "the kubernetes Service" : "an endpoint");
         absorb(apiServerReach_, one);
-        if (one.verdict != Verdict::Fail) continue;
-        const auto& nodes = inputs_.egress.nodeAddresses;
-        if (std::find(nodes.begin(), nodes.end(), address) != nodes.end())
-            apiServerOnNode_ = fmt::format("{}:{}", address, port);
-        // The Service leads to the endpoints: one on this node is a way to the node.
-        if (service)
-            for (const auto& [endpoint, endpointPort] : inputs_.egress.apiServerTargets)
-                if (std::find(nodes.begin(), nodes.end(), endpoint) != nodes.end())
-                    apiServerOnNode_ =
-                        fmt::format("{}:{} (through {}:{})", endpoint, endpointPort, address, port);
     }
 }
 
@@ -199,19 +189,6 @@ CheckResult Verification::hostIsolationCheck() {
     const bool ownKernel = ownKernelProven();
     result.livePart = hostIsolationLive(
         {podFacts_, trustedFacts_, inputs_.nodeAddresses, ownKernel ? ownKernelNote() : ""});
-    // A process of the pod's own node answering it (the API server there, through a node port
-    // the network plugin lets by) is a way to the host; the API server elsewhere is egress only.
-    if (trustedFacts_ && trustedFacts_->ran) {
-        std::call_once(apiServerOnce_, [this] { probeApiServer(); });
-        if (!apiServerOnNode_.empty()) {
-            result.livePart.verdict = Verdict::Fail;
-            result.livePart.evidence.push_back(fmt::format(
-                "the trusted probe connected from the pod's network namespace to {}, an address "
-                "of the pod's node where the API server listens: a process of the node answers "
-                "the pod",
-                apiServerOnNode_));
-        }
-    }
     if (trustedFacts_) noteProbeSite(result.livePart, egressSite_);
     noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
     return result;
