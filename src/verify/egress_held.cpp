@@ -12,6 +12,7 @@
 // hole that is not a held connection (that is the other probes' business).
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <set>
 #include <sstream>
@@ -32,7 +33,9 @@ std::vector<std::string> heldConnectionsCommand() {
         "  echo rossoctl-net=$f read\n"
         "  while IFS= read -r line <&3; do echo \"rossoctl-$f $line\"; done\n"
         "  exec 3<&-\n"
-        "done\n";
+        "  echo rossoctl-net=$f done\n"
+        "done\n"
+        "echo rossoctl-net-end\n";
     return {"/bin/sh", "-c", script, kScriptName};
 }
 
@@ -99,15 +102,30 @@ bool listed(const std::vector<std::string>& list, const std::string& address) {
 
 Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& inputs) {
     if (!output.started) return notStarted(output, "sh");
+    // A probe cut short (its time-out, an agent starving the pod's CPU) printed part of a table:
+    // the connection it did not get to may be the one that matters.
+    if (output.timedOut)
+        return unproven(
+            "the trusted probe's reading of the pod's sockets was cut by its time-out: whether "
+            "the pod already holds a connection to the outside is not known, live part unproven");
     std::map<std::string, std::string> tables;  // table -> read, absent, unread
+    std::set<std::string> finished;             // tables read to their end
+    bool ended = false;
     std::vector<Socket> sockets;
     std::istringstream lines(output.stdoutText);
     for (std::string line; std::getline(lines, line);) {
+        if (line == "rossoctl-net-end") {
+            ended = true;
+            continue;
+        }
         if (line.rfind("rossoctl-net=", 0) == 0) {
             std::istringstream words(line.substr(13));
             std::string table, how;
             words >> table >> how;
-            tables[table] = how;
+            if (how == "done")
+                finished.insert(table);
+            else
+                tables[table] = how;
             continue;
         }
         if (line.rfind("rossoctl-", 0) != 0) continue;
@@ -126,6 +144,22 @@ Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& input
             "the trusted probe could not read /proc/net/tcp ({}): whether the pod already holds "
             "a connection to the outside is not known, live part unproven",
             tables["tcp"].empty() ? "no answer" : tables["tcp"]));
+    // Every table the probe opened must have been read to its end, and the script to its last
+    // line: a partial reading is no proof that the missing lines held nothing.
+    std::vector<std::string> read;
+    for (const char* table : {"tcp", "tcp6", "udp", "udp6"}) {
+        const std::string how = tables[table];
+        if (how == "absent") continue;
+        if (how != "read" || !finished.count(table) || !ended)
+            return unproven(fmt::format(
+                "the trusted probe's reading of /proc/net/{} {}: whether the pod already holds "
+                "a connection to the outside is not known, live part unproven",
+                table,
+                how == "read" ? "stopped before its end"
+                : how.empty() ? "is missing"
+                              : "failed (" + how + ")"));
+        read.push_back(std::string("/proc/net/") + table);
+    }
     // Ports something listens on: a connection on one may have come in (ingress, not egress).
     std::set<int> listening;
     for (const auto& socket : sockets) {
@@ -170,8 +204,7 @@ Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& input
         finding.evidence.push_back(fmt::format(
             "the trusted probe read the namespace's sockets ({}): {} held connection{}, none to a "
             "destination the project does not allow",
-            tables["tcp6"] == "read" ? "/proc/net/tcp, tcp6, udp, udp6" : "/proc/net/tcp, udp",
-            held, held == 1 ? "" : "s"));
+            fmt::join(read, ", "), held, held == 1 ? "" : "s"));
     return finding;
 }
 

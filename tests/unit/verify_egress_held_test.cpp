@@ -30,10 +30,11 @@ std::string tables(const std::vector<std::string>& tcp, const std::vector<std::s
     if (tcpHow == "read") {
         out += "rossoctl-tcp " + kHeader + "\n";
         for (const auto& line : tcp) out += "rossoctl-tcp " + line + "\n";
+        out += "rossoctl-net=tcp done\n";
     }
     out += "rossoctl-net=tcp6 absent\nrossoctl-net=udp read\nrossoctl-udp " + kHeader + "\n";
     for (const auto& line : udp) out += "rossoctl-udp " + line + "\n";
-    return out + "rossoctl-net=udp6 absent\n";
+    return out + "rossoctl-net=udp done\nrossoctl-net=udp6 absent\nrossoctl-net-end\n";
 }
 
 // 10.250.0.89:38596 -> 10.251.0.10:80, ESTABLISHED: early-1 of the attack.
@@ -81,11 +82,13 @@ TEST_CASE("attack 53 F2: held connections the project allows, loopback and liste
     }
     SECTION("an IPv6 and an IPv4-mapped remote are decoded") {
         std::string out = tables({});
-        out += "rossoctl-net=tcp6 read\nrossoctl-tcp6 " + kHeader +
-               "\nrossoctl-tcp6 0: 00000000000000000000000001000000:1F90 "
-               "B80D0120000000000000000001000000:01BB 01 0 0 0 0 0 6\n"
-               "rossoctl-tcp6 1: 00000000000000000000000001000000:1F91 "
-               "0000000000000000FFFF00000A00FB0A:0050 01 0 0 0 0 0 7\n";
+        out.replace(out.find("rossoctl-net=tcp6 absent\n"), 25,
+                    "rossoctl-net=tcp6 read\nrossoctl-tcp6 " + kHeader +
+                        "\nrossoctl-tcp6 0: 00000000000000000000000001000000:1F90 "
+                        "B80D0120000000000000000001000000:01BB 01 0 0 0 0 0 6\n"
+                        "rossoctl-tcp6 1: 00000000000000000000000001000000:1F91 "
+                        "0000000000000000FFFF00000A00FB0A:0050 01 0 0 0 0 0 7\n"
+                        "rossoctl-net=tcp6 done\n");
         const Finding finding = heldConnectionsLive(ran(out), project());
         CHECK(finding.verdict == Verdict::Fail);
         CHECK_THAT(finding.evidence.at(0), Catch::Contains("[2001:db8::1]:443"));
@@ -119,6 +122,41 @@ TEST_CASE("attack 53 F2: sockets that could not be read leave egress unproven",
     const auto command = heldConnectionsCommand();
     CHECK(command.at(0) == "/bin/sh");
     CHECK_THAT(command.at(2), Catch::Contains("/proc/net/$f") && !Catch::Contains("cat "));
+}
+
+TEST_CASE("a reading of the sockets cut short is unproven, never pass",
+          "[verify][egress][attack53]") {
+    // The agent starves the pod's CPU: the probe prints the table's first lines, not the one
+    // holding its connection, before its time-out.
+    ProbeOutput cut = ran("rossoctl-net=tcp read\nrossoctl-tcp " + kHeader +
+                          "\nrossoctl-tcp 0: 0100007F:1F90 0100007F:A000 01 0 0 0 0 0 1\n");
+    CHECK(heldConnectionsLive(cut, project()).verdict == Verdict::Unproven);
+    cut.timedOut = true;
+    const Finding timedOut = heldConnectionsLive(cut, project());
+    CHECK(timedOut.verdict == Verdict::Unproven);
+    CHECK_THAT(timedOut.evidence.at(0), Catch::Contains("time-out"));
+    SECTION("a whole reading that timed out at its last line is still unproven") {
+        ProbeOutput whole = ran(tables({}));
+        whole.timedOut = true;
+        CHECK(heldConnectionsLive(whole, project()).verdict == Verdict::Unproven);
+    }
+    SECTION("every table read to its end, and the script's last line, are required") {
+        std::string out = tables({});
+        out.erase(out.find("rossoctl-net=udp done\n"), 22);
+        const Finding partial = heldConnectionsLive(ran(out), project());
+        CHECK(partial.verdict == Verdict::Unproven);
+        CHECK_THAT(partial.evidence.at(0), Catch::Contains("/proc/net/udp stopped before its end"));
+        std::string noEnd = tables({});
+        noEnd.erase(noEnd.find("rossoctl-net-end\n"));
+        CHECK(heldConnectionsLive(ran(noEnd), project()).verdict == Verdict::Unproven);
+    }
+    SECTION("a table present but unread") {
+        std::string out = tables({});
+        out.replace(out.find("rossoctl-net=udp6 absent"), 24, "rossoctl-net=udp6 unread");
+        CHECK(heldConnectionsLive(ran(out), project()).verdict == Verdict::Unproven);
+    }
+    CHECK_THAT(heldConnectionsCommand().at(2),
+               Catch::Contains("done") && Catch::Contains("rossoctl-net-end"));
 }
 
 TEST_CASE("attack 53 F1: a connection to the API server fails egress, naming the address",
