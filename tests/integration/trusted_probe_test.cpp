@@ -7,7 +7,9 @@
 
 #include "harness.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "verify_report.hpp"
 
+using harness::checkNamed;
 using nlohmann::json;
 namespace resources = rossoctl::kube::resources;
 
@@ -35,14 +37,6 @@ json liarSandbox(const std::string& ns, const std::string& name) {
     container["env"] =
         json::array({{{"name", "PATH"}, {"value", "/tmp/bin:/usr/local/bin:/usr/bin:/bin"}}});
     return sandbox;
-}
-
-const json& checkNamed(const json& report, const std::string& id) {
-    for (const auto& check : report["checks"])
-        if (check["id"] == id) return check;
-    FAIL("no check " << id);
-    static json none;
-    return none;
 }
 
 std::string joined(const json& lines) {

@@ -11,7 +11,9 @@
 
 #include "harness.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "verify_report.hpp"
 
+using harness::evidenceOf;
 using nlohmann::json;
 namespace resources = rossoctl::kube::resources;
 
@@ -48,13 +50,6 @@ struct Case {
     std::string evidence;  // what its evidence must name
     std::vector<std::string> extraArgs = {};
 };
-
-std::string evidenceOf(const json& check) {
-    std::string text;
-    for (const char* part : {"static", "live"})
-        for (const auto& line : check[part]["evidence"]) text += line.get<std::string>() + "\n";
-    return text;
-}
 
 // Deletes the RuntimeClass it made (cluster-scoped: the namespace guard does not).
 struct RuntimeClassGuard {

@@ -15,7 +15,9 @@
 #include "harness.hpp"
 #include "rossoctl/kube/base64.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "verify_report.hpp"
 
+using harness::evidenceOf;
 using nlohmann::json;
 namespace resources = rossoctl::kube::resources;
 
@@ -70,13 +72,6 @@ struct Case {
     std::string evidence;  // what its evidence must name
     std::vector<std::string> extraArgs;
 };
-
-std::string evidenceOf(const json& check) {
-    std::string text;
-    for (const char* part : {"static", "live"})
-        for (const auto& line : check[part]["evidence"]) text += line.get<std::string>() + "\n";
-    return text;
-}
 
 }  // namespace
 

@@ -9,7 +9,10 @@
 #include "harness.hpp"
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "verify_report.hpp"
 
+using harness::checkNamed;
+using harness::evidenceOf;
 using nlohmann::json;
 namespace resources = rossoctl::kube::resources;
 
@@ -59,21 +62,6 @@ void createProject(const std::string& name, const std::vector<std::string>& flag
     auto result = harness::rossoctl(args);
     INFO(result.out << result.err);
     REQUIRE(result.exitCode == 0);
-}
-
-const json& checkNamed(const json& report, const std::string& id) {
-    for (const auto& check : report["checks"])
-        if (check["id"] == id) return check;
-    FAIL("no check " << id);
-    static json none;
-    return none;
-}
-
-std::string evidenceOf(const json& check) {
-    std::string text;
-    for (const char* part : {"static", "live"})
-        for (const auto& line : check[part]["evidence"]) text += line.get<std::string>() + "\n";
-    return text;
 }
 
 // Exactly `failing` fails (the others pass), and its evidence names `cause`.

@@ -11,7 +11,10 @@
 
 #include "harness.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "verify_report.hpp"
 
+using harness::checkNamed;
+using harness::evidenceOf;
 using nlohmann::json;
 
 namespace {
@@ -38,21 +41,6 @@ struct ClusterScoped {
         }
     }
 };
-
-const json& checkNamed(const json& report, const std::string& id) {
-    for (const auto& check : report["checks"])
-        if (check["id"] == id) return check;
-    FAIL("no check " << id);
-    static const json none;
-    return none;
-}
-
-std::string evidenceOf(const json& check) {
-    std::string text;
-    for (const char* part : {"static", "live"})
-        for (const auto& line : check[part]["evidence"]) text += line.get<std::string>() + "\n";
-    return text;
-}
 
 }  // namespace
 
