@@ -18,6 +18,30 @@ using namespace json_access;
 
 namespace {
 
+// The class a claim without storageClassName gets: with several marked default, admission
+// picks the newest, and of those created in the same second the first by name.
+const json* defaultStorageClass(const json& storageClasses) {
+    const json* chosen = nullptr;
+    for (const auto& candidate : storageClasses) {
+        const json& metadata = at(candidate, "metadata");
+        const json& annotations = at(metadata, "annotations");
+        if (stringAt(annotations, "storageclass.kubernetes.io/is-default-class") != "true" &&
+            stringAt(annotations, "storageclass.beta.kubernetes.io/is-default-class") != "true")
+            continue;
+        if (!chosen) {
+            chosen = &candidate;
+            continue;
+        }
+        const json& best = at(*chosen, "metadata");
+        const auto created = kube::parseTimestamp(stringAt(metadata, "creationTimestamp"));
+        const auto bestCreated = kube::parseTimestamp(stringAt(best, "creationTimestamp"));
+        if (created > bestCreated ||
+            (created == bestCreated && stringAt(metadata, "name") < stringAt(best, "name")))
+            chosen = &candidate;
+    }
+    return chosen;
+}
+
 // A generic ephemeral volume's PersistentVolume outlives the pod when its StorageClass retains
 // it: "" when it is reclaimed (Delete), else why it is kept or not known.
 std::string ephemeralVolumeKept(const json& volume, const json& storageClasses, Verdict& verdict) {
@@ -51,14 +75,10 @@ std::string ephemeralVolumeKept(const json& volume, const json& storageClasses, 
         return "the StorageClasses could not be read, so whether its PersistentVolume is kept "
                "(reclaimPolicy Retain) is not known";
     }
-    const json* found = nullptr;
-    for (const auto& candidate : storageClasses) {
-        const json& metadata = at(candidate, "metadata");
-        const bool isDefault = stringAt(at(metadata, "annotations"),
-                                        "storageclass.kubernetes.io/is-default-class") == "true";
-        if ((className.empty() && isDefault) || stringAt(metadata, "name") == className)
+    const json* found = className.empty() ? defaultStorageClass(storageClasses) : nullptr;
+    for (const auto& candidate : storageClasses)
+        if (!className.empty() && stringAt(at(candidate, "metadata"), "name") == className)
             found = &candidate;
-    }
     if (!found) {
         verdict = Verdict::Unproven;
         return className.empty() ? "no default StorageClass: what provisions it is not known"

@@ -369,6 +369,35 @@ TEST_CASE("nothing survives static: a generic ephemeral volume is judged by its 
     CHECK(nothingSurvivesStatic(pod, json(), classes).verdict == Verdict::Unproven);
 }
 
+TEST_CASE("attack 53: with several default StorageClasses the claim gets the newest") {
+    json pod = hardenedPod();
+    pod["spec"]["volumes"] =
+        json::parse(R"([{"name": "scratch", "ephemeral": {"volumeClaimTemplate":
+        {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}])");
+    // Admission gives the claim "a-keep", the newer default; "z-delete" only sorts last.
+    json classes = json::parse(R"([
+        {"metadata": {"name": "a-keep", "creationTimestamp": "2026-12-06T07:00:00Z",
+                      "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+         "reclaimPolicy": "Retain"},
+        {"metadata": {"name": "z-delete", "creationTimestamp": "2026-01-01T00:00:00Z",
+                      "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+         "reclaimPolicy": "Delete"}])");
+    auto newest = nothingSurvivesStatic(pod, json(), classes);
+    CHECK(newest.verdict == Verdict::Fail);
+    CHECK(mentions(newest, "StorageClass a-keep has reclaimPolicy Retain"));
+    SECTION("created in the same second: the first by name") {
+        classes[1]["metadata"]["creationTimestamp"] = "2026-12-06T07:00:00Z";
+        CHECK(nothingSurvivesStatic(pod, json(), classes).verdict == Verdict::Fail);
+        classes[0]["metadata"]["name"] = "zz-keep";
+        CHECK(nothingSurvivesStatic(pod, json(), classes).verdict == Verdict::Pass);
+    }
+    SECTION("the beta annotation marks a default too") {
+        classes[0]["metadata"]["annotations"] =
+            json::parse(R"({"storageclass.beta.kubernetes.io/is-default-class": "true"})");
+        CHECK(nothingSurvivesStatic(pod, json(), classes).verdict == Verdict::Fail);
+    }
+}
+
 TEST_CASE("review 35 H4: storageClassName \"\" and volumeName are a PV's own reclaimPolicy") {
     json pod = hardenedPod();
     pod["spec"]["volumes"] =
