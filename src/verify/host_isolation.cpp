@@ -148,16 +148,31 @@ void judgeContainer(Judge& judge, const json& pod, const json& container, const 
     else if (seccomp != "RuntimeDefault")
         judge.doubt(who + ": seccompProfile.type: " + seccomp + " (not known)");
     const json& apparmor = effective(container, pod, "appArmorProfile");
-    if (member(apparmor, "type").is_string() &&
-        member(apparmor, "type").get<std::string>() == "Unconfined")
+    const std::string apparmorType =
+        member(apparmor, "type").is_string() ? member(apparmor, "type").get<std::string>() : "";
+    if (apparmorType == "Unconfined")
         judge.fail(who + ": appArmorProfile.type: Unconfined");
+    else if (apparmorType == "Localhost")
+        // Like a Localhost seccomp profile: a node file, which may be flags=(unconfined).
+        judge.doubt(who + ": appArmorProfile.type: Localhost (" +
+                    text(member(apparmor, "localhostProfile")) +
+                    "): a profile loaded on the node, which may confine nothing; only "
+                    "RuntimeDefault is known to confine");
+    else if (!apparmorType.empty() && apparmorType != "RuntimeDefault")
+        judge.doubt(who + ": appArmorProfile.type: " + apparmorType + " (not known)");
     const std::string annotation =
         "container.apparmor.security.beta.kubernetes.io/" +
         (member(container, "name").is_string() ? member(container, "name").get<std::string>() : "");
     const json& annotated =
         member(member(member(pod, "metadata"), "annotations"), annotation.c_str());
-    if (annotated.is_string() && annotated.get<std::string>() == "unconfined")
+    const std::string annotatedProfile = annotated.is_string() ? annotated.get<std::string>() : "";
+    if (annotatedProfile == "unconfined")
         judge.fail(fmt::format("{}: annotation {}: unconfined", who, annotation));
+    else if (!annotatedProfile.empty() && annotatedProfile != "runtime/default")
+        judge.doubt(
+            fmt::format("{}: annotation {}: {} (a profile loaded on the node, which may "
+                        "confine nothing; only runtime/default is known to confine)",
+                        who, annotation, annotatedProfile));
     if (member(context, "procMount").is_string() &&
         member(context, "procMount").get<std::string>() == "Unmasked")
         judge.fail(who + ": securityContext.procMount: Unmasked (the node's /proc unmasked)");

@@ -161,6 +161,20 @@ TEST_CASE("host isolation: each way to the host fails, naming the container and 
                  {"container.apparmor.security.beta.kubernetes.io/agent", "unconfined"}};
          },
          "container agent: annotation container.apparmor.security.beta.kubernetes.io/agent"},
+        {"appArmor Localhost",
+         [&](json& p) {
+             context(p)["appArmorProfile"] = {{"type", "Localhost"},
+                                              {"localhostProfile", "allow-everything"}};
+         },
+         "container agent: appArmorProfile.type: Localhost (allow-everything)", Verdict::Unproven},
+        {"appArmor annotation localhost",
+         [](json& p) {
+             p["metadata"]["annotations"] = {
+                 {"container.apparmor.security.beta.kubernetes.io/agent", "localhost/open"}};
+         },
+         "container agent: annotation container.apparmor.security.beta.kubernetes.io/agent: "
+         "localhost/open",
+         Verdict::Unproven},
         {"procMount", [&](json& p) { context(p)["procMount"] = "Unmasked"; },
          "container agent: securityContext.procMount: Unmasked"},
         {"sysctls",
