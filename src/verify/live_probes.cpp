@@ -18,17 +18,6 @@ namespace rossoctl::verify {
 using nlohmann::json;
 using namespace probe_text;
 
-namespace {
-
-std::string formatBytes(long long bytes) {
-    constexpr long long kMi = 1024LL * 1024;
-    if (bytes % (1024 * kMi) == 0) return fmt::format("{}Gi", bytes / (1024 * kMi));
-    if (bytes % kMi == 0) return fmt::format("{}Mi", bytes / kMi);
-    return fmt::format("{} bytes", bytes);
-}
-
-}  // namespace
-
 std::vector<std::string> tokenProbeCommand() {
     // The token itself never leaves the pod: the shell's own redirection opens it (no cat from
     // a path the pod may have written) and reads nothing; only the error shows.
@@ -88,7 +77,11 @@ std::vector<std::string> cgroupProbeCommand() {
             "elif read -r q < /sys/fs/cgroup/cpu/cpu.cfs_quota_us && "
             "read -r p < /sys/fs/cgroup/cpu/cpu.cfs_period_us; then\n"
             "  echo \"rossoctl-cpu=/sys/fs/cgroup/cpu/cpu.cfs_quota_us $q $p\"\n"
-            "else echo rossoctl-cpu=none; fi 2>/dev/null",
+            "else echo rossoctl-cpu=none; fi 2>/dev/null\n"
+            // A kernel of the pod's own (gVisor) is sized to the container's memory limit.
+            "if [ -r /proc/meminfo ]; then while read -r k v u; do\n"
+            "  if [ \"$k\" = MemTotal: ]; then echo \"rossoctl-memtotal=$v $u\"; break; fi\n"
+            "done < /proc/meminfo; fi",
             kScriptName};
 }
 

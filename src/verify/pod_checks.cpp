@@ -77,10 +77,10 @@ RunningContainers runningContainers(const json& pod) {
 }
 
 Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec,
-                                 const std::string& trustedProbeImage) {
+                                 const std::string& trustedProbeImage, bool ownKernel) {
     Finding live;
     live.verdict = Verdict::Pass;
-    live.probe = "cgroup";
+    live.probe = ownKernel ? "meminfo" : "cgroup";
     auto containers = runningContainers(pod);
     for (const auto& container : spec(pod).value("ephemeralContainers", json::array())) {
         const std::string name = container.value("name", "");
@@ -113,6 +113,15 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec,
             absorb(live, probe_text::notStarted(output, "sh"), prefix);
             continue;
         }
+        if (ownKernel) {
+            // An ephemeral container has no limit to be sized to: unproven there.
+            absorb(live,
+                   limitsLiveOwnKernel(output, what == "ephemeral container"
+                                                   ? std::nullopt
+                                                   : memoryLimitBytes(container)),
+                   prefix);
+            continue;
+        }
         if (what == "ephemeral container") {
             // No resources allowed, and a node without pod-level cgroups (cgroupsPerQOS
             // false) bounds it by nothing: only a limit its cgroup shows counts.
@@ -124,6 +133,11 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec,
     }
     if (containers.running.empty() && live.verdict == Verdict::Pass)
         live.verdict = Verdict::Unproven;
+    if (ownKernel)
+        // DESIGN's live half is the memory limit; the cpu quota is the node cgroup's alone.
+        live.evidence.push_back(
+            "the cpu limit is not visible in that kernel (its cgroup files are its own): the "
+            "static limits stand for it");
     return live;
 }
 

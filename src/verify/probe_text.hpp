@@ -44,6 +44,14 @@ inline std::string lastLine(const std::string& text) {
     return cleanLine(last);
 }
 
+// 268435456 as "256Mi", as a limit is written.
+inline std::string formatBytes(long long bytes) {
+    constexpr long long kMi = 1024LL * 1024;
+    if (bytes % (1024 * kMi) == 0) return fmt::format("{}Gi", bytes / (1024 * kMi));
+    if (bytes % kMi == 0) return fmt::format("{}Mi", bytes / kMi);
+    return fmt::format("{} bytes", bytes);
+}
+
 inline Finding unproven(std::string why, std::string probe = {}) {
     Finding finding;
     finding.verdict = Verdict::Unproven;

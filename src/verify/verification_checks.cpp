@@ -132,22 +132,16 @@ CheckResult Verification::limitsCheck() {
     result.staticPart = withTemplate([&](const json& pod) {
         return limitsStatic(pod, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline);
     });
-    if (ownKernelProven()) {
-        // gVisor's cgroupfs shows no limit while the node's cgroup of the sandbox holds them.
-        result.livePart = Finding{
-            Verdict::Unproven,
-            {ownKernelNote() +
-             ": the cgroup files the pod sees are that kernel's, not the node's cgroup that "
-             "holds the limits: the live part is unproven; the static limits stand alone"},
-            "cgroup"};
-        return result;
-    }
+    // gVisor's cgroupfs shows no limit; its view of each container is sized to the limit.
+    const bool ownKernel = ownKernelProven();
     result.livePart = limitsLiveEveryContainer(
         inputs_.pod,
         [&](const std::vector<std::string>& command, const std::string& name) {
             return execInCurrentPod(command, kProbeTimeout, name);
         },
-        options_.trustedProbeImage);
+        options_.trustedProbeImage, ownKernel);
+    if (ownKernel)
+        result.livePart.evidence.insert(result.livePart.evidence.begin(), ownKernelNote());
     noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
     return result;
 }

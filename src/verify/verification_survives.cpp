@@ -253,12 +253,7 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     const bool ownKernel = !runtimeClassOf(next).empty() &&
                            runtimeClassOf(next) == runtimeClassOf(inputs_.pod) && ownKernelProven();
     limits.livePart = alongside(
-        limits.livePart,
-        ownKernel ? Finding{Verdict::Unproven,
-                            {ownKernelNote() + ": the cgroup files it sees are that kernel's"},
-                            "cgroup"}
-                  : limitsLiveEveryContainer(next, execIn(name)),
-        prefix);
+        limits.livePart, limitsLiveEveryContainer(next, execIn(name), "", ownKernel), prefix);
     survives.livePart =
         alongside(survives.livePart,
                   ownKernel ? Finding{Verdict::Pass,

@@ -266,7 +266,7 @@ TEST_CASE("sandbox verify of a plain hardened sandbox reports kernel isolation, 
 // The node's `gvisor` RuntimeClass (handler runsc, ptrace platform): the trusted probe reads a
 // kernel that is not the node's, so kernel isolation passes with live evidence, where the same
 // sandbox on runc fails it because gvisor is required; gVisor's own /proc, keyring and cgroup
-// readings neither fail it nor pass its limits.
+// readings do not fail it, and its kernel's MemTotal (the pod's memory limit) passes limits.
 TEST_CASE("sandbox verify: a gVisor sandbox passes kernel isolation, read live; runc fails it",
           "[verify-isolation][gvisor]") {
     harness::TestNamespace project("verify30-gvisor", false);
@@ -306,12 +306,14 @@ TEST_CASE("sandbox verify: a gVisor sandbox passes kernel isolation, read live; 
             verdicts += std::string(name) + " " + check["id"].get<std::string>() + ": " +
                         check["result"].get<std::string>() + "\n";
             // In gVisor the pod's /proc status, keyring and cgroup files are gVisor's: no
-            // false fail from them, and no pass from cgroup files that are not the node's.
+            // false fail from them; its limits are read from the kernel's own size.
             if (std::string(name) == "gvisor" && check["id"] == "host-isolation")
                 CHECK(check["result"] == "pass");
             if (std::string(name) == "gvisor" && check["id"] == "limits") {
-                CHECK(check["live"]["result"] == "unproven");
-                CHECK_THAT(evidenceOf(check), Catch::Contains("that kernel's, not the node's"));
+                CHECK(check["live"]["result"] == "pass");
+                CHECK_THAT(evidenceOf(check),
+                           Catch::Contains("container agent: its kernel shows MemTotal 64Mi, no "
+                                           "more than the container's memory limit 64Mi"));
             }
             if (std::string(name) == "gvisor" && check["id"] == "nothing-survives")
                 CHECK_THAT(evidenceOf(check), Catch::Contains("kernel keyring ends with the pod"));

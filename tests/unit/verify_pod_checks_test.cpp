@@ -304,3 +304,45 @@ TEST_CASE("egress probe: never a tool from a path the pod can write", "[verify]"
     CHECK(withoutWritableTool(denied, noPath, container).verdict == Verdict::Unproven);
     CHECK(withoutWritableTool(denied, ProbeOutput{}, container).verdict == Verdict::Pass);
 }
+
+TEST_CASE("issue 30: on a kernel of the pod's own, each container's MemTotal is its limit",
+          "[verify][gvisor]") {
+    // gVisor in a pod limited to 512Mi: its cgroup files show no limit, its MemTotal does.
+    json pod = verify_fixtures::hardenedPod("uid");
+    REQUIRE(memoryLimitBytes(pod["spec"]["containers"][0]) == 536870912);
+    std::string agent =
+        "rossoctl-file=/sys/fs/cgroup/memory/memory.limit_in_bytes\n"
+        "rossoctl-value=9223372036854775807\n"
+        "rossoctl-cpu=/sys/fs/cgroup/cpu/cpu.cfs_quota_us -1 100000\nrossoctl-memtotal=524288 kB\n";
+    auto exec = [&](const std::vector<std::string>& command, const std::string&) {
+        CHECK_THAT(command.at(2), Catch::Contains("/proc/meminfo"));
+        ProbeOutput output;
+        output.stdoutText = agent;
+        return output;
+    };
+    // The cgroup files alone fail it: that is the node's reading, which this is not.
+    CHECK(limitsLiveEveryContainer(pod, exec).verdict == Verdict::Fail);
+    const Finding sized = limitsLiveEveryContainer(pod, exec, "", true);
+    CHECK(sized.verdict == Verdict::Pass);
+    CHECK(sized.probe == "meminfo");
+    CHECK(mentions(sized,
+                   "container agent: its kernel shows MemTotal 512Mi, no more than the "
+                   "container's memory limit 512Mi"));
+    CHECK(mentions(sized, "the cpu limit is not visible in that kernel"));
+    SECTION("a kernel larger than the limit was not sized to it: unproven, not fail") {
+        agent.replace(agent.find("524288 kB"), 9, "24684000 kB");
+        const Finding big = limitsLiveEveryContainer(pod, exec, "", true);
+        CHECK(big.verdict == Verdict::Unproven);
+        CHECK(mentions(big, "more than the container's memory limit 512Mi"));
+    }
+    SECTION("no MemTotal, or one in another unit: unproven") {
+        agent.replace(agent.find("524288 kB"), 9, "524288 MB");
+        CHECK(limitsLiveEveryContainer(pod, exec, "", true).verdict == Verdict::Unproven);
+        agent = "rossoctl-file=none\nrossoctl-cpu=none\n";
+        CHECK(limitsLiveEveryContainer(pod, exec, "", true).verdict == Verdict::Unproven);
+    }
+    SECTION("a container with no memory limit: unproven") {
+        pod["spec"]["containers"][0]["resources"]["limits"].erase("memory");
+        CHECK(limitsLiveEveryContainer(pod, exec, "", true).verdict == Verdict::Unproven);
+    }
+}

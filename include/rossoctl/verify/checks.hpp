@@ -221,6 +221,9 @@ Finding withoutSpoofableDenial(Finding live, const std::vector<std::string>& hol
 std::vector<std::string> cgroupProbeCommand();
 // expectedBytes: the container's memory limit; nullopt when it has none.
 Finding limitsLive(const ProbeOutput& output, std::optional<long long> expectedBytes);
+// The same reading in a kernel of the pod's own (gVisor): the container's MemTotal, which the
+// runtime sizes to its memory limit, no more than that limit passes; anything else is unproven.
+Finding limitsLiveOwnKernel(const ProbeOutput& output, std::optional<long long> expectedBytes);
 
 // The container's memory limit in bytes, if set above zero.
 std::optional<long long> memoryLimitBytes(const nlohmann::json& container);
