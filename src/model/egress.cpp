@@ -362,4 +362,17 @@ void resolveNamedPorts(EffectiveEgress& egress, const PodsOfPeer& podsOf) {
     }
 }
 
+bool egressGrantsPod(const EffectiveEgress& egress, const json& podLabels,
+                     const json& namespaceLabels) {
+    for (const auto& grant : egress.grants) {
+        if (grant.everyPod) return true;
+        for (const auto& peer : grant.pods)
+            if ((peer.namespaceSelector.is_null() ||
+                 labelSelectorMatches(peer.namespaceSelector, namespaceLabels)) &&
+                labelSelectorMatches(peer.podSelector, podLabels))
+                return true;
+    }
+    return false;
+}
+
 }  // namespace rossoctl::model

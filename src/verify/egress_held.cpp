@@ -77,6 +77,26 @@ bool parseEndpoint(const std::string& text, std::string& address, int& port) {
     return true;
 }
 
+// A socket that carries data with its peer: for TCP every state but LISTEN, SYN_SENT (an
+// attempt the network may still refuse), TIME_WAIT and CLOSE; CLOSE_WAIT still sends and
+// FIN_WAIT still receives (attack 54 E3). A connected UDP socket shows ESTABLISHED.
+bool holdsConnection(const Socket& socket, bool udp) {
+    if (socket.remotePort == 0) return false;
+    if (udp) return socket.state == "01";
+    static const std::set<std::string> kNotHeld = {"02", "06", "07", "0A"};
+    return !kNotHeld.count(socket.state);
+}
+
+// A held TCP state other than ESTABLISHED, for evidence.
+std::string stateNote(const std::string& state, bool udp) {
+    static const std::map<std::string, std::string> kStates = {
+        {"03", "SYN_RECV"},   {"04", "FIN_WAIT1"}, {"05", "FIN_WAIT2"},
+        {"08", "CLOSE_WAIT"}, {"09", "LAST_ACK"},  {"0B", "CLOSING"}};
+    const auto found = kStates.find(state);
+    if (udp || found == kStates.end()) return "";
+    return ", " + found->second + ": half-closed, still a channel";
+}
+
 bool isLoopbackAddress(const std::string& address) {
     return address == "::1" || address.rfind("127.", 0) == 0;
 }
@@ -174,7 +194,7 @@ Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& input
     int held = 0;
     for (const auto& socket : sockets) {
         const bool udp = socket.table.rfind("udp", 0) == 0;
-        if (socket.state != "01" || socket.remotePort == 0) continue;
+        if (!holdsConnection(socket, udp)) continue;
         ++held;
         if (isLoopbackAddress(socket.remote) || socket.remote == socket.local) continue;
         const bool dns = socket.remotePort == 53 && inputs.clusterDns &&
@@ -196,9 +216,9 @@ Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& input
         finding.verdict = Verdict::Fail;
         finding.evidence.push_back(fmt::format(
             "the pod's network namespace already held an open {} connection to {} (from port "
-            "{}) before verify's probes: a connection the policies do not allow, opened before "
+            "{}{}) before verify's probes: a connection the policies do not allow, opened before "
             "they were enforced or around them",
-            udp ? "UDP" : "TCP", where, socket.localPort));
+            udp ? "UDP" : "TCP", where, socket.localPort, stateNote(socket.state, udp)));
     }
     if (finding.verdict == Verdict::Pass)
         finding.evidence.push_back(fmt::format(

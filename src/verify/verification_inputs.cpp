@@ -108,15 +108,28 @@ void readApiServerTargets(kube::Client& client, EgressInputs& egress) {
     }
 }
 
-// The namespace's pod addresses: a connection held to one stays within the project.
-void readProjectPodAddresses(kube::Client& client, const std::string& ns, EgressInputs& egress) {
+// The addresses of the namespace's pods the pod's own policies let it reach: a connection held
+// to one of them is the static half's to judge. A pod of the project the policies do not grant
+// is no allowance (a relay with open egress of its own, attack 54 E4).
+void readProjectPodAddresses(kube::Client& client, const std::string& ns, const json& pod,
+                             const json& networkPolicies, const json& namespaceLabels,
+                             EgressInputs& egress) {
+    const model::EffectiveEgress granted =
+        model::effectiveEgress(pod, networkPolicies, egress.ciliumPolicies);
+    const auto grants = [&](const json& other) {
+        return model::egressGrantsPod(
+            granted, other.value("metadata", json::object()).value("labels", json()),
+            namespaceLabels);
+    };
     try {
         const json pods = client.list(kube::resources::pods(), ns);
-        for (const auto& pod : pods.value("items", json::array()))
+        for (const auto& other : pods.value("items", json::array())) {
+            if (!grants(other)) continue;
             for (const auto& ip :
-                 pod.value("status", json::object()).value("podIPs", json::array()))
+                 other.value("status", json::object()).value("podIPs", json::array()))
                 if (ip.contains("ip") && ip["ip"].is_string())
                     egress.projectPodAddresses.push_back(ip["ip"].get<std::string>());
+        }
     } catch (const kube::ApiError&) {
         // Not read: a connection held to a pod of the project then fails, never passes.
     }
@@ -365,8 +378,12 @@ void Verification::readEgressInputs() {
                        .value_or(json());
     } catch (const kube::ApiError&) {
     }
+    json namespaceLabels;
     try {
         const auto namespaceObject = client_.getIfExists(kube::resources::namespaces(), "", ns_);
+        if (namespaceObject)
+            namespaceLabels =
+                namespaceObject->value("metadata", json::object()).value("labels", json());
         egress.allowance = model::projectAllowance(namespaceObject.value_or(json()), firewall);
         inputs_.deadline = deadlineBound(namespaceObject.value_or(json()));
     } catch (const kube::ApiError& error) {
@@ -387,6 +404,7 @@ void Verification::readEgressInputs() {
         // Not allowed to read them: the public and metadata ranges are still named.
     }
     readApiServerTargets(client_, egress);
-    readProjectPodAddresses(client_, ns_, egress);
+    readProjectPodAddresses(client_, ns_, inputs_.pod, inputs_.networkPolicies, namespaceLabels,
+                            egress);
 }
 }  // namespace rossoctl::verify

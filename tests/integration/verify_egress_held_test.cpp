@@ -98,3 +98,105 @@ TEST_CASE("sandbox verify: a connection the agent opened before its policy held 
             "with the network plugin was lost, nothing held to judge");
     }
 }
+
+// Attack 54 E3 and E4: the held connection goes to a pod of the project (a relay whose own
+// policy opens its egress, which default-deny gives the sandbox no right to reach), and that
+// relay half-closes it at once: the pod's socket is CLOSE_WAIT and still sends.
+TEST_CASE("sandbox verify: a half-closed connection held to a relay pod of the project fails",
+          "[verify-egress-held]") {
+    harness::TestNamespace project("verify54-relay", false);
+    const std::string ns = project.name();
+    {
+        auto created = harness::rossoctl({"project", "create", ns, "--no-check"});
+        INFO(created.out << created.err);
+        REQUIRE(created.exitCode == 0);
+    }
+    // The relay: its own policy opens it both ways; it shuts its sending half on accept and
+    // counts what it reads.
+    json relaySpec = harness::smallSandbox(ns, "relay", "python:3.12-slim")["spec"]["podTemplate"];
+    relaySpec["metadata"] = {{"name", "relay"}, {"labels", {{"app", "relay54"}}}};
+    relaySpec["spec"]["containers"][0]["command"] = {
+        "python3", "-c",
+        "import socket, threading\n"
+        "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+        "s.bind(('0.0.0.0', 8080)); s.listen(8)\n"
+        "def serve(c):\n"
+        "    c.shutdown(socket.SHUT_WR)\n"
+        "    while True:\n"
+        "        data = c.recv(4096)\n"
+        "        if not data: break\n"
+        "        open('/tmp/relay.log', 'a').write(data.decode(errors='replace'))\n"
+        "while True:\n"
+        "    c, _ = s.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()\n"};
+    relaySpec["apiVersion"] = "v1";
+    relaySpec["kind"] = "Pod";
+    harness::admin().create(rossoctl::kube::resources::pods(), ns, relaySpec);
+    harness::admin().create(
+        rossoctl::kube::resources::networkPolicies(), ns,
+        json::parse(R"({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+            "metadata": {"name": "relay-open"}, "spec": {"podSelector": {"matchLabels":
+            {"app": "relay54"}}, "policyTypes": ["Ingress", "Egress"], "ingress": [{}],
+            "egress": [{}]}})"));
+    std::string relayIp;
+    REQUIRE(harness::eventually(
+        [&] {
+            const auto pod =
+                harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns, "relay");
+            if (!pod || pod->value("status", json::object()).value("phase", "") != "Running")
+                return false;
+            relayIp = (*pod)["status"].value("podIP", "");
+            return !relayIp.empty();
+        },
+        120));
+    json box = harness::smallSandbox(ns, "held", "busybox:1.36");
+    // Connect at once (before the plugin programs default-deny) and write every 3 s through
+    // the connection, whatever its peer closed; retry when refused.
+    box["spec"]["podTemplate"]["spec"]["containers"][0]["command"] = {
+        "/bin/sh", "-c",
+        "printf '#!/bin/sh\\nn=0; while :; do n=$((n+1)); echo \"ping $HOSTNAME $n\"; sleep 3; "
+        "done\\n' > /tmp/x.sh; chmod +x /tmp/x.sh; ( while :; do nc " +
+            relayIp +
+            " 8080 -e /tmp/x.sh; sleep 0.1; done ) & trap 'exit 0' TERM; "
+            "while :; do sleep 1 & wait $!; done"};
+    harness::admin().create(harness::sandboxRef(), ns, box);
+    REQUIRE(harness::eventually([&] { return sandboxIsReady(ns, "held"); }, 180));
+    const auto relayLog = [&] {
+        return harness::run({harness::kubectlPath(), "--kubeconfig", harness::kubeconfigPath(),
+                             "exec", "-n", ns, "relay", "--", "cat", "/tmp/relay.log"})
+            .out;
+    };
+    const auto pings = [&] {
+        const std::string log = relayLog();
+        int count = 0;
+        for (auto at = log.find("ping "); at != std::string::npos; at = log.find("ping ", at + 1))
+            ++count;
+        return count;
+    };
+    harness::eventually([&] { return pings() >= 2; }, 15);
+    const int before = pings();
+    auto result =
+        harness::rossoctl({"sandbox", "verify", "held", "-n", ns, "--no-restart", "--trusted-probe",
+                           "busybox:1.36", "--egress-target", harness::outsideUrl(), "-o", "json"},
+                          {}, {}, 300);
+    INFO(result.out << result.err);
+    const json report = json::parse(result.out, nullptr, false);
+    REQUIRE(report.is_object());
+    json egress;
+    for (const auto& check : report["checks"])
+        if (check["id"] == "egress") egress = check;
+    REQUIRE(egress.is_object());
+    harness::eventually([&] { return pings() > before; }, 10);
+    const int after = pings();
+    INFO(relayLog());
+    CHECK(result.exitCode == 3);
+    CHECK(egress["result"] != "pass");
+    if (before >= 2 && after > before) {
+        CHECK(egress["live"]["result"] == "fail");
+        CHECK_THAT(egress["live"]["evidence"].dump(),
+                   Catch::Contains(relayIp + ":8080") && Catch::Contains("CLOSE_WAIT"));
+    } else {
+        WARN(
+            "the agent's connection to the relay did not get through (or did not last): the "
+            "race with the network plugin was lost, nothing held to judge");
+    }
+}

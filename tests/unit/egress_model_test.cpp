@@ -292,3 +292,25 @@ TEST_CASE("project allowance: an annotation nested past any allowance reads as n
           std::string::npos);
     CHECK(allowance.addresses.empty());
 }
+
+TEST_CASE("attack 54 E4: which pods of the project the pod's own policies grant") {
+    const json relay = json::parse(R"({"app": "prelay"})");
+    const json ns = json::parse(R"({"kubernetes.io/metadata.name": "team1"})");
+    // default-deny and allow-dns: no pod of the project, whatever its own policy opens.
+    CHECK_FALSE(egressGrantsPod(effectiveEgress(pod(), json::array({defaultDeny(), allowDns()})),
+                                relay, ns));
+    const json toRelay =
+        policy("to-relay",
+               json::parse(R"([{"to": [{"podSelector": {"matchLabels": {"app": "prelay"}}}]}])"));
+    CHECK(
+        egressGrantsPod(effectiveEgress(pod(), json::array({defaultDeny(), toRelay})), relay, ns));
+    CHECK_FALSE(egressGrantsPod(effectiveEgress(pod(), json::array({defaultDeny(), toRelay})),
+                                json::parse(R"({"app": "db"})"), ns));
+    const json toOtherNamespace = policy("to-other", json::parse(R"([{"to": [{
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "other"}},
+        "podSelector": {}}]}])"));
+    CHECK_FALSE(egressGrantsPod(
+        effectiveEgress(pod(), json::array({defaultDeny(), toOtherNamespace})), relay, ns));
+    const json everything = policy("open", json::parse(R"([{}])"));
+    CHECK(egressGrantsPod(effectiveEgress(pod(), json::array({everything})), relay, ns));
+}

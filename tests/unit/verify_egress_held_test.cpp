@@ -181,3 +181,25 @@ TEST_CASE("attack 53 F1: a connection to the API server fails egress, naming the
         443, "the kubernetes Service");
     CHECK(unclear.verdict == Verdict::Unproven);
 }
+
+TEST_CASE("attack 54 E3: a held TCP connection half-closed by its peer still fails egress",
+          "[verify][egress][attack54]") {
+    // halfb-1: the peer shut its side at once; the pod's socket is CLOSE_WAIT and still sends.
+    const std::string closeWait =
+        "0: 2600FA0A:BA36 0A00FB0A:0050 08 00000000:00000000 00:00000000 00000000 65532 0 77";
+    const Finding finding = heldConnectionsLive(ran(tables({closeWait})), project());
+    CHECK(finding.verdict == Verdict::Fail);
+    CHECK_THAT(finding.evidence.at(0),
+               Catch::Contains("10.251.0.10:80") && Catch::Contains("CLOSE_WAIT"));
+    for (const char* state : {"03", "04", "05", "09", "0B"}) {
+        std::string line = closeWait;
+        line.replace(line.find(" 08 "), 4, std::string(" ") + state + " ");
+        CHECK(heldConnectionsLive(ran(tables({line})), project()).verdict == Verdict::Fail);
+    }
+    // A SYN still waiting, a TIME_WAIT and a closed socket carry nothing.
+    for (const char* state : {"02", "06", "07"}) {
+        std::string line = closeWait;
+        line.replace(line.find(" 08 "), 4, std::string(" ") + state + " ");
+        CHECK(heldConnectionsLive(ran(tables({line})), project()).verdict == Verdict::Pass);
+    }
+}

@@ -100,6 +100,12 @@ struct EffectiveEgress {
 EffectiveEgress effectiveEgress(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                                 const nlohmann::json& ciliumPolicies = nullptr);
 
+// Whether a grant of `egress` selects a pod with these labels in a namespace with these labels
+// (every pod, or a pod peer whose selectors match; null namespaceSelector: the policy's own
+// namespace, which the caller's pods share).
+bool egressGrantsPod(const EffectiveEgress& egress, const nlohmann::json& podLabels,
+                     const nlohmann::json& namespaceLabels);
+
 // The pods a peer selects (nullopt: they could not be listed).
 using PodsOfPeer = std::function<std::optional<std::vector<nlohmann::json>>(const PodPeer& peer)>;
 std::string podPeerKey(const PodPeer& peer);  // the same for the same selectors

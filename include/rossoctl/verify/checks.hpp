@@ -87,7 +87,8 @@ struct EgressInputs {
     // and its endpoints' address:port; the trusted probe tries each (F1 of attack 53).
     std::vector<std::pair<std::string, int>> apiServerTargets;
     std::size_t apiServerServiceCount = 0;  // the first this many are the Service's
-    // The addresses of the namespace's pods: a connection held to one is within the project.
+    // The addresses of the namespace's pods the pod's own policies grant: a connection held to
+    // one is the static half's to judge.
     std::vector<std::string> projectPodAddresses;
     int probedPort = 443;
     std::vector<std::string> readProblems;    // what could not be read, as evidence
