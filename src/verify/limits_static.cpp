@@ -18,7 +18,7 @@ namespace {
 
 // A limit the kubelet enforces: a quantity above zero ("0" sets no CFS quota and no memory
 // limit at all), as text for evidence; nullopt with `why` when there is none.
-std::optional<std::string> enforcedLimit(const json& limits, const char* resource,
+std::optional<std::string> enforcedLimit(const json& limits, const char* resource, const json& node,
                                          std::string& why) {
     const json& value = at(limits, resource);
     if (value.is_null()) {
@@ -36,6 +36,21 @@ std::optional<std::string> enforcedLimit(const json& limits, const char* resourc
     if (!(amount > 0)) {
         why = fmt::format("{} limit {} is no limit (zero sets none)", resource, text);
         return std::nullopt;
+    }
+    // A limit beyond what the node has bounds nothing there (attack 54 L1: 1000 CPUs, 1Pi).
+    const json& status = at(node, "status");
+    const json& has = at(at(status, "capacity"), resource);
+    if (has.is_string()) {
+        try {
+            const double capacity = model::parseQuantity(has.get<std::string>(), resource);
+            if (capacity > 0 && amount > capacity) {
+                why = fmt::format(
+                    "{} limit {} is more than node {} has ({}): it bounds nothing there", resource,
+                    text, stringAt(at(node, "metadata"), "name", "?"), has.get<std::string>());
+                return std::nullopt;
+            }
+        } catch (const std::exception&) {
+        }
     }
     return text;
 }
@@ -65,15 +80,15 @@ std::string quotaScopeMiss(const json& quota, const json& pod) {
 }  // namespace
 
 Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQuotas,
-                     const DeadlineBound& bound) {
+                     const DeadlineBound& bound, const json& node) {
     Finding finding;
     bool holds = true;
     for (const auto& container : allContainers(pod)) {
         const json& limits = at(at(container, "resources"), "limits");
         std::vector<std::string> missing;
         std::string cpuWhy, memoryWhy;
-        const auto cpu = enforcedLimit(limits, "cpu", cpuWhy);
-        const auto memory = enforcedLimit(limits, "memory", memoryWhy);
+        const auto cpu = enforcedLimit(limits, "cpu", node, cpuWhy);
+        const auto memory = enforcedLimit(limits, "memory", node, memoryWhy);
         const std::string name = stringAt(container, "name", "?");
         if (cpu && memory) {
             finding.evidence.push_back(
@@ -155,8 +170,8 @@ Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQ
             continue;
         }
         std::string why;
-        cpuCapped = cpuCapped || enforcedLimit(hard, "limits.cpu", why);
-        memoryCapped = memoryCapped || enforcedLimit(hard, "limits.memory", why);
+        cpuCapped = cpuCapped || enforcedLimit(hard, "limits.cpu", nullptr, why);
+        memoryCapped = memoryCapped || enforcedLimit(hard, "limits.memory", nullptr, why);
     }
     if (!cpuCapped || !memoryCapped) {
         holds = false;

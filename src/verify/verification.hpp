@@ -57,6 +57,7 @@ struct VerificationInputs {
     VolumeBindings templateVolumes;  // what the template's pod stands on, as far as known
     std::optional<nlohmann::json> namespaceObject;  // nullopt: could not be read
     std::vector<std::string> nodeAddresses;
+    nlohmann::json node;  // the pod's Node (null: not read), for what a limit can bound
     KernelInputs kernel;
     KernelInputs templateKernel;  // kernel, with the template's own RuntimeClass
     // Pods besides the recorded one that the Sandbox owns or selects: not judged, so unproven.

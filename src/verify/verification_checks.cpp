@@ -142,7 +142,8 @@ CheckResult Verification::limitsCheck() {
     CheckResult result;
     result.kind = CheckKind::Limits;
     result.staticPart = withTemplate([&](const json& pod) {
-        return limitsStatic(pod, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline);
+        return limitsStatic(pod, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline,
+                            inputs_.node);
     });
     // gVisor's cgroupfs shows no limit; its view of each container is sized to the limit.
     const bool ownKernel = ownKernelProven();

@@ -337,6 +337,7 @@ void Verification::readIsolationInputs() {
         const kube::ResourceRef nodes{"", "v1", "nodes", "Node", false};
         if (!kernel.nodeName.empty())
             if (auto node = client_.getIfExists(nodes, "", kernel.nodeName)) {
+                inputs_.node = *node;
                 inputs_.nodeAddresses = nodeAddresses(*node);
                 const json info =
                     (*node).value("status", json::object()).value("nodeInfo", json::object());

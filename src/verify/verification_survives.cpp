@@ -235,7 +235,8 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     egress.livePart = withoutSpoofableDenial(egress.livePart, holders);
     limits.staticPart = alongside(
         limits.staticPart,
-        limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline), prefix);
+        limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline, inputs_.node),
+        prefix);
     survives.staticPart = alongside(
         survives.staticPart,
         nothingSurvivesStatic(next, inputs_.sandbox, inputs_.storageClasses, &nextVolumes), prefix);

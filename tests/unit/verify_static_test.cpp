@@ -458,3 +458,21 @@ TEST_CASE("review 35 M1: hostIPC fails nothing survives (the node's /dev/shm)") 
     CHECK(finding.verdict == Verdict::Fail);
     CHECK(mentions(finding, "spec.hostIPC: true"));
 }
+
+TEST_CASE("attack 54 L1: a limit beyond what the node has bounds nothing") {
+    json pod = hardenedPod();  // cpu 500m, memory 512Mi
+    const json quota = json::parse(
+        R"([{"metadata": {"name": "q"}, "spec": {"hard": {"limits.cpu": "2000", "limits.memory": "10Pi"}}}])");
+    const json node = json::parse(R"({"metadata": {"name": "local-node"},
+        "status": {"capacity": {"cpu": "32", "memory": "24590812Ki", "pods": "110"}}})");
+    CHECK(limitsStatic(pod, json::object(), quota, today(), node).verdict == Verdict::Pass);
+    pod["spec"]["containers"][0]["resources"]["limits"] = {{"cpu", "1000"}, {"memory", "1Pi"}};
+    const Finding huge = limitsStatic(pod, json::object(), quota, today(), node);
+    CHECK(huge.verdict == Verdict::Fail);
+    CHECK(mentions(huge,
+                   "container agent has cpu limit 1000 is more than node local-node has "
+                   "(32): it bounds nothing there"));
+    CHECK(mentions(huge, "memory limit 1Pi is more than node local-node has (24590812Ki)"));
+    // The node not read: not compared (the live half reads the cgroup).
+    CHECK(limitsStatic(pod, json::object(), quota, today()).verdict == Verdict::Pass);
+}

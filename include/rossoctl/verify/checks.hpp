@@ -114,11 +114,13 @@ struct DeadlineBound {
     std::string origin = "the default lifetime";  // for evidence
 };
 
-// Every container has cpu and memory limits above zero; activeDeadlineSeconds or the
+// Every container has cpu and memory limits above zero and no more than the pod's node has
+// (node: the Node object, null when not read: then not compared); activeDeadlineSeconds or the
 // Sandbox's shutdownTime ends within bound; a ResourceQuota (a List's items) covering the pod
 // caps limits.cpu and limits.memory.
 Finding limitsStatic(const nlohmann::json& pod, const nlohmann::json& sandbox,
-                     const nlohmann::json& resourceQuotas, const DeadlineBound& bound);
+                     const nlohmann::json& resourceQuotas, const DeadlineBound& bound,
+                     const nlohmann::json& node = nullptr);
 
 // No volume that outlives the pod (PVC, hostPath, network and cloud disks, a generic ephemeral
 // volume whose StorageClass retains it, ...), no volumeClaimTemplates on the Sandbox; a volume
