@@ -204,3 +204,48 @@ TEST_CASE("sandbox list -w reads a changed sandbox's pod again: Suspended, <none
     CHECK(lines[2].find("Suspended ") != std::string::npos);
     CHECK(lines[2].find("<none>") != std::string::npos);
 }
+
+TEST_CASE("sandbox top and verify --all leave a warm pool's spares out, as sandbox list does",
+          "[sandbox][pool][top][verify]") {
+    auto serve = [](TestHost& host) {
+        host.serveSandboxGroup();
+        host.server.onJson("GET", kSandboxes, 200,
+                           list({sandboxWithReason("orders"), spareOf("py", "py-52c5b")}));
+        host.server.onJson("GET", kPods, 200, list({}));
+    };
+    TestHost top;
+    serve(top);
+    REQUIRE(top.run({"sandbox", "top"}) == 0);
+    INFO(top.out.str() << top.err.str());
+    CHECK(top.out.str().find("orders") != std::string::npos);
+    CHECK(top.out.str().find("py-52c5b") == std::string::npos);
+    CHECK(top.err.str() ==
+          "1 warm-pool sandbox not shown (spares a SandboxWarmPool keeps for sandbox run --pool); "
+          "add --include-pool to show it\n");
+
+    TestHost topAll;
+    serve(topAll);
+    REQUIRE(topAll.run({"sandbox", "top", "--include-pool", "-o", "json"}) == 0);
+    CHECK(testing::printedJson(topAll.out.str())["items"].size() == 2);
+    CHECK(topAll.err.str().empty());
+
+    // verify --all: the spare is neither verified nor counted in the List
+    TestHost verify;
+    serve(verify);
+    CHECK(verify.run({"sandbox", "verify", "--all", "-o", "json"}) == kExitError);
+    const json reports = testing::printedJson(verify.out.str());
+    REQUIRE(reports["items"].size() == 1);
+    CHECK(reports["items"][0]["sandbox"] == "orders");
+    CHECK(verify.err.str().find("1 warm-pool sandbox not verified (spares a SandboxWarmPool keeps "
+                                "for sandbox run --pool); add --include-pool to verify it\n") !=
+          std::string::npos);
+    for (const auto& sent : verify.sent()) CHECK(sent.find("py-52c5b") == std::string::npos);
+
+    TestHost verifyPool;
+    serve(verifyPool);
+    CHECK(verifyPool.run({"sandbox", "verify", "--all", "--include-pool", "-o", "json"}) ==
+          kExitError);
+    CHECK(testing::printedJson(verifyPool.out.str())["items"].size() == 2);
+
+    testing::checkUsageErrors({{"sandbox", "verify", "orders", "--include-pool"}});
+}
