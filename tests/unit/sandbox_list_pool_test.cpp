@@ -145,6 +145,7 @@ TEST_CASE("project describe shows a warm pool's spares apart from the project's 
              {"/api/v1/namespaces/team1/resourcequotas", "/api/v1/namespaces/team1/limitranges",
               "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies"})
             host.server.onJson("GET", empty, 200, list({}));
+        host.server.onJson("GET", kPods, 200, list({}));
         host.server.onJson(
             "GET", kSandboxes, 200,
             list({sandboxWithReason("orders"), spareOf("py", "py-a1"), spareOf("py", "py-b2")}));
@@ -248,4 +249,66 @@ TEST_CASE("sandbox top and verify --all leave a warm pool's spares out, as sandb
     CHECK(testing::printedJson(verifyPool.out.str())["items"].size() == 2);
 
     testing::checkUsageErrors({{"sandbox", "verify", "orders", "--include-pool"}});
+}
+
+TEST_CASE("project describe: POD is the pod there is, and -o yaml hides managedFields",
+          "[project][command][describe]") {
+    const auto serve = [](TestHost& host) {
+        host.serveSandboxGroup();
+        const json managed = {{{"manager", "rossoctl"}, {"operation", "Apply"}}};
+        host.server.onJson("GET", "/api/v1/namespaces/team1", 200,
+                           {{"metadata",
+                             {{"name", "team1"},
+                              {"creationTimestamp", "2023-11-14T22:00:00Z"},
+                              {"managedFields", managed}}},
+                            {"status", {{"phase", "Active"}}}});
+        host.server.onJson(
+            "GET", "/api/v1/namespaces/team1/resourcequotas", 200,
+            list({{{"metadata", {{"name", "sandbox-quota"}, {"managedFields", managed}}},
+                   {"spec", {{"hard", {{"pods", "1"}}}}}}}));
+        for (const char* empty : {"/api/v1/namespaces/team1/limitranges",
+                                  "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies"})
+            host.server.onJson("GET", empty, 200, list({}));
+        // q1's pod was refused by the quota: the Sandbox names none that exists.
+        json orders = sandboxWithReason("orders");
+        orders["metadata"]["managedFields"] = managed;
+        host.server.onJson("GET", kSandboxes, 200,
+                           list({orders, sandboxWithReason("q1", "6", "ReconcilerError")}));
+        host.server.onJson(
+            "GET", kPods, 200,
+            list({{{"metadata",
+                    {{"name", "orders"},
+                     {"namespace", "team1"},
+                     {"uid", "pod-orders"},
+                     {"ownerReferences",
+                      {{{"kind", "Sandbox"}, {"uid", "uid-orders"}, {"controller", true}}}}}},
+                   {"status", {{"phase", "Running"}}}}}));
+    };
+    TestHost host;
+    serve(host);
+    REQUIRE(host.run({"project", "describe", "team1"}) == 0);
+    const std::string out = host.out.str();
+    INFO(out);
+    std::istringstream lines(out.substr(out.find("\nSandboxes:\n")));
+    std::string line, ordersLine, q1Line;
+    while (std::getline(lines, line)) {
+        if (line.rfind("  orders ", 0) == 0) ordersLine = line;
+        if (line.rfind("  q1 ", 0) == 0) q1Line = line;
+    }
+    CHECK(ordersLine.find(" orders ") != std::string::npos);  // NAME and POD
+    CHECK(q1Line.find("<none>") != std::string::npos);
+    CHECK(q1Line.find("q1", 3) == std::string::npos);  // named once: NAME, not POD
+
+    TestHost yaml;
+    serve(yaml);
+    REQUIRE(yaml.run({"project", "describe", "team1", "-o", "yaml"}) == 0);
+    CHECK(yaml.out.str().find("managedFields") == std::string::npos);
+    TestHost asJson;
+    serve(asJson);
+    REQUIRE(asJson.run({"project", "describe", "team1", "-o", "json"}) == 0);
+    CHECK(asJson.out.str().find("managedFields") == std::string::npos);
+    const json described = testing::printedJson(asJson.out.str());
+    CHECK(described["sandboxPods"]["orders"] == "orders");
+    CHECK(described["sandboxPods"]["q1"] == nullptr);
+    CHECK(asJson.server.writes().empty());
 }
