@@ -72,15 +72,12 @@ std::string header(const std::string& name, const std::string& summary) {
            roff(name) + " \\- " + roff(summary) + "\n";
 }
 
-const char* kExitStatus =
-    ".SH EXIT STATUS\n"
-    ".TP\n.B 0\nsuccess\n"
-    ".TP\n.B 1\nan error: API, network, not found, forbidden\n"
-    ".TP\n.B 2\na usage error, found before any request was sent\n"
-    ".TP\n.B 3\nsandbox verify found a boundary that does not hold or is not proven\n"
-    ".TP\n.B 124, 125, 137\nsandbox run: the code timed out; rossoctl itself failed (an -o json "
-    "output cap reached included); the code was killed (out of memory, a deadline, an eviction) "
-    "(otherwise the code's own exit status)\n";
+std::string exitStatus() {
+    std::string section = ".SH EXIT STATUS\n";
+    for (const auto& exit : exitCodes())
+        section += ".TP\n.B " + std::string(exit.code) + "\n" + roff(exit.meaning) + "\n";
+    return section;
+}
 
 std::string rootPage(const CLI::App& root) {
     std::ostringstream page;
@@ -98,7 +95,7 @@ std::string rootPage(const CLI::App& root) {
     writeOptions(page, &root);
     page << ".SH ENVIRONMENT\n.TP\n.B KUBECONFIG\nA colon-separated list of kubeconfig files, "
             "merged as kubectl does.\n.TP\n.B NO_COLOR\nSet to turn color off.\n";
-    page << kExitStatus;
+    page << exitStatus();
     page << ".SH SEE ALSO\n";
     std::string sep;
     for (const CLI::App* sub : root.get_subcommands(visible))
@@ -118,7 +115,7 @@ std::string groupPage(const CLI::App* group) {
     page << ".SH COMMANDS\n";
     for (const CLI::App* sub : group->get_subcommands(visible))
         writeCommand(page, sub, group->get_name() + " " + sub->get_name());
-    page << kExitStatus;
+    page << exitStatus();
     page << ".SH SEE ALSO\n\\fBrossoctl\\fR(1)\n";
     return page.str();
 }

@@ -69,12 +69,32 @@ json gather(app::Context& context, const std::string& name) {
     } catch (const Error&) {
         // the Sandbox API is not installed
     }
+    // Each sandbox's pod as sandbox list finds it: the pod its Sandbox controls, null when there
+    // is none (a pod the quota refused is named in the Sandbox's status all the same).
+    result["sandboxPods"] = json::object();
+    if (!sandboxes.empty()) {
+        std::map<std::string, std::string> pods;  // owner UID -> pod name, the newest first
+        for (auto& [uid, pod] :
+             app::podsByOwner(context.client(), name, "agents.x-k8s.io/sandbox-name-hash"))
+            pods.emplace(uid, pod.name);
+        for (const auto& sandbox : sandboxes) {
+            const json metadata = sandbox.value("metadata", json::object());
+            const auto pod = pods.find(metadata.value("uid", ""));
+            result["sandboxPods"][metadata.value("name", "")] =
+                pod == pods.end() || pod->second.empty() ? json(nullptr) : json(pod->second);
+        }
+    }
     // A warm pool's spares apart from the project's own sandboxes.
     result["sandboxes"] = json::array();
     result["warmPoolSandboxes"] = json::array();
     for (auto& sandbox : sandboxes)
         result[app::isWarmPoolSpare(sandbox) ? "warmPoolSandboxes" : "sandboxes"].push_back(
             std::move(sandbox));
+    // managedFields hidden, as every other -o json/yaml hides them.
+    result["namespace"] = ui::withoutManagedFields(std::move(result["namespace"]));
+    for (const char* list :
+         {"resourceQuotas", "limitRanges", "policies", "sandboxes", "warmPoolSandboxes"})
+        for (auto& item : result[list]) item = ui::withoutManagedFields(std::move(item));
     return result;
 }
 
@@ -169,11 +189,11 @@ void printHuman(app::Context& context, const json& info) {
         for (const auto& sandbox : info["sandboxes"]) {
             std::string reason;
             bool ready = model::sandboxReady(sandbox, &reason);
-            std::string pod = model::sandboxPodName(sandbox);
+            const std::string name = sandbox.value("metadata", json::object()).value("name", "");
+            const json pod = info["sandboxPods"].value(name, json(nullptr));
             table.rows.push_back(
-                {"  " + sandbox.value("metadata", json::object()).value("name", ""),
-                 ready ? "True" : "False", reason.empty() ? "-" : reason, pod.empty() ? "-" : pod,
-                 ageOf(context, sandbox)});
+                {"  " + name, ready ? "True" : "False", reason.empty() ? "-" : reason,
+                 pod.is_string() ? pod.get<std::string>() : "<none>", ageOf(context, sandbox)});
         }
         ui::printTable(out, table, false, false);
     }

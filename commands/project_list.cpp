@@ -23,10 +23,13 @@ struct ProjectListOptions {
     OutputFlags output;
 };
 
+// -w keeps room in STATUS for Terminating, the phase a project delete brings.
 ui::Table projectTable() {
-    return {{"NAME", "STATUS", "POD-SECURITY", "DEFAULT-LIFETIME", "AGE", "MANAGED-BY"},
-            {},
-            {false, false, false, false, false, true}};
+    ui::Table table{{"NAME", "STATUS", "POD-SECURITY", "DEFAULT-LIFETIME", "AGE", "MANAGED-BY"},
+                    {},
+                    {false, false, false, false, false, true}};
+    table.watchWidths = {0, std::string_view("Terminating").size()};
+    return table;
 }
 
 void addProjectRow(ui::Table& table, const json& item, std::chrono::system_clock::time_point now) {

@@ -8,6 +8,18 @@ void registerVersion(CLI::App& root, CommandHost& host);
 void registerCompletion(CLI::App& root, CommandHost& host);
 void registerComplete(CLI::App& root, CommandHost& host);
 void registerManpage(CLI::App& root, CommandHost& host);
+// The exit codes any command may end with (DESIGN's list): the root --help's footer and the man
+// pages' EXIT STATUS both print this one list.
+struct ExitCodeText {
+    const char* code;     // "124"
+    const char* brief;    // "timed out", as the footer's line says it
+    const char* meaning;  // the man page's sentence
+    bool runOnly;         // sandbox run's own (else the code's exit status passes through)
+};
+const std::vector<ExitCodeText>& exitCodes();
+// The root command's footer: every exit code, then where to read more. Subcommands added after
+// it is set inherit it (CLI11 copies a parent's footer).
+std::string rootFooter();
 // The groups (agents, sandbox, project) and their subcommands.
 void registerGroups(CLI::App& root, CommandHost& host);
 

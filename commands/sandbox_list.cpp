@@ -10,6 +10,7 @@
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
 #include "rossoctl/app/list_watch.hpp"
+#include "rossoctl/app/warm_pool.hpp"
 #include "rossoctl/ui/jsonpath.hpp"
 
 namespace rossoctl::commands {
@@ -24,25 +25,6 @@ struct ListOptions {
     bool watch = false;
     bool watchOnly = false;
     OutputFlags output;
-};
-
-// A warm pool's spares are the pool's, not the user's sandboxes: left out unless --include-pool,
-// and counted so the user knows they are there.
-struct PoolFilter {
-    bool include = false;
-    size_t hidden = 0;
-    bool keep(const nlohmann::json& sandbox) {
-        if (include || !app::isWarmPoolSpare(sandbox)) return true;
-        ++hidden;
-        return false;
-    }
-    void note(std::ostream& err) const {
-        if (hidden > 0)
-            err << fmt::format(
-                "{} warm-pool sandbox{} not shown (spares a SandboxWarmPool keeps for sandbox "
-                "run --pool); add --include-pool to list {}\n",
-                hidden, hidden == 1 ? "" : "es", hidden == 1 ? "it" : "them");
-    }
 };
 
 // Each sandbox's pod, by the sandbox's UID. A UID names one object in a real cluster: a list
@@ -123,7 +105,7 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
                             format == ui::OutputFormat::Wide);
     WatchedTemplate templated(context.out(), options.output, context.streams().outIsTty);
     bool headerDone = false;
-    PoolFilter pool{options.includePool};
+    app::PoolFilter pool{options.includePool};
     auto print = [&](std::vector<nlohmann::json> sandboxes) {
         sandboxes.erase(std::remove_if(sandboxes.begin(), sandboxes.end(),
                                        [&](const nlohmann::json& one) { return !pool.keep(one); }),
@@ -174,7 +156,7 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
     PodsByOwner pods(client, ns);
     auto table = app::sandboxTable(options.allNamespaces, options.includePool);
     const auto now = context.clock().now();
-    PoolFilter pool{options.includePool};
+    app::PoolFilter pool{options.includePool};
     auto addRow = [&](const nlohmann::json& sandbox) {
         if (!pool.keep(sandbox)) return;
         app::addSandboxRow(table, sandbox, pods.podOf(sandbox, true), now, options.allNamespaces);
@@ -224,7 +206,7 @@ int runList(app::Context& context, ListOptions& options) {
     kube::ListOptions selected;
     selected.labelSelector = options.selector;
     nlohmann::json sandboxes = nlohmann::json::array();
-    PoolFilter pool{options.includePool};
+    app::PoolFilter pool{options.includePool};
     nlohmann::json listed = client.list(ref, ns, selected);
     for (auto& sandbox : listed["items"])
         if (pool.keep(sandbox)) sandboxes.push_back(std::move(sandbox));

@@ -16,6 +16,7 @@ using nlohmann::json;
 struct TopOptions {
     std::vector<std::string> names;
     bool allNamespaces = false;
+    bool includePool = false;
     std::string output;
     bool noHeaders = false;
 };
@@ -77,7 +78,9 @@ int runTop(app::Context& context, TopOptions& options) {
     request.names = options.names;
 
     // run
-    const auto rows = app::sandboxUsage(context.client(), request);
+    app::PoolFilter pool{options.includePool};
+    const auto rows = app::sandboxUsage(context.client(), request, pool);
+    pool.note(context.err(), "shown", "show");
     if (format == ui::OutputFormat::Json) {
         ui::printJson(context.out(), asJson(rows));
         return 0;
@@ -118,6 +121,8 @@ void registerSandboxTop(CLI::App& sandbox, CommandHost& host) {
     command->add_option("sandboxes", options->names, "Sandbox names (default: all in -n)");
     command->add_flag("-A,--all-namespaces", options->allNamespaces,
                       "Every sandbox in every namespace");
+    command->add_flag("--include-pool", options->includePool,
+                      "Also show a warm pool's spare sandboxes (left out and counted otherwise)");
     command->add_option("-o,--output", options->output, "Output format: table|wide|json");
     command->add_flag("--no-headers", options->noHeaders, "Print the table without its header");
     command->footer(
@@ -128,7 +133,9 @@ void registerSandboxTop(CLI::App& sandbox, CommandHost& host) {
         "The figures are the kubelet's own (its Summary API, read through the API server's node\n"
         "proxy: needs get on nodes/proxy, no metrics-server): CPU in millicores, memory as the\n"
         "working set, DISK the containers' writable layers, PROCESSES in the pod; - where the\n"
-        "kubelet reports no figure (process counts need its cAdvisor container stats).\n\n"
+        "kubelet reports no figure (process counts need its cAdvisor container stats).\n"
+        "A warm pool's spare sandboxes are left out (and counted on stderr), as sandbox list\n"
+        "leaves them out, unless --include-pool or named.\n\n"
         "Exit codes: 0 shown; 1 a sandbox not found, an API error, or nodes/proxy forbidden;\n"
         "2 invalid arguments.");
     onRun(command, host, options, &runTop);

@@ -11,6 +11,7 @@
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/parallel.hpp"
+#include "rossoctl/app/warm_pool.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 #include "rossoctl/verify/report.hpp"
@@ -42,6 +43,7 @@ constexpr size_t kMaxParallelSandboxes = 12;
 struct VerifyCommandOptions {
     std::vector<std::string> names;
     bool all = false;
+    bool includePool = false;  // --all: a warm pool's spares too
     std::string egressTarget = "https://example.com";
     bool noRestart = false;
     std::string trustedProbe;  // image of the ephemeral container the egress probe runs in
@@ -76,8 +78,16 @@ std::vector<std::string> sandboxNames(app::Context& context, const kube::Resourc
                                       const std::string& ns, const VerifyCommandOptions& options) {
     if (!options.all) return options.names;
     std::vector<std::string> names;
+    app::PoolFilter pool{options.includePool};
     for (const auto& item : context.client().list(ref, ns).value("items", json::array()))
-        names.push_back(item.value("metadata", json::object()).value("name", ""));
+        if (pool.keep(item))
+            names.push_back(item.value("metadata", json::object()).value("name", ""));
+    pool.note(context.err(), "verified", "verify");
+    if (names.empty() && pool.hidden > 0)
+        throw Error(fmt::format(
+            "no sandboxes in namespace {} but a warm pool's spares: nothing to verify; add "
+            "--include-pool to verify them",
+            ns));
     if (names.empty())
         throw Error(
             fmt::format("no sandboxes in namespace {}: nothing to verify; run \"rossoctl "
@@ -94,6 +104,8 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
         throw UsageError("name the sandboxes to verify, or use --all");
     if (!options.names.empty() && options.all)
         throw UsageError("give sandbox names or --all, not both");
+    if (options.includePool && !options.all)
+        throw UsageError("--include-pool goes with --all (a named sandbox is verified anyway)");
     const auto target = verify::parseEgressTarget(options.egressTarget);
     if (!target)
         throw UsageError(fmt::format(
@@ -215,6 +227,9 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         "host, kernel isolation, image provenance");
     command->add_option("sandboxes", options->names, "Sandbox names");
     command->add_flag("--all", options->all, "Verify every sandbox in the namespace");
+    command->add_flag("--include-pool", options->includePool,
+                      "With --all, also a warm pool's spare sandboxes (left out and counted "
+                      "otherwise)");
     command
         ->add_option("--egress-target", options->egressTarget, "A URL the sandbox must not reach")
         ->capture_default_str();
@@ -281,7 +296,13 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         "                            (project create --allow-registry); the digest the kubelet\n"
         "                            reports it ran. Judged when the project lists registries\n"
         "-o json prints one named sandbox's report; several sandboxes, or --all, print a List\n"
-        "of reports ({\"kind\":\"List\",\"items\":[...]}, as kubectl prints many objects).\n\n"
+        "of reports ({\"kind\":\"List\",\"items\":[...]}, as kubectl prints many objects).\n"
+        "A check's \"result\" is pass, fail, unproven, or notRequired for one that did not pass\n"
+        "but nothing asked for (what was measured is in \"measured\"), so\n"
+        "jq '.checks[] | select(.result==\"fail\")' finds what fails the gate; JUnit marks\n"
+        "a notRequired check skipped, SARIF a note with the same \"result\" property.\n"
+        "--all leaves out a warm pool's spare sandboxes (counted on stderr; --include-pool\n"
+        "verifies them too), as sandbox list does; a named one is verified.\n\n"
         "Examples:\n"
         "  rossoctl sandbox verify orders -n team1\n"
         "  rossoctl sandbox verify --all -n team1 --no-restart -o json\n"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "conventions.hpp"
@@ -75,6 +76,7 @@ std::string nearestFlag(const CLI::App* app, const std::string& typed) {
         for (const CLI::Option* option : at->get_options())
             for (const auto& name : option->get_lnames()) {
                 if (lower(name) == word) return "; did you mean --" + name + "?";
+                if (name == "help-all") continue;  // never what a mistyped flag meant (--all)
                 known.push_back(name);
                 const std::string tail = "-" + word;
                 if (lastWord.empty() && name.size() > tail.size() &&
@@ -133,6 +135,183 @@ std::optional<std::string> findMisplacedArgument(
     return std::nullopt;
 }
 
+// "rossoctl agents import": the command line that reaches app.
+std::string commandPath(const CLI::App* app) {
+    std::string path = app->get_name();
+    for (const CLI::App* at = app->get_parent(); at != nullptr; at = at->get_parent())
+        path = at->get_name() + " " + path;
+    return path;
+}
+
+// A word as a shell line shows it: quoted when the shell would read it otherwise.
+std::string shellWord(const std::string& word) {
+    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+        return std::isalnum(c) ||
+               std::string_view("_-./=:,@%+").find(static_cast<char>(c)) != std::string_view::npos;
+    });
+    if (plain) return word;
+    std::string quoted = "'";
+    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
+std::string shellLine(std::vector<std::string>::const_iterator begin,
+                      std::vector<std::string>::const_iterator end) {
+    std::string line = "rossoctl";
+    for (auto it = begin; it != end; ++it) line += " " + shellWord(*it);
+    return line;
+}
+
+// Whether the words (after a command reached as app) hold a name: a word that is neither a
+// flag nor a flag's value.
+bool namesAfter(const CLI::App* app, std::vector<std::string>::const_iterator begin,
+                std::vector<std::string>::const_iterator end) {
+    for (auto it = begin; it != end; ++it) {
+        if (it->size() < 2 || (*it)[0] != '-') return true;
+        const CLI::Option* option = findFlag(app, it->substr(0, it->find('=')));
+        if (option != nullptr && takesValue(option) && it->find('=') == std::string::npos &&
+            (it->rfind("--", 0) == 0 || it->size() == 2) && it + 1 != end)
+            ++it;
+    }
+    return false;
+}
+
+// The group a kubectl resource word names ("sandboxes" is sandbox's), or "".
+std::string groupOfNoun(const std::string& noun) {
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> kNouns = {
+        {"sandbox", {"sandbox", "sandboxes", "sb", "sandboxes.agents.x-k8s.io"}},
+        {"agents", {"agent", "agents", "agentruntime", "agentruntimes"}},
+        {"project", {"project", "projects", "namespace", "namespaces", "ns"}},
+    };
+    for (const auto& [group, words] : kNouns)
+        if (std::find(words.begin(), words.end(), noun) != words.end()) return group;
+    return "";
+}
+
+// kubectl's verbs come first and the noun after; rossoctl's the other way round. Where a verb
+// typed where rossoctl wants a noun (or a noun's verb it lacks) lives instead; "" when nowhere.
+std::string verbHint(const CLI::App& root, const std::string& where, const std::string& word,
+                     const std::vector<std::string>& after) {
+    struct Hint {
+        std::string_view where, word, instead;
+    };
+    static constexpr Hint kHints[] = {
+        {"rossoctl", "describe",
+         "\"rossoctl sandbox get NAME -o wide\", \"rossoctl agents get NAME -o wide\" or "
+         "\"rossoctl project describe NAME\""},
+        {"rossoctl", "apply", "\"rossoctl agents import from-image --name NAME ...\""},
+        {"rossoctl", "create",
+         "\"rossoctl agents import from-image --name NAME ...\" or \"rossoctl project create "
+         "NAME\""},
+        {"rossoctl", "edit", "\"rossoctl sandbox set-env NAME K=V\""},
+        {"rossoctl", "set", "\"rossoctl sandbox set-env NAME K=V\""},
+        {"rossoctl", "patch", "\"rossoctl sandbox set-env NAME K=V\""},
+        {"rossoctl", "rollout", "\"rossoctl sandbox restart NAME\""},
+        {"rossoctl sandbox", "delete",
+         "a sandbox is deleted with its agent: \"rossoctl agents delete NAME\""},
+        {"rossoctl sandbox", "describe",
+         "\"rossoctl sandbox get NAME -o wide\" or \"rossoctl project describe PROJECT\""},
+        {"rossoctl agents", "describe", "\"rossoctl agents get NAME -o wide\""},
+    };
+    const std::string noun = after.empty() ? "" : groupOfNoun(after.front());
+    const std::string nounWhere = noun.empty() ? where : "rossoctl " + noun;  // `delete sandbox x`
+    for (const auto& hint : kHints)
+        if ((hint.where == where || hint.where == nounWhere) && hint.word == word) {
+            const std::string instead(hint.instead);
+            return instead.front() == '"' ? "; use " + instead : "; " + instead;
+        }
+    // A verb one of the groups has: `rossoctl get` is `rossoctl sandbox get` or `agents get`;
+    // `get sandboxes` is `sandbox list`, `get sandbox orders` is `sandbox get orders`.
+    std::vector<std::string> found;
+    for (const CLI::App* group : root.get_subcommands(visible)) {
+        if (findSubcommand(group, word) == nullptr || "rossoctl " + group->get_name() == where ||
+            (!noun.empty() && noun != group->get_name()))
+            continue;
+        std::vector<std::string> line{group->get_name(), word};
+        line.insert(line.end(), after.begin() + (noun.empty() ? 0 : 1), after.end());
+        if (word == "get" && !noun.empty() && findSubcommand(group, "list") != nullptr &&
+            !namesAfter(findSubcommand(group, word), after.begin() + 1, after.end()))
+            line[1] = "list";
+        found.push_back("\"" + shellLine(line.begin(), line.end()) + "\"");
+    }
+    if (found.empty()) return "";
+    std::string list = found.front();
+    for (size_t i = 1; i < found.size(); ++i)
+        list += (i + 1 == found.size() ? " or " : ", ") + found[i];
+    return "; use " + list;
+}
+
+// The command named by `where` ("rossoctl sandbox list") when it has a sibling that shows one
+// object: "; to show one, \"rossoctl sandbox get orders\"".
+std::string showOneHint(const CLI::App* app, const std::string& word) {
+    const CLI::App* parent = app->get_parent();
+    if (parent == nullptr || app->get_name() != "list") return "";
+    for (const char* verb : {"get", "describe"})
+        if (findSubcommand(parent, verb) != nullptr)
+            return fmt::format("; to show one, \"rossoctl {} {} {}\"", parent->get_name(), verb,
+                               shellWord(word));
+    return "";
+}
+
+// kubectl's "unknown flag: --x" (or "unknown shorthand flag: 'x' in -xy") for args[at], with
+// what the user most likely meant: a command's own flag before "--", a flag of a subcommand
+// left out, kubectl's --all, set-env's variables given as --env, or the flag nearly spelt.
+std::string unknownFlag(const CLI::App* app, const std::vector<std::string>& args, size_t at,
+                        const std::string& flag, const CLI::Option* valueOf,
+                        const std::vector<size_t>& argumentAt) {
+    const std::string& word = args[at];
+    const bool longFlag = flag.rfind("--", 0) == 0;
+    const std::string message =
+        longFlag ? "unknown flag: " + flag
+                 : fmt::format("unknown shorthand flag: '{}' in {}", flag.substr(1), word);
+    // `agents import --command sh -c '...'`: the container command's flag
+    if (valueOf != nullptr && (valueOf->check_lname("command") || valueOf->check_lname("args")))
+        return message + fmt::format(
+                             "; give each of the command's arguments with --args "
+                             "(--args={})",
+                             shellWord(word));
+    // `sandbox exec orders ls -la`, `sandbox run python3 -c ...`: the command's own flag
+    if (const CLI::Option* command = commandArgument(app); command != nullptr) {
+        size_t own = 0;  // the words that are the command's own (sandbox exec's S)
+        for (const CLI::Option* option : app->get_options())
+            if (option->get_positional() && option != command)
+                own += static_cast<size_t>(std::max(option->get_items_expected_max(), 1));
+        if (argumentAt.size() > own) {
+            const auto start = args.begin() + static_cast<long>(argumentAt[own]);
+            std::vector<std::string> line(args.begin(), start);
+            line.push_back("--");
+            line.insert(line.end(), start, args.end());
+            return message + "; put the command after \"--\" so that its flags are its own: " +
+                   shellLine(line.begin(), line.end());
+        }
+    }
+    // `agents import --name x` with from-image left out
+    for (const CLI::App* sub : app->get_subcommands(visible))
+        for (const CLI::Option* option : sub->get_options())
+            if (!option->get_positional() && option->check_name(flag) &&
+                findFlag(app, flag) == nullptr)
+                return message + fmt::format(
+                                     "; it is a flag of \"{} {}\": did you leave out "
+                                     "\"{}\"?",
+                                     commandPath(app), sub->get_name(), sub->get_name());
+    if (flag == "--all" && findFlag(app, "--all-namespaces") != nullptr)
+        return message + "; for every namespace use -A/--all-namespaces";
+    // `sandbox set-env orders --env A=1`: the variables are arguments
+    static const std::vector<std::string> envFlags{"--env", "--envVar", "--env-var", "-e"};
+    if (app->get_name() == "set-env" &&
+        std::find(envFlags.begin(), envFlags.end(), flag) != envFlags.end()) {
+        std::vector<std::string> line(args.begin(), args.begin() + static_cast<long>(at));
+        const size_t equals = word.find('=');
+        if (longFlag && equals != std::string::npos)
+            line.push_back(word.substr(equals + 1));
+        else if (!longFlag && word.size() > 2)
+            line.push_back(word.substr(2));
+        line.insert(line.end(), args.begin() + static_cast<long>(at) + 1, args.end());
+        return message + "; give NAME=VALUE as arguments: " + shellLine(line.begin(), line.end());
+    }
+    return longFlag ? message + nearestFlag(app, flag) : message;
+}
+
 struct Mistake {
     std::string message;
     std::string where;  // "rossoctl sandbox"
@@ -149,7 +328,10 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
     size_t beforeDash = 0;                            // how many of them came before "--"
     std::vector<const CLI::Option*> valueFlagBefore;  // per word before "--": the flag just before
     const CLI::Option* lastValueFlag = nullptr;       // the flag the previous word was a value of
-    auto takeArgument = [&](const std::string& word) {
+    std::vector<size_t> argumentAt;                   // where in args each positional word is
+    auto takeArgument = [&](size_t at) {
+        const std::string& word = args[at];
+        argumentAt.push_back(at);
         arguments.push_back(word);
         if (rest) return;
         ++beforeDash;
@@ -158,7 +340,7 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& word = args[i];
         if (rest) {
-            takeArgument(word);
+            takeArgument(i);
             continue;
         }
         if (word == "--") {
@@ -169,12 +351,8 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
             const bool longFlag = word.rfind("--", 0) == 0;
             const std::string flag = word.substr(0, longFlag ? word.find('=') : 2);
             const CLI::Option* option = findFlag(app, flag);
-            if (option == nullptr) {
-                if (longFlag)
-                    return Mistake{"unknown flag: " + flag + nearestFlag(app, flag), where};
-                return Mistake{
-                    fmt::format("unknown shorthand flag: '{}' in {}", flag.substr(1), word), where};
-            }
+            if (option == nullptr)
+                return Mistake{unknownFlag(app, args, i, flag, lastValueFlag, argumentAt), where};
             const bool joined = longFlag ? word.find('=') != std::string::npos : word.size() > 2;
             lastValueFlag = takesValue(option) ? option : nullptr;
             if (takesValue(option) && !joined) {
@@ -184,7 +362,7 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
             continue;
         }
         if (!arguments.empty()) {
-            takeArgument(word);
+            takeArgument(i);
             continue;
         }
         if (const CLI::App* sub = findSubcommand(app, word)) {
@@ -200,10 +378,15 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
             }
             std::string message = fmt::format("unknown command \"{}\" for \"{}\"", word, where);
             const std::string nearest = nearestWord(word, known);
-            if (!nearest.empty()) message += fmt::format("; did you mean \"{}\"?", nearest);
+            const std::vector<std::string> after(args.begin() + static_cast<long>(i) + 1,
+                                                 args.end());
+            if (const std::string hint = verbHint(root, where, word, after); !hint.empty())
+                message += hint;
+            else if (!nearest.empty())
+                message += fmt::format("; did you mean \"{}\"?", nearest);
             return Mistake{message, where};
         }
-        takeArgument(word);
+        takeArgument(i);
     }
     if (auto misplaced = findMisplacedArgument(app, arguments, beforeDash, valueFlagBefore, rest))
         return Mistake{*misplaced, where};
@@ -218,12 +401,26 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
         const std::string oneValue =
             capacity < beforeDash ? oneValuePerUse(valueFlagBefore[capacity], arguments[capacity])
                                   : "";
-        if (capacity == 0)
+        if (capacity == 0) {
+            // `from-image x`: the name is a flag's value here
+            std::string hint = oneValue.empty() ? showOneHint(app, arguments[0]) : oneValue;
+            if (hint.empty() && findFlag(app, "--name") != nullptr)
+                hint = fmt::format("; give the name with --name {}", shellWord(arguments[0]));
             return Mistake{
-                fmt::format("unknown command \"{}\" for \"{}\"{}", arguments[0], where, oneValue),
+                fmt::format("unknown command \"{}\" for \"{}\"{}", arguments[0], where, hint),
                 where};
+        }
         return Mistake{fmt::format("accepts at most {} arg(s), received {}: unexpected \"{}\"{}",
                                    capacity, arguments.size(), arguments[capacity], oneValue),
+                       where};
+    }
+    // `sandbox get -n P`: kubectl's get lists when given no name; rossoctl's list does
+    if (arguments.empty() && app->get_name() == "get" && app->get_parent() != nullptr &&
+        findSubcommand(app->get_parent(), "list") != nullptr) {
+        std::vector<std::string> line = args;
+        std::replace(line.begin(), line.end(), std::string("get"), std::string("list"));
+        return Mistake{fmt::format("name is required; to list them all, \"{}\"",
+                                   shellLine(line.begin(), line.end())),
                        where};
     }
     if (!runsAlone && app != &root) {

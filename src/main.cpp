@@ -122,10 +122,7 @@ int main(int argc, char** argv) {
     root.name("rossoctl");
     root.fallthrough();  // global flags work before and after the subcommand
     root.set_help_all_flag("--help-all", "Help for every command");
-    root.footer(
-        "Exit codes: 0 success, 1 error, 2 usage error, 3 a sandbox boundary does not hold;\n"
-        "sandbox run passes on the code's own status and uses 124/125 for its own failures.\n"
-        "Run 'rossoctl COMMAND --help' for more about a command.");
+    root.footer(commands::rootFooter());
     addGlobalFlags(root, globals);
 
     Host host(root, globals, cancel);

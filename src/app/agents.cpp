@@ -278,8 +278,10 @@ bool isWarmPoolSpare(const json& sandbox) {
     return sandboxOwner(sandbox).rfind("SandboxWarmPool/", 0) == 0;
 }
 
-// What list -w keeps room for: the longest status a sandbox's pod commonly passes through
-// (ContainerCreating; ImagePullBackOff) and the longest Ready reason (DependenciesNotReady).
+// What list -w keeps room for: a Ready condition not yet written (Unknown, a new sandbox's
+// first rows), the longest status a sandbox's pod commonly passes through (ContainerCreating;
+// ImagePullBackOff) and the longest Ready reason (DependenciesNotReady).
+constexpr size_t kReadyWidth = std::string_view("Unknown").size();
 constexpr size_t kStatusWidth = std::string_view("ContainerCreating").size();
 constexpr size_t kReasonWidth = std::string_view("DependenciesNotReady").size();
 
@@ -321,7 +323,7 @@ ui::Table sandboxTable(bool allNamespaces, bool showOwner) {
     table.headers = {"NAME", "READY", "STATUS",   "REASON", "POD",
                      "AGE",  "IMAGE", "SHUTDOWN", "OWNER",  "MESSAGE"};
     table.wideOnly = {false, false, false, false, false, false, true, true, !showOwner, true};
-    table.watchWidths = {0, 0, kStatusWidth, kReasonWidth};
+    table.watchWidths = {0, kReadyWidth, kStatusWidth, kReasonWidth};
     if (allNamespaces) {
         table.headers.insert(table.headers.begin(), "NAMESPACE");
         table.wideOnly.insert(table.wideOnly.begin(), false);

@@ -145,7 +145,8 @@ std::string ownerGone(const json& object, const run::OwnerAlive& alive) {
         const std::string owner = annotations.value(key, "");
         if (!owner.empty())
             return alive(owner) ? std::string{}
-                                : fmt::format("its rossoctl process ({}) is gone", owner);
+                                : fmt::format("its rossoctl process ({}) is gone",
+                                              run::describeRunOwner(owner));
     }
     return {};
 }

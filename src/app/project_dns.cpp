@@ -56,7 +56,12 @@ std::vector<std::string> clusterZones(const Corefile& corefile) {
                 zones.push_back(corefileZone(directive[i]));
         }
     std::erase_if(zones, [](const std::string& zone) { return !privateZone(zone); });
-    return zones;
+    // Each once: the default's and the kubernetes plugin's cluster.local. are one zone.
+    std::vector<std::string> once;
+    for (auto& zone : zones)
+        if (std::find(once.begin(), once.end(), zone) == once.end())
+            once.push_back(std::move(zone));
+    return once;
 }
 
 // The zones a directive that asks others gets names of: its FROM zone within the block's, or

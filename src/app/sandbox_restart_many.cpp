@@ -256,8 +256,9 @@ class RestartMany {
                 report(name, {},
                        fmt::format("sandbox/{} not found in namespace {}; {}", name, ns_,
                                    sandboxNotFoundAdvice(known, ns_, name)));
-        throw Error(fmt::format("not restarted: {} not found, so no sandbox was",
-                                fmt::join(missing, ", ")));
+        throw Error(fmt::format(
+            "not restarted: {} not found, and no sandbox is restarted until every name is found",
+            fmt::join(missing, ", ")));
     }
 
     // One LIST of the batch's pods; a member that is not in the plain state goes alone.

@@ -114,11 +114,13 @@ std::map<std::string, PodUsage> parseSummary(const json& summary,
     return pods;
 }
 
-std::vector<SandboxUsage> sandboxUsage(kube::Client& client, const TopRequest& request) {
+std::vector<SandboxUsage> sandboxUsage(kube::Client& client, const TopRequest& request,
+                                       PoolFilter& pool) {
     std::vector<json> sandboxes;
     if (request.names.empty()) {
         json list = client.list(request.sandboxes, request.namespaceName);
-        for (auto& sandbox : list["items"]) sandboxes.push_back(std::move(sandbox));
+        for (auto& sandbox : list["items"])
+            if (pool.keep(sandbox)) sandboxes.push_back(std::move(sandbox));
     } else {
         for (const auto& name : request.names)
             sandboxes.push_back(client.get(request.sandboxes, request.namespaceName, name));

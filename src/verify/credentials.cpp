@@ -337,10 +337,10 @@ Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& 
     if (finding.verdict == Verdict::Pass)
         finding.evidence.push_back(fmt::format(
             "no credential by shape (a JWT or its claims, a kubeconfig, a client key, encoded, "
-            "escaped or not, two adjacent env values joined) in {} values the pod can read (env, "
-            "command, probes, downward API, keys of {} "
-            "Secrets/ConfigMaps)",
-            values.size(), sources.size()));
+            "escaped or not, two adjacent env values joined) in {} value{} the pod can read "
+            "(env, command, probes, downward API, keys of {} Secret{}/ConfigMap{})",
+            values.size(), values.size() == 1 ? "" : "s", sources.size(),
+            sources.size() == 1 ? "" : "s", sources.size() == 1 ? "" : "s"));
     return finding;
 }
 

@@ -11,6 +11,17 @@ using nlohmann::json;
 
 EgressInputs::EgressInputs() : allowance(model::projectAllowance(json::object())) {}
 
+namespace {
+
+// What the project allows, after "the project allows: ": "DNS to kube-dns, vm:443" out of the
+// allowance's "the project allows DNS to kube-dns, vm:443".
+std::string withinAllowance(const std::string& origin) {
+    const std::string said = "the project allows ";
+    return origin.rfind(said, 0) == 0 ? origin.substr(said.size()) : origin;
+}
+
+}  // namespace
+
 Finding egressStatic(const json& pod, const json& networkPolicies, const EgressInputs& inputs) {
     Finding finding;
     auto effective = model::effectiveEgress(pod, networkPolicies, inputs.ciliumPolicies);
@@ -62,10 +73,9 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
             policies += (policies.empty() ? "" : ", ") + name;
         finding.evidence.insert(
             finding.evidence.begin(),
-            fmt::format("egress isolated by {}; every rule stays within what {}", policies,
-                        inputs.allowance.origin.rfind("the project allows", 0) == 0
-                            ? inputs.allowance.origin
-                            : "the project allows: " + inputs.allowance.origin));
+            fmt::format("egress isolated by {}; every rule stays within what the project "
+                        "allows: {}",
+                        policies, withinAllowance(inputs.allowance.origin)));
         finding.verdict = Verdict::Pass;
     }
     if (inputs.clusterDns) {

@@ -119,6 +119,11 @@ void printReportTable(std::ostream& out, const SandboxReport& report, bool noHea
     out << ui::escapeErrorLine(summaryLine(report)) << '\n';
 }
 
+std::string checkResultName(const CheckResult& check) {
+    return !check.required && check.verdict() != Verdict::Pass ? "notRequired"
+                                                               : verdictName(check.verdict());
+}
+
 json reportJson(const SandboxReport& report) {
     json out = {{"sandbox", report.name},
                 {"namespace", report.namespaceName},
@@ -140,7 +145,8 @@ json reportJson(const SandboxReport& report) {
         };
         checks.push_back({{"id", checkId(check.kind)},
                           {"name", checkTitle(check.kind)},
-                          {"result", verdictName(check.verdict())},
+                          {"result", checkResultName(check)},
+                          {"measured", verdictName(check.verdict())},
                           {"required", check.required},
                           {"static", part(check.staticPart)},
                           {"live", part(check.livePart)},

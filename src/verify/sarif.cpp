@@ -67,6 +67,7 @@ json reportSarif(const std::vector<SandboxReport>& reports) {
                  {"locations", location(report)},
                  {"properties",
                   {{"verdict", verdictName(verdict)},
+                   {"result", checkResultName(check)},
                    {"required", check.required},
                    {"namespace", report.namespaceName},
                    {"pod", report.pod},

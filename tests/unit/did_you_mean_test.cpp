@@ -81,3 +81,82 @@ TEST_CASE("sandbox verify of a mistyped name suggests the sandbox and verifies n
           std::string::npos);
     CHECK(host.server.writes().empty());
 }
+
+TEST_CASE("a kubectl habit gets the rossoctl command it meant, not a near word",
+          "[conventions][usage][hints]") {
+    struct Case {
+        std::vector<std::string> args;
+        std::string message;
+        int code = kExitUsage;
+    };
+    const std::vector<Case> cases = {
+        {{"get", "sandboxes", "-n", "team1"},
+         "unknown command \"get\" for \"rossoctl\"; use \"rossoctl sandbox list -n team1\""},
+        {{"get", "sandbox", "orders"}, "; use \"rossoctl sandbox get orders\""},
+        {{"get", "orders"},
+         "; use \"rossoctl agents get orders\" or \"rossoctl sandbox get orders\""},
+        {{"describe", "sandbox", "orders"}, "\"rossoctl sandbox get NAME -o wide\""},
+        {{"delete", "sandbox", "orders"},
+         "; a sandbox is deleted with its agent: \"rossoctl agents delete NAME\""},
+        {{"logs", "orders"}, "; use \"rossoctl sandbox logs orders\""},
+        {{"exec", "orders", "--", "ls"}, "; use \"rossoctl sandbox exec orders -- ls\""},
+        {{"cp", "orders:/a", "b"}, "; use \"rossoctl sandbox cp orders:/a b\""},
+        {{"top"}, "; use \"rossoctl sandbox top\""},
+        {{"apply", "-f", "x.yaml"}, "\"rossoctl agents import from-image --name NAME ...\""},
+        {{"sandbox", "list", "--all"},
+         "unknown flag: --all; for every namespace use -A/--all-namespaces ("},
+        {{"sandbox", "set-env", "orders", "--env", "A=1"},
+         "unknown flag: --env; give NAME=VALUE as arguments: rossoctl sandbox set-env orders "
+         "A=1 ("},
+        {{"sandbox", "set-env", "orders", "--env=A=1", "--restart"},
+         "give NAME=VALUE as arguments: rossoctl sandbox set-env orders A=1 --restart ("},
+        {{"agents", "import", "--deployment-type", "sandbox", "--name", "x", "--containerImage",
+          "busybox"},
+         "unknown flag: --name; it is a flag of \"rossoctl agents import from-image\": did you "
+         "leave out \"from-image\"?"},
+        {{"agents", "import", "--deployment-type", "sandbox", "from-image", "x", "--containerImage",
+          "busybox"},
+         "unknown command \"x\" for \"rossoctl agents import from-image\"; give the name with "
+         "--name x ("},
+        {{"sandbox", "exec", "orders", "ls", "-la"},
+         "unknown shorthand flag: 'l' in -la; put the command after \"--\" so that its flags are "
+         "its own: rossoctl sandbox exec orders -- ls -la ("},
+        {{"sandbox", "exec", "orders", "-c", "agent", "ls", "-la"},
+         "rossoctl sandbox exec orders -c agent -- ls -la ("},
+        {{"sandbox", "run", "-n", "P", "python3", "-c", "print(1)"},
+         "unknown shorthand flag: 'c' in -c; put the command after \"--\" so that its flags are "
+         "its own: rossoctl sandbox run -n P -- python3 -c 'print(1)' (",
+         125},  // sandbox run's own usage errors are docker run's 125
+        {{"agents", "import", "from-image", "--name", "x", "--containerImage", "busybox",
+          "--command", "sh", "-c", "echo hi"},
+         "unknown shorthand flag: 'c' in -c; give each of the command's arguments with --args "
+         "(--args=-c)"},
+        {{"sandbox", "get", "-n", "P"},
+         "name is required; to list them all, \"rossoctl sandbox list -n P\""},
+        {{"sandbox", "list", "orders"},
+         "unknown command \"orders\" for \"rossoctl sandbox list\"; to show one, \"rossoctl "
+         "sandbox get orders\""},
+        {{"sandbox", "delete", "orders"},
+         "unknown command \"delete\" for \"rossoctl sandbox\"; a sandbox is deleted with its "
+         "agent: \"rossoctl agents delete NAME\""},
+        {{"sandbox", "describe", "orders"},
+         "; use \"rossoctl sandbox get NAME -o wide\" or \"rossoctl project describe PROJECT\""},
+    };
+    for (const auto& c : cases) {
+        TestHost host;
+        std::string line;
+        for (const auto& word : c.args) line += word + " ";
+        INFO(line << "-> " << host.err.str());
+        CHECK(host.run(c.args) == c.code);
+        INFO(host.err.str());
+        CHECK(host.err.str().find(c.message) != std::string::npos);
+        CHECK(host.err.str().find("did you mean \"gc\"") == std::string::npos);
+        CHECK(host.err.str().find("--help-all?") == std::string::npos);
+        CHECK(host.err.str().find("--v?") == std::string::npos);
+        CHECK(host.server.requests.empty());
+    }
+    // A typo still gets its near word.
+    TestHost typo;
+    CHECK(typo.run({"sandbox", "lst"}) == kExitUsage);
+    CHECK(typo.err.str().find("did you mean \"list\"?") != std::string::npos);
+}

@@ -185,3 +185,12 @@ TEST_CASE("Corefile: imports that fan out past a million directives are refused,
     CHECK_FALSE(parseCorefile(viaFiles, &problem));
     CHECK(recursion(viaFiles) == DnsRecursion::Unknown);
 }
+
+TEST_CASE("the cluster's zones are named once each", "[project][cluster-dns][wording]") {
+    // cluster.local. is the default zone and the kubernetes plugin's: once in the evidence.
+    const std::string text =
+        evidence(".:53 {\n  kubernetes cluster.local in-addr.arpa ip6.arpa\n  cache 30\n}\n");
+    INFO(text);
+    CHECK(text.find("the cluster's zones (cluster.local.): DNS to kube-dns does not recurse") !=
+          std::string::npos);
+}

@@ -394,8 +394,8 @@ TEST_CASE("restart of several names with one wrong restarts none of them",
     CHECK(host.server.requestsTo("DELETE", kPods + "/s1").empty());
     CHECK(err.find("sandbox/s9 not found in namespace team1; did you mean \"s0\"?") !=
           std::string::npos);
-    CHECK(err.find("sandbox/s0: not restarted: sandbox/s9 not found, so no sandbox was") !=
-          std::string::npos);
+    CHECK(err.find("sandbox/s0: not restarted: sandbox/s9 not found, and no sandbox is "
+                   "restarted until every name is found\n") != std::string::npos);
     CHECK(linesAbout(host, "s0") == 1);
     CHECK(linesAbout(host, "s9") == 1);
 }

@@ -1,5 +1,7 @@
 // version and completion end to end: what they print and that bad input sends nothing.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include "test_host.hpp"
 
@@ -103,4 +105,29 @@ TEST_CASE("completion prints a script per shell from the command tree, offline",
           "error: unsupported shell \"powershell\"; use bash, zsh, fish or kubectl-plugin\n");
     CHECK(bad.run({"completion"}) == kExitUsage);
     CHECK(bad.server.requests.empty());
+}
+
+TEST_CASE("the top-level help lists every exit code DESIGN names, as the man pages do",
+          "[command][help][exit-codes]") {
+    TestHost host;
+    for (const auto& path : std::vector<std::vector<std::string>>{{}, {"sandbox"}}) {
+        const std::string help = host.help(path);
+        const size_t at = help.find("Exit codes: ");
+        REQUIRE(at != std::string::npos);
+        const std::string footer = help.substr(at, help.find("Run 'rossoctl", at) - at);
+        std::string flat = footer;  // the codes' words may wrap
+        std::replace(flat.begin(), flat.end(), '\n', ' ');
+        INFO(footer);
+        for (const char* code :
+             {"0 success", "1 error", "2 usage error", "3 a sandbox boundary", "130 interrupted",
+              "124 timed out", "125 its own failure", "137 killed"})
+            CHECK(flat.find(code) != std::string::npos);
+        // Every line fits a terminal.
+        std::istringstream lines(footer);
+        for (std::string line; std::getline(lines, line);) CHECK(line.size() <= 100);
+    }
+    // The man pages' EXIT STATUS is written from the same list.
+    std::vector<std::string> codes;
+    for (const auto& exit : commands::exitCodes()) codes.push_back(exit.code);
+    CHECK(codes == std::vector<std::string>{"0", "1", "2", "3", "130", "124", "125", "137"});
 }

@@ -145,6 +145,7 @@ TEST_CASE("project describe shows a warm pool's spares apart from the project's 
              {"/api/v1/namespaces/team1/resourcequotas", "/api/v1/namespaces/team1/limitranges",
               "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies"})
             host.server.onJson("GET", empty, 200, list({}));
+        host.server.onJson("GET", kPods, 200, list({}));
         host.server.onJson(
             "GET", kSandboxes, 200,
             list({sandboxWithReason("orders"), spareOf("py", "py-a1"), spareOf("py", "py-b2")}));
@@ -203,4 +204,111 @@ TEST_CASE("sandbox list -w reads a changed sandbox's pod again: Suspended, <none
     CHECK(lines[1].find(" orders ") != std::string::npos);  // the listed row has its pod
     CHECK(lines[2].find("Suspended ") != std::string::npos);
     CHECK(lines[2].find("<none>") != std::string::npos);
+}
+
+TEST_CASE("sandbox top and verify --all leave a warm pool's spares out, as sandbox list does",
+          "[sandbox][pool][top][verify]") {
+    auto serve = [](TestHost& host) {
+        host.serveSandboxGroup();
+        host.server.onJson("GET", kSandboxes, 200,
+                           list({sandboxWithReason("orders"), spareOf("py", "py-52c5b")}));
+        host.server.onJson("GET", kPods, 200, list({}));
+    };
+    TestHost top;
+    serve(top);
+    REQUIRE(top.run({"sandbox", "top"}) == 0);
+    INFO(top.out.str() << top.err.str());
+    CHECK(top.out.str().find("orders") != std::string::npos);
+    CHECK(top.out.str().find("py-52c5b") == std::string::npos);
+    CHECK(top.err.str() ==
+          "1 warm-pool sandbox not shown (spares a SandboxWarmPool keeps for sandbox run --pool); "
+          "add --include-pool to show it\n");
+
+    TestHost topAll;
+    serve(topAll);
+    REQUIRE(topAll.run({"sandbox", "top", "--include-pool", "-o", "json"}) == 0);
+    CHECK(testing::printedJson(topAll.out.str())["items"].size() == 2);
+    CHECK(topAll.err.str().empty());
+
+    // verify --all: the spare is neither verified nor counted in the List
+    TestHost verify;
+    serve(verify);
+    CHECK(verify.run({"sandbox", "verify", "--all", "-o", "json"}) == kExitError);
+    const json reports = testing::printedJson(verify.out.str());
+    REQUIRE(reports["items"].size() == 1);
+    CHECK(reports["items"][0]["sandbox"] == "orders");
+    CHECK(verify.err.str().find("1 warm-pool sandbox not verified (spares a SandboxWarmPool keeps "
+                                "for sandbox run --pool); add --include-pool to verify it\n") !=
+          std::string::npos);
+    for (const auto& sent : verify.sent()) CHECK(sent.find("py-52c5b") == std::string::npos);
+
+    TestHost verifyPool;
+    serve(verifyPool);
+    CHECK(verifyPool.run({"sandbox", "verify", "--all", "--include-pool", "-o", "json"}) ==
+          kExitError);
+    CHECK(testing::printedJson(verifyPool.out.str())["items"].size() == 2);
+
+    testing::checkUsageErrors({{"sandbox", "verify", "orders", "--include-pool"}});
+}
+
+TEST_CASE("project describe: POD is the pod there is, and -o yaml hides managedFields",
+          "[project][command][describe]") {
+    const auto serve = [](TestHost& host) {
+        host.serveSandboxGroup();
+        const json managed = {{{"manager", "rossoctl"}, {"operation", "Apply"}}};
+        host.server.onJson("GET", "/api/v1/namespaces/team1", 200,
+                           {{"metadata",
+                             {{"name", "team1"},
+                              {"creationTimestamp", "2023-11-14T22:00:00Z"},
+                              {"managedFields", managed}}},
+                            {"status", {{"phase", "Active"}}}});
+        host.server.onJson(
+            "GET", "/api/v1/namespaces/team1/resourcequotas", 200,
+            list({{{"metadata", {{"name", "sandbox-quota"}, {"managedFields", managed}}},
+                   {"spec", {{"hard", {{"pods", "1"}}}}}}}));
+        for (const char* empty : {"/api/v1/namespaces/team1/limitranges",
+                                  "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies"})
+            host.server.onJson("GET", empty, 200, list({}));
+        // q1's pod was refused by the quota: the Sandbox names none that exists.
+        json orders = sandboxWithReason("orders");
+        orders["metadata"]["managedFields"] = managed;
+        host.server.onJson("GET", kSandboxes, 200,
+                           list({orders, sandboxWithReason("q1", "6", "ReconcilerError")}));
+        host.server.onJson(
+            "GET", kPods, 200,
+            list({{{"metadata",
+                    {{"name", "orders"},
+                     {"namespace", "team1"},
+                     {"uid", "pod-orders"},
+                     {"ownerReferences",
+                      {{{"kind", "Sandbox"}, {"uid", "uid-orders"}, {"controller", true}}}}}},
+                   {"status", {{"phase", "Running"}}}}}));
+    };
+    TestHost host;
+    serve(host);
+    REQUIRE(host.run({"project", "describe", "team1"}) == 0);
+    const std::string out = host.out.str();
+    INFO(out);
+    std::istringstream lines(out.substr(out.find("\nSandboxes:\n")));
+    std::string line, ordersLine, q1Line;
+    while (std::getline(lines, line)) {
+        if (line.rfind("  orders ", 0) == 0) ordersLine = line;
+        if (line.rfind("  q1 ", 0) == 0) q1Line = line;
+    }
+    CHECK(ordersLine.find(" orders ") != std::string::npos);  // NAME and POD
+    CHECK(q1Line.find("<none>") != std::string::npos);
+    CHECK(q1Line.find("q1", 3) == std::string::npos);  // named once: NAME, not POD
+
+    TestHost yaml;
+    serve(yaml);
+    REQUIRE(yaml.run({"project", "describe", "team1", "-o", "yaml"}) == 0);
+    CHECK(yaml.out.str().find("managedFields") == std::string::npos);
+    TestHost asJson;
+    serve(asJson);
+    REQUIRE(asJson.run({"project", "describe", "team1", "-o", "json"}) == 0);
+    CHECK(asJson.out.str().find("managedFields") == std::string::npos);
+    const json described = testing::printedJson(asJson.out.str());
+    CHECK(described["sandboxPods"]["orders"] == "orders");
+    CHECK(described["sandboxPods"]["q1"] == nullptr);
+    CHECK(asJson.server.writes().empty());
 }

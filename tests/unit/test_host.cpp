@@ -375,6 +375,7 @@ TestHost::TestHost() {
     environment["LANG"] = "C.UTF-8";  // a UTF-8 terminal, as most are; tests may change it
     root_.name("rossoctl");
     root_.fallthrough();
+    root_.footer(commands::rootFooter());
     // The global flags the help examples use (main adds the rest).
     root_.add_option("-n,--namespace", globals_.config.namespaceName);
     root_.add_option("-v,--v", globals_.verbosity);

@@ -2,6 +2,7 @@
 // annotations the downward API shows, command lines, probe commands and headers, PEM client keys
 // that the cluster's CA signed, and kubeconfigs or tokens kept base64-encoded.
 #include <catch2/catch.hpp>
+#include <regex>
 
 #include "pki_fixtures.hpp"
 #include "rossoctl/kube/x509.hpp"
@@ -235,4 +236,28 @@ TEST_CASE("credentials: PEM scanning is linear in what the pod wrote", "[verify]
     CHECK(scan.overLimit);
     CHECK(scan.keys.size() == 64);
     CHECK_FALSE(scan.keys.front().readable);
+}
+
+TEST_CASE("credentials: the count of values read is worded as a count", "[verify][wording]") {
+    // walk4: "in 1 values the pod can read"
+    for (const size_t values : {0, 1, 3}) {
+        json shaped = pod();
+        shaped["spec"]["containers"][0].erase("command");
+        shaped["spec"]["containers"][0].erase("args");
+        shaped["spec"]["containers"][0]["env"] = json::array();
+        for (size_t i = 0; i < values; ++i)
+            shaped["spec"]["containers"][0]["env"].push_back(
+                {{"name", "V" + std::to_string(i)}, {"value", "plain"}});
+        const Finding finding = judged(shaped);
+        REQUIRE(finding.verdict == Verdict::Pass);
+        std::string text;
+        for (const auto& line : finding.evidence) text += line + "\n";
+        INFO(text);
+        std::smatch said;
+        REQUIRE(std::regex_search(text, said, std::regex(R"(in (\d+) (values?) the pod)")));
+        CHECK(said[2] == (said[1] == "1" ? "value" : "values"));
+        REQUIRE(
+            std::regex_search(text, said, std::regex(R"(keys of (\d+) (Secrets?)/(ConfigMaps?))")));
+        CHECK(said[2] == (said[1] == "1" ? "Secret" : "Secrets"));
+    }
 }

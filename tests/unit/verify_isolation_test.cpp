@@ -481,7 +481,15 @@ TEST_CASE("a check that is not required is reported but neither fails the sandbo
     CHECK(table.str().find("fail (not required)") != std::string::npos);
     const json reported = reportJson(report);
     CHECK(reported["checks"][1]["required"] == false);
-    CHECK(reported["checks"][1]["result"] == "fail");
+    // A CI author's `.checks[] | select(.result == "fail")` finds nothing on a passing run;
+    // what was measured stays in "measured" (and in the parts).
+    CHECK(reported["checks"][1]["result"] == "notRequired");
+    CHECK(reported["checks"][1]["measured"] == "fail");
+    CHECK(reported["checks"][1]["static"]["result"] == "fail");
+    CHECK(reported["checks"][0]["result"] == "pass");
+    CHECK(reported["checks"][0]["measured"] == "pass");
+    for (const auto& check : reported["checks"]) CHECK(check["result"] != "fail");
+    CHECK(reported["summary"]["notRequired"] == 1);
     std::ostringstream junit;
     writeJunit(junit, {report});
     CHECK(junit.str().find("failures=\"0\" errors=\"0\" skipped=\"1\"") != std::string::npos);
@@ -491,6 +499,8 @@ TEST_CASE("a check that is not required is reported but neither fails the sandbo
     REQUIRE(sarif["runs"][0]["results"].size() == 1);
     CHECK(sarif["runs"][0]["results"][0]["level"] == "note");
     CHECK(sarif["runs"][0]["results"][0]["ruleId"] == "kernel-isolation");
+    CHECK(sarif["runs"][0]["results"][0]["properties"]["result"] == "notRequired");
+    CHECK(sarif["runs"][0]["results"][0]["properties"]["verdict"] == "fail");
     // Required, the same findings fail the sandbox.
     report.checks[1].required = true;
     CHECK(exitCodeFor({report}) == 3);

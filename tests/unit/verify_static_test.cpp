@@ -143,8 +143,13 @@ TEST_CASE("egress static: the effective egress against the project's allowance")
                 {{rossoctl::model::kAllowedEgressAnnotation,
                   rossoctl::model::allowedEgressAnnotation(true, false, {"151.101.0.223/32"}, {},
                                                            {})}}}}}});
-        CHECK(egressStatic(pod, json::array({defaultDeny(), dns, cidr}), recorded).verdict ==
-              Verdict::Pass);
+        const auto held = egressStatic(pod, json::array({defaultDeny(), dns, cidr}), recorded);
+        CHECK(held.verdict == Verdict::Pass);
+        // What the project allows follows a colon (walk4: "allows DNS to kube-dns, vm:443").
+        REQUIRE_FALSE(held.evidence.empty());
+        CHECK(held.evidence.front().find(
+                  "; every rule stays within what the project allows: DNS to kube-dns") !=
+              std::string::npos);
     }
     SECTION("policyTypes absent: Egress when egress rules exist; the API server is named") {
         json implicit = json::parse(R"({"metadata": {"name": "implicit"}, "spec": {

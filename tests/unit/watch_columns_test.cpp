@@ -106,3 +106,38 @@ TEST_CASE("list -w -o custom-columns: every change lines up under the listed row
     CHECK(lines[4].rfind("ab ", 0) == 0);
     checkAligned(lines);
 }
+
+TEST_CASE("list -w keeps room for READY Unknown and a project's Terminating",
+          "[sandbox][project][command][watch]") {
+    // A new sandbox's first rows: its Ready condition is not written yet (READY Unknown) while
+    // the listed sandboxes were all True.
+    TestHost sandboxes;
+    sandboxes.serveSandboxGroup();
+    sandboxes.server.onJson("GET", kSandboxes, 200, list({sandboxWithReason("orders", "5")}));
+    sandboxes.server.onJson("GET", kPods, 200, list({}));
+    json fresh = sandboxWithReason("fresh", "12");
+    fresh.erase("status");
+    sandboxes.server.onStream("GET", kSandboxes + "?watch=true", {watchEvent("ADDED", fresh)});
+    sandboxes.server.onStream("GET", kSandboxes + "?watch=true", {});
+    cancelOnSecondWatch(sandboxes, kSandboxes);
+    CHECK(sandboxes.run({"sandbox", "list", "-w"}) == 130);
+    auto lines = linesOf(sandboxes.out.str());
+    INFO(sandboxes.out.str());
+    REQUIRE(lines.size() == 3);
+    CHECK(lines[2].find("Unknown") != std::string::npos);
+    checkAligned(lines);
+
+    // Every project listed is Active; then one is deleted.
+    TestHost projects;
+    projects.server.onJson("GET", kNamespaces, 200, list({project("t1", "7"), project("t2", "8")}));
+    projects.server.onStream("GET", kNamespaces + "?watch=true",
+                             {watchEvent("MODIFIED", project("t1", "12", "Terminating"))});
+    projects.server.onStream("GET", kNamespaces + "?watch=true", {});
+    cancelOnSecondWatch(projects, kNamespaces);
+    CHECK(projects.run({"project", "list", "-w"}) == 130);
+    lines = linesOf(projects.out.str());
+    INFO(projects.out.str());
+    REQUIRE(lines.size() == 4);
+    CHECK(lines[3].find("Terminating") != std::string::npos);
+    checkAligned(lines);
+}

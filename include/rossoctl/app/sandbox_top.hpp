@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "rossoctl/app/warm_pool.hpp"
 #include "rossoctl/kube/client.hpp"
 
 namespace rossoctl::app {
@@ -47,8 +48,10 @@ struct TopRequest {
     std::vector<std::string> names;  // empty: every sandbox in the namespace(s)
 };
 
-// The sandboxes, their pods (one LIST), and one Summary per node those pods run on. Throws
-// Error saying what permission is missing when RBAC forbids the node proxy.
-std::vector<SandboxUsage> sandboxUsage(kube::Client& client, const TopRequest& request);
+// The sandboxes, their pods (one LIST), and one Summary per node those pods run on; of a listed
+// namespace, the warm pool's spares only as `pool` keeps them (named sandboxes are all shown).
+// Throws Error saying what permission is missing when RBAC forbids the node proxy.
+std::vector<SandboxUsage> sandboxUsage(kube::Client& client, const TopRequest& request,
+                                       PoolFilter& pool);
 
 }  // namespace rossoctl::app

@@ -18,6 +18,12 @@ void printReportTable(std::ostream& out, const SandboxReport& report, bool noHea
 // "4 checks: 3 pass, 1 fail, 0 unproven (12.3s)"
 std::string summaryLine(const SandboxReport& report);
 
+// A check's "result" in -o json and SARIF: "pass", "fail", "unproven", or "notRequired" for one
+// that did not pass but nothing asked for (what was measured stays in "measured"), so
+// `.checks[] | select(.result == "fail")` finds exactly what fails the gate, as JUnit's
+// <failure> does (a not-required check is <skipped> there).
+std::string checkResultName(const CheckResult& check);
+
 nlohmann::json reportJson(const SandboxReport& report);
 
 // testsuites > testsuite per sandbox > testcase per check; fail and unproven = <failure>

@@ -96,6 +96,18 @@ std::string currentRunOwner(Random& random) {
                        low);
 }
 
+std::string describeRunOwner(const std::string& owner) {
+    auto fields = ownerFields(owner);
+    if (fields.empty())
+        return owner.find("token") == std::string::npos ? owner : "an unreadable owner";
+    if (!allDigits(fields["pid"])) return "an unreadable owner";
+    const PidSpace here;
+    const bool local = here.known() && fields["boot"] == here.boot &&
+                       fields["machine"] == here.machine && fields["pidns"] == here.pidns;
+    return fmt::format("pid {} {}", fields["pid"],
+                       local ? "on this machine" : "on another machine or container");
+}
+
 bool localOwnerAlive(const std::string& owner) {
     auto fields = ownerFields(owner);
     const PidSpace here;

@@ -23,6 +23,11 @@ inline constexpr const char* kRunOwnerAnnotation = "rossoctl.dev/run-owner";
 // A hostname is no identity: CI runners and containers share one.
 std::string currentRunOwner(Random& random);
 
+// The owner as a person reads it, never its token: "pid 21272 on this machine" (or "on another
+// machine or container"); an owner of another form as it is, "an unreadable owner" when it
+// holds a token.
+std::string describeRunOwner(const std::string& owner);
+
 // Whether the owner an annotation names may still be running. Only an owner that names this
 // boot, this machine and this pid namespace can be checked here (is that pid, started then,
 // still running?); every other owner (another machine or container, the old HOST/PID/START
