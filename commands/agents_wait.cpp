@@ -55,7 +55,8 @@ int runWait(app::Context& context, WaitOptions& options) {
     auto agent = app::getAgent(context.client(), context.discovery(), ns, options.name);
     const std::string label = app::typeName(agent.kind.ref) + "/" + options.name;
     if (auto why = neverReady(agent, agent.object, context.clock()); !why.empty())
-        throw Error(fmt::format("{} will not become Ready: it {}", label, why));
+        throw Error(fmt::format("{} will not become Ready: it {}{}", label, why,
+                                app::resumeAdvice(agent.object, ns, options.name)));
     // The wait ends when the command does: what the lookups left of --timeout.
     if (timeout.count() > 0)
         timeout = std::max(std::chrono::milliseconds{1},

@@ -76,6 +76,7 @@ void registerGroups(CLI::App& root, CommandHost& host) {
     registerSandboxRun(*sandbox, host);
     registerSandboxPool(*sandbox, host);
     registerSandboxCp(*sandbox, host);
+    registerSandboxDelete(*sandbox, host);
     registerSandboxPortForward(*sandbox, host);
     registerSandboxTop(*sandbox, host);
 

@@ -45,6 +45,7 @@ void registerSandboxPool(CLI::App& sandbox, CommandHost& host);
 // `sandbox pool list`, under the pool command; returned so that pool's own run skips it.
 CLI::App* registerSandboxPoolList(CLI::App& pool, CommandHost& host);
 void registerSandboxCp(CLI::App& sandbox, CommandHost& host);
+void registerSandboxDelete(CLI::App& sandbox, CommandHost& host);
 void registerSandboxPortForward(CLI::App& sandbox, CommandHost& host);
 void registerSandboxTop(CLI::App& sandbox, CommandHost& host);
 

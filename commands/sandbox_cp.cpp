@@ -8,9 +8,11 @@
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/copy.hpp"
+#include "rossoctl/app/run/kept.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
+#include "run_pod_target.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -33,6 +35,7 @@ struct RemoteSpec {
     std::string namespaceName;  // "" unless given as NAMESPACE/SANDBOX:PATH
     std::string sandbox;
     std::string path;
+    bool runPod = false;  // pod/NAME:PATH, a pod "sandbox run --keep" kept
 };
 
 // kubectl cp's reading: a path starting with '/' or '.', or without a ':', is local (a local
@@ -51,6 +54,11 @@ std::optional<RemoteSpec> parseRemote(const std::string& argument) {
             "\"{}\" must be [NAMESPACE/]SANDBOX:PATH or sandbox/SANDBOX:PATH (a local path "
             "with a ':' can be written ./{})",
             ui::escapeForTerminal(argument), ui::escapeForTerminal(argument)));
+    if (namesPodType(spec.sandbox.substr(0, slash))) {
+        spec.sandbox = spec.sandbox.substr(slash + 1);
+        spec.runPod = true;
+        return spec;
+    }
     try {
         spec.sandbox = objectName(spec.sandbox, {sandboxType()}, "sandbox");
     } catch (const UsageError&) {
@@ -170,7 +178,7 @@ int runCp(app::Context& context, CpOptions& options) {
                 "{}/{}: names namespace \"{}\" but -n says \"{}\"; give the namespace once",
                 remote.namespaceName, remote.sandbox, remote.namespaceName, given));
     }
-    model::validateDnsSubdomain(remote.sandbox, "sandbox name");
+    model::validateDnsSubdomain(remote.sandbox, remote.runPod ? "pod name" : "sandbox name");
     if (remote.path.empty())
         throw UsageError(fmt::format("give a path after {}:, e.g. {}:/workspace", remote.sandbox,
                                      remote.sandbox));
@@ -198,8 +206,18 @@ int runCp(app::Context& context, CpOptions& options) {
     // complete
     const std::string ns =
         remote.namespaceName.empty() ? context.namespaceName() : remote.namespaceName;
-    const json pod = app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
-                                            context.clock().now(), ns, remote.sandbox);
+    const json pod =
+        remote.runPod
+            ? app::run::reachableRunPod(context.client(), ns, remote.sandbox, /*running=*/true)
+            : app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
+                                     context.clock().now(), ns, remote.sandbox);
+    if (const auto missing = app::missingContainer(pod, options.container); !missing.empty())
+        throw Error(fmt::format("{} {}",
+                                remote.runPod
+                                    ? "pod/" + remote.sandbox
+                                    : "sandbox/" + remote.sandbox + " pod " +
+                                          pod.value("metadata", json::object()).value("name", ""),
+                                missing));
     app::copy::PodTarget podTarget{
         ns, pod.value("metadata", json::object()).value("name", ""), options.container, {}};
     if (timeout.count() > 0) podTarget.deadline = context.clock().monotonic() + timeout;
@@ -278,11 +296,13 @@ void registerSandboxCp(CLI::App& sandbox, CommandHost& host) {
         "cp", "Copy files and directories between this machine and a sandbox's pod");
     command
         ->add_option("source", options->source,
-                     "[NAMESPACE/]SANDBOX:PATH, sandbox/SANDBOX:PATH or a local path")
+                     "[NAMESPACE/]SANDBOX:PATH, sandbox/SANDBOX:PATH, pod/NAME:PATH (a kept run "
+                     "pod) or a local path")
         ->required();
     command
         ->add_option("destination", options->destination,
-                     "[NAMESPACE/]SANDBOX:PATH, sandbox/SANDBOX:PATH or a local path")
+                     "[NAMESPACE/]SANDBOX:PATH, sandbox/SANDBOX:PATH, pod/NAME:PATH (a kept run "
+                     "pod) or a local path")
         ->required();
     command->add_option("-c,--container", options->container,
                         "Container name (default: the pod's first container)");
@@ -312,10 +332,12 @@ void registerSandboxCp(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox cp team1/orders:/workspace/out ./out\n"
         "  rossoctl sandbox cp orders:/workspace/result.json - | jq .\n"
         "  echo 'print(42)' | rossoctl sandbox cp - orders:/workspace/main.py\n"
+        "  rossoctl sandbox cp pod/rossoctl-run-d6382408:/workspace/out ./out -n team1\n"
         "\n"
         "A path starting with / or . or without a ':' is local (write ./a:b for a local a:b);\n"
         "before the ':' comes SANDBOX, sandbox/SANDBOX (as -o name prints it) or\n"
-        "NAMESPACE/SANDBOX, as kubectl cp reads NAMESPACE/POD.\n"
+        "NAMESPACE/SANDBOX, as kubectl cp reads NAMESPACE/POD; pod/NAME is a pod that\n"
+        "\"sandbox run --keep\" kept (a namespace named pod is given with -n).\n"
         "Out of the pod DST is the copy, as kubectl cp reads it: a directory's contents land in\n"
         "DST (created when missing), never in DST/NAME, so running the same copy again stops\n"
         "with exit 2 instead of nesting; a file becomes DST, or DST/NAME when DST is a\n"

@@ -4,11 +4,13 @@
 
 #include "conventions.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/run/kept.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 #include "rossoctl/ui/tty_session.hpp"
+#include "run_pod_target.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -58,8 +60,8 @@ class RawTerminal {
 
 int runExec(app::Context& context, ExecCommandOptions& options) {
     // validate
-    options.name = objectName(options.name, {sandboxType()}, "sandbox");
-    model::validateDnsSubdomain(options.name, "sandbox name");
+    const auto target = sandboxOrRunPod(options.name);
+    model::validateDnsSubdomain(target.name, target.runPod ? "pod name" : "sandbox name");
     if (!options.container.empty()) model::validateDnsLabel(options.container, "--container");
     if (options.command.empty())
         throw UsageError("give the command after --, e.g. rossoctl sandbox exec " + options.name +
@@ -67,8 +69,18 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
 
     // complete
     const std::string ns = context.namespaceName();
-    const json pod = app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
-                                            context.clock().now(), ns, options.name);
+    const json pod =
+        target.runPod
+            ? app::run::reachableRunPod(context.client(), ns, target.name, /*running=*/true)
+            : app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
+                                     context.clock().now(), ns, target.name);
+    // As logs says it: the pod's containers, not the server's refusal of the exec.
+    if (const auto missing = app::missingContainer(pod, options.container); !missing.empty())
+        throw Error(target.runPod
+                        ? fmt::format("pod/{} {}", target.name, missing)
+                        : fmt::format("sandbox/{} pod {} {}", target.name,
+                                      pod.value("metadata", json::object()).value("name", ""),
+                                      missing));
 
     // run
     kube::ExecRequest request;
@@ -149,7 +161,11 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
 void registerSandboxExec(CLI::App& sandbox, CommandHost& host) {
     auto options = std::make_shared<ExecCommandOptions>();
     auto* command = sandbox.add_subcommand("exec", "Run a command in a sandbox's pod");
-    command->add_option("sandbox", options->name, "Sandbox name")->required();
+    command
+        ->add_option("sandbox", options->name,
+                     "Sandbox name (NAME or sandbox/NAME), or pod/NAME: a pod \"sandbox run "
+                     "--keep\" kept")
+        ->required();
     command->add_option("-c,--container", options->container,
                         "Container name (default: the pod's first container)");
     command->add_flag("-i,--stdin", options->stdinOpen, "Pass stdin to the command");
@@ -162,7 +178,8 @@ void registerSandboxExec(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox exec orders -n team1 -- ls -la /workspace\n"
         "  echo 'print(1 + 1)' | rossoctl sandbox exec orders -i -- python3 -\n"
         "  rossoctl sandbox exec orders -c sidecar -- sh -c 'env | sort'\n"
-        "  rossoctl sandbox exec orders -it -- sh\n\n"
+        "  rossoctl sandbox exec orders -it -- sh\n"
+        "  rossoctl sandbox exec pod/rossoctl-run-d6382408 -n team1 -- ls /workspace/out\n\n"
         "Exit codes: the command's own exit status; 1 the sandbox or its Running pod cannot\n"
         "be found or the exec is refused; 2 invalid arguments; 126 the command could not be\n"
         "started.");

@@ -5,8 +5,10 @@
 
 #include "conventions.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/run/kept.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
+#include "run_pod_target.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -24,8 +26,9 @@ struct LogsOptions {
 
 int runLogs(app::Context& context, LogsOptions& options) {
     // validate
-    options.name = objectName(options.name, {sandboxType()}, "sandbox");
-    model::validateDnsSubdomain(options.name, "sandbox name");
+    const auto target = sandboxOrRunPod(options.name);
+    options.name = target.name;
+    model::validateDnsSubdomain(options.name, target.runPod ? "pod name" : "sandbox name");
     app::SandboxLogOptions logs;
     if (!options.container.empty()) model::validateDnsLabel(options.container, "-c/--container");
     logs.container = options.container;
@@ -50,7 +53,6 @@ int runLogs(app::Context& context, LogsOptions& options) {
 
     // complete
     const std::string ns = context.namespaceName();
-    const kube::ResourceRef ref = context.discovery().sandboxes();
 
     // run: bytes go out as they come; on a terminal through the escaper (the pod is untrusted).
     ui::UntrustedTextWriter output(context.out(), context.streams().outIsTty,
@@ -63,7 +65,13 @@ int runLogs(app::Context& context, LogsOptions& options) {
                       << std::flush;
     };
     const bool finished =
-        app::streamSandboxLogs(context.client(), context.clock(), ref, ns, options.name, logs);
+        target.runPod
+            ? app::streamPodLogs(context.client(), context.clock(), ns,
+                                 app::run::reachableRunPod(context.client(), ns, options.name,
+                                                           /*running=*/false),
+                                 logs)
+            : app::streamSandboxLogs(context.client(), context.clock(),
+                                     context.discovery().sandboxes(), ns, options.name, logs);
     output.finish();
     return finished ? kExitOk : kExitCancelled;
 }
@@ -73,7 +81,10 @@ int runLogs(app::Context& context, LogsOptions& options) {
 void registerSandboxLogs(CLI::App& sandbox, CommandHost& host) {
     auto options = std::make_shared<LogsOptions>();
     auto* command = sandbox.add_subcommand("logs", "Print or follow the logs of a sandbox's pod");
-    command->add_option("sandbox", options->name, "Sandbox name (NAME or sandbox/NAME)")
+    command
+        ->add_option("sandbox", options->name,
+                     "Sandbox name (NAME or sandbox/NAME), or pod/NAME: a pod \"sandbox run "
+                     "--keep\" kept")
         ->required();
     command->add_option("-c,--container", options->container,
                         "Container name (default: the pod's first container)");
@@ -97,7 +108,8 @@ void registerSandboxLogs(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox logs orders -n team1\n"
         "  rossoctl sandbox logs orders -f --since 10m\n"
         "  rossoctl sandbox logs orders -c agent --tail 100 --timestamps\n"
-        "  rossoctl sandbox logs orders --previous\n\n"
+        "  rossoctl sandbox logs orders --previous\n"
+        "  rossoctl sandbox logs pod/rossoctl-run-d6382408 -n team1\n\n"
         "With -f, a restart of the sandbox is followed: a note on stderr names the new pod and\n"
         "its lines follow; it ends when the sandbox is deleted or suspended, or its pod ends.\n"
         "On a terminal the pod's control characters are shown as escapes (\\x1b); piped or\n"

@@ -309,7 +309,16 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
                                                              request.namespaceName));
     const std::string podState = outcome.deleted || outcome.releasePending ? "deleted" : "kept";
     if (outcome.cancelled)
-        context.err() << fmt::format("interrupted; pod {} {}\n", shown(outcome.pod), podState);
+        context.err() << fmt::format(
+            "interrupted; pod {} {}{}\n", shown(outcome.pod), podState,
+            !request.collect ? ""
+            : outcome.artifacts.empty()
+                ? fmt::format("; no artifacts were collected into {}",
+                              ui::escapeForTerminal(options.artifacts))
+                : fmt::format("; the artifacts in {} are partial ({} file{} kept): interrupted "
+                              "while collecting them",
+                              ui::escapeForTerminal(options.artifacts), outcome.artifacts.size(),
+                              outcome.artifacts.size() == 1 ? "" : "s"));
     else if (outcome.ended.reason != app::run::kEndedExited)
         context.err() << fmt::format(
             "error: the run ended: {} (exit {}): {}{}\n", outcome.ended.reason, outcome.exitCode,

@@ -8,6 +8,7 @@
 
 #include "rossoctl/app/agents.hpp"
 #include "rossoctl/app/listed_object.hpp"
+#include "rossoctl/app/run/kept.hpp"
 #include "rossoctl/app/run/run_pod.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
 #include "rossoctl/errors.hpp"
@@ -154,6 +155,8 @@ std::string ownerGone(const json& object, const run::OwnerAlive& alive) {
 std::string judgeRunPod(const json& pod, const run::OwnerAlive& alive) {
     if (!run::isLeftoverRunPod(pod, alive)) return {};
     const std::string phase = stringAt(pod, {"status", "phase"});
+    if ((phase == "Succeeded" || phase == "Failed") && run::keptRunPod(pod))
+        return fmt::format("pod kept by sandbox run --keep ended ({}) at its deadline", phase);
     if (phase == "Succeeded" || phase == "Failed")
         return fmt::format("run pod ended ({}) and was never deleted", phase);
     return ownerGone(pod, alive);

@@ -54,11 +54,7 @@ std::string resourceVersionOf(const json& object) {
 }
 
 std::vector<std::string> containerNames(const json& pod) {
-    std::vector<std::string> names;
-    const json spec = pod.value("spec", json::object());
-    for (const auto& container : spec.value("containers", json::array()))
-        names.push_back(container.value("name", ""));
-    return names;
+    return podContainerNames(pod);
 }
 
 // What the stream does next, once the one before it has ended.
@@ -133,9 +129,28 @@ class LogFollower {
         }
     }
 
+    // A run pod's log (pod/NAME): read, or followed until its stream ends; never replaced.
+    bool runOnPod(const json& pod) {
+        runPod_ = true;
+        container_ = pickContainer(pod);
+        const bool follow = options_.follow && !options_.previous;
+        if (!stream(podLogPath(ns_, podName(pod), container_, follow, options_), follow) ||
+            cancelled())
+            return false;
+        if (limitReached())
+            note(fmt::format("output cut at {} bytes (--limit-bytes); the log goes on",
+                             options_.limitBytes));
+        return true;
+    }
+
   private:
     [[noreturn]] void fail(const std::string& what) const {
         throw Error(fmt::format("sandbox/{} {}", name_, what));
+    }
+    // "sandbox/S pod P has no ...", or for a run pod "pod/P has no ...".
+    [[noreturn]] void failAbout(const json& pod, const std::string& what) const {
+        if (runPod_) throw Error(fmt::format("pod/{} {}", podName(pod), what));
+        fail(fmt::format("pod {} {}", podName(pod), what));
     }
     bool cancelled() const { return options_.cancel && options_.cancel->cancelled(); }
     bool limitReached() const { return options_.limitBytes > 0 && shown_ >= options_.limitBytes; }
@@ -164,12 +179,11 @@ class LogFollower {
     std::string pickContainer(const json& pod) const {
         const auto names = containerNames(pod);
         if (!options_.container.empty()) {
-            if (std::find(names.begin(), names.end(), options_.container) == names.end())
-                fail(fmt::format("pod {} has no container \"{}\"; it has: {}", podName(pod),
-                                 options_.container, fmt::join(names, ", ")));
+            if (const auto missing = missingContainer(pod, options_.container); !missing.empty())
+                failAbout(pod, missing);
             return options_.container;
         }
-        if (names.empty()) fail(fmt::format("pod {} has no containers", podName(pod)));
+        if (names.empty()) failAbout(pod, "has no containers");
         if (names.size() > 1)
             note(fmt::format("showing container \"{}\" of {} (choose with -c)", names.front(),
                              fmt::join(names, ", ")));
@@ -300,6 +314,7 @@ class LogFollower {
     std::string lastVersion_;
     bool cut_ = false;
     int64_t shown_ = 0;  // bytes handed to onLog, across every stream
+    bool runPod_ = false;
 };
 
 }  // namespace
@@ -323,6 +338,13 @@ bool streamSandboxLogs(kube::Client& client, const Clock& clock, const kube::Res
                        const std::string& ns, const std::string& name,
                        const SandboxLogOptions& options) {
     return LogFollower(client, clock, sandboxes, ns, name, options).run();
+}
+
+bool streamPodLogs(kube::Client& client, const Clock& clock, const std::string& ns,
+                   const nlohmann::json& pod, const SandboxLogOptions& options) {
+    static const kube::ResourceRef noSandboxes;  // a run pod has no sandbox to read again
+    const std::string name = pod.value("metadata", json::object()).value("name", "");
+    return LogFollower(client, clock, noSandboxes, ns, name, options).runOnPod(pod);
 }
 
 }  // namespace rossoctl::app

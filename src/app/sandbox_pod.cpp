@@ -228,6 +228,20 @@ std::string whyContainerKilled(kube::Client& client, const std::string& ns, cons
     }
 }
 
+std::vector<std::string> podContainerNames(const json& pod) {
+    std::vector<std::string> names;
+    for (const auto& container : specOf(pod).value("containers", json::array()))
+        if (container.is_object()) names.push_back(container.value("name", ""));
+    return names;
+}
+
+std::string missingContainer(const json& pod, const std::string& container) {
+    if (container.empty()) return {};
+    const auto names = podContainerNames(pod);
+    if (std::find(names.begin(), names.end(), container) != names.end()) return {};
+    return fmt::format("has no container \"{}\"; it has: {}", container, fmt::join(names, ", "));
+}
+
 bool suspendedInSpec(const json& sandbox) {
     const json& spec = specOf(sandbox);
     if (spec.value("operatingMode", "") == "Suspended") return true;
@@ -242,6 +256,11 @@ std::string sandboxStatus(const json& sandbox, bool hasPod,
     if (why.rfind("expired", 0) == 0) return "Expired";
     if (why.rfind("has finished", 0) == 0) return "Finished";
     return kube::conditionTrue(sandbox, "Ready") ? "Running" : "Pending";
+}
+
+std::string resumeAdvice(const json& sandbox, const std::string& ns, const std::string& name) {
+    if (!suspendedInSpec(sandbox)) return {};
+    return fmt::format(": resume it with \"rossoctl sandbox resume {} -n {}\"", name, ns);
 }
 
 std::string sandboxNotRunningReason(const json& sandbox,
@@ -312,11 +331,7 @@ json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
     }
     if (auto why = sandboxNotRunningReason(sandbox, now); !why.empty())
         throw Error(fmt::format("sandbox/{} {}; it has no pod to run commands in{}", name, why,
-                                suspendedInSpec(sandbox)
-                                    ? fmt::format(": resume it with \"rossoctl sandbox resume "
-                                                  "{} -n {}\"",
-                                                  name, ns)
-                                    : ""));
+                                resumeAdvice(sandbox, ns, name)));
     const auto pod = sandboxPod(sandbox, findSandboxPods(client, sandbox).owned);
     if (!pod)
         throw Error(fmt::format("sandbox/{} has no pod; the Sandbox says {}", name,

@@ -118,7 +118,7 @@ class Restart {
     RestartResult run(std::optional<json> given) {
         json sandbox = given ? std::move(*given) : getSandbox();
         if (auto why = sandboxNotRunningReason(sandbox, clock_.now()); !why.empty())
-            fail(why + "; it has no pod to restart");
+            fail(why + "; it has no pod to restart" + resumeAdvice(sandbox, ns_, name_));
         sandboxUid_ = uidOf(sandbox);
         SandboxPods pods = findPods(sandbox);
         for (const auto& pod : pods.owned) {

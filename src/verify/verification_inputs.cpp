@@ -181,7 +181,7 @@ void Verification::read() {
                          app::sandboxNotFoundAdvice(client_, sandboxes_, ns_, name_)));
     }
     if (auto why = app::sandboxNotRunningReason(inputs_.sandbox, clock_.now()); !why.empty())
-        fail(why + "; verify needs a running pod");
+        fail(why + "; verify needs a running pod" + app::resumeAdvice(inputs_.sandbox, ns_, name_));
     // The Sandbox's own record decides, never the newest pod: anyone who may create pods can
     // add one owned by the Sandbox, with its labels, to be judged instead.
     auto pods = app::findSandboxPods(client_, inputs_.sandbox);
@@ -189,7 +189,8 @@ void Verification::read() {
     if (podOnItsWay(pod)) {
         waitForPod();
         if (auto why = app::sandboxNotRunningReason(inputs_.sandbox, clock_.now()); !why.empty())
-            fail(why + "; verify needs a running pod");
+            fail(why + "; verify needs a running pod" +
+                 app::resumeAdvice(inputs_.sandbox, ns_, name_));
         pods = app::findSandboxPods(client_, inputs_.sandbox);
         pod = app::recordedPod(inputs_.sandbox, pods.owned);
     }

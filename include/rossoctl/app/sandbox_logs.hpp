@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,5 +52,10 @@ std::string podLogPath(const std::string& ns, const std::string& pod, const std:
 bool streamSandboxLogs(kube::Client& client, const Clock& clock, const kube::ResourceRef& sandboxes,
                        const std::string& ns, const std::string& name,
                        const SandboxLogOptions& options);
+
+// The log of one pod already read (a pod `sandbox run --keep` kept): with follow, until its
+// stream ends; no other pod follows it. Throws and returns as streamSandboxLogs.
+bool streamPodLogs(kube::Client& client, const Clock& clock, const std::string& ns,
+                   const nlohmann::json& pod, const SandboxLogOptions& options);
 
 }  // namespace rossoctl::app

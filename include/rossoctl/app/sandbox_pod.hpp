@@ -78,6 +78,12 @@ struct ContainerKill {
 };
 ContainerKill containerKill(const std::optional<nlohmann::json>& pod, const std::string& container);
 
+// The names of the pod's containers (spec.containers), in order.
+std::vector<std::string> podContainerNames(const nlohmann::json& pod);
+// "has no container \"nope\"; it has: agent" when `container` is given and the pod has no
+// container of that name; empty otherwise.
+std::string missingContainer(const nlohmann::json& pod, const std::string& container);
+
 // True when the spec asks for no pod (operatingMode Suspended, or replicas 0 on v1alpha1).
 bool suspendedInSpec(const nlohmann::json& sandbox);
 
@@ -90,6 +96,11 @@ std::string sandboxStatus(const nlohmann::json& sandbox, bool hasPod,
 // "expired at 2026-...", "has finished (PodFailed: ...)"; empty when it can run.
 std::string sandboxNotRunningReason(const nlohmann::json& sandbox,
                                     std::chrono::system_clock::time_point now);
+
+// What follows a message that a suspended sandbox has no pod: ": resume it with \"rossoctl
+// sandbox resume NAME -n NS\""; empty when the sandbox is not suspended.
+std::string resumeAdvice(const nlohmann::json& sandbox, const std::string& ns,
+                         const std::string& name);
 
 // What follows "pod P is Pending, not Running" in a message about sandbox `sandbox` in ns: when
 // the pod cannot start without a change (an image that cannot be pulled, a container that

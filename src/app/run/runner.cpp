@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "rossoctl/app/limit_range.hpp"
+#include "rossoctl/app/run/kept.hpp"
 #include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/app/run/report.hpp"
 #include "rossoctl/app/run/tar.hpp"
@@ -135,12 +137,15 @@ class Run {
         if (!request_.keep)
             manifest["metadata"]["annotations"][kRunOwnerAnnotation] =
                 currentRunOwner(client_.random());
+        else
+            manifest["metadata"]["annotations"][kKeptAnnotation] = "true";
         // Only a pod this run created is cleaned up: a 4xx created nothing (after a 409 the name
         // is another's pod). A POST cut short (Ctrl-C, a lost connection, a 5xx) may have: too.
         try {
             created_ = client_.create(kube::resources::pods(), request_.namespaceName, manifest);
         } catch (const kube::ApiError& error) {
             if (error.code() >= 500) outcome_.pod = name;
+            if (error.code() == 403) explainLimitRange();
             throw;
         } catch (...) {
             outcome_.pod = name;
@@ -171,7 +176,9 @@ class Run {
                 return true;
             });
         if (result.outcome == kube::WaitOutcome::Cancelled) throw Cancelled{};
-        if (!failure.empty()) throw Error(fmt::format("pod {}: {}", outcome_.pod, failure));
+        if (!failure.empty())
+            throw Error(fmt::format("pod {}: {}{}", outcome_.pod, failure,
+                                    missingTool(failure) ? imageToolsHint() : ""));
         if (!result.satisfied())
             throw Error(fmt::format(
                 "pod {} did not start within {}s (still {}); check the namespace's quota and "
@@ -284,8 +291,9 @@ class Run {
         // on (writing its files, with --keep until the pod's deadline).
         if (outcome_.timedOut || outcome_.exitCode == kExitKilled) stopLeftovers();
         if (!result.timedOut && !result.message.empty())
-            throw Error(fmt::format("the command could not be started in pod {}: {}", outcome_.pod,
-                                    firstLine(result.message)));
+            throw Error(fmt::format("the command could not be started in pod {}: {}{}",
+                                    outcome_.pod, firstLine(result.message),
+                                    missingTool(result.message) ? imageToolsHint() : ""));
     }
 
     // Bounded like the command: what is left of --timeout plus a short margin, whatever the
@@ -321,13 +329,17 @@ class Run {
                 throw Error(fmt::format("collecting them from pod {} took longer than {}s",
                                         outcome_.pod, ceilSeconds(request.timeout)));
             if (result.exitCode != 0 || !result.message.empty())
-                throw Error(fmt::format("collecting them from pod {} failed (tar exit {}): {}",
+                throw Error(fmt::format("collecting them from pod {} failed (tar exit {}): {}{}",
                                         outcome_.pod, result.exitCode,
-                                        firstLine(errors.text + result.message)));
+                                        firstLine(errors.text + result.message),
+                                        result.exitCode == 127 ? imageToolsHint() : ""));
             collector.finish();
         } catch (const std::exception& error) {
             collector.abandon();
-            if (cancel_ && cancel_->cancelled()) throw Cancelled{};
+            if (cancel_ && cancel_->cancelled()) {
+                outcome_.artifacts = collector.files();  // what arrived before Ctrl-C stays
+                throw Cancelled{};
+            }
             outcome_.artifacts = collector.files();
             outcome_.rejected = collector.rejected();
             outcome_.collectFailed = true;
@@ -344,6 +356,13 @@ class Run {
         if (cancel_ && cancel_->cancelled()) throw Cancelled{};
     }
 
+    // With --keep: when the kubelet ends the pod, as the run last read it.
+    void learnPodEnd() {
+        if (!request_.keep) return;
+        if (podSeen_) outcome_.podEndsAt = podEndsAt(*podSeen_);
+        if (!outcome_.podEndsAt && created_.is_object()) outcome_.podEndsAt = podEndsAt(created_);
+    }
+
     // For the report: the pod as the run last read it, or one GET when that does not name the
     // digest that ran (a claimed Sandbox's pod, which the run never read). Best effort.
     void learnRanPod() {
@@ -356,6 +375,35 @@ class Run {
     }
 
   private:
+    // A pod the LimitRange refuses gets a 403 that names only the bound: said as agents import
+    // says it, naming the flag and the LimitRange. One LIST, on this failure path only (a run
+    // that fits pays nothing); no answer, or nothing broken, leaves the server's own error.
+    void explainLimitRange() {
+        std::string why;
+        try {
+            why = limitRangeViolation(
+                client_.list(kube::resources::limitRanges(), request_.namespaceName),
+                request_.namespaceName, request_.shape.cpu, request_.shape.memory);
+        } catch (const std::exception&) {
+            return;
+        }
+        if (!why.empty()) throw Error(why + "; nothing ran");
+    }
+
+    // A message of the runtime's that a program is not in the image (sh, sleep, tar).
+    static bool missingTool(const std::string& message) {
+        return message.find("executable file not found") != std::string::npos ||
+               message.find("no such file or directory") != std::string::npos;
+    }
+    // What a run needs of --image, for an error that a program was missing.
+    std::string imageToolsHint() const {
+        return fmt::format(
+            "; --image {} must have sh and sleep (which keeps the pod), and tar for --file, "
+            "--env, --stdin and --artifacts: a distroless or scratch image has none, so use one "
+            "with a shell (the default is {})",
+            request_.shape.image, kDefaultRunImage);
+    }
+
     // The run's pod: nullopt when it could not be read, an empty optional inside when it is gone.
     std::optional<std::optional<json>> readPod() {
         try {
@@ -465,9 +513,10 @@ void releaseClaimOf(const ClientFactory& cleanupClient, const RunRequest& reques
     if (request.keep) {
         if (callbacks.note)
             callbacks.note(fmt::format(
-                "kept SandboxClaim {} (sandbox and pod {}); delete it with: kubectl -n {} delete "
-                "sandboxclaim {}",
-                outcome.claim, outcome.pod, request.namespaceName, outcome.claim));
+                "kept SandboxClaim {} (sandbox and pod {}): reach it with \"rossoctl sandbox exec "
+                "{} -n {} -- sh\"; delete it with: kubectl -n {} delete sandboxclaim {}",
+                outcome.claim, outcome.pod, outcome.pod, request.namespaceName,
+                request.namespaceName, outcome.claim));
         return;
     }
     releaseClaim(*cleanupClient(), request.namespaceName, outcome.claim);
@@ -483,8 +532,10 @@ void deletePod(const ClientFactory& cleanupClient, const Clock& clock, const Run
     if (outcome.pod.empty()) return;
     if (request.keep) {
         if (callbacks.note)
-            callbacks.note(fmt::format("kept pod {}; delete it with: kubectl -n {} delete pod {}",
-                                       outcome.pod, request.namespaceName, outcome.pod));
+            for (const auto& line :
+                 keptPodLines(request.namespaceName, outcome.pod, request.shape.workdir,
+                              outcome.podEndsAt, clock.now()))
+                callbacks.note(line);
         return;
     }
     auto client = cleanupClient();
@@ -590,6 +641,7 @@ RunOutcome runInPod(const RunClients& clients, const Clock& clock, const kube::C
             if (callbacks.note) callbacks.note(note);
     };
     auto cleanupAfterFailure = [&] {
+        run.learnPodEnd();
         deletePodAfterFailure(cleanupClient, clock, request, outcome, callbacks);
         tellReaperNotes();
     };
@@ -624,6 +676,7 @@ RunOutcome runInPod(const RunClients& clients, const Clock& clock, const kube::C
             throw;
         }
     }
+    run.learnPodEnd();
     if (outcome.cancelled) {
         outcome.exitCode = kExitInterrupted;
         outcome.ended = {kEndedInterrupted, "interrupted (Ctrl-C)", ""};

@@ -106,6 +106,8 @@ struct RunOutcome {
     std::string coldStartReason;  // when not warm: why the run started a new pod
     std::string claim;            // the SandboxClaim that holds the pod's Sandbox, if any
     bool deleted = false;         // the pod is gone (not --keep)
+    // With --keep: when the pod's activeDeadlineSeconds ends it, when the run read that.
+    std::optional<std::chrono::system_clock::time_point> podEndsAt;
     // releaseClaimAfterExit: the claim is still there for the caller to release.
     bool releasePending = false;
     RunEnding ended;
