@@ -51,7 +51,7 @@ function __rossoctl_subs
         case 'agents import'
             printf '%s\n' from-image
         case 'sandbox'
-            printf '%s\n' list get set-env restart exec logs suspend resume verify run pool cp port-forward top
+            printf '%s\n' list get set-env restart exec logs suspend resume verify run pool cp delete port-forward top
         case 'sandbox pool'
             printf '%s\n' list
         case 'project'
@@ -108,6 +108,8 @@ function __rossoctl_valflags
             printf '%s\n' --selector -l --output -o --sort-by --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox cp'
             printf '%s\n' --container -c --max-bytes --max-files --max-file-bytes --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+        case 'sandbox delete'
+            printf '%s\n' --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox port-forward'
             printf '%s\n' --address --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox top'
@@ -209,6 +211,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a verify -d 'Prove a san
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a run -d 'Run code in an ephemeral hardened pod; return its output, exit code and artifacts'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a pool -d 'Keep N warm hardened pods ready for \'sandbox run --pool\'; \'pool list\' lists them'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a cp -d 'Copy files and directories between this machine and a sandbox\'s pod'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a delete -d 'Delete a pod that "sandbox run --keep" kept (pod/NAME); nothing else'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a port-forward -d 'Forward local ports to ports of a sandbox\'s pod (until Ctrl-C)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a top -d 'Show CPU, memory, writable-layer disk and processes of sandboxes'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -l help -s h -d 'Print this help message and exit'
@@ -342,6 +345,9 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l max-files -x -d 'Re
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l max-file-bytes -x -d 'Refuse a file from the pod larger than this'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l timeout -x -d 'Give up when the copy takes longer than this (0 = no limit)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -F -a '(__rossoctl_live sandbox-paths)'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox delete' -l help -s h -d 'Print this help message and exit'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox delete' -l help-all -d 'Help for every command'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox delete' -a '(__rossoctl_live sandboxes)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox port-forward' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox port-forward' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox port-forward' -l address -x -d 'Local addresses to listen on, comma-separated IPs or localhost (127.0.0.1 and ::1)'

@@ -136,9 +136,9 @@ TEST_CASE("a kubectl habit gets the rossoctl command it meant, not a near word",
         {{"sandbox", "list", "orders"},
          "unknown command \"orders\" for \"rossoctl sandbox list\"; to show one, \"rossoctl "
          "sandbox get orders\""},
+        // sandbox delete takes only a pod sandbox run --keep kept.
         {{"sandbox", "delete", "orders"},
-         "unknown command \"delete\" for \"rossoctl sandbox\"; a sandbox is deleted with its "
-         "agent: \"rossoctl agents delete NAME\""},
+         "a sandbox goes with its agent: rossoctl agents delete orders"},
         {{"sandbox", "describe", "orders"},
          "; use \"rossoctl sandbox get NAME -o wide\" or \"rossoctl project describe PROJECT\""},
     };

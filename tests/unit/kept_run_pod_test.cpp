@@ -21,23 +21,24 @@ const std::string kPods = "/api/v1/namespaces/team1/pods";
 const std::string kKept = "rossoctl-run-d6382408";
 
 // A pod as sandbox run --keep makes it, started at 22:13:00 with a 120 s deadline.
-json keptPod(const std::string& phase = "Running"){return {
-    {"metadata",
-     {{"name", kKept},
-      {"namespace", "team1"},
-      {"uid", "uid-kept"},
-      {"resourceVersion", "9"},
-      {"creationTimestamp", "2023-11-14T22:12:58Z"},
-      {"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}, {app::run::kRunLabel, "true"}}},
-      {"annotations", {{app::run::kKeptAnnotation, "true"}}}}},
-    {"spec", {{"activeDeadlineSeconds", 120}, {"containers", {{{"name", "run"}}}}}},
-    {"status",
-     {{"phase", phase},
-      {"startTime", "2023-11-14T22:13:00Z"},
-      {"containerStatuses",
-       {{{"name", "run"},
-         {"state", phase == "Running" ? json{{"running", json::object()}}
-                                      : json{{"terminated", {{"exitCode", 137}}}}}}}}}}}};
+json keptPod(const std::string& phase = "Running") {
+    json pod;
+    pod["metadata"] = {
+        {"name", kKept},
+        {"namespace", "team1"},
+        {"uid", "uid-kept"},
+        {"resourceVersion", "9"},
+        {"creationTimestamp", "2023-11-14T22:12:58Z"},
+        {"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}, {app::run::kRunLabel, "true"}}},
+        {"annotations", {{app::run::kKeptAnnotation, "true"}}}};
+    pod["spec"] = {{"activeDeadlineSeconds", 120},
+                   {"containers", json::array({{{"name", "run"}}})}};
+    const json state = phase == "Running" ? json{{"running", json::object()}}
+                                          : json{{"terminated", {{"exitCode", 137}}}};
+    pod["status"] = {{"phase", phase},
+                     {"startTime", "2023-11-14T22:13:00Z"},
+                     {"containerStatuses", json::array({{{"name", "run"}, {"state", state}}})}};
+    return pod;
 }
 
 // Someone else's pod of the same name: no rossoctl labels.
@@ -98,8 +99,9 @@ TEST_CASE("sandbox exec, logs and cp reach a kept run pod as pod/NAME", "[keep][
 
     TestHost logs;
     logs.server.onJson("GET", kPods + "/" + kKept, 200, keptPod("Failed"));
-    logs.server.on("GET", kPods + "/" + kKept + "/log", 200, "kept\n");
+    logs.server.onStream("GET", kPods + "/" + kKept + "/log", {"kept\n"});
     CHECK(logs.run({"sandbox", "logs", "pods/" + kKept}) == 0);  // an ended pod's log too
+    INFO(logs.err.str());
     CHECK(logs.out.str() == "kept\n");
     CHECK(logs.server.requestsTo("GET", kPods + "/" + kKept + "/log")
               .front()
