@@ -544,4 +544,3 @@ TEST_CASE("review 35 M2: a Localhost seccomp profile is no known filter", "[veri
     CHECK(finding.verdict == Verdict::Unproven);
     CHECK(mentions(finding, "seccompProfile.type: Localhost (allow-all.json)"));
 }
-
