@@ -78,9 +78,20 @@ SandboxReport Verification::run() {
 std::vector<std::string> Verification::printedStrings() const {
     std::vector<std::string> strings;
     for (const auto* pod : {&inputs_.pod, &inputs_.templatePod, &replacementPod_})
-        if (pod->is_object())
+        if (pod->is_object()) {
             for (auto& value : specStrings(*pod, inputs_.credentialSources))
                 strings.push_back(std::move(value.value));
+            // Annotations a check names (AppArmor's, seccomp's) and labels.
+            const auto metadata = pod->find("metadata");
+            if (metadata == pod->end() || !metadata->is_object()) continue;
+            for (const char* field : {"annotations", "labels"})
+                if (const auto map = metadata->find(field);
+                    map != metadata->end() && map->is_object())
+                    for (const auto& [key, value] : map->items()) {
+                        strings.push_back(key);
+                        if (value.is_string()) strings.push_back(value.get<std::string>());
+                    }
+        }
     std::sort(strings.begin(), strings.end());
     strings.erase(std::unique(strings.begin(), strings.end()), strings.end());
     return strings;
