@@ -6,6 +6,7 @@
 
 #include "probe_text.hpp"
 #include "rossoctl/verify/checks.hpp"
+#include "rossoctl/verify/pod_checks.hpp"
 
 namespace rossoctl::verify {
 
@@ -102,7 +103,8 @@ std::vector<std::string> canariesWritten(const ProbeOutput& output) {
 
 std::string canariesLeftNote(const std::vector<std::string>& paths) {
     std::string list;
-    for (const auto& path : paths) list += (list.empty() ? "" : ", ") + cleanLine(path);
+    for (const auto& path : paths)
+        list += (list.empty() ? "" : ", ") + redactedCredentials(cleanLine(path));
     return fmt::format("verify's canary file{} may remain at {}: remove {} by hand",
                        paths.size() == 1 ? "" : "s", list, paths.size() == 1 ? "it" : "them");
 }
@@ -127,9 +129,10 @@ Finding canariesAfterRestart(const ProbeOutput& output, const std::vector<std::s
         if (std::find(present.begin(), present.end(), path) != present.end()) {
             finding.verdict = Verdict::Fail;
             const bool stays = std::find(left.begin(), left.end(), path) != left.end();
-            finding.evidence.push_back(fmt::format(
-                "canary {} survived the restart ({}): data outlives the pod; {}", path,
-                restartSummary, stays ? "it could not be removed: delete it by hand" : "removed"));
+            finding.evidence.push_back(
+                fmt::format("canary {} survived the restart ({}): data outlives the pod; {}",
+                            redactedCredentials(cleanLine(path)), restartSummary,
+                            stays ? "it could not be removed: delete it by hand" : "removed"));
         } else if (std::find(absent.begin(), absent.end(), path) == absent.end()) {
             unanswered.push_back(path);
         }
@@ -137,10 +140,13 @@ Finding canariesAfterRestart(const ProbeOutput& output, const std::vector<std::s
     if (finding.verdict == Verdict::Fail) return finding;
     if (!unanswered.empty())
         return unproven(fmt::format("no answer for canary {} after the restart; {}",
-                                    cleanLine(unanswered.front()), canariesLeftNote(unanswered)));
+                                    redactedCredentials(cleanLine(unanswered.front())),
+                                    canariesLeftNote(unanswered)));
     finding.verdict = Verdict::Pass;
     std::string list;
-    for (const auto& path : paths) list += (list.empty() ? "" : ", ") + path;
+    // A mount path is the user's: a token in it is not printed (attack 54, X1).
+    for (const auto& path : paths)
+        list += (list.empty() ? "" : ", ") + redactedCredentials(cleanLine(path));
     finding.evidence.push_back(fmt::format("all {} canaries are gone after the restart ({}): {}",
                                            paths.size(), restartSummary, list));
     return finding;

@@ -13,13 +13,16 @@ namespace rossoctl::verify {
 // encoding must not hide it. Linear: the decoded runs are shorter than the value.
 std::vector<std::string> base64Decodings(std::string_view value);
 
-// What runs of hex digits (40 or more) in `value` decode to.
+// What runs of hex digits (40 or more) in `value` decode to (an odd run from both alignments).
 std::vector<std::string> hexDecodings(std::string_view value);
+
+// What base32 runs (RFC 4648, 40 symbols or more, upper or lower case) decode to.
+std::vector<std::string> base32Decodings(std::string_view value);
 
 // A form of a value: the bytes, and the encodings taken off to reach them ("" for the value).
 struct Decoded {
     std::string bytes;
-    std::string encoding;    // "base64-encoded", "hex-encoded", "base64-encoded twice", ...
+    std::string encoding;    // "base64-encoded", "hex-encoded", "reversed", "base64-encoded twice"
     bool partial = false;    // a gzip stream past a bound, or text encoded past the layers read
     bool inflated = false;   // the last layer taken off was gzip
     bool unescaped = false;  // the last layer taken off was string escapes

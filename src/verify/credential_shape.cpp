@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <string_view>
 
 #include "credential_forms.hpp"
@@ -258,10 +259,65 @@ std::vector<std::string> hexDecodings(std::string_view value) {
         size_t end = at;
         while (end < value.size() && digit(value[end]) >= 0) ++end;
         if (end - at >= kShortest) {
+            // An odd run is read from whichever of its first two digits starts text: a label's
+            // tag ("h0" before a hostname's hex) is one digit the pod drops (attack 54, T1).
+            auto printable = [&](size_t from) {
+                int count = 0;
+                for (size_t i = from; i + 1 < end && i < from + 64; i += 2) {
+                    const int byte = digit(value[i]) * 16 + digit(value[i + 1]);
+                    count += byte >= 0x20 && byte < 0x7f ? 1 : 0;
+                }
+                return count;
+            };
+            const size_t from =
+                (end - at) % 2 == 1 && printable(at + 1) > printable(at) ? at + 1 : at;
             std::string bytes;
-            for (size_t i = at; i + 1 < end; i += 2)
+            for (size_t i = from; i + 1 < end; i += 2)
                 bytes += static_cast<char>(digit(value[i]) * 16 + digit(value[i + 1]));
             decodings.push_back(std::move(bytes));
+        }
+        at = end == at ? at + 1 : end;
+    }
+    return decodings;
+}
+
+std::vector<std::string> base32Decodings(std::string_view value) {
+    static constexpr size_t kShortest = 40;
+    // RFC 4648's alphabet, upper or lower case (a run is one or the other), '=' padding after.
+    auto symbol = [](char c, bool upper) {
+        if (c >= '2' && c <= '7') return c - '2' + 26;
+        if (upper && c >= 'A' && c <= 'Z') return c - 'A';
+        if (!upper && c >= 'a' && c <= 'z') return c - 'a';
+        return -1;
+    };
+    std::vector<std::string> decodings;
+    for (size_t at = 0; at < value.size();) {
+        size_t end = at;
+        bool upper = true;
+        while (end < value.size() && symbol(value[end], upper) >= 0) ++end;
+        if (end == at) {
+            upper = false;
+            while (end < value.size() && symbol(value[end], upper) >= 0) ++end;
+        }
+        auto decode = [&](size_t until) {
+            std::string bytes;
+            uint32_t bits = 0;
+            int held = 0;
+            for (size_t i = at; i < until; ++i) {
+                bits = (bits << 5) | static_cast<uint32_t>(symbol(value[i], upper));
+                if ((held += 5) >= 8) bytes += static_cast<char>((bits >> (held -= 8)) & 0xFF);
+            }
+            return bytes;
+        };
+        // Only a run whose start decodes to text (a token, a kubeconfig): a long run of capitals
+        // that is none (1 MiB of 'A' inflated, review 44) costs nothing more than this look.
+        if (end - at >= kShortest) {
+            const std::string start = decode(at + kShortest);
+            const bool text = std::all_of(start.begin(), start.end(), [](char c) {
+                const auto byte = static_cast<unsigned char>(c);
+                return (byte >= 0x20 && byte < 0x7f) || byte == '\n' || byte == '\t';
+            });
+            if (text) decodings.push_back(decode(end));
         }
         at = end == at ? at + 1 : end;
     }
@@ -285,6 +341,13 @@ std::vector<Decoded> decodings(std::string_view value, const std::string& outer,
             all.push_back({std::move(bytes), named("base64-encoded")});
         for (auto& bytes : hexDecodings(value))
             all.push_back({std::move(bytes), named("hex-encoded")});
+        for (auto& bytes : base32Decodings(value))
+            all.push_back({std::move(bytes), named("base32-encoded")});
+        // Reversed (attack 54, T3): only text a reversed token's header ("eyJ" backwards) or a
+        // reversed kubeconfig's key is in, so the cost stays with such values.
+        if (value.find("Jye") != std::string_view::npos ||
+            value.find(":sresu") != std::string_view::npos)
+            all.push_back({std::string(value.rbegin(), value.rend()), named("reversed")});
     } else {
         // Past the layers read, text that still decodes to text is unread, so never a pass.
         auto more = base64Decodings(value);

@@ -127,6 +127,56 @@ bool namesIssuerAt(std::string_view text, size_t at, const std::string& issuer) 
            text.compare(end + 1 + issuer.size(), 1, "\"") == 0;
 }
 
+// The start of a service-account token's claims, cut anywhere after it (a payload split into
+// parts, attack 54): `{"aud":` or another claim opening the text, another claim after it, and
+// a name only such claims hold. A cut JSON object never parses, so this reads the text as it is.
+CredentialShape claimsFragmentShape(std::string_view text, const std::string& clusterIssuer) {
+    static constexpr std::string_view kClaims[] = {"aud", "exp", "iat", "iss",
+                                                   "jti", "nbf", "sub", "kubernetes.io"};
+    static constexpr std::string_view kMarkers[] = {"kubernetes.default.svc",
+                                                    "system:serviceaccount:", "\"kubernetes.io\":"};
+    for (size_t open = text.find("{\""); open != std::string_view::npos;
+         open = text.find("{\"", open + 2)) {
+        const std::string_view rest = text.substr(open + 2);
+        const bool opensClaims =
+            std::any_of(std::begin(kClaims), std::end(kClaims), [&](auto claim) {
+                return rest.compare(0, claim.size(), claim) == 0 &&
+                       rest.compare(claim.size(), 2, "\":") == 0;
+            });
+        if (!opensClaims) continue;
+        // A second claim after it: `"iss": "https://kubernetes.default.svc` alone is a string.
+        const bool twoClaims = std::any_of(std::begin(kClaims), std::end(kClaims), [&](auto claim) {
+            for (size_t at = rest.find(",\""); at != std::string_view::npos;
+                 at = rest.find(",\"", at + 2))
+                if (rest.compare(at + 2, claim.size(), claim) == 0 &&
+                    rest.compare(at + 2 + claim.size(), 2, "\":") == 0)
+                    return true;
+            return false;
+        });
+        const bool names =
+            twoClaims &&
+            (std::any_of(
+                 std::begin(kMarkers), std::end(kMarkers),
+                 [&](auto marker) { return rest.find(marker) != std::string_view::npos; }) ||
+             (!clusterIssuer.empty() && rest.find(clusterIssuer) != std::string_view::npos));
+        if (names)
+            return {Verdict::Fail,
+                    "the start of a Kubernetes service-account token's claims (a token's part: "
+                    "the rest may be elsewhere)"};
+        return {};  // the markers are searched to the text's end: once is enough
+    }
+    return {};
+}
+
+// A base64url run's longest prefix that decodes (a multiple of 4), decoded: a fragment cut
+// anywhere, or run on into the signature (the dots left out).
+std::string decodedPrefix(std::string_view run) {
+    std::string standard(run.substr(0, run.size() - run.size() % 4));
+    std::replace(standard.begin(), standard.end(), '-', '+');
+    std::replace(standard.begin(), standard.end(), '_', '/');
+    return kube::base64Decode(standard).value_or("");
+}
+
 }  // namespace
 
 json jwtClaims(std::string_view payload) {
@@ -224,8 +274,14 @@ CredentialShape tokenPartShape(std::string_view text, const std::string& cluster
         // few "eyJ" inside the run are tried too, a constant number of decodings per run.
         for (size_t from = at, tries = 0; from < end && tries < 4 && worst.verdict != Verdict::Fail;
              from = text.substr(0, end).find("eyJ", from + 3), ++tries)
-            if (end - from > 8)
-                note(partShape(jwtClaims(text.substr(from, end - from)), clusterIssuer));
+            if (end - from > 8) {
+                const std::string_view run = text.substr(from, end - from);
+                const json claims = jwtClaims(run);
+                if (claims.is_object())
+                    note(partShape(claims, clusterIssuer));
+                else
+                    note(claimsFragmentShape(decodedPrefix(run), clusterIssuer));
+            }
         at = end;
     }
     // A JSON object of claims, the text's own or inside it from its first '{' to its last '}'.
@@ -237,6 +293,8 @@ CredentialShape tokenPartShape(std::string_view text, const std::string& cluster
         if (!kube::nestsDeeperThan(object))
             note(partShape(json::parse(object, nullptr, false), clusterIssuer));
     }
+    // Claims cut short, written as they are (a base64 run decoded to them, or plain).
+    if (worst.verdict != Verdict::Fail) note(claimsFragmentShape(text, clusterIssuer));
     // "iss": "<this cluster's issuer>" anywhere: claims of this cluster's tokens.
     if (worst.verdict != Verdict::Fail && !clusterIssuer.empty())
         for (size_t at = text.find("\"iss\""); at != std::string_view::npos;

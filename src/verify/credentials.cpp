@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "credential_forms.hpp"
+#include "credential_places.hpp"
 #include "credential_sources.hpp"
 #include "env_expansion.hpp"
 #include "json_access.hpp"
@@ -176,6 +177,9 @@ std::vector<ReadableValue> readableValues(const json& pod,
             }
         }
     }
+    // Every other string of the spec a container sees (env names, /etc/hosts, mount paths...)
+    // and the key names of the sources (attack 54, T1).
+    for (auto& value : specStrings(pod, sources)) values.push_back(std::move(value));
     std::erase_if(values, [](const ReadableValue& value) { return value.value.empty(); });
     return values;
 }
@@ -238,7 +242,7 @@ void judgePrivateKeys(const std::vector<ReadableValue>& values,
     if (scan.overLimit)
         note(Verdict::Unproven, "more PEM keys or certificates than are read: not all judged");
     for (const auto& key : scan.keys) {
-        const std::string& where = values[owner[key.text]].where;
+        const std::string where = redactedCredentials(values[owner[key.text]].where);
         if (key.signedByAuthority)
             note(Verdict::Fail,
                  fmt::format("{} holds a private key whose client certificate ({}) this "
@@ -275,13 +279,9 @@ void judgePrivateKeys(const std::vector<ReadableValue>& values,
 // Adjacent literal env values of one container, both orders, joined with and without '.': a
 // token split at any point over two values is whole again in `$T1$T2` (attack 53, F3). Parts
 // longer than a token ever is are not joined, so this stays a few times the env's size.
-struct JoinedPair {
-    std::string where, first, second;  // first and second: where each part is read
-    std::vector<std::string> joins;
-};
-std::vector<JoinedPair> joinedEnvValues(const json& pod) {
+std::vector<JoinedValues> joinedEnvValues(const json& pod) {
     constexpr size_t kLongestPart = 64 * 1024;
-    std::vector<JoinedPair> pairs;
+    std::vector<JoinedValues> pairs;
     for (const char* kind : kContainerKinds)
         for (const auto& container : arrayAt(at(pod, "spec"), kind)) {
             std::vector<std::pair<std::string, std::string>> literal;  // (name, value)
@@ -293,11 +293,11 @@ std::vector<JoinedPair> joinedEnvValues(const json& pod) {
                 const auto& [a, aValue] = literal[i];
                 const auto& [b, bValue] = literal[i + 1];
                 if (aValue.size() > kLongestPart || bValue.size() > kLongestPart) continue;
-                pairs.push_back({fmt::format("{} env {} and {} joined", name, a, b),
-                                 fmt::format("{} env {}", name, a),
-                                 fmt::format("{} env {}", name, b),
-                                 {aValue + bValue, bValue + aValue, aValue + "." + bValue,
-                                  bValue + "." + aValue}});
+                pairs.push_back(
+                    {fmt::format("{} env {} and {} joined", name, a, b),
+                     {fmt::format("{} env {}", name, a), fmt::format("{} env {}", name, b)},
+                     {aValue + bValue, bValue + aValue, aValue + "." + bValue,
+                      bValue + "." + aValue}});
             }
         }
     return pairs;
@@ -320,10 +320,15 @@ Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& 
         if (shape.verdict == Verdict::Pass) continue;
         judged.insert(readable.where);
         finding.verdict = worstOf(finding.verdict, shape.verdict);
-        finding.evidence.push_back(fmt::format("{} holds {}", readable.where, shape.what));
+        finding.evidence.push_back(
+            fmt::format("{} holds {}", redactedCredentials(readable.where), shape.what));
     }
-    for (const auto& pair : joinedEnvValues(pod)) {
-        if (judged.contains(pair.first) || judged.contains(pair.second)) continue;
+    auto joined = joinedEnvValues(pod);
+    for (auto& place : joinedPlaces(pod, sources)) joined.push_back(std::move(place));
+    for (const auto& pair : joined) {
+        if (std::any_of(pair.pieces.begin(), pair.pieces.end(),
+                        [&](const std::string& piece) { return judged.contains(piece); }))
+            continue;
         CredentialShape worst;
         for (const auto& join : pair.joins) {
             auto shape = credentialShape(join, clusterIssuer, inflateBudget);
@@ -331,14 +336,18 @@ Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& 
         }
         if (worst.verdict == Verdict::Pass) continue;
         finding.verdict = worstOf(finding.verdict, worst.verdict);
-        finding.evidence.push_back(fmt::format("{} hold {}", pair.where, worst.what));
+        finding.evidence.push_back(
+            fmt::format("{} hold {}", redactedCredentials(pair.where), worst.what));
     }
     judgePrivateKeys(values, clientAuthorities, finding);
     if (finding.verdict == Verdict::Pass)
         finding.evidence.push_back(fmt::format(
-            "no credential by shape (a JWT or its claims, a kubeconfig, a client key, encoded, "
-            "escaped or not, two adjacent env values joined) in {} value{} the pod can read "
-            "(env, command, probes, downward API, keys of {} Secret{}/ConfigMap{})",
+            "no credential by shape (a JWT, its claims or their start, a kubeconfig, a client "
+            "key, encoded, escaped, reversed or not, two adjacent env values, a mount path's "
+            "segments, a source's key names, hostnames' labels joined) in {} value{} the pod can "
+            "read (env values and names, command, probes, downward API, every other string of "
+            "its spec: dnsConfig, hostAliases, mount paths; keys and key names of {} "
+            "Secret{}/ConfigMap{})",
             values.size(), values.size() == 1 ? "" : "s", sources.size(),
             sources.size() == 1 ? "" : "s", sources.size() == 1 ? "" : "s"));
     return finding;

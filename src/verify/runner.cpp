@@ -2,8 +2,10 @@
 // then the destructive one and the replacement pod it made.
 #include "rossoctl/verify/runner.hpp"
 
+#include <algorithm>
 #include <thread>
 
+#include "credential_places.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "verification.hpp"
 
@@ -57,11 +59,42 @@ SandboxReport Verification::run() {
                                         "verify judged pod {} (the Sandbox's record), not it",
                                         other, name_, podName_)},
                            ""});
+    // Whatever check built a line, a string of the pod's that looks like a credential (a token
+    // in a mount path, attack 54 X1) is never printed: not in the table, JSON, JUnit or SARIF.
+    const auto printed = printedStrings();
+    for (auto& check : report.checks)
+        for (Finding* part : {&check.staticPart, &check.livePart})
+            for (auto& line : part->evidence) line = redactedWithin(std::move(line), printed);
+    for (auto& problem : runProblems_) problem = redactedWithin(std::move(problem), printed);
+    for (auto& note : notes_) note = redactedWithin(std::move(note), printed);
+    runError_ = redactedWithin(std::move(runError_), printed);
     report.runProblems = runProblems_;
     report.notes = notes_;
     report.took = since(started);
     report.runError = runError_;
     return report;
+}
+
+std::vector<std::string> Verification::printedStrings() const {
+    std::vector<std::string> strings;
+    for (const auto* pod : {&inputs_.pod, &inputs_.templatePod, &replacementPod_})
+        if (pod->is_object()) {
+            for (auto& value : specStrings(*pod, inputs_.credentialSources))
+                strings.push_back(std::move(value.value));
+            // Annotations a check names (AppArmor's, seccomp's) and labels.
+            const auto metadata = pod->find("metadata");
+            if (metadata == pod->end() || !metadata->is_object()) continue;
+            for (const char* field : {"annotations", "labels"})
+                if (const auto map = metadata->find(field);
+                    map != metadata->end() && map->is_object())
+                    for (const auto& [key, value] : map->items()) {
+                        strings.push_back(key);
+                        if (value.is_string()) strings.push_back(value.get<std::string>());
+                    }
+        }
+    std::sort(strings.begin(), strings.end());
+    strings.erase(std::unique(strings.begin(), strings.end()), strings.end());
+    return strings;
 }
 
 CheckResult Verification::timed(CheckResult (Verification::*check)(), CheckKind kind) {

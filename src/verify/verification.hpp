@@ -90,6 +90,9 @@ class Verification {
         if (options_.onStep) options_.onStep(text);
     }
     CheckResult timed(CheckResult (Verification::*check)(), CheckKind kind);
+    // The strings of the pod's spec (and the template's, the replacement's) and its sources' key
+    // names that evidence may print: redactedWithin hides those that look like a credential.
+    std::vector<std::string> printedStrings() const;
 
     // --- reading the inputs (verification_inputs.cpp) ---
     void read();

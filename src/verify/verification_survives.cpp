@@ -136,7 +136,9 @@ Finding Verification::canariesLive() {
             app::restartSandbox(client_, clock_, sandboxes_, ns_, name_, restart, inputs_.sandbox);
     } catch (const Error& error) {
         if (!lostFiles.empty())
-            notes_.push_back("verify deleted its pod to prove nothing survives: " + lostFiles);
+            notes_.push_back(
+                redactedWithin("verify deleted its pod to prove nothing survives: " + lostFiles,
+                               printedStrings()));
         noteIfOutage(error);
         std::vector<std::string> left;  // a volume keeps them, and so does a pod not deleted
         for (const auto& [container, paths] : planted)
@@ -146,8 +148,10 @@ Finding Verification::canariesLive() {
                         error.what(), canariesLeftNote(left)));
         return live;
     }
+    // The note names the pod's mount paths (/tmp/<a token>, attack 54 X1).
     for (const auto& note : restarted.notes)
-        notes_.push_back("verify restarted it to prove nothing survives: " + note);
+        notes_.push_back(redactedWithin("verify restarted it to prove nothing survives: " + note,
+                                        printedStrings()));
     const auto pods = app::findSandboxPods(client_, inputs_.sandbox);
     std::string newPod = restarted.podName;
     for (const auto& pod : pods.owned) {

@@ -256,8 +256,8 @@ TEST_CASE("credentials: the count of values read is worded as a count", "[verify
         std::smatch said;
         REQUIRE(std::regex_search(text, said, std::regex(R"(in (\d+) (values?) the pod)")));
         CHECK(said[2] == (said[1] == "1" ? "value" : "values"));
-        REQUIRE(
-            std::regex_search(text, said, std::regex(R"(keys of (\d+) (Secrets?)/(ConfigMaps?))")));
+        REQUIRE(std::regex_search(text, said,
+                                  std::regex(R"(key names of (\d+) (Secrets?)/(ConfigMaps?))")));
         CHECK(said[2] == (said[1] == "1" ? "Secret" : "Secrets"));
     }
 }

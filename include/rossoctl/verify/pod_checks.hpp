@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -102,6 +103,20 @@ struct ReadableValue {
 // downward API shows, and each key of each source (decoded).
 std::vector<ReadableValue> readableValues(const nlohmann::json& pod,
                                           const std::vector<CredentialSource>& sources);
+
+// What stands in evidence for a credential verify would otherwise print.
+inline constexpr const char* kRedactedCredential = "<redacted: looks like a credential>";
+// A string of the pod's spec as evidence may show it (a mount path, a name, a key): when it,
+// or its pieces joined ('/' and other separators dropped, or made '.'), looks like a credential
+// by credentialShape, everything from its first piece of 8 characters or more to its last is
+// kRedactedCredential ("/tmp/<redacted: ...>"); else as redactedCredentialRuns.
+std::string redactedCredentials(std::string_view text);
+// `text` (an evidence line) with each run of token characters (16 or more) that looks like a
+// credential by itself replaced by kRedactedCredential.
+std::string redactedCredentialRuns(std::string_view text);
+// `text` with each of `userStrings` (the pod's strings: mount paths, names) that it holds and
+// that redactedCredentials changes replaced by what it makes of it; then redactedCredentialRuns.
+std::string redactedWithin(std::string text, std::vector<std::string> userStrings);
 
 // Whether any of them holds a PEM private key (then the cluster's client CA is worth reading).
 bool holdsPrivateKey(const nlohmann::json& pod, const std::vector<CredentialSource>& sources);

@@ -1,0 +1,179 @@
+// Attack 54 on the local cluster (T1, X1): a service-account token where the pod reads it and
+// verify did not look (an env var's name, dnsConfig, a ConfigMap's key names, hex in hostAliases,
+// a mount path's segments), and verify printing the mount path's token in its report. The token
+// is synthetic (service-account claims, a made-up signature): verify judges by shape.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "rossoctl/kube/base64.hpp"
+#include "rossoctl/model/sandbox.hpp"
+#include "verify_report.hpp"
+
+using harness::checkNamed;
+using harness::evidenceOf;
+using nlohmann::json;
+namespace resources = rossoctl::kube::resources;
+
+namespace {
+
+std::string base64Url(const std::string& text) {
+    std::string encoded = rossoctl::kube::base64Encode(text);
+    while (!encoded.empty() && encoded.back() == '=') encoded.pop_back();
+    for (char& c : encoded) c = c == '+' ? '-' : c == '/' ? '_' : c;
+    return encoded;
+}
+
+// The API server's shape: its claims in its order, an RS256-long signature (made up).
+std::string syntheticToken(const std::string& ns) {
+    const json claims = {
+        {"aud", {"https://kubernetes.default.svc.cluster.local"}},
+        {"exp", 1765000000},
+        {"iat", 1764990000},
+        {"iss", "https://kubernetes.default.svc.cluster.local"},
+        {"jti", "0b4c1f2e-6a7d-4e59-9c1b-3f2a8d7e6c5b"},
+        {"kubernetes.io",
+         {{"namespace", ns}, {"serviceaccount", {{"name", "atk-reader"}, {"uid", "u-1"}}}}},
+        {"nbf", 1764990000},
+        {"sub", "system:serviceaccount:" + ns + ":atk-reader"}};
+    std::string signature;
+    for (int i = 0; i < 342; ++i)
+        signature += "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_"[(i * 7) % 38];
+    return base64Url(R"({"alg":"RS256","kid":"atk54"})") + "." + base64Url(claims.dump()) + "." +
+           signature;
+}
+
+std::vector<std::string> parts(const std::string& text, size_t size) {
+    std::vector<std::string> pieces;
+    for (size_t at = 0; at < text.size(); at += size) pieces.push_back(text.substr(at, size));
+    return pieces;
+}
+
+// attack54 kinds.py: the header, the claims and the signature in parts of 100.
+std::vector<std::string> tokenPieces(const std::string& token) {
+    const size_t dot = token.find('.'), second = token.find('.', dot + 1);
+    std::vector<std::string> pieces = {token.substr(0, dot)};
+    for (auto& piece : parts(token.substr(dot + 1, second - dot - 1), 100)) pieces.push_back(piece);
+    for (auto& piece : parts(token.substr(second + 1), 100)) pieces.push_back(piece);
+    return pieces;
+}
+
+json& podSpec(json& sandbox) {
+    return sandbox["spec"]["podTemplate"]["spec"];
+}
+json& agent(json& sandbox) {
+    return podSpec(sandbox)["containers"][0];
+}
+
+void createReady(const std::string& ns, const json& sandbox) {
+    harness::admin().create(harness::sandboxRef(), ns, sandbox);
+    const std::string name = sandbox["metadata"]["name"];
+    REQUIRE(harness::eventually(
+        [&] {
+            auto found = harness::admin().getIfExists(harness::sandboxRef(), ns, name);
+            return found && rossoctl::model::sandboxReady(*found);
+        },
+        180));
+}
+
+// Whether any 16 characters of the token's claims or signature are in `text`.
+bool showsPart(const std::string& text, const std::string& token) {
+    const size_t from = token.find('.') + 1;
+    for (size_t at = from; at + 16 <= token.size(); at += 8)
+        if (text.find(token.substr(at, 16)) != std::string::npos) return true;
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("sandbox verify: a token where the pod reads it beyond env values (attack 54 T1)",
+          "[verify][token-places]") {
+    harness::TestNamespace project("tok54", false);
+    const std::string ns = project.name();
+    {
+        auto created = harness::rossoctl({"project", "create", ns});
+        INFO(created.out << created.err);
+        REQUIRE(created.exitCode == 0);
+    }
+    const std::string token = syntheticToken(ns);
+    // The key names, made before the pod starts (one written later is unproven).
+    json keys = json::object();
+    const auto pieces = tokenPieces(token);
+    for (size_t i = 0; i < pieces.size(); ++i) keys[fmt::format("{}.{}", i + 1, pieces[i])] = "";
+    harness::admin().create(resources::configMaps(), ns,
+                            {{"apiVersion", "v1"},
+                             {"kind", "ConfigMap"},
+                             {"metadata", {{"name", "atk-keys"}}},
+                             {"data", keys}});
+    json sandbox = harness::smallSandbox(ns, "places", "busybox:1.36");
+    agent(sandbox)["env"] = json::array({{{"name", token}, {"value", "1"}}});
+    podSpec(sandbox)["dnsConfig"] = {{"options", {{{"name", "atk"}, {"value", token}}}}};
+    podSpec(sandbox)["volumes"].push_back(
+        {{"name", "keys"}, {"configMap", {{"name", "atk-keys"}}}});
+    agent(sandbox)["volumeMounts"].push_back(
+        {{"name", "keys"}, {"mountPath", "/keys"}, {"readOnly", true}});
+    std::string hex;
+    for (unsigned char c : token) hex += fmt::format("{:02x}", c);
+    const auto labels = parts(hex, 60);
+    json hostnames = json::array();
+    for (size_t i = 0; i < labels.size(); i += 4) {
+        std::string name = fmt::format("h{}", i / 4);
+        for (size_t j = i; j < std::min(i + 4, labels.size()); ++j) name += "." + labels[j];
+        hostnames.push_back(name);
+    }
+    podSpec(sandbox)["hostAliases"] = {{{"ip", "127.0.0.2"}, {"hostnames", hostnames}}};
+    createReady(ns, sandbox);
+
+    auto verified = harness::rossoctl(
+        {"sandbox", "verify", "places", "-n", ns, "--no-restart", "-o", "json"}, {}, {}, 300);
+    INFO(verified.out << verified.err);
+    CHECK(verified.exitCode == 3);
+    const json report = json::parse(verified.out);
+    const json& check = checkNamed(report, "service-account-token");
+    CHECK(check["result"] == "fail");
+    const std::string evidence = evidenceOf(check);
+    CHECK_THAT(evidence, Catch::Contains("container agent env[0].name holds") &&
+                             Catch::Contains("pod dnsConfig.options atk holds") &&
+                             Catch::Contains("configmap/atk-keys key name") &&
+                             Catch::Contains("pod hostAliases"));
+    CHECK_FALSE(showsPart(verified.out + verified.err, token));
+}
+
+TEST_CASE(
+    "sandbox verify: a token over a mount path's segments is found and never printed "
+    "(attack 54 T1, X1)",
+    "[verify][token-places]") {
+    harness::TestNamespace project("tok54m", false);
+    const std::string ns = project.name();
+    {
+        auto created = harness::rossoctl({"project", "create", ns});
+        INFO(created.out << created.err);
+        REQUIRE(created.exitCode == 0);
+    }
+    const std::string token = syntheticToken(ns);
+    std::string path = "/tmp";
+    for (const auto& piece : tokenPieces(token)) path += "/" + piece;
+    json sandbox = harness::smallSandbox(ns, "mounted", "busybox:1.36");
+    agent(sandbox)["volumeMounts"].push_back(
+        {{"name", "tmp"}, {"mountPath", path}, {"subPath", "m"}});
+    createReady(ns, sandbox);
+
+    // The whole run, restart included: the canaries under the mount path and the note on what
+    // the restart lost name it.
+    auto verified =
+        harness::rossoctl({"sandbox", "verify", "mounted", "-n", ns, "-o", "json"}, {}, {}, 300);
+    INFO(verified.exitCode);
+    CHECK(verified.exitCode == 3);
+    CHECK_FALSE(showsPart(verified.out + verified.err, token));
+    const json report = json::parse(verified.out);
+    const json& check = checkNamed(report, "service-account-token");
+    CHECK(check["result"] == "fail");
+    CHECK_THAT(evidenceOf(check), Catch::Contains("container agent volumeMounts tmp mountPath"));
+    const std::string survives = evidenceOf(checkNamed(report, "nothing-survives"));
+    CHECK_THAT(survives, Catch::Contains("/tmp/<redacted: looks like a credential>"));
+    // The pod did mount it: the path holds the token for it to read.
+    CHECK(checkNamed(report, "nothing-survives")["result"] == "pass");
+}
