@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "local_shell.hpp"
+#include "rossoctl/app/run/kept.hpp"
+#include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/app/run/runner.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/errors.hpp"
@@ -80,6 +82,17 @@ TEST_CASE("the claim patch tests the warm label before changing it", "[run]") {
     CHECK(patch[4] ==
           json({{"op", "replace"}, {"path", "/spec/activeDeadlineSeconds"}, {"value", 200}}));
     CHECK(json::parse(claimPatch("x", std::nullopt)).size() == 4);
+    // run --pool --keep: no claimer to outlive, so no reaper takes it for a leftover.
+    const json kept = json::parse(claimPatch("host/1/ab", 200, true));
+    CHECK(kept[3] == json({{"op", "add"},
+                           {"path", "/metadata/annotations/rossoctl.dev~1kept"},
+                           {"value", "true"}}));
+    CHECK(kept.dump().find("claimed-by") == std::string::npos);
+    json pod = {{"metadata",
+                 {{"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}, {kRunLabel, "true"}}},
+                  {"annotations", {{kKeptAnnotation, "true"}}}}},
+                {"status", {{"phase", "Running"}}}};
+    CHECK_FALSE(isLeftoverRunPod(pod, [](const std::string&) { return false; }));
 }
 
 TEST_CASE("the run command line passes arguments as words and no env value", "[run]") {

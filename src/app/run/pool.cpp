@@ -95,7 +95,7 @@ PoolStatus reconcilePool(kube::Client& client, const std::string& ns, const RunP
 
 std::optional<ClaimedPod> claimWarmPod(kube::Client& client, const Clock& clock,
                                        const std::string& ns, const RunPodShape& shape,
-                                       long timeoutSeconds, const std::string& claimer) {
+                                       long timeoutSeconds, const std::string& claimer, bool kept) {
     kube::ListOptions options;
     options.labelSelector = poolSelector();
     const json list = client.list(kube::resources::pods(), ns, options);
@@ -120,7 +120,7 @@ std::optional<ClaimedPod> claimWarmPod(kube::Client& client, const Clock& clock,
         try {
             const std::string name = listedName(pod);
             json claimed = client.patch(kube::resources::pods(), ns, name, kube::PatchType::Json,
-                                        claimPatch(claimer, shorter));
+                                        claimPatch(claimer, shorter, kept));
             return ClaimedPod{name, std::move(claimed), deadline};
         } catch (const kube::ApiError& error) {
             // 422: the test op failed, someone else claimed it; 404/409: gone or changed.

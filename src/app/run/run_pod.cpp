@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "rossoctl/app/run/kept.hpp"
 #include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/model/pod.hpp"
@@ -77,7 +78,8 @@ json warmPodManifest(const RunPodShape& shape, long lifetimeSeconds) {
     return pod;
 }
 
-std::string claimPatch(const std::string& claimer, std::optional<long> activeDeadlineSeconds) {
+std::string claimPatch(const std::string& claimer, std::optional<long> activeDeadlineSeconds,
+                       bool kept) {
     const std::string pool = "/metadata/labels/" + escapePointer(kPoolLabel);
     json patch = json::array({
         {{"op", "test"}, {"path", pool}, {"value", kPoolWarm}},
@@ -85,9 +87,14 @@ std::string claimPatch(const std::string& claimer, std::optional<long> activeDea
         {{"op", "add"},
          {"path", "/metadata/labels/" + escapePointer(kRunLabel)},
          {"value", "true"}},
-        {{"op", "add"},
-         {"path", "/metadata/annotations/" + escapePointer(kClaimedByAnnotation)},
-         {"value", claimer}},
+        // A pod kept on purpose (run --keep) has no process to outlive: the next run's reaper
+        // must not take it for a leftover once its claimer exits.
+        kept ? json{{"op", "add"},
+                    {"path", "/metadata/annotations/" + escapePointer(kKeptAnnotation)},
+                    {"value", "true"}}
+             : json{{"op", "add"},
+                    {"path", "/metadata/annotations/" + escapePointer(kClaimedByAnnotation)},
+                    {"value", claimer}},
     });
     // The apiserver lets a pod's deadline shrink, never grow.
     if (activeDeadlineSeconds)

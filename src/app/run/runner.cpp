@@ -112,7 +112,7 @@ class Run {
         if (request_.fromPool) {
             const auto claimed =
                 claimWarmPod(client_, clock_, request_.namespaceName, request_.shape,
-                             timeoutSeconds, currentRunOwner(client_.random()));
+                             timeoutSeconds, currentRunOwner(client_.random()), request_.keep);
             if (claimed) {
                 outcome_.pod = claimed->name;
                 outcome_.warm = true;

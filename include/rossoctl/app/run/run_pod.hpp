@@ -42,8 +42,10 @@ nlohmann::json runPodManifest(const std::string& name, const RunPodShape& shape,
 nlohmann::json warmPodManifest(const RunPodShape& shape, long lifetimeSeconds);
 
 // JSON patch that claims a warm pod only while it is still warm (the `test` op makes a
-// concurrent claimer fail with 422), marks it as a run and shortens its deadline.
-std::string claimPatch(const std::string& claimer, std::optional<long> activeDeadlineSeconds);
+// concurrent claimer fail with 422), marks it as a run and shortens its deadline; a kept one
+// (run --keep) is marked kept instead of naming its claimer.
+std::string claimPatch(const std::string& claimer, std::optional<long> activeDeadlineSeconds,
+                       bool kept = false);
 
 // sh -c wrapper: cd WORKDIR, mkdir out, with `envFile` source and remove the uploaded env file,
 // with `stdinFile` make the uploaded stdin file the command's stdin and remove it, exec CMD.

@@ -193,6 +193,7 @@ struct ClaimedPod {
 // Claims one Running warm pod whose deadline leaves room for the run; nullopt when none.
 std::optional<ClaimedPod> claimWarmPod(kube::Client& client, const Clock& clock,
                                        const std::string& ns, const RunPodShape& shape,
-                                       long timeoutSeconds, const std::string& claimer);
+                                       long timeoutSeconds, const std::string& claimer,
+                                       bool kept = false);
 
 }  // namespace rossoctl::app::run
