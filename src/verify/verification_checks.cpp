@@ -165,12 +165,13 @@ void Verification::readIsolationFacts() {
     podFacts_ = parseIsolationFacts(execInCurrentPod(isolationProbeCommand()));
     if (options_.trustedProbeImage.empty()) return;
     std::call_once(probeSiteOnce_, [this] { startProbeSite(); });
-    IsolationFacts trusted;
-    trusted.failure = trustedProbeProblem_;
-    if (trustedProbeProblem_.empty())
-        trusted = parseIsolationFacts(
-            execInCurrentPod(isolationProbeCommand(), kProbeTimeout, egressSite_.container));
-    trustedFacts_ = trusted;
+    // startProbeSite read the trusted probe's facts when it started it.
+    if (!trustedProbeProblem_.empty() || !trustedFacts_) {
+        IsolationFacts trusted;
+        trusted.failure =
+            trustedProbeProblem_.empty() ? "the trusted probe was not read" : trustedProbeProblem_;
+        trustedFacts_ = trusted;
+    }
 }
 
 bool Verification::ownKernelProven() {
