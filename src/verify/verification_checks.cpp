@@ -86,6 +86,11 @@ CheckResult Verification::egressCheck() {
         result.livePart = egressLive(output, target, reached);
         if (egressSite_.trusted()) {
             absorb(result.livePart, held);
+            // startProbeSite read the trusted probe's addresses when it started it.
+            IsolationFacts addresses;
+            addresses.failure = "not read";
+            absorb(result.livePart, otherFamilyEgressLive(
+                                        trustedFacts_ ? *trustedFacts_ : addresses, target.family));
             apiServer.get();
             absorb(result.livePart, apiServerReach_);
         }

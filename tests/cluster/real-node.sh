@@ -205,7 +205,8 @@ EOF
     {"type": "bridge", "bridge": "$REAL_BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
      "ipam": {"type": "host-local", "dataDir": "$NODE_DIR/cni-state",
               "ranges": [[{"subnet": "$REAL_POD_CIDR"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
-    {"type": "portmap", "capabilities": {"portMappings": true}}
+    {"type": "portmap", "capabilities": {"portMappings": true}},
+    {"type": "tuning", "sysctl": {"net.ipv6.conf.all.disable_ipv6": "1"}}
   ]
 }
 EOF
@@ -254,6 +255,9 @@ resolvConf: $NODE_DIR/resolv.conf
 podLogsDir: $NODE_DIR/pod-logs
 failSwapOn: false
 protectKernelDefaults: true
+# kube-router here filters IPv4 only: pods get no IPv6 (the CNI's tuning step), and a test pod
+# may turn it back on to show verify that IPv6 is left unproven (attack 54 E1).
+allowedUnsafeSysctls: ["net.ipv6.conf.all.disable_ipv6"]
 serializeImagePulls: false
 # A test machine's disk and memory are shared: evict nothing for pressure.
 evictionHard: {memory.available: "0%", nodefs.available: "0%", imagefs.available: "0%", nodefs.inodesFree: "0%"}

@@ -76,6 +76,10 @@ struct HostLiveInputs {
 };
 Finding hostIsolationLive(const HostLiveInputs& inputs);
 
+// The egress live part's address families: a non-loopback address of a family the probes did
+// not use (probed; Any: the pod has both, the target's one was used) is unproven.
+Finding otherFamilyEgressLive(const IsolationFacts& facts, AddressFamily probed);
+
 // --- kernel isolation -----------------------------------------------------------------
 
 struct KernelInputs {

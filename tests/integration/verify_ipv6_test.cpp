@@ -1,0 +1,52 @@
+// Attack 54 E1 against the local cluster: kube-router filters IPv4 only, so a pod with an IPv6
+// address reaches other pods and the node over link-local IPv6 while every IPv4 probe is
+// refused. The cluster gives pods no IPv6; this pod turns it back on (an unsafe sysctl the
+// local kubelet allows), and verify must not call its egress denied.
+#include <catch2/catch.hpp>
+
+#include "harness.hpp"
+#include "rossoctl/model/sandbox.hpp"
+#include "verify_report.hpp"
+
+using nlohmann::json;
+
+TEST_CASE("sandbox verify: a pod with IPv6 where only IPv4 is probed leaves egress unproven",
+          "[verify-ipv6]") {
+    harness::TestNamespace project("verify54-ipv6", false);
+    const std::string ns = project.name();
+    {
+        auto created = harness::rossoctl({"project", "create", ns, "--no-check"});
+        INFO(created.out << created.err);
+        REQUIRE(created.exitCode == 0);
+    }
+    // Unsafe sysctls are refused by Pod Security baseline and restricted alike.
+    auto labelled = harness::run({harness::kubectlPath(), "--kubeconfig", harness::kubeconfigPath(),
+                                  "label", "namespace", ns,
+                                  "pod-security.kubernetes.io/enforce=privileged", "--overwrite"});
+    INFO(labelled.out << labelled.err);
+    REQUIRE(labelled.exitCode == 0);
+    json box = harness::smallSandbox(ns, "dual");
+    box["spec"]["podTemplate"]["spec"]["securityContext"]["sysctls"] =
+        json::array({{{"name", "net.ipv6.conf.all.disable_ipv6"}, {"value", "0"}}});
+    harness::admin().create(harness::sandboxRef(), ns, box);
+    REQUIRE(harness::eventually(
+        [&] {
+            auto sandbox = harness::admin().getIfExists(harness::sandboxRef(), ns, "dual");
+            return sandbox && rossoctl::model::sandboxReady(*sandbox);
+        },
+        180));
+    auto result =
+        harness::rossoctl({"sandbox", "verify", "dual", "-n", ns, "--no-restart", "--trusted-probe",
+                           "busybox:1.36", "--egress-target", harness::outsideUrl(), "-o", "json"},
+                          {}, {}, 300);
+    INFO(result.out << result.err);
+    const json report = json::parse(result.out, nullptr, false);
+    REQUIRE(report.is_object());
+    const json& egress = harness::checkNamed(report, "egress");
+    // The IPv4 probe was refused; the IPv6 link-local address is what keeps it from a pass.
+    CHECK(egress["live"]["result"] == "unproven");
+    CHECK_THAT(harness::evidenceOf(egress),
+               Catch::Contains("the trusted probe sees IPv6 address fe80:") &&
+                   Catch::Contains("went over IPv4 only"));
+    CHECK(result.exitCode == 3);
+}
