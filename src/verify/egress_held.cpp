@@ -228,8 +228,13 @@ Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& input
     return finding;
 }
 
-Finding apiServerReachLive(const ProbeOutput& output, const std::string& address, int port,
-                           const std::string& what) {
+namespace {
+
+// One connect attempt from the trusted probe to something that listens (what: "the API server
+// (...)", "a host-network listener (...)"): a connection is a fail, a refusal or time-out says
+// nothing more than the target probe does, anything else is unproven.
+Finding listenerReachLive(const ProbeOutput& output, const std::string& address, int port,
+                          const std::string& what) {
     EgressTarget target;
     const bool v6 = address.find(':') != std::string::npos;
     // Plain HTTP to its TLS port: the API server answers 400, which every tool (busybox wget
@@ -245,24 +250,35 @@ Finding apiServerReachLive(const ProbeOutput& output, const std::string& address
         finding.verdict = Verdict::Fail;
         for (const auto& line : reading.evidence)
             finding.evidence.push_back(
-                fmt::format("the API server ({}) at {}: {}; the policies do not allow it", what,
-                            target.url, line));
+                fmt::format("{} at {}: {}; the policies do not allow it", what, target.url, line));
         return finding;
     }
     // A reading that is neither a connection nor a refusal or time-out proves nothing.
     if (reading.evidence.empty() ||
         reading.evidence.back().find("could not connect") == std::string::npos) {
         finding.verdict = Verdict::Unproven;
-        finding.evidence.push_back(fmt::format(
-            "whether the API server ({}) at {} accepted a connection is not known: {}", what,
-            target.url, reading.evidence.empty() ? "no reading" : reading.evidence.back()));
+        finding.evidence.push_back(
+            fmt::format("whether {} at {} accepted a connection is not known: {}", what, target.url,
+                        reading.evidence.empty() ? "no reading" : reading.evidence.back()));
         return finding;
     }
     // No connection: nothing to prove here (the target probe proves denial); said, not judged.
     finding.verdict = Verdict::Pass;
-    finding.evidence.push_back(
-        fmt::format("no connection to the API server ({}) at {}", what, target.url));
+    finding.evidence.push_back(fmt::format("no connection to {} at {}", what, target.url));
     return finding;
+}
+
+}  // namespace
+
+Finding apiServerReachLive(const ProbeOutput& output, const std::string& address, int port,
+                           const std::string& what) {
+    return listenerReachLive(output, address, port, fmt::format("the API server ({})", what));
+}
+
+Finding hostListenerReachLive(const ProbeOutput& output, const std::string& address, int port,
+                              const std::string& owner) {
+    return listenerReachLive(output, address, port,
+                             fmt::format("a host-network listener ({}) on the node", owner));
 }
 
 }  // namespace rossoctl::verify

@@ -106,7 +106,8 @@ CheckResult Verification::egressCheck() {
 
 // Only from the trusted probe: the pod's own tools could hide a connection. Each address the
 // project allows is left out (the static half judges those rules); a connection elsewhere is a
-// fail (a network plugin that lets node ports through, attack 53 F1).
+// fail (a network plugin that lets node ports through, attack 53 F1), to the API server or to
+// a port a host-network pod of the node declares.
 void Verification::probeApiServer() {
     apiServerReach_.verdict = Verdict::Pass;
     if (!egressSite_.trusted() || !trustedProbeProblem_.empty()) return;
@@ -129,6 +130,27 @@ void Verification::probeApiServer() {
                 execInCurrentPod(command, milliseconds(1300) + kExecMargin, egressSite_.container);
             return apiServerReachLive(output, target.host, target.port,
                                       service ? "the kubernetes Service" : "an endpoint");
+        }));
+    }
+    // A host-network listener on the node: kube-router lets node-local NodePort-range ports by
+    // whatever the policies say (attack 54 E5); any engine may for ports it does not police.
+    for (const auto& listener : inputs_.egress.hostListeners) {
+        const std::pair<std::string, int> where{listener.address, listener.port};
+        const auto& api = inputs_.egress.apiServerTargets;
+        if (std::find(api.begin(), api.end(), where) != api.end()) continue;
+        EgressTarget target;
+        target.host = listener.address;
+        target.port = listener.port;
+        target.scheme = "http";
+        const bool v6 = listener.address.find(':') != std::string::npos;
+        target.url = fmt::format(
+            "http://{}:{}/", v6 ? "[" + listener.address + "]" : listener.address, listener.port);
+        if (!targetAllowedBy(target, listener.address, inputs_.egress.allowance).empty()) continue;
+        probes.push_back(std::async(std::launch::async, [this, target, listener] {
+            const auto command = egressProbeCommand(target, "", milliseconds(1300));
+            const ProbeOutput output =
+                execInCurrentPod(command, milliseconds(1300) + kExecMargin, egressSite_.container);
+            return hostListenerReachLive(output, listener.address, listener.port, listener.owner);
         }));
     }
     for (auto& probe : probes) absorb(apiServerReach_, probe.get());

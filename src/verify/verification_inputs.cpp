@@ -135,6 +135,51 @@ void readProjectPodAddresses(kube::Client& client, const std::string& ns, const 
     }
 }
 
+// The ports host-network pods on the node declare (containerPort, hostPort), at each of the
+// node's addresses; refused to list pods cluster-wide, a line says they were not tried.
+void readHostListeners(kube::Client& client, const std::string& nodeName, EgressInputs& egress) {
+    if (nodeName.empty() || egress.nodeAddresses.empty()) return;
+    // Each costs an exec: a node with many host-network daemons is tried on its first few.
+    constexpr std::size_t kMostListeners = 8;
+    try {
+        kube::ListOptions options;
+        options.fieldSelector = "spec.nodeName=" + nodeName;
+        const json pods = client.list(kube::resources::pods(), "", options);
+        for (const auto& pod : pods.value("items", json::array())) {
+            const json spec = json_access::at(pod, "spec");
+            if (!spec.is_object() || !spec.value("hostNetwork", false)) continue;
+            const json metadata = json_access::at(pod, "metadata");
+            const std::string owner =
+                fmt::format("pod {}/{}", json_access::stringAt(metadata, "namespace", ""),
+                            json_access::stringAt(metadata, "name", ""));
+            for (const auto& container : spec.value("containers", json::array())) {
+                if (!container.is_object()) continue;
+                for (const auto& port : container.value("ports", json::array())) {
+                    if (!port.is_object() || port.value("protocol", "TCP") != "TCP") continue;
+                    for (const char* key : {"containerPort", "hostPort"}) {
+                        if (!port.contains(key) || !port[key].is_number_integer()) continue;
+                        const int number = port[key].get<int>();
+                        if (number <= 0 || number > 65535) continue;
+                        for (const auto& address : egress.nodeAddresses) {
+                            if (egress.hostListeners.size() >= kMostListeners) return;
+                            const bool seen = std::any_of(
+                                egress.hostListeners.begin(), egress.hostListeners.end(),
+                                [&](const auto& known) {
+                                    return known.address == address && known.port == number;
+                                });
+                            if (!seen) egress.hostListeners.push_back({address, number, owner});
+                        }
+                    }
+                }
+            }
+        }
+    } catch (const kube::ApiError& error) {
+        egress.readProblems.push_back(
+            fmt::format("pods on node {} not listed ({}): ports of host-network pods not tried",
+                        nodeName, error.what()));
+    }
+}
+
 std::vector<std::string> nodeAddresses(const json& node) {
     std::vector<std::string> addresses;
     if (!node.contains("status")) return addresses;
@@ -406,6 +451,7 @@ void Verification::readEgressInputs() {
         // Not allowed to read them: the public and metadata ranges are still named.
     }
     readApiServerTargets(client_, egress);
+    readHostListeners(client_, inputs_.pod["spec"].value("nodeName", ""), egress);
     readProjectPodAddresses(client_, ns_, inputs_.pod, inputs_.networkPolicies, namespaceLabels,
                             egress);
 }

@@ -182,6 +182,25 @@ TEST_CASE("attack 53 F1: a connection to the API server fails egress, naming the
     CHECK(unclear.verdict == Verdict::Unproven);
 }
 
+TEST_CASE("attack 54 E5: a host-network pod's port the pod reaches fails egress, naming the pod",
+          "[verify][egress][attack54]") {
+    const Finding reached = hostListenerReachLive(
+        ran("rossoctl-tool=curl\nrossoctl-curl=http:404 connect:0.001 ip:10.247.71.170\n"
+            "rossoctl-exit=0\n"),
+        "10.247.71.170", 31054, "pod atk-54-relay/hostrelay");
+    CHECK(reached.verdict == Verdict::Fail);
+    CHECK_THAT(reached.evidence.at(0),
+               Catch::Contains("a host-network listener (pod atk-54-relay/hostrelay) on the node "
+                               "at http://10.247.71.170:31054/") &&
+                   Catch::Contains("the policies do not allow it"));
+    const Finding refused = hostListenerReachLive(
+        ran("rossoctl-tool=curl\nrossoctl-curl=http:000 connect:0.000000 ip:\nrossoctl-exit=7\n",
+            "curl: (7) Failed to connect to 10.247.71.170: Connection refused\n"),
+        "10.247.71.170", 31054, "pod atk-54-relay/hostrelay");
+    CHECK(refused.verdict == Verdict::Pass);
+    CHECK_THAT(refused.evidence.at(0), Catch::Contains("no connection to a host-network listener"));
+}
+
 TEST_CASE("attack 54 E3: a held TCP connection half-closed by its peer still fails egress",
           "[verify][egress][attack54]") {
     // halfb-1: the peer shut its side at once; the pod's socket is CLOSE_WAIT and still sends.

@@ -87,6 +87,14 @@ struct EgressInputs {
     // and its endpoints' address:port; the trusted probe tries each (F1 of attack 53).
     std::vector<std::pair<std::string, int>> apiServerTargets;
     std::size_t apiServerServiceCount = 0;  // the first this many are the Service's
+    // The ports host-network pods on the pod's node declare, at the node's addresses: a policy
+    // engine may let node-local ports by (kube-router: the NodePort range, attack 54 E5).
+    struct HostListener {
+        std::string address;
+        int port = 0;
+        std::string owner;  // "pod NAMESPACE/NAME"
+    };
+    std::vector<HostListener> hostListeners;
     // The addresses of the namespace's pods the pod's own policies grant: a connection held to
     // one is the static half's to judge.
     std::vector<std::string> projectPodAddresses;
@@ -213,6 +221,10 @@ Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& input
 // reading of the probe; a connection to an address the allowance does not hold is a fail.
 Finding apiServerReachLive(const ProbeOutput& output, const std::string& address, int port,
                            const std::string& what);
+// The same for a port a host-network pod declares at the node's address: a connection is a
+// way out to the node the policies do not grant (owner names the pod).
+Finding hostListenerReachLive(const ProbeOutput& output, const std::string& address, int port,
+                              const std::string& owner);
 
 // The containers of the pod that can hold NET_RAW or NET_ADMIN (privileged, added, or the
 // runtime's default NET_RAW kept by a container that may be root or escalate), as evidence.

@@ -1,0 +1,72 @@
+// Attack 54 E5 against the local cluster: kube-router lets a pod reach node-local ports of the
+// NodePort range whatever its policies say, so a host-network pod listening there is a relay
+// out of every "egress denied" sandbox on the node. verify tries the ports host-network pods
+// declare, from the trusted probe, and must fail egress when one answers.
+#include <catch2/catch.hpp>
+#include <random>
+
+#include "harness.hpp"
+#include "rossoctl/model/sandbox.hpp"
+#include "verify_report.hpp"
+
+using nlohmann::json;
+
+// [outage]: run alone, as the cases that stop a component do: while its listener lives, every
+// other sandbox verified on the node fails egress too (rightly).
+TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails egress",
+          "[verify-host-listener][outage]") {
+    harness::TestNamespace relay("verify54-hostnet", true,
+                                 {{"pod-security.kubernetes.io/enforce", "privileged"}});
+    const int port = 30000 + static_cast<int>(std::random_device{}() % 2700);
+    const json pod = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", "relay"}}},
+        {"spec",
+         {{"hostNetwork", true},
+          {"terminationGracePeriodSeconds", 1},
+          {"containers", json::array({{{"name", "relay"},
+                                       {"image", "busybox:1.36"},
+                                       {"command", {"httpd", "-f", "-p", std::to_string(port)}},
+                                       {"ports", json::array({{{"containerPort", port}}})}}})}}}};
+    harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), pod);
+    harness::TestNamespace project("verify54-listener", false);
+    const std::string ns = project.name();
+    {
+        auto created = harness::rossoctl({"project", "create", ns, "--no-check"});
+        INFO(created.out << created.err);
+        REQUIRE(created.exitCode == 0);
+    }
+    harness::admin().create(harness::sandboxRef(), ns, harness::smallSandbox(ns, "agent"));
+    REQUIRE(harness::eventually(
+        [&] {
+            auto sandbox = harness::admin().getIfExists(harness::sandboxRef(), ns, "agent");
+            auto listener = harness::admin().getIfExists(rossoctl::kube::resources::pods(),
+                                                         relay.name(), "relay");
+            return sandbox && rossoctl::model::sandboxReady(*sandbox) && listener &&
+                   listener->value("status", json::object()).value("phase", "") == "Running";
+        },
+        180));
+    auto result = harness::rossoctl(
+        {"sandbox", "verify", "agent", "-n", ns, "--no-restart", "--trusted-probe", "busybox:1.36",
+         "--egress-target", harness::outsideUrl(), "-o", "json"},
+        {}, {}, 300);
+    INFO(result.out << result.err);
+    const json report = json::parse(result.out, nullptr, false);
+    REQUIRE(report.is_object());
+    const json& egress = harness::checkNamed(report, "egress");
+    CHECK(egress["live"]["result"] == "fail");
+    CHECK_THAT(harness::evidenceOf(egress),
+               Catch::Contains("a host-network listener (pod " + relay.name() +
+                               "/relay) on the node at http://") &&
+                   Catch::Contains(":" + std::to_string(port) + "/"));
+    CHECK(result.exitCode == 3);
+    // Gone before the shards that verify in parallel start.
+    harness::admin().remove(rossoctl::kube::resources::pods(), relay.name(), "relay");
+    CHECK(harness::eventually(
+        [&] {
+            return !harness::admin().getIfExists(rossoctl::kube::resources::pods(), relay.name(),
+                                                 "relay");
+        },
+        60));
+}
