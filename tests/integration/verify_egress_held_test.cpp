@@ -6,15 +6,11 @@
 
 #include "harness.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "verify_report.hpp"
 
 using nlohmann::json;
 
 namespace {
-
-bool sandboxIsReady(const std::string& space, const std::string& name) {
-    auto sandbox = harness::admin().getIfExists(harness::sandboxRef(), space, name);
-    return sandbox && rossoctl::model::sandboxReady(*sandbox);
-}
 
 // The agent's log: each attempt, then the outside server's answers on that connection.
 std::string agentLog(const std::string& space, const std::string& pod) {
@@ -41,11 +37,7 @@ TEST_CASE("sandbox verify: a connection the agent opened before its policy held 
           "[verify-egress-held]") {
     harness::TestNamespace project("verify53-held", false);
     const std::string ns = project.name();
-    {
-        auto created = harness::rossoctl({"project", "create", ns, "--no-check"});
-        INFO(created.out << created.err);
-        REQUIRE(created.exitCode == 0);
-    }
+    harness::createProject(ns);
     json box = harness::smallSandbox(ns, "early");
     json& agent = box["spec"]["podTemplate"]["spec"]["containers"][0];
     agent["image"] = "busybox:1.36";
@@ -64,17 +56,12 @@ TEST_CASE("sandbox verify: a connection the agent opened before its policy held 
             " 80 >> /tmp/early.log 2>&1; sleep 0.1; done ) & trap 'exit 0' TERM; "
             "while :; do sleep 1 & wait $!; done"};
     harness::admin().create(harness::sandboxRef(), ns, box);
-    REQUIRE(harness::eventually([&] { return sandboxIsReady(ns, "early"); }, 180));
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "early"); }, 180));
     // Two answers on the first connection: it was made and lives.
     harness::eventually([&] { return firstConnectionAnswers(agentLog(ns, "early")) >= 2; }, 15);
     const int before = firstConnectionAnswers(agentLog(ns, "early"));
-    auto result = harness::rossoctl(
-        {"sandbox", "verify", "early", "-n", ns, "--no-restart", "--trusted-probe", "busybox:1.36",
-         "--egress-target", harness::outsideUrl(), "-o", "json"},
-        {}, {}, 300);
+    const auto [result, report] = harness::verifyTrusted(ns, "early");
     INFO(result.out << result.err);
-    const json report = json::parse(result.out, nullptr, false);
-    REQUIRE(report.is_object());
     json egress;
     for (const auto& check : report["checks"])
         if (check["id"] == "egress") egress = check;
@@ -106,11 +93,7 @@ TEST_CASE("sandbox verify: a half-closed connection held to a relay pod of the p
           "[verify-egress-held]") {
     harness::TestNamespace project("verify54-relay", false);
     const std::string ns = project.name();
-    {
-        auto created = harness::rossoctl({"project", "create", ns, "--no-check"});
-        INFO(created.out << created.err);
-        REQUIRE(created.exitCode == 0);
-    }
+    harness::createProject(ns);
     // The relay: its own policy opens it both ways; it shuts its sending half on accept and
     // counts what it reads.
     json relaySpec = harness::smallSandbox(ns, "relay", "python:3.12-slim")["spec"]["podTemplate"];
@@ -159,7 +142,7 @@ TEST_CASE("sandbox verify: a half-closed connection held to a relay pod of the p
             " 8080 -e /tmp/x.sh; sleep 0.1; done ) & trap 'exit 0' TERM; "
             "while :; do sleep 1 & wait $!; done"};
     harness::admin().create(harness::sandboxRef(), ns, box);
-    REQUIRE(harness::eventually([&] { return sandboxIsReady(ns, "held"); }, 180));
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "held"); }, 180));
     const auto relayLog = [&] {
         return harness::run({harness::kubectlPath(), "--kubeconfig", harness::kubeconfigPath(),
                              "exec", "-n", ns, "relay", "--", "cat", "/tmp/relay.log"})
@@ -174,13 +157,8 @@ TEST_CASE("sandbox verify: a half-closed connection held to a relay pod of the p
     };
     harness::eventually([&] { return pings() >= 2; }, 15);
     const int before = pings();
-    auto result =
-        harness::rossoctl({"sandbox", "verify", "held", "-n", ns, "--no-restart", "--trusted-probe",
-                           "busybox:1.36", "--egress-target", harness::outsideUrl(), "-o", "json"},
-                          {}, {}, 300);
+    const auto [result, report] = harness::verifyTrusted(ns, "held");
     INFO(result.out << result.err);
-    const json report = json::parse(result.out, nullptr, false);
-    REQUIRE(report.is_object());
     json egress;
     for (const auto& check : report["checks"])
         if (check["id"] == "egress") egress = check;

@@ -6,7 +6,6 @@
 #include <random>
 
 #include "harness.hpp"
-#include "rossoctl/model/sandbox.hpp"
 #include "verify_report.hpp"
 
 using nlohmann::json;
@@ -32,28 +31,18 @@ TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails e
     harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), pod);
     harness::TestNamespace project("verify54-listener", false);
     const std::string ns = project.name();
-    {
-        auto created = harness::rossoctl({"project", "create", ns, "--no-check"});
-        INFO(created.out << created.err);
-        REQUIRE(created.exitCode == 0);
-    }
+    harness::createProject(ns);
     harness::admin().create(harness::sandboxRef(), ns, harness::smallSandbox(ns, "agent"));
     REQUIRE(harness::eventually(
         [&] {
-            auto sandbox = harness::admin().getIfExists(harness::sandboxRef(), ns, "agent");
             auto listener = harness::admin().getIfExists(rossoctl::kube::resources::pods(),
                                                          relay.name(), "relay");
-            return sandbox && rossoctl::model::sandboxReady(*sandbox) && listener &&
+            return harness::sandboxReadyNow(ns, "agent") && listener &&
                    listener->value("status", json::object()).value("phase", "") == "Running";
         },
         180));
-    auto result = harness::rossoctl(
-        {"sandbox", "verify", "agent", "-n", ns, "--no-restart", "--trusted-probe", "busybox:1.36",
-         "--egress-target", harness::outsideUrl(), "-o", "json"},
-        {}, {}, 300);
+    const auto [result, report] = harness::verifyTrusted(ns, "agent");
     INFO(result.out << result.err);
-    const json report = json::parse(result.out, nullptr, false);
-    REQUIRE(report.is_object());
     const json& egress = harness::checkNamed(report, "egress");
     CHECK(egress["live"]["result"] == "fail");
     CHECK_THAT(harness::evidenceOf(egress),

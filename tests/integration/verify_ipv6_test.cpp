@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include "harness.hpp"
-#include "rossoctl/model/sandbox.hpp"
 #include "verify_report.hpp"
 
 using nlohmann::json;
@@ -14,11 +13,7 @@ TEST_CASE("sandbox verify: a pod with IPv6 where only IPv4 is probed leaves egre
           "[verify-ipv6]") {
     harness::TestNamespace project("verify54-ipv6", false);
     const std::string ns = project.name();
-    {
-        auto created = harness::rossoctl({"project", "create", ns, "--no-check"});
-        INFO(created.out << created.err);
-        REQUIRE(created.exitCode == 0);
-    }
+    harness::createProject(ns);
     // Unsafe sysctls are refused by Pod Security baseline and restricted alike.
     auto labelled = harness::run({harness::kubectlPath(), "--kubeconfig", harness::kubeconfigPath(),
                                   "label", "namespace", ns,
@@ -29,19 +24,9 @@ TEST_CASE("sandbox verify: a pod with IPv6 where only IPv4 is probed leaves egre
     box["spec"]["podTemplate"]["spec"]["securityContext"]["sysctls"] =
         json::array({{{"name", "net.ipv6.conf.all.disable_ipv6"}, {"value", "0"}}});
     harness::admin().create(harness::sandboxRef(), ns, box);
-    REQUIRE(harness::eventually(
-        [&] {
-            auto sandbox = harness::admin().getIfExists(harness::sandboxRef(), ns, "dual");
-            return sandbox && rossoctl::model::sandboxReady(*sandbox);
-        },
-        180));
-    auto result =
-        harness::rossoctl({"sandbox", "verify", "dual", "-n", ns, "--no-restart", "--trusted-probe",
-                           "busybox:1.36", "--egress-target", harness::outsideUrl(), "-o", "json"},
-                          {}, {}, 300);
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "dual"); }, 180));
+    const auto [result, report] = harness::verifyTrusted(ns, "dual");
     INFO(result.out << result.err);
-    const json report = json::parse(result.out, nullptr, false);
-    REQUIRE(report.is_object());
     const json& egress = harness::checkNamed(report, "egress");
     // The IPv4 probe was refused; the IPv6 link-local address is what keeps it from a pass.
     CHECK(egress["live"]["result"] == "unproven");

@@ -4,6 +4,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
+
+#include "harness.hpp"
+#include "rossoctl/model/sandbox.hpp"
 
 namespace harness {
 
@@ -22,6 +26,35 @@ inline std::string evidenceOf(const nlohmann::json& check) {
     for (const char* part : {"static", "live"})
         for (const auto& line : check[part]["evidence"]) text += line.get<std::string>() + "\n";
     return text;
+}
+
+// `rossoctl project create NS --no-check`, which must succeed.
+inline void createProject(const std::string& ns) {
+    auto created = rossoctl({"project", "create", ns, "--no-check"});
+    INFO(created.out << created.err);
+    REQUIRE(created.exitCode == 0);
+}
+
+inline bool sandboxReadyNow(const std::string& ns, const std::string& name) {
+    auto sandbox = admin().getIfExists(sandboxRef(), ns, name);
+    return sandbox && rossoctl::model::sandboxReady(*sandbox);
+}
+
+// `sandbox verify NAME --no-restart --trusted-probe busybox:1.36` against the outside server,
+// as JSON; the case fails when stdout is no report.
+struct VerifyRun {
+    RunResult result;
+    nlohmann::json report;
+};
+inline VerifyRun verifyTrusted(const std::string& ns, const std::string& name) {
+    VerifyRun run;
+    run.result = rossoctl({"sandbox", "verify", name, "-n", ns, "--no-restart", "--trusted-probe",
+                           "busybox:1.36", "--egress-target", outsideUrl(), "-o", "json"},
+                          {}, {}, 300);
+    INFO(run.result.out << run.result.err);
+    run.report = nlohmann::json::parse(run.result.out, nullptr, false);
+    REQUIRE(run.report.is_object());
+    return run;
 }
 
 }  // namespace harness
