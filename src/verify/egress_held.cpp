@@ -220,6 +220,18 @@ Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& input
             "they were enforced or around them",
             udp ? "UDP" : "TCP", where, socket.localPort, stateNote(socket.state, udp)));
     }
+    // An unconnected UDP socket sends anywhere with sendto: a flow it opened before the policy
+    // held lives on in the node's connection tracking, and its peer is in no table here.
+    for (const auto& socket : sockets) {
+        const bool udp = socket.table.rfind("udp", 0) == 0;
+        if (!udp || socket.remotePort != 0 || isLoopbackAddress(socket.local)) continue;
+        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+        finding.evidence.push_back(fmt::format(
+            "the pod's network namespace holds a UDP socket on port {} with no peer: it may send "
+            "to any address, and a flow it opened before the policies held is kept by the "
+            "node's connection tracking, which the pod's tables do not show; not proven",
+            socket.localPort));
+    }
     if (finding.verdict == Verdict::Pass)
         finding.evidence.push_back(fmt::format(
             "the trusted probe read the namespace's sockets ({}): {} held connection{}, none to a "

@@ -178,3 +178,36 @@ TEST_CASE("sandbox verify: a half-closed connection held to a relay pod of the p
             "race with the network plugin was lost, nothing held to judge");
     }
 }
+
+TEST_CASE("sandbox verify: a UDP socket with no peer leaves egress unproven",
+          "[verify-egress-held]") {
+    harness::TestNamespace project("verify54-udp", false);
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    std::string outside = harness::outsideUrl(true);
+    outside = outside.substr(outside.find("//") + 2);
+    outside = outside.substr(0, outside.find_first_of(":/"));
+    json box = harness::smallSandbox(ns, "udp", "python:3.12-slim");
+    // Attack 54 E2's shape: datagrams to the outside from one socket kept open, no connect().
+    box["spec"]["podTemplate"]["spec"]["containers"][0]["command"] = {
+        "python3", "-c",
+        "import signal, socket, sys, time\n"
+        "signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))\n"
+        "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "s.bind(('0.0.0.0', 40000))\n"
+        "while True:\n"
+        "    try: s.sendto(b'x', ('" +
+            outside +
+            "', 9999))\n"
+            "    except OSError: pass\n"
+            "    time.sleep(3)\n"};
+    harness::admin().create(harness::sandboxRef(), ns, box);
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "udp"); }, 180));
+    const auto [result, report] = harness::verifyTrusted(ns, "udp");
+    INFO(result.out << result.err);
+    const json& egress = harness::checkNamed(report, "egress");
+    CHECK(egress["live"]["result"] == "unproven");
+    CHECK_THAT(harness::evidenceOf(egress),
+               Catch::Contains("holds a UDP socket on port 40000 with no peer"));
+    CHECK(result.exitCode == 3);
+}

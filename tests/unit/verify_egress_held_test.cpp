@@ -102,6 +102,19 @@ TEST_CASE("attack 53 F2: held connections the project allows, loopback and liste
         CHECK(finding.verdict == Verdict::Unproven);
         CHECK_THAT(finding.evidence.at(0), Catch::Contains("listening port 8080"));
     }
+    SECTION("attack 54 E2: a UDP socket with no peer may carry a flow from before the policy") {
+        // udpct-1's socket between datagrams, had it kept one: 0.0.0.0:40000, no remote.
+        const Finding finding = heldConnectionsLive(
+            ran(tables({}, {"0: 00000000:9C40 00000000:0000 07 0 0 0 0 0 5"})), project());
+        CHECK(finding.verdict == Verdict::Unproven);
+        CHECK_THAT(finding.evidence.at(0),
+                   Catch::Contains("UDP socket on port 40000 with no peer") &&
+                       Catch::Contains("connection tracking"));
+        // One bound to loopback reaches nothing outside.
+        CHECK(heldConnectionsLive(
+                  ran(tables({}, {"0: 0100007F:9C40 00000000:0000 07 0 0 0 0 0 5"})), project())
+                  .verdict == Verdict::Pass);
+    }
     SECTION("the project's allowance holds the remote: pass") {
         EgressInputs inputs = project();
         inputs.allowance.addresses.push_back(
