@@ -219,12 +219,16 @@ bool saysConnectFailed(const std::string& tool, const std::string& text) {
     if (tool != "wget") return hasSocketPhrase(text);
     static const char* gnuPhrases[] = {"failed: Connection refused", "failed: Connection timed out",
                                        "failed: No route to host"};
+    // Only wget's own lines: with -S it echoes what the server sent, indented, and a server
+    // that answers with wget's own words is a connection (attack 55 E5a).
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {
-        if (std::any_of(std::begin(gnuPhrases), std::end(gnuPhrases),
+        if (line.rfind("Connecting to ", 0) == 0 &&
+            std::any_of(std::begin(gnuPhrases), std::end(gnuPhrases),
                         [&](const char* phrase) { return contains(line, phrase); }))
             return true;
-        if (contains(line, "can't connect to remote host") && hasSocketPhrase(line)) return true;
+        if (line.rfind("wget: can't connect to remote host", 0) == 0 && hasSocketPhrase(line))
+            return true;
     }
     return false;
 }
@@ -330,6 +334,13 @@ Finding egressLive(const ProbeOutput& output, const EgressTarget& target,
         static const std::regex status(R"(HTTP/[0-9.]+ (\d{3}))");
         std::smatch match;
         if (contains(output.stderrText, "connected.")) return connected("wget said connected.");
+        // -S echoes each line of the server's answer indented: whatever it says, one came.
+        {
+            std::istringstream lines(output.stderrText);
+            for (std::string line; std::getline(lines, line);)
+                if (line.size() > 2 && line.rfind("  ", 0) == 0 && line[2] != ' ')
+                    return connected("wget printed a line of the server's answer");
+        }
         if (std::regex_search(output.stderrText, match, status))
             return connected("HTTP " + match[1].str());
         if (exitText == "0") return connected("exit 0");

@@ -24,6 +24,15 @@ bool isLoopback(const std::string& address) {
     return address.rfind("127.", 0) == 0 || address == "::1";
 }
 
+// /proc/net/route gives an IPv4 address as 8 hex digits in the kernel's (little-endian) order.
+std::string routeAddressText(const std::string& hex) {
+    if (hex.size() != 8 || hex.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+        return {};
+    const unsigned long value = std::stoul(hex, nullptr, 16);
+    return fmt::format("{}.{}.{}.{}", value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff,
+                       (value >> 24) & 0xff);
+}
+
 // /proc/net/if_inet6 gives 32 hex digits; the API gives the textual form.
 std::string ipv6Text(const std::string& hex) {
     if (hex.size() != 32) return {};
@@ -144,6 +153,11 @@ std::vector<std::string> isolationProbeCommand() {
             "if read -r r < /proc/sys/kernel/osrelease; then echo \"rossoctl-kernel=$r\"\n"
             "elif read -r o v r x < /proc/version; then echo \"rossoctl-kernel=$r\"; fi\n"
             "read -r b < /proc/sys/kernel/random/boot_id && echo \"rossoctl-boot=$b\"\n"
+            // The default route's next hop: the node's side of the pod's link (hex, IPv4).
+            "if [ -r /proc/net/route ]; then\n"
+            "  while read -r i d g x; do [ \"$d\" = 00000000 ] && echo \"rossoctl-gateway=$g\"; "
+            "done < /proc/net/route\n"
+            "fi\n"
             "echo rossoctl-done=1",
             kScriptName};
 }
@@ -185,6 +199,13 @@ IsolationFacts parseIsolationFacts(const ProbeOutput& output) {
             facts.localAddresses.push_back(address);
         if (auto rest = after("rossoctl-kernel=")) facts.kernelRelease = cleanLine(*rest);
         if (auto rest = after("rossoctl-boot=")) facts.bootId = cleanLine(*rest);
+        if (auto rest = after("rossoctl-gateway=")) {
+            const std::string gateway = routeAddressText(*rest);
+            if (!gateway.empty() && gateway != "0.0.0.0" &&
+                std::find(facts.gateways.begin(), facts.gateways.end(), gateway) ==
+                    facts.gateways.end())
+                facts.gateways.push_back(gateway);
+        }
     }
     return facts;
 }

@@ -134,25 +134,19 @@ void Verification::probeApiServer() {
     }
     // A host-network listener on the node: kube-router lets node-local NodePort-range ports by
     // whatever the policies say (attack 54 E5); any engine may for ports it does not police.
-    for (const auto& listener : inputs_.egress.hostListeners) {
-        const std::pair<std::string, int> where{listener.address, listener.port};
-        const auto& api = inputs_.egress.apiServerTargets;
-        if (std::find(api.begin(), api.end(), where) != api.end()) continue;
-        EgressTarget target;
-        target.host = listener.address;
-        target.port = listener.port;
-        target.scheme = "http";
-        const bool v6 = listener.address.find(':') != std::string::npos;
-        target.url = fmt::format(
-            "http://{}:{}/", v6 ? "[" + listener.address + "]" : listener.address, listener.port);
-        if (!targetAllowedBy(target, listener.address, inputs_.egress.allowance).empty()) continue;
-        probes.push_back(std::async(std::launch::async, [this, target, listener] {
-            const auto command = egressProbeCommand(target, "", milliseconds(1300));
+    Finding listenerDoubts{Verdict::Pass, {}, ""};
+    constexpr std::size_t kMostListenerProbes = 12;  // each costs an exec
+    for (auto& listener : hostListenerProbes(
+             inputs_.egress, trustedFacts_ ? trustedFacts_->gateways : std::vector<std::string>{},
+             kMostListenerProbes, listenerDoubts))
+        probes.push_back(std::async(std::launch::async, [this, listener] {
+            const auto command = egressProbeCommand(listener.target, "", milliseconds(1300));
             const ProbeOutput output =
                 execInCurrentPod(command, milliseconds(1300) + kExecMargin, egressSite_.container);
-            return hostListenerReachLive(output, listener.address, listener.port, listener.owner);
+            return hostListenerReachLive(output, listener.target.host, listener.target.port,
+                                         listener.owner);
         }));
-    }
+    absorb(apiServerReach_, listenerDoubts);
     for (auto& probe : probes) absorb(apiServerReach_, probe.get());
 }
 

@@ -135,12 +135,10 @@ void readProjectPodAddresses(kube::Client& client, const std::string& ns, const 
     }
 }
 
-// The ports host-network pods on the node declare (containerPort, hostPort), at each of the
-// node's addresses; refused to list pods cluster-wide, a line says they were not tried.
+// The ports host-network pods on the node declare (containerPort, hostPort; TCP and UDP);
+// refused to list pods cluster-wide, a line says they were not tried.
 void readHostListeners(kube::Client& client, const std::string& nodeName, EgressInputs& egress) {
-    if (nodeName.empty() || egress.nodeAddresses.empty()) return;
-    // Each costs an exec: a node with many host-network daemons is tried on its first few.
-    constexpr std::size_t kMostListeners = 8;
+    if (nodeName.empty()) return;
     try {
         kube::ListOptions options;
         options.fieldSelector = "spec.nodeName=" + nodeName;
@@ -152,23 +150,25 @@ void readHostListeners(kube::Client& client, const std::string& nodeName, Egress
             const std::string owner =
                 fmt::format("pod {}/{}", json_access::stringAt(metadata, "namespace", ""),
                             json_access::stringAt(metadata, "name", ""));
-            for (const auto& container : spec.value("containers", json::array())) {
+            // A native sidecar (an init container that keeps running) listens as well (E5e).
+            json containers = spec.value("containers", json::array());
+            for (const auto& init : spec.value("initContainers", json::array()))
+                containers.push_back(init);
+            for (const auto& container : containers) {
                 if (!container.is_object()) continue;
                 for (const auto& port : container.value("ports", json::array())) {
-                    if (!port.is_object() || port.value("protocol", "TCP") != "TCP") continue;
+                    if (!port.is_object()) continue;
+                    const bool udp = port.value("protocol", "TCP") != "TCP";
                     for (const char* key : {"containerPort", "hostPort"}) {
                         if (!port.contains(key) || !port[key].is_number_integer()) continue;
                         const int number = port[key].get<int>();
                         if (number <= 0 || number > 65535) continue;
-                        for (const auto& address : egress.nodeAddresses) {
-                            if (egress.hostListeners.size() >= kMostListeners) return;
-                            const bool seen = std::any_of(
-                                egress.hostListeners.begin(), egress.hostListeners.end(),
-                                [&](const auto& known) {
-                                    return known.address == address && known.port == number;
-                                });
-                            if (!seen) egress.hostListeners.push_back({address, number, owner});
-                        }
+                        const bool seen =
+                            std::any_of(egress.hostListeners.begin(), egress.hostListeners.end(),
+                                        [&](const auto& known) {
+                                            return known.port == number && known.udp == udp;
+                                        });
+                        if (!seen) egress.hostListeners.push_back({number, udp, owner});
                     }
                 }
             }

@@ -4,6 +4,7 @@
 // declare, from the trusted probe, and must fail egress when one answers.
 #include <catch2/catch.hpp>
 #include <random>
+#include <sstream>
 
 #include "harness.hpp"
 #include "verify_report.hpp"
@@ -17,6 +18,27 @@ TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails e
     harness::TestNamespace relay("verify54-hostnet", true,
                                  {{"pod-security.kubernetes.io/enforce", "privileged"}});
     const int port = 30000 + static_cast<int>(std::random_device{}() % 2700);
+    harness::TestNamespace project("verify54-listener", false);
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    harness::admin().create(harness::sandboxRef(), ns, harness::smallSandbox(ns, "agent"));
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "agent"); }, 180));
+    // A second listener in a native sidecar, bound to the pod's gateway only (attack 55 E5b,
+    // E5e): the default route's next hop, as the pod's /proc/net/route has it.
+    const auto route =
+        harness::run({harness::kubectlPath(), "--kubeconfig", harness::kubeconfigPath(), "exec",
+                      "-n", ns, "agent", "--", "cat", "/proc/net/route"});
+    std::string gateway;
+    std::istringstream lines(route.out);
+    for (std::string iface, destination, hex, rest; lines >> iface >> destination >> hex;) {
+        std::getline(lines, rest);
+        if (destination != "00000000" || hex.size() != 8) continue;
+        const unsigned long value = std::stoul(hex, nullptr, 16);
+        gateway = std::to_string(value & 0xff) + "." + std::to_string((value >> 8) & 0xff) + "." +
+                  std::to_string((value >> 16) & 0xff) + "." + std::to_string(value >> 24);
+    }
+    INFO(route.out << route.err);
+    REQUIRE(!gateway.empty());
     const json pod = {
         {"apiVersion", "v1"},
         {"kind", "Pod"},
@@ -24,20 +46,23 @@ TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails e
         {"spec",
          {{"hostNetwork", true},
           {"terminationGracePeriodSeconds", 1},
+          {"initContainers",
+           json::array(
+               {{{"name", "sidecar"},
+                 {"image", "busybox:1.36"},
+                 {"restartPolicy", "Always"},
+                 {"command", {"httpd", "-f", "-p", gateway + ":" + std::to_string(port + 1)}},
+                 {"ports", json::array({{{"containerPort", port + 1}}})}}})},
           {"containers", json::array({{{"name", "relay"},
                                        {"image", "busybox:1.36"},
                                        {"command", {"httpd", "-f", "-p", std::to_string(port)}},
                                        {"ports", json::array({{{"containerPort", port}}})}}})}}}};
     harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), pod);
-    harness::TestNamespace project("verify54-listener", false);
-    const std::string ns = project.name();
-    harness::createProject(ns);
-    harness::admin().create(harness::sandboxRef(), ns, harness::smallSandbox(ns, "agent"));
     REQUIRE(harness::eventually(
         [&] {
             auto listener = harness::admin().getIfExists(rossoctl::kube::resources::pods(),
                                                          relay.name(), "relay");
-            return harness::sandboxReadyNow(ns, "agent") && listener &&
+            return listener &&
                    listener->value("status", json::object()).value("phase", "") == "Running";
         },
         180));
@@ -48,7 +73,9 @@ TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails e
     CHECK_THAT(harness::evidenceOf(egress),
                Catch::Contains("a host-network listener (pod " + relay.name() +
                                "/relay) on the node at http://") &&
-                   Catch::Contains(":" + std::to_string(port) + "/"));
+                   Catch::Contains(":" + std::to_string(port) + "/: ") &&
+                   Catch::Contains("/relay) on the node at http://" + gateway + ":" +
+                                   std::to_string(port + 1) + "/: "));
     CHECK(result.exitCode == 3);
     // Gone before the shards that verify in parallel start.
     harness::admin().remove(rossoctl::kube::resources::pods(), relay.name(), "relay");

@@ -270,6 +270,16 @@ TEST_CASE("egress parser: curl and wget outputs") {
     wget.stdoutText = "rossoctl-tool=wget\nrossoctl-exit=1\n";
     wget.stderrText = "wget: something odd\n";
     CHECK(egressLive(wget, target, reached()).verdict == Verdict::Unproven);
+    // Attack 55 E5a: a listener answers with wget's own refusal as its status line; -S echoes
+    // it indented and busybox then names it as the server's error: a connection, never a denial.
+    wget.stdoutText = "rossoctl-tool=wget\nrossoctl-exit=1\n";
+    wget.stderrText =
+        "Connecting to 10.247.71.170:31054 (10.247.71.170:31054)\n"
+        "  X wget: can't connect to remote host (10.251.0.10): Connection refused 503\n"
+        "wget: server returned error: X wget: can't connect to remote host (10.251.0.10): "
+        "Connection refused 503\n";
+    CHECK(egressLive(wget, target, reached()).verdict == Verdict::Fail);
+    CHECK(egressLive(wget, target, ControlResult{}).verdict == Verdict::Fail);
 
     ProbeOutput notStarted;
     notStarted.started = false;

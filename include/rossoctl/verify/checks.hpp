@@ -87,11 +87,12 @@ struct EgressInputs {
     // and its endpoints' address:port; the trusted probe tries each (F1 of attack 53).
     std::vector<std::pair<std::string, int>> apiServerTargets;
     std::size_t apiServerServiceCount = 0;  // the first this many are the Service's
-    // The ports host-network pods on the pod's node declare, at the node's addresses: a policy
-    // engine may let node-local ports by (kube-router: the NodePort range, attack 54 E5).
+    // The ports host-network pods on the pod's node declare: a policy engine may let node-local
+    // ports by (kube-router: the NodePort range, attack 54 E5); tried at the node's addresses
+    // and the pod's gateway.
     struct HostListener {
-        std::string address;
         int port = 0;
+        bool udp = false;
         std::string owner;  // "pod NAMESPACE/NAME"
     };
     std::vector<HostListener> hostListeners;

@@ -56,6 +56,7 @@ struct IsolationFacts {
     std::vector<std::string> localAddresses;  // textual, IPv4 and IPv6
     std::string kernelRelease;
     std::string bootId;
+    std::vector<std::string> gateways;  // the default route's next hops (IPv4)
 };
 IsolationFacts parseIsolationFacts(const ProbeOutput& output);
 
@@ -114,5 +115,18 @@ namespace rossoctl::verify {
 // outside: a target the project allows proves nothing about denial.
 std::string targetAllowedBy(const EgressTarget& target, const std::string& address,
                             const model::EgressAllowance& allowance);
+
+// One connect attempt the trusted probe makes to a port a host-network pod declares.
+struct ListenerProbe {
+    EgressTarget target;  // http://ADDRESS:PORT/
+    std::string owner;    // "pod NAMESPACE/NAME"
+};
+// The declared TCP ports of host-network pods on the node (inputs.hostListeners) at each of the
+// node's addresses and the pod's gateways, leaving out the API server's targets and what the
+// project allows, at most `most`; a UDP port, and every pair past `most`, is an unproven line in
+// `doubts` (never a silent pass: attack 55 E5c, E5d).
+std::vector<ListenerProbe> hostListenerProbes(const EgressInputs& inputs,
+                                              const std::vector<std::string>& gateways,
+                                              std::size_t most, Finding& doubts);
 
 }  // namespace rossoctl::verify

@@ -1,0 +1,60 @@
+// Which ports of host-network pods the trusted probe tries: a policy engine may let node-local
+// ports by whatever the policies say (kube-router: the NodePort range, attack 54 E5).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "rossoctl/verify/isolation.hpp"
+
+namespace rossoctl::verify {
+
+std::vector<ListenerProbe> hostListenerProbes(const EgressInputs& inputs,
+                                              const std::vector<std::string>& gateways,
+                                              std::size_t most, Finding& doubts) {
+    // A listener may bind only the pod's gateway (the node's side of its link).
+    std::vector<std::string> addresses = inputs.nodeAddresses;
+    for (const auto& gateway : gateways)
+        if (std::find(addresses.begin(), addresses.end(), gateway) == addresses.end())
+            addresses.push_back(gateway);
+    std::vector<ListenerProbe> probes;
+    std::size_t untried = 0;
+    for (const auto& listener : inputs.hostListeners) {
+        if (listener.udp) {
+            doubts.verdict = worstOf(doubts.verdict, Verdict::Unproven);
+            doubts.evidence.push_back(fmt::format(
+                "{} on the node declares UDP port {}: whether the pod's datagrams reach it is "
+                "not proven (a UDP listener answers no probe)",
+                listener.owner, listener.port));
+            continue;
+        }
+        for (const auto& address : addresses) {
+            const std::pair<std::string, int> where{address, listener.port};
+            const auto& api = inputs.apiServerTargets;
+            if (std::find(api.begin(), api.end(), where) != api.end()) continue;
+            ListenerProbe probe;
+            probe.owner = listener.owner;
+            probe.target.host = address;
+            probe.target.port = listener.port;
+            probe.target.scheme = "http";
+            const bool v6 = address.find(':') != std::string::npos;
+            probe.target.url =
+                fmt::format("http://{}:{}/", v6 ? "[" + address + "]" : address, listener.port);
+            if (!targetAllowedBy(probe.target, address, inputs.allowance).empty()) continue;
+            if (probes.size() >= most) {
+                ++untried;
+                continue;
+            }
+            probes.push_back(std::move(probe));
+        }
+    }
+    if (untried > 0) {
+        doubts.verdict = worstOf(doubts.verdict, Verdict::Unproven);
+        doubts.evidence.push_back(fmt::format(
+            "{} more address and port pairs that host-network pods on the node declare were not "
+            "tried (at most {}): whether the pod reaches them is not proven",
+            untried, most));
+    }
+    return probes;
+}
+
+}  // namespace rossoctl::verify

@@ -1,0 +1,73 @@
+// Attack 54 E5 and attack 55 E5b-d: the ports host-network pods declare are tried at the node's
+// addresses and the pod's gateway; what cannot be tried is unproven, never a silent pass.
+#include <catch2/catch.hpp>
+
+#include "rossoctl/verify/isolation.hpp"
+
+using namespace rossoctl::verify;
+
+namespace {
+
+EgressInputs node(std::vector<EgressInputs::HostListener> listeners) {
+    EgressInputs inputs;
+    inputs.nodeAddresses = {"10.247.71.170"};
+    inputs.hostListeners = std::move(listeners);
+    return inputs;
+}
+
+std::vector<std::string> urls(const std::vector<ListenerProbe>& probes) {
+    std::vector<std::string> out;
+    for (const auto& probe : probes) out.push_back(probe.target.url);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("attack 55 E5b: the pod's gateway from /proc/net/route is tried too", "[verify]") {
+    ProbeOutput output;
+    // Iface Destination Gateway ...: the default route's next hop 10.250.0.1, the pod's subnet.
+    output.stdoutText =
+        "rossoctl-gateway=0100FA0A\nrossoctl-gateway=00000000\nrossoctl-gateway=zz\n"
+        "rossoctl-done=1\n";
+    const IsolationFacts facts = parseIsolationFacts(output);
+    CHECK(facts.gateways == std::vector<std::string>{"10.250.0.1"});
+    CHECK_THAT(isolationProbeCommand().at(2), Catch::Contains("/proc/net/route"));
+
+    Finding doubts{Verdict::Pass, {}, ""};
+    const auto probes = hostListenerProbes(node({{31073, false, "pod atk55-relay/relay-b"}}),
+                                           facts.gateways, 12, doubts);
+    CHECK(urls(probes) ==
+          std::vector<std::string>{"http://10.247.71.170:31073/", "http://10.250.0.1:31073/"});
+    CHECK(probes.at(1).owner == "pod atk55-relay/relay-b");
+    CHECK(doubts.verdict == Verdict::Pass);
+}
+
+TEST_CASE("attack 55 E5c: a declared UDP port of a host-network pod is unproven", "[verify]") {
+    Finding doubts{Verdict::Pass, {}, ""};
+    const auto probes =
+        hostListenerProbes(node({{31072, true, "pod atk55-relay/relay-u"}}), {}, 12, doubts);
+    CHECK(probes.empty());
+    CHECK(doubts.verdict == Verdict::Unproven);
+    CHECK_THAT(doubts.evidence.at(0),
+               Catch::Contains("pod atk55-relay/relay-u on the node declares UDP port 31072"));
+}
+
+TEST_CASE("attack 55 E5d: past the cap, the untried pairs are unproven", "[verify]") {
+    std::vector<EgressInputs::HostListener> decoys;
+    for (int port = 31000; port < 31009; ++port) decoys.push_back({port, false, "pod x/decoy"});
+    decoys.push_back({31074, false, "pod atk55-relay/relay-b"});
+    Finding doubts{Verdict::Pass, {}, ""};
+    const auto probes = hostListenerProbes(node(decoys), {"10.250.0.1"}, 12, doubts);
+    CHECK(probes.size() == 12);
+    CHECK(doubts.verdict == Verdict::Unproven);
+    CHECK_THAT(doubts.evidence.at(0), Catch::Contains("8 more address and port pairs"));
+}
+
+TEST_CASE("host listeners: the API server's own targets and allowed ones are not tried again",
+          "[verify]") {
+    EgressInputs inputs = node({{27032, false, "pod kube-system/apiserver"}});
+    inputs.apiServerTargets = {{"10.247.71.170", 27032}};
+    Finding doubts{Verdict::Pass, {}, ""};
+    CHECK(hostListenerProbes(inputs, {}, 12, doubts).empty());
+    CHECK(doubts.verdict == Verdict::Pass);
+}
