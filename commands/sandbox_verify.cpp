@@ -11,7 +11,6 @@
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/parallel.hpp"
-#include "rossoctl/app/warm_pool.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 #include "rossoctl/verify/report.hpp"
@@ -43,7 +42,6 @@ constexpr size_t kMaxParallelSandboxes = 12;
 struct VerifyCommandOptions {
     std::vector<std::string> names;
     bool all = false;
-    bool includePool = false;  // --all: a warm pool's spares too
     std::string egressTarget = "https://example.com";
     bool noRestart = false;
     std::string trustedProbe;  // image of the ephemeral container the egress probe runs in
@@ -77,17 +75,11 @@ void writeReportFile(const std::string& path, const char* flag,
 std::vector<std::string> sandboxNames(app::Context& context, const kube::ResourceRef& ref,
                                       const std::string& ns, const VerifyCommandOptions& options) {
     if (!options.all) return options.names;
+    // Every one, a warm pool's spares too: a spare is someone's sandbox once claimed, and an
+    // owner reference to a pool is no reason to leave a sandbox out of the gate (attack 55 P1).
     std::vector<std::string> names;
-    app::PoolFilter pool{options.includePool};
     for (const auto& item : context.client().list(ref, ns).value("items", json::array()))
-        if (pool.keep(item))
-            names.push_back(item.value("metadata", json::object()).value("name", ""));
-    pool.note(context.err(), "verified", "verify");
-    if (names.empty() && pool.hidden > 0)
-        throw Error(fmt::format(
-            "no sandboxes in namespace {} but a warm pool's spares: nothing to verify; add "
-            "--include-pool to verify them",
-            ns));
+        names.push_back(item.value("metadata", json::object()).value("name", ""));
     if (names.empty())
         throw Error(
             fmt::format("no sandboxes in namespace {}: nothing to verify; run \"rossoctl "
@@ -104,8 +96,6 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
         throw UsageError("name the sandboxes to verify, or use --all");
     if (!options.names.empty() && options.all)
         throw UsageError("give sandbox names or --all, not both");
-    if (options.includePool && !options.all)
-        throw UsageError("--include-pool goes with --all (a named sandbox is verified anyway)");
     const auto target = verify::parseEgressTarget(options.egressTarget);
     if (!target)
         throw UsageError(fmt::format(
@@ -227,9 +217,6 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         "host, kernel isolation, image provenance");
     command->add_option("sandboxes", options->names, "Sandbox names");
     command->add_flag("--all", options->all, "Verify every sandbox in the namespace");
-    command->add_flag("--include-pool", options->includePool,
-                      "With --all, also a warm pool's spare sandboxes (left out and counted "
-                      "otherwise)");
     command
         ->add_option("--egress-target", options->egressTarget, "A URL the sandbox must not reach")
         ->capture_default_str();
@@ -301,8 +288,8 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         "but nothing asked for (what was measured is in \"measured\"), so\n"
         "jq '.checks[] | select(.result==\"fail\")' finds what fails the gate; JUnit marks\n"
         "a notRequired check skipped, SARIF a note with the same \"result\" property.\n"
-        "--all leaves out a warm pool's spare sandboxes (counted on stderr; --include-pool\n"
-        "verifies them too), as sandbox list does; a named one is verified.\n\n"
+        "--all verifies every sandbox of the namespace, a warm pool's spares too (one is\n"
+        "someone's sandbox once claimed).\n\n"
         "Examples:\n"
         "  rossoctl sandbox verify orders -n team1\n"
         "  rossoctl sandbox verify --all -n team1 --no-restart -o json\n"

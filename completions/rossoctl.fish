@@ -281,7 +281,6 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox resume' -a '(__rossoctl_li
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l all -d 'Verify every sandbox in the namespace'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l include-pool -d 'With --all, also a warm pool\'s spare sandboxes (left out and counted otherwise)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l egress-target -x -d 'A URL the sandbox must not reach'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l no-restart -d 'Do not delete the pod; "nothing survives" is then reported unproven'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox verify' -l trusted-probe -x -d 'Run the egress probe in an ephemeral container of IMAGE, not with the pod\'s own tools'
