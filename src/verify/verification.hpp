@@ -160,6 +160,7 @@ class Verification {
     CheckResult nothingSurvivesCheck();
     Finding canariesLive();
     void judgeReplacement(std::vector<CheckResult>& checks);
+    Finding replacementHeldConnections(const nlohmann::json& next);
     void judgeReplacementIsolation(std::vector<CheckResult>& checks, const nlohmann::json& next,
                                    const std::string& prefix, const VolumeBindings& volumes);
 

@@ -266,6 +266,35 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
                                       ""}
                             : keyringLiveEveryContainer(next, execIn(name)),
                   prefix);
+    // Last, as late as verify can: a connection the new pod opened in its first milliseconds
+    // and keeps once it sees verify's probes (attack 55 E6) must be held now to outlive verify.
+    if (egressSite_.trusted() && trustedProbeProblem_.empty())
+        egress.livePart = alongside(egress.livePart, replacementHeldConnections(next), prefix);
+}
+
+// The replacement's sockets, read from a trusted probe of its own (the first one went with
+// the first pod).
+Finding Verification::replacementHeldConnections(const json& next) {
+    TrustedProbeOptions trusted;
+    trusted.image = options_.trustedProbeImage;
+    trusted.cancel = options_.cancel;
+    try {
+        const ProbeSite site = startTrustedProbe(client_, clock_, next, trusted);
+        Finding held =
+            heldConnectionsLive(exec(client_, next["metadata"].value("name", ""),
+                                     heldConnectionsCommand(), kProbeTimeout, site.container),
+                                inputs_.egress);
+        noteProbeSite(held, site);
+        // Apart from the first pod's lines, even where they read the same.
+        for (auto& line : held.evidence) line = "as verify ended, " + line;
+        return held;
+    } catch (const Error& error) {
+        return Finding{Verdict::Unproven,
+                       {fmt::format("its held connections were not read: the trusted probe did "
+                                    "not start in it ({})",
+                                    error.what())},
+                       ""};
+    }
 }
 
 // The replacement pod's host isolation, kernel and images: the template may have changed

@@ -84,6 +84,25 @@ TEST_CASE("sandbox verify: a connection the agent opened before its policy held 
             "the agent's first connection did not get through (or did not last): the race "
             "with the network plugin was lost, nothing held to judge");
     }
+    // Attack 55 E6: the pod verify's own restart makes connects in its first milliseconds too;
+    // its sockets are read last, from a trusted probe of its own.
+    auto restarted =
+        harness::rossoctl({"sandbox", "verify", "early", "-n", ns, "--trusted-probe",
+                           "busybox:1.36", "--egress-target", harness::outsideUrl(), "-o", "json"},
+                          {}, {}, 300);
+    INFO(restarted.out << restarted.err);
+    const json second = json::parse(restarted.out, nullptr, false);
+    REQUIRE(second.is_object());
+    const std::string replacementLog = agentLog(ns, "early");
+    INFO(replacementLog);
+    CHECK(restarted.exitCode == 3);
+    if (firstConnectionAnswers(replacementLog) >= 1)
+        CHECK_THAT(harness::evidenceOf(harness::checkNamed(second, "egress")),
+                   Catch::Matches(
+                       "[\\s\\S]*replacement pod early \\(uid [^)]*\\): as verify ended, the pod's "
+                       "network namespace already held an open TCP connection[\\s\\S]*"));
+    else
+        WARN("the replacement's first connection did not get through: nothing held to judge");
 }
 
 // Attack 54 E3 and E4: the held connection goes to a pod of the project (a relay whose own
