@@ -1,7 +1,8 @@
-// Attack 54 on the local cluster (T1, X1): a service-account token where the pod reads it and
+// Attack 54 on the local cluster (T1, T2, X1): a service-account token where the pod reads it and
 // verify did not look (an env var's name, dnsConfig, a ConfigMap's key names, hex in hostAliases,
-// a mount path's segments), and verify printing the mount path's token in its report. The token
-// is synthetic (service-account claims, a made-up signature): verify judges by shape.
+// a mount path's segments, ExternalName Services read through the cluster DNS), and verify
+// printing the mount path's token in its report. The token is synthetic (service-account claims,
+// a made-up signature): verify judges by shape.
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
@@ -79,6 +80,12 @@ void createReady(const std::string& ns, const json& sandbox) {
         180));
 }
 
+std::string hexOf(const std::string& text) {
+    std::string hex;
+    for (unsigned char c : text) hex += fmt::format("{:02x}", c);
+    return hex;
+}
+
 // Whether any 16 characters of the token's claims or signature are in `text`.
 bool showsPart(const std::string& text, const std::string& token) {
     const size_t from = token.find('.') + 1;
@@ -115,9 +122,7 @@ TEST_CASE("sandbox verify: a token where the pod reads it beyond env values (att
         {{"name", "keys"}, {"configMap", {{"name", "atk-keys"}}}});
     agent(sandbox)["volumeMounts"].push_back(
         {{"name", "keys"}, {"mountPath", "/keys"}, {"readOnly", true}});
-    std::string hex;
-    for (unsigned char c : token) hex += fmt::format("{:02x}", c);
-    const auto labels = parts(hex, 60);
+    const auto labels = parts(hexOf(token), 60);
     json hostnames = json::array();
     for (size_t i = 0; i < labels.size(); i += 4) {
         std::string name = fmt::format("h{}", i / 4);
@@ -176,4 +181,60 @@ TEST_CASE(
     CHECK_THAT(survives, Catch::Contains("/tmp/<redacted: looks like a credential>"));
     // The pod did mount it: the path holds the token for it to read.
     CHECK(checkNamed(report, "nothing-survives")["result"] == "pass");
+}
+
+TEST_CASE(
+    "sandbox verify: a token hex-encoded over another namespace's ExternalName Services, read "
+    "through the cluster DNS, is found and never printed (attack 54 T2)",
+    "[verify][token-places]") {
+    harness::TestNamespace project("tok54d", false);
+    harness::TestNamespace elsewhere("tok54e");
+    const std::string ns = project.name();
+    {
+        auto created = harness::rossoctl({"project", "create", ns});
+        INFO(created.out << created.err);
+        REQUIRE(created.exitCode == 0);
+    }
+    // As in the attack: 4 labels of 60 hex digits and "x" in each Service, none in the pod.
+    const std::string token = syntheticToken(ns);
+    const std::string hex = hexOf(token);
+    const auto labels = parts(hex, 60);
+    std::vector<std::string> names;
+    for (size_t i = 0; i < labels.size(); i += 4) {
+        std::string externalName;
+        for (size_t j = i; j < std::min(i + 4, labels.size()); ++j) externalName += labels[j] + ".";
+        names.push_back(externalName + "x");
+        harness::admin().create(
+            resources::services(), elsewhere.name(),
+            {{"apiVersion", "v1"},
+             {"kind", "Service"},
+             {"metadata", {{"name", fmt::format("atk-t{}", i / 4)}}},
+             {"spec", {{"type", "ExternalName"}, {"externalName", names.back()}}}});
+    }
+    createReady(ns, harness::smallSandbox(ns, "dns", "busybox:1.36"));
+
+    // The "no egress" pod reads them: the cluster DNS answers with the externalName.
+    const std::string pod = rossoctl::model::sandboxPodName(harness::getSandbox(ns, "dns"));
+    auto lookedUp =
+        harness::run({harness::kubectlPath(), "exec", "-n", ns, pod, "--", "nslookup",
+                      "-type=CNAME", fmt::format("atk-t0.{}.svc.cluster.local", elsewhere.name())},
+                     {}, {{"KUBECONFIG", harness::kubeconfigPath()}}, 60);
+    INFO(lookedUp.exitCode << ": " << lookedUp.out << lookedUp.err);
+    CHECK_THAT(lookedUp.out, Catch::Contains(labels[0]));
+
+    auto verified = harness::rossoctl(
+        {"sandbox", "verify", "dns", "-n", ns, "--no-restart", "-o", "json"}, {}, {}, 300);
+    INFO(verified.out << verified.err);
+    CHECK(verified.exitCode == 3);
+    const json report = json::parse(verified.out);
+    const json& check = checkNamed(report, "service-account-token");
+    CHECK(check["result"] == "fail");
+    CHECK_THAT(evidenceOf(check),
+               Catch::Contains(fmt::format("Service {}/atk-t", elsewhere.name())));
+    CHECK_THAT(evidenceOf(checkNamed(report, "egress")),
+               Catch::Contains("the cluster DNS is also a way in"));
+    const std::string printed = verified.out + verified.err;
+    CHECK_FALSE(showsPart(printed, token));
+    for (size_t at = 0; at + 16 <= hex.size(); at += 8)
+        CHECK(printed.find(hex.substr(at, 16)) == std::string::npos);
 }
