@@ -213,11 +213,7 @@ TEST_CASE(
     harness::TestNamespace project("tok54d", false);
     harness::TestNamespace elsewhere("tok54e");
     const std::string ns = project.name();
-    {
-        auto created = harness::rossoctl({"project", "create", ns});
-        INFO(created.out << created.err);
-        REQUIRE(created.exitCode == 0);
-    }
+    harness::createProject(ns);
     // As in the attack: 4 labels of 60 hex digits and "x" in each Service, none in the pod; in
     // another namespace and in the pod's own.
     const std::string token = syntheticToken(ns);
