@@ -1,5 +1,5 @@
 // DNS as a tunnel (issue 35 point 11): DNS to a cluster DNS that recurses is egress beyond the
-// project, whatever the NetworkPolicies say about addresses.
+// project, whatever the NetworkPolicies say about addresses; and a way in from every namespace.
 #include "rossoctl/verify/cluster_dns.hpp"
 
 #include <fmt/format.h>
@@ -16,7 +16,13 @@ Finding clusterDnsRecursion(const ClusterDns& dns) {
                             : assessment.recursion == app::DnsRecursion::Recurses
                                 ? Verdict::Fail
                                 : Verdict::Unproven;
-    return Finding{verdict, assessment.evidence, ""};
+    Finding finding{verdict, assessment.evidence, ""};
+    // A way in as well as out (attack 54, T2): what egress judges is only the way out.
+    finding.evidence.push_back(fmt::format(
+        "the cluster DNS is also a way in: the externalName of an ExternalName Service in {} "
+        "reaches the pod as a CNAME (the token check reads those it can list)",
+        "any namespace"));
+    return finding;
 }
 
 DnsReach reachesClusterDns(const model::EffectiveEgress& effective, const std::string& podNamespace,

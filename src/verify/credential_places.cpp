@@ -173,6 +173,10 @@ std::string containerWhere(const json& container, const char* kind, size_t i) {
 
 }  // namespace
 
+std::vector<std::string> joinedPieces(const std::vector<std::string>& pieces) {
+    return joinsOf(pieces);
+}
+
 std::vector<ReadableValue> specStrings(const json& pod,
                                        const std::vector<CredentialSource>& sources) {
     std::vector<ReadableValue> values;

@@ -17,6 +17,11 @@ namespace rossoctl::verify {
 std::vector<ReadableValue> specStrings(const nlohmann::json& pod,
                                        const std::vector<CredentialSource>& sources);
 
+// What a pod may make of pieces (two or more): joined without separators, with '.', their
+// longest base64url runs, and without the pieces shorter than 8 characters; none for one piece
+// or one longer than 64 KiB.
+std::vector<std::string> joinedPieces(const std::vector<std::string>& pieces);
+
 // Pieces joined: `joins` are what a pod may put back together, `pieces` where each piece is
 // read (a piece already judged needs no join).
 struct JoinedValues {

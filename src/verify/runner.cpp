@@ -92,6 +92,8 @@ std::vector<std::string> Verification::printedStrings() const {
                         if (value.is_string()) strings.push_back(value.get<std::string>());
                     }
         }
+    for (auto& text : externalNameStrings(inputs_.externalNames))
+        strings.push_back(std::move(text));
     std::sort(strings.begin(), strings.end());
     strings.erase(std::unique(strings.begin(), strings.end()), strings.end());
     return strings;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "rossoctl/errors.hpp"
+#include "rossoctl/verify/external_names.hpp"
 #include "rossoctl/verify/isolation.hpp"
 #include "rossoctl/verify/pod_checks.hpp"
 #include "rossoctl/verify/probe_site.hpp"
@@ -47,7 +48,8 @@ struct VerificationInputs {
     nlohmann::json templatePod;
     std::optional<nlohmann::json> templateServiceAccount;
     std::vector<CredentialSource> credentialSources;
-    std::string clusterIssuer;  // empty: not discoverable with these credentials
+    ExternalNames externalNames;  // what the pod reads from the cluster DNS (attack 54, T2)
+    std::string clusterIssuer;    // empty: not discoverable with these credentials
     // The API server's client CAs, read only when the pod can read a private key (nullopt:
     // not read, or not readable with these credentials).
     std::optional<std::string> clientAuthorities;

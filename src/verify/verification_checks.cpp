@@ -20,6 +20,7 @@ Finding Verification::tokenStaticOf(const json& pod, const std::optional<json>& 
     Finding finding = tokenStatic(pod, account, inputs_.tokenSecrets);
     absorb(finding, credentialsStatic(pod, inputs_.credentialSources, inputs_.clusterIssuer,
                                       inputs_.clientAuthorities, volumes));
+    absorb(finding, externalNamesStatic(inputs_.externalNames, inputs_.clusterIssuer));
     return finding;
 }
 

@@ -290,6 +290,7 @@ void Verification::read() {
     readCredentialSources(client_, ns_, inputs_.pod, inputs_.credentialSources);
     if (inputs_.templatePod.is_object())
         readCredentialSources(client_, ns_, inputs_.templatePod, inputs_.credentialSources);
+    inputs_.externalNames = readExternalNames(client_, ns_);
     if (holdsPrivateKey(inputs_.pod, inputs_.credentialSources) ||
         (inputs_.templatePod.is_object() &&
          holdsPrivateKey(inputs_.templatePod, inputs_.credentialSources)))

@@ -1,10 +1,12 @@
-// Attack 54 on the local cluster (T1, X1): a service-account token where the pod reads it and
+// Attack 54 on the local cluster (T1, T2, X1): a service-account token where the pod reads it and
 // verify did not look (an env var's name, dnsConfig, a ConfigMap's key names, hex in hostAliases,
-// a mount path's segments), and verify printing the mount path's token in its report. The token
-// is synthetic (service-account claims, a made-up signature): verify judges by shape.
+// a mount path's segments, ExternalName Services read through the cluster DNS), and verify
+// printing the mount path's token in its report. The token is synthetic (service-account claims,
+// a made-up signature): verify judges by shape.
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -79,6 +81,12 @@ void createReady(const std::string& ns, const json& sandbox) {
         180));
 }
 
+std::string hexOf(const std::string& text) {
+    std::string hex;
+    for (unsigned char c : text) hex += fmt::format("{:02x}", c);
+    return hex;
+}
+
 // Whether any 16 characters of the token's claims or signature are in `text`.
 bool showsPart(const std::string& text, const std::string& token) {
     const size_t from = token.find('.') + 1;
@@ -115,9 +123,7 @@ TEST_CASE("sandbox verify: a token where the pod reads it beyond env values (att
         {{"name", "keys"}, {"configMap", {{"name", "atk-keys"}}}});
     agent(sandbox)["volumeMounts"].push_back(
         {{"name", "keys"}, {"mountPath", "/keys"}, {"readOnly", true}});
-    std::string hex;
-    for (unsigned char c : token) hex += fmt::format("{:02x}", c);
-    const auto labels = parts(hex, 60);
+    const auto labels = parts(hexOf(token), 60);
     json hostnames = json::array();
     for (size_t i = 0; i < labels.size(); i += 4) {
         std::string name = fmt::format("h{}", i / 4);
@@ -176,4 +182,126 @@ TEST_CASE(
     CHECK_THAT(survives, Catch::Contains("/tmp/<redacted: looks like a credential>"));
     // The pod did mount it: the path holds the token for it to read.
     CHECK(checkNamed(report, "nothing-survives")["result"] == "pass");
+}
+
+namespace {
+
+// Lets the cluster's "limited" user do in ns what `rules` say (a Role and its binding).
+void grantLimited(const std::string& ns, const std::string& name, const json& rules) {
+    harness::admin().create({"rbac.authorization.k8s.io", "v1", "roles", "Role", true}, ns,
+                            {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                             {"kind", "Role"},
+                             {"metadata", {{"name", name}}},
+                             {"rules", rules}});
+    harness::admin().create(
+        {"rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true}, ns,
+        {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+         {"kind", "RoleBinding"},
+         {"metadata", {{"name", name}}},
+         {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", name}}},
+         {"subjects", json::array({{{"apiGroup", "rbac.authorization.k8s.io"},
+                                    {"kind", "User"},
+                                    {"name", "limited"}}})}});
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sandbox verify: a token hex-encoded over ExternalName Services, read through the cluster "
+    "DNS, is found and never printed (attack 54 T2)",
+    "[verify][token-places]") {
+    harness::TestNamespace project("tok54d", false);
+    harness::TestNamespace elsewhere("tok54e");
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    // As in the attack: 4 labels of 60 hex digits and "x" in each Service, none in the pod; in
+    // another namespace and in the pod's own.
+    const std::string token = syntheticToken(ns);
+    const std::string hex = hexOf(token);
+    const auto labels = parts(hex, 60);
+    for (const std::string& in : {elsewhere.name(), ns})
+        for (size_t i = 0; i < labels.size(); i += 4) {
+            std::string externalName;
+            for (size_t j = i; j < std::min(i + 4, labels.size()); ++j)
+                externalName += labels[j] + ".";
+            harness::admin().create(
+                resources::services(), in,
+                {{"apiVersion", "v1"},
+                 {"kind", "Service"},
+                 {"metadata", {{"name", fmt::format("atk-t{}", i / 4)}}},
+                 {"spec", {{"type", "ExternalName"}, {"externalName", externalName + "x"}}}});
+        }
+    createReady(ns, harness::smallSandbox(ns, "dns", "busybox:1.36"));
+
+    // The "no egress" pod reads them: the cluster DNS answers with the externalName.
+    const std::string pod = rossoctl::model::sandboxPodName(harness::getSandbox(ns, "dns"));
+    auto lookedUp =
+        harness::run({harness::kubectlPath(), "exec", "-n", ns, pod, "--", "nslookup",
+                      "-type=CNAME", fmt::format("atk-t0.{}.svc.cluster.local", elsewhere.name())},
+                     {}, {{"KUBECONFIG", harness::kubeconfigPath()}}, 60);
+    INFO(lookedUp.exitCode << ": " << lookedUp.out << lookedUp.err);
+    CHECK_THAT(lookedUp.out, Catch::Contains(labels[0]));
+
+    auto verify = [&](const std::map<std::string, std::string>& env) {
+        auto verified = harness::rossoctl(
+            {"sandbox", "verify", "dns", "-n", ns, "--no-restart", "-o", "json"}, {}, env, 300);
+        INFO(verified.out << verified.err);
+        CHECK(verified.exitCode == 3);
+        const std::string printed = verified.out + verified.err;
+        CHECK_FALSE(showsPart(printed, token));
+        for (size_t at = 0; at + 16 <= hex.size(); at += 8)
+            CHECK(printed.find(hex.substr(at, 16)) == std::string::npos);
+        return json::parse(verified.out);
+    };
+    {
+        // Every namespace's, read by the admin.
+        const json report = verify({});
+        const json& check = checkNamed(report, "service-account-token");
+        CHECK(check["result"] == "fail");
+        CHECK_THAT(evidenceOf(check),
+                   Catch::Contains(fmt::format("Service {}/atk-t", elsewhere.name())) &&
+                       Catch::Contains(fmt::format("Service {}/atk-t", ns)));
+        CHECK_THAT(evidenceOf(checkNamed(report, "egress")),
+                   Catch::Contains("the cluster DNS is also a way in"));
+    }
+    // A project user who may not list Services anywhere: unproven, never a pass.
+    const json reads = json::array(
+        {{{"apiGroups", {"agents.x-k8s.io"}},
+          {"resources", {"sandboxes"}},
+          {"verbs", {"get", "list", "watch"}}},
+         {{"apiGroups", {""}},
+          {"resources", {"pods", "serviceaccounts", "resourcequotas", "secrets", "configmaps"}},
+          {"verbs", {"get", "list", "watch"}}},
+         {{"apiGroups", {""}}, {"resources", {"pods/exec"}}, {"verbs", {"create", "get"}}},
+         {{"apiGroups", {"networking.k8s.io"}},
+          {"resources", {"networkpolicies"}},
+          {"verbs", {"get", "list"}}}});
+    grantLimited(ns, "verify-reader", reads);
+    const std::map<std::string, std::string> limited = {
+        {"KUBECONFIG", harness::limitedKubeconfigPath()}};
+    {
+        const json report = verify(limited);
+        const json& check = checkNamed(report, "service-account-token");
+        CHECK(check["result"] == "unproven");
+        CHECK_THAT(evidenceOf(check),
+                   Catch::Contains(fmt::format("the Services of namespace {} could not be", ns)));
+    }
+    // One who may list its own namespace's: those are read, and the rest is said to be unread.
+    grantLimited(
+        ns, "verify-services",
+        json::array(
+            {{{"apiGroups", {""}}, {"resources", {"services"}}, {"verbs", {"get", "list"}}}}));
+    {
+        const json report = verify(limited);
+        const json& check = checkNamed(report, "service-account-token");
+        CHECK(check["result"] == "fail");
+        const std::string evidence = evidenceOf(check);
+        // Alone, or (this user may not read the cluster's issuer) only joined in name order.
+        CHECK_THAT(evidence, Catch::Contains(fmt::format("Service {}/atk-t", ns)) ||
+                                 Catch::Contains(fmt::format("namespace {}'s", ns)));
+        CHECK_THAT(evidence,
+                   Catch::Contains(fmt::format(
+                       "ExternalName Services of namespaces other than {} were not read", ns)));
+        CHECK(evidence.find(elsewhere.name()) == std::string::npos);
+    }
 }

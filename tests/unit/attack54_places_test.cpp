@@ -1,13 +1,15 @@
 // Attack 54's token findings: a plain service-account token where the pod reads it and verify did
 // not look (T1: an env var's name, a dnsConfig option, a mount path's segments, a ConfigMap's key
-// names, hex in hostAliases), reversed or base32 (T3), the first piece of its claims alone, and
-// verify printing such a token in its evidence (X1). Each was a pass (or printed) before. Every
-// token here is synthetic (verify_fixtures::jwt, a made-up signature).
+// names, hex in hostAliases), reversed or base32 (T3), the first piece of its claims alone,
+// verify printing such a token in its evidence (X1), and a token hex-encoded over the externalName
+// of ExternalName Services, which the pod reads through the cluster DNS (T2). Each was a pass (or
+// printed) before. Every token here is synthetic (verify_fixtures::jwt, a made-up signature).
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
 
 #include "rossoctl/verify/checks.hpp"
+#include "rossoctl/verify/external_names.hpp"
 #include "rossoctl/verify/pod_checks.hpp"
 #include "verify_fixtures.hpp"
 
@@ -266,5 +268,153 @@ TEST_CASE("attack54 X1: a token in a mount path is never printed", "[verify][att
         const Finding finding = canariesAfterRestart(output, {canary}, "pod uid a → b");
         CHECK(printsNoPart(finding, token));
         CHECK(mentions(finding, kRedactedCredential));
+    }
+}
+
+namespace {
+
+// attack54 T2: the token hex-encoded, `perService` labels of 60 hex in each of Services
+// `prefix`0, 1, ... of namespace `ns`, each name ending in ".x" as in the attack.
+std::vector<ExternalNameService> hexServices(const std::string& token, const std::string& ns,
+                                             size_t perService, const std::string& prefix,
+                                             size_t first = 0) {
+    const auto labels = parts(hexOf(token), 60);
+    std::vector<ExternalNameService> services;
+    for (size_t i = 0; i < labels.size(); i += perService) {
+        std::string name;
+        for (size_t j = i; j < std::min(i + perService, labels.size()); ++j)
+            name += labels[j] + ".";
+        services.push_back({ns, fmt::format("{}{}", prefix, first + i / perService), name + "x"});
+    }
+    return services;
+}
+
+ExternalNames readNames(std::vector<ExternalNameService> services,
+                        const std::string& othersProblem = "", const std::string& problem = "") {
+    ExternalNames names;
+    names.read = true;
+    names.ns = "team1";
+    names.problem = problem;
+    names.othersProblem = othersProblem;
+    names.services = std::move(services);
+    std::sort(names.services.begin(), names.services.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
+    });
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("attack54 T2: a token hex-encoded over ExternalName Services' externalNames",
+          "[verify][attack54]") {
+    const std::string token = clusterToken();
+    // As in the attack: 6 Services of 4 labels each, in a namespace not the pod's.
+    const Finding finding =
+        externalNamesStatic(readNames(hexServices(token, "atk-54", 4, "atk-t")), kIssuer);
+    INFO(json(finding.evidence).dump());
+    CHECK(finding.verdict == Verdict::Fail);
+    CHECK(mentions(finding, "Service atk-54/atk-t"));
+    CHECK(printsNoPart(finding, token));
+    CHECK(printsNoPart(finding, hexOf(token)));
+    // No Service alone holds anything known: only the pieces joined in name order do (named
+    // from atk-t8, so atk-t10 sorts first as text; as numbers count, atk-t8 does).
+    auto twelve = hexServices(token, "atk-54", 2, "atk-t", 8);
+    REQUIRE(twelve.size() > 10);
+    const Finding joined = externalNamesStatic(readNames(twelve), kIssuer);
+    INFO(json(joined.evidence).dump());
+    CHECK(joined.verdict == Verdict::Fail);
+    CHECK(mentions(joined, "the externalNames of namespace atk-54's"));
+    CHECK(printsNoPart(joined, token));
+    // The same pieces, each alone: nothing known.
+    for (const auto& service : twelve)
+        CHECK(credentialShape(service.externalName, kIssuer).verdict == Verdict::Pass);
+}
+
+TEST_CASE("attack54 T2: ordinary ExternalName Services pass; an unread namespace is said",
+          "[verify][attack54]") {
+    const std::vector<ExternalNameService> ordinary = {
+        {"team1", "db", "db.corp.example.com"},
+        {"team1", "git", "3f9a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2.git.corp.example"},
+        {"other", "api", "api.eu-west-1.example.net"}};
+    const Finding all = externalNamesStatic(readNames(ordinary), kIssuer);
+    INFO(json(all.evidence).dump());
+    CHECK(all.verdict == Verdict::Pass);
+    CHECK(mentions(all, "in the externalName of 3 ExternalName Services of every namespace"));
+    // Listing every namespace's refused: the pod's own is read, the rest is said, not judged.
+    const Finding own = externalNamesStatic(
+        readNames({ordinary[0], ordinary[1]}, "services is forbidden"), kIssuer);
+    CHECK(own.verdict == Verdict::Pass);
+    CHECK(mentions(own, "2 ExternalName Services of namespace team1"));
+    CHECK(mentions(own, "namespaces other than team1 were not read"));
+    // The pod's own namespace refused too: unproven.
+    const Finding none = externalNamesStatic(
+        readNames({}, "services is forbidden", "services is forbidden"), kIssuer);
+    CHECK(none.verdict == Verdict::Unproven);
+    CHECK(mentions(none, "the Services of namespace team1 could not be listed"));
+}
+
+TEST_CASE("attack54 T2: sandbox verify reads ExternalName Services, one list per scope",
+          "[verify][attack54]") {
+    const std::string token = clusterToken();
+    auto serviceList = [](const std::vector<ExternalNameService>& services) {
+        std::vector<json> items;
+        for (const auto& service : services)
+            items.push_back(
+                {{"metadata", {{"name", service.name}, {"namespace", service.ns}}},
+                 {"spec", {{"type", "ExternalName"}, {"externalName", service.externalName}}}});
+        // A Service of another type carries none.
+        items.push_back({{"metadata", {{"name", "web"}, {"namespace", "team1"}}},
+                         {"spec", {{"type", "ClusterIP"}, {"clusterIP", "10.96.0.7"}}}});
+        return verify_fixtures::list(items);
+    };
+    auto tokenCheck = [](TestHost& host) {
+        return verify_fixtures::verdicts(
+            printedJson(host.out.str()))["service-account-token"]["static"];
+    };
+    SECTION("every namespace's, where the user may list them") {
+        TestHost host;
+        host.server.onJson("GET", "/api/v1/services", 200,
+                           serviceList(hexServices(token, "elsewhere", 4, "atk-t")));
+        verify_fixtures::serveHardened(host, "curl");
+        CHECK(verify_fixtures::runVerifyJson(host, {"--no-restart"}) == 3);
+        const json check = tokenCheck(host);
+        INFO(check.dump());
+        CHECK(check["result"] == "fail");
+        CHECK_THAT(check["evidence"].dump(), Catch::Contains("Service elsewhere/atk-t"));
+        CHECK(host.server.requestsTo("GET", "/api/v1/services").size() == 1);
+        CHECK(host.server.requestsTo("GET", "/api/v1/namespaces/team1/services").empty());
+        for (size_t at = 0; at + 16 <= token.size(); at += 8)
+            CHECK(host.out.str().find(token.substr(at, 16)) == std::string::npos);
+    }
+    SECTION("the pod's namespace's, when listing every namespace is refused") {
+        TestHost host;
+        host.server.on("GET", "/api/v1/services", 403,
+                       R"({"kind":"Status","code":403,"reason":"Forbidden",)"
+                       R"("message":"services is forbidden"})");
+        host.server.onJson("GET", "/api/v1/namespaces/team1/services", 200,
+                           serviceList(hexServices(token, "team1", 4, "atk-t")));
+        verify_fixtures::serveHardened(host, "curl");
+        verify_fixtures::runVerifyJson(host, {"--no-restart"});
+        const json check = tokenCheck(host);
+        INFO(check.dump());
+        CHECK(check["result"] == "fail");
+        CHECK_THAT(check["evidence"].dump(),
+                   Catch::Contains("Service team1/atk-t") &&
+                       Catch::Contains("namespaces other than team1 were not read"));
+        CHECK(host.server.requestsTo("GET", "/api/v1/services").size() == 1);
+        CHECK(host.server.requestsTo("GET", "/api/v1/namespaces/team1/services").size() == 1);
+    }
+    SECTION("neither: unproven") {
+        TestHost host;
+        for (const char* path : {"/api/v1/services", "/api/v1/namespaces/team1/services"})
+            host.server.on("GET", path, 403,
+                           R"({"kind":"Status","code":403,"reason":"Forbidden",)"
+                           R"("message":"services is forbidden"})");
+        verify_fixtures::serveHardened(host, "curl");
+        verify_fixtures::runVerifyJson(host, {"--no-restart"});
+        const json check = tokenCheck(host);
+        CHECK(check["result"] == "unproven");
+        CHECK_THAT(check["evidence"].dump(),
+                   Catch::Contains("the Services of namespace team1 could not be listed"));
     }
 }

@@ -96,7 +96,12 @@ TEST_CASE("egress static: DNS to a recursing kube-dns fails, unread is unproven"
                    "networkpolicy/allow-dns rule 1: kube-system/coredns Corefile, block .: "
                    "forward . /etc/resolv.conf: DNS to kube-dns resolves outside names"));
     inputs.clusterDns = read(kClusterOnly);
-    CHECK(egressStatic(pod, policies(), inputs).verdict == Verdict::Pass);
+    const auto closed = egressStatic(pod, policies(), inputs);
+    CHECK(closed.verdict == Verdict::Pass);
+    // The way in (attack 54, T2): any namespace's ExternalName reaches the pod as a CNAME.
+    CHECK(mentions(closed,
+                   "networkpolicy/allow-dns rule 1: the cluster DNS is also a way in: the "
+                   "externalName of an ExternalName Service in any namespace"));
     inputs.clusterDns = ClusterDns{};
     inputs.clusterDns->problem = "not found";
     CHECK(egressStatic(pod, policies(), inputs).verdict == Verdict::Unproven);

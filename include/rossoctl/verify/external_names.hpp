@@ -1,0 +1,39 @@
+#pragma once
+// The ExternalName Services a pod resolves through the cluster DNS (attack 54, T2): kube-dns
+// answers `NAME.NS.svc.<zone>` with the Service's externalName as a CNAME, whatever namespace
+// it is in, so a token hex-encoded into those labels reaches a pod that may only ask kube-dns
+// as well as one in an env value does. Evidence names the Service, never the value.
+#include <string>
+#include <vector>
+
+#include "rossoctl/kube/client.hpp"
+#include "rossoctl/verify/checks.hpp"
+
+namespace rossoctl::verify {
+
+struct ExternalNameService {
+    std::string ns;
+    std::string name;
+    std::string externalName;
+};
+
+struct ExternalNames {
+    bool read = false;          // false: not looked at (nothing is said of them)
+    std::string ns;             // the pod's namespace
+    std::string problem;        // why the pod's namespace's Services could not be listed ("": read)
+    std::string othersProblem;  // why other namespaces' were not listed ("": every one read)
+    std::vector<ExternalNameService> services;  // by namespace, then name
+};
+
+// One list of every namespace's Services; when that is refused, one of the pod's namespace.
+ExternalNames readExternalNames(kube::Client& client, const std::string& ns);
+
+// Each externalName, its labels joined, and the labels of a namespace's Services (and of all
+// read) joined in name order, judged by credentialShape: fail or unproven as a value the pod
+// reads. The pod's namespace unread is unproven; other namespaces unread is said, not judged.
+Finding externalNamesStatic(const ExternalNames& names, const std::string& clusterIssuer);
+
+// The names and externalNames evidence may print, for redactedWithin.
+std::vector<std::string> externalNameStrings(const ExternalNames& names);
+
+}  // namespace rossoctl::verify
