@@ -27,7 +27,7 @@ using namespace probe_text;
 std::vector<std::string> heldConnectionsCommand() {
     // Only the shell's builtins: the trusted probe's image may have no cat.
     const std::string script =
-        "for f in tcp tcp6 udp udp6; do\n"
+        "for f in tcp tcp6 udp udp6 icmp icmp6; do\n"
         "  if [ ! -e /proc/net/$f ]; then echo rossoctl-net=$f absent; continue; fi\n"
         "  if ! exec 3</proc/net/$f; then echo rossoctl-net=$f unread; continue; fi\n"
         "  echo rossoctl-net=$f read\n"
@@ -42,7 +42,7 @@ std::vector<std::string> heldConnectionsCommand() {
 namespace {
 
 struct Socket {
-    std::string table;  // tcp, tcp6, udp, udp6
+    std::string table;  // tcp, tcp6, udp, udp6, icmp, icmp6 (ping sockets)
     std::string local, remote;
     int localPort = 0, remotePort = 0;
     std::string state;
@@ -167,7 +167,7 @@ Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& input
     // Every table the probe opened must have been read to its end, and the script to its last
     // line: a partial reading is no proof that the missing lines held nothing.
     std::vector<std::string> read;
-    for (const char* table : {"tcp", "tcp6", "udp", "udp6"}) {
+    for (const char* table : {"tcp", "tcp6", "udp", "udp6", "icmp", "icmp6"}) {
         const std::string how = tables[table];
         if (how == "absent") continue;
         if (how != "read" || !finished.count(table) || !ended)
@@ -193,6 +193,27 @@ Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& input
     finding.probe = "sh";
     int held = 0;
     for (const auto& socket : sockets) {
+        // A ping socket keeps an ICMP echo flow the node's connection tracking lets by; no
+        // NetworkPolicy allows ICMP, so a connected one off loopback is a way out (attack 55 I1).
+        if (socket.table.rfind("icmp", 0) == 0) {
+            const bool connected =
+                socket.state == "01" && socket.remote != "0.0.0.0" && socket.remote != "::";
+            if (isLoopbackAddress(connected ? socket.remote : socket.local)) continue;
+            if (connected) {
+                finding.verdict = Verdict::Fail;
+                finding.evidence.push_back(fmt::format(
+                    "the pod's network namespace already held an open ICMP (ping) socket to {} "
+                    "before verify's probes: an echo flow the policies do not allow",
+                    socket.remote));
+            } else {
+                finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+                finding.evidence.push_back(
+                    "the pod's network namespace holds an ICMP (ping) socket with no peer: it may "
+                    "send echo requests anywhere, and a flow it opened before the policies held "
+                    "is kept by the node's connection tracking; not proven");
+            }
+            continue;
+        }
         const bool udp = socket.table.rfind("udp", 0) == 0;
         if (!holdsConnection(socket, udp)) continue;
         ++held;

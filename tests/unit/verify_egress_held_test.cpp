@@ -25,7 +25,8 @@ const std::string kHeader =
 
 // /proc/net/tcp as the probe prints it, with lines (already "sl local remote st ...").
 std::string tables(const std::vector<std::string>& tcp, const std::vector<std::string>& udp = {},
-                   const std::string& tcpHow = "read") {
+                   const std::string& tcpHow = "read",
+                   const std::string& icmp = "rossoctl-net=icmp absent\n") {
     std::string out = "rossoctl-net=tcp " + tcpHow + "\n";
     if (tcpHow == "read") {
         out += "rossoctl-tcp " + kHeader + "\n";
@@ -34,7 +35,8 @@ std::string tables(const std::vector<std::string>& tcp, const std::vector<std::s
     }
     out += "rossoctl-net=tcp6 absent\nrossoctl-net=udp read\nrossoctl-udp " + kHeader + "\n";
     for (const auto& line : udp) out += "rossoctl-udp " + line + "\n";
-    return out + "rossoctl-net=udp done\nrossoctl-net=udp6 absent\nrossoctl-net-end\n";
+    return out + "rossoctl-net=udp done\nrossoctl-net=udp6 absent\n" + icmp +
+           "rossoctl-net=icmp6 absent\nrossoctl-net-end\n";
 }
 
 // 10.250.0.89:38596 -> 10.251.0.10:80, ESTABLISHED: early-1 of the attack.
@@ -114,6 +116,27 @@ TEST_CASE("attack 53 F2: held connections the project allows, loopback and liste
         CHECK(heldConnectionsLive(
                   ran(tables({}, {"0: 0100007F:9C40 00000000:0000 07 0 0 0 0 0 5"})), project())
                   .verdict == Verdict::Pass);
+    }
+    SECTION("attack 55 I1: a ping socket is a flow of its own") {
+        const auto icmp = [](const std::string& socket) {
+            return "rossoctl-net=icmp read\nrossoctl-icmp " + kHeader + "\nrossoctl-icmp " +
+                   socket + "\nrossoctl-net=icmp done\n";
+        };
+        // Connected to 10.251.0.10 (an echo flow from the first milliseconds): fail.
+        const Finding connected = heldConnectionsLive(
+            ran(tables({}, {}, "read", icmp("0: 5900FA0A:0007 0A00FB0A:0000 01 0 0 0 0 0 9"))),
+            project());
+        CHECK(connected.verdict == Verdict::Fail);
+        CHECK_THAT(connected.evidence.at(0), Catch::Contains("ICMP (ping) socket to 10.251.0.10"));
+        // No peer: it may send anywhere: unproven.
+        const Finding unconnected = heldConnectionsLive(
+            ran(tables({}, {}, "read", icmp("0: 00000000:0007 00000000:0000 07 0 0 0 0 0 9"))),
+            project());
+        CHECK(unconnected.verdict == Verdict::Unproven);
+        // The table not read to its end is unproven, as every other.
+        CHECK(
+            heldConnectionsLive(ran(tables({}, {}, "read", "rossoctl-net=icmp read\n")), project())
+                .verdict == Verdict::Unproven);
     }
     SECTION("the project's allowance holds the remote: pass") {
         EgressInputs inputs = project();
