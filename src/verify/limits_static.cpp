@@ -77,6 +77,41 @@ std::string quotaScopeMiss(const json& quota, const json& pod) {
     return "";
 }
 
+// Why the containers that run side by side (containers and native sidecars) limit more cpu or
+// memory together than the node has, or "".
+std::string beyondNodeTogether(const json& pod, const json& node) {
+    std::vector<json> running;
+    for (const auto& container : arrayAt(podSpec(pod), "containers")) running.push_back(container);
+    for (const auto& container : arrayAt(podSpec(pod), "initContainers"))
+        if (stringAt(container, "restartPolicy") == "Always") running.push_back(container);
+    if (running.size() < 2) return "";
+    for (const char* resource : {"cpu", "memory"}) {
+        const json& has = at(at(at(node, "status"), "capacity"), resource);
+        if (!has.is_string()) continue;
+        double sum = 0;
+        try {
+            const double capacity = model::parseQuantity(has.get<std::string>(), resource);
+            for (const auto& container : running) {
+                const json& value = at(at(at(container, "resources"), "limits"), resource);
+                if (value.is_string())
+                    sum += model::parseQuantity(value.get<std::string>(), resource);
+                else if (value.is_number())
+                    sum += value.get<double>();
+            }
+            if (capacity > 0 && sum > capacity)
+                return fmt::format(
+                    "the pod's {} containers together limit {} {}, more than node {} has ({}): "
+                    "together they bound nothing there",
+                    running.size(), resource,
+                    std::string(resource) == "cpu" ? fmt::format("{:g}", sum)
+                                                   : fmt::format("{:.0f} bytes", sum),
+                    stringAt(at(node, "metadata"), "name", "?"), has.get<std::string>());
+        } catch (const std::exception&) {
+        }
+    }
+    return "";
+}
+
 }  // namespace
 
 Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQuotas,
@@ -104,6 +139,12 @@ Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQ
         for (const auto& why : {cpuWhy, memoryWhy})
             if (!why.empty())
                 finding.evidence.push_back(fmt::format("container {} has {}", name, why));
+    }
+    // Each within the node, yet together beyond it: the pod's limits bound nothing there either
+    // (attack 55 L1b: three containers of 30 CPUs on a 32-CPU node).
+    if (const auto total = beyondNodeTogether(pod, node); !total.empty()) {
+        holds = false;
+        finding.evidence.push_back(total);
     }
     // Ephemeral containers may declare no resources, and a node without pod-level cgroups
     // (cgroupsPerQOS false) bounds them by nothing: only the live read of their cgroup decides.

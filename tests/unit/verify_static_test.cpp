@@ -481,3 +481,29 @@ TEST_CASE("attack 54 L1: a limit beyond what the node has bounds nothing") {
     // The node not read: not compared (the live half reads the cgroup).
     CHECK(limitsStatic(pod, json::object(), quota, today()).verdict == Verdict::Pass);
 }
+
+TEST_CASE("attack 55 L1b: containers within the node one by one but beyond it together") {
+    json pod = hardenedPod();
+    const json quota = json::parse(
+        R"([{"metadata": {"name": "q"}, "spec": {"hard": {"limits.cpu": "2000", "limits.memory": "10Pi"}}}])");
+    const json node = json::parse(R"({"metadata": {"name": "local-node"},
+        "status": {"capacity": {"cpu": "32", "memory": "24590812Ki", "pods": "110"}}})");
+    json container = pod["spec"]["containers"][0];
+    container["resources"]["limits"] = {{"cpu", "30"}, {"memory", "20Gi"}};
+    pod["spec"]["containers"] = json::array({container, container});
+    pod["spec"]["containers"][1]["name"] = "second";
+    // A native sidecar runs beside them; a plain init container does not.
+    json sidecar = container;
+    sidecar["name"] = "sidecar";
+    sidecar["restartPolicy"] = "Always";
+    pod["spec"]["initContainers"] = json::array({sidecar});
+    const Finding together = limitsStatic(pod, json::object(), quota, today(), node);
+    CHECK(together.verdict == Verdict::Fail);
+    CHECK(mentions(together,
+                   "the pod's 3 containers together limit cpu 90, more than node "
+                   "local-node has (32): together they bound nothing there"));
+    pod["spec"]["initContainers"][0].erase("restartPolicy");
+    pod["spec"]["containers"][0]["resources"]["limits"] = {{"cpu", "1"}, {"memory", "1Gi"}};
+    pod["spec"]["containers"][1]["resources"]["limits"] = {{"cpu", "1"}, {"memory", "1Gi"}};
+    CHECK(limitsStatic(pod, json::object(), quota, today(), node).verdict == Verdict::Pass);
+}
