@@ -1,0 +1,60 @@
+// The fifth newcomer walkthrough (notes walk5, issue 34), its MINOR findings. Each case failed on
+// the code before its fix.
+#include <catch2/catch.hpp>
+
+#include "json_fixtures.hpp"
+#include "rossoctl/app/run/tar.hpp"
+#include "temp_dir.hpp"
+#include "test_host.hpp"
+
+using namespace rossoctl;
+using nlohmann::json;
+using rossoctl::testing::condition;
+using rossoctl::testing::execRan;
+using rossoctl::testing::list;
+using rossoctl::testing::ordersSandbox;
+using rossoctl::testing::TempDir;
+using rossoctl::testing::TestHost;
+
+namespace {
+
+const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
+const std::string kPods = "/api/v1/namespaces/team1/pods";
+const std::string kResume = "resume it with \"rossoctl sandbox resume orders -n team1\"";
+
+json suspended() {
+    json sandbox =
+        ordersSandbox("Suspended", {condition("Ready", "False"), condition("Suspended", "True")});
+    sandbox["metadata"]["labels"] = {{"app.kubernetes.io/managed-by", "rossoctl"}};
+    return sandbox;
+}
+
+}  // namespace
+
+TEST_CASE("logs, port-forward and cp on a suspended sandbox say what they lack and how to resume",
+          "[walk5][sandbox][command]") {
+    struct Case {
+        std::vector<std::string> args;
+        std::string lacks;
+    };
+    for (const auto& [args, lacks] : std::vector<Case>{
+             {{"sandbox", "logs", "orders"}, "it has no pod to read logs from"},
+             {{"sandbox", "port-forward", "orders", "8080"}, "it has no pod to forward ports to"},
+             {{"sandbox", "cp", "orders:/workspace/a", "./a"},
+              "it has no pod to copy files to or from"},
+             {{"sandbox", "exec", "orders", "--", "ls"}, "it has no pod to run commands in"}}) {
+        TestHost host;
+        host.serveSandboxGroup();
+        host.server.onJson("GET", kSandboxes + "/orders", 200, suspended());
+        host.server.onJson("GET", kPods, 200, list({}));
+        INFO(args[1]);
+        CHECK(host.run(args) == kExitError);
+        const std::string err = host.err.str();
+        INFO(err);
+        CHECK(err.find("is suspended") != std::string::npos);
+        CHECK(err.find(lacks) != std::string::npos);
+        CHECK(err.find(kResume) != std::string::npos);
+        CHECK(host.server.writes().empty());
+    }
+}
+
