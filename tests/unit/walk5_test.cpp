@@ -58,3 +58,28 @@ TEST_CASE("logs, port-forward and cp on a suspended sandbox say what they lack a
     }
 }
 
+TEST_CASE(
+    "set-env --restart on a suspended sandbox applies the change, says when it takes "
+    "effect and exits 0",
+    "[walk5][sandbox][command]") {
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, suspended());
+    json changed = suspended();
+    changed["spec"]["podTemplate"]["spec"]["containers"][0]["env"] = {
+        {{"name", "B"}, {"value", "2"}}};
+    changed["metadata"]["resourceVersion"] = "6";
+    host.server.onJson("PUT", kSandboxes + "/orders", 200, changed);
+    host.server.onJson("GET", kPods, 200, list({}));
+    CHECK(host.run({"sandbox", "set-env", "orders", "B=2", "--restart"}) == kExitOk);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(host.out.str() == "sandbox/orders env updated: B added\n");
+    CHECK(err.find("error") == std::string::npos);
+    CHECK(err.find("note: sandbox/orders is suspended, so there is no pod to restart; its pod "
+                   "gets the new environment when you resume it (\"rossoctl sandbox resume "
+                   "orders -n team1\")") != std::string::npos);
+    CHECK(host.server.writes() ==
+          std::vector<std::string>{"PUT " + kSandboxes + "/orders"});  // nothing deleted
+}
+
