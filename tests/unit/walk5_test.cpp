@@ -83,3 +83,27 @@ TEST_CASE(
           std::vector<std::string>{"PUT " + kSandboxes + "/orders"});  // nothing deleted
 }
 
+TEST_CASE("agents delete takes several names, as kubectl delete does; one not found keeps no other",
+          "[walk5][agents][command]") {
+    TestHost host;
+    host.serveGroups();  // every part of "ghost" is 404
+    for (const std::string name : {"q1", "q3"}) {
+        json sandbox = ordersSandbox("Running", {condition("Ready", "True")});
+        sandbox["metadata"]["name"] = name;
+        sandbox["metadata"]["uid"] = "uid-" + name;
+        sandbox["metadata"]["labels"] = {{"app.kubernetes.io/managed-by", "rossoctl"},
+                                         {"app.kubernetes.io/name", name}};
+        host.server.onJson("GET", kSandboxes + "/" + name, 200, sandbox);
+        host.server.on("DELETE", kSandboxes + "/" + name, 200, "{}");
+    }
+    CHECK(host.run({"agents", "delete", "q1", "ghost", "sandbox/q3", "q1", "--wait=false"}) ==
+          kExitError);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(host.out.str() ==
+          "sandbox.agents.x-k8s.io/q1 deleted\nsandbox.agents.x-k8s.io/q3 deleted\n");
+    CHECK(err.find("error: agent \"ghost\" not found in namespace \"team1\"") != std::string::npos);
+    CHECK(host.server.writes() ==
+          std::vector<std::string>{"DELETE " + kSandboxes + "/q1", "DELETE " + kSandboxes + "/q3"});
+}
+
