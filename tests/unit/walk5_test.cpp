@@ -107,3 +107,54 @@ TEST_CASE("agents delete takes several names, as kubectl delete does; one not fo
           std::vector<std::string>{"DELETE " + kSandboxes + "/q1", "DELETE " + kSandboxes + "/q3"});
 }
 
+namespace {
+
+const std::string kRunPod = "rossoctl-run-00000001";
+
+json runPod() {
+    return {
+        {"metadata", {{"name", kRunPod}, {"namespace", "team1"}, {"uid", "uid-run"}}},
+        {"spec", {{"containers", {{{"name", "run"}}}}}},
+        {"status",
+         {{"phase", "Running"},
+          {"containerStatuses", {{{"name", "run"}, {"state", {{"running", json::object()}}}}}}}}};
+}
+
+std::string outArchive(const std::vector<std::pair<std::string, std::string>>& files) {
+    std::string archive;
+    app::run::TarWriter writer(archive, 0);
+    for (const auto& [name, content] : files) writer.addFile(name, content);
+    writer.finish();
+    return archive;
+}
+
+}  // namespace
+
+TEST_CASE("sandbox run --artifacts says so when the code left nothing under WORKDIR/out/",
+          "[walk5][run][command]") {
+    for (const bool wroteOne : {false, true}) {
+        TempDir dir;
+        const std::string artifacts = dir.file("out");
+        TestHost host;
+        host.server.onJson("POST", kPods, 201, runPod());
+        host.server.onJson("GET", kPods, 200, list({runPod()}));
+        host.server.on("DELETE", kPods + "/" + kRunPod, 200, "{}");
+        host.server.onExec("team1", kRunPod, execRan("", "", 0));
+        host.server.onExec(
+            "team1", kRunPod,
+            execRan(outArchive(
+                        wroteOne ? std::vector<std::pair<std::string, std::string>>{{"./result.txt",
+                                                                                     "42\n"}}
+                                 : std::vector<std::pair<std::string, std::string>>{}),
+                    "", 0));
+        INFO(wroteOne);
+        CHECK(host.run({"sandbox", "run", "--artifacts", artifacts, "--", "python3", "main.py"}) ==
+              0);
+        const std::string err = host.err.str();
+        INFO(err);
+        const std::string note =
+            "note: no files under /workspace/out/; nothing was collected into " + artifacts +
+            " (artifacts are the files the code writes under /workspace/out/)";
+        CHECK((err.find(note) != std::string::npos) == !wroteOne);
+    }
+}
