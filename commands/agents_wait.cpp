@@ -96,13 +96,16 @@ void registerAgentsWait(CLI::App& agents, CommandHost& host) {
     command->add_option("--timeout", options->timeout, "How long to wait (30s, 2m, 1h)")
         ->capture_default_str();
     command->footer(
-        "Ready means: a Sandbox's Ready condition; a Deployment available; a StatefulSet's\n"
-        "replicas ready; a Job complete, or its pod running and Ready.\n\n"
+        "Ready means: a Sandbox's Ready condition, with its pod's containers up for 3s (10s\n"
+        "after a crash); a Deployment available; a StatefulSet's replicas ready; a Job\n"
+        "complete, or its pod running and Ready. A pod that cannot start (an image that cannot\n"
+        "be pulled, a quota) or keeps exiting (CrashLoopBackOff) ends the wait at once.\n\n"
         "Examples:\n"
         "  rossoctl agents wait orders -n team1\n"
         "  rossoctl agents wait orders --timeout 5m && rossoctl sandbox verify orders\n"
         "\n"
-        "Exit codes: 0 ready, 1 timed out (the conditions are printed), failed or not found,\n"
+        "Exit codes: 0 ready, 1 timed out (the conditions are printed), failed (what blocks it\n"
+        "is named) or not found,\n"
         "130 interrupted.");
     onRun(command, host, options, &runWait);
 }

@@ -192,6 +192,7 @@ int proveEnforcement(app::Context& context, const ProjectCreateOptions& options,
         check.image = options.checkImage;
         check.runtimeClass = options.project.runtimeClass;  // the project's policy refuses others
         check.cancel = context.cancelFlag();
+        check.cleanupClient = [&context] { return context.newUncancellableClient(); };
         check.startTimeout = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
                                           deadline - context.clock().monotonic()),
                                       std::chrono::milliseconds(std::chrono::seconds(1)));
@@ -207,6 +208,23 @@ int proveEnforcement(app::Context& context, const ProjectCreateOptions& options,
             result.evidence.back());
         return 0;
     }
+    const std::string left =
+        result.leftBehind.empty()
+            ? ""
+            : fmt::format("; the check's {} could not be deleted: \"kubectl delete -n {} {}\"",
+                          fmt::join(result.leftBehind, ", "), options.project.name,
+                          fmt::join(result.leftBehind, " "));
+    if (result.cancelled) {
+        context.err() << fmt::format(
+            "error: interrupted while checking that NetworkPolicy is enforced in project {}; the "
+            "check's pods and policies were {}deleted{}\n"
+            "The policies were written. Run \"rossoctl project create {}\" again to check them "
+            "(it converges).\n",
+            options.project.name, result.leftBehind.empty() ? "" : "not all ", left,
+            options.project.name);
+        return kExitCancelled;
+    }
+    if (!left.empty()) result.evidence.push_back(left.substr(2));
     const bool unproven = result.verdict == app::Enforcement::Unproven;
     context.err() << fmt::format(
         "error: {} in project {}: {}\n"

@@ -210,7 +210,8 @@ int runCp(app::Context& context, CpOptions& options) {
         remote.runPod
             ? app::run::reachableRunPod(context.client(), ns, remote.sandbox, /*running=*/true)
             : app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
-                                     context.clock().now(), ns, remote.sandbox);
+                                     context.clock().now(), ns, remote.sandbox,
+                                     "copy files to or from");
     if (const auto missing = app::missingContainer(pod, options.container); !missing.empty())
         throw Error(fmt::format("{} {}",
                                 remote.runPod

@@ -30,9 +30,9 @@ int runPortForward(app::Context& context, PortForwardOptions& options) {
 
     // complete
     plan.namespaceName = context.namespaceName();
-    const auto pod =
-        app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
-                               context.clock().now(), plan.namespaceName, options.name);
+    const auto pod = app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
+                                            context.clock().now(), plan.namespaceName, options.name,
+                                            "forward ports to");
     plan.pod = pod.value("metadata", nlohmann::json::object()).value("name", "");
     plan.podUid = app::uidOf(pod);
 

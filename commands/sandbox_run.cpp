@@ -333,6 +333,14 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
             failed ? "error" : "warning", ui::escapeForTerminal(options.artifacts),
             outcome.artifacts.size(), outcome.artifacts.size() == 1 ? "" : "s",
             shown(outcome.artifactsPartial));
+    // An empty directory alone does not say whether the code wrote elsewhere (walk5 MINOR 9).
+    if (request.collect && !outcome.cancelled && outcome.artifacts.empty() &&
+        outcome.artifactsPartial.empty() && outcome.rejected.empty())
+        context.err() << fmt::format(
+            "note: no files under {}/out/; nothing was collected into {} (artifacts are the files "
+            "the code writes under {}/out/)\n",
+            ui::escapeForTerminal(options.workdir), ui::escapeForTerminal(options.artifacts),
+            ui::escapeForTerminal(options.workdir));
     if (!options.report.empty())
         app::run::writeReportFile(
             options.report,

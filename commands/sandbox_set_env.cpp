@@ -127,6 +127,14 @@ int runSetEnv(app::Context& context, SetEnvOptions& options) {
             name, ns);
         return kExitOk;
     }
+    // Suspended, it has no pod with the old environment: the change is all there is to do.
+    if (app::suspendedInSpec(written)) {
+        context.err() << fmt::format(
+            "note: sandbox/{} is suspended, so there is no pod to restart; its pod gets the new "
+            "environment when you resume it (\"rossoctl sandbox resume {} -n {}\")\n",
+            name, name, ns);
+        return kExitOk;
+    }
     return restartPod(context, ref, ns, name, timeout, written);
 }
 

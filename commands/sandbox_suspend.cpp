@@ -50,9 +50,10 @@ int runSuspend(app::Context& context, SuspendCommandOptions& options) {
             } else {
                 context.out() << shown(app::describeSuspend(result, options.suspend)) << '\n'
                               << std::flush;
-                if (!result.lostFiles.empty())
-                    context.err() << "note: " << shown(result.lostFiles) << '\n' << std::flush;
             }
+            // Suspended, its pod goes whatever the wait for it then met (Ctrl-C, a time-out).
+            if (!result.lostFiles.empty())
+                context.err() << "note: " << shown(result.lostFiles) << '\n' << std::flush;
         });
     return failed > 0 ? kExitError : kExitOk;
 }

@@ -21,8 +21,22 @@ Outcome fromWait(kube::WaitOutcome outcome) {
     return outcome == kube::WaitOutcome::Cancelled ? Outcome::Cancelled : Outcome::TimedOut;
 }
 
-// A ready pod of the sandbox that is not being replaced; waits for one while there is none,
-// unless a pod cannot start or the Sandbox (status, pods, events) says none can be created.
+// Ready, and running long enough that it is not the moment between a start and an exit.
+bool podUp(const Clock& clock, const json& pod) {
+    return podReady(pod) && clock.now() >= model::podSettledAt(pod);
+}
+
+// What the wait for the sandbox's pod waits for, as a time-out names it.
+std::string podAwaited(const std::optional<json>& pod) {
+    if (!pod || terminating(*pod)) return "a ready pod to replace the deleted one";
+    const std::string name = pod->value("metadata", json::object()).value("name", "");
+    if (podReady(*pod)) return fmt::format("pod {} to stay up", name);
+    return fmt::format("pod {} to be ready", name);
+}
+
+// A pod of the sandbox that is not being replaced and is up (podUp); waits for one while there is
+// none, unless a pod cannot start or keeps exiting or the Sandbox (status, pods, events) says none
+// can be created.
 BlockableWaitResult waitForSandboxPod(kube::Client& client, const Clock& clock, const Agent& agent,
                                       const json& sandbox, milliseconds left,
                                       std::chrono::system_clock::time_point eventsSince,
@@ -51,7 +65,7 @@ BlockableWaitResult waitForSandboxPod(kube::Client& client, const Clock& clock, 
                                                          fmt::format("pod {}: {}", name, *failure);
                                                      return true;
                                                  }
-                                                 if (podReady(pod)) return true;
+                                                 if (podUp(clock, pod)) return true;
                                              }
                                              return false;
                                          });
@@ -135,11 +149,13 @@ AgentWaitResult waitForAgent(kube::Client& client, const Clock& clock, const Age
         // Ready=True is only as new as the pod it describes: with that pod deleted (a restart
         // with --wait=false) it is stale until the controller sees the replacement.
         const auto pod = sandboxPod(current, findSandboxPods(client, current).owned);
-        if (pod && podReady(*pod)) {
+        // A pod that started a moment ago may be one that exits at once (a crash loop reads
+        // Ready between its restarts): it counts once it has stayed up.
+        if (pod && podUp(clock, *pod)) {
             result.outcome = Outcome::Ready;
             return result;
         }
-        result.waitingFor = "a ready pod to replace the deleted one";
+        result.waitingFor = podAwaited(pod);
         const auto podWait =
             waitForSandboxPod(client, clock, agent, current, left(), eventsSince, cancel);
         if (podWait.blocker) {

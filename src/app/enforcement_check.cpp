@@ -206,10 +206,72 @@ EnforcementObjects enforcementObjects(const std::string& ns, const std::string& 
     return objects;
 }
 
+namespace {
+
+// Deletes the check's objects (pods at once, they also end by themselves); what could not be
+// deleted, by kind/name.
+std::vector<std::string> removeEnforcementObjects(kube::Client& checking, const std::string& ns,
+                                                  const EnforcementObjects& objects,
+                                                  const EnforcementCheckOptions& options) {
+    std::unique_ptr<kube::Client> own;
+    try {
+        if (options.cleanupClient) own = options.cleanupClient();
+    } catch (const std::exception&) {
+        // the checking client it is, then
+    }
+    kube::Client& client = own ? *own : checking;
+    std::vector<std::string> left;
+    auto remove = [&](const kube::ResourceRef& ref, const char* kind, const json& object,
+                      const kube::DeleteOptions& how) {
+        try {
+            client.remove(ref, ns, name(object), how);
+        } catch (const kube::ApiError& error) {
+            if (!error.isNotFound()) left.push_back(fmt::format("{}/{}", kind, name(object)));
+        } catch (const std::exception&) {
+            left.push_back(fmt::format("{}/{}", kind, name(object)));
+        }
+    };
+    kube::DeleteOptions now;
+    now.gracePeriodSeconds = 0;
+    for (const auto* pod : {&objects.client, &objects.server})
+        remove(resources::pods(), "pod", *pod, now);
+    for (const auto* np : {&objects.control, &objects.serverIngress})
+        remove(resources::networkPolicies(), "networkpolicy", *np, {});
+    return left;
+}
+
+EnforcementResult runEnforcementCheck(kube::Client& client, const Clock& clock,
+                                      const std::string& ns, const EnforcementCheckOptions& options,
+                                      const std::string& id, const EnforcementObjects& objects,
+                                      std::chrono::steady_clock::time_point started);
+
+}  // namespace
+
 EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& clock,
                                            const std::string& ns,
                                            const EnforcementCheckOptions& options) {
     const auto started = clock.monotonic();
+    const std::string id = randomId(client.random());
+    const auto objects = enforcementObjects(ns, id, options);
+    // Removed on every path out, Ctrl-C included (by a client it does not cut).
+    EnforcementResult result;
+    try {
+        result = runEnforcementCheck(client, clock, ns, options, id, objects, started);
+    } catch (...) {
+        removeEnforcementObjects(client, ns, objects, options);
+        throw;
+    }
+    result.leftBehind = removeEnforcementObjects(client, ns, objects, options);
+    result.cancelled = options.cancel && options.cancel->cancelled();
+    return result;
+}
+
+namespace {
+
+EnforcementResult runEnforcementCheck(kube::Client& client, const Clock& clock,
+                                      const std::string& ns, const EnforcementCheckOptions& options,
+                                      const std::string& id, const EnforcementObjects& objects,
+                                      std::chrono::steady_clock::time_point started) {
     EnforcementResult result;
     auto finish = [&](Enforcement verdict, std::string line) {
         result.verdict = verdict;
@@ -217,30 +279,6 @@ EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& cl
         result.took = std::chrono::duration_cast<milliseconds>(clock.monotonic() - started);
         return result;
     };
-    const std::string id = randomId(client.random());
-    const auto objects = enforcementObjects(ns, id, options);
-    // Removed on every path out; the pods also end on their own (activeDeadlineSeconds).
-    struct Cleanup {
-        kube::Client& client;
-        const std::string& ns;
-        const EnforcementObjects& objects;
-        ~Cleanup() {
-            kube::DeleteOptions now;
-            now.gracePeriodSeconds = 0;
-            for (const auto* pod : {&objects.client, &objects.server}) {
-                try {
-                    client.remove(resources::pods(), ns, name(*pod), now);
-                } catch (...) {
-                }
-            }
-            for (const auto* np : {&objects.control, &objects.serverIngress}) {
-                try {
-                    client.remove(resources::networkPolicies(), ns, name(*np));
-                } catch (...) {
-                }
-            }
-        }
-    } cleanup{client, ns, objects};
     // In a namespace made a moment ago the ServiceAccount admission refuses pods until the
     // controller has created the "default" ServiceAccount, and quota admission until the quota
     // controller has counted usage ("status unknown for quota").
@@ -369,5 +407,7 @@ EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& cl
                   fmt::format("denied: pod {} could not connect to {} under default-deny ({})",
                               clientPod, target, attempt.detail));
 }
+
+}  // namespace
 
 }  // namespace rossoctl::app

@@ -83,7 +83,8 @@ class LogFollower {
             const auto why = sandboxNotRunningReason(sandbox, clock_.now());
             fail(why.empty()
                      ? fmt::format("has no pod; the Sandbox says {}", describeConditions(sandbox))
-                     : why + "; it has no pod to read logs from");
+                     : why + "; it has no pod to read logs from" +
+                           resumeAdvice(sandbox, ns_, name_));
         }
         container_ = pickContainer(*pod);
         const bool follow = options_.follow && !options_.previous;

@@ -320,7 +320,7 @@ std::string sandboxNotFoundAdvice(const std::vector<std::string>& known, const s
 
 json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
                        std::chrono::system_clock::time_point now, const std::string& ns,
-                       const std::string& name) {
+                       const std::string& name, const std::string& use) {
     json sandbox;
     try {
         sandbox = client.get(sandboxes, ns, name);
@@ -330,7 +330,7 @@ json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
                                 sandboxNotFoundAdvice(client, sandboxes, ns, name)));
     }
     if (auto why = sandboxNotRunningReason(sandbox, now); !why.empty())
-        throw Error(fmt::format("sandbox/{} {}; it has no pod to run commands in{}", name, why,
+        throw Error(fmt::format("sandbox/{} {}; it has no pod to {}{}", name, why, use,
                                 resumeAdvice(sandbox, ns, name)));
     const auto pod = sandboxPod(sandbox, findSandboxPods(client, sandbox).owned);
     if (!pod)

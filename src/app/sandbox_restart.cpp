@@ -150,13 +150,9 @@ class Restart {
         if (target) {
             result_.podName = target->at("metadata").value("name", "");
             result_.oldUid = uidOf(*target);
-            const bool deleted = deletePod(*target);
+            const bool deleted = deletePod(sandbox, *target);
             if (deleted) {
-                lostFiles_ = model::podOnlyFilesNote(sandbox, result_.podName);
-                if (!lostFiles_.empty()) {
-                    result_.notes.push_back(lostFiles_);
-                    if (options_.onFilesLost) options_.onFilesLost(lostFiles_);
-                }
+                filesLost(model::podOnlyFilesNote(sandbox, result_.podName));
             } else {
                 // Replaced under us: never delete the replacement; look once more.
                 pods = findPods(sandbox);
@@ -234,7 +230,15 @@ class Restart {
     }
 
     // False when the pod we meant was replaced before the delete reached it.
-    bool deletePod(const json& pod) {
+    // Once said, whatever follows: the error of a restart that then fails says it too.
+    void filesLost(const std::string& note) {
+        lostFiles_ = note;
+        if (lostFiles_.empty()) return;
+        result_.notes.push_back(lostFiles_);
+        if (options_.onFilesLost) options_.onFilesLost(lostFiles_);
+    }
+
+    bool deletePod(const json& sandbox, const json& pod) {
         step("deleting pod " + result_.podName);
         kube::DeleteOptions options;
         options.preconditionUid = uidOf(pod);
@@ -244,9 +248,21 @@ class Restart {
         } catch (const kube::ApiError& error) {
             if (error.isNotFound()) return true;  // gone already: the controller replaces it
             if (error.code() == 409 || error.code() == 412) return false;
+            if (kube::isOutage(error)) filesMaybeLost(sandbox);
+            throw;
+        } catch (const std::exception&) {
+            // Ctrl-C or a cut connection with the DELETE sent: no answer says it was not done.
+            filesMaybeLost(sandbox);
             throw;
         }
         return true;
+    }
+
+    void filesMaybeLost(const json& sandbox) {
+        const std::string note = model::podOnlyFilesNote(sandbox, result_.podName);
+        if (!note.empty())
+            filesLost(note +
+                      ", unless its DELETE, cut short before the answer came, never arrived");
     }
 
     void waitForNewPod(const json& sandbox, const json& podList) {

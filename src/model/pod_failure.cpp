@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -42,6 +43,19 @@ std::optional<std::string> firstWaiting(const json& pod, Visit visit) {
     return std::nullopt;
 }
 
+// A terminated state's exit code; nullopt when the server sent none (or not a number).
+std::optional<int> exitCodeOf(const json& terminated) {
+    const auto code = terminated.find("exitCode");
+    if (code == terminated.end() || !code->is_number_integer()) return std::nullopt;
+    return code->get<int>();
+}
+
+// A container status's restartCount; 0 when missing or not a number.
+int restartsOf(const json& container) {
+    const auto count = container.find("restartCount");
+    return count != container.end() && count->is_number_integer() ? count->get<int>() : 0;
+}
+
 }  // namespace
 
 std::optional<std::string> podImageFailure(const json& pod) {
@@ -55,8 +69,59 @@ std::optional<std::string> podImageFailure(const json& pod) {
                         });
 }
 
+std::optional<std::string> podCrashLoop(const json& pod) {
+    const json status = pod.value("status", json::object());
+    for (const char* key : {"initContainerStatuses", "containerStatuses"}) {
+        for (const auto& container : status.value(key, json::array())) {
+            if (!container.is_object()) continue;
+            const json state = container.value("state", json::object());
+            const int restarts = restartsOf(container);
+            const bool backingOff =
+                state.value("waiting", json::object()).value("reason", "") == "CrashLoopBackOff";
+            // Failed again after a restart: the kubelet is about to back off. (An init container
+            // that completed again, as after a node restart, is no failure.)
+            const bool endedAgain =
+                state.contains("terminated") && restarts > 0 &&
+                exitCodeOf(state.value("terminated", json::object())).value_or(0) != 0;
+            if (!backingOff && !endedAgain) continue;
+            const json ended = state.contains("terminated")
+                                   ? state.value("terminated", json::object())
+                                   : container.value("lastState", json::object())
+                                         .value("terminated", json::object());
+            std::string how;
+            const std::string reason = ended.value("reason", "");
+            // "Error" and "Completed" only restate the exit code.
+            if (!reason.empty() && reason != "Error" && reason != "Completed") how = reason + ", ";
+            if (auto code = exitCodeOf(ended)) how += fmt::format("exit {}, ", *code);
+            return fmt::format("container {} keeps exiting ({}{} restart{})",
+                               container.value("name", "?"), how, restarts,
+                               restarts == 1 ? "" : "s");
+        }
+    }
+    return std::nullopt;
+}
+
+std::chrono::system_clock::time_point podSettledAt(const json& pod) {
+    std::chrono::system_clock::time_point settled{};
+    const json status = pod.value("status", json::object());
+    for (const auto& container : status.value("containerStatuses", json::array())) {
+        if (!container.is_object()) continue;
+        const json running =
+            container.value("state", json::object()).value("running", json::object());
+        const auto started = kube::parseTimestamp(running.value("startedAt", ""));
+        if (!started) continue;
+        const json lastEnded =
+            container.value("lastState", json::object()).value("terminated", json::object());
+        const bool crashedBefore =
+            restartsOf(container) > 0 && exitCodeOf(lastEnded).value_or(0) != 0;
+        settled = std::max(settled, *started + (crashedBefore ? kSettleAfterCrash : kSettle));
+    }
+    return settled;
+}
+
 std::optional<std::string> podStartFailure(const json& pod) {
     if (auto image = podImageFailure(pod)) return image;
+    if (auto crashing = podCrashLoop(pod)) return crashing;
     return firstWaiting(pod,
                         [](const json& container, const std::string& reason,
                            const std::string& message) -> std::optional<std::string> {

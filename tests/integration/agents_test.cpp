@@ -1,5 +1,6 @@
 // agents import/list/get/wait/delete and sandbox list/get against the local cluster.
 #include <catch2/catch.hpp>
+#include <chrono>
 
 #include "harness.hpp"
 #include "rossoctl/kube/discovery.hpp"
@@ -102,6 +103,31 @@ TEST_CASE("every deployment type imports, becomes ready, lists, and deletes clea
             CHECK(again.err.find("not found") != std::string::npos);
         }
     }
+}
+
+TEST_CASE("agents wait stops on an agent that keeps exiting, saying so", "[agents][crashloop]") {
+    // walk5 J1: a container that exits at once read Ready between its restarts, and the wait
+    // said "ready" (exit 0), at once or after waiting out the back-off.
+    harness::TestNamespace ns("agents-dies", true, kRestricted);
+    REQUIRE(harness::rossoctl(importArgs(ns.name(), "sandbox", "dies",
+                                         {"--command", "sh", "--args=-c", "--args", "exit 3"}))
+                .exitCode == 0);
+    const auto started = std::chrono::steady_clock::now();
+    auto waited = harness::rossoctl({"agents", "wait", "dies", "-n", ns.name(), "--timeout", "3m"},
+                                    {}, {}, 240);
+    const auto took = std::chrono::steady_clock::now() - started;
+    INFO(waited.out << waited.err);
+    CHECK(waited.exitCode == 1);
+    CHECK(waited.out.find("is ready") == std::string::npos);
+    CHECK_THAT(waited.err, Catch::Contains("sandbox.agents.x-k8s.io/dies will not become ready") &&
+                               Catch::Contains("container agent keeps exiting (exit 3, "));
+    CHECK(took < std::chrono::seconds(150));  // not the 3m
+    // Asked again later, it says the same at once.
+    auto again = harness::rossoctl({"agents", "wait", "dies", "-n", ns.name(), "--timeout", "3m"},
+                                   {}, {}, 240);
+    INFO(again.out << again.err);
+    CHECK(again.exitCode == 1);
+    CHECK_THAT(again.err, Catch::Contains("keeps exiting (exit 3, "));
 }
 
 TEST_CASE("bad input and duplicates change nothing", "[agents]") {

@@ -1,5 +1,6 @@
 #include "rossoctl/app/enforcement_check.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "kube_fakes.hpp"
@@ -163,4 +164,50 @@ TEST_CASE("one probe lost after the control's removal is no proof of default-den
     // A lost probe before a real denial costs nothing: two refusals in a row still prove it.
     const auto late = checkWithPluginLag(std::chrono::seconds(5), 1);
     CHECK(late.verdict == app::Enforcement::Enforced);
+}
+
+TEST_CASE("an enforcement check cut by Ctrl-C still deletes its pods and policies",
+          "[enforcement-check][walk5]") {
+    // walk5 MINOR 1: Ctrl-C during project create's check left its pods and policies behind:
+    // their DELETEs went through the client Ctrl-C had cut, and gc does not know them.
+    rossoctl::testing::TestHost host;
+    host.server.on("POST", kPolicies, 201, "{}");
+    host.server.on("POST", kCheckPods, 201, "{}");
+    host.server.on("DELETE", kPolicies + "/*", 200, "{}");
+    host.server.on("DELETE", kCheckPods + "/*", 200, "{}");
+    host.server.onRequest = [&host](const kube::HttpRequest& request) {
+        if (request.method == "POST" && request.url.find("/pods") != std::string::npos)
+            host.cancel.cancel();  // Ctrl-C as the check's pods are created
+    };
+    app::EnforcementCheckOptions options;
+    options.cancel = &host.cancel;
+    options.cleanupClient = [&host] { return host.context().newUncancellableClient(); };
+    const auto result =
+        app::checkDefaultDenyEnforced(host.context().client(), host.clock, "team1", options);
+    CHECK(result.cancelled);
+    CHECK(result.verdict == app::Enforcement::Unproven);
+    CHECK(result.leftBehind.empty());
+    std::vector<std::string> deleted;
+    for (const auto& line : host.server.writes())
+        if (line.rfind("DELETE ", 0) == 0) deleted.push_back(line.substr(line.rfind('/') + 1));
+    std::sort(deleted.begin(), deleted.end());
+    // Both pods, and the two policies (the server's is named as its pod is).
+    CHECK(deleted ==
+          std::vector<std::string>{"rossoctl-check-000001-client", "rossoctl-check-000001-control",
+                                   "rossoctl-check-000001-server", "rossoctl-check-000001-server"});
+
+    // Without a client Ctrl-C leaves alone, what it could not delete is named.
+    rossoctl::testing::TestHost cut;
+    cut.server.on("POST", kPolicies, 201, "{}");
+    cut.server.on("POST", kCheckPods, 201, "{}");
+    cut.server.onRequest = [&cut](const kube::HttpRequest& request) {
+        if (request.method == "POST" && request.url.find("/pods") != std::string::npos)
+            cut.cancel.cancel();
+    };
+    app::EnforcementCheckOptions bare;
+    bare.cancel = &cut.cancel;
+    const auto left =
+        app::checkDefaultDenyEnforced(cut.context().client(), cut.clock, "team1", bare);
+    CHECK(left.cancelled);
+    CHECK(left.leftBehind.size() == 4);
 }

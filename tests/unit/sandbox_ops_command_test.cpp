@@ -188,7 +188,7 @@ TEST_CASE("sandbox logs: a missing sandbox, no pod, a wrong container, a refused
     CHECK(none.run({"sandbox", "logs", "orders"}) == kExitError);
     CHECK(none.err.str() ==
           "error: sandbox/orders is suspended (operatingMode Suspended); it has "
-          "no pod to read logs from\n");
+          "no pod to read logs from: resume it with \"rossoctl sandbox resume orders -n team1\"\n");
 
     TestHost container;
     serveOrders(container);

@@ -177,3 +177,26 @@ TEST_CASE("sandbox verify interrupted after its pod's DELETE still says /workspa
                    "note: sandbox/orders: verify deleted its pod to prove nothing survives: what "
                    "pod orders wrote to /workspace is gone with it"));
 }
+
+TEST_CASE("sandbox verify interrupted with its pod's DELETE unanswered says /workspace may be gone",
+          "[verify][command][walk5]") {
+    // walk5 J2: Ctrl-C while the DELETE was on its way cut the request, so no answer said the
+    // pod was deleted; verify exited 130 with nothing on stderr and /workspace was gone.
+    TestHost host;
+    serveHardened(host, "none");
+    host.server.onRequest = [&host](const kube::HttpRequest& request) {
+        if (request.method == "DELETE" && contains(request.url, kPods + "/orders")) {
+            host.cancel.cancel();  // Ctrl-C as the DELETE goes out: the request is cut
+            throw kube::TransportError(kube::TransportError::Kind::Cancelled, "cancelled");
+        }
+    };
+    const int code = host.run({"sandbox", "verify", "orders"});
+    INFO(host.err.str() << host.out.str());
+    CHECK(code == kExitCancelled);
+    CHECK(contains(host.err.str(),
+                   "note: sandbox/orders: verify deleted its pod to prove nothing survives: what "
+                   "pod orders wrote to /workspace is gone with it"));
+    CHECK(contains(host.err.str(),
+                   "unless its DELETE, cut short before the answer came, never "
+                   "arrived"));
+}

@@ -92,3 +92,23 @@ TEST_CASE("sandbox suspend says the pod's /workspace goes with it", "[sandbox][w
     CHECK(help.help({"sandbox", "set-env"}).find("lost unless imported with --storage") !=
           std::string::npos);
 }
+
+TEST_CASE("sandbox suspend interrupted while its pod goes still says /workspace goes with it",
+          "[sandbox][workspace][walk5]") {
+    // walk5 MINOR 2: Ctrl-C during the wait said only that the sandbox stays suspended.
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, importedSandbox(""));
+    host.server.onJson("PATCH", kSandboxes + "/orders", 200, importedSandbox("", "Suspended"));
+    host.server.onJson("GET", kPods, 200, list({runningPod()}));
+    host.server.onQuietWatch(kPods + "?watch=true");
+    host.server.onQuietWatch(kSandboxes + "?watch=true");
+    host.server.onRequest = [&host](const kube::HttpRequest& request) {
+        if (request.method == "PATCH") host.cancel.cancel();  // Ctrl-C once it is suspended
+    };
+    CHECK(host.run({"sandbox", "suspend", "orders"}) == kExitCancelled);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(err.find("interrupted") != std::string::npos);
+    CHECK(err.find(kLost) != std::string::npos);
+}

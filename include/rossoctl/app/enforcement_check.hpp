@@ -5,6 +5,8 @@
 // exactly that (the positive control: the network and the server work, policies are acted
 // on), and cannot once that policy is gone (the project's default-deny holds egress).
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -21,6 +23,9 @@ struct EnforcementResult {
     Enforcement verdict = Enforcement::Unproven;
     std::vector<std::string> evidence;
     std::chrono::milliseconds took{0};
+    bool cancelled = false;  // Ctrl-C cut the check short
+    // The check's objects that could not be deleted ("pod/rossoctl-check-1a2b3c-client").
+    std::vector<std::string> leftBehind;
 };
 
 struct EnforcementCheckOptions {
@@ -35,6 +40,9 @@ struct EnforcementCheckOptions {
     // when enforcement is missing.
     std::chrono::milliseconds removalTimeout{std::chrono::seconds(30)};
     const kube::CancelFlag* cancel = nullptr;
+    // A client that Ctrl-C does not cut, so the check's objects are deleted after it too; the
+    // checking client when none is given.
+    std::function<std::unique_ptr<kube::Client>()> cleanupClient;
 };
 
 inline constexpr int kEnforcementCheckPort = 8080;

@@ -12,8 +12,23 @@ namespace rossoctl::model {
 // containers included) waiting on its image; nullopt while every image may still come.
 std::optional<std::string> podImageFailure(const nlohmann::json& pod);
 
-// podImageFailure, or a container stuck in CreateContainerConfigError/CreateContainerError
-// ("container C cannot be created (REASON): MESSAGE").
+// A container (init containers included) that has failed again (a non-zero exit) after a
+// restart, or that the kubelet holds in CrashLoopBackOff: "container C keeps exiting (exit 3, 3
+// restarts)", with the reason when it says more than the code (OOMKilled). nullopt while none does.
+std::optional<std::string> podCrashLoop(const nlohmann::json& pod);
+
+// How long a container must have run before a Ready pod counts as up: one that exits at once
+// reads Ready for a moment after each start, longer after a crash than after a first start.
+inline constexpr std::chrono::seconds kSettle{3};
+inline constexpr std::chrono::seconds kSettleAfterCrash{10};
+
+// When every running container of the pod has run for kSettle since it started (kSettleAfterCrash
+// when it restarted after a non-zero exit), by the pod's startedAt times; the epoch when no
+// container says when it started.
+std::chrono::system_clock::time_point podSettledAt(const nlohmann::json& pod);
+
+// podImageFailure, podCrashLoop, or a container stuck in CreateContainerConfigError/
+// CreateContainerError ("container C cannot be created (REASON): MESSAGE").
 std::optional<std::string> podStartFailure(const nlohmann::json& pod);
 
 // An admission refusal that ends by itself in a namespace made a moment ago: quota admission
