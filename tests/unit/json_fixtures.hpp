@@ -66,4 +66,14 @@ inline nlohmann::json ordersSandbox(const std::string& mode,
               {"conditions", nlohmann::json(conditions)}}}};
 }
 
+// Sandbox "orders", suspended, as rossoctl imported it; and what a command on it advises.
+inline nlohmann::json suspendedOrdersSandbox() {
+    nlohmann::json sandbox =
+        ordersSandbox("Suspended", {condition("Ready", "False"), condition("Suspended", "True")});
+    sandbox["metadata"]["labels"] = {{"app.kubernetes.io/managed-by", "rossoctl"}};
+    return sandbox;
+}
+inline const std::string kResumeOrdersAdvice =
+    "resume it with \"rossoctl sandbox resume orders -n team1\"";
+
 }  // namespace rossoctl::testing

@@ -17,13 +17,10 @@ namespace {
 
 const std::string kSandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
 const std::string kPods = "/api/v1/namespaces/team1/pods";
-const std::string kResume = "resume it with \"rossoctl sandbox resume orders -n team1\"";
+const std::string& kResume = rossoctl::testing::kResumeOrdersAdvice;
 
 json suspended() {
-    json sandbox =
-        ordersSandbox("Suspended", {condition("Ready", "False"), condition("Suspended", "True")});
-    sandbox["metadata"]["labels"] = {{"app.kubernetes.io/managed-by", "rossoctl"}};
-    return sandbox;
+    return rossoctl::testing::suspendedOrdersSandbox();
 }
 
 }  // namespace
