@@ -50,6 +50,10 @@ SandboxReport Verification::run() {
     report.checks[3] = timed(&Verification::nothingSurvivesCheck, CheckKind::NothingSurvives);
     // A verdict is about the sandbox: the pod verify's own restart made is judged too.
     if (replacementPod_.is_object()) judgeReplacement(report.checks);
+    // Not replaced (--no-restart): the pod keeps running, its probe must not (a later verify
+    // without this image would find an unbounded container in it).
+    else
+        endTrustedProbe(client_, ns_, podName_, egressSite_);
     // A pod verify did not judge leaves every boundary of the sandbox unproven.
     for (const auto& other : inputs_.otherPods)
         for (auto& check : report.checks)

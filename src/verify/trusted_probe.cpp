@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include "rossoctl/kube/exec.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/verify/probe_site.hpp"
 
@@ -240,6 +241,23 @@ ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const json
                         "live probes unproven",
                         name, options.image, podName, failure));
     return ProbeSite{name, options.image};
+}
+
+void endTrustedProbe(kube::Client& client, const std::string& namespaceName, const std::string& pod,
+                     const ProbeSite& site) {
+    if (!site.trusted() || site.container.empty()) return;
+    kube::ExecRequest request;
+    request.namespaceName = namespaceName;
+    request.pod = pod;
+    request.container = site.container;
+    // The probe's shell traps TERM and exits; the exec dies with its PID namespace.
+    request.command = {std::string(kTrustedProbeInit), "-c", "kill -TERM 1"};
+    request.timeout = std::chrono::seconds(5);
+    try {
+        kube::execCapture(client, request, {4096, request.timeout});
+    } catch (const std::exception&) {
+        // Nothing to report: the container still ends when its lifetime runs out.
+    }
 }
 
 }  // namespace rossoctl::verify

@@ -278,12 +278,15 @@ Finding Verification::replacementHeldConnections(const json& next) {
     TrustedProbeOptions trusted;
     trusted.image = options_.trustedProbeImage;
     trusted.cancel = options_.cancel;
+    // It reads once and is ended at once; the lifetime only bounds a verify cut short.
+    trusted.lifetime = std::chrono::minutes(2);
+    const std::string pod = next["metadata"].value("name", "");
     try {
         const ProbeSite site = startTrustedProbe(client_, clock_, next, trusted);
-        Finding held =
-            heldConnectionsLive(exec(client_, next["metadata"].value("name", ""),
-                                     heldConnectionsCommand(), kProbeTimeout, site.container),
-                                inputs_.egress);
+        Finding held = heldConnectionsLive(
+            exec(client_, pod, heldConnectionsCommand(), kProbeTimeout, site.container),
+            inputs_.egress);
+        endTrustedProbe(client_, ns_, pod, site);
         noteProbeSite(held, site);
         // Apart from the first pod's lines, even where they read the same.
         for (auto& line : held.evidence) line = "as verify ended, " + line;

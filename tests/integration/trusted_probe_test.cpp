@@ -193,3 +193,55 @@ TEST_CASE("sandbox verify --trusted-probe runs the probe in an ephemeral contain
         CHECK(result.out.find("pass") == std::string::npos);
     }
 }
+
+namespace {
+
+// Whether every ephemeral container of the sandbox's pod has ended.
+bool probesEnded(const std::string& ns, const std::string& pod) {
+    auto current = harness::admin().getIfExists(resources::pods(), ns, pod);
+    if (!current) return false;
+    const json statuses = (*current)["status"].value("ephemeralContainerStatuses", json::array());
+    if (statuses.empty()) return false;
+    for (const auto& status : statuses)
+        if (!status["state"].contains("terminated")) return false;
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "verify ends its trusted probes: a later verify, with no probe or another image, "
+    "finds no unbounded container",
+    "[trusted-probe]") {
+    harness::TestNamespace project("trusted-end", false);
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    harness::admin().create(harness::sandboxRef(), ns, harness::smallSandbox(ns, "twice"));
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "twice"); }, 180));
+    const std::string outside = harness::outsideUrl();
+    auto verify = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args{"sandbox", "verify", "twice",           "-n",   ns,
+                                      "-o",      "json",   "--egress-target", outside};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto result = harness::rossoctl(args, {}, {}, 300);
+        INFO(result.out << result.err);
+        json report = json::parse(result.out, nullptr, false);
+        REQUIRE(report.is_object());
+        return report;
+    };
+    // With its restart: the replacement pod gets a probe of its own (attack 55 E6).
+    verify({"--trusted-probe", "busybox:1.36"});
+    CHECK(harness::eventually([&] { return probesEnded(ns, "twice"); }, 20));
+    // The stop-52 probe slept 10 minutes: an unbounded container this run does not trust.
+    const json plain = verify({"--no-restart"});
+    INFO(plain.dump(2));
+    CHECK(harness::checkNamed(plain, "limits")["result"] == "pass");
+    CHECK_THAT(harness::evidenceOf(harness::checkNamed(plain, "limits")),
+               Catch::Contains("is not running: nothing to limit"));
+    // Without a restart the pod keeps running; its probe must not.
+    verify({"--no-restart", "--trusted-probe", "busybox:1.36"});
+    CHECK(harness::eventually([&] { return probesEnded(ns, "twice"); }, 20));
+    const json other = verify({"--no-restart", "--trusted-probe", kProbeImage});
+    INFO(other.dump(2));
+    CHECK(harness::checkNamed(other, "limits")["result"] == "pass");
+}

@@ -2,6 +2,7 @@
 
 #include "kube_fakes.hpp"
 #include "rossoctl/verify/probe_site.hpp"
+#include "test_host.hpp"
 
 using namespace rossoctl;
 using namespace rossoctl::verify;
@@ -238,4 +239,28 @@ TEST_CASE("a denial from the pod's own PID space is unproven; a connection still
     Finding trusted{Verdict::Pass, {"curl could not connect"}, "curl"};
     noteProbeSite(trusted, ProbeSite{"rossoctl-probe-1", "curlimages/curl:8"});
     CHECK(withoutForgeableDenial(trusted).verdict == Verdict::Pass);
+}
+
+TEST_CASE("verify ends the trusted probe it started: a later verify finds no unbounded probe",
+          "[trusted-probe]") {
+    SECTION("its PID 1 gets SIGTERM in the probe's own container") {
+        rossoctl::testing::TestHost host;
+        host.server.onExec("team1", "orders-pod", rossoctl::testing::ExecScript{});
+        endTrustedProbe(host.context().client(), "team1", "orders-pod",
+                        ProbeSite{"rossoctl-probe-1", "busybox:1.36"});
+        REQUIRE(host.server.execs.size() == 1);
+        CHECK(host.server.execs[0].pod == "team1/orders-pod");
+        CHECK(host.server.execs[0].container == "rossoctl-probe-1");
+        CHECK(host.server.execs[0].command == std::vector<std::string>{"sh", "-c", "kill -TERM 1"});
+    }
+    SECTION("a probe in the pod's own container is not a container of verify's: left alone") {
+        rossoctl::testing::TestHost host;
+        endTrustedProbe(host.context().client(), "team1", "orders-pod", podProbeSite("agent"));
+        CHECK(host.server.execs.empty());
+    }
+    SECTION("a pod already gone is no error: the probe's lifetime ends it") {
+        rossoctl::testing::TestHost host;  // every exec is refused with 404
+        CHECK_NOTHROW(endTrustedProbe(host.context().client(), "team1", "orders-pod",
+                                      ProbeSite{"rossoctl-probe-1", "busybox:1.36"}));
+    }
 }

@@ -73,4 +73,10 @@ bool isTrustedProbeContainer(const nlohmann::json& container, const std::string&
 ProbeSite startTrustedProbe(kube::Client& client, const Clock& clock, const nlohmann::json& pod,
                             const TrustedProbeOptions& options);
 
+// Ends the trusted probe verify started in pod (SIGTERM to its PID 1), so that the pod does not
+// keep an unbounded container a later verify, without this image, must fail limits for. Best
+// effort: where the exec fails, the probe's lifetime ends it.
+void endTrustedProbe(kube::Client& client, const std::string& namespaceName, const std::string& pod,
+                     const ProbeSite& site);
+
 }  // namespace rossoctl::verify
