@@ -103,14 +103,20 @@ TEST_CASE("sandbox verify --trusted-probe runs the probe in an ephemeral contain
         WARN("verify --trusted-probe: "
              << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
 
-        // The node reports the ephemeral container running in the pod.
-        const auto pod = harness::admin().get(resources::pods(), open.name(), "liar");
-        bool running = false;
-        for (const auto& status : pod["status"].value("ephemeralContainerStatuses", json::array()))
-            running =
-                running || (status["name"].get<std::string>().rfind("rossoctl-probe-", 0) == 0 &&
-                            status["state"].contains("running"));
-        CHECK(running);
+        // The node reports the ephemeral container in the pod, ended by verify at its end (its
+        // shell's TERM trap: exit 0), so no probe outlives the run in the pod it kept.
+        CHECK(harness::eventually(
+            [&] {
+                const auto pod = harness::admin().get(resources::pods(), open.name(), "liar");
+                for (const auto& status :
+                     pod["status"].value("ephemeralContainerStatuses", json::array()))
+                    if (status["name"].get<std::string>().rfind("rossoctl-probe-", 0) == 0 &&
+                        status["state"].contains("terminated") &&
+                        status["state"]["terminated"].value("exitCode", -1) == 0)
+                        return true;
+                return false;
+            },
+            20));
     }
 
     SECTION("the probe ends on the pod's TERM, not on the KILL at the grace period's end") {
