@@ -88,7 +88,13 @@ Finding keyringLiveEveryContainer(const json& pod, const ExecInContainer& exec) 
         absorb(live, probe_text::unproven(note + ": its live seccomp mode is not read"));
     for (const auto& [container, what] : containers.running) {
         const std::string name = container.value("name", "");
-        absorb(live, keyringLive(parseIsolationFacts(exec(isolationProbeCommand(), name)), name,
+        const ProbeOutput output = exec(isolationProbeCommand(), name);
+        if (output.containerGone && what == "ephemeral container") {
+            live.evidence.push_back(fmt::format(
+                "ephemeral container {} ended before it was read: nothing runs in it", name));
+            continue;
+        }
+        absorb(live, keyringLive(parseIsolationFacts(output), name,
                                  seccompProfileType(pod, container), ownPid1));
     }
     if (containers.running.empty())

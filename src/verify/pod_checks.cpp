@@ -109,6 +109,10 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec,
         const std::string name = container.value("name", "");
         const ProbeOutput output = exec(cgroupProbeCommand(), name);
         const std::string prefix = fmt::format("{} {}: ", what, name);
+        if (output.containerGone && what == "ephemeral container") {
+            live.evidence.push_back(prefix + "ended before it was read: nothing to limit");
+            continue;
+        }
         if (!output.started) {
             absorb(live, probe_text::notStarted(output, "sh"), prefix);
             continue;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -162,7 +163,7 @@ class Verification {
     CheckResult nothingSurvivesCheck();
     Finding canariesLive();
     void judgeReplacement(std::vector<CheckResult>& checks);
-    Finding replacementHeldConnections(const nlohmann::json& next);
+    Finding replacementHeldConnections(const nlohmann::json& next, std::future<ProbeSite>& probe);
     void judgeReplacementIsolation(std::vector<CheckResult>& checks, const nlohmann::json& next,
                                    const std::string& prefix, const VolumeBindings& volumes);
 

@@ -137,18 +137,31 @@ void Verification::probeApiServer() {
     // whatever the policies say (attack 54 E5); any engine may for ports it does not police.
     Finding listenerDoubts{Verdict::Pass, {}, ""};
     constexpr std::size_t kMostListenerProbes = 12;  // each costs an exec
-    for (auto& listener : hostListenerProbes(
-             inputs_.egress, trustedFacts_ ? trustedFacts_->gateways : std::vector<std::string>{},
-             kMostListenerProbes, listenerDoubts))
-        probes.push_back(std::async(std::launch::async, [this, listener] {
+    auto reach = [this](const ListenerProbe& listener) {
+        return std::async(std::launch::async, [this, listener] {
             const auto command = egressProbeCommand(listener.target, "", milliseconds(1300));
             const ProbeOutput output =
                 execInCurrentPod(command, milliseconds(1300) + kExecMargin, egressSite_.container);
             return hostListenerReachLive(output, listener.target.host, listener.target.port,
                                          listener.owner);
-        }));
+        });
+    };
+    std::vector<std::future<Finding>> listenerProbes;
+    for (auto& listener : hostListenerProbes(
+             inputs_.egress, trustedFacts_ ? trustedFacts_->gateways : std::vector<std::string>{},
+             kMostListenerProbes, listenerDoubts))
+        listenerProbes.push_back(reach(listener));
+    std::optional<std::future<Finding>> controlProbe;
+    if (const auto control = kubeletControlProbe(inputs_.egress);
+        control && !listenerProbes.empty())
+        controlProbe = reach(*control);
     absorb(apiServerReach_, listenerDoubts);
     for (auto& probe : probes) absorb(apiServerReach_, probe.get());
+    std::vector<Finding> listeners;
+    for (auto& probe : listenerProbes) listeners.push_back(probe.get());
+    std::optional<Finding> control;
+    if (controlProbe) control = controlProbe->get();
+    absorb(apiServerReach_, judgeHostListeners(listeners, control, inputs_.egress));
 }
 
 // A container of the pod or of the next one that could forge a denial in its network namespace.

@@ -23,6 +23,15 @@ void Verification::noteIfOutage(const std::exception& error) {
     if (runError_.empty()) runError_ = error.what();
 }
 
+namespace {
+
+bool isContainerGone(const kube::ApiError& error) {
+    return error.code() == 500 &&
+           std::string_view(error.what()).find("container not found") != std::string_view::npos;
+}
+
+}  // namespace
+
 ProbeOutput Verification::exec(kube::Client& client, const std::string& pod,
                                const std::vector<std::string>& command, milliseconds timeout,
                                const std::string& container) {
@@ -40,8 +49,21 @@ ProbeOutput Verification::exec(kube::Client& client, const std::string& pod,
         // is not the sandbox's answer. A probe's own time-out is a result, never retried.
         kube::CapturedExec captured;
         kube::rideOutOutage(clock_, outageBudget(), options_.cancel, [&] {
-            captured = kube::execCapture(client, request, {kProbeOutputBytes, timeout});
+            try {
+                captured = kube::execCapture(client, request, {kProbeOutputBytes, timeout});
+            } catch (const kube::ApiError& error) {
+                // The kubelet's answer for a container that ended (a 500 through the API
+                // server): no outage to wait out.
+                if (!isContainerGone(error)) throw;
+                output.containerGone = true;
+            }
         });
+        if (output.containerGone) {
+            output.started = false;
+            output.failure = fmt::format("container {} no longer runs (the node does not find it)",
+                                         request.container);
+            return output;
+        }
         output.exitCode = captured.result.exitCode;
         output.timedOut = captured.result.timedOut;
         output.stdoutText = std::move(captured.stdoutText);

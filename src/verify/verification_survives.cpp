@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <future>
 
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
@@ -215,6 +216,18 @@ Finding Verification::canariesLive() {
 void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     const json& next = replacementPod_;
     const std::string name = next["metadata"].value("name", "");
+    // Its trusted probe starts now, beside the reads below; its sockets are still read last.
+    std::future<ProbeSite> probe;
+    if (egressSite_.trusted() && trustedProbeProblem_.empty())
+        probe = std::async(std::launch::async, [this, next] {
+            TrustedProbeOptions trusted;
+            trusted.image = options_.trustedProbeImage;
+            trusted.cancel = options_.cancel;
+            // It reads once and is ended at once; the lifetime only bounds a verify cut short.
+            trusted.lifetime = std::chrono::minutes(2);
+            auto client = newClient_();
+            return startTrustedProbe(*client, clock_, next, trusted);
+        });
     const std::string prefix =
         fmt::format("replacement pod {} (uid {}): ", name, app::shortUid(app::uidOf(next)));
     readCredentialSources(client_, ns_, next, inputs_.credentialSources);
@@ -268,21 +281,17 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
                   prefix);
     // Last, as late as verify can: a connection the new pod opened in its first milliseconds
     // and keeps once it sees verify's probes (attack 55 E6) must be held now to outlive verify.
-    if (egressSite_.trusted() && trustedProbeProblem_.empty())
-        egress.livePart = alongside(egress.livePart, replacementHeldConnections(next), prefix);
+    if (probe.valid())
+        egress.livePart =
+            alongside(egress.livePart, replacementHeldConnections(next, probe), prefix);
 }
 
 // The replacement's sockets, read from a trusted probe of its own (the first one went with
 // the first pod).
-Finding Verification::replacementHeldConnections(const json& next) {
-    TrustedProbeOptions trusted;
-    trusted.image = options_.trustedProbeImage;
-    trusted.cancel = options_.cancel;
-    // It reads once and is ended at once; the lifetime only bounds a verify cut short.
-    trusted.lifetime = std::chrono::minutes(2);
+Finding Verification::replacementHeldConnections(const json& next, std::future<ProbeSite>& probe) {
     const std::string pod = next["metadata"].value("name", "");
     try {
-        const ProbeSite site = startTrustedProbe(client_, clock_, next, trusted);
+        const ProbeSite site = probe.get();
         Finding held = heldConnectionsLive(
             exec(client_, pod, heldConnectionsCommand(), kProbeTimeout, site.container),
             inputs_.egress);

@@ -222,6 +222,11 @@ void RoutedServer::onExec(const std::string& namespaceName, const std::string& p
     execResponders_[namespaceName + "/" + pod] = std::move(answer);
 }
 
+void RoutedServer::onExecIn(const std::string& namespaceName, const std::string& pod,
+                            const std::string& container, ExecScript script) {
+    execContainerScripts_[namespaceName + "/" + pod + "/" + container] = std::move(script);
+}
+
 kube::HttpResponse RoutedServer::answer(const kube::HttpRequest& request) {
     std::unique_lock lock(mutex_);
     requests.push_back(request);
@@ -305,7 +310,10 @@ std::unique_ptr<kube::UpgradedConnection> RoutedServer::upgrade(const kube::Http
     ExecScript script;
     auto responder = execResponders_.find(session.pod);
     auto scripts = execScripts_.find(session.pod);
-    if (responder != execResponders_.end()) {
+    auto inContainer = execContainerScripts_.find(session.pod + "/" + session.container);
+    if (inContainer != execContainerScripts_.end()) {
+        script = inContainer->second;
+    } else if (responder != execResponders_.end()) {
         script = responder->second(session.command);
     } else if (scripts == execScripts_.end() || scripts->second.empty()) {
         return std::make_unique<ScriptedExec>(kube::HttpResponse{404, {}, kNotFoundBody}, "", false,

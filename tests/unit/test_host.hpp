@@ -101,6 +101,9 @@ class RoutedServer {
     // for sessions that run concurrently or carry names made at random.
     using ExecResponder = std::function<ExecScript(const std::vector<std::string>& command)>;
     void onExec(const std::string& namespaceName, const std::string& pod, ExecResponder answer);
+    // Every exec in one container of the pod plays this script (checked before the above).
+    void onExecIn(const std::string& namespaceName, const std::string& pod,
+                  const std::string& container, ExecScript script);
 
     // Every request sent, in order ("GET /api/v1/namespaces/team1"), query stripped.
     std::vector<std::string> sent() const;
@@ -143,6 +146,7 @@ class RoutedServer {
     std::vector<Route> routes_;
     std::map<std::string, std::deque<ExecScript>> execScripts_;
     std::map<std::string, ExecResponder> execResponders_;
+    std::map<std::string, ExecScript> execContainerScripts_;
     std::mutex mutex_;  // verify's checks send from several threads
 };
 

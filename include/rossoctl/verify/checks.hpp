@@ -96,6 +96,11 @@ struct EgressInputs {
         std::string owner;  // "pod NAMESPACE/NAME"
     };
     std::vector<HostListener> hostListeners;
+    // The node's InternalIP and its kubelet's port (status.daemonEndpoints): the API server
+    // reaches the kubelet there, so it listens there for certain and cannot hide from a probe:
+    // the control for the host listeners' refusals. Empty when the node was not read.
+    std::string kubeletAddress;
+    int kubeletPort = 0;
     // The addresses of the namespace's pods the pod's own policies grant: a connection held to
     // one is the static half's to judge.
     std::vector<std::string> projectPodAddresses;
@@ -113,6 +118,12 @@ struct EgressInputs {
 // opening beyond it, naming policy, rule and one open destination; unproven when a rule could
 // not be evaluated. DNS to kube-dns that recurses outside (inputs.clusterDns) fails; one whose
 // configuration cannot be read is unproven.
+// What the namespace's NetworkPolicies let connect in to the pod from outside its namespace
+// (any source, an ipBlock, other namespaces), a line each: a connection in carries data out as
+// well as one out does (attack 56 N1). Pods of its own namespace are the project's own.
+std::vector<std::string> ingressOpenings(const nlohmann::json& pod,
+                                         const nlohmann::json& networkPolicies);
+
 Finding egressStatic(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                      const EgressInputs& inputs = EgressInputs());
 
@@ -148,6 +159,9 @@ struct ProbeOutput {
     std::string stdoutText;
     std::string stderrText;
     std::string failure;  // why it could not start (the exec Status message or the error)
+    // The node answered that the container does not run: it ended after the pod was read (an
+    // ephemeral container never starts again).
+    bool containerGone = false;
 };
 
 inline constexpr const char* kTokenPath = "/var/run/secrets/kubernetes.io/serviceaccount/token";
