@@ -57,55 +57,20 @@ std::vector<ListenerProbe> hostListenerProbes(const EgressInputs& inputs,
     return probes;
 }
 
-std::optional<ListenerProbe> kubeletControlProbe(const EgressInputs& inputs) {
-    if (inputs.kubeletAddress.empty() || inputs.kubeletPort <= 0) return std::nullopt;
-    ListenerProbe probe;
-    probe.owner = "the kubelet";
-    probe.target.host = inputs.kubeletAddress;
-    probe.target.port = inputs.kubeletPort;
-    probe.target.scheme = "http";
-    const bool v6 = inputs.kubeletAddress.find(':') != std::string::npos;
-    probe.target.url =
-        fmt::format("http://{}:{}/", v6 ? "[" + inputs.kubeletAddress + "]" : inputs.kubeletAddress,
-                    inputs.kubeletPort);
-    return probe;
-}
-
-Finding judgeHostListeners(const std::vector<Finding>& listeners,
-                           const std::optional<Finding>& control, const EgressInputs& inputs) {
+Finding judgeHostListeners(const std::vector<Finding>& listeners) {
     Finding judged{Verdict::Pass, {}, ""};
-    if (listeners.empty()) return judged;
-    std::string refusalsProveNothing;
-    if (!control) {
-        refusalsProveNothing =
-            "the node was not read (may you get nodes?): the kubelet's port, the control that "
-            "shows whether the policies filter this pod's traffic to the node, was not tried";
-    } else if (control->verdict == Verdict::Pass) {
-        judged.evidence.push_back(fmt::format(
-            "the kubelet's port at {}:{} refused this pod (the kubelet listens there for the API "
-            "server): the policies filter the pod's traffic to the node, so a listener's refusal "
-            "is theirs",
-            inputs.kubeletAddress, inputs.kubeletPort));
-    } else {
-        refusalsProveNothing = fmt::format(
-            "the kubelet's port at {}:{} {} (it listens there for the API server): the policies "
-            "do not filter this pod's traffic to the node",
-            inputs.kubeletAddress, inputs.kubeletPort,
-            control->verdict == Verdict::Fail ? "accepted this pod's connection"
-                                              : "gave no clear answer");
-        judged.evidence.push_back(refusalsProveNothing);
-    }
     for (const auto& listener : listeners) {
-        if (listener.verdict != Verdict::Pass || refusalsProveNothing.empty()) {
+        if (listener.verdict != Verdict::Pass) {
             absorb(judged, listener);
             continue;
         }
         judged.verdict = worstOf(judged.verdict, Verdict::Unproven);
         for (const auto& line : listener.evidence)
             judged.evidence.push_back(fmt::format(
-                "{}, which proves nothing: {}; a listener may refuse or ignore one probe (a "
-                "socket filter, closing while verify runs, an address not tried)",
-                line, refusalsProveNothing));
+                "{}, which proves nothing: a listener may refuse or ignore one probe (a socket "
+                "filter, closing while verify runs, an address not tried), and no control tells "
+                "its refusal from the policies'",
+                line));
     }
     return judged;
 }

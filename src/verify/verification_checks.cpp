@@ -151,17 +151,11 @@ void Verification::probeApiServer() {
              inputs_.egress, trustedFacts_ ? trustedFacts_->gateways : std::vector<std::string>{},
              kMostListenerProbes, listenerDoubts))
         listenerProbes.push_back(reach(listener));
-    std::optional<std::future<Finding>> controlProbe;
-    if (const auto control = kubeletControlProbe(inputs_.egress);
-        control && !listenerProbes.empty())
-        controlProbe = reach(*control);
     absorb(apiServerReach_, listenerDoubts);
     for (auto& probe : probes) absorb(apiServerReach_, probe.get());
     std::vector<Finding> listeners;
     for (auto& probe : listenerProbes) listeners.push_back(probe.get());
-    std::optional<Finding> control;
-    if (controlProbe) control = controlProbe->get();
-    absorb(apiServerReach_, judgeHostListeners(listeners, control, inputs_.egress));
+    absorb(apiServerReach_, judgeHostListeners(listeners));
 }
 
 // A container of the pod or of the next one that could forge a denial in its network namespace.

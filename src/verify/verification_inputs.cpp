@@ -189,20 +189,6 @@ std::vector<std::string> nodeAddresses(const json& node) {
     return addresses;
 }
 
-// Where the API server reaches the kubelet: the node's InternalIP and the daemon endpoint's port.
-void readKubeletEndpoint(const json& node, EgressInputs& egress) {
-    const json status = node.value("status", json::object());
-    for (const auto& address : status.value("addresses", json::array()))
-        if (address.value("type", "") == "InternalIP") {
-            egress.kubeletAddress = address.value("address", "");
-            break;
-        }
-    const json endpoint =
-        status.value("daemonEndpoints", json::object()).value("kubeletEndpoint", json::object());
-    const json port = endpoint.value("Port", json(10250));
-    egress.kubeletPort = port.is_number_integer() ? port.get<int>() : 0;
-}
-
 // Gone, going or still starting: the controller is bringing the Sandbox's pod (back) up, as right
 // after a restart, whose Sandbox still says Ready. A pod that cannot start is not waited for.
 // The server's word for the pod's phase; "Unknown" when it sent none (a const json's [] on a
@@ -460,10 +446,8 @@ void Verification::readEgressInputs() {
         const kube::ResourceRef nodes{"", "v1", "nodes", "Node", false};
         const std::string nodeName = inputs_.pod["spec"].value("nodeName", "");
         if (!nodeName.empty())
-            if (auto node = client_.getIfExists(nodes, "", nodeName)) {
+            if (auto node = client_.getIfExists(nodes, "", nodeName))
                 egress.nodeAddresses = nodeAddresses(*node);
-                readKubeletEndpoint(*node, egress);
-            }
     } catch (const kube::ApiError&) {
         // Not allowed to read them: the public and metadata ranges are still named.
     }

@@ -39,6 +39,38 @@ TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails e
     }
     INFO(route.out << route.err);
     REQUIRE(!gateway.empty());
+    // Attack 56 E5f-h: a declared port where nothing answers verify's probe (a listener that
+    // hides, filters the SYN or binds an address not tried): the refusal proves nothing, since
+    // kube-router lets the NodePort range by (and no control tells the two apart).
+    const json quiet = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", "quiet"}}},
+        {"spec",
+         {{"hostNetwork", true},
+          {"terminationGracePeriodSeconds", 1},
+          {"containers",
+           json::array({{{"name", "quiet"},
+                         {"image", "busybox:1.36"},
+                         {"command", {"sleep", "600"}},
+                         {"ports", json::array({{{"containerPort", port + 2}}})}}})}}}};
+    harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), quiet);
+    REQUIRE(harness::eventually(
+        [&] {
+            auto found = harness::admin().getIfExists(rossoctl::kube::resources::pods(),
+                                                      relay.name(), "quiet");
+            return found && found->value("status", json::object()).value("phase", "") == "Running";
+        },
+        180));
+    {
+        const auto [hidden, hiddenReport] = harness::verifyTrusted(ns, "agent");
+        INFO(hidden.out << hidden.err);
+        const json& hiddenEgress = harness::checkNamed(hiddenReport, "egress");
+        CHECK(hiddenEgress["live"]["result"] == "unproven");
+        CHECK_THAT(harness::evidenceOf(hiddenEgress),
+                   Catch::Contains(":" + std::to_string(port + 2) + "/, which proves nothing"));
+        CHECK(hidden.exitCode == 3);
+    }
     const json pod = {
         {"apiVersion", "v1"},
         {"kind", "Pod"},
@@ -78,11 +110,13 @@ TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails e
                                    std::to_string(port + 1) + "/: "));
     CHECK(result.exitCode == 3);
     // Gone before the shards that verify in parallel start.
-    harness::admin().remove(rossoctl::kube::resources::pods(), relay.name(), "relay");
-    CHECK(harness::eventually(
-        [&] {
-            return !harness::admin().getIfExists(rossoctl::kube::resources::pods(), relay.name(),
-                                                 "relay");
-        },
-        60));
+    for (const char* name : {"relay", "quiet"}) {
+        harness::admin().remove(rossoctl::kube::resources::pods(), relay.name(), name);
+        CHECK(harness::eventually(
+            [&] {
+                return !harness::admin().getIfExists(rossoctl::kube::resources::pods(),
+                                                     relay.name(), name);
+            },
+            60));
+    }
 }

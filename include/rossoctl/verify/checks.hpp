@@ -96,11 +96,6 @@ struct EgressInputs {
         std::string owner;  // "pod NAMESPACE/NAME"
     };
     std::vector<HostListener> hostListeners;
-    // The node's InternalIP and its kubelet's port (status.daemonEndpoints): the API server
-    // reaches the kubelet there, so it listens there for certain and cannot hide from a probe:
-    // the control for the host listeners' refusals. Empty when the node was not read.
-    std::string kubeletAddress;
-    int kubeletPort = 0;
     // The addresses of the namespace's pods the pod's own policies grant: a connection held to
     // one is the static half's to judge.
     std::vector<std::string> projectPodAddresses;

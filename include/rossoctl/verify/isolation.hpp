@@ -129,16 +129,10 @@ std::vector<ListenerProbe> hostListenerProbes(const EgressInputs& inputs,
                                               const std::vector<std::string>& gateways,
                                               std::size_t most, Finding& doubts);
 
-// The kubelet's port at the node's InternalIP, tried beside the host listeners; nullopt when the
-// node was not read.
-std::optional<ListenerProbe> kubeletControlProbe(const EgressInputs& inputs);
-
-// The host listeners' readings weighed against the control (attack 56 E5f-h, L2b): a listener
-// may refuse or ignore one probe (a socket filter, closing while verify runs, an address not
-// tried), so "no connection" counts only where the policies are seen filtering the pod's
-// traffic to the node: the kubelet, which cannot hide, refused. Otherwise each is unproven; a
-// connection still fails.
-Finding judgeHostListeners(const std::vector<Finding>& listeners,
-                           const std::optional<Finding>& control, const EgressInputs& inputs);
+// The host listeners' readings (attack 56 E5f-h): a listener may refuse or ignore one probe (a
+// socket filter, closing while verify runs, an address not tried), and no control tells its
+// refusal from the policies' (kube-router lets the NodePort range by and filters the kubelet's
+// port), so "no connection" is unproven; a connection fails.
+Finding judgeHostListeners(const std::vector<Finding>& listeners);
 
 }  // namespace rossoctl::verify
