@@ -27,6 +27,15 @@ constexpr const char* kUntarScript =
     "cd \"$1\" || exit 1; command -v head >/dev/null || { echo 'rossoctl: the image has tar but "
     "no head' >&2; exit 1; }; head -c \"$3\" | tar xf - || exit 1; [ -f \"$4\" ] || { echo "
     "'rossoctl: the archive was cut short in the pod' >&2; exit 1; }; rm -f \"$4\"";
+// One file: extracted beside its target, in a directory of its own, and renamed over it only
+// once whole: a copy cut short (Ctrl-C, a broken stream) leaves what the pod had (walk 6 M2: a
+// 13-byte file replaced by 38.7 MB of 150).
+constexpr const char* kUntarFileScript =
+    "cd \"$1\" || exit 1; command -v head >/dev/null || { echo 'rossoctl: the image has tar but "
+    "no head' >&2; exit 1; }; s=\".rossoctl-staging-${4##*-}\"; mkdir \"$s\" || exit 1; "
+    "( cd \"$s\" && head -c \"$3\" | tar xf - ) || { rm -rf \"$s\"; exit 1; }; "
+    "[ -f \"$s/$4\" ] || { rm -rf \"$s\"; echo 'rossoctl: the archive was cut short in the pod' "
+    ">&2; exit 1; }; mv -f \"$s/$5\" \"./$5\" || { rm -rf \"$s\"; exit 1; }; rm -rf \"$s\"";
 constexpr const char* kMkdirScript =
     "[ -d \"$1\" ] || mkdir -p \"$1\" || exit 1; cd \"$1\" || exit 1; shift; "
     "[ $# -eq 0 ] || exec mkdir -p \"$@\"";
@@ -285,8 +294,9 @@ CopyStats copyToPod(kube::Client& client, const PodTarget& target, const std::st
     TarSource source(entries, stats, now, endMarker);
     runChecked(
         client, target,
-        shCommand(kUntarScript,
-                  {podDir, directory ? "create" : "keep", std::to_string(length), endMarker}),
+        directory ? shCommand(kUntarScript, {podDir, "create", std::to_string(length), endMarker})
+                  : shCommand(kUntarFileScript, {podDir, "keep", std::to_string(length), endMarker,
+                                                 remoteBase(remoteTarget)}),
         "tar", [&](char* out, size_t size) { return source.read(out, size); },
         /*halfCloseStdin=*/false);
     return stats;
