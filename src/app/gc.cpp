@@ -213,6 +213,11 @@ Scan scan(kube::Client& client, kube::Discovery& discovery, const ScanOptions& o
             const std::string shutdown = stringAt(claim, {"spec", "lifecycle", "shutdownTime"});
             if (passed(shutdown, now))
                 return fmt::format("run claim past its shutdownTime {}", shutdown);
+            // Kept on purpose (--keep): its shutdownTime alone ends it.
+            if (metadataOf(claim)
+                    .value("annotations", json::object())
+                    .value(run::kKeptAnnotation, "") == "true")
+                return {};
             return ownerGone(claim, options.ownerAlive);
         });
     if (discovery.isServed(kRuntimeGroup))

@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "json_fixtures.hpp"
+#include "rossoctl/app/run/kept.hpp"
 #include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/app/run/run_pod.hpp"
+#include "rossoctl/app/run/warm_pool.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
@@ -86,8 +88,11 @@ void serveCluster(TestHost& host, long claimsStatus = 200,
         "GET", kClaims + kRunSelector, 200,
         list({object("claim-expired",
                      {{"spec", {{"lifecycle", {{"shutdownTime", "2023-11-14T22:10:00Z"}}}}}}),
-              object("claim-orphan", owned(deadOwner())),
-              object("claim-live", owned(kLiveOwner))}));
+              object("claim-orphan", owned(deadOwner())), object("claim-live", owned(kLiveOwner)),
+              // run --pool --keep: no process to outlive, kept until its shutdownTime (walk 6 M1)
+              object("claim-kept",
+                     {{"metadata", {{"annotations", {{app::run::kKeptAnnotation, "true"}}}}},
+                      {"spec", {{"lifecycle", {{"shutdownTime", "2099-01-01T00:00:00Z"}}}}}})}));
     host.server.onJson(
         "GET", kRuntimes, 200,
         list({object("lost", {{"spec", {{"targetRef", {{"kind", "Sandbox"}, {"name", "gone"}}}}}}),
@@ -137,7 +142,8 @@ TEST_CASE("gc --dry-run lists one leak of each kind with its reason and deletes 
     CHECK(out.find("warm pool pod ended (Failed)") != std::string::npos);
     CHECK(out.find("run claim past its shutdownTime") != std::string::npos);
     CHECK(out.find("its target Sandbox/gone is gone") != std::string::npos);
-    for (const char* kept : {"running", "pooled", "run-live", "warm-ok", "claim-live", "kept"})
+    for (const char* kept :
+         {"running", "pooled", "run-live", "warm-ok", "claim-live", "claim-kept", "kept"})
         CHECK(out.find(std::string(" ") + kept + " ") == std::string::npos);
     CHECK(std::count(out.begin(), out.end(), '\n') == 7);
     CHECK(host.err.str() == "6 objects would be deleted (dry run)\n");
@@ -345,4 +351,19 @@ TEST_CASE("gc: an object of the wrong shape is skipped and said, the rest still 
         ++skipped;
     CHECK(skipped == 2);
     CHECK(err.find("deleted 6 of 6 objects") != std::string::npos);
+}
+
+TEST_CASE("walk 6 M1: a claim run --pool --keep makes is marked kept, not owned by its process",
+          "[gc][run]") {
+    for (const bool keep : {false, true}) {
+        TestHost host;
+        host.server.onJson("POST", kClaims, 201, object("rossoctl-run-x"));
+        app::run::createClaim(host.context().client(), host.clock, "team1", "py", 60, keep);
+        const auto posts = host.server.requestsTo("POST", kClaims);
+        REQUIRE(posts.size() == 1);
+        const json annotations = json::parse(posts[0].body)["metadata"]["annotations"];
+        INFO(annotations.dump());
+        CHECK(annotations.contains(app::run::kKeptAnnotation) == keep);
+        CHECK(annotations.contains(app::run::kRunOwnerAnnotation) == !keep);
+    }
 }

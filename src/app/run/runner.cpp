@@ -95,7 +95,8 @@ class Run {
         if (request_.fromPool && request_.claimFromWarmPool) {
             const std::string pool =
                 request_.warmPool.empty() ? warmPoolName(request_.shape) : request_.warmPool;
-            claim_ = createClaim(client_, clock_, request_.namespaceName, pool, timeoutSeconds);
+            claim_ = createClaim(client_, clock_, request_.namespaceName, pool, timeoutSeconds,
+                                 request_.keep);
             outcome_.claim = claim_.value("metadata", json::object()).value("name", "");
             const auto sandbox = waitClaimedSandbox(
                 client_, clock_, cancel_, request_.namespaceName, claim_, request_.startTimeout);
@@ -514,9 +515,12 @@ void releaseClaimOf(const ClientFactory& cleanupClient, const RunRequest& reques
         if (callbacks.note)
             callbacks.note(fmt::format(
                 "kept SandboxClaim {} (sandbox and pod {}): reach it with \"rossoctl sandbox exec "
-                "{} -n {} -- sh\"; delete it with: kubectl -n {} delete sandboxclaim {}",
+                "{} -n {} -- sh\"; it ends by itself at its shutdownTime (in {}s: --timeout plus "
+                "{}s), then \"rossoctl gc -n {}\" deletes it; to delete it sooner: kubectl -n {} "
+                "delete sandboxclaim {}",
                 outcome.claim, outcome.pod, outcome.pod, request.namespaceName,
-                request.namespaceName, outcome.claim));
+                request.timeout.count() / 1000 + kDeadlineMarginSeconds, kDeadlineMarginSeconds,
+                request.namespaceName, request.namespaceName, outcome.claim));
         return;
     }
     releaseClaim(*cleanupClient(), request.namespaceName, outcome.claim);

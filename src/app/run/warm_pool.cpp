@@ -9,6 +9,7 @@
 
 #include "rossoctl/app/agent_failure.hpp"
 #include "rossoctl/app/run/artifacts.hpp"
+#include "rossoctl/app/run/kept.hpp"
 #include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/errors.hpp"
@@ -187,12 +188,16 @@ bool warmPoolWrittenByRossoctl(const json& pool, const RunPodShape& shape) {
 }
 
 json createClaim(kube::Client& client, const Clock& clock, const std::string& ns,
-                 const std::string& pool, long timeoutSeconds) {
+                 const std::string& pool, long timeoutSeconds, bool keep) {
     const auto shutdown =
         clock.now() + std::chrono::seconds(timeoutSeconds + kDeadlineMarginSeconds);
     json claim = sandboxClaimManifest(pool, shutdown);
-    // So `gc` can tell a claim whose process was killed from one still in use.
-    claim["metadata"]["annotations"][kRunOwnerAnnotation] = currentRunOwner(client.random());
+    // So `gc` can tell a claim whose process was killed from one still in use; a kept one has
+    // no process to outlive (walk 6 M1: gc deleted it 2 s after the run, /workspace with it).
+    if (keep)
+        claim["metadata"]["annotations"][kKeptAnnotation] = "true";
+    else
+        claim["metadata"]["annotations"][kRunOwnerAnnotation] = currentRunOwner(client.random());
     return client.create(sandboxClaims(), ns, claim);
 }
 

@@ -58,9 +58,10 @@ bool writtenBySandboxPool(const nlohmann::json& object);
 // the SandboxTemplate of its own name), whose pods have the work dir as an emptyDir.
 bool warmPoolWrittenByRossoctl(const nlohmann::json& pool, const RunPodShape& shape);
 
-// Creates a claim on the pool named `pool`; returns the claim as created.
+// Creates a claim on the pool named `pool`; returns the claim as created. A kept one (--keep)
+// carries kKeptAnnotation instead of its process: `gc` leaves it until its shutdownTime.
 nlohmann::json createClaim(kube::Client& client, const Clock& clock, const std::string& ns,
-                           const std::string& pool, long timeoutSeconds);
+                           const std::string& pool, long timeoutSeconds, bool keep = false);
 // Waits until the claim (`created`, as its POST returned it: the watch starts from its
 // resourceVersion, no LIST) names a Ready sandbox and returns that sandbox's (and pod's) name;
 // nullopt when cancelled. Throws when it does not happen within `startTimeout`.
