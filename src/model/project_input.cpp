@@ -58,6 +58,18 @@ void validateProjectName(const std::string& name) {
 AllowedHost parseAllowedHost(const std::string& text) {
     AllowedHost result;
     std::string host = text;
+    // A URL pasted whole (walk 6): its host and port are what --allow-host takes.
+    if (const auto scheme = text.find("://"); scheme != std::string::npos) {
+        std::string rest = text.substr(scheme + 3);
+        rest = rest.substr(0, rest.find_first_of("/?#"));
+        const std::string port = text.rfind("https", 0) == 0 ? "443" : "80";
+        throw UsageError(fmt::format(
+            "--allow-host \"{}\" is a URL: give its host and port, --allow-host {}",
+            printable(text),
+            printable(rest.find(':') == std::string::npos || rest.find('[') != std::string::npos
+                          ? rest + ":" + port
+                          : rest)));
+    }
     if (std::count(text.begin(), text.end(), ':') > 1 || text.find('[') != std::string::npos ||
         text.find('/') != std::string::npos)
         throw UsageError(fmt::format(

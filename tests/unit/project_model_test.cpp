@@ -225,6 +225,14 @@ TEST_CASE("host arguments", "[project]") {
     CHECK_THROWS_AS(parseAllowedHost("bad_host"), rossoctl::UsageError);
     CHECK_THROWS_AS(parseAllowedHost(""), rossoctl::UsageError);
     CHECK_THROWS_AS(parseAllowedHost("1.2.3"), rossoctl::UsageError);
+    // Walk 6: a URL pasted whole was called "an address or a range".
+    CHECK_THROWS_WITH(parseAllowedHost("http://outside.rossoctl.test/"),
+                      "--allow-host \"http://outside.rossoctl.test/\" is a URL: give its host and "
+                      "port, --allow-host outside.rossoctl.test:80");
+    CHECK_THROWS_WITH(parseAllowedHost("https://pypi.org:8443/simple"),
+                      Catch::EndsWith("--allow-host pypi.org:8443"));
+    CHECK_THROWS_WITH(parseAllowedHost("https://pypi.org"),
+                      Catch::EndsWith("--allow-host pypi.org:443"));
 }
 
 TEST_CASE("CIDR arguments, IPv4 and IPv6", "[project]") {
