@@ -116,7 +116,8 @@ std::string sandboxOwner(const nlohmann::json& sandbox);
 bool isWarmPoolSpare(const nlohmann::json& sandbox);
 // `sandbox list/get`: NAME READY STATUS REASON POD AGE, wide + IMAGE SHUTDOWN OWNER MESSAGE
 // (NAMESPACE first with allNamespaces); pod "" shows as <none>. STATUS is the pod's own when
-// the sandbox is Pending or Running and the pod tells more (ImagePullBackOff, CrashLoopBackOff).
+// the sandbox is Pending or Running and the pod tells more (ImagePullBackOff, CrashLoopBackOff);
+// Restarting (Terminating when the sandbox itself goes) while its pod is being deleted.
 // showOwner: OWNER in the default columns too (when warm-pool spares are listed).
 ui::Table sandboxTable(bool allNamespaces, bool showOwner = false);
 void addSandboxRow(ui::Table& table, const nlohmann::json& sandbox, const PodSummary& pod,
