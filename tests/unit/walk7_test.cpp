@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "json_fixtures.hpp"
+#include "rossoctl/app/run/kept.hpp"
 #include "table_fixtures.hpp"
 #include "test_host.hpp"
 
@@ -110,4 +111,64 @@ TEST_CASE("sandbox list -n with a namespace that does not exist says so, still e
     listed.server.onJson("GET", "/api/v1/namespaces/nc5-team1/pods", 200, list({}));
     REQUIRE(listed.run({"sandbox", "list", "-n", "nc5-team1"}) == 0);
     CHECK(listed.server.requestsTo("GET", "/api/v1/namespaces").empty());
+}
+
+TEST_CASE("sandbox logs pod/NAME of a kept run pod says the run's output is not in its log",
+          "[walk7][keep][command]") {
+    // walk5 MINOR 6: the run's command went through exec, the container only sleeps: the log
+    // was empty and logs exited 0 with nothing said, though --keep had listed logs as a way in.
+    const std::string kept = "rossoctl-run-002e1c6c";
+    json pod = podOf(kept, "Running");
+    pod["metadata"]["labels"] = {{"app.kubernetes.io/managed-by", "rossoctl"},
+                                 {"rossoctl.dev/run", "true"}};
+    pod["spec"] = {{"containers", json::array({{{"name", "run"}}})}};
+    TestHost host;
+    host.server.onJson("GET", kPods + "/" + kept, 200, pod);
+    host.server.onStream("GET", kPods + "/" + kept + "/log", {});
+    CHECK(host.run({"sandbox", "logs", "pod/" + kept}) == 0);
+    CHECK(host.out.str().empty());
+    CHECK(host.err.str() ==
+          "note: pod/" + kept +
+              " only sleeps: sandbox run ran its command through exec, so the command's output "
+              "is not in this log (the run printed it); look inside with \"rossoctl sandbox exec "
+              "pod/" +
+              kept + " -n team1 -- sh\"\n");
+
+    // --keep no longer lists logs as a way in.
+    const auto lines = app::run::keptPodLines("team1", kept, "/workspace", std::nullopt,
+                                              std::chrono::system_clock::now());
+    for (const auto& line : lines) CHECK(!contains(line, "sandbox logs"));
+}
+
+TEST_CASE("sandbox exec: a kept run pod named without pod/, and a sandbox's pod named with it",
+          "[walk7][keep][command]") {
+    // walk5 MINOR 5: kubectl habits. The kept pod's name alone gave "sandbox/... not found; run
+    // sandbox list"; pod/keeper (sandbox keeper's own pod) gave "use kubectl for other pods".
+    const std::string kept = "rossoctl-run-002e1c6c";
+    json runPod = podOf(kept, "Running");
+    runPod["metadata"]["labels"] = {{"app.kubernetes.io/managed-by", "rossoctl"},
+                                    {"rossoctl.dev/run", "true"}};
+    TestHost bare;
+    bare.serveSandboxGroup();
+    bare.server.onJson("GET", kPods + "/" + kept, 200, runPod);
+    CHECK(bare.run({"sandbox", "exec", kept, "--", "cat", "/tmp/f"}) == kExitError);
+    CHECK(bare.err.str() == "error: sandbox/" + kept +
+                                " not found in namespace team1; did you mean pod/" + kept +
+                                "? (a pod \"sandbox run --keep\" kept is named pod/NAME)\n");
+    CHECK(bare.server.execs.empty());
+
+    TestHost typo;  // any other missing name: no pod is looked up, the sandboxes are listed
+    typo.serveSandboxGroup();
+    typo.server.onJson("GET", kSandboxes, 200, list({sandboxWithReason("orders")}));
+    CHECK(typo.run({"sandbox", "exec", "ordres", "--", "ls"}) == kExitError);
+    CHECK(contains(typo.err.str(), "did you mean \"orders\"?"));
+    CHECK(typo.server.requestsTo("GET", kPods + "/ordres").empty());
+
+    TestHost own;  // pod/keeper: the pod of sandbox keeper
+    own.server.onJson("GET", kPods + "/keeper", 200, podOf("keeper", "Running"));
+    CHECK(own.run({"sandbox", "exec", "pod/keeper", "--", "ls"}) == kExitError);
+    CHECK(own.err.str() ==
+          "error: pod/keeper is the pod of sandbox keeper: name the sandbox, not its pod: "
+          "\"rossoctl sandbox exec keeper -n team1 -- COMMAND\"\n");
+    CHECK(own.server.execs.empty());
 }
