@@ -172,3 +172,36 @@ TEST_CASE("sandbox exec: a kept run pod named without pod/, and a sandbox's pod 
           "\"rossoctl sandbox exec keeper -n team1 -- COMMAND\"\n");
     CHECK(own.server.execs.empty());
 }
+
+TEST_CASE("sandbox run --pool NAME CMD without -- says NAME is a pool when it is one",
+          "[walk7][run][pool][command]") {
+    // walk5 MINOR 7: "py" was taken for the command and a pod cold-started to run it.
+    const std::string pools =
+        "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/team1/"
+        "sandboxwarmpools";
+    auto serveExtensions = [](TestHost& host) {
+        host.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,
+                       R"({"kind":"APIGroup","name":"extensions.agents.x-k8s.io",)"
+                       R"("versions":[{"version":"v1beta1"}]})");
+    };
+    TestHost host;
+    serveExtensions(host);
+    host.server.onJson("GET", pools + "/py", 200, {{"metadata", {{"name", "py"}}}});
+    CHECK(host.run({"sandbox", "run", "-n", "team1", "--pool", "py", "echo", "hi"}) == 125);
+    CHECK(host.err.str() ==
+          "error: \"py\" after --pool is read as the command to run, but it names a "
+          "SandboxWarmPool in namespace team1; nothing ran: a name follows --pool with \"=\" or "
+          "when the command comes after \"--\": rossoctl sandbox run -n team1 --pool=py -- echo "
+          "hi\n");
+    CHECK(host.server.writes().empty());
+    CHECK(host.server.requestsTo("GET", pools + "/py").size() == 1);
+
+    // With "--" the words are the command's, whatever pools there are: no GET of them.
+    TestHost dashed;
+    serveExtensions(dashed);
+    dashed.server.onJson("GET", pools + "/python3", 200, {{"metadata", {{"name", "python3"}}}});
+    dashed.server.on("POST", kPods, 500, testing::statusBody(500, "InternalError", "stop here"));
+    dashed.run({"sandbox", "run", "--pool", "--", "python3", "-c", "print(1)"});
+    CHECK(dashed.server.requestsTo("GET", pools + "/python3").empty());
+    CHECK(!contains(dashed.err.str(), "after --pool"));
+}
