@@ -71,6 +71,20 @@ bool podReady(const json& pod) {
     return kube::conditionTrue(pod, "Ready");
 }
 
+std::string slowStopLine(const json& pod) {
+    int64_t grace = 30;  // Kubernetes' default terminationGracePeriodSeconds
+    const json& metadata = metadataOf(pod);
+    const json& spec = specOf(pod);
+    if (metadata.contains("deletionGracePeriodSeconds") &&
+        metadata["deletionGracePeriodSeconds"].is_number_integer())
+        grace = metadata["deletionGracePeriodSeconds"].get<int64_t>();
+    else if (spec.contains("terminationGracePeriodSeconds") &&
+             spec["terminationGracePeriodSeconds"].is_number_integer())
+        grace = spec["terminationGracePeriodSeconds"].get<int64_t>();
+    return fmt::format("waiting for pod {} to stop (grace period {}s)",
+                       metadataOf(pod).value("name", ""), grace);
+}
+
 bool podFinished(const json& pod) {
     if (!pod.contains("status")) return false;
     const std::string phase = pod.value("status", json::object()).value("phase", "");

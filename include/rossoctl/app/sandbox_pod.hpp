@@ -37,6 +37,12 @@ bool controlledBy(const nlohmann::json& object, const std::string& ownerUid);
 std::string uidOf(const nlohmann::json& object);
 bool terminating(const nlohmann::json& object);
 bool podReady(const nlohmann::json& pod);
+
+// How long a deleted pod may still be stopping before a waiting command says why it waits.
+inline constexpr std::chrono::seconds kSlowStopAfter{5};
+// "waiting for pod orders to stop (grace period 30s)": the grace period its DELETE gave it
+// (metadata.deletionGracePeriodSeconds), else its spec's, else Kubernetes' default of 30s.
+std::string slowStopLine(const nlohmann::json& pod);
 // Succeeded or Failed: the controller does not recreate such a pod.
 bool podFinished(const nlohmann::json& pod);
 // The newest owned pod that is not being deleted.
