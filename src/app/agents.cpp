@@ -169,7 +169,7 @@ std::string agentNotFoundAdvice(kube::Client& client, kube::Discovery& discovery
 }
 
 PodSummary summarizePod(const json& pod) {
-    return {metadataString(pod, "name"), model::podStatusText(pod)};
+    return {metadataString(pod, "name"), model::podStatusText(pod), podFinished(pod)};
 }
 
 bool podStatusTellsMore(const PodSummary& pod) {
@@ -344,6 +344,11 @@ void addSandboxRow(ui::Table& table, const json& sandbox, const PodSummary& pod,
         // Failed phase a SIGTERM-ignoring agent ends in at the grace period is no failure.
         status = terminating(sandbox) ? "Terminating" : "Restarting";
         if (reason == "PodFailed" || reason == "PodSucceeded") reason = "PodTerminating";
+    } else if (!pod.name.empty() && !pod.finished && !suspendedInSpec(sandbox) &&
+               kube::conditionTrue(sandbox, "Finished")) {
+        // Finished speaks of the pod before this one, not yet rewritten for the new pod.
+        status = "Restarting";
+        if (reason == "PodFailed" || reason == "PodSucceeded") reason = "PodReplaced";
     } else if ((status == "Pending" || status == "Running") && podStatusTellsMore(pod)) {
         status = pod.status;
     }

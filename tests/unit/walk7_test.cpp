@@ -61,6 +61,17 @@ TEST_CASE("sandbox list: a sandbox whose pod is being deleted is Restarting, not
     CHECK(!contains(lines[1], "PodFailed"));
     CHECK(!contains(lines[1], "Finished"));
 
+    // Its replacement, made before the controller rewrote Finished: still a restart.
+    TestHost replaced;
+    replaced.serveSandboxGroup();
+    replaced.server.onJson("GET", kSandboxes, 200, list({finished}));
+    replaced.server.onJson("GET", kPods, 200, list({podOf("orders", "Pending")}));
+    REQUIRE(replaced.run({"sandbox", "list"}) == 0);
+    INFO(replaced.out.str());
+    CHECK(contains(replaced.out.str(), "Restarting"));
+    CHECK(contains(replaced.out.str(), "PodReplaced"));
+    CHECK(!contains(replaced.out.str(), "PodFailed"));
+
     // A pod that failed on its own, not deleted, still says so.
     TestHost ended;
     ended.serveSandboxGroup();
