@@ -303,20 +303,21 @@ class Restart {
                         replacementCreated |= restart_detail::replacementSeen(replacing(), pods);
                         const json* leaving = restart_detail::terminatingOldPod(replacing(), pods);
                         oldPodTerminating = leaving != nullptr;
-                        if (leaving) slowStop = slowStopLine(*leaving);
+                        // Deleted, it is stopping even before a watch event says so.
+                        const json* old = leaving ? leaving : oldPodIn(pods);
+                        slowStop = old ? slowStopLine(*old) : "";
                         return restart_detail::newPodDecided(replacing(), pods, result_, failure);
                     });
                 given = waited.resumeList();  // the next span watches on from here
                 return waited;
             },
             [&]() -> std::optional<std::string> {
-                if (oldPodTerminating) {
-                    if (!slowStopSaid && clock_.monotonic() - waitStarted >= kSlowStopAfter) {
-                        slowStopSaid = true;
-                        options_.onSlowStop(fmt::format("sandbox/{}: {}", name_, slowStop));
-                    }
-                    return std::nullopt;
+                if (!slowStopSaid && !slowStop.empty() &&
+                    clock_.monotonic() - waitStarted >= kSlowStopAfter) {
+                    slowStopSaid = true;
+                    options_.onSlowStop(fmt::format("sandbox/{}: {}", name_, slowStop));
                 }
+                if (oldPodTerminating) return std::nullopt;
                 return sandboxCreateFailure(client_, getSandbox(), since);
             },
             [&] { return !replacementCreated; });
@@ -333,6 +334,13 @@ class Restart {
     }
 
     restart_detail::Replacing replacing() const { return {name_, sandboxUid_, oldUids_}; }
+
+    // A pod this restart replaces, still among `pods` (nullptr once gone).
+    const json* oldPodIn(const restart_detail::PodView& pods) const {
+        for (const auto& entry : pods)
+            if (oldUids_.count(uidOf(*entry.second)) > 0) return entry.second;
+        return nullptr;
+    }
 
     void waitForSandboxReady() {
         step("waiting for the Sandbox to be Ready");

@@ -128,6 +128,21 @@ TEST_CASE("restart and set-env --restart say once why they wait on a pod slow to
         CHECK(contains(host.out.str(), "sandbox/orders restarted (pod uid pod-uid-… → pod-uid-…"));
     }
 
+    TestHost unseen;  // no watch event shows the deletion: the pod still listed is stopping
+    unseen.serveSandboxGroup();
+    unseen.server.latency = std::chrono::seconds(1);
+    unseen.server.onJson("GET", kSandboxes + "/orders", 200, sandbox());
+    unseen.server.onJson("GET", kSandboxes, 200, list({sandbox()}));
+    unseen.server.onJson("GET", kPods, 200, list({hardenedPod("pod-uid-1")}));
+    unseen.server.on("DELETE", kPods + "/orders", 200, "{}");
+    for (int i = 0; i < 8; ++i) unseen.server.onStream("GET", kPods + "?watch=true", {});
+    unseen.server.onStream("GET", kPods + "?watch=true",
+                           {watchEvent("DELETED", hardenedPod("pod-uid-1")),
+                            watchEvent("ADDED", hardenedPod("pod-uid-2"))});
+    CHECK(unseen.run({"sandbox", "restart", "orders"}) == 0);
+    INFO(unseen.err.str());
+    CHECK(count(unseen.err.str(), kStopLine) == 1);
+
     TestHost quick;  // a pod that stops at once: nothing said
     quick.serveSandboxGroup();
     quick.server.onJson("GET", kSandboxes + "/orders", 200, sandbox());
