@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "rossoctl/app/context.hpp"
 #include "rossoctl/ui/printer.hpp"
@@ -18,9 +20,14 @@ class CommandHost {
     virtual CLI::App& root() = 0;
     void setExitCode(int code) { exitCode_ = code; }
     int exitCode() const { return exitCode_; }
+    // The words after "rossoctl" as typed (set before parsing): what the parser does not keep,
+    // such as whether "--" was given.
+    void setArguments(std::vector<std::string> arguments) { arguments_ = std::move(arguments); }
+    const std::vector<std::string>& arguments() const { return arguments_; }
 
   private:
     int exitCode_ = 0;
+    std::vector<std::string> arguments_;
 };
 
 template <class Options>

@@ -93,6 +93,12 @@ std::vector<std::string> objectNames(const std::vector<std::string>& arguments,
 
 // --- usage errors ----------------------------------------------------------------------------
 
+// A word as a shell line shows it: quoted when the shell would read it otherwise.
+std::string shellWord(const std::string& word);
+// "rossoctl" and the words, each as shellWord shows it.
+std::string shellLine(std::vector<std::string>::const_iterator begin,
+                      std::vector<std::string>::const_iterator end);
+
 // argv as pflag reads it: "--size -1" joined into "--size=-1" (a negative number reaches the
 // option's check instead of being read as a flag) and "-o=name" split into "-o" "name".
 std::vector<std::string> normalizeArguments(const CLI::App& root, std::vector<std::string> args);

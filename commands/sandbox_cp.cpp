@@ -206,12 +206,12 @@ int runCp(app::Context& context, CpOptions& options) {
     // complete
     const std::string ns =
         remote.namespaceName.empty() ? context.namespaceName() : remote.namespaceName;
-    const json pod =
-        remote.runPod
-            ? app::run::reachableRunPod(context.client(), ns, remote.sandbox, /*running=*/true)
-            : app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
-                                     context.clock().now(), ns, remote.sandbox,
-                                     "copy files to or from");
+    const json pod = remote.runPod
+                         ? app::run::reachableRunPod(context.client(), ns, remote.sandbox,
+                                                     /*running=*/true, "cp")
+                         : app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
+                                                  context.clock().now(), ns, remote.sandbox,
+                                                  "copy files to or from", /*takesRunPods=*/true);
     if (const auto missing = app::missingContainer(pod, options.container); !missing.empty())
         throw Error(fmt::format("{} {}",
                                 remote.runPod

@@ -71,9 +71,10 @@ int runExec(app::Context& context, ExecCommandOptions& options) {
     const std::string ns = context.namespaceName();
     const json pod =
         target.runPod
-            ? app::run::reachableRunPod(context.client(), ns, target.name, /*running=*/true)
+            ? app::run::reachableRunPod(context.client(), ns, target.name, /*running=*/true, "exec")
             : app::runningSandboxPod(context.client(), context.discovery().sandboxes(),
-                                     context.clock().now(), ns, target.name);
+                                     context.clock().now(), ns, target.name, "run commands in",
+                                     /*takesRunPods=*/true);
     // As logs says it: the pod's containers, not the server's refusal of the exec.
     if (const auto missing = app::missingContainer(pod, options.container); !missing.empty())
         throw Error(target.runPod

@@ -10,8 +10,10 @@
 #include "registry.hpp"
 #include "rossoctl/app/agents.hpp"
 #include "rossoctl/app/list_watch.hpp"
+#include "rossoctl/app/namespace_hint.hpp"
 #include "rossoctl/app/warm_pool.hpp"
 #include "rossoctl/ui/jsonpath.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -180,6 +182,11 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
         context.err() << (ns.empty() ? std::string("No sandboxes found.")
                                      : "No sandboxes found in namespace \"" + ns + "\".")
                       << '\n';
+        // A typo in -n lists as empty too: one more request, only on this path, says so.
+        if (!ns.empty())
+            if (const auto hint = app::missingNamespaceHint(client, ns); !hint.empty())
+                context.err() << "note: " << ui::escapeErrorLine(hint, context.utf8Terminal())
+                              << '\n';
         pool.note(context.err());
         return 0;
     }

@@ -64,14 +64,17 @@ int runLogs(app::Context& context, LogsOptions& options) {
         context.err() << "note: " << ui::escapeErrorLine(note, context.utf8Terminal()) << '\n'
                       << std::flush;
     };
-    const bool finished =
-        target.runPod
-            ? app::streamPodLogs(context.client(), context.clock(), ns,
-                                 app::run::reachableRunPod(context.client(), ns, options.name,
-                                                           /*running=*/false),
-                                 logs)
-            : app::streamSandboxLogs(context.client(), context.clock(),
-                                     context.discovery().sandboxes(), ns, options.name, logs);
+    bool finished = false;
+    if (target.runPod) {
+        const auto pod = app::run::reachableRunPod(context.client(), ns, options.name,
+                                                   /*running=*/false, "logs");
+        // Said first, so an empty log (or a -f that waits) is never taken for the run's output.
+        logs.onNote(app::run::runOutputNotInLog(ns, options.name));
+        finished = app::streamPodLogs(context.client(), context.clock(), ns, pod, logs);
+    } else {
+        finished = app::streamSandboxLogs(context.client(), context.clock(),
+                                          context.discovery().sandboxes(), ns, options.name, logs);
+    }
     output.finish();
     return finished ? kExitOk : kExitCancelled;
 }
@@ -108,8 +111,7 @@ void registerSandboxLogs(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox logs orders -n team1\n"
         "  rossoctl sandbox logs orders -f --since 10m\n"
         "  rossoctl sandbox logs orders -c agent --tail 100 --timestamps\n"
-        "  rossoctl sandbox logs orders --previous\n"
-        "  rossoctl sandbox logs pod/rossoctl-run-d6382408 -n team1\n\n"
+        "  rossoctl sandbox logs orders --previous\n\n"
         "With -f, a restart of the sandbox is followed: a note on stderr names the new pod and\n"
         "its lines follow; it ends when the sandbox is deleted or suspended, or its pod ends.\n"
         "On a terminal the pod's control characters are shown as escapes (\\x1b); piped or\n"
@@ -118,6 +120,8 @@ void registerSandboxLogs(CLI::App& sandbox, CommandHost& host) {
         "log), so a server that never stops sending cannot fill a disk; a note on stderr says\n"
         "when the output was cut. Raise it with --limit-bytes; with -f there is no limit\n"
         "unless --limit-bytes sets one.\n"
+        "A pod \"sandbox run --keep\" kept (pod/NAME) only sleeps: its run's output went through\n"
+        "exec and is not in its log (a note says so).\n"
         "Exit codes: 0 done, 1 the sandbox, its pod or its logs cannot be read, 2 invalid\n"
         "arguments, 130 interrupted.");
     onRun(command, host, options, &runLogs);

@@ -52,6 +52,14 @@ class RestartReporter {
         if (context_.streams().errIsTty && finished_ < total_) drawProgress({});
     }
 
+    // A line of its own while the restarts go on (a pod slow to stop), above the progress line.
+    void note(const std::string& line) {
+        std::lock_guard lock(mutex_);
+        clearProgress();
+        context_.err() << shown(line) << '\n' << std::flush;
+        if (context_.streams().errIsTty && finished_ < total_) drawProgress({});
+    }
+
     size_t failed() const { return failed_; }
 
   private:
@@ -146,12 +154,13 @@ int runRestart(app::Context& context, RestartCommandOptions& options) {
     restart.onStep = [&](const std::string& name, const std::string& text) {
         reporter.step(name, text);
     };
+    restart.restart.onSlowStop = [&](const std::string& line) { reporter.note(line); };
     restart.onDone = [&](const app::RestartOutcome& outcome) {
         if (outcome.result)
             reporter.done(app::describeRestart(outcome.name, *outcome.result),
                           outcome.result->notes, false);
         else
-            reporter.done(outcome.error, {}, true);
+            reporter.done(outcome.error, outcome.notes, true);  // an interrupted one's files note
     };
     app::restartSandboxes(clients, context.clock(), ref, ns, names, restart,
                           std::move(selected.list));

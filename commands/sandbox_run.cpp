@@ -2,6 +2,7 @@
 // status and artifacts.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +60,7 @@ struct RunOptions {
     bool force = false;  // write into an --artifacts directory that already holds files
     bool stdinCode = false;
     std::optional<std::string> pool;  // --pool[=NAME]: "" takes any warm pod of the shape
+    std::vector<std::string> typed;   // the line as typed ("--" is not kept by the parser)
     app::run::ShapeFlags given;       // the shape flags a named pool does not fill in
     std::string output;
     std::string report;
@@ -149,6 +151,47 @@ void choosePool(app::Context& context, const RunOptions& options, app::run::RunR
     request.claimFromWarmPool = true;
     request.warmPoolIsOurs = named.ours;
     request.warmPoolAsFound = named.pool;
+}
+
+// `--pool py echo hi`: without "--" the word after a bare --pool is the command's (pflag's
+// reading). When it names a SandboxWarmPool it was meant as its name: said, nothing run. One
+// GET, only for a bare --pool with no "--".
+void refusePoolNameAsCommand(app::Context& context, const RunOptions& options,
+                             const std::string& ns) {
+    const auto& typed = options.typed;
+    if (!options.pool || !options.pool->empty() || options.command.empty() ||
+        std::find(typed.begin(), typed.end(), "--") != typed.end())
+        return;
+    const std::string& word = options.command.front();
+    if (!model::isDnsSubdomain(word)) return;
+    // The line as typed, the name joined to --pool and the command after "--".
+    std::vector<std::string> line, command;
+    size_t next = 1;  // the command's words after the pool's name, met in order
+    bool named = false;
+    for (size_t i = 0; i < typed.size(); ++i) {
+        if (!named && typed[i] == "--pool" && i + 1 < typed.size() && typed[i + 1] == word) {
+            line.push_back("--pool=" + word);
+            named = true;
+            ++i;
+        } else if (named && next < options.command.size() && typed[i] == options.command[next]) {
+            command.push_back(typed[i]);
+            ++next;
+        } else {
+            line.push_back(typed[i]);
+        }
+    }
+    if (!named || next != options.command.size()) return;  // not the line this reading is about
+    if (!context.discovery().isServed(app::run::kExtensionsGroup) ||
+        !context.client().getIfExists(app::run::sandboxWarmPools(), ns, word))
+        return;
+    line.push_back("--");
+    if (command.empty()) command.push_back("COMMAND");  // `--pool py` named no command at all
+    line.insert(line.end(), command.begin(), command.end());
+    throw UsageError(fmt::format(
+        "\"{}\" after --pool is read as the command to run, but it names a SandboxWarmPool in "
+        "namespace {}; nothing ran: a name follows --pool with \"=\" or when the command comes "
+        "after \"--\": {}",
+        word, ns, shellLine(line.begin(), line.end())));
 }
 
 // --report FILE: checked before the run, so a run's result is never lost to a bad path.
@@ -246,6 +289,7 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
         context.err() << "Warning: no namespace given (-n) or set in the kubeconfig context: "
                          "running in \"default\", which is no rossoctl project (no default-deny "
                          "egress, no quota); see \"rossoctl project create --help\"\n";
+    refusePoolNameAsCommand(context, options, request.namespaceName);
     if (request.fromPool) choosePool(context, options, request);
 
     // run
@@ -467,6 +511,7 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host) {
         "pod of a run that was killed (kill -9) is deleted by the next run in the namespace.");
     command->callback([&host, options, failureCode = command->failureCode()] {
         auto& context = host.context();
+        options->typed = host.arguments();
         bool ranCode = false;  // an exit status from the code, not from rossoctl
         const int code = app::runCommand(context, [&](app::Context& c) {
             const int status = runSandboxRun(c, *options);

@@ -57,6 +57,9 @@ int restartPod(app::Context& context, const kube::ResourceRef& ref, const std::s
     app::RestartOptions restart;
     restart.timeout = timeout;
     restart.cancel = context.cancelFlag();
+    restart.onSlowStop = [&context](const std::string& line) {
+        context.err() << ui::escapeErrorLine(line, context.utf8Terminal()) << '\n' << std::flush;
+    };
     auto result =
         app::restartSandbox(context.client(), context.clock(), ref, ns, name, restart, sandbox);
     for (const auto& note : result.notes)

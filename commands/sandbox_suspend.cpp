@@ -30,6 +30,9 @@ int runSuspend(app::Context& context, SuspendCommandOptions& options) {
     suspend.wait = options.wait;
     suspend.timeout = app::parseDuration(options.timeout, "--timeout");
     suspend.cancel = context.cancelFlag();
+    suspend.onSlowStop = [&context](const std::string& line) {
+        context.err() << ui::escapeErrorLine(line, context.utf8Terminal()) << '\n' << std::flush;
+    };
 
     // complete
     const std::string ns = context.namespaceName();

@@ -1,5 +1,6 @@
 // rossoctl sandbox verify: prove the four isolation boundaries of a sandbox, with evidence.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +32,21 @@ std::optional<std::string> notPassed(const verify::SandboxReport& report) {
     if (!unproven.empty()) said += (said.empty() ? "" : "; ") + ("unproven: " + unproven);
     if (said.empty()) return std::nullopt;
     return said + " (the report on stdout has the evidence)";
+}
+
+// The one line an interrupted verify ends with: which reports are partial, which sandboxes
+// were not verified at all.
+std::string interruptedLine(const std::vector<verify::SandboxReport>& reports) {
+    std::vector<std::string> partial, unverified;
+    for (const auto& report : reports)
+        (report.error.empty() ? partial : unverified)
+            .push_back("sandbox/" + ui::escapeForTerminal(report.name));
+    std::string line = "sandbox verify was interrupted (Ctrl-C)";
+    if (!partial.empty())
+        line += fmt::format("; the report of {} is partial (what it cut short is unproven)",
+                            fmt::join(partial, ", "));
+    if (!unverified.empty()) line += fmt::format("; {} not verified", fmt::join(unverified, ", "));
+    return line;
 }
 
 using nlohmann::json;
@@ -163,9 +179,12 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
         }
         report.name = name;
         report.namespaceName = ns;
+        report.interrupted = context.cancelled();
         std::lock_guard lock(mutex);
         if (!report.error.empty()) {
-            context.err() << "error: " << ui::escapeForTerminal(report.error) << '\n';
+            // An error Ctrl-C caused ("cancelled") is said once, by the line at the end.
+            if (!report.interrupted)
+                context.err() << "error: " << ui::escapeForTerminal(report.error) << '\n';
         } else if (format == "table") {
             if (!firstTable) context.out() << '\n';
             firstTable = false;
@@ -180,7 +199,7 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
         for (const auto& note : report.notes)
             context.err() << "note: sandbox/" << ui::escapeForTerminal(name) << ": "
                           << ui::escapeForTerminal(note) << '\n';
-        if (!report.runError.empty())
+        if (!report.runError.empty() && !report.interrupted)
             context.err() << fmt::format(
                 "error: sandbox/{}: the run broke ({}); what it left unproven was not "
                 "tested, run verify again\n",
@@ -204,6 +223,10 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
                     [&](std::ostream& out) { verify::writeJunit(out, reports); });
     writeReportFile(options.sarifFile, "--sarif",
                     [&](std::ostream& out) { ui::printJson(out, verify::reportSarif(reports)); });
+    if (context.cancelled()) {
+        context.err() << "error: " << interruptedLine(reports) << '\n';
+        return kExitCancelled;
+    }
     return verify::exitCodeFor(reports);
 }
 

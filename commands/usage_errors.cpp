@@ -143,25 +143,6 @@ std::string commandPath(const CLI::App* app) {
     return path;
 }
 
-// A word as a shell line shows it: quoted when the shell would read it otherwise.
-std::string shellWord(const std::string& word) {
-    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
-        return std::isalnum(c) ||
-               std::string_view("_-./=:,@%+").find(static_cast<char>(c)) != std::string_view::npos;
-    });
-    if (plain) return word;
-    std::string quoted = "'";
-    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return quoted + "'";
-}
-
-std::string shellLine(std::vector<std::string>::const_iterator begin,
-                      std::vector<std::string>::const_iterator end) {
-    std::string line = "rossoctl";
-    for (auto it = begin; it != end; ++it) line += " " + shellWord(*it);
-    return line;
-}
-
 // Whether the words (after a command reached as app) hold a name: a word that is neither a
 // flag nor a flag's value.
 bool namesAfter(const CLI::App* app, std::vector<std::string>::const_iterator begin,
@@ -525,6 +506,24 @@ std::string rewordParseError(const CLI::ParseError& error) {
 }
 
 }  // namespace
+
+std::string shellWord(const std::string& word) {
+    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
+        return std::isalnum(c) ||
+               std::string_view("_-./=:,@%+").find(static_cast<char>(c)) != std::string_view::npos;
+    });
+    if (plain) return word;
+    std::string quoted = "'";
+    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
+std::string shellLine(std::vector<std::string>::const_iterator begin,
+                      std::vector<std::string>::const_iterator end) {
+    std::string line = "rossoctl";
+    for (auto it = begin; it != end; ++it) line += " " + shellWord(*it);
+    return line;
+}
 
 CommandWithFailureCode* addCommandWithFailureCode(CLI::App& parent, const std::string& name,
                                                   const std::string& description, int failureCode) {

@@ -132,8 +132,8 @@ int main(int argc, char** argv) {
     commands::registerManpage(root, host);
     commands::registerGroups(root, host);
 
-    const int parseExit = commands::parseCommandLine(
-        root, std::vector<std::string>(argv + 1, argv + argc), std::cout, std::cerr);
+    host.setArguments(std::vector<std::string>(argv + 1, argv + argc));
+    const int parseExit = commands::parseCommandLine(root, host.arguments(), std::cout, std::cerr);
     if (parseExit >= 0) return parseExit;
     if (root.get_subcommands().empty()) {
         std::cout << root.help();

@@ -169,7 +169,7 @@ std::string agentNotFoundAdvice(kube::Client& client, kube::Discovery& discovery
 }
 
 PodSummary summarizePod(const json& pod) {
-    return {metadataString(pod, "name"), model::podStatusText(pod)};
+    return {metadataString(pod, "name"), model::podStatusText(pod), podFinished(pod)};
 }
 
 bool podStatusTellsMore(const PodSummary& pod) {
@@ -339,8 +339,19 @@ void addSandboxRow(ui::Table& table, const json& sandbox, const PodSummary& pod,
     bool reported = sandbox.contains("status") && sandbox["status"].contains("conditions");
     const json spec = sandbox.value("spec", json::object());
     std::string status = sandboxStatus(sandbox, !pod.name.empty(), now);
-    if ((status == "Pending" || status == "Running") && podStatusTellsMore(pod))
+    if (pod.status == "Terminating" && !suspendedInSpec(sandbox)) {
+        // Its pod is being deleted (a restart, verify's, or the sandbox's own deletion): the
+        // Failed phase a SIGTERM-ignoring agent ends in at the grace period is no failure.
+        status = terminating(sandbox) ? "Terminating" : "Restarting";
+        if (reason == "PodFailed" || reason == "PodSucceeded") reason = "PodTerminating";
+    } else if (!pod.name.empty() && !pod.finished && !suspendedInSpec(sandbox) &&
+               kube::conditionTrue(sandbox, "Finished")) {
+        // Finished speaks of the pod before this one, not yet rewritten for the new pod.
+        status = "Restarting";
+        if (reason == "PodFailed" || reason == "PodSucceeded") reason = "PodReplaced";
+    } else if ((status == "Pending" || status == "Running") && podStatusTellsMore(pod)) {
         status = pod.status;
+    }
     std::vector<std::string> row = {metadataString(sandbox, "name"),
                                     ready ? "True" : (reported ? "False" : "Unknown"),
                                     status,

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "rossoctl/app/run/kept.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/timestamp.hpp"
@@ -68,6 +69,20 @@ bool podReady(const json& pod) {
         pod.value("status", json::object()).value("phase", "") != "Running")
         return false;
     return kube::conditionTrue(pod, "Ready");
+}
+
+std::string slowStopLine(const json& pod) {
+    int64_t grace = 30;  // Kubernetes' default terminationGracePeriodSeconds
+    const json& metadata = metadataOf(pod);
+    const json& spec = specOf(pod);
+    if (metadata.contains("deletionGracePeriodSeconds") &&
+        metadata["deletionGracePeriodSeconds"].is_number_integer())
+        grace = metadata["deletionGracePeriodSeconds"].get<int64_t>();
+    else if (spec.contains("terminationGracePeriodSeconds") &&
+             spec["terminationGracePeriodSeconds"].is_number_integer())
+        grace = spec["terminationGracePeriodSeconds"].get<int64_t>();
+    return fmt::format("waiting for pod {} to stop (grace period {}s)",
+                       metadataOf(pod).value("name", ""), grace);
 }
 
 bool podFinished(const json& pod) {
@@ -320,14 +335,15 @@ std::string sandboxNotFoundAdvice(const std::vector<std::string>& known, const s
 
 json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
                        std::chrono::system_clock::time_point now, const std::string& ns,
-                       const std::string& name, const std::string& use) {
+                       const std::string& name, const std::string& use, bool takesRunPods) {
     json sandbox;
     try {
         sandbox = client.get(sandboxes, ns, name);
     } catch (const kube::ApiError& error) {
         if (!error.isNotFound()) throw;
-        throw Error(fmt::format("sandbox/{} not found in namespace {}; {}", name, ns,
-                                sandboxNotFoundAdvice(client, sandboxes, ns, name)));
+        std::string advice = takesRunPods ? run::runPodAdvice(client, ns, name) : "";
+        if (advice.empty()) advice = sandboxNotFoundAdvice(client, sandboxes, ns, name);
+        throw Error(fmt::format("sandbox/{} not found in namespace {}; {}", name, ns, advice));
     }
     if (auto why = sandboxNotRunningReason(sandbox, now); !why.empty())
         throw Error(fmt::format("sandbox/{} {}; it has no pod to {}{}", name, why, use,

@@ -78,9 +78,14 @@ bool replacementSeen(const Replacing& replacing, const PodView& pods) {
 }
 
 bool oldPodTerminating(const Replacing& replacing, const PodView& pods) {
-    return std::any_of(pods.begin(), pods.end(), [&](const auto& entry) {
-        return replacing.oldUids.count(uidOf(*entry.second)) > 0 && terminating(*entry.second);
-    });
+    return terminatingOldPod(replacing, pods) != nullptr;
+}
+
+const json* terminatingOldPod(const Replacing& replacing, const PodView& pods) {
+    for (const auto& entry : pods)
+        if (replacing.oldUids.count(uidOf(*entry.second)) > 0 && terminating(*entry.second))
+            return entry.second;
+    return nullptr;
 }
 
 std::set<std::string> replacedUnderUs(const SandboxPods& pods, RestartResult& result) {
@@ -260,9 +265,7 @@ class Restart {
 
     void filesMaybeLost(const json& sandbox) {
         const std::string note = model::podOnlyFilesNote(sandbox, result_.podName);
-        if (!note.empty())
-            filesLost(note +
-                      ", unless its DELETE, cut short before the answer came, never arrived");
+        if (!note.empty()) filesLost(note + restart_detail::kUnansweredDelete);
     }
 
     void waitForNewPod(const json& sandbox, const json& podList) {
@@ -280,6 +283,10 @@ class Restart {
         // terminates the controller cannot make one under its name: nothing to read yet.
         bool replacementCreated = false;
         bool oldPodTerminating = false;
+        // An agent that ignores SIGTERM keeps its pod to the grace period's end: said once.
+        std::string slowStop;
+        bool slowStopSaid = !options_.onSlowStop;
+        const auto waitStarted = clock_.monotonic();
         auto waited = waitUnlessBlocked(
             clock_, left, options_.cancel,
             [&](milliseconds span) {
@@ -294,13 +301,22 @@ class Restart {
                     [&](const kube::ObjectSet& set) {
                         const auto pods = restart_detail::viewOf(set);
                         replacementCreated |= restart_detail::replacementSeen(replacing(), pods);
-                        oldPodTerminating = restart_detail::oldPodTerminating(replacing(), pods);
+                        const json* leaving = restart_detail::terminatingOldPod(replacing(), pods);
+                        oldPodTerminating = leaving != nullptr;
+                        // Deleted, it is stopping even before a watch event says so.
+                        const json* old = leaving ? leaving : oldPodIn(pods);
+                        slowStop = old ? slowStopLine(*old) : "";
                         return restart_detail::newPodDecided(replacing(), pods, result_, failure);
                     });
                 given = waited.resumeList();  // the next span watches on from here
                 return waited;
             },
             [&]() -> std::optional<std::string> {
+                if (!slowStopSaid && !slowStop.empty() &&
+                    clock_.monotonic() - waitStarted >= kSlowStopAfter) {
+                    slowStopSaid = true;
+                    options_.onSlowStop(fmt::format("sandbox/{}: {}", name_, slowStop));
+                }
                 if (oldPodTerminating) return std::nullopt;
                 return sandboxCreateFailure(client_, getSandbox(), since);
             },
@@ -318,6 +334,13 @@ class Restart {
     }
 
     restart_detail::Replacing replacing() const { return {name_, sandboxUid_, oldUids_}; }
+
+    // A pod this restart replaces, still among `pods` (nullptr once gone).
+    const json* oldPodIn(const restart_detail::PodView& pods) const {
+        for (const auto& entry : pods)
+            if (oldUids_.count(uidOf(*entry.second)) > 0) return entry.second;
+        return nullptr;
+    }
 
     void waitForSandboxReady() {
         step("waiting for the Sandbox to be Ready");

@@ -33,6 +33,12 @@ bool newPodDecided(const Replacing& replacing, const PodView& pods, RestartResul
 bool replacementSeen(const Replacing& replacing, const PodView& pods);
 // One of the replaced pods is still there, being deleted.
 bool oldPodTerminating(const Replacing& replacing, const PodView& pods);
+// That pod (nullptr when there is none), for how long it may still take (slowStopLine).
+const nlohmann::json* terminatingOldPod(const Replacing& replacing, const PodView& pods);
+
+// What follows the files-lost note of a pod whose DELETE got no answer (Ctrl-C, a cut line).
+inline constexpr const char* kUnansweredDelete =
+    ", unless its DELETE, cut short before the answer came, never arrived";
 
 // After a DELETE refused because the pod was replaced meanwhile: the pods (listed again) a
 // wait for the replacement looks past, and a note of each live replacement, which is kept.

@@ -331,12 +331,14 @@ class RestartMany {
         member.deleted = clock_.now();
         kube::DeleteOptions options;
         options.preconditionUid = member.result.oldUid;
+        bool answered = false;  // an answer says whether the pod went; none leaves it open
         try {
             try {
                 riddenOut([&] {
                     client.remove(kube::resources::pods(), ns_, member.result.podName, options);
                 });
             } catch (const kube::ApiError& error) {
+                answered = !kube::isOutage(error);
                 if (error.code() == 409 || error.code() == 412) {
                     // Replaced under us: never delete the replacement; wait past what leaves.
                     SandboxPods pods;
@@ -351,6 +353,18 @@ class RestartMany {
                 member.result.notes.push_back(lost);
         } catch (const std::exception& error) {
             member.failure = error.what();
+            // Ctrl-C or a cut connection with the DELETE sent: its files may be gone, said so.
+            if (!answered) filesMaybeLost(member);
+        }
+    }
+
+    static void filesMaybeLost(Member& member) {
+        try {
+            if (auto lost = model::podOnlyFilesNote(member.sandbox, member.result.podName);
+                !lost.empty())
+                member.result.notes.push_back(lost + restart_detail::kUnansweredDelete);
+        } catch (const std::exception&) {
+            // A template of the wrong shape: its failure already says what is wrong.
         }
     }
 
@@ -585,7 +599,9 @@ class RestartMany {
     void finish(Member& member) {
         member.reported = true;
         if (!member.failure.empty()) {
-            report(member.name, {}, fmt::format("sandbox/{} {}", member.name, member.failure));
+            // The files its DELETE took are gone whatever failed after it (Ctrl-C, a time-out).
+            report(member.name, {}, fmt::format("sandbox/{} {}", member.name, member.failure),
+                   member.result.notes);
             return;
         }
         if (member.result.took.count() == 0) member.result.took = elapsed();
@@ -599,13 +615,14 @@ class RestartMany {
 
     // Each sandbox ends in one onDone, the first said; later ones (a fallback) are dropped.
     void report(const std::string& name, std::optional<RestartResult> result,
-                const std::string& error) {
+                const std::string& error, std::vector<std::string> notes = {}) {
         std::lock_guard lock(reportMutex_);
         if (!reported_.insert(name).second) return;
         RestartOutcome outcome;
         outcome.name = name;
         outcome.result = std::move(result);
         outcome.error = error;
+        if (!error.empty()) outcome.notes = std::move(notes);
         options_.onDone(outcome);
     }
 
@@ -625,12 +642,21 @@ class RestartMany {
     void restartOne(kube::Client& client, const std::string& name) {
         RestartOptions restart = options_.restart;
         restart.onStep = [&](const std::string& text) { step(name, text); };
+        // A restart that fails once its pod is deleted (Ctrl-C included) still says what went.
+        std::string lostFiles;
+        restart.onFilesLost = [&](const std::string& note) { lostFiles = note; };
+        auto notes = [&](const std::string& error) {
+            if (lostFiles.empty() || error.find(lostFiles) != std::string::npos)
+                return std::vector<std::string>{};
+            return std::vector<std::string>{lostFiles};
+        };
         try {
             report(name, restartSandbox(client, clock_, sandboxes_, ns_, name, restart), {});
         } catch (const kube::ApiError& error) {
-            report(name, {}, fmt::format("sandbox/{}: {}", name, error.what()));
+            report(name, {}, fmt::format("sandbox/{}: {}", name, error.what()),
+                   notes(error.what()));
         } catch (const std::exception& error) {
-            report(name, {}, error.what());
+            report(name, {}, error.what(), notes(error.what()));
         }
     }
 

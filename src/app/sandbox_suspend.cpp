@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "rossoctl/app/agent_failure.hpp"
@@ -117,18 +119,41 @@ class SuspendWait {
     void waitForNoPod(const json& sandbox) {
         const std::string waitingFor = "its pod to be gone";
         const PodSelector selector = sandboxPodSelector(sandbox);
-        kube::WaitOptions wait;
-        wait.labelSelector = selector.labelSelector;
-        wait.fieldSelector = selector.fieldSelector;
-        wait.timeout = remaining(waitingFor);
-        wait.cancel = options_.cancel;
-        auto outcome = kube::waitForSet(client_, clock_, kube::resources::pods(), ns_, wait,
-                                        [&](const kube::ObjectSet& pods) {
-                                            for (const auto& [podName, pod] : pods)
-                                                if (controlledBy(pod, uid_)) return false;
-                                            return true;
-                                        });
-        check(outcome.outcome, waitingFor);
+        std::string slowStop;  // slowStopLine of the pod still there
+        // An agent that ignores SIGTERM keeps its pod to the grace period's end: the first span
+        // ends a few seconds in, to say so once, and the wait goes on from where it stood.
+        bool slowStopSaid = !options_.onSlowStop;
+        std::optional<json> resume;
+        for (;;) {
+            kube::WaitOptions wait;
+            wait.labelSelector = selector.labelSelector;
+            wait.fieldSelector = selector.fieldSelector;
+            wait.timeout = remaining(waitingFor);
+            // Only a span the time-out does not end first: a pod still there at its end is slow.
+            const bool slowStopSpan =
+                !slowStopSaid && (wait.timeout.count() == 0 || wait.timeout > kSlowStopAfter);
+            if (slowStopSpan) wait.timeout = kSlowStopAfter;
+            wait.cancel = options_.cancel;
+            wait.initialList = std::exchange(resume, std::nullopt);
+            auto outcome = kube::waitForSet(client_, clock_, kube::resources::pods(), ns_, wait,
+                                            [&](const kube::ObjectSet& pods) {
+                                                for (const auto& [podName, pod] : pods)
+                                                    if (controlledBy(pod, uid_)) {
+                                                        slowStop = slowStopLine(pod);
+                                                        return false;
+                                                    }
+                                                return true;
+                                            });
+            if (slowStopSpan && outcome.outcome == kube::WaitOutcome::TimedOut) {
+                slowStopSaid = true;
+                if (!slowStop.empty())
+                    options_.onSlowStop(fmt::format("sandbox/{}: {}", name_, slowStop));
+                resume = outcome.resumeList();
+                continue;  // remaining() ends it when the time-out itself has passed
+            }
+            check(outcome.outcome, waitingFor);
+            return;
+        }
     }
 
     void waitForSandbox(const std::string& waitingFor) {

@@ -77,12 +77,16 @@ ui::Color verdictColor(Verdict verdict) {
 
 std::string summaryLine(const SandboxReport& report) {
     const Counts counts = countChecks(report);
-    return fmt::format(
-        "sandbox/{}: {} — {} checks: {} pass, {} fail, {} unproven{} ({:.1f}s)", report.name,
-        verdictName(report.verdict()), report.checks.size(), counts.pass, counts.fail,
-        counts.unproven,
-        counts.notRequired ? fmt::format(", {} not held but not required", counts.notRequired) : "",
-        static_cast<double>(report.took.count()) / 1000.0);
+    return fmt::format("sandbox/{}: {} — {} checks: {} pass, {} fail, {} unproven{} ({:.1f}s)",
+                       report.name, verdictName(report.verdict()), report.checks.size(),
+                       counts.pass, counts.fail, counts.unproven,
+                       counts.notRequired
+                           ? fmt::format(", {} not held but not required", counts.notRequired)
+                           : "",
+                       static_cast<double>(report.took.count()) / 1000.0) +
+           (report.interrupted ? "; partial: verify was interrupted (Ctrl-C), and what it cut "
+                                 "short is unproven"
+                               : "");
 }
 
 void printReportTable(std::ostream& out, const SandboxReport& report, bool noHeaders, bool color) {
@@ -129,6 +133,7 @@ json reportJson(const SandboxReport& report) {
                 {"namespace", report.namespaceName},
                 {"result", report.error.empty() ? verdictName(report.verdict()) : "error"},
                 {"tookMs", report.took.count()}};
+    if (report.interrupted) out["interrupted"] = true;  // Ctrl-C: a partial report
     if (!report.error.empty()) {
         out["error"] = report.error;
         return out;

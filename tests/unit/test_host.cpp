@@ -418,6 +418,7 @@ app::Context& TestHost::context() {
 }
 
 int TestHost::run(std::vector<std::string> args) {
+    setArguments(args);
     const int parsed = commands::parseCommandLine(root_, args, out, err);  // as main parses
     return parsed >= 0 ? parsed : exitCode();
 }

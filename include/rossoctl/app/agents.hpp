@@ -68,8 +68,9 @@ Agent getAgent(kube::Client& client, kube::Discovery& discovery, const std::stri
 
 // A pod as a row shows it: its name and kubectl's STATUS (ImagePullBackOff, Running, ...).
 struct PodSummary {
-    std::string name;    // "" when there is no pod
-    std::string status;  // model::podStatusText
+    std::string name;       // "" when there is no pod
+    std::string status;     // model::podStatusText
+    bool finished = false;  // phase Succeeded or Failed
 };
 PodSummary summarizePod(const nlohmann::json& pod);
 // True when the pod's STATUS says more than the workload's own Pending (an image that cannot be
@@ -116,7 +117,9 @@ std::string sandboxOwner(const nlohmann::json& sandbox);
 bool isWarmPoolSpare(const nlohmann::json& sandbox);
 // `sandbox list/get`: NAME READY STATUS REASON POD AGE, wide + IMAGE SHUTDOWN OWNER MESSAGE
 // (NAMESPACE first with allNamespaces); pod "" shows as <none>. STATUS is the pod's own when
-// the sandbox is Pending or Running and the pod tells more (ImagePullBackOff, CrashLoopBackOff).
+// the sandbox is Pending or Running and the pod tells more (ImagePullBackOff, CrashLoopBackOff);
+// Restarting (Terminating when the sandbox itself goes) while its pod is being deleted or a
+// new pod has not yet had the Finished condition of the one before rewritten.
 // showOwner: OWNER in the default columns too (when warm-pool spares are listed).
 ui::Table sandboxTable(bool allNamespaces, bool showOwner = false);
 void addSandboxRow(ui::Table& table, const nlohmann::json& sandbox, const PodSummary& pod,

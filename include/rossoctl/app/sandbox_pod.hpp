@@ -37,6 +37,12 @@ bool controlledBy(const nlohmann::json& object, const std::string& ownerUid);
 std::string uidOf(const nlohmann::json& object);
 bool terminating(const nlohmann::json& object);
 bool podReady(const nlohmann::json& pod);
+
+// How long a deleted pod may still be stopping before a waiting command says why it waits.
+inline constexpr std::chrono::seconds kSlowStopAfter{5};
+// "waiting for pod orders to stop (grace period 30s)": the grace period its DELETE gave it
+// (metadata.deletionGracePeriodSeconds), else its spec's, else Kubernetes' default of 30s.
+std::string slowStopLine(const nlohmann::json& pod);
 // Succeeded or Failed: the controller does not recreate such a pod.
 bool podFinished(const nlohmann::json& pod);
 // The newest owned pod that is not being deleted.
@@ -111,11 +117,14 @@ std::string notRunningAdvice(const nlohmann::json& pod, const std::string& ns,
 
 // The Running pod of sandbox `name` in ns, for exec, cp and port-forward; throws Error saying
 // what to do when the sandbox is missing, cannot run, has no pod or its pod is not Running.
-// `use` completes "it has no pod to ..." ("run commands in", "forward ports to").
+// `use` completes "it has no pod to ..." ("run commands in", "forward ports to"); with
+// `takesRunPods` (a command that also takes pod/NAME) a missing sandbox named as a pod sandbox
+// run made is pointed to pod/NAME.
 nlohmann::json runningSandboxPod(kube::Client& client, const kube::ResourceRef& sandboxes,
                                  std::chrono::system_clock::time_point now, const std::string& ns,
                                  const std::string& name,
-                                 const std::string& use = "run commands in");
+                                 const std::string& use = "run commands in",
+                                 bool takesRunPods = false);
 
 // What follows "sandbox/S not found in namespace NS; ": "did you mean \"orders\"?" for a
 // sandbox whose name S nearly spells (one list, only on that error path), else the list

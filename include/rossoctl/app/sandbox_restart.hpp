@@ -23,6 +23,10 @@ struct RestartOptions {
     // Called once the pod is deleted, with what went with it (podOnlyFilesNote; not called when
     // nothing did): a caller whose restart is then interrupted still has it to say.
     std::function<void(const std::string& note)> onFilesLost;
+    // Called once when the deleted pod is still stopping a few seconds on (an agent that ignores
+    // SIGTERM keeps it to the end of its grace period): "sandbox/orders: waiting for pod orders to
+    // stop (grace period 30s)". Not called by a batch of restartSandboxes (one watch for all).
+    std::function<void(const std::string& line)> onSlowStop;
 };
 
 struct RestartResult {
@@ -47,6 +51,8 @@ struct RestartOutcome {
     std::string name;
     std::optional<RestartResult> result;
     std::string error;  // "sandbox/orders timed out after ..." when it failed
+    // With an error: what the user should still know, e.g. the files its pod's DELETE took.
+    std::vector<std::string> notes;
 };
 
 struct RestartManyOptions {

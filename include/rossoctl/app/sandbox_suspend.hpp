@@ -19,6 +19,9 @@ struct SuspendOptions {
     bool wait = true;
     std::chrono::milliseconds timeout{std::chrono::minutes(2)};  // per sandbox; 0 = none
     const kube::CancelFlag* cancel = nullptr;
+    // As RestartOptions::onSlowStop: once, when a suspended sandbox's pod is still stopping a
+    // few seconds on.
+    std::function<void(const std::string& line)> onSlowStop;
 };
 
 struct SuspendResult {

@@ -30,6 +30,8 @@ struct SandboxReport {
     std::vector<std::string> runProblems;
     // What the run did to the sandbox that its user should know: the files its restart lost.
     std::vector<std::string> notes;
+    // Ctrl-C cut the run short: the checks it stopped are unproven and the report is partial.
+    bool interrupted = false;
     std::chrono::milliseconds took{0};
     // fail if any check fails, else unproven if any is, else pass (error: fail).
     Verdict verdict() const;

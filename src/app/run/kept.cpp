@@ -27,7 +27,34 @@ std::string stringField(const json& object, const char* key) {
                : std::string{};
 }
 
-json getRunPod(kube::Client& client, const std::string& ns, const std::string& name) {
+// The Sandbox that controls `pod`, "" when none does.
+std::string controllingSandbox(const json& pod) {
+    const json& metadata = field(pod, "metadata");
+    const auto owners = metadata.find("ownerReferences");
+    if (owners == metadata.end() || !owners->is_array()) return {};
+    for (const auto& owner : *owners)
+        if (owner.is_object() && owner.value("controller", false) == true &&
+            stringField(owner, "kind") == "Sandbox")
+            return stringField(owner, "name");
+    return {};
+}
+
+// The rossoctl line that does what `verb` meant to a sandbox's own pod.
+std::string sandboxLine(const std::string& verb, const std::string& ns,
+                        const std::string& sandbox) {
+    if (verb == "exec")
+        return fmt::format("rossoctl sandbox exec {} -n {} -- COMMAND", sandbox, ns);
+    if (verb == "cp") return fmt::format("rossoctl sandbox cp {}:PATH ./PATH -n {}", sandbox, ns);
+    if (verb == "delete")
+        return fmt::format(
+            "rossoctl sandbox restart {} -n {}\" replaces it; \"rossoctl agents "
+            "delete {} -n {}",
+            sandbox, ns, sandbox, ns);
+    return fmt::format("rossoctl sandbox {} {} -n {}", verb, sandbox, ns);
+}
+
+json getRunPod(kube::Client& client, const std::string& ns, const std::string& name,
+               const std::string& verb) {
     auto pod = client.getIfExists(kube::resources::pods(), ns, name);
     if (!pod)
         throw Error(fmt::format(
@@ -35,6 +62,11 @@ json getRunPod(kube::Client& client, const std::string& ns, const std::string& n
             "--keep\" kept (it is gone once its deadline has passed and it was deleted); a "
             "sandbox is named without pod/",
             name, ns));
+    if (const std::string sandbox = controllingSandbox(*pod);
+        !madeBySandboxRun(*pod) && !sandbox.empty())
+        throw Error(
+            fmt::format("pod/{} is the pod of sandbox {}: name the sandbox, not its pod: \"{}\"",
+                        name, sandbox, sandboxLine(verb, ns, sandbox)));
     if (!madeBySandboxRun(*pod))
         throw Error(fmt::format(
             "pod/{} in namespace {} was not created by \"rossoctl sandbox run\" (it lacks the "
@@ -74,17 +106,16 @@ std::optional<std::chrono::system_clock::time_point> podEndsAt(const json& pod) 
 }
 
 json reachableRunPod(kube::Client& client, const std::string& ns, const std::string& name,
-                     bool running) {
-    json pod = getRunPod(client, ns, name);
+                     bool running, const std::string& verb) {
+    json pod = getRunPod(client, ns, name, verb);
     if (!running) return pod;
     const std::string phase = phaseOf(pod);
     if (phase == "Succeeded" || phase == "Failed") {
         const std::string reason = stringField(field(pod, "status"), "reason");
         throw Error(fmt::format(
-            "pod/{} has ended ({}{}): a kept run pod lives --timeout plus 60s; its logs are "
-            "still there (\"rossoctl sandbox logs pod/{} -n {}\"); delete it with \"rossoctl "
-            "sandbox delete pod/{} -n {}\" or \"rossoctl gc -n {}\"",
-            name, phase, reason.empty() ? "" : ": " + reason, name, ns, name, ns, ns));
+            "pod/{} has ended ({}{}): a kept run pod lives --timeout plus 60s; delete it with "
+            "\"rossoctl sandbox delete pod/{} -n {}\" or \"rossoctl gc -n {}\"",
+            name, phase, reason.empty() ? "" : ": " + reason, name, ns, ns));
     }
     if (phase != "Running")
         throw Error(fmt::format("pod/{} is {}, not Running; try again once it runs", name,
@@ -113,14 +144,33 @@ std::vector<std::string> keptPodLines(const std::string& ns, const std::string& 
     lines.push_back(fmt::format("  rossoctl sandbox exec pod/{} -n {} -- sh", pod, ns));
     lines.push_back(
         fmt::format("  rossoctl sandbox cp pod/{}:{}/out ./out -n {}", pod, workdir, ns));
-    lines.push_back(fmt::format("  rossoctl sandbox logs pod/{} -n {}", pod, ns));
     lines.push_back(fmt::format("  rossoctl sandbox delete pod/{} -n {}", pod, ns));
     return lines;
 }
 
+std::string runPodAdvice(kube::Client& client, const std::string& ns, const std::string& name) {
+    if (name.rfind(kRunPodNamePrefix, 0) != 0) return {};
+    try {
+        const auto pod = client.getIfExists(kube::resources::pods(), ns, name);
+        if (!pod || !madeBySandboxRun(*pod)) return {};
+    } catch (const std::exception&) {
+        return {};  // the sandbox's own advice follows
+    }
+    return fmt::format("did you mean pod/{}? (a pod \"sandbox run --keep\" kept is named pod/NAME)",
+                       name);
+}
+
+std::string runOutputNotInLog(const std::string& ns, const std::string& pod) {
+    return fmt::format(
+        "pod/{} only sleeps: sandbox run ran its command through exec, so the command's output "
+        "is not in this log (the run printed it); look inside with \"rossoctl sandbox exec "
+        "pod/{} -n {} -- sh\"",
+        pod, pod, ns);
+}
+
 void deleteRunPod(kube::Client& client, const std::string& ns, const std::string& name,
                   const OwnerAlive& ownerAlive) {
-    const json pod = getRunPod(client, ns, name);
+    const json pod = getRunPod(client, ns, name, "delete");
     const json& annotations = field(field(pod, "metadata"), "annotations");
     const bool owned = !stringField(annotations, kRunOwnerAnnotation).empty() ||
                        !stringField(annotations, kClaimedByAnnotation).empty();

@@ -131,7 +131,7 @@ class Run {
         } else {
             outcome_.coldStartReason = "a new pod for this run (no --pool)";
         }
-        const std::string name = "rossoctl-run-" + randomSuffix(client_.random());
+        const std::string name = kRunPodNamePrefix + randomSuffix(client_.random());
         json manifest = runPodManifest(name, request_.shape, timeoutSeconds);
         // Lets a later run (or gc) tell this pod from a live run's once this process is gone;
         // a pod kept on purpose has no owner to outlive.

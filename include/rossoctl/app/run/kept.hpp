@@ -14,6 +14,9 @@
 
 namespace rossoctl::app::run {
 
+// Every pod sandbox run makes is named so (a random or the shape's suffix follows).
+inline constexpr const char* kRunPodNamePrefix = "rossoctl-run-";
+
 // "true" on a pod `sandbox run --keep` left on purpose (set when it is created).
 inline constexpr const char* kKeptAnnotation = "rossoctl.dev/kept";
 
@@ -25,18 +28,27 @@ bool keptRunPod(const nlohmann::json& pod);
 // When the kubelet ends the pod: its start (else its creation) plus activeDeadlineSeconds.
 std::optional<std::chrono::system_clock::time_point> podEndsAt(const nlohmann::json& pod);
 
-// The run pod `name` in ns for sandbox exec, logs and cp (`running`: exec and cp need it
-// Running). Throws Error saying what to do when it is missing, was not made by sandbox run, or
-// (with `running`) has ended or is not running yet.
+// The run pod `name` in ns for sandbox exec, logs and cp (`verb`; `running`: exec and cp need it
+// Running). Throws Error saying what to do when it is missing, was not made by sandbox run (a
+// sandbox's own pod: the `verb` line on the sandbox), or (with `running`) has ended or is not
+// running yet.
 nlohmann::json reachableRunPod(kube::Client& client, const std::string& ns, const std::string& name,
-                               bool running);
+                               bool running, const std::string& verb);
+
+// What follows "sandbox/NAME not found" when NAME is a pod sandbox run made: "did you mean
+// pod/NAME? ..."; "" otherwise. One GET, only for a name with kRunPodNamePrefix; never throws.
+std::string runPodAdvice(kube::Client& client, const std::string& ns, const std::string& name);
 
 // The lines `--keep` prints: when the pod ends by itself, then the rossoctl commands that reach
-// it (exec, cp of WORKDIR/out, logs) and delete it.
+// it (exec, cp of WORKDIR/out) and delete it; not logs, which hold none of the run's output.
 std::vector<std::string> keptPodLines(const std::string& ns, const std::string& pod,
                                       const std::string& workdir,
                                       std::optional<std::chrono::system_clock::time_point> endsAt,
                                       std::chrono::system_clock::time_point now);
+
+// What `sandbox logs pod/NAME` says of a run pod: its container only sleeps (the run's command
+// went through exec), so the run's output is not in its log; and how to look inside instead.
+std::string runOutputNotInLog(const std::string& ns, const std::string& pod);
 
 // Deletes run pod `name` in ns (UID precondition, no grace): only a pod sandbox run made that
 // was kept, or whose run is over (reap.hpp). Throws Error otherwise, and for a pod not found.
