@@ -54,14 +54,20 @@ TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails e
                          {"image", "busybox:1.36"},
                          {"command", {"sleep", "600"}},
                          {"ports", json::array({{{"containerPort", port + 2}}})}}})}}}};
-    harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), quiet);
-    REQUIRE(harness::eventually(
-        [&] {
-            auto found = harness::admin().getIfExists(rossoctl::kube::resources::pods(),
-                                                      relay.name(), "quiet");
-            return found && found->value("status", json::object()).value("phase", "") == "Running";
-        },
-        180));
+    // Creates a host-network pod in the relay namespace and waits until it runs.
+    const auto startHostPod = [&](const json& hostPod) {
+        const std::string name = hostPod["metadata"]["name"].get<std::string>();
+        harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), hostPod);
+        REQUIRE(harness::eventually(
+            [&] {
+                auto found = harness::admin().getIfExists(rossoctl::kube::resources::pods(),
+                                                          relay.name(), name);
+                return found &&
+                       found->value("status", json::object()).value("phase", "") == "Running";
+            },
+            180));
+    };
+    startHostPod(quiet);
     {
         const auto [hidden, hiddenReport] = harness::verifyTrusted(ns, "agent");
         INFO(hidden.out << hidden.err);
@@ -89,15 +95,7 @@ TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails e
                                        {"image", "busybox:1.36"},
                                        {"command", {"httpd", "-f", "-p", std::to_string(port)}},
                                        {"ports", json::array({{{"containerPort", port}}})}}})}}}};
-    harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), pod);
-    REQUIRE(harness::eventually(
-        [&] {
-            auto listener = harness::admin().getIfExists(rossoctl::kube::resources::pods(),
-                                                         relay.name(), "relay");
-            return listener &&
-                   listener->value("status", json::object()).value("phase", "") == "Running";
-        },
-        180));
+    startHostPod(pod);
     const auto [result, report] = harness::verifyTrusted(ns, "agent");
     INFO(result.out << result.err);
     const json& egress = harness::checkNamed(report, "egress");

@@ -3,9 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include "rossoctl/verify/checks.hpp"
+#include "verify_fixtures.hpp"
 
 using namespace rossoctl::verify;
 using nlohmann::json;
+using rossoctl::testing::verify_fixtures::policies;
 
 namespace {
 
@@ -14,21 +16,10 @@ json pod() {
                           "labels": {"app": "listen-1"}}, "spec": {}})");
 }
 
-// The project's own: default-deny both ways and DNS out.
-json projectPolicies() {
-    return json::parse(R"([
-      {"metadata": {"name": "default-deny"},
-       "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}},
-      {"metadata": {"name": "allow-dns"}, "spec": {"podSelector": {}, "policyTypes": ["Egress"],
-       "egress": [{"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
-                           "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
-                   "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}]}}])");
-}
-
 json withPolicy(const json& spec) {
-    json policies = projectPolicies();
-    policies.push_back({{"metadata", {{"name", "atk-ingress-open"}}}, {"spec", spec}});
-    return policies;
+    json all = policies();
+    all.push_back({{"metadata", {{"name", "atk-ingress-open"}}}, {"spec", spec}});
+    return all;
 }
 
 }  // namespace
@@ -36,8 +27,8 @@ json withPolicy(const json& spec) {
 TEST_CASE("attack 56 N1: an ingress rule from outside the namespace fails egress", "[verify]") {
     EgressInputs inputs;
     SECTION("the project's own policies let nothing in") {
-        CHECK(ingressOpenings(pod(), projectPolicies()).empty());
-        CHECK(egressStatic(pod(), projectPolicies(), inputs).verdict == Verdict::Pass);
+        CHECK(ingressOpenings(pod(), policies()).empty());
+        CHECK(egressStatic(pod(), policies(), inputs).verdict == Verdict::Pass);
     }
     SECTION("ingress: [{}] lets any source in") {
         const json policies = withPolicy(json::parse(
