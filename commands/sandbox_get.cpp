@@ -12,7 +12,7 @@
 namespace rossoctl::commands {
 namespace {
 
-struct GetOptions {
+struct SandboxGetOptions {
     std::vector<std::string> names;  // NAME or sandbox/NAME, as -o name prints them
     OutputFlags output;
 };
@@ -30,7 +30,7 @@ std::vector<std::string> sandboxNames(kube::Client& client, const kube::Resource
     return names;
 }
 
-int runGet(app::Context& context, GetOptions& options) {
+int runSandboxGet(app::Context& context, SandboxGetOptions& options) {
     // validate
     const auto names = objectNames(options.names, {sandboxType()}, "sandbox");
     for (const auto& name : names) model::validateDnsSubdomain(name, "sandbox name");
@@ -79,7 +79,7 @@ int runGet(app::Context& context, GetOptions& options) {
 }  // namespace
 
 void registerSandboxGet(CLI::App& sandbox, CommandHost& host) {
-    auto options = std::make_shared<GetOptions>();
+    auto options = std::make_shared<SandboxGetOptions>();
     auto* command = sandbox.add_subcommand("get", "Show sandboxes: Ready, reason, pod, age");
     command->add_option("name", options->names, "Sandbox names (NAME or sandbox/NAME)")->required();
     addOutputFlags(command, options->output, "table|wide|json|yaml|name");
@@ -90,7 +90,7 @@ void registerSandboxGet(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox list -o name | xargs rossoctl sandbox get -o yaml\n"
         "\n"
         "Exit codes: 0 found, 1 not found or API error, 2 invalid arguments.");
-    onRun(command, host, options, &runGet);
+    onRun(command, host, options, &runSandboxGet);
 }
 
 }  // namespace rossoctl::commands

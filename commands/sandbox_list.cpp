@@ -20,7 +20,7 @@ namespace {
 
 constexpr int kPageSize = 500;  // kubectl's chunk size
 
-struct ListOptions {
+struct SandboxListOptions {
     bool allNamespaces = false;
     bool includePool = false;
     std::string selector;
@@ -95,8 +95,8 @@ class PodsByOwner {
 
 // -w/--watch-only: the list (unless --watch-only), then each change as it happens, until Ctrl-C
 // (exit 130). The list is one table; each change is a row under its columns.
-int watchList(app::Context& context, const ListOptions& options, const kube::ResourceRef& ref,
-              const std::string& ns, ui::OutputFormat format) {
+int watchList(app::Context& context, const SandboxListOptions& options,
+              const kube::ResourceRef& ref, const std::string& ns, ui::OutputFormat format) {
     auto& client = context.client();
     kube::ListOptions selected;
     selected.labelSelector = options.selector;
@@ -151,8 +151,8 @@ int watchList(app::Context& context, const ListOptions& options, const kube::Res
 
 // A page at a time, keeping only each row: 5,000 sandboxes never sit in memory as JSON.
 // The server returns them in namespace/name order, as kubectl shows them.
-int printTablePaged(app::Context& context, const ListOptions& options, const kube::ResourceRef& ref,
-                    const std::string& ns, ui::OutputFormat format) {
+int printTablePaged(app::Context& context, const SandboxListOptions& options,
+                    const kube::ResourceRef& ref, const std::string& ns, ui::OutputFormat format) {
     auto& client = context.client();
     // One pod list for all: the controller labels its pods with the sandbox-name-hash.
     PodsByOwner pods(client, ns);
@@ -197,7 +197,7 @@ int printTablePaged(app::Context& context, const ListOptions& options, const kub
     return 0;
 }
 
-int runList(app::Context& context, ListOptions& options) {
+int runSandboxList(app::Context& context, SandboxListOptions& options) {
     // validate
     auto format = listOutputFormat(options.output);
     checkTemplateOutput(options.output);  // a usage error, before anything is sent
@@ -240,7 +240,7 @@ int runList(app::Context& context, ListOptions& options) {
 }  // namespace
 
 void registerSandboxList(CLI::App& sandbox, CommandHost& host) {
-    auto options = std::make_shared<ListOptions>();
+    auto options = std::make_shared<SandboxListOptions>();
     auto* command = sandbox.add_subcommand("list", "List sandboxes with Ready, reason and pod");
     command->alias("ls");
     command->add_flag("-A,--all-namespaces", options->allNamespaces,
@@ -269,7 +269,7 @@ void registerSandboxList(CLI::App& sandbox, CommandHost& host) {
         "and REASON keep room for ContainerCreating and DependenciesNotReady, which a pull or\n"
         "a suspend brings later.\n"
         "Exit codes: 0 listed, 1 API error, 2 invalid arguments, 130 a --watch ended by Ctrl-C.");
-    onRun(command, host, options, &runList);
+    onRun(command, host, options, &runSandboxList);
 }
 
 }  // namespace rossoctl::commands

@@ -87,7 +87,7 @@ void addPoolRow(ui::Table& table, const app::run::WarmPoolEntry& entry, bool all
 
 // The pool as -o json/yaml shows it: typed (a List's items may come without), managedFields
 // hidden unless asked for.
-json shown(json pool, bool showManagedFields) {
+json poolShown(json pool, bool showManagedFields) {
     if (!showManagedFields) pool = ui::withoutManagedFields(std::move(pool));
     pool["apiVersion"] = app::run::sandboxWarmPools().apiVersion();
     pool["kind"] = "SandboxWarmPool";
@@ -127,7 +127,7 @@ int runPoolList(app::Context& context, PoolListOptions& options) {
     }
     json items = json::array();
     for (const auto& entry : entries)
-        items.push_back(shown(entry.pool, options.output.showManagedFields));
+        items.push_back(poolShown(entry.pool, options.output.showManagedFields));
     if (printTemplate(context.out(), options.output, {items.begin(), items.end()}, false,
                       context.streams().outIsTty))
         return 0;

@@ -20,7 +20,7 @@ bool isNegativeNumber(const std::string& word) {
                        [](unsigned char c) { return std::isdigit(c) || c == '.'; });
 }
 
-bool visible(const CLI::App* app) {
+bool isVisible(const CLI::App* app) {
     return !app->get_name().empty() && app->get_name().rfind("__", 0) != 0;
 }
 
@@ -32,7 +32,7 @@ const CLI::Option* findFlag(const CLI::App* app, const std::string& flag) {
     return nullptr;
 }
 
-bool takesValue(const CLI::Option* option) {
+bool optionTakesValue(const CLI::Option* option) {
     return option->get_type_size_max() > 0 && option->get_expected_min() > 0;
 }
 
@@ -150,7 +150,7 @@ bool namesAfter(const CLI::App* app, std::vector<std::string>::const_iterator be
     for (auto it = begin; it != end; ++it) {
         if (it->size() < 2 || (*it)[0] != '-') return true;
         const CLI::Option* option = findFlag(app, it->substr(0, it->find('=')));
-        if (option != nullptr && takesValue(option) && it->find('=') == std::string::npos &&
+        if (option != nullptr && optionTakesValue(option) && it->find('=') == std::string::npos &&
             (it->rfind("--", 0) == 0 || it->size() == 2) && it + 1 != end)
             ++it;
     }
@@ -204,7 +204,7 @@ std::string verbHint(const CLI::App& root, const std::string& where, const std::
     // A verb one of the groups has: `rossoctl get` is `rossoctl sandbox get` or `agents get`;
     // `get sandboxes` is `sandbox list`, `get sandbox orders` is `sandbox get orders`.
     std::vector<std::string> found;
-    for (const CLI::App* group : root.get_subcommands(visible)) {
+    for (const CLI::App* group : root.get_subcommands(isVisible)) {
         if (findSubcommand(group, word) == nullptr || "rossoctl " + group->get_name() == where ||
             (!noun.empty() && noun != group->get_name()))
             continue;
@@ -267,7 +267,7 @@ std::string unknownFlag(const CLI::App* app, const std::vector<std::string>& arg
         }
     }
     // `agents import --name x` with from-image left out
-    for (const CLI::App* sub : app->get_subcommands(visible))
+    for (const CLI::App* sub : app->get_subcommands(isVisible))
         for (const CLI::Option* option : sub->get_options())
             if (!option->get_positional() && option->check_name(flag) &&
                 findFlag(app, flag) == nullptr)
@@ -335,8 +335,8 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
             if (option == nullptr)
                 return Mistake{unknownFlag(app, args, i, flag, lastValueFlag, argumentAt), where};
             const bool joined = longFlag ? word.find('=') != std::string::npos : word.size() > 2;
-            lastValueFlag = takesValue(option) ? option : nullptr;
-            if (takesValue(option) && !joined) {
+            lastValueFlag = optionTakesValue(option) ? option : nullptr;
+            if (optionTakesValue(option) && !joined) {
                 if (i + 1 >= args.size()) return Mistake{"flag needs an argument: " + word, where};
                 ++i;
             }
@@ -351,9 +351,9 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
             where += " " + sub->get_name();
             continue;
         }
-        if (!app->get_subcommands(visible).empty() && !takesArguments(app)) {
+        if (!app->get_subcommands(isVisible).empty() && !takesArguments(app)) {
             std::vector<std::string> known;
-            for (const CLI::App* sub : app->get_subcommands(visible)) {
+            for (const CLI::App* sub : app->get_subcommands(isVisible)) {
                 known.push_back(sub->get_name());
                 for (const auto& alias : sub->get_aliases()) known.push_back(alias);
             }
@@ -375,7 +375,7 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
     // (CLI11 lists them reversed).
     // A command with subcommands that also runs on its own words (sandbox pool [NAME] beside
     // sandbox pool list) is held to its own arguments, not asked for a subcommand.
-    const bool runsAlone = app->get_subcommands(visible).empty() || takesArguments(app);
+    const bool runsAlone = app->get_subcommands(isVisible).empty() || takesArguments(app);
     const size_t capacity = argumentCapacity(app);
     if (arguments.size() > capacity && runsAlone) {
         // `--allow-host a b`: the extra word is a second value of a flag that takes one
@@ -406,7 +406,7 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
     }
     if (!runsAlone && app != &root) {
         std::string commands;
-        for (const CLI::App* sub : app->get_subcommands(visible))
+        for (const CLI::App* sub : app->get_subcommands(isVisible))
             commands += (commands.empty() ? "" : ", ") + sub->get_name();
         return Mistake{fmt::format("\"{}\" needs a command: {}", where, commands), where};
     }
@@ -417,11 +417,13 @@ std::optional<Mistake> findMistake(const CLI::App& root, const std::vector<std::
 // --dry-run[=client].
 // A flag whose value may be left out and has no default (--pool[=NAME], CLI11 "--pool{}").
 bool takesOptionalName(const CLI::Option* option) {
-    return !takesValue(option) && option->get_name(false, true).find("{}") != std::string::npos;
+    return !optionTakesValue(option) &&
+           option->get_name(false, true).find("{}") != std::string::npos;
 }
 
 bool isBooleanFlag(const CLI::Option* option) {
-    return !takesValue(option) && option->get_name(false, true).find('{') == std::string::npos;
+    return !optionTakesValue(option) &&
+           option->get_name(false, true).find('{') == std::string::npos;
 }
 
 // The words strconv.ParseBool takes, which is what pflag accepts after --flag= (CLI11 would
@@ -470,7 +472,7 @@ std::optional<Mistake> findBadBoolean(const CLI::App& root, const std::vector<st
 // the command) and eat the "--" that ends rossoctl's flags, so the command's own flags were ours.
 void takeOneValuePerUse(CLI::App& app) {
     for (CLI::Option* option : app.get_options())
-        if (!option->get_positional() && takesValue(option) &&
+        if (!option->get_positional() && optionTakesValue(option) &&
             (option->get_items_expected_max() > 1 ||
              option->get_multi_option_policy() == CLI::MultiOptionPolicy::TakeAll))
             option->expected(1)->allow_extra_args(false)->multi_option_policy(
@@ -551,7 +553,7 @@ std::vector<std::string> normalizeArguments(const CLI::App& root, std::vector<st
         if (const CLI::App* sub = findSubcommand(app, word)) app = sub;
         if (word.size() > 2 && word[0] == '-' && word[1] != '-' && word[2] == '=') {
             const CLI::Option* shortFlag = findFlag(app, word.substr(0, 2));
-            if (shortFlag && takesValue(shortFlag)) {
+            if (shortFlag && optionTakesValue(shortFlag)) {
                 joined.push_back(word.substr(0, 2));
                 joined.push_back(word.substr(3));
                 continue;
@@ -566,7 +568,8 @@ std::vector<std::string> normalizeArguments(const CLI::App& root, std::vector<st
         const CLI::Option* option = word.rfind("--", 0) == 0 && word.find('=') == std::string::npos
                                         ? findFlag(app, word)
                                         : nullptr;
-        if (option && takesValue(option) && i + 1 < args.size() && isNegativeNumber(args[i + 1])) {
+        if (option && optionTakesValue(option) && i + 1 < args.size() &&
+            isNegativeNumber(args[i + 1])) {
             joined.push_back(word + "=" + args[i + 1]);
             ++i;
             continue;

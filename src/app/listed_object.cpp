@@ -10,7 +10,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string metadataString(const json& object, const char* field) {
+std::string listedMetadataString(const json& object, const char* field) {
     const auto metadata = object.find("metadata");
     if (metadata == object.end() || !metadata->is_object()) return {};
     const auto value = metadata->find(field);
@@ -21,20 +21,20 @@ std::string metadataString(const json& object, const char* field) {
 }  // namespace
 
 std::string listedName(const json& object) {
-    return object.is_object() ? metadataString(object, "name") : std::string{};
+    return object.is_object() ? listedMetadataString(object, "name") : std::string{};
 }
 
 std::string actingNamespace(const json& object, const std::string& listedNs) {
     if (!listedNs.empty() || !object.is_object()) return listedNs;
-    return metadataString(object, "namespace");
+    return listedMetadataString(object, "namespace");
 }
 
 std::string unusableListedObject(const json& object, const std::string& listedNs) {
     if (!object.is_object()) return "it is not an object";
-    const std::string name = metadataString(object, "name");
+    const std::string name = listedMetadataString(object, "name");
     if (const std::string why = kube::invalidPathSegment(name); !why.empty())
         return fmt::format("its name \"{}\" {}", name, why);
-    const std::string own = metadataString(object, "namespace");
+    const std::string own = listedMetadataString(object, "namespace");
     if (!listedNs.empty()) {
         if (!own.empty() && own != listedNs)
             return fmt::format("it was listed in {} but its metadata.namespace is \"{}\"", listedNs,

@@ -84,7 +84,7 @@ std::vector<std::string> askedZones(const CorefileServer& server,
     return zones;
 }
 
-std::string joined(const std::vector<std::string>& words, const char* separator = " ") {
+std::string joinedWords(const std::vector<std::string>& words, const char* separator = " ") {
     std::string line;
     for (const auto& word : words) line += (line.empty() ? "" : separator) + word;
     return line;
@@ -261,7 +261,7 @@ DnsAssessment assessClusterDns(const ClusterDns& dns) {
         const bool rewrites =
             std::any_of(server.directives.begin(), server.directives.end(),
                         [](const auto& directive) { return directive.front() == "rewrite"; });
-        const std::string block = joined(server.zones, ", ");
+        const std::string block = joinedWords(server.zones, ", ");
         for (const auto& directive : server.directives) {
             const std::string& plugin = directive.front();
             if (kAsksOthers.count(plugin)) {
@@ -269,11 +269,11 @@ DnsAssessment assessClusterDns(const ClusterDns& dns) {
                 const auto outside = std::find_if_not(zones.begin(), zones.end(), isCluster);
                 if (outside == zones.end()) continue;
                 if (recurses.summary.empty())
-                    recurses.summary = fmt::format("{}: {}", dns.source, joined(directive));
+                    recurses.summary = fmt::format("{}: {}", dns.source, joinedWords(directive));
                 recurses.evidence.push_back(fmt::format(
                     "{} Corefile, block {}: {}{}: DNS to kube-dns resolves outside names (a "
                     "tunnel out)",
-                    dns.source, block, joined(directive),
+                    dns.source, block, joinedWords(directive),
                     rewrites && *outside == "." ? " after a rewrite (any name may reach it)" : ""));
             } else if (!kAnswersLocally.count(plugin)) {
                 if (unknown.summary.empty())
@@ -298,7 +298,7 @@ DnsAssessment assessClusterDns(const ClusterDns& dns) {
     return {DnsRecursion::Closed,
             {fmt::format("{} Corefile: no plugin asks other servers for a name outside the "
                          "cluster's zones ({}): DNS to kube-dns does not recurse",
-                         dns.source, joined(cluster, ", "))},
+                         dns.source, joinedWords(cluster, ", "))},
             ""};
 }
 

@@ -20,7 +20,7 @@ namespace {
 // sandbox gets no new pod, which the pod watch alone would wait for forever).
 constexpr std::chrono::seconds kSandboxRecheck{30};
 // How long one read of the sandbox rides out an apiserver outage while following.
-constexpr std::chrono::minutes kOutageBudget{10};
+constexpr std::chrono::minutes kLogsOutageBudget{10};
 
 const json& containerStatus(const json& pod, const std::string& container) {
     static const json none = json::object();
@@ -167,7 +167,7 @@ class LogFollower {
         std::optional<json> sandbox;
         auto read = [&] { sandbox = client_.getIfExists(sandboxes_, ns_, name_); };
         if (missingOk)
-            kube::rideOutOutage(clock_, kOutageBudget, options_.cancel, read);
+            kube::rideOutOutage(clock_, kLogsOutageBudget, options_.cancel, read);
         else
             read();
         if (!sandbox && !missingOk) {

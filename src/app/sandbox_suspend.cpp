@@ -19,7 +19,7 @@ using std::chrono::milliseconds;
 
 namespace {
 
-constexpr int kMaxAttempts = 3;  // a 409 on the patch: read again, patch again
+constexpr int kMaxPatchAttempts = 3;  // a 409 on the patch: read again, patch again
 
 std::string timeoutText(milliseconds timeout) {
     return fmt::format("the command's --timeout ({:.1f}s per sandbox)",
@@ -252,7 +252,7 @@ SuspendChange requestSuspend(kube::Client& client, const Clock& clock,
         } catch (const kube::ApiError& error) {
             // The Client already sent a quota conflict again: its tries times these multiplied.
             if (!error.isConflict() || error.isQuotaConflict()) throw;
-            if (attempt >= kMaxAttempts)
+            if (attempt >= kMaxPatchAttempts)
                 throw Error(fmt::format(
                     "sandbox/{} kept changing under us ({} attempts); try again", name, attempt));
         }

@@ -19,7 +19,7 @@ using nlohmann::json;
 // The label the controller gives each sandbox's pod (`sandbox list` selects by it too).
 constexpr const char* kSandboxPodLabel = "agents.x-k8s.io/sandbox-name-hash";
 
-const json* member(const json& object, const char* key) {
+const json* findMember(const json& object, const char* key) {
     if (!object.is_object()) return nullptr;
     auto found = object.find(key);
     return found == object.end() ? nullptr : &*found;
@@ -28,7 +28,7 @@ const json* member(const json& object, const char* key) {
 // A count: a non-negative integer, nothing else (a float, a string, a negative number is no
 // count the kubelet writes).
 std::optional<uint64_t> countAt(const json& object, const char* key) {
-    const json* value = member(object, key);
+    const json* value = findMember(object, key);
     if (!value) return std::nullopt;
     if (value->is_number_unsigned()) return value->get<uint64_t>();
     if (value->is_number_integer() && value->get<int64_t>() >= 0)
@@ -37,13 +37,13 @@ std::optional<uint64_t> countAt(const json& object, const char* key) {
 }
 
 std::string stringAt(const json& object, const char* key) {
-    const json* value = member(object, key);
+    const json* value = findMember(object, key);
     return value && value->is_string() ? value->get<std::string>() : std::string{};
 }
 
 const json& objectAt(const json& object, const char* key) {
     static const json empty = json::object();
-    const json* value = member(object, key);
+    const json* value = findMember(object, key);
     return value && value->is_object() ? *value : empty;
 }
 
@@ -54,7 +54,7 @@ PodUsage usageOf(const json& pod) {
     usage.time = stringAt(cpu, "time").substr(0, 40);
     usage.memoryWorkingSet = countAt(objectAt(pod, "memory"), "workingSetBytes");
     usage.processes = countAt(objectAt(pod, "process_stats"), "process_count");
-    const json* containers = member(pod, "containers");
+    const json* containers = findMember(pod, "containers");
     if (containers && containers->is_array()) {
         for (const auto& container : *containers) {
             const auto used = countAt(objectAt(container, "rootfs"), "usedBytes");
@@ -105,7 +105,7 @@ std::map<std::string, PodUsage> parseSummary(const json& summary,
     if (!summary.is_object())
         throw Error("the node's stats answer is not a Summary (a JSON object)");
     std::map<std::string, PodUsage> pods;
-    const json* items = member(summary, "pods");
+    const json* items = findMember(summary, "pods");
     if (!items || !items->is_array()) return pods;
     for (const auto& pod : *items) {
         const std::string uid = stringAt(objectAt(pod, "podRef"), "uid");

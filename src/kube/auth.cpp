@@ -8,20 +8,16 @@
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/base64.hpp"
 #include "rossoctl/kube/timestamp.hpp"
+#include "text.hpp"
 
 namespace rossoctl::kube {
 
 namespace {
 
+using text::trimmed;
+
 // client-go re-reads a token file at least this often even when it looks unchanged.
 constexpr auto kTokenFileMaxAge = std::chrono::minutes(1);
-
-std::string trimmed(const std::string& text) {
-    const char* space = " \t\r\n";
-    auto begin = text.find_first_not_of(space);
-    if (begin == std::string::npos) return {};
-    return text.substr(begin, text.find_last_not_of(space) - begin + 1);
-}
 
 // Reads an optional string field of the reply's status; type errors name only the field.
 std::string statusString(const nlohmann::json& status, const char* field) {

@@ -19,7 +19,7 @@ constexpr std::array<int, 256> makeDecodeTable() {
 
 constexpr std::array<int, 256> kDecodeTable = makeDecodeTable();
 
-bool isSpace(char c) {
+bool isBase64Space(char c) {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
@@ -58,7 +58,7 @@ std::optional<std::string> base64Decode(std::string_view text) {
     size_t padding = 0;
     size_t symbols = 0;
     for (char c : text) {
-        if (isSpace(c)) continue;
+        if (isBase64Space(c)) continue;
         if (c == '=') {
             ++padding;
             continue;

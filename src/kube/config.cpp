@@ -12,26 +12,19 @@
 #include <set>
 
 #include "rossoctl/errors.hpp"
+#include "text.hpp"
 
 namespace rossoctl::kube {
 
 namespace {
 
-std::string inQuotes(const std::string& text) {
-    return "\"" + text + "\"";
-}
+using text::inQuotes;
+using text::trimmed;
 
 std::string join(const std::vector<std::string>& parts, const std::string& separator) {
     std::string out;
     for (const auto& part : parts) out += (out.empty() ? "" : separator) + part;
     return out;
-}
-
-std::string trimmed(const std::string& text) {
-    const char* space = " \t\r\n";
-    auto begin = text.find_first_not_of(space);
-    if (begin == std::string::npos) return {};
-    return text.substr(begin, text.find_last_not_of(space) - begin + 1);
 }
 
 bool isRegularFile(const std::string& path) {

@@ -18,7 +18,7 @@ struct ZlibFunctions {
     decltype(&::inflateReset) reset;
 };
 
-const ZlibFunctions& functions() {
+const ZlibFunctions& zlibFunctions() {
     static const SharedLibrary library("libz.so.1", "zlib1g");
     static const ZlibFunctions loaded = [] {
         ZlibFunctions f{};
@@ -40,7 +40,7 @@ bool isGzip(std::string_view bytes) {
 
 std::optional<Inflated> gunzip(std::string_view compressed, size_t maxBytes) {
     if (!isGzip(compressed) || compressed.size() > UINT32_MAX) return std::nullopt;
-    const auto& f = functions();
+    const auto& f = zlibFunctions();
     z_stream stream{};
     // 16 + 15: a gzip header and the largest window.
     if (f.init(&stream, 16 + MAX_WBITS, ZLIB_VERSION, static_cast<int>(sizeof stream)) != Z_OK)

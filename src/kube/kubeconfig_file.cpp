@@ -8,17 +8,16 @@
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/base64.hpp"
 #include "rossoctl/kube/config.hpp"
+#include "text.hpp"
 
 namespace rossoctl::kube {
 
 namespace {
 
+using text::inQuotes;
+
 constexpr const char* kExecApiV1 = "client.authentication.k8s.io/v1";
 constexpr const char* kExecApiV1beta1 = "client.authentication.k8s.io/v1beta1";
-
-std::string inQuotes(const std::string& text) {
-    return "\"" + text + "\"";
-}
 
 // Walks the YAML tree; every complaint names the file, the line and the key path.
 class KubeConfigReader {

@@ -24,7 +24,7 @@
 namespace rossoctl::kube {
 namespace {
 
-constexpr const char* kProtocolV4 = "v4.channel.k8s.io";
+constexpr const char* kPortForwardProtocolV4 = "v4.channel.k8s.io";
 constexpr int kDataChannel = 0;
 constexpr int kErrorChannel = 1;
 constexpr size_t kPortPrefixBytes = 2;
@@ -40,10 +40,10 @@ constexpr int kLastFrameSlices = 5;
 // waits for the server to take it as long as the forward lives (back-pressure holds only this
 // connection's pump), but in slices: once the forward is over or stopped (Ctrl-C, the pod gone)
 // a server that stopped reading holds it no longer (TransportError Cancelled).
-class FrameWriter {
+class ForwardFrameWriter {
   public:
-    FrameWriter(UpgradedConnection& connection, Random& random, const CancelFlag* stop,
-                const std::atomic<bool>& done, std::chrono::milliseconds slice)
+    ForwardFrameWriter(UpgradedConnection& connection, Random& random, const CancelFlag* stop,
+                       const std::atomic<bool>& done, std::chrono::milliseconds slice)
         : connection_(connection), random_(random), stop_(stop), done_(done), slice_(slice) {}
     void send(WsOpcode opcode, std::string_view payload) {
         sendWhile(opcode, payload, [&] { return !done_.load() && !stopRequested(stop_); });
@@ -87,7 +87,7 @@ std::unique_ptr<UpgradedConnection> openStream(Client& client, const PortForward
                                             {"Upgrade", "websocket"},
                                             {"Sec-WebSocket-Version", "13"},
                                             {"Sec-WebSocket-Key", key},
-                                            {"Sec-WebSocket-Protocol", kProtocolV4}});
+                                            {"Sec-WebSocket-Protocol", kPortForwardProtocolV4}});
     const HttpResponse& handshake = connection->handshake();
     if (handshake.status != 101)
         throw Error(
@@ -98,7 +98,7 @@ std::unique_ptr<UpgradedConnection> openStream(Client& client, const PortForward
         throw Error("port-forward: the server's WebSocket handshake does not match the request");
     // The kubelet's server also takes a request naming no protocol, with the same framing.
     const std::string protocol = handshake.header("sec-websocket-protocol");
-    if (!protocol.empty() && protocol != kProtocolV4)
+    if (!protocol.empty() && protocol != kPortForwardProtocolV4)
         throw Error("port-forward: the server speaks no supported stream protocol (" +
                     boundedServerMessage(protocol, 60) + ")");
     return connection;
@@ -130,7 +130,7 @@ bool writeLocal(int socket, std::string_view bytes, const CancelFlag* stop,
 // waits for the connection to take it) before the next is read.
 class LocalPump {
   public:
-    LocalPump(int socket, FrameWriter& writer, const CancelFlag* stop,
+    LocalPump(int socket, ForwardFrameWriter& writer, const CancelFlag* stop,
               const PortForwardLimits& limits, std::atomic<bool>& done)
         : socket_(socket), writer_(writer), stop_(stop), limits_(limits), done_(done) {
         thread_ = std::thread([this] { pump(); });
@@ -177,7 +177,7 @@ class LocalPump {
     }
 
     int socket_;
-    FrameWriter& writer_;
+    ForwardFrameWriter& writer_;
     const CancelFlag* stop_;
     const PortForwardLimits& limits_;
     std::atomic<bool>& done_;
@@ -191,7 +191,7 @@ class LocalPump {
 // socket, the error channel kept within its bound.
 class StreamReader {
   public:
-    StreamReader(const PortForwardRequest& request, int socket, FrameWriter& writer,
+    StreamReader(const PortForwardRequest& request, int socket, ForwardFrameWriter& writer,
                  const CancelFlag* stop, const PortForwardLimits& limits, std::atomic<bool>& done)
         : request_(request),
           socket_(socket),
@@ -264,7 +264,7 @@ class StreamReader {
 
     const PortForwardRequest& request_;
     int socket_;
-    FrameWriter& writer_;
+    ForwardFrameWriter& writer_;
     const CancelFlag* stop_;
     const PortForwardLimits& limits_;
     std::atomic<bool>& done_;
@@ -286,7 +286,7 @@ PortForwardResult forwardConnection(Client& client, const PortForwardRequest& re
 
     PortForwardResult result;
     std::atomic<bool> done{false};
-    FrameWriter writer(*connection, client.random(), stop, done, limits.slice);
+    ForwardFrameWriter writer(*connection, client.random(), stop, done, limits.slice);
     StreamReader reader(request, socket, writer, stop, limits, done);
     WsFrameParser parser(limits.maxFrameBytes);
     std::exception_ptr failure;

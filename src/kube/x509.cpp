@@ -47,7 +47,7 @@ struct X509Functions {
     decltype(&::X509_SIG_free) encryptedKeyFree;
 };
 
-const X509Functions& functions() {
+const X509Functions& x509Functions() {
     static const SharedLibrary library("libcrypto.so.3", "libssl3");
     auto get = [&](auto& slot, const char* name) {
         slot = library.function<std::remove_reference_t<decltype(slot)>>(name);
@@ -130,20 +130,20 @@ bool isPrivateKeyLabel(std::string_view label) {
 
 using Bio = std::unique_ptr<BIO, void (*)(BIO*)>;
 Bio bioOf(std::string_view text) {
-    const auto& f = functions();
+    const auto& f = x509Functions();
     return Bio(f.bioNew(text.data(), static_cast<int>(text.size())),
-               [](BIO* bio) { functions().bioFree(bio); });
+               [](BIO* bio) { x509Functions().bioFree(bio); });
 }
 
 X509* certificateOf(std::string_view text) {
     auto bio = bioOf(text);
-    return bio ? functions().readCertificate(bio.get(), nullptr, refusePassphrase, nullptr)
+    return bio ? x509Functions().readCertificate(bio.get(), nullptr, refusePassphrase, nullptr)
                : nullptr;
 }
 
 EVP_PKEY* keyOf(std::string_view text) {
     auto bio = bioOf(text);
-    return bio ? functions().readKey(bio.get(), nullptr, refusePassphrase, nullptr) : nullptr;
+    return bio ? x509Functions().readKey(bio.get(), nullptr, refusePassphrase, nullptr) : nullptr;
 }
 
 // A DER value is one ASN.1 SEQUENCE: its first byte.
@@ -161,7 +161,7 @@ struct DerContents {
 };
 
 DerContents readDer(std::string_view text) {
-    const auto& f = functions();
+    const auto& f = x509Functions();
     DerContents contents;
     const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
     const long size = static_cast<long>(text.size());
@@ -201,7 +201,7 @@ struct Loaded {
     X509_STORE* store = nullptr;
     OPENSSL_STACK* untrusted = nullptr;
     ~Loaded() {
-        const auto& f = functions();
+        const auto& f = x509Functions();
         for (auto* certificate : certificates) f.certificateFree(certificate);
         for (auto* certificate : authorities) f.certificateFree(certificate);
         for (auto* key : keys)
@@ -218,7 +218,7 @@ bool holdsPrivateKeyMaterial(const std::string& text) {
     for (const auto& block : pemBlocks(text))
         if (isPrivateKeyLabel(block.label)) return true;
     if (!mayBeDer(text)) return false;
-    const auto& f = functions();
+    const auto& f = x509Functions();
     DerContents contents = readDer(text);
     for (auto* certificate : contents.certificates) f.certificateFree(certificate);
     if (contents.key) f.keyFree(contents.key);
@@ -253,7 +253,7 @@ PrivateKeyScan scanPrivateKeys(const std::vector<std::string>& texts,
     }
     if (keyBlocks.empty() && derTexts.empty()) return scan;
 
-    const auto& f = functions();
+    const auto& f = x509Functions();
     Loaded loaded;
     for (const auto& block : keyBlocks)
         loaded.keys.push_back(block.text.empty() ? nullptr : keyOf(block.text));

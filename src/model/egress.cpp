@@ -37,7 +37,7 @@ std::optional<Protocol> parseProtocol(const std::string& text) {
     return std::nullopt;
 }
 
-bool allDigits(const std::string& text) {
+bool isPortNumberText(const std::string& text) {
     return !text.empty() &&
            std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -64,7 +64,7 @@ PortSet rulePorts(const json& ports, std::vector<std::string>& notes, bool ciliu
         int first = 1, last = 65535;
         if (number.is_number_integer()) {
             first = last = number.get<int>();
-        } else if (number.is_string() && allDigits(number.get<std::string>())) {
+        } else if (number.is_string() && isPortNumberText(number.get<std::string>())) {
             first = last = std::stoi(number.get<std::string>());
         } else if (number.is_string() && number.get<std::string>() != "0") {
             // A named port means the number each destination pod gives that name.
@@ -73,7 +73,7 @@ PortSet rulePorts(const json& ports, std::vector<std::string>& notes, bool ciliu
         }
         const json& end = member(port, "endPort");
         if (end.is_number_integer() && first == last) last = end.get<int>();
-        if (end.is_string() && allDigits(end.get<std::string>()) && first == last)
+        if (end.is_string() && isPortNumberText(end.get<std::string>()) && first == last)
             last = std::stoi(end.get<std::string>());
         if (first == 0) first = 1, last = 65535;  // Cilium's "0" is every port
         for (auto protocol : protocols) set.add(protocol, first, last);

@@ -14,7 +14,7 @@
 namespace rossoctl::model {
 namespace {
 
-std::string printable(const std::string& value) {
+std::string printableCut(const std::string& value) {
     std::string out;
     for (unsigned char c : value.substr(0, 80)) out += (c < 0x20 || c == 0x7f) ? '?' : char(c);
     return out;
@@ -65,19 +65,19 @@ AllowedHost parseAllowedHost(const std::string& text) {
         const std::string port = text.rfind("https", 0) == 0 ? "443" : "80";
         throw UsageError(fmt::format(
             "--allow-host \"{}\" is a URL: give its host and port, --allow-host {}",
-            printable(text),
-            printable(rest.find(':') == std::string::npos || rest.find('[') != std::string::npos
-                          ? rest + ":" + port
-                          : rest)));
+            printableCut(text),
+            printableCut(rest.find(':') == std::string::npos || rest.find('[') != std::string::npos
+                             ? rest + ":" + port
+                             : rest)));
     }
     if (std::count(text.begin(), text.end(), ':') > 1 || text.find('[') != std::string::npos ||
         text.find('/') != std::string::npos)
         throw UsageError(fmt::format(
             "--allow-host \"{}\" is an address or a range, not a name: use --allow-cidr for it",
-            printable(text)));
+            printableCut(text)));
     if (auto colon = text.find(':'); colon != std::string::npos) {
         host = text.substr(0, colon);
-        result.port = parsePort(text.substr(colon + 1), "--allow-host " + printable(text));
+        result.port = parsePort(text.substr(colon + 1), "--allow-host " + printableCut(text));
     }
     std::transform(host.begin(), host.end(), host.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -85,17 +85,17 @@ AllowedHost parseAllowedHost(const std::string& text) {
     if (host.find('*') != std::string::npos)
         throw UsageError(
             fmt::format("--allow-host \"{}\": wildcards are not supported; list each host name",
-                        printable(text)));
+                        printableCut(text)));
     if (isAddress(host))
         throw UsageError(
             fmt::format("--allow-host \"{}\" is an address, not a name: use "
                         "--allow-cidr {}/{} instead",
-                        printable(text), host, host.find(':') == std::string::npos ? 32 : 128));
+                        printableCut(text), host, host.find(':') == std::string::npos ? 32 : 128));
     validateDnsSubdomain(host, "--allow-host");
     auto lastDot = host.rfind('.');
     if (allDigits(lastDot == std::string::npos ? host : host.substr(lastDot + 1)))
         throw UsageError(fmt::format("--allow-host \"{}\" is neither a host name nor an address",
-                                     printable(text)));
+                                     printableCut(text)));
     result.host = host;
     return result;
 }
@@ -103,7 +103,7 @@ AllowedHost parseAllowedHost(const std::string& text) {
 std::string parseCidr(const std::string& text) {
     auto invalid = [&](const std::string& why) {
         return UsageError(
-            fmt::format("--allow-cidr \"{}\" is not a valid CIDR: {}", printable(text), why));
+            fmt::format("--allow-cidr \"{}\" is not a valid CIDR: {}", printableCut(text), why));
     };
     auto slash = text.find('/');
     std::string address = text.substr(0, slash);
@@ -144,7 +144,7 @@ EgressMechanism parseEgressMechanism(const std::string& text) {
     if (text == "cilium") return EgressMechanism::Cilium;
     throw UsageError(fmt::format(
         "invalid value \"{}\" for --egress: want auto, networkpolicy, egressfirewall or cilium",
-        printable(text)));
+        printableCut(text)));
 }
 
 std::string egressMechanismName(EgressMechanism mechanism) {
@@ -170,7 +170,7 @@ void validateProjectOptions(ProjectOptions& options) {
          {std::pair{options.pods, "--pods"}, std::pair{options.persistentVolumeClaims, "--pvcs"}}) {
         if (!allDigits(value) || value.size() > 6)
             throw UsageError(
-                fmt::format("{} must be a whole number, got \"{}\"", flag, printable(value)));
+                fmt::format("{} must be a whole number, got \"{}\"", flag, printableCut(value)));
     }
     if (std::stoi(options.pods) < 1) throw UsageError("--pods must be at least 1");
     positiveQuantity(options.containerCpu, "--container-cpu");
@@ -191,7 +191,7 @@ void validateProjectOptions(ProjectOptions& options) {
         options.podSecurity != "privileged")
         throw UsageError(fmt::format(
             "invalid value \"{}\" for --pod-security: want restricted, baseline or privileged",
-            printable(options.podSecurity)));
+            printableCut(options.podSecurity)));
     if (!options.runtimeClass.empty())
         validateDnsSubdomain(options.runtimeClass, "--runtime-class");
     for (const auto& registry : options.allowRegistries) {
@@ -203,7 +203,7 @@ void validateProjectOptions(ProjectOptions& options) {
             throw UsageError(fmt::format(
                 "invalid value \"{}\" for --allow-registry: want a registry host (docker.io, "
                 "registry.example.com:5000) or host/path (ghcr.io/team)",
-                printable(registry)));
+                printableCut(registry)));
     }
     if (!options.allowDns && !options.allowHosts.empty())
         throw UsageError(

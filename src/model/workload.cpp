@@ -38,7 +38,7 @@ long number(const json& object, const char* name) {
 }
 
 // The condition of that type, or an empty object.
-const json& condition(const json& object, const std::string& type) {
+const json& conditionOrNull(const json& object, const std::string& type) {
     static const json kEmpty = json::object();
     const json& conditions = field(field(object, "status"), "conditions");
     if (!conditions.is_array()) return kEmpty;
@@ -48,7 +48,7 @@ const json& condition(const json& object, const std::string& type) {
 }
 
 bool conditionTrue(const json& object, const std::string& type) {
-    return condition(object, type).value("status", "") == "True";
+    return conditionOrNull(object, type).value("status", "") == "True";
 }
 
 // "Available=False (MinimumReplicasUnavailable: ...); Progressing=True (...)"
@@ -100,7 +100,7 @@ WorkloadStatus jobStatus(const json& job) {
         result.reason = "Complete";
     } else if (conditionTrue(job, "Failed")) {
         result.failed = true;
-        result.reason = condition(job, "Failed").value("reason", "Failed");
+        result.reason = conditionOrNull(job, "Failed").value("reason", "Failed");
     } else if (readyPods > 0) {
         result.ready = true;
         result.reason = "Running";
@@ -208,7 +208,7 @@ WorkloadStatus workloadStatus(WorkloadType type, const json& object) {
     switch (type) {
         case WorkloadType::Deployment: {
             WorkloadStatus status = replicaStatus(object, conditionTrue(object, "Available"));
-            const json& progressing = condition(object, "Progressing");
+            const json& progressing = conditionOrNull(object, "Progressing");
             if (progressing.value("reason", "") == "ProgressDeadlineExceeded") {
                 status.failed = true;
                 status.reason = "ProgressDeadlineExceeded";

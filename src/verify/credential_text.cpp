@@ -91,7 +91,7 @@ const char* singleEscape(char c) {
     }
 }
 
-bool isBase64Url(char c) {
+bool isTokenCharacter(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_';
 }
 
@@ -269,7 +269,7 @@ CredentialShape tokenPartShape(std::string_view text, const std::string& cluster
          at != std::string_view::npos && worst.verdict != Verdict::Fail;
          at = text.find("eyJ", at)) {
         size_t end = at + 3;
-        while (end < text.size() && isBase64Url(text[end])) ++end;
+        while (end < text.size() && isTokenCharacter(text[end])) ++end;
         // A header run straight into its claims (the dot left out) decodes to neither: the next
         // few "eyJ" inside the run are tried too, a constant number of decodings per run.
         for (size_t from = at, tries = 0; from < end && tries < 4 && worst.verdict != Verdict::Fail;

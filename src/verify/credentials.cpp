@@ -26,7 +26,7 @@ using namespace json_access;
 
 namespace {
 
-const char* kContainerKinds[] = {"initContainers", "containers", "ephemeralContainers"};
+const char* kPodContainerKinds[] = {"initContainers", "containers", "ephemeralContainers"};
 
 std::string joined(const json& words) {
     std::string all;
@@ -97,7 +97,7 @@ std::vector<std::pair<std::string, std::string>> referencedSources(const json& p
             add("configmap", stringAt(at(source, "configMap"), "name"));
         }
     }
-    for (const char* kind : kContainerKinds) {
+    for (const char* kind : kPodContainerKinds) {
         for (const auto& container : arrayAt(spec, kind)) {
             for (const auto& env : arrayAt(container, "env")) {
                 const json& from = at(env, "valueFrom");
@@ -117,7 +117,7 @@ std::vector<ReadableValue> readableValues(const json& pod,
                                           const std::vector<CredentialSource>& sources) {
     std::vector<ReadableValue> values;
     const json& spec = at(pod, "spec");
-    for (const char* kind : kContainerKinds) {
+    for (const char* kind : kPodContainerKinds) {
         for (const auto& container : arrayAt(spec, kind)) {
             const std::string name = fmt::format("container {}", stringAt(container, "name"));
             std::map<std::string, std::string> fieldValues;  // for $(VAR) expansion
@@ -282,7 +282,7 @@ void judgePrivateKeys(const std::vector<ReadableValue>& values,
 std::vector<JoinedValues> joinedEnvValues(const json& pod) {
     constexpr size_t kLongestPart = 64 * 1024;
     std::vector<JoinedValues> pairs;
-    for (const char* kind : kContainerKinds)
+    for (const char* kind : kPodContainerKinds)
         for (const auto& container : arrayAt(at(pod, "spec"), kind)) {
             std::vector<std::pair<std::string, std::string>> literal;  // (name, value)
             for (const auto& env : arrayAt(container, "env"))

@@ -12,7 +12,7 @@ namespace {
 bool isIpv6(const std::string& address) {
     return address.find(':') != std::string::npos;
 }
-bool isLoopbackAddress(const std::string& address) {
+bool isLoopbackText(const std::string& address) {
     return address == "::1" || address.rfind("127.", 0) == 0;
 }
 
@@ -26,7 +26,7 @@ Finding otherFamilyEgressLive(const IsolationFacts& facts, AddressFamily probed)
                        ""};
     std::vector<std::string> v4, v6;
     for (const auto& address : facts.localAddresses)
-        if (!isLoopbackAddress(address)) (isIpv6(address) ? v6 : v4).push_back(address);
+        if (!isLoopbackText(address)) (isIpv6(address) ? v6 : v4).push_back(address);
     // A pod of both families (Any) was probed over the target's one only.
     const bool probedV6 =
         probed == AddressFamily::IPv6 || (probed == AddressFamily::Any && v4.empty());

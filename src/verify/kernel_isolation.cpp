@@ -13,7 +13,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string lower(std::string value) {
+std::string lowerCase(std::string value) {
     for (auto& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return value;
 }
@@ -32,7 +32,7 @@ std::string handlerOf(const std::optional<json>& runtimeClass) {
 
 // Handlers that start a container as a process of the node's kernel.
 bool hostKernelHandler(const std::string& handler) {
-    const std::string name = lower(handler);
+    const std::string name = lowerCase(handler);
     return name == "runc" || name == "crun" || name == "youki" || name == "runhcs-wcow-process";
 }
 
@@ -50,7 +50,7 @@ bool bootIdShape(const std::string& id) {
 }  // namespace
 
 bool claimsSandboxedRuntime(const std::string& name) {
-    const std::string value = lower(name);
+    const std::string value = lowerCase(name);
     for (const char* word : {"gvisor", "runsc", "kata", "firecracker"})
         if (value.find(word) != std::string::npos) return true;
     return false;

@@ -15,7 +15,7 @@
 namespace rossoctl::app::copy {
 namespace {
 
-constexpr size_t kMaxStderr = 4096;
+constexpr size_t kMaxStreamStderr = 4096;
 constexpr const char* kCatOutScript = "cd \"$1\" && exec cat \"$2\"";
 // Told the length; see writeExactlyScript for why it is neither `exec cat > F` nor an EOF.
 std::string headInScript() {
@@ -23,7 +23,7 @@ std::string headInScript() {
 }
 
 void keepStderr(std::string& text, std::string_view bytes) {
-    text.append(bytes.substr(0, kMaxStderr - std::min(kMaxStderr, text.size())));
+    text.append(bytes.substr(0, kMaxStreamStderr - std::min(kMaxStreamStderr, text.size())));
 }
 
 // What stdin has now: the copy's deadline or Ctrl-C ends the wait. 0 only at the end of input.
@@ -40,7 +40,7 @@ size_t readStdinSlice(int descriptor, char* out, size_t size, const Clock& clock
     });
 }
 
-struct FileCloser {
+struct StreamFileCloser {
     void operator()(std::FILE* file) const { std::fclose(file); }
 };
 
@@ -50,7 +50,7 @@ CopyStats copyFileToSink(kube::Client& client, const PodTarget& target,
                          const std::string& remotePath, const ExtractLimits& limits,
                          const std::function<void(std::string_view)>& sink) {
     // Staged whole before the sink sees a byte: a pipe reader never gets a cut file.
-    std::unique_ptr<std::FILE, FileCloser> staged(std::tmpfile());
+    std::unique_ptr<std::FILE, StreamFileCloser> staged(std::tmpfile());
     if (!staged) throw Error(fmt::format("cannot create a temporary file: {}", strerror(errno)));
     const uint64_t cap = std::min(limits.maxFileBytes, limits.maxBytes);
     const std::string flag = limits.maxFileBytes <= limits.maxBytes ? "file-bytes" : "bytes";
@@ -86,7 +86,7 @@ CopyStats copyFileToSink(kube::Client& client, const PodTarget& target,
 void copySourceToPod(kube::Client& client, const PodTarget& target, const std::string& remoteTarget,
                      kube::ExecIo input, const StdinLimits& limits) {
     // Staged whole first: the command in the pod is told how many bytes to read.
-    std::unique_ptr<std::FILE, FileCloser> staged(std::tmpfile());
+    std::unique_ptr<std::FILE, StreamFileCloser> staged(std::tmpfile());
     if (!staged) throw Error(fmt::format("cannot create a temporary file: {}", strerror(errno)));
     std::vector<char> buffer(64 * 1024);
     uint64_t size = 0;

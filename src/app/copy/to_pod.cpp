@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 using run::TarWriter;
 
 constexpr size_t kChunk = 64 * 1024;
-constexpr size_t kMaxStderr = 4096;
+constexpr size_t kMaxUntarStderr = 4096;
 constexpr size_t kDirectoriesPerExec = 200;
 
 // Told the length ($3), not sent an end of input (see writeExactlyScript), and the archive's last
@@ -93,7 +93,7 @@ std::vector<LocalEntry> enumerate(const fs::path& source, const std::string& fil
 }
 
 void readStderr(std::string& text, std::string_view bytes) {
-    text.append(bytes.substr(0, kMaxStderr - std::min(kMaxStderr, text.size())));
+    text.append(bytes.substr(0, kMaxUntarStderr - std::min(kMaxUntarStderr, text.size())));
 }
 
 // The tar stream of `entries`, produced as the exec reads it.

@@ -104,7 +104,7 @@ bool isDnsLabel(const std::string& text) {
     }
 }
 
-std::string joined(const std::vector<std::string>& parts) {
+std::string joinedNames(const std::vector<std::string>& parts) {
     std::string out;
     for (const auto& part : parts) out += (out.empty() ? "" : "; ") + part;
     return out;
@@ -243,8 +243,8 @@ NamedWarmPool resolveWarmPool(kube::Client& client, const std::string& ns, const
         throw Error(fmt::format(
             "SandboxWarmPool {} in {} does not match this run: {}; drop {} to run on its pods "
             "as they are, or take another pool (rossoctl sandbox pool list -n {})",
-            name, ns, joined(differences), differences.size() == 1 ? "that flag" : "those flags",
-            ns));
+            name, ns, joinedNames(differences),
+            differences.size() == 1 ? "that flag" : "those flags", ns));
     NamedWarmPool named;
     named.shape = requested;
     const auto take = [](bool flagGiven, std::string& field, const std::string& pools) {
@@ -312,7 +312,7 @@ std::optional<WarmPoolStatus> reconcileNamedWarmPool(kube::Client& client, const
             throw Error(fmt::format(
                 "SandboxWarmPool {} in {} keeps another shape: {}; drop {} to resize it, or empty "
                 "it first (--size 0) to change its shape",
-                name, ns, joined(differences),
+                name, ns, joinedNames(differences),
                 differences.size() == 1 ? "that flag" : "those flags"));
         shape = *have;
     }
