@@ -13,6 +13,44 @@ using nlohmann::json;
 using rossoctl::testing::TestHost;
 using namespace rossoctl::testing::verify_fixtures;
 
+TEST_CASE("agents import interrupted after its Sandbox says what was created and what to do",
+          "[walk8][agents][interrupt][command]") {
+    // walk6 MINOR 4: "error: interrupted", though the Sandbox existed (and ran) without its
+    // AgentRuntime, and a second import said "already exists".
+    const std::string runtimes = "/apis/agent.rossoctl.dev/v1alpha1/namespaces/team1/agentruntimes";
+    for (const bool cutInFlight : {false, true}) {
+        TestHost host;
+        host.serveGroups();
+        host.server.onJson("GET", "/api/v1/namespaces/team1", 200,
+                           {{"metadata", {{"name", "team1"}}}});
+        host.server.on("GET", "/api/v1/namespaces/team1/limitranges", 200, R"({"items":[]})");
+        host.server.on("POST", kSandboxes, 201, R"({"metadata":{"name":"int005"}})");
+        host.server.onRequest = [&](const kube::HttpRequest& request) {
+            const std::string cutAt = cutInFlight ? kSandboxes : runtimes;
+            if (request.method == "POST" && contains(request.url, cutAt)) {
+                host.cancel.cancel();  // Ctrl-C: the request is cut
+                throw kube::TransportError(kube::TransportError::Kind::Cancelled, "interrupted");
+            }
+        };
+        INFO(cutInFlight);
+        CHECK(host.run({"agents", "import", "--deployment-type", "sandbox", "from-image", "--name",
+                        "int005", "--containerImage", "busybox:1.36"}) == kExitCancelled);
+        const std::string err = host.err.str();
+        INFO(err);
+        if (cutInFlight)
+            CHECK(err ==
+                  "error: interrupted while sandbox.agents.x-k8s.io/int005 was being created (it "
+                  "may exist now); agentruntime.agent.rossoctl.dev/int005 was not created; remove "
+                  "what exists with \"rossoctl agents delete int005 -n team1\" before importing "
+                  "it again\n");
+        else
+            CHECK(err ==
+                  "error: interrupted: sandbox.agents.x-k8s.io/int005 was created, "
+                  "agentruntime.agent.rossoctl.dev/int005 was not; remove it with \"rossoctl "
+                  "agents delete int005 -n team1\" before importing it again\n");
+    }
+}
+
 TEST_CASE("sandbox suspend and resume change nothing when a name is not there, as restart",
           "[walk8][suspend][command]") {
     // walk6 MINOR 3: suspend orders keeper nothere suspended orders and keeper (their
