@@ -85,3 +85,40 @@ TEST_CASE("sandbox suspend and resume change nothing when a name is not there, a
     }
 }
 
+TEST_CASE("sandbox restart after an interrupted one: a new pod on its way is not \"finished\"",
+          "[walk8][restart][command]") {
+    // walk6 MINOR 10: the old pod ended Succeeded on SIGTERM; the Sandbox still said Finished
+    // (PodSucceeded) while its new pod was Pending, and restart called it finished.
+    json stale = sandbox();
+    stale["status"]["conditions"] = {
+        {{"type", "Ready"}, {"status", "False"}, {"reason", "DependenciesNotReady"}},
+        {{"type", "Finished"},
+         {"status", "True"},
+         {"reason", "PodSucceeded"},
+         {"message", "Pod completed successfully"}}};
+    json pending = hardenedPod("pod-uid-2");
+    pending["status"] = {{"phase", "Pending"}};
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, stale);
+    host.server.onJson("GET", kSandboxes, 200, list({stale}));
+    host.server.onJson("GET", kPods, 200, list({pending}));
+    host.server.on("DELETE", kPods + "/orders", 200, "{}");
+    CHECK(host.run({"sandbox", "restart", "orders", "--wait=false"}) == kExitOk);
+    INFO(host.err.str());
+    CHECK(!contains(host.err.str(), "has finished"));
+    CHECK(host.server.requestsTo("DELETE", kPods + "/orders").size() == 1);
+
+    // A sandbox whose pod really ended is still refused.
+    json ended = hardenedPod("pod-uid-1");
+    ended["status"] = {{"phase", "Succeeded"}};
+    TestHost finished;
+    finished.serveSandboxGroup();
+    finished.server.onJson("GET", kSandboxes + "/orders", 200, stale);
+    finished.server.onJson("GET", kSandboxes, 200, list({stale}));
+    finished.server.onJson("GET", kPods, 200, list({ended}));
+    CHECK(finished.run({"sandbox", "restart", "orders", "--wait=false"}) == kExitError);
+    CHECK(contains(finished.err.str(), "has finished (PodSucceeded: Pod completed successfully)"));
+    CHECK(finished.server.writes().empty());
+}
+
