@@ -122,3 +122,33 @@ TEST_CASE("sandbox restart after an interrupted one: a new pod on its way is not
     CHECK(finished.server.writes().empty());
 }
 
+TEST_CASE("sandbox run --pool interrupted before the pool gave it a sandbox names the claim",
+          "[walk8][run][interrupt][command]") {
+    // walk6 MINOR 11: "interrupted; pod  deleted" (an empty name) when the pool had no spare.
+    const std::string extensions = "/apis/extensions.agents.x-k8s.io/v1beta1/namespaces/team1";
+    const app::run::RunPodShape shape{app::run::kDefaultRunImage, "500m", "512Mi", "/workspace"};
+    TestHost host;
+    host.server.on("GET", "/apis/extensions.agents.x-k8s.io", 200,
+                   R"({"kind":"APIGroup","name":"extensions.agents.x-k8s.io",)"
+                   R"("versions":[{"version":"v1beta1"}]})");
+    host.server.onJson("GET", extensions + "/sandboxwarmpools/" + app::run::warmPoolName(shape),
+                       200, app::run::sandboxWarmPoolManifest(shape, 2));
+    const json claim = {
+        {"metadata",
+         {{"name", "rossoctl-run-x1"}, {"namespace", "team1"}, {"resourceVersion", "7"}}},
+        {"status", json::object()}};  // no spare: no sandbox bound to it
+    host.server.onJson("POST", extensions + "/sandboxclaims", 201, claim);
+    host.server.onJson("GET", extensions + "/sandboxclaims", 200, list({claim}));
+    host.server.onQuietWatch(extensions + "/sandboxclaims?watch=true");
+    host.server.on("DELETE", extensions + "/sandboxclaims/rossoctl-run-x1", 200, "{}");
+    host.server.onRequest = [&](const kube::HttpRequest& request) {
+        if (contains(request.url, "/sandboxclaims?") && contains(request.url, "watch=true"))
+            host.cancel.cancel();
+    };
+    CHECK(host.run({"sandbox", "run", "--pool", "--", "true"}) == kExitCancelled);
+    INFO(host.err.str());
+    CHECK(contains(host.err.str(),
+                   "interrupted; sandboxclaim rossoctl-run-x1 deleted (the pool had not given it "
+                   "a pod yet)\n"));
+    CHECK(!contains(host.err.str(), "pod  "));
+}
