@@ -76,12 +76,12 @@ WriteResult writeObject(Context& context, const model::PlannedObject& planned, b
         if (planned.createOnly) {
             // A ProjectRequest is a one-shot request, not an object: ask only when missing.
             if (client.getIfExists(resources::projects(), "", name)) {
-                result = {planned.object, "unchanged"};
+                result = {planned.object, "unchanged", std::nullopt};
                 return;
             }
             verb = "create";
-            result = {client.create(planned.ref, ns, planned.object, {.dryRun = dryRun}),
-                      "created"};
+            result = {client.create(planned.ref, ns, planned.object, {.dryRun = dryRun}), "created",
+                      std::nullopt};
             return;
         }
         auto before = client.getIfExists(planned.ref, ns, name);
