@@ -97,7 +97,6 @@ void registerSandboxSuspend(CLI::App& sandbox, CommandHost& host) {
             "left as it is. Resume it with \"rossoctl sandbox resume\".\n"
             "What the pod wrote to an emptyDir (/workspace unless the sandbox was imported with\n"
             "--storage, which keeps it in a volume claim) is deleted with the pod.\n"
-            "Of several names, one the namespace does not have suspends none.\n"
             "Exit codes: 0 all suspended, 1 any sandbox failed or timed out, 2 invalid\n"
             "arguments, 130 interrupted.");
 }
@@ -112,7 +111,6 @@ void registerSandboxResume(CLI::App& sandbox, CommandHost& host) {
             "Sets spec.operatingMode: Running (spec.replicas: 1 on v1alpha1) with a merge patch\n"
             "of that field alone; the controller creates a new pod from the current template.\n"
             "A running sandbox is left as it is; an expired or finished one is refused.\n"
-            "Of several names, one the namespace does not have resumes none.\n"
             "Exit codes: 0 all Ready, 1 any sandbox failed or timed out, 2 invalid arguments,\n"
             "130 interrupted.");
 }
