@@ -19,6 +19,26 @@ struct DeleteOptions {
     std::string output;
 };
 
+// A --storage claim: one more "deleted" line and a note that its files go, or a note that it
+// stays (a StatefulSet's), with how to remove it.
+void printClaim(app::Context& context, const std::string& agent, const app::AgentClaim& claim,
+                const char* verb) {
+    const std::string ns = context.namespaceName();
+    if (claim.deletedWithAgent) {
+        context.out() << "persistentvolumeclaim/" << claim.name << verb << '\n' << std::flush;
+        context.err() << fmt::format(
+            "note: what agent {} kept on /workspace (persistentvolumeclaim/{}, made by "
+            "--storage) is deleted with it\n",
+            agent, claim.name);
+        return;
+    }
+    context.err() << fmt::format(
+        "note: persistentvolumeclaim/{} is kept (a StatefulSet leaves its volume claims): what "
+        "agent {} wrote to /workspace is still there, and a new import of {} with --storage "
+        "uses it again; delete it with \"kubectl -n {} delete pvc {}\"\n",
+        claim.name, agent, agent, ns, claim.name);
+}
+
 int runDelete(app::Context& context, DeleteOptions& options) {
     // validate: every name, before anything is deleted
     std::vector<std::string> names;
@@ -41,11 +61,13 @@ int runDelete(app::Context& context, DeleteOptions& options) {
     for (const auto& name : names) {
         request.name = name;
         try {
-            app::deleteAgent(context, request, [&](const std::string& typeName) {
-                context.out() << typeName << '/' << name
-                              << (format == ui::OutputFormat::Name ? "" : " deleted") << '\n'
-                              << std::flush;
-            });
+            const char* verb = format == ui::OutputFormat::Name ? "" : " deleted";
+            app::deleteAgent(
+                context, request,
+                [&](const std::string& typeName) {
+                    context.out() << typeName << '/' << name << verb << '\n' << std::flush;
+                },
+                [&](const app::AgentClaim& claim) { printClaim(context, name, claim, verb); });
         } catch (const Error& error) {
             const bool interrupted = context.cancelFlag() && context.cancelFlag()->cancelled();
             if (names.size() == 1 || interrupted) throw;

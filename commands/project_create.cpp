@@ -9,9 +9,9 @@
 #include <set>
 
 #include "conventions.hpp"
+#include "project_create_notes.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/enforcement_check.hpp"
-#include "rossoctl/app/project_dns.hpp"
 #include "rossoctl/app/project_write.hpp"
 #include "rossoctl/model/project.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
@@ -36,6 +36,7 @@ struct ProjectCreateOptions {
     std::string checkImage = app::EnforcementCheckOptions{}.image;
     std::string timeout = "2m";
     std::chrono::milliseconds timeoutValue{0};
+    std::vector<std::string> commandLine;  // as typed, for the advice to run it again
 };
 
 void validate(ProjectCreateOptions& options) {
@@ -83,22 +84,6 @@ model::EgressMechanism chooseMechanism(app::Context& context, const ProjectCreat
     if (wanted == model::EgressMechanism::EgressFirewall) check("k8s.ovn.org", "EgressFirewall");
     if (wanted == model::EgressMechanism::Cilium) check("cilium.io", "CiliumNetworkPolicy");
     return wanted;
-}
-
-// A re-run writes exactly this run's --allow-host/--allow-cidr: an earlier run's are not kept.
-// When that changed the policy, say so where it cannot be missed.
-void warnEgressChanged(app::Context& context, const ProjectCreateOptions& options) {
-    std::string allowed;
-    for (const auto& host : options.hosts) allowed += (allowed.empty() ? "" : ", ") + host;
-    for (const auto& cidr : options.cidrs) allowed += (allowed.empty() ? "" : ", ") + cidr;
-    const std::string now = !allowed.empty() ? fmt::format("allowed only to {}{}", allowed,
-                                                           options.noDns ? "" : " (and DNS)")
-                            : options.noDns  ? std::string("denied to every destination")
-                                             : std::string("denied to every destination but DNS");
-    context.err() << fmt::format(
-        "Warning: the egress policy of project {} changed: egress is now {}. Flags of earlier "
-        "runs are not kept; repeat every --allow-host/--allow-cidr still wanted.\n",
-        options.project.name, now);
 }
 
 void printObjects(app::Context& context, const ProjectCreateOptions& options, const json& objects) {
@@ -193,6 +178,7 @@ int proveEnforcement(app::Context& context, const ProjectCreateOptions& options,
         check.runtimeClass = options.project.runtimeClass;  // the project's policy refuses others
         check.cancel = context.cancelFlag();
         check.cleanupClient = [&context] { return context.newUncancellableClient(); };
+        check.interruptNote = context.interruptNote();
         check.startTimeout = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(
                                           deadline - context.clock().monotonic()),
                                       std::chrono::milliseconds(std::chrono::seconds(1)));
@@ -218,10 +204,9 @@ int proveEnforcement(app::Context& context, const ProjectCreateOptions& options,
         context.err() << fmt::format(
             "error: interrupted while checking that NetworkPolicy is enforced in project {}; the "
             "check's pods and policies were {}deleted{}\n"
-            "The policies were written. Run \"rossoctl project create {}\" again to check them "
-            "(it converges).\n",
+            "The policies were written. Run \"{}\" again to check them (it converges).\n",
             options.project.name, result.leftBehind.empty() ? "" : "not all ", left,
-            options.project.name);
+            shellCommandLine(options.commandLine));
         return kExitCancelled;
     }
     if (!left.empty()) result.evidence.push_back(left.substr(2));
@@ -239,25 +224,6 @@ int proveEnforcement(app::Context& context, const ProjectCreateOptions& options,
     return kExitBoundaryNotProven;
 }
 
-// Allowed DNS is a channel out when kube-dns recurses: say so, and what closes it, once.
-void warnClusterDnsRecursion(app::Context& context, const ProjectCreateOptions& options) {
-    const auto dns = app::readClusterDns(context.client());
-    const auto assessment = app::assessClusterDns(dns);
-    if (assessment.recursion == app::DnsRecursion::Closed) return;
-    if (assessment.recursion == app::DnsRecursion::Recurses)
-        context.err() << fmt::format(
-            "Warning: the cluster DNS resolves outside names ({}), so pods of {} allowed DNS can "
-            "tunnel data out through kube-dns and `sandbox verify` fails egress; --no-dns "
-            "closes it\n",
-            assessment.summary, options.project.name);
-    else
-        context.err() << fmt::format(
-            "Warning: the cluster DNS could not be checked ({}): pods of {} allowed DNS may "
-            "tunnel data out through kube-dns and `sandbox verify` reports egress unproven; "
-            "--no-dns closes it\n",
-            assessment.summary, options.project.name);
-}
-
 int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     options.dryRun = dryRunText(parseDryRun(options.dryRun, context.err()));
     validate(options);
@@ -271,7 +237,7 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
     auto mechanism = chooseMechanism(context, options);
     auto plan = model::planProject(project, mechanism, context.resolver());
     for (const auto& warning : plan.warnings) context.err() << "Warning: " << warning << '\n';
-    if (!options.noDns) warnClusterDnsRecursion(context, options);
+    if (!options.noDns) warnClusterDnsRecursion(context, project.name);
 
     if (options.dryRun == "client") {
         json printed = json::array();
@@ -294,7 +260,9 @@ int runProjectCreate(app::Context& context, ProjectCreateOptions& options) {
             "Note: namespace \"{}\" does not exist yet, so the server checked only the "
             "namespace; the other {} objects were checked on the client only\n",
             project.name, plan.objects.size() - written.objects.size());
-    if (written.egressChanged) warnEgressChanged(context, options);
+    if (written.egressChanged)
+        warnEgressChanged(context, project.name, options.hosts, options.cidrs, options.noDns);
+    warnLimitsChanged(context, project.name, written.limitChanges);
     if (!written.quotaCounted)
         context.err() << fmt::format(
             "Warning: the quota controller has not counted usage in {} within --timeout {}; new "
@@ -414,6 +382,10 @@ void registerProjectCreate(CLI::App& project, CommandHost& host) {
         "Exit codes: 0 done; 1 API error or refused namespace; 2 invalid input (nothing sent);\n"
         "3 the policies were written but are not enforced, or that could not be shown (--no-check\n"
         "skips the check).");
+    // The advice after Ctrl-C repeats the command line as typed: a re-run without its flags
+    // would reset the quota and egress to the defaults.
+    command->preparse_callback(
+        [&host, options](size_t) { options->commandLine = host.arguments(); });
     onRun(command, host, options, &runProjectCreate);
 }
 

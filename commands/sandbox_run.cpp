@@ -354,7 +354,7 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     const std::string podState = outcome.deleted || outcome.releasePending ? "deleted" : "kept";
     if (outcome.cancelled)
         context.err() << fmt::format(
-            "interrupted; pod {} {}{}\n", shown(outcome.pod), podState,
+            "interrupted; {}{}\n", shown(app::run::interruptedRunTarget(outcome, podState)),
             !request.collect ? ""
             : outcome.artifacts.empty()
                 ? fmt::format("; no artifacts were collected into {}",

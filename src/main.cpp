@@ -9,6 +9,7 @@
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/context.hpp"
+#include "rossoctl/app/interrupt_note.hpp"
 #include "rossoctl/app/process_hardening.hpp"
 #include "rossoctl/kube/transport.hpp"
 
@@ -17,20 +18,24 @@ namespace {
 using namespace rossoctl;
 
 // Blocks SIGINT/SIGTERM in every thread and turns them into the CancelFlag from a thread of
-// its own, so no signal handler (and no global) is needed; a second signal exits at once.
+// its own, so no signal handler (and no global) is needed; a second signal exits at once,
+// after one line on stderr: what the running operation registered it leaves, else a fallback.
 class SignalWatcher {
   public:
-    explicit SignalWatcher(kube::CancelFlag& cancel) {
+    SignalWatcher(kube::CancelFlag& cancel, const app::InterruptNote& note) {
         sigemptyset(&set_);
         sigaddset(&set_, SIGINT);
         sigaddset(&set_, SIGTERM);
         pthread_sigmask(SIG_BLOCK, &set_, nullptr);
-        thread_ = std::thread([this, &cancel] {
+        thread_ = std::thread([this, &cancel, &note] {
             for (;;) {
                 int signal = 0;
                 if (sigwait(&set_, &signal) != 0) continue;
                 if (stopping_) return;
-                if (cancel.cancelled()) _exit(128 + signal);
+                if (cancel.cancelled()) {
+                    note.writeTo(STDERR_FILENO, app::kSecondInterruptFallback);
+                    _exit(128 + signal);
+                }
                 cancel.cancel();
             }
         });
@@ -53,8 +58,9 @@ class SignalWatcher {
 
 class Host : public commands::CommandHost {
   public:
-    Host(CLI::App& root, app::GlobalOptions& globals, const kube::CancelFlag& cancel)
-        : root_(root), globals_(globals), cancel_(cancel) {}
+    Host(CLI::App& root, app::GlobalOptions& globals, const kube::CancelFlag& cancel,
+         app::InterruptNote& note)
+        : root_(root), globals_(globals), cancel_(cancel), note_(note) {}
 
     app::Context& context() override {
         if (!context_) {
@@ -66,6 +72,7 @@ class Host : public commands::CommandHost {
                     return kube::makeCurlTransport(config, cancel);
                 },
                 &cancel_);
+            context_->setInterruptNote(&note_);
         }
         return *context_;
     }
@@ -75,6 +82,7 @@ class Host : public commands::CommandHost {
     CLI::App& root_;
     app::GlobalOptions& globals_;
     const kube::CancelFlag& cancel_;
+    app::InterruptNote& note_;
     SystemClock clock_;
     std::unique_ptr<app::Context> context_;
 };
@@ -113,7 +121,8 @@ void addGlobalFlags(CLI::App& root, app::GlobalOptions& globals) {
 int main(int argc, char** argv) {
     app::disableCoreDumps();  // before any kubeconfig, token or key is read
     kube::CancelFlag cancel;
-    SignalWatcher signals(cancel);
+    app::InterruptNote note;
+    SignalWatcher signals(cancel, note);
 
     app::GlobalOptions globals;
     CLI::App root{
@@ -125,7 +134,7 @@ int main(int argc, char** argv) {
     root.footer(commands::rootFooter());
     addGlobalFlags(root, globals);
 
-    Host host(root, globals, cancel);
+    Host host(root, globals, cancel, note);
     commands::registerVersion(root, host);
     commands::registerCompletion(root, host);
     commands::registerComplete(root, host);

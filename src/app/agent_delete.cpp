@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "rossoctl/app/agents.hpp"
 #include "rossoctl/kube/api_error.hpp"
 
@@ -48,13 +50,58 @@ std::vector<AgentPart> findAgentParts(Context& context, const std::string& ns,
     return parts;
 }
 
+// The claims a workload's volumeClaimTemplates made that exist: a Sandbox's are named
+// TEMPLATE-NAME (owned by it), a StatefulSet's TEMPLATE-NAME-ORDINAL (left behind when it goes).
+std::vector<AgentClaim> workloadClaims(kube::Client& client, const AgentPart& part,
+                                       const std::string& ns, const std::string& name) {
+    std::vector<AgentClaim> claims;
+    const json spec = part.object.value("spec", json::object());
+    const json templates = spec.value("volumeClaimTemplates", json::array());
+    if (!templates.is_array()) return claims;
+    const bool sandbox = part.ref.kind == "Sandbox";
+    if (!sandbox && part.ref.kind != "StatefulSet") return claims;
+    const json replicas = spec.value("replicas", json(1));
+    const int count = replicas.is_number_integer() ? std::clamp(replicas.get<int>(), 1, 16) : 1;
+    const std::string uid = part.object.value("metadata", json::object()).value("uid", "");
+    for (const auto& claimTemplate : templates) {
+        if (!claimTemplate.is_object()) continue;
+        const std::string templateName =
+            claimTemplate.value("metadata", json::object()).value("name", "");
+        if (templateName.empty()) continue;
+        for (int ordinal = 0; ordinal < (sandbox ? 1 : count); ++ordinal) {
+            const std::string claimName =
+                sandbox ? templateName + "-" + name
+                        : fmt::format("{}-{}-{}", templateName, name, ordinal);
+            const auto found =
+                client.getIfExists(kube::resources::persistentVolumeClaims(), ns, claimName);
+            if (!found) continue;
+            bool owned = false;
+            const json owners =
+                found->value("metadata", json::object()).value("ownerReferences", json::array());
+            if (owners.is_array())
+                for (const auto& owner : owners)
+                    if (owner.is_object() && !uid.empty() && owner.value("uid", "") == uid)
+                        owned = true;
+            claims.push_back({claimName, owned});
+        }
+    }
+    return claims;
+}
+
 }  // namespace
 
 void deleteAgent(Context& context, const AgentDeleteRequest& request,
-                 const std::function<void(const std::string& typeName)>& deleted) {
+                 const std::function<void(const std::string& typeName)>& deleted,
+                 const std::function<void(const AgentClaim&)>& claim) {
     const std::string& ns = request.namespaceName;
     auto& client = context.client();
     const auto parts = findAgentParts(context, ns, request.name);
+    std::vector<AgentClaim> claims;
+    if (claim)
+        for (const auto& part : parts) {
+            auto found = workloadClaims(client, part, ns, request.name);
+            claims.insert(claims.end(), found.begin(), found.end());
+        }
     for (const auto& part : parts) {
         kube::DeleteOptions remove;
         remove.preconditionUid = part.object.value("metadata", json::object()).value("uid", "");
@@ -72,6 +119,7 @@ void deleteAgent(Context& context, const AgentDeleteRequest& request,
         }
         deleted(typeName(part.ref));
     }
+    for (const auto& found : claims) claim(found);
     if (!request.wait) return;
     for (const auto& part : parts)
         if (!waitUntilDeleted(client, context.clock(), part.ref, ns, request.name, request.timeout))

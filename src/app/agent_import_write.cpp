@@ -44,6 +44,34 @@ std::string createdMessage(const std::vector<std::string>& created) {
     return text;
 }
 
+// Ctrl-C while creating planned[index]: what was created, what may have been (the request cut
+// before its answer came), what was not, and how to remove it (a new import refuses a name
+// that exists). Nothing sent yet: the plain interruption.
+[[noreturn]] void throwInterrupted(const ImportRequest& request,
+                                   const std::vector<PlannedObject>& planned, size_t index,
+                                   const std::vector<std::string>& created) {
+    std::vector<std::string> rest;
+    for (size_t i = index + 1; i < planned.size(); ++i)
+        rest.push_back(typeName(planned[i].ref) + "/" + request.name);
+    const std::string cut = typeName(planned[index].ref) + "/" + request.name;
+    const std::string advice =
+        fmt::format("\"rossoctl agents delete {} -n {}\" before importing it again", request.name,
+                    request.namespaceName);
+    if (!created.empty()) {
+        rest.insert(rest.begin(), cut);
+        throw Error(fmt::format("interrupted: {} was created, {} was not; remove it with {}",
+                                createdMessage(created), createdMessage(rest), advice),
+                    kExitCancelled);
+    }
+    throw Error(
+        fmt::format("interrupted while {} was being created (it may exist now){}; remove "
+                    "what exists with {}",
+                    cut,
+                    rest.empty() ? "" : fmt::format("; {} was not created", createdMessage(rest)),
+                    advice),
+        kExitCancelled);
+}
+
 // Creates in order; after a partial failure says exactly what exists and how to remove it.
 std::vector<json> createAll(Context& context, const ImportRequest& request,
                             const std::vector<PlannedObject>& planned, bool serverDryRun) {
@@ -51,12 +79,16 @@ std::vector<json> createAll(Context& context, const ImportRequest& request,
     std::vector<std::string> created;
     kube::WriteOptions write;
     write.dryRun = serverDryRun;
-    for (const auto& object : planned) {
+    for (size_t index = 0; index < planned.size(); ++index) {
+        const auto& object = planned[index];
         const std::string label = typeName(object.ref) + "/" + request.name;
         try {
             results.push_back(
                 context.client().create(object.ref, request.namespaceName, object.object, write));
             created.push_back(label);
+        } catch (const kube::TransportError&) {
+            if (!context.cancelled() || serverDryRun) throw;
+            throwInterrupted(request, planned, index, created);
         } catch (const kube::ApiError& error) {
             if (created.empty() && error.isAlreadyExists())
                 refuseExisting(context, request);  // lost a race: say it the same way

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/exec.hpp"
 #include "rossoctl/kube/wait.hpp"
@@ -18,7 +19,7 @@ namespace {
 
 constexpr const char* kRoleLabel = "rossoctl.dev/enforcement-role";
 constexpr long long kNobody = 65534;
-constexpr int kPodDeadlineSeconds = 120;  // the pods end on their own if we cannot delete them
+constexpr int kPodDeadlineSeconds = kEnforcementCheckPodSeconds;  // they end on their own too
 
 // Listens on $1 and closes every connection it accepts.
 constexpr const char* kServerScript = R"SH(if command -v python3 >/dev/null 2>&1; then
@@ -181,7 +182,8 @@ std::vector<std::string> connectProbeCommand(const std::string& host, int port, 
 }
 
 EnforcementObjects enforcementObjects(const std::string& ns, const std::string& id,
-                                      const EnforcementCheckOptions& options) {
+                                      const EnforcementCheckOptions& options,
+                                      const std::string& owner) {
     EnforcementObjects objects;
     const std::string port = std::to_string(kEnforcementCheckPort);
     objects.server = checkPod(ns, id, "server", options.image,
@@ -203,6 +205,10 @@ EnforcementObjects enforcementObjects(const std::string& ns, const std::string& 
                  json::array({{{"to", json::array({{{"podSelector", selectorFor(id, "server")}}})},
                                {"ports", json::array({{{"protocol", "TCP"},
                                                        {"port", kEnforcementCheckPort}}})}}})}});
+    if (!owner.empty())
+        for (json* object :
+             {&objects.server, &objects.client, &objects.serverIngress, &objects.control})
+            (*object)["metadata"]["annotations"][run::kRunOwnerAnnotation] = owner;
     return objects;
 }
 
@@ -252,8 +258,15 @@ EnforcementResult checkDefaultDenyEnforced(kube::Client& client, const Clock& cl
                                            const EnforcementCheckOptions& options) {
     const auto started = clock.monotonic();
     const std::string id = randomId(client.random());
-    const auto objects = enforcementObjects(ns, id, options);
-    // Removed on every path out, Ctrl-C included (by a client it does not cut).
+    const auto objects = enforcementObjects(ns, id, options, run::currentRunOwner(client.random()));
+    // Removed on every path out, Ctrl-C included (by a client it does not cut); a second Ctrl-C
+    // exits before that, so until then it is told what stays and what removes it.
+    const InterruptNote::Scope left(
+        options.interruptNote,
+        fmt::format("second interrupt: exiting now; the enforcement check's pods and policies "
+                    "rossoctl-check-{}-* are left in {} (the pods end within {}s); \"rossoctl gc "
+                    "-n {}\" removes them",
+                    id, ns, kPodDeadlineSeconds, ns));
     EnforcementResult result;
     try {
         result = runEnforcementCheck(client, clock, ns, options, id, objects, started);

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "rossoctl/app/agents.hpp"
+#include "rossoctl/app/enforcement_check.hpp"
 #include "rossoctl/app/listed_object.hpp"
 #include "rossoctl/app/run/kept.hpp"
 #include "rossoctl/app/run/run_pod.hpp"
@@ -77,9 +78,9 @@ class Scanner {
         : client_(client), options_(options), scan_(scan) {}
 
     // Lists ref and offers each object to judge (its reason, or "" to keep it). A failure is
-    // recorded and ends this kind only.
+    // recorded and ends this kind only; with `optional`, a 404 (nothing of it here) is not one.
     void kind(const kube::ResourceRef& ref, const std::string& selector,
-              const std::function<std::string(const json&)>& judge) {
+              const std::function<std::string(const json&)>& judge, bool optional = false) {
         try {
             kube::ListOptions list;
             list.labelSelector = selector;
@@ -96,6 +97,7 @@ class Scanner {
                 }
             }
         } catch (const kube::ApiError& error) {
+            if (optional && error.isNotFound()) return;
             scan_.errors.push_back(
                 fmt::format("cannot list {} {}: {}", ref.qualifiedName(), where(), error.what()));
         }
@@ -175,6 +177,19 @@ std::optional<kube::ResourceRef> targetResource(kube::Discovery& discovery,
     return workloadResource(*type, discovery);
 }
 
+// What `project create`'s enforcement check left (a second Ctrl-C, a killed process): collected
+// once its process is known gone, or once no check could still be running.
+std::string judgeCheckObject(const json& object, std::chrono::system_clock::time_point now,
+                             const run::OwnerAlive& alive) {
+    const auto created = kube::parseTimestamp(stringAt(object, {"metadata", "creationTimestamp"}));
+    if (created && *created + kEnforcementCheckLifetime <= now)
+        return fmt::format("enforcement check of project create, over (its pods end within {}s)",
+                           kEnforcementCheckPodSeconds);
+    if (const std::string gone = ownerGone(object, alive); !gone.empty())
+        return "enforcement check of project create: " + gone;
+    return {};
+}
+
 }  // namespace
 
 Scan scan(kube::Client& client, kube::Discovery& discovery, const ScanOptions& options) {
@@ -208,6 +223,12 @@ Scan scan(kube::Client& client, kube::Discovery& discovery, const ScanOptions& o
         if (phase != "Succeeded" && phase != "Failed") return {};
         return fmt::format("warm pool pod ended ({}) and was never deleted", phase);
     });
+    const std::string checkSelector = managedSelector + "," + std::string(kEnforcementCheckLabel);
+    for (const auto& ref : {kube::resources::pods(), kube::resources::networkPolicies()})
+        scanner.kind(
+            ref, checkSelector,
+            [&](const json& object) { return judgeCheckObject(object, now, options.ownerAlive); },
+            true);
     if (discovery.isServed(run::kExtensionsGroup))
         scanner.kind(run::sandboxClaims(), runSelector, [&](const json& claim) -> std::string {
             const std::string shutdown = stringAt(claim, {"spec", "lifecycle", "shutdownTime"});

@@ -4,12 +4,14 @@
 
 #include <fmt/format.h>
 
+#include <optional>
 #include <set>
 
 #include "rossoctl/app/partial_write.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/wait.hpp"
 #include "rossoctl/model/pod.hpp"
+#include "rossoctl/model/validation.hpp"
 
 namespace rossoctl::app {
 namespace {
@@ -19,7 +21,8 @@ namespace resources = kube::resources;
 
 struct WriteResult {
     json object;
-    std::string outcome;  // created, configured, unchanged, deleted
+    std::string outcome;         // created, configured, unchanged, deleted
+    std::optional<json> before;  // as it was, when it existed
 };
 
 // How long one write rides out an API server that is away (a restart, a failover).
@@ -73,12 +76,12 @@ WriteResult writeObject(Context& context, const model::PlannedObject& planned, b
         if (planned.createOnly) {
             // A ProjectRequest is a one-shot request, not an object: ask only when missing.
             if (client.getIfExists(resources::projects(), "", name)) {
-                result = {planned.object, "unchanged"};
+                result = {planned.object, "unchanged", std::nullopt};
                 return;
             }
             verb = "create";
-            result = {client.create(planned.ref, ns, planned.object, {.dryRun = dryRun}),
-                      "created"};
+            result = {client.create(planned.ref, ns, planned.object, {.dryRun = dryRun}), "created",
+                      std::nullopt};
             return;
         }
         auto before = client.getIfExists(planned.ref, ns, name);
@@ -95,7 +98,7 @@ WriteResult writeObject(Context& context, const model::PlannedObject& planned, b
                     ? "unchanged"
                     : "configured";
         }
-        result = {after, outcome};
+        result = {after, outcome, std::move(before)};
     };
     try {
         kube::rideOutOutage(context.clock(), kOutageBudget, context.cancelFlag(), attempt);
@@ -103,6 +106,68 @@ WriteResult writeObject(Context& context, const model::PlannedObject& planned, b
     } catch (...) {
         rethrowPartialWrite(verb, planned.ref, ns, name, done, finishHint(ns.empty() ? name : ns));
     }
+}
+
+// A quantity as the flag that sets it would be given; equal numbers ("4096Mi", "4Gi") are the same.
+bool sameQuantity(const json& a, const json& b) {
+    if (!a.is_string() || !b.is_string()) return a == b;
+    try {
+        return model::parseQuantity(a.get<std::string>(), "quota") ==
+               model::parseQuantity(b.get<std::string>(), "quota");
+    } catch (const std::exception&) {
+        return a == b;
+    }
+}
+
+std::string quantityText(const json& value) {
+    return value.is_string() ? value.get<std::string>() : value.is_null() ? "none" : value.dump();
+}
+
+// What a re-run changed in the quota or the limits, as "--memory 4Gi → 8Gi", by the flag that
+// sets it (a flag setting two fields, --cpu's requests and limits, said once).
+std::vector<std::string> limitChanges(const kube::ResourceRef& ref, const json& before,
+                                      const json& after) {
+    struct Field {
+        const char* flag;
+        std::vector<std::string> path;
+    };
+    std::vector<Field> fields;
+    if (ref.resource == "resourcequotas")
+        fields = {{"--cpu", {"spec", "hard", "limits.cpu"}},
+                  {"--memory", {"spec", "hard", "limits.memory"}},
+                  {"--pods", {"spec", "hard", "pods"}},
+                  {"--storage", {"spec", "hard", "requests.storage"}},
+                  {"--pvcs", {"spec", "hard", "persistentvolumeclaims"}}};
+    else if (ref.resource == "limitranges")
+        fields = {{"--container-cpu", {"default", "cpu"}},
+                  {"--container-memory", {"default", "memory"}},
+                  {"--max-container-cpu", {"max", "cpu"}},
+                  {"--max-container-memory", {"max", "memory"}}};
+    // A LimitRange's fields are those of its Container entry.
+    auto root = [&](const json& object) -> json {
+        if (ref.resource != "limitranges") return object;
+        const json limits = object.value("spec", json::object()).value("limits", json::array());
+        if (limits.is_array())
+            for (const auto& limit : limits)
+                if (limit.is_object() && limit.value("type", "") == "Container") return limit;
+        return json::object();
+    };
+    auto at = [](json value, const std::vector<std::string>& path) {
+        for (const auto& key : path) {
+            if (!value.is_object() || !value.contains(key)) return json();
+            value = json(value[key]);
+        }
+        return value;
+    };
+    const json old = root(before), now = root(after);
+    std::vector<std::string> changes;
+    for (const auto& field : fields) {
+        const json was = at(old, field.path), is = at(now, field.path);
+        if (!was.is_null() && !is.is_null() && !sameQuantity(was, is))
+            changes.push_back(
+                fmt::format("{} {} → {}", field.flag, quantityText(was), quantityText(is)));
+    }
+    return changes;
 }
 
 // Objects an earlier run wrote that this one no longer wants (a host removed, --no-dns now).
@@ -193,6 +258,9 @@ ProjectWriteResult writeProject(Context& context, const model::ProjectPlan& plan
         auto result = writeObject(context, planned, serverDryRun, done);
         written.egressChanged |= existing && !serverDryRun && isEgressPolicy(planned.ref) &&
                                  result.outcome != "unchanged";
+        if (existing && !serverDryRun && result.before && result.outcome == "configured")
+            for (auto& change : limitChanges(planned.ref, *result.before, result.object))
+                written.limitChanges.push_back(std::move(change));
         written.objects.push_back(result.object);
         done.push_back(planned.displayName() + " " + result.outcome);
         written.lines.push_back(planned.displayName() + " " + result.outcome +

@@ -122,10 +122,19 @@ class Restart {
 
     RestartResult run(std::optional<json> given) {
         json sandbox = given ? std::move(*given) : getSandbox();
-        if (auto why = sandboxNotRunningReason(sandbox, clock_.now()); !why.empty())
+        const std::string why = sandboxNotRunningReason(sandbox, clock_.now());
+        // Finished is the controller's word on the pod it last saw: after an interrupted
+        // restart (the old pod ended on SIGTERM) it may not have cleared it yet while the new
+        // pod is already on its way. Only a pod of its own that ended and stays is finished.
+        const bool finished = why.rfind("has finished", 0) == 0;
+        if (!why.empty() && !finished)
             fail(why + "; it has no pod to restart" + resumeAdvice(sandbox, ns_, name_));
         sandboxUid_ = uidOf(sandbox);
         SandboxPods pods = findPods(sandbox);
+        if (finished && std::any_of(pods.owned.begin(), pods.owned.end(), [](const json& pod) {
+                return !terminating(pod) && podFinished(pod);
+            }))
+            fail(why + "; it has no pod to restart");
         for (const auto& pod : pods.owned) {
             oldUids_.insert(uidOf(pod));
             if (!terminating(pod) && podFinished(pod))

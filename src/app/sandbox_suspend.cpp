@@ -259,6 +259,35 @@ SuspendChange requestSuspend(kube::Client& client, const Clock& clock,
     }
 }
 
+// A name the namespace does not have is a typo more often than not: as restart does, nothing is
+// suspended (no pod's files lost) or resumed until every name is found. A name that cannot be
+// read for another reason is left to its own turn, which says what failed.
+void refuseMissing(kube::Client& client, const kube::ResourceRef& sandboxes, const std::string& ns,
+                   const std::vector<std::string>& names, bool suspend,
+                   const std::function<void(const SuspendResult&)>& onDone) {
+    if (names.size() < 2) return;
+    std::vector<std::string> missing;
+    for (const auto& name : names) {
+        try {
+            if (!client.getIfExists(sandboxes, ns, name)) missing.push_back(name);
+        } catch (const kube::ApiError&) {
+        }
+    }
+    if (missing.empty()) return;
+    std::string listed;
+    for (const auto& name : missing) {
+        SuspendResult result;
+        result.name = name;
+        result.error = fmt::format("sandbox/{} not found in namespace {}; {}", name, ns,
+                                   sandboxNotFoundAdvice(client, sandboxes, ns, name));
+        onDone(result);
+        listed += (listed.empty() ? "sandbox/" : ", sandbox/") + name;
+    }
+    const char* done = suspend ? "suspended" : "resumed";
+    throw Error(fmt::format("not {}: {} not found, and no sandbox is {} until every name is found",
+                            done, listed, done));
+}
+
 }  // namespace
 
 std::string suspendPatch(const std::string& version, bool suspend) {
@@ -276,6 +305,7 @@ void setSandboxesSuspended(kube::Client& client, const Clock& clock,
         json sandbox;
         std::chrono::steady_clock::time_point started;
     };
+    refuseMissing(client, sandboxes, ns, names, options.suspend, onDone);
     std::vector<Pending> pending;
     for (const auto& name : names) {
         Pending item;

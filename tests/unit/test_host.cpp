@@ -413,6 +413,7 @@ app::Context& TestHost::context() {
                 return std::make_unique<RoutedTransport>(server);
             },
             &cancel, &random, &resolver);
+        context_->setInterruptNote(&interruptNote);
     }
     return *context_;
 }

@@ -16,6 +16,7 @@
 
 #include "kube_fakes.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/interrupt_note.hpp"
 #include "rossoctl/kube/cancel.hpp"
 #include "rossoctl/model/host_resolver.hpp"
 #include "rossoctl/random.hpp"
@@ -200,6 +201,7 @@ class TestHost : public commands::CommandHost {
     bool stdoutIsTerminal = false;
     bool stderrIsTerminal = false;
     kube::CancelFlag cancel;                         // cancel() is Ctrl-C
+    app::InterruptNote interruptNote;                // what a second Ctrl-C would write
     std::map<std::string, std::string> environment;  // what getenv sees (LANG=C.UTF-8)
 
   private:

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 
+#include "rossoctl/app/interrupt_note.hpp"
 #include "rossoctl/clock.hpp"
 #include "rossoctl/kube/cancel.hpp"
 #include "rossoctl/kube/client.hpp"
@@ -62,6 +63,10 @@ class Context {
     const kube::Environment& environment() const { return env_; }
     const kube::CancelFlag* cancelFlag() const { return cancel_; }
     bool cancelled() const { return cancel_ && cancel_->cancelled(); }
+    // Where an operation says what a second Ctrl-C (an exit at once) would leave; none in a
+    // Context that no signal reaches.
+    InterruptNote* interruptNote() const { return interruptNote_; }
+    void setInterruptNote(InterruptNote* note) { interruptNote_ = note; }
     // Color on stdout: a TTY, no --no-color, no NO_COLOR.
     bool color() const;
     // The terminal's locale is UTF-8 (LC_ALL, LC_CTYPE, LANG): else text from a pod or server
@@ -90,6 +95,7 @@ class Context {
     kube::Environment env_;
     TransportFactory transportFactory_;
     const kube::CancelFlag* cancel_;
+    InterruptNote* interruptNote_ = nullptr;
     Random* random_;
     model::HostResolver* resolver_;
     SystemRandom systemRandom_;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "rossoctl/app/interrupt_note.hpp"
 #include "rossoctl/clock.hpp"
 #include "rossoctl/kube/cancel.hpp"
 #include "rossoctl/kube/client.hpp"
@@ -43,14 +44,21 @@ struct EnforcementCheckOptions {
     // A client that Ctrl-C does not cut, so the check's objects are deleted after it too; the
     // checking client when none is given.
     std::function<std::unique_ptr<kube::Client>()> cleanupClient;
+    // Where the check says, while its objects exist, what a second Ctrl-C would leave.
+    InterruptNote* interruptNote = nullptr;
 };
 
 inline constexpr int kEnforcementCheckPort = 8080;
 inline constexpr const char* kEnforcementCheckLabel = "rossoctl.dev/enforcement-check";
+// The check's pods end by their activeDeadlineSeconds; no check runs longer than this, so `gc`
+// collects a check's objects older than it (and at once those whose process is gone: they
+// carry its run::kRunOwnerAnnotation).
+inline constexpr int kEnforcementCheckPodSeconds = 120;
+inline constexpr std::chrono::minutes kEnforcementCheckLifetime{5};
 
 // The objects the check creates, named after `id`: the server and client pods, the policy that
 // opens the server's ingress for the whole check, and the control policy allowing the client's
-// egress to it.
+// egress to it; each annotated with `owner` (the process running the check) when one is given.
 struct EnforcementObjects {
     nlohmann::json server;
     nlohmann::json client;
@@ -58,7 +66,8 @@ struct EnforcementObjects {
     nlohmann::json control;
 };
 EnforcementObjects enforcementObjects(const std::string& ns, const std::string& id,
-                                      const EnforcementCheckOptions& options);
+                                      const EnforcementCheckOptions& options,
+                                      const std::string& owner = {});
 
 // The command exec'd in the client: connects to HOST PORT within SECONDS and prints
 // "rossoctl-connect=connected" or "rossoctl-connect=failed REASON".

@@ -10,6 +10,9 @@
 //   SandboxClaim  a `sandbox run --pool` claim past its shutdownTime, or whose rossoctl process
 //                 is gone.
 //   AgentRuntime  its spec.targetRef names a workload that no longer exists.
+//   Pod, NetworkPolicy  of `project create`'s enforcement check (label
+//                 rossoctl.dev/enforcement-check): older than any check runs, or its process
+//                 is gone.
 // Every delete carries the UID and resourceVersion the object was found with, so an object that
 // changed since (and may no longer be garbage) is kept.
 #include <chrono>

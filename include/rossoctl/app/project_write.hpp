@@ -30,7 +30,9 @@ struct ProjectWriteResult {
     // Server dry run into a namespace not there yet: only the namespace was checked.
     bool onlyNamespaceChecked = false;
     bool egressChanged = false;  // a re-run changed an existing project's egress policy
-    bool quotaCounted = true;    // false: the quota controller did not count usage in time
+    // What a re-run changed in the quota and limits, by flag: "--memory 4Gi → 8Gi".
+    std::vector<std::string> limitChanges;
+    bool quotaCounted = true;  // false: the quota controller did not count usage in time
     std::chrono::milliseconds quotaWaited{0};  // how long that wait took
 };
 

@@ -38,7 +38,8 @@ struct SuspendResult {
 std::string suspendPatch(const std::string& version, bool suspend);
 
 // Writes each sandbox's change first, then waits for each, so they progress together; calls
-// onDone per sandbox once its result is known. A sandbox that is missing, or that expired or
+// onDone per sandbox once its result is known. Of several names, one the namespace does not
+// have changes none: onDone gets its error, then Error is thrown. A sandbox that expired or
 // finished (resume would start no pod), or times out, gets an error; the others go on.
 void setSandboxesSuspended(kube::Client& client, const Clock& clock,
                            const kube::ResourceRef& sandboxes, const std::string& ns,

@@ -239,4 +239,11 @@ void writeReportFile(const std::string& path, const std::string& text, Random& r
     ::fsync(dir.get());
 }
 
+std::string interruptedRunTarget(const RunOutcome& outcome, const std::string& state) {
+    if (!outcome.pod.empty() || outcome.claim.empty())
+        return fmt::format("pod {} {}", outcome.pod.empty() ? "(none yet)" : outcome.pod, state);
+    return fmt::format("sandboxclaim {} {} (the pool had not given it a pod yet)", outcome.claim,
+                       state);
+}
+
 }  // namespace rossoctl::app::run

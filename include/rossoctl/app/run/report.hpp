@@ -17,6 +17,10 @@ namespace rossoctl::app::run {
 // artifacts: [{path, bytes, sha256}], artifactsPartial, artifactsPartialReason}.
 nlohmann::json runReportJson(const std::string& namespaceName, const RunOutcome& outcome);
 
+// What a run cut by Ctrl-C left, after "interrupted; ": "pod NAME deleted" (`state`: deleted or
+// kept), or, for a claim the pool had not given a pod yet, "sandboxclaim NAME deleted (...)".
+std::string interruptedRunTarget(const RunOutcome& outcome, const std::string& state);
+
 // The sha256:HEX digest in an imageID (docker-pullable://repo@sha256:..., repo@sha256:...,
 // sha256:...); empty when it holds none.
 std::string imageDigest(const std::string& imageID);
