@@ -305,14 +305,17 @@ TEST_CASE("sandbox resume waits for Ready; refuses an expired sandbox", "[sandbo
 }
 
 TEST_CASE("sandbox suspend: 404, 403, 409 and a pod that never goes", "[sandbox][command]") {
-    TestHost missing;  // one missing sandbox: the others are still suspended
+    TestHost missing;  // one missing sandbox: none is suspended (walk 6 MINOR 3)
     serveOrders(missing);
     missing.server.onJson("PATCH", kSandboxes + "/orders", 200, ordersSandbox("Suspended", {}));
     CHECK(missing.run({"sandbox", "suspend", "ghost", "orders", "--wait=false"}) == kExitError);
     CHECK(missing.err.str() ==
           "error: sandbox/ghost not found in namespace team1; run "
-          "\"rossoctl sandbox list -n team1\"\n");
-    CHECK(missing.out.str() == "sandbox/orders suspend requested; not waiting\n");
+          "\"rossoctl sandbox list -n team1\"\n"
+          "error: not suspended: sandbox/ghost not found, and no sandbox is suspended until "
+          "every name is found\n");
+    CHECK(missing.out.str().empty());
+    CHECK(missing.server.writes().empty());
 
     TestHost forbidden;
     serveOrders(forbidden);
@@ -339,16 +342,17 @@ TEST_CASE("sandbox suspend: 404, 403, 409 and a pod that never goes", "[sandbox]
 }
 
 TEST_CASE("sandbox resume: 404, 403 and 409", "[sandbox][command]") {
-    TestHost missing;  // the others are still resumed; the missing one is named with its -n
+    TestHost missing;  // none is resumed; the missing one is named with its -n
     missing.serveSandboxGroup();
     missing.server.onJson("GET", kSandboxes + "/orders", 200, suspended());
     missing.server.onJson("PATCH", kSandboxes + "/orders", 200, ordersSandbox("Running", {}));
     CHECK(missing.run({"sandbox", "resume", "ghost", "orders", "--wait=false"}) == kExitError);
     CHECK(missing.err.str() ==
           "error: sandbox/ghost not found in namespace team1; run "
-          "\"rossoctl sandbox list -n team1\"\n");
-    CHECK(missing.server.requestsTo("PATCH", kSandboxes + "/ghost").empty());
-    CHECK(missing.server.requestsTo("PATCH", kSandboxes + "/orders").size() == 1);
+          "\"rossoctl sandbox list -n team1\"\n"
+          "error: not resumed: sandbox/ghost not found, and no sandbox is resumed until every "
+          "name is found\n");
+    CHECK(missing.server.writes().empty());
 
     TestHost forbidden;
     forbidden.serveSandboxGroup();

@@ -208,6 +208,7 @@ TEST_CASE("project create's interrupted-check advice repeats the flags that were
     // walk6 MINOR 2: the advice was "project create nc6-p4": following it reset the quota.
     TestHost host;
     serveExistingProject(host, "4Gi");
+    host.resolver.addresses["outside.test"] = {"192.0.2.10"};
     host.server.onRequest = [&](const kube::HttpRequest& request) {
         if (request.method == "POST" && contains(request.url, "/pods")) host.cancel.cancel();
     };
