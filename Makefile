@@ -5,6 +5,8 @@ JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
 # ccache (installed by bootstrap) makes a warm rebuild take seconds; paths are hashed relative to
 # the checkout so a fresh clone in another directory still hits the cache.
+# Ninja (bootstrap installs it) schedules the two cores better than make's recursive Makefiles.
+CMAKE_GENERATOR_FLAG = $(if $(shell command -v ninja),-G Ninja)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
@@ -23,7 +25,7 @@ bootstrap:
 	@scripts/bootstrap
 
 $(BUILD)/CMakeCache.txt:
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) $(CMAKE_GENERATOR_FLAG) $(CMAKE_FLAGS)
 
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
@@ -37,7 +39,7 @@ unit: build
 	cd $(BUILD) && ctest --output-on-failure -j 2 -LE integration
 
 asan: bootstrap
-	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DROSSOCTL_SANITIZE=ON $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+	cmake -S . -B $(ASAN_BUILD) $(CMAKE_GENERATOR_FLAG) -DCMAKE_BUILD_TYPE=Debug -DROSSOCTL_SANITIZE=ON $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j 2 -LE integration
 	scripts/integration $(ASAN_BUILD)
