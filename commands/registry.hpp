@@ -8,6 +8,7 @@ void registerVersion(CLI::App& root, CommandHost& host);
 void registerCompletion(CLI::App& root, CommandHost& host);
 void registerComplete(CLI::App& root, CommandHost& host);
 void registerManpage(CLI::App& root, CommandHost& host);
+void registerHelp(CLI::App& root, CommandHost& host);
 // The exit codes any command may end with (DESIGN's list): the root --help's footer and the man
 // pages' EXIT STATUS both print this one list.
 struct ExitCodeText {

@@ -593,7 +593,14 @@ int parseCommandLine(CLI::App& root, const std::vector<std::string>& args, std::
                      std::ostream& err) {
     takeOneValuePerUse(root);
     takeLastValues(root);
-    std::vector<std::string> reversed = normalizeArguments(root, args);
+    // `rossoctl help sandbox run` is `rossoctl sandbox run --help`, as kubectl and gh read it; an
+    // unknown word then gets the usual "unknown command" with its nearest name.
+    std::vector<std::string> words = args;
+    if (!words.empty() && words.front() == "help") {
+        words.erase(words.begin());
+        words.push_back("--help");
+    }
+    std::vector<std::string> reversed = normalizeArguments(root, words);
     const CLI::App* reached = &root;
     if (auto mistake = findBadBoolean(root, reversed, reached)) {
         err << "error: " << mistake->message << " (see '" << mistake->where << " --help')\n";

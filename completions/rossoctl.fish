@@ -45,7 +45,7 @@ complete -c kubectl-rosso -w rossoctl
 function __rossoctl_subs
     switch "$argv"
         case ''
-            printf '%s\n' version completion agents sandbox project gc
+            printf '%s\n' version completion help agents sandbox project gc
         case 'agents'
             printf '%s\n' import list get delete wait
         case 'agents import'
@@ -65,6 +65,8 @@ function __rossoctl_valflags
         case 'version'
             printf '%s\n' --output -o --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'completion'
+            printf '%s\n' --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+        case 'help'
             printf '%s\n' --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'agents'
             printf '%s\n' --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
@@ -130,6 +132,7 @@ function __rossoctl_valflags
 end
 complete -c rossoctl -n '__rossoctl_seen_path' -a version -d 'Print the client and server versions and the agent-sandbox APIs served'
 complete -c rossoctl -n '__rossoctl_seen_path' -a completion -d 'Print a shell completion script'
+complete -c rossoctl -n '__rossoctl_seen_path' -a help -d 'Help about any command'
 complete -c rossoctl -n '__rossoctl_seen_path' -a agents -d 'Deploy and manage agents (any workload type)'
 complete -c rossoctl -n '__rossoctl_seen_path' -a sandbox -d 'Inspect, change, restart, suspend, verify and run sandboxes'
 complete -c rossoctl -n '__rossoctl_seen_path' -a project -d 'Create and delete hardened sandbox projects'
@@ -141,6 +144,8 @@ complete -c rossoctl -n '__rossoctl_seen_path version' -l output -s o -x -a 'jso
 complete -c rossoctl -n '__rossoctl_seen_path completion' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path completion' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path completion' -a 'bash zsh fish'
+complete -c rossoctl -n '__rossoctl_seen_path help' -l help -s h -d 'Print this help message and exit'
+complete -c rossoctl -n '__rossoctl_seen_path help' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path agents' -a import -d 'Deploy an agent as a hardened workload'
 complete -c rossoctl -n '__rossoctl_seen_path agents' -a list -d 'List agents of every deployment type'
 complete -c rossoctl -n '__rossoctl_seen_path agents' -a get -d 'Show agents: type, status, image and pod'

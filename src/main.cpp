@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
     commands::registerCompletion(root, host);
     commands::registerComplete(root, host);
     commands::registerManpage(root, host);
+    commands::registerHelp(root, host);
     commands::registerGroups(root, host);
 
     host.setArguments(std::vector<std::string>(argv + 1, argv + argc));

@@ -392,6 +392,7 @@ TestHost::TestHost() {
     commands::registerVersion(root_, *this);
     commands::registerCompletion(root_, *this);
     commands::registerComplete(root_, *this);
+    commands::registerHelp(root_, *this);
     commands::registerGroups(root_, *this);
 }
 
