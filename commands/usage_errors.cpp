@@ -277,6 +277,9 @@ std::string unknownFlag(const CLI::App* app, const std::vector<std::string>& arg
                                      commandPath(app), sub->get_name(), sub->get_name());
     if (flag == "--all" && findFlag(app, "--all-namespaces") != nullptr)
         return message + "; for every namespace use -A/--all-namespaces";
+    // docker's and kubectl's -i where this command names it --stdin only
+    if (flag == "-i" && findFlag(app, "--stdin") != nullptr)
+        return message + "; to pass stdin to the command use --stdin";
     // `sandbox set-env orders --env A=1`: the variables are arguments
     static const std::vector<std::string> envFlags{"--env", "--envVar", "--env-var", "-e"};
     if (app->get_name() == "set-env" &&

@@ -30,3 +30,12 @@ TEST_CASE("help of a word that is no command prints the help of the command befo
     CHECK(flag.run({"sandbox", "--help"}) == 0);
     CHECK(help.out.str() == flag.out.str());
 }
+
+TEST_CASE("sandbox run -i points to --stdin (docker's habit, walk 6 MINOR 8)", "[help][command]") {
+    TestHost host;
+    CHECK(host.run({"sandbox", "run", "-i", "--", "python3", "-"}) == 125);
+    CHECK(host.err.str() ==
+          "error: unknown shorthand flag: 'i' in -i; to pass stdin to the command use --stdin "
+          "(see 'rossoctl sandbox run --help')\n");
+    CHECK(host.server.requests.empty());
+}
