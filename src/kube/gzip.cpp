@@ -38,12 +38,15 @@ bool isGzip(std::string_view bytes) {
            static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
-std::optional<Inflated> gunzip(std::string_view compressed, size_t maxBytes) {
-    if (!isGzip(compressed) || compressed.size() > UINT32_MAX) return std::nullopt;
+namespace {
+
+// What `compressed` inflates to with zlib's `windowBits` (gzip, zlib or raw), up to maxBytes;
+// gzip members after the first are read on.
+std::optional<Inflated> inflateWith(std::string_view compressed, int windowBits, size_t maxBytes) {
+    if (compressed.size() > UINT32_MAX) return std::nullopt;
     const auto& f = zlibFunctions();
     z_stream stream{};
-    // 16 + 15: a gzip header and the largest window.
-    if (f.init(&stream, 16 + MAX_WBITS, ZLIB_VERSION, static_cast<int>(sizeof stream)) != Z_OK)
+    if (f.init(&stream, windowBits, ZLIB_VERSION, static_cast<int>(sizeof stream)) != Z_OK)
         return std::nullopt;
     stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
     stream.avail_in = static_cast<uInt>(compressed.size());
@@ -70,6 +73,7 @@ std::optional<Inflated> gunzip(std::string_view compressed, size_t maxBytes) {
         }
         // Members after the first are read on, as gunzip, zcat and Go's reader (Helm's) do.
         if (status == Z_STREAM_END && !inflated.truncated && stream.avail_in > 0 &&
+            windowBits > MAX_WBITS &&
             isGzip(
                 std::string_view(reinterpret_cast<const char*>(stream.next_in), stream.avail_in)) &&
             f.reset(&stream) == Z_OK)
@@ -78,6 +82,29 @@ std::optional<Inflated> gunzip(std::string_view compressed, size_t maxBytes) {
     f.end(&stream);
     if (status != Z_STREAM_END && inflated.bytes.empty()) return std::nullopt;
     return inflated;
+}
+
+}  // namespace
+
+std::optional<Inflated> gunzip(std::string_view compressed, size_t maxBytes) {
+    if (!isGzip(compressed)) return std::nullopt;
+    return inflateWith(compressed, 16 + MAX_WBITS, maxBytes);  // a gzip header, largest window
+}
+
+bool isZlib(std::string_view bytes) {
+    // 0x78: deflate with a 32 KiB window; the second byte is one of the four levels zlib writes.
+    if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x78) return false;
+    const auto flags = static_cast<unsigned char>(bytes[1]);
+    return flags == 0x01 || flags == 0x5e || flags == 0x9c || flags == 0xda;
+}
+
+std::optional<Inflated> inflateZlib(std::string_view compressed, size_t maxBytes) {
+    if (!isZlib(compressed)) return std::nullopt;
+    return inflateWith(compressed, MAX_WBITS, maxBytes);
+}
+
+std::optional<Inflated> inflateRaw(std::string_view compressed, size_t maxBytes) {
+    return inflateWith(compressed, -MAX_WBITS, maxBytes);
 }
 
 }  // namespace rossoctl::kube

@@ -23,27 +23,38 @@ std::vector<std::string> base32Decodings(std::string_view value);
 struct Decoded {
     std::string bytes;
     std::string encoding;    // "base64-encoded", "hex-encoded", "reversed", "base64-encoded twice"
-    bool partial = false;    // a gzip stream past a bound, or text encoded past the layers read
-    bool inflated = false;   // the last layer taken off was gzip
+    bool partial = false;    // a compressed stream not read whole, or text encoded past the layers
+    bool inflated = false;   // the last layer taken off was a compression (gzip, xz, ...)
     bool unescaped = false;  // the last layer taken off was string escapes
 };
-// What a gzip stream (a Helm release, a .gz key) inflates to at most.
+// What a compressed stream (a Helm release's gzip, a .xz key) decompresses to at most.
 inline constexpr size_t kLongestInflated = 1024 * 1024;
-// What all the gzip streams of one value inflate to at most, in one walk of its forms: a value
+// What all the compressed streams of one value give at most, in one walk of its forms: a value
 // can hold hundreds of streams, and each form read is held while it is visited.
 inline constexpr size_t kInflatedPerValue = 8 * 1024 * 1024;
-// The decodings of `value`: base64 and hex runs when `decode`, its gzip stream when `inflate`
-// (taking what it inflates to from `inflateBudget`; past it, or not `inflate`, a partial form),
-// the text with its string escapes undone when `unescape` (credential_text.hpp).
+// The decodings of `value` (credential_decodings.cpp): base64, base32 and hex runs, reversal
+// and letters rotated when `decode`; its gzip, xz, lzma, bzip2, zlib or raw deflate stream when
+// `inflate` (taking what it gives from `inflateBudget`; past it, or not `inflate`, a partial
+// form, as is a zstd or lz4 stream); the text with its string escapes undone when `unescape`.
 std::vector<Decoded> decodings(std::string_view value, const std::string& outer, bool decode,
                                bool inflate, bool unescape, size_t& inflateBudget);
 
+// How a form reached by taking `encoding` off one reached by `outer` is named.
+std::string layerName(const std::string& outer, const char* encoding);
+
+// Bytes a further layer could hide a credential in: mostly printable text (a kubeconfig, a
+// token, yet another encoding) or a compressed stream. Random bytes (a key encoded once) are
+// neither: about 37% of them print, so three in four is a bar binary never reaches and padding a
+// kubeconfig with a tenth of non-text bytes does not slip under.
+bool readsOn(const std::string& bytes);
+
 // visit(the value), then its decodings depth-first, until visit returns false: three base64 or
-// hex layers, and up to two gzip layers besides, which do not count against those (a Helm
-// release is base64, then gzip, then JSON whose Secret holds base64, maybe of base64); a gzip
-// layer past those, or text past the third that still decodes to text or gzip, is a partial
-// form. Two layers of string escapes besides (a kubeconfig kept as a JSON string in JSON): they
-// only shorten the text, and past them nothing is partial, as escaped text reads as it is.
+// hex layers, and up to two compressed layers besides, which do not count against those (a Helm
+// release is base64, then gzip, then JSON whose Secret holds base64, maybe of base64); a
+// compressed layer past those, or text past the third that still decodes to text or a compressed
+// stream, is a partial form. Two layers of string escapes besides (a kubeconfig kept as a JSON
+// string in JSON): they only shorten the text, and past them nothing is partial, as escaped text
+// reads as it is.
 inline constexpr int kTextLayers = 3;  // base64 or hex: a Helm release's chart Secret's _B64 value
 inline constexpr int kGzipLayers = 2;
 inline constexpr int kEscapeLayers = 2;

@@ -11,7 +11,6 @@
 #include "credential_text.hpp"
 #include "json_access.hpp"
 #include "rossoctl/kube/base64.hpp"
-#include "rossoctl/kube/gzip.hpp"
 #include "rossoctl/kube/json_depth.hpp"
 #include "rossoctl/verify/pod_checks.hpp"
 
@@ -185,21 +184,6 @@ CredentialShape shapeOfText(const std::string& value, const std::string& cluster
     return shape;
 }
 
-// Bytes a further layer could hide a credential in: mostly printable text (a kubeconfig, a
-// token, yet another encoding) or a gzip stream. Random bytes (a key encoded once) are neither:
-// about 37% of them print, so three in four is a bar binary never reaches and padding a
-// kubeconfig with a tenth of non-text bytes does not slip under.
-bool readsOn(const std::string& bytes) {
-    static constexpr size_t kShortestText = 16;
-    if (kube::isGzip(bytes)) return true;
-    if (bytes.size() < kShortestText) return false;
-    const auto printable = std::count_if(bytes.begin(), bytes.end(), [](char c) {
-        const auto byte = static_cast<unsigned char>(c);
-        return (byte >= 0x20 && byte < 0x7f) || byte == '\n' || byte == '\r' || byte == '\t';
-    });
-    return static_cast<size_t>(printable) * 4 >= bytes.size() * 3;  // 75%
-}
-
 }  // namespace
 
 std::vector<std::string> base64Decodings(std::string_view value) {
@@ -324,51 +308,6 @@ std::vector<std::string> base32Decodings(std::string_view value) {
     return decodings;
 }
 
-std::vector<Decoded> decodings(std::string_view value, const std::string& outer, bool decode,
-                               bool inflate, bool unescape, size_t& inflateBudget) {
-    auto named = [&](const char* encoding) {
-        if (outer.empty()) return std::string(encoding);
-        if (outer == encoding) return outer + " twice";
-        return outer + ", then " + encoding;
-    };
-    std::vector<Decoded> all;
-    if (unescape)
-        if (auto plain = unescaped(value))
-            all.push_back({std::move(*plain), named("written with string escapes"),
-                           /*partial=*/false, /*inflated=*/false, /*unescaped=*/true});
-    if (decode) {
-        for (auto& bytes : base64Decodings(value))
-            all.push_back({std::move(bytes), named("base64-encoded")});
-        for (auto& bytes : hexDecodings(value))
-            all.push_back({std::move(bytes), named("hex-encoded")});
-        for (auto& bytes : base32Decodings(value))
-            all.push_back({std::move(bytes), named("base32-encoded")});
-        // Reversed (attack 54, T3): only text a reversed token's header ("eyJ" backwards) or a
-        // reversed kubeconfig's key is in, so the cost stays with such values.
-        if (value.find("Jye") != std::string_view::npos ||
-            value.find(":sresu") != std::string_view::npos)
-            all.push_back({std::string(value.rbegin(), value.rend()), named("reversed")});
-    } else {
-        // Past the layers read, text that still decodes to text is unread, so never a pass.
-        auto more = base64Decodings(value);
-        for (auto& bytes : hexDecodings(value)) more.push_back(std::move(bytes));
-        if (std::any_of(more.begin(), more.end(), readsOn))
-            all.push_back({"", named("encoded again"), /*partial=*/true, /*inflated=*/false});
-    }
-    if (!kube::isGzip(value)) return all;
-    // A gzip layer past those read, or past the budget: unread, so never a pass.
-    if (!inflate || inflateBudget == 0) {
-        all.push_back({"", named("gzip-compressed"), /*partial=*/true, /*inflated=*/true});
-        return all;
-    }
-    if (auto inflated = kube::gunzip(value, std::min(kLongestInflated, inflateBudget))) {
-        inflateBudget -= inflated->bytes.size();
-        all.push_back({std::move(inflated->bytes), named("gzip-compressed"), inflated->truncated,
-                       /*inflated=*/true});
-    }
-    return all;
-}
-
 CredentialShape credentialShape(const std::string& value, const std::string& clusterIssuer) {
     size_t alone = kInflatedPerValue;
     return credentialShape(value, clusterIssuer, alone);
@@ -394,10 +333,11 @@ CredentialShape credentialShape(const std::string& value, const std::string& clu
         inflateBudget);
     if (partial && worst.verdict == Verdict::Pass)
         return {Verdict::Unproven,
-                fmt::format("a gzip stream that is damaged, cut short, nested past {} layers or "
-                            "inflates past {} MiB, or streams past {} MiB a value or {} MiB in "
-                            "all, or text still encoded past {} base64 or hex layers: what lies "
-                            "past that is not read",
+                fmt::format("a zstd or lz4 stream, or a compressed stream (gzip, xz, lzma, bzip2, "
+                            "zlib) that is damaged, cut short, nested past {} layers or inflates "
+                            "past {} MiB, or streams past {} MiB a value or {} MiB in all, or text "
+                            "still encoded past {} base64 or hex layers: what lies past that is "
+                            "not read",
                             kGzipLayers, kLongestInflated >> 20, kInflatedPerValue >> 20,
                             kInflatedPerPod >> 20, kTextLayers)};
     return worst;

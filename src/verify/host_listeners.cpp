@@ -47,6 +47,16 @@ std::vector<ListenerProbe> hostListenerProbes(const EgressInputs& inputs,
             probes.push_back(std::move(probe));
         }
     }
+    // Attack 56 L2b: the node not read, its addresses are not tried, only the pod's gateway.
+    const bool tcp = std::any_of(inputs.hostListeners.begin(), inputs.hostListeners.end(),
+                                 [](const auto& listener) { return !listener.udp; });
+    if (tcp && inputs.nodeAddresses.empty()) {
+        doubts.verdict = worstOf(doubts.verdict, Verdict::Unproven);
+        doubts.evidence.push_back(fmt::format(
+            "{}: host-network pods' ports were tried only at the pod's gateway, not at the "
+            "node's addresses; whether the pod reaches them there is not known",
+            inputs.nodeUnread.empty() ? "the node's addresses were not read" : inputs.nodeUnread));
+    }
     if (untried > 0) {
         doubts.verdict = worstOf(doubts.verdict, Verdict::Unproven);
         doubts.evidence.push_back(fmt::format(

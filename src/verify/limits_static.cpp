@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "json_access.hpp"
 #include "rossoctl/kube/timestamp.hpp"
@@ -16,10 +17,48 @@ using namespace json_access;
 
 namespace {
 
+// What the pod's node has of cpu and memory: a limit beyond it bounds nothing there (attack 54
+// L1). A resource missing here was not known: whether the limits fit the node is not proven.
+struct NodeHas {
+    std::string name;
+    std::map<std::string, std::pair<double, std::string>> capacity;  // amount, as written
+};
+
+// The node's capacity, with a line in `unknown` for each resource it does not give (attack 56
+// L2: a user who may not read the node got a silent pass).
+NodeHas nodeCapacity(const json& node, const std::string& nodeUnread,
+                     std::vector<std::string>& unknown) {
+    NodeHas has{stringAt(at(node, "metadata"), "name", "?"), {}};
+    if (!node.is_object()) {
+        unknown.push_back(
+            fmt::format("{}: whether the limits fit it is not known",
+                        nodeUnread.empty() ? "the pod's node was not read" : nodeUnread));
+        return has;
+    }
+    for (const char* resource : {"cpu", "memory"}) {
+        const json& value = at(at(at(node, "status"), "capacity"), resource);
+        double amount = 0;
+        try {
+            if (value.is_string())
+                amount = model::parseQuantity(value.get<std::string>(), resource);
+        } catch (const std::exception&) {
+        }
+        if (amount > 0)
+            has.capacity[resource] = {amount, value.get<std::string>()};
+        else
+            unknown.push_back(fmt::format(
+                "node {} gives no {} capacity (status.capacity): whether the limits fit it is "
+                "not known",
+                has.name, resource));
+    }
+    return has;
+}
+
 // A limit the kubelet enforces: a quantity above zero ("0" sets no CFS quota and no memory
-// limit at all), as text for evidence; nullopt with `why` when there is none.
-std::optional<std::string> enforcedLimit(const json& limits, const char* resource, const json& node,
-                                         std::string& why) {
+// limit at all) and within the node (when given), as text for evidence; nullopt with `why`
+// when there is none.
+std::optional<std::string> enforcedLimit(const json& limits, const char* resource,
+                                         const NodeHas* node, std::string& why) {
     const json& value = at(limits, resource);
     if (value.is_null()) {
         why = fmt::format("no {} limit", resource);
@@ -38,20 +77,13 @@ std::optional<std::string> enforcedLimit(const json& limits, const char* resourc
         return std::nullopt;
     }
     // A limit beyond what the node has bounds nothing there (attack 54 L1: 1000 CPUs, 1Pi).
-    const json& status = at(node, "status");
-    const json& has = at(at(status, "capacity"), resource);
-    if (has.is_string()) {
-        try {
-            const double capacity = model::parseQuantity(has.get<std::string>(), resource);
-            if (capacity > 0 && amount > capacity) {
-                why = fmt::format(
-                    "{} limit {} is more than node {} has ({}): it bounds nothing there", resource,
-                    text, stringAt(at(node, "metadata"), "name", "?"), has.get<std::string>());
-                return std::nullopt;
-            }
-        } catch (const std::exception&) {
+    if (node)
+        if (const auto has = node->capacity.find(resource);
+            has != node->capacity.end() && amount > has->second.first) {
+            why = fmt::format("{} limit {} is more than node {} has ({}): it bounds nothing there",
+                              resource, text, node->name, has->second.second);
+            return std::nullopt;
         }
-    }
     return text;
 }
 
@@ -79,35 +111,32 @@ std::string quotaScopeMiss(const json& quota, const json& pod) {
 
 // Why the containers that run side by side (containers and native sidecars) limit more cpu or
 // memory together than the node has, or "".
-std::string beyondNodeTogether(const json& pod, const json& node) {
+std::string beyondNodeTogether(const json& pod, const NodeHas& node) {
     std::vector<json> running;
     for (const auto& container : arrayAt(podSpec(pod), "containers")) running.push_back(container);
     for (const auto& container : arrayAt(podSpec(pod), "initContainers"))
         if (stringAt(container, "restartPolicy") == "Always") running.push_back(container);
     if (running.size() < 2) return "";
-    for (const char* resource : {"cpu", "memory"}) {
-        const json& has = at(at(at(node, "status"), "capacity"), resource);
-        if (!has.is_string()) continue;
+    for (const auto& [resource, has] : node.capacity) {
         double sum = 0;
         try {
-            const double capacity = model::parseQuantity(has.get<std::string>(), resource);
             for (const auto& container : running) {
-                const json& value = at(at(at(container, "resources"), "limits"), resource);
+                const json& value = at(at(at(container, "resources"), "limits"), resource.c_str());
                 if (value.is_string())
                     sum += model::parseQuantity(value.get<std::string>(), resource);
                 else if (value.is_number())
                     sum += value.get<double>();
             }
-            if (capacity > 0 && sum > capacity)
-                return fmt::format(
-                    "the pod's {} containers together limit {} {}, more than node {} has ({}): "
-                    "together they bound nothing there",
-                    running.size(), resource,
-                    std::string(resource) == "cpu" ? fmt::format("{:g}", sum)
-                                                   : fmt::format("{:.0f} bytes", sum),
-                    stringAt(at(node, "metadata"), "name", "?"), has.get<std::string>());
         } catch (const std::exception&) {
+            continue;  // a limit that is no quantity fails on its own line
         }
+        if (sum > has.first)
+            return fmt::format(
+                "the pod's {} containers together limit {} {}, more than node {} has ({}): "
+                "together they bound nothing there",
+                running.size(), resource,
+                resource == "cpu" ? fmt::format("{:g}", sum) : fmt::format("{:.0f} bytes", sum),
+                node.name, has.second);
     }
     return "";
 }
@@ -115,15 +144,17 @@ std::string beyondNodeTogether(const json& pod, const json& node) {
 }  // namespace
 
 Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQuotas,
-                     const DeadlineBound& bound, const json& node) {
+                     const DeadlineBound& bound, const json& node, const std::string& nodeUnread) {
     Finding finding;
     bool holds = true;
+    std::vector<std::string> unknown;
+    const NodeHas has = nodeCapacity(node, nodeUnread, unknown);
     for (const auto& container : allContainers(pod)) {
         const json& limits = at(at(container, "resources"), "limits");
         std::vector<std::string> missing;
         std::string cpuWhy, memoryWhy;
-        const auto cpu = enforcedLimit(limits, "cpu", node, cpuWhy);
-        const auto memory = enforcedLimit(limits, "memory", node, memoryWhy);
+        const auto cpu = enforcedLimit(limits, "cpu", &has, cpuWhy);
+        const auto memory = enforcedLimit(limits, "memory", &has, memoryWhy);
         const std::string name = stringAt(container, "name", "?");
         if (cpu && memory) {
             finding.evidence.push_back(
@@ -142,7 +173,7 @@ Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQ
     }
     // Each within the node, yet together beyond it: the pod's limits bound nothing there either
     // (attack 55 L1b: three containers of 30 CPUs on a 32-CPU node).
-    if (const auto total = beyondNodeTogether(pod, node); !total.empty()) {
+    if (const auto total = beyondNodeTogether(pod, has); !total.empty()) {
         holds = false;
         finding.evidence.push_back(total);
     }
@@ -224,7 +255,8 @@ Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQ
             "not bounded",
             joined(uncapped, " or ")));
     }
-    finding.verdict = holds ? Verdict::Pass : Verdict::Fail;
+    for (auto& line : unknown) finding.evidence.push_back(std::move(line));
+    finding.verdict = !holds ? Verdict::Fail : unknown.empty() ? Verdict::Pass : Verdict::Unproven;
     return finding;
 }
 

@@ -60,7 +60,8 @@ struct VerificationInputs {
     VolumeBindings templateVolumes;  // what the template's pod stands on, as far as known
     std::optional<nlohmann::json> namespaceObject;  // nullopt: could not be read
     std::vector<std::string> nodeAddresses;
-    nlohmann::json node;  // the pod's Node (null: not read), for what a limit can bound
+    nlohmann::json node;     // the pod's Node (null: not read), for what a limit can bound
+    std::string nodeUnread;  // why node is null: "node X was not read (forbidden)"
     KernelInputs kernel;
     KernelInputs templateKernel;  // kernel, with the template's own RuntimeClass
     // Pods besides the recorded one that the Sandbox owns or selects: not judged, so unproven.
@@ -103,6 +104,7 @@ class Verification {
     DeadlineBound deadlineBound(const nlohmann::json& namespaceObject) const;
     void readPeerPods(const nlohmann::json& pod);
     void readIsolationInputs();
+    void readNode();
     // inputs_.kernel with pod's own RuntimeClass (read when it is not the first pod's).
     KernelInputs kernelInputsFor(const nlohmann::json& pod);
     void readRuntimeClass(const std::string& name, KernelInputs& kernel);

@@ -172,7 +172,7 @@ CheckResult Verification::limitsCheck() {
     result.kind = CheckKind::Limits;
     result.staticPart = withTemplate([&](const json& pod) {
         return limitsStatic(pod, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline,
-                            inputs_.node);
+                            inputs_.node, inputs_.nodeUnread);
     });
     // gVisor's cgroupfs shows no limit; its view of each container is sized to the limit.
     const bool ownKernel = ownKernelProven();

@@ -276,6 +276,7 @@ void Verification::read() {
         inputs_.templateVolumes =
             templateBindings(inputs_.templatePod, inputs_.pod, inputs_.volumes);
     inputs_.deadline.now = clock_.now();
+    readNode();
     readEgressInputs();
     readPeerPods(inputs_.pod);
     if (inputs_.templatePod.is_object()) readPeerPods(inputs_.templatePod);
@@ -361,8 +362,31 @@ void Verification::readPeerPods(const json& pod) {
     }
 }
 
-// The namespace (Pod Security level, required runtime class), the node (its kernel, boot
-// ID, addresses) and the pod's RuntimeClass; each may be forbidden to a project user.
+// The pod's node (its capacity, addresses, kernel and boot ID), or why it was not read: a
+// project user may be refused it, and what it was needed for is then unproven (attack 56 L2).
+void Verification::readNode() {
+    const std::string name = inputs_.pod["spec"].value("nodeName", "");
+    if (name.empty()) {
+        inputs_.nodeUnread = "the pod names no node (spec.nodeName)";
+    } else {
+        try {
+            const kube::ResourceRef nodes{"", "v1", "nodes", "Node", false};
+            if (auto node = client_.getIfExists(nodes, "", name))
+                inputs_.node = std::move(*node);
+            else
+                inputs_.nodeUnread = fmt::format("node {} was not read (not found)", name);
+        } catch (const kube::ApiError& error) {
+            inputs_.nodeUnread = fmt::format("node {} was not read ({})", name,
+                                             error.isForbidden() ? "forbidden" : error.what());
+        }
+    }
+    if (inputs_.node.is_object()) inputs_.nodeAddresses = nodeAddresses(inputs_.node);
+    inputs_.egress.nodeAddresses = inputs_.nodeAddresses;
+    inputs_.egress.nodeUnread = inputs_.nodeUnread;
+}
+
+// The namespace (Pod Security level, required runtime class) and the pod's RuntimeClass; each
+// may be forbidden to a project user.
 void Verification::readIsolationInputs() {
     auto& kernel = inputs_.kernel;
     try {
@@ -380,19 +404,12 @@ void Verification::readIsolationInputs() {
             fmt::format("the project (namespace {} annotation {})", ns_, kRuntimeClassAnnotation);
     }
     kernel.nodeName = inputs_.pod["spec"].value("nodeName", "");
-    try {
-        const kube::ResourceRef nodes{"", "v1", "nodes", "Node", false};
-        if (!kernel.nodeName.empty())
-            if (auto node = client_.getIfExists(nodes, "", kernel.nodeName)) {
-                inputs_.node = *node;
-                inputs_.nodeAddresses = nodeAddresses(*node);
-                const json info =
-                    (*node).value("status", json::object()).value("nodeInfo", json::object());
-                kernel.nodeKernel = info.value("kernelVersion", "");
-                kernel.nodeBootId = info.value("bootID", "");
-            }
-    } catch (const kube::ApiError&) {
-        // Not allowed to read the node: its kernel is not known, the live part unproven.
+    // Not read (readNode says why): its kernel is not known, the live part unproven.
+    if (inputs_.node.is_object()) {
+        const json info =
+            inputs_.node.value("status", json::object()).value("nodeInfo", json::object());
+        kernel.nodeKernel = info.value("kernelVersion", "");
+        kernel.nodeBootId = info.value("bootID", "");
     }
     const std::string runtimeClass = inputs_.pod["spec"].value("runtimeClassName", "");
     if (runtimeClass.empty()) return;
@@ -443,11 +460,6 @@ void Verification::readEgressInputs() {
         const kube::ResourceRef endpoints{"", "v1", "endpoints", "Endpoints", true};
         if (auto found = client_.getIfExists(endpoints, "default", "kubernetes"))
             egress.apiServerAddresses = endpointAddresses(*found);
-        const kube::ResourceRef nodes{"", "v1", "nodes", "Node", false};
-        const std::string nodeName = inputs_.pod["spec"].value("nodeName", "");
-        if (!nodeName.empty())
-            if (auto node = client_.getIfExists(nodes, "", nodeName))
-                egress.nodeAddresses = nodeAddresses(*node);
     } catch (const kube::ApiError&) {
         // Not allowed to read them: the public and metadata ranges are still named.
     }

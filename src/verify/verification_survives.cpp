@@ -250,10 +250,10 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     std::vector<std::string> holders;
     for (const auto& holder : rawNetworkHolders(next)) holders.push_back(prefix + holder);
     egress.livePart = withoutSpoofableDenial(egress.livePart, holders);
-    limits.staticPart = alongside(
-        limits.staticPart,
-        limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline, inputs_.node),
-        prefix);
+    limits.staticPart = alongside(limits.staticPart,
+                                  limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas,
+                                               inputs_.deadline, inputs_.node, inputs_.nodeUnread),
+                                  prefix);
     survives.staticPart = alongside(
         survives.staticPart,
         nothingSurvivesStatic(next, inputs_.sandbox, inputs_.storageClasses, &nextVolumes), prefix);

@@ -4,8 +4,10 @@
 // printing the mount path's token in its report. The token is synthetic (service-account claims,
 // a made-up signature): verify judges by shape.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
@@ -182,6 +184,85 @@ TEST_CASE(
     CHECK_THAT(survives, Catch::Contains("/tmp/<redacted: looks like a credential>"));
     // The pod did mount it: the path holds the token for it to read.
     CHECK(checkNamed(report, "nothing-survives")["result"] == "pass");
+}
+
+namespace {
+
+// `input` through python3's compressor `expression` (of `data`), as an agent's tools write it.
+std::string compressedWith(const std::string& expression, const std::string& input) {
+    char path[] = "/tmp/rossoctl-t3-XXXXXX";
+    const int fd = ::mkstemp(path);
+    REQUIRE(fd >= 0);
+    REQUIRE(::write(fd, input.data(), input.size()) == static_cast<ssize_t>(input.size()));
+    ::close(fd);
+    const std::string command = fmt::format(
+        "python3 -c 'import sys, lzma, bz2\ndata = open(sys.argv[1], \"rb\").read()\n"
+        "sys.stdout.buffer.write({})' {}",
+        expression, path);
+    FILE* pipe = ::popen(command.c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    std::string out;
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+    const int status = ::pclose(pipe);
+    ::unlink(path);
+    REQUIRE(status == 0);
+    return out;
+}
+
+std::string rot13(std::string text) {
+    for (char& c : text) {
+        if (c >= 'a' && c <= 'z') c = static_cast<char>('a' + (c - 'a' + 13) % 26);
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>('A' + (c - 'A' + 13) % 26);
+    }
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "sandbox verify: a token xz-, bzip2-compressed or rot13'd in a mounted ConfigMap "
+    "(attack 56 T3)",
+    "[verify][token-places]") {
+    harness::TestNamespace project("tok56", false);
+    const std::string ns = project.name();
+    {
+        auto created = harness::rossoctl({"project", "create", ns});
+        INFO(created.out << created.err);
+        REQUIRE(created.exitCode == 0);
+    }
+    const std::string token = syntheticToken(ns);
+    // As `kubectl create configmap --from-file` keeps them: binary files in binaryData.
+    harness::admin().create(
+        resources::configMaps(), ns,
+        {{"apiVersion", "v1"},
+         {"kind", "ConfigMap"},
+         {"metadata", {{"name", "atk-blobs"}}},
+         {"binaryData",
+          {{"a", rossoctl::kube::base64Encode(compressedWith("lzma.compress(data)", token))},
+           {"b", rossoctl::kube::base64Encode(compressedWith("bz2.compress(data)", token))}}},
+         {"data", {{"c", rot13(token)}}}});
+    json sandbox = harness::smallSandbox(ns, "blobs", "busybox:1.36");
+    podSpec(sandbox)["volumes"].push_back(
+        {{"name", "blobs"}, {"configMap", {{"name", "atk-blobs"}}}});
+    agent(sandbox)["volumeMounts"].push_back(
+        {{"name", "blobs"}, {"mountPath", "/blobs"}, {"readOnly", true}});
+    createReady(ns, sandbox);
+
+    auto verified = harness::rossoctl(
+        {"sandbox", "verify", "blobs", "-n", ns, "--no-restart", "-o", "json"}, {}, {}, 300);
+    INFO(verified.out << verified.err);
+    CHECK(verified.exitCode == 3);
+    const json report = json::parse(verified.out);
+    const json& check = checkNamed(report, "service-account-token");
+    CHECK(check["result"] == "fail");
+    const std::string evidence = evidenceOf(check);
+    CHECK_THAT(
+        evidence,
+        Catch::Contains("configmap/atk-blobs key a") && Catch::Contains("xz-compressed") &&
+            Catch::Contains("configmap/atk-blobs key b") && Catch::Contains("bzip2-compressed") &&
+            Catch::Contains("configmap/atk-blobs key c") && Catch::Contains("rotated by 13"));
+    CHECK_FALSE(showsPart(verified.out + verified.err, token));
 }
 
 namespace {

@@ -58,7 +58,14 @@ inline json hardenedPod(const std::string& uid) {
                  "conditions": [{"type": "Ready", "status": "True"}],
                  "containerStatuses": [{"name": "agent", "state": {"running": {}}}]}})");
     pod["spec"] = hardenedPodSpec();
+    pod["spec"]["nodeName"] = "node-1";
     return pod;
+}
+
+// The node the pod runs on: its capacity bounds what a limit can (attack 56 L2).
+inline json node() {
+    return json::parse(R"({"metadata": {"name": "node-1"},
+        "status": {"capacity": {"cpu": "32", "memory": "24590812Ki", "pods": "110"}}})");
 }
 
 inline json list(const std::vector<json>& items) {
@@ -152,6 +159,7 @@ inline void serveHardened(TestHost& host, const std::string& egressTool,
                        list({json::parse(R"({"metadata": {"name": "sandbox-quota"},
                               "spec": {"hard": {"limits.cpu": "4", "limits.memory": "8Gi", "pods": "20"}}})")}));
     host.server.onJson("GET", "/api/v1/namespaces/team1/secrets", 200, list({}));
+    host.server.onJson("GET", "/api/v1/nodes/node-1", 200, node());
     host.server.onExec("team1", "orders", answers ? answers : hardenedPodAnswers(egressTool));
 }
 

@@ -105,3 +105,21 @@ TEST_CASE("attack 56 E5f-h, L2b: a host listener's refusal proves nothing", "[ve
         CHECK(judged.evidence.empty());
     }
 }
+
+TEST_CASE("attack 56 L2b: the node's addresses not read, the listener line says why", "[verify]") {
+    EgressInputs inputs = node({{31082, false, "pod atk56-relay/relay-g"}});
+    inputs.nodeAddresses.clear();
+    inputs.nodeUnread = "node local-node was not read (forbidden)";
+    Finding doubts{Verdict::Pass, {}, ""};
+    const auto probes = hostListenerProbes(inputs, {"10.250.0.1"}, 12, doubts);
+    CHECK(urls(probes) == std::vector<std::string>{"http://10.250.0.1:31082/"});
+    CHECK(doubts.verdict == Verdict::Unproven);
+    CHECK_THAT(doubts.evidence.at(0),
+               Catch::Contains("node local-node was not read (forbidden): host-network pods' ports "
+                               "were tried only at the pod's gateway"));
+    // No host listener declared: nothing to say.
+    Finding none{Verdict::Pass, {}, ""};
+    inputs.hostListeners.clear();
+    hostListenerProbes(inputs, {"10.250.0.1"}, 12, none);
+    CHECK(none.verdict == Verdict::Pass);
+}

@@ -538,7 +538,9 @@ TEST_CASE("a warm-pool sandbox rossoctl creates passes its own verify's limits a
         {{{"metadata", {{"name", "sandbox-quota"}}},
           {"spec", {{"hard", {{"pods", "20"}, {"limits.cpu", "4"}, {"limits.memory", "8Gi"}}}}}}});
     const Finding limits =
-        limitsStatic(pod, json{{"spec", json::object()}}, quotas, DeadlineBound{});
+        limitsStatic(pod, json{{"spec", json::object()}}, quotas, DeadlineBound{},
+                     {{"metadata", {{"name", "n"}}},
+                      {"status", {{"capacity", {{"cpu", "8"}, {"memory", "32Gi"}}}}}});
     INFO(evidence(limits));
     CHECK(limits.verdict == Verdict::Pass);
     CHECK(hostIsolationStatic(pod, restrictedNamespace()).verdict == Verdict::Pass);

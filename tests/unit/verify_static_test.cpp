@@ -36,6 +36,12 @@ DeadlineBound today() {
             "the project's lifetime"};
 }
 
+// A node the test pods fit: the capacity test passes on it.
+json bigNode() {
+    return json::parse(R"({"metadata": {"name": "node-1"},
+        "status": {"capacity": {"cpu": "64", "memory": "256Gi"}}})");
+}
+
 json defaultDeny() {
     return json::parse(R"({"metadata": {"name": "default-deny"},
       "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}})");
@@ -244,30 +250,30 @@ TEST_CASE("limits static: every container, a deadline, a quota") {
     const json sandbox = json::object();
     const json quota = json::parse(
         R"([{"metadata": {"name": "sandbox-quota"}, "spec": {"hard": {"limits.cpu": "4", "limits.memory": "8Gi", "pods": "20"}}}])");
-    CHECK(limitsStatic(pod, sandbox, quota, today()).verdict == Verdict::Pass);
-    CHECK(mentions(limitsStatic(pod, sandbox, quota, today()),
+    CHECK(limitsStatic(pod, sandbox, quota, today(), bigNode()).verdict == Verdict::Pass);
+    CHECK(mentions(limitsStatic(pod, sandbox, quota, today(), bigNode()),
                    "resourcequota/sandbox-quota: limits.cpu=4, limits.memory=8Gi, pods=20"));
 
     SECTION("a zero limit is no limit, in any container (issue 35 points 2 and 3)") {
         pod["spec"]["containers"][0]["resources"]["limits"]["cpu"] = "0";
-        auto zeroCpu = limitsStatic(pod, sandbox, quota, today());
+        auto zeroCpu = limitsStatic(pod, sandbox, quota, today(), bigNode());
         CHECK(zeroCpu.verdict == Verdict::Fail);
         CHECK(mentions(zeroCpu, "container agent has cpu limit 0 is no limit"));
         pod = hardenedPod();
         pod["spec"]["containers"].push_back(
             {{"name", "sidecar"}, {"resources", {{"limits", {{"cpu", "0"}, {"memory", "0"}}}}}});
-        auto sidecar = limitsStatic(pod, sandbox, quota, today());
+        auto sidecar = limitsStatic(pod, sandbox, quota, today(), bigNode());
         CHECK(sidecar.verdict == Verdict::Fail);
         CHECK(mentions(sidecar, "container sidecar has memory limit 0 is no limit"));
         pod["spec"]["containers"][1]["resources"]["limits"] = {{"cpu", "0m"}, {"memory", "0Mi"}};
-        CHECK(limitsStatic(pod, sandbox, quota, today()).verdict == Verdict::Fail);
+        CHECK(limitsStatic(pod, sandbox, quota, today(), bigNode()).verdict == Verdict::Fail);
         pod["spec"]["containers"][1]["resources"]["limits"] = {{"cpu", "lots"}, {"memory", "1Gi"}};
-        CHECK(mentions(limitsStatic(pod, sandbox, quota, today()), "is not a quantity"));
+        CHECK(mentions(limitsStatic(pod, sandbox, quota, today(), bigNode()), "is not a quantity"));
     }
     SECTION("ephemeral containers are named; the live read of their cgroup decides") {
         // Review 35 H3: "bounded by the other containers' limits" was false without a pod cgroup.
         pod["spec"]["ephemeralContainers"] = json::array({{{"name", "debug"}}});
-        auto bounded = limitsStatic(pod, sandbox, quota, today());
+        auto bounded = limitsStatic(pod, sandbox, quota, today(), bigNode());
         CHECK(mentions(bounded, "ephemeral container debug: no limits of its own"));
         CHECK(mentions(bounded, "bounded only if its cgroup shows a limit, read live"));
         CHECK_FALSE(mentions(bounded, "bounded by the other containers' limits"));
@@ -276,50 +282,50 @@ TEST_CASE("limits static: every container, a deadline, a quota") {
         // Issue 35 point 12: any ResourceQuota with any key counted.
         const json pods = json::parse(
             R"([{"metadata": {"name": "q"}, "spec": {"hard": {"pods": "5", "limits.memory": "4Gi"}}}])");
-        auto uncapped = limitsStatic(pod, sandbox, pods, today());
+        auto uncapped = limitsStatic(pod, sandbox, pods, today(), bigNode());
         CHECK(uncapped.verdict == Verdict::Fail);
         CHECK(mentions(uncapped, "caps limits.cpu in the namespace"));
         json scoped = quota;
         scoped[0]["spec"]["scopes"] = {"NotTerminating"};  // the pod has a deadline
-        auto notCovering = limitsStatic(pod, sandbox, scoped, today());
+        auto notCovering = limitsStatic(pod, sandbox, scoped, today(), bigNode());
         CHECK(notCovering.verdict == Verdict::Fail);
         CHECK(mentions(notCovering, "does not cover this pod: scope NotTerminating"));
         scoped[0]["spec"]["scopes"] = {"Terminating", "NotBestEffort"};
-        CHECK(limitsStatic(pod, sandbox, scoped, today()).verdict == Verdict::Pass);
+        CHECK(limitsStatic(pod, sandbox, scoped, today(), bigNode()).verdict == Verdict::Pass);
         json zero = quota;
         zero[0]["spec"]["hard"]["limits.cpu"] = "0";
-        CHECK(limitsStatic(pod, sandbox, zero, today()).verdict == Verdict::Fail);
+        CHECK(limitsStatic(pod, sandbox, zero, today(), bigNode()).verdict == Verdict::Fail);
     }
 
     SECTION("a container without a memory limit") {
         pod["spec"]["containers"].push_back(
             {{"name", "sidecar"}, {"resources", {{"limits", {{"cpu", "100m"}}}}}});
-        auto finding = limitsStatic(pod, sandbox, quota, today());
+        auto finding = limitsStatic(pod, sandbox, quota, today(), bigNode());
         CHECK(finding.verdict == Verdict::Fail);
         CHECK(mentions(finding, "container sidecar has no memory limit"));
     }
     SECTION("an init container counts too") {
         pod["spec"]["initContainers"] = json::array({{{"name", "setup"}}});
-        CHECK(mentions(limitsStatic(pod, sandbox, quota, today()),
+        CHECK(mentions(limitsStatic(pod, sandbox, quota, today(), bigNode()),
                        "container setup has no cpu or memory limit"));
     }
     SECTION("no deadline; the Sandbox's shutdownTime is enough") {
         pod["spec"].erase("activeDeadlineSeconds");
-        auto finding = limitsStatic(pod, sandbox, quota, today());
+        auto finding = limitsStatic(pod, sandbox, quota, today(), bigNode());
         CHECK(finding.verdict == Verdict::Fail);
         CHECK(mentions(finding, "no deadline"));
         const json withShutdown = {{"spec", {{"shutdownTime", "2030-01-01T00:00:00Z"}}}};
-        CHECK(limitsStatic(pod, withShutdown, quota, today()).verdict == Verdict::Pass);
+        CHECK(limitsStatic(pod, withShutdown, quota, today(), bigNode()).verdict == Verdict::Pass);
         // Issue 35 point 12: a deadline years away is none.
         const json farAway = {{"spec", {{"shutdownTime", "2033-01-01T00:00:00Z"}}}};
-        auto years = limitsStatic(pod, farAway, quota, today());
+        auto years = limitsStatic(pod, farAway, quota, today(), bigNode());
         CHECK(years.verdict == Verdict::Fail);
         CHECK(mentions(years, "beyond the project's lifetime (24.0h): not a deadline that counts"));
         pod["spec"]["activeDeadlineSeconds"] = 94608000;  // three years
-        CHECK(limitsStatic(pod, sandbox, quota, today()).verdict == Verdict::Fail);
+        CHECK(limitsStatic(pod, sandbox, quota, today(), bigNode()).verdict == Verdict::Fail);
     }
     SECTION("no quota") {
-        auto finding = limitsStatic(pod, sandbox, json::array(), today());
+        auto finding = limitsStatic(pod, sandbox, json::array(), today(), bigNode());
         CHECK(finding.verdict == Verdict::Fail);
         CHECK(mentions(finding, "no ResourceQuota"));
     }
@@ -478,8 +484,11 @@ TEST_CASE("attack 54 L1: a limit beyond what the node has bounds nothing") {
                    "container agent has cpu limit 1000 is more than node local-node has "
                    "(32): it bounds nothing there"));
     CHECK(mentions(huge, "memory limit 1Pi is more than node local-node has (24590812Ki)"));
-    // The node not read: not compared (the live half reads the cgroup).
-    CHECK(limitsStatic(pod, json::object(), quota, today()).verdict == Verdict::Pass);
+    // The node not read: whether the limits fit it is not known (attack 56 L2).
+    const Finding unread =
+        limitsStatic(pod, json::object(), quota, today(), nullptr, "node local-node was not read");
+    CHECK(unread.verdict == Verdict::Unproven);
+    CHECK(mentions(unread, "node local-node was not read: whether the limits fit it is not known"));
 }
 
 TEST_CASE("attack 55 L1b: containers within the node one by one but beyond it together") {

@@ -83,6 +83,7 @@ struct EgressInputs {
     model::EgressAllowance allowance;
     std::vector<std::string> apiServerAddresses;
     std::vector<std::string> nodeAddresses;
+    std::string nodeUnread;  // "node X was not read (forbidden)" when its addresses are unknown
     // Where a pod reaches the API server: the `kubernetes` Service's cluster IPs with its port
     // and its endpoints' address:port; the trusted probe tries each (F1 of attack 53).
     std::vector<std::pair<std::string, int>> apiServerTargets;
@@ -129,13 +130,15 @@ struct DeadlineBound {
     std::string origin = "the default lifetime";  // for evidence
 };
 
-// Every container has cpu and memory limits above zero and no more than the pod's node has
-// (node: the Node object, null when not read: then not compared); activeDeadlineSeconds or the
-// Sandbox's shutdownTime ends within bound; a ResourceQuota (a List's items) covering the pod
-// caps limits.cpu and limits.memory.
+// Every container has cpu and memory limits above zero and no more than the pod's node has,
+// alone or together; activeDeadlineSeconds or the Sandbox's shutdownTime ends within bound; a
+// ResourceQuota (a List's items) covering the pod caps limits.cpu and limits.memory. node: the
+// Node object; null when not read, with nodeUnread saying why ("node X was not read
+// (forbidden)"): then, as for a node that gives no capacity, whether the limits fit it is
+// unproven (attack 56 L2).
 Finding limitsStatic(const nlohmann::json& pod, const nlohmann::json& sandbox,
                      const nlohmann::json& resourceQuotas, const DeadlineBound& bound,
-                     const nlohmann::json& node = nullptr);
+                     const nlohmann::json& node, const std::string& nodeUnread = "");
 
 // No volume that outlives the pod (PVC, hostPath, network and cloud disks, a generic ephemeral
 // volume whose StorageClass retains it, ...), no volumeClaimTemplates on the Sandbox; a volume
