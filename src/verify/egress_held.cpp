@@ -241,6 +241,22 @@ Finding heldConnectionsLive(const ProbeOutput& output, const EgressInputs& input
             "they were enforced or around them",
             udp ? "UDP" : "TCP", where, socket.localPort, stateNote(socket.state, udp)));
     }
+    // A listener off loopback is a way in past the policies: the node, and so every host-network
+    // pod, may connect into any pod (node traffic is let in for the kubelet's probes), and a
+    // connection in carries data out as well as in (attack 56 N2).
+    std::set<std::pair<std::string, int>> listeners;
+    for (const auto& socket : sockets) {
+        if (socket.table.rfind("tcp", 0) != 0 || socket.state != "0A") continue;
+        if (isLoopbackAddress(socket.local)) continue;
+        if (!listeners.insert({socket.local, socket.localPort}).second) continue;
+        const bool any = socket.local == "0.0.0.0" || socket.local == "::";
+        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+        finding.evidence.push_back(fmt::format(
+            "the pod listens on TCP port {}{}: the node and every host-network pod connect into a "
+            "pod past its NetworkPolicies, and a connection in carries the pod's data out; not "
+            "proven (listen on 127.0.0.1 only, or not at all)",
+            socket.localPort, any ? " on every address" : " at " + socket.local));
+    }
     // An unconnected UDP socket sends anywhere with sendto: a flow it opened before the policy
     // held lives on in the node's connection tracking, and its peer is in no table here.
     for (const auto& socket : sockets) {

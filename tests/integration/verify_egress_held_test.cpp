@@ -230,3 +230,27 @@ TEST_CASE("sandbox verify: a UDP socket with no peer leaves egress unproven",
                Catch::Contains("holds a UDP socket on port 40000 with no peer"));
     CHECK(result.exitCode == 3);
 }
+
+// Attack 56 N2: the node, and so any host-network pod, connects into a pod past its project's
+// default-deny ingress; an agent that listens has a channel out without opening one.
+TEST_CASE("sandbox verify: an agent listening off loopback leaves egress unproven",
+          "[verify-egress-held]") {
+    harness::TestNamespace project("verify56-listen", false);
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    json box = harness::smallSandbox(ns, "listener");
+    json& agent = box["spec"]["podTemplate"]["spec"]["containers"][0];
+    agent["image"] = "busybox:1.36";
+    agent["command"] = {"/bin/sh", "-c",
+                        "( while :; do nc -l -p 8080 < /dev/null; done ) & trap 'exit 0' TERM; "
+                        "while :; do sleep 1 & wait $!; done"};
+    harness::admin().create(harness::sandboxRef(), ns, box);
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "listener"); }, 180));
+    const auto [result, report] = harness::verifyTrusted(ns, "listener");
+    INFO(result.out << result.err);
+    const json& egress = harness::checkNamed(report, "egress");
+    CHECK(result.exitCode == 3);
+    CHECK(egress["result"] == "unproven");
+    CHECK_THAT(harness::evidenceOf(egress),
+               Catch::Contains("listens on TCP port 8080") && Catch::Contains("host-network pod"));
+}

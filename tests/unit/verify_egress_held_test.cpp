@@ -104,6 +104,24 @@ TEST_CASE("attack 53 F2: held connections the project allows, loopback and liste
         CHECK(finding.verdict == Verdict::Unproven);
         CHECK_THAT(finding.evidence.at(0), Catch::Contains("listening port 8080"));
     }
+    SECTION("attack 56 N2: a listener off loopback lets the node connect in: unproven") {
+        // listen-2's agent: nc -l on 0.0.0.0:8080, nothing connected yet.
+        const Finding any = heldConnectionsLive(
+            ran(tables({"0: 00000000:1F90 00000000:0000 0A 0 0 0 0 0 1"})), project());
+        CHECK(any.verdict == Verdict::Unproven);
+        REQUIRE(any.evidence.size() == 1);
+        CHECK_THAT(any.evidence[0], Catch::Contains("listens on TCP port 8080 on every address") &&
+                                        Catch::Contains("host-network pod"));
+        // Bound to the pod's own address: the same way in.
+        const Finding own = heldConnectionsLive(
+            ran(tables({"0: 5900FA0A:1F90 00000000:0000 0A 0 0 0 0 0 1"})), project());
+        CHECK(own.verdict == Verdict::Unproven);
+        CHECK_THAT(own.evidence.at(0), Catch::Contains("port 8080 at 10.250.0.89"));
+        // Loopback only: nothing outside the pod reaches it.
+        CHECK(heldConnectionsLive(ran(tables({"0: 0100007F:1F90 00000000:0000 0A 0 0 0 0 0 1"})),
+                                  project())
+                  .verdict == Verdict::Pass);
+    }
     SECTION("attack 54 E2: a UDP socket with no peer may carry a flow from before the policy") {
         // udpct-1's socket between datagrams, had it kept one: 0.0.0.0:40000, no remote.
         const Finding finding = heldConnectionsLive(
