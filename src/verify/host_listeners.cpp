@@ -18,6 +18,14 @@ std::vector<ListenerProbe> hostListenerProbes(const EgressInputs& inputs,
             addresses.push_back(gateway);
     std::vector<ListenerProbe> probes;
     std::size_t untried = 0;
+    // Not listed, host-network pods are unknown: a relay among them is not tried.
+    if (!inputs.hostListenersUnread.empty()) {
+        doubts.verdict = worstOf(doubts.verdict, Verdict::Unproven);
+        doubts.evidence.push_back(fmt::format(
+            "{}: the ports host-network pods declare on the node were not tried; whether the pod "
+            "reaches one of them is not known",
+            inputs.hostListenersUnread));
+    }
     for (const auto& listener : inputs.hostListeners) {
         if (listener.udp) {
             doubts.verdict = worstOf(doubts.verdict, Verdict::Unproven);

@@ -136,9 +136,12 @@ void readProjectPodAddresses(kube::Client& client, const std::string& ns, const 
 }
 
 // The ports host-network pods on the node declare (containerPort, hostPort; TCP and UDP);
-// refused to list pods cluster-wide, a line says they were not tried.
+// refused to list pods cluster-wide, they are unknown and egress's live half is unproven.
 void readHostListeners(kube::Client& client, const std::string& nodeName, EgressInputs& egress) {
-    if (nodeName.empty()) return;
+    if (nodeName.empty()) {
+        egress.hostListenersUnread = "the pod names no node";
+        return;
+    }
     try {
         kube::ListOptions options;
         options.fieldSelector = "spec.nodeName=" + nodeName;
@@ -174,9 +177,8 @@ void readHostListeners(kube::Client& client, const std::string& nodeName, Egress
             }
         }
     } catch (const kube::ApiError& error) {
-        egress.readProblems.push_back(
-            fmt::format("pods on node {} not listed ({}): ports of host-network pods not tried",
-                        nodeName, error.what()));
+        egress.hostListenersUnread =
+            fmt::format("pods on node {} not listed ({})", nodeName, error.what());
     }
 }
 

@@ -123,3 +123,16 @@ TEST_CASE("attack 56 L2b: the node's addresses not read, the listener line says 
     hostListenerProbes(inputs, {"10.250.0.1"}, 12, none);
     CHECK(none.verdict == Verdict::Pass);
 }
+
+TEST_CASE("host listeners: pods on the node not listed leave egress unproven", "[verify]") {
+    // A user who may not list pods cluster-wide: a relay among the node's host-network pods is
+    // never tried, which once added only a line of evidence to a pass.
+    EgressInputs inputs = node({});
+    inputs.hostListenersUnread = "pods on node local-node not listed (forbidden)";
+    Finding doubts{Verdict::Pass, {}, ""};
+    CHECK(hostListenerProbes(inputs, {"10.250.0.1"}, 12, doubts).empty());
+    CHECK(doubts.verdict == Verdict::Unproven);
+    CHECK_THAT(doubts.evidence.at(0),
+               Catch::Contains("pods on node local-node not listed (forbidden)") &&
+                   Catch::Contains("were not tried"));
+}

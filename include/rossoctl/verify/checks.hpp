@@ -97,6 +97,8 @@ struct EgressInputs {
         std::string owner;  // "pod NAMESPACE/NAME"
     };
     std::vector<HostListener> hostListeners;
+    // Why hostListeners could not be read ("pods on node X not listed (forbidden)"): unproven.
+    std::string hostListenersUnread;
     // The addresses of the namespace's pods the pod's own policies grant: a connection held to
     // one is the static half's to judge.
     std::vector<std::string> projectPodAddresses;
