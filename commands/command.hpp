@@ -7,28 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "command_host.hpp"
 #include "rossoctl/app/context.hpp"
 #include "rossoctl/ui/printer.hpp"
 
 namespace rossoctl::commands {
-
-// main implements it: the Context exists only once global flags are parsed.
-class CommandHost {
-  public:
-    virtual ~CommandHost() = default;
-    virtual app::Context& context() = 0;
-    virtual CLI::App& root() = 0;
-    void setExitCode(int code) { exitCode_ = code; }
-    int exitCode() const { return exitCode_; }
-    // The words after "rossoctl" as typed (set before parsing): what the parser does not keep,
-    // such as whether "--" was given.
-    void setArguments(std::vector<std::string> arguments) { arguments_ = std::move(arguments); }
-    const std::vector<std::string>& arguments() const { return arguments_; }
-
-  private:
-    int exitCode_ = 0;
-    std::vector<std::string> arguments_;
-};
 
 template <class Options>
 void onRun(CLI::App* command, CommandHost& host, std::shared_ptr<Options> options,

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
+#include "registry.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "conventions.hpp"
+#include "registry.hpp"
 #include "rossoctl/kube/websocket.hpp"
 
 namespace rossoctl::testing {
@@ -374,29 +375,33 @@ std::vector<kube::HttpRequest> RoutedServer::requestsTo(const std::string& metho
     return matching;
 }
 
-TestHost::TestHost() {
+TestHost::TestHost() : root_(std::make_unique<CLI::App>("rossoctl")) {
     globals_.config.server = kServer;
     globals_.config.token = "t0ken";
     globals_.config.namespaceName = "team1";
     server.clock = &clock;
     server.cancel = &cancel;
     environment["LANG"] = "C.UTF-8";  // a UTF-8 terminal, as most are; tests may change it
-    root_.name("rossoctl");
-    root_.fallthrough();
-    root_.footer(commands::rootFooter());
+    root_->name("rossoctl");
+    root_->fallthrough();
+    root_->footer(commands::rootFooter());
     // The global flags the help examples use (main adds the rest).
-    root_.add_option("-n,--namespace", globals_.config.namespaceName);
-    root_.add_option("-v,--v", globals_.verbosity);
-    root_.add_option("--kubeconfig", globals_.config.kubeconfig);
-    root_.add_option("--request-timeout", globals_.requestTimeout);
-    commands::registerVersion(root_, *this);
-    commands::registerCompletion(root_, *this);
-    commands::registerComplete(root_, *this);
-    commands::registerHelp(root_, *this);
-    commands::registerGroups(root_, *this);
+    root_->add_option("-n,--namespace", globals_.config.namespaceName);
+    root_->add_option("-v,--v", globals_.verbosity);
+    root_->add_option("--kubeconfig", globals_.config.kubeconfig);
+    root_->add_option("--request-timeout", globals_.requestTimeout);
+    commands::registerVersion(*root_, *this);
+    commands::registerCompletion(*root_, *this);
+    commands::registerComplete(*root_, *this);
+    commands::registerHelp(*root_, *this);
+    commands::registerGroups(*root_, *this);
 }
 
 TestHost::~TestHost() = default;
+
+CLI::App& TestHost::root() {
+    return *root_;
+}
 
 app::Context& TestHost::context() {
     if (!context_) {
@@ -421,12 +426,12 @@ app::Context& TestHost::context() {
 
 int TestHost::run(std::vector<std::string> args) {
     setArguments(args);
-    const int parsed = commands::parseCommandLine(root_, args, out, err);  // as main parses
+    const int parsed = commands::parseCommandLine(*root_, args, out, err);  // as main parses
     return parsed >= 0 ? parsed : exitCode();
 }
 
 std::string TestHost::help(const std::vector<std::string>& path) {
-    CLI::App* command = &root_;
+    CLI::App* command = root_.get();
     for (const auto& name : path) command = command->get_subcommand(name);
     return command->help();
 }

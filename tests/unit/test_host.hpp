@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "command_host.hpp"
 #include "kube_fakes.hpp"
-#include "registry.hpp"
 #include "rossoctl/app/interrupt_note.hpp"
 #include "rossoctl/kube/cancel.hpp"
 #include "rossoctl/model/host_resolver.hpp"
@@ -175,7 +175,7 @@ class TestHost : public commands::CommandHost {
     TestHost();
     ~TestHost() override;
     app::Context& context() override;
-    CLI::App& root() override { return root_; }
+    CLI::App& root() override;
 
     int run(std::vector<std::string> args);
     // The help text of a subcommand path ({"sandbox","exec"}), as --help prints it.
@@ -206,7 +206,7 @@ class TestHost : public commands::CommandHost {
 
   private:
     app::GlobalOptions globals_;
-    CLI::App root_{"rossoctl"};
+    std::unique_ptr<CLI::App> root_;
     std::unique_ptr<app::Context> context_;
 };
 
