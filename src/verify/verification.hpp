@@ -105,6 +105,8 @@ class Verification {
     void readPeerPods(const nlohmann::json& pod);
     void readIsolationInputs();
     void readNode();
+    // A node by name, or why it was not read ("node X was not read (forbidden)").
+    std::pair<nlohmann::json, std::string> nodeNamed(const std::string& name);
     // inputs_.kernel with pod's own RuntimeClass (read when it is not the first pod's).
     KernelInputs kernelInputsFor(const nlohmann::json& pod);
     void readRuntimeClass(const std::string& name, KernelInputs& kernel);

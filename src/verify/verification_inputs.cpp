@@ -367,24 +367,23 @@ void Verification::readPeerPods(const json& pod) {
 // The pod's node (its capacity, addresses, kernel and boot ID), or why it was not read: a
 // project user may be refused it, and what it was needed for is then unproven (attack 56 L2).
 void Verification::readNode() {
-    const std::string name = inputs_.pod["spec"].value("nodeName", "");
-    if (name.empty()) {
-        inputs_.nodeUnread = "the pod names no node (spec.nodeName)";
-    } else {
-        try {
-            const kube::ResourceRef nodes{"", "v1", "nodes", "Node", false};
-            if (auto node = client_.getIfExists(nodes, "", name))
-                inputs_.node = std::move(*node);
-            else
-                inputs_.nodeUnread = fmt::format("node {} was not read (not found)", name);
-        } catch (const kube::ApiError& error) {
-            inputs_.nodeUnread = fmt::format("node {} was not read ({})", name,
-                                             error.isForbidden() ? "forbidden" : error.what());
-        }
-    }
+    std::tie(inputs_.node, inputs_.nodeUnread) =
+        nodeNamed(inputs_.pod["spec"].value("nodeName", ""));
     if (inputs_.node.is_object()) inputs_.nodeAddresses = nodeAddresses(inputs_.node);
     inputs_.egress.nodeAddresses = inputs_.nodeAddresses;
     inputs_.egress.nodeUnread = inputs_.nodeUnread;
+}
+
+std::pair<json, std::string> Verification::nodeNamed(const std::string& name) {
+    if (name.empty()) return {json(), "the pod names no node (spec.nodeName)"};
+    try {
+        const kube::ResourceRef nodes{"", "v1", "nodes", "Node", false};
+        if (auto node = client_.getIfExists(nodes, "", name)) return {std::move(*node), ""};
+        return {json(), fmt::format("node {} was not read (not found)", name)};
+    } catch (const kube::ApiError& error) {
+        return {json(), fmt::format("node {} was not read ({})", name,
+                                    error.isForbidden() ? "forbidden" : error.what())};
+    }
 }
 
 // The namespace (Pod Security level, required runtime class) and the pod's RuntimeClass; each

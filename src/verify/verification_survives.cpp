@@ -250,9 +250,14 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     std::vector<std::string> holders;
     for (const auto& holder : rawNetworkHolders(next)) holders.push_back(prefix + holder);
     egress.livePart = withoutSpoofableDenial(egress.livePart, holders);
+    // Scheduled elsewhere, the replacement is judged on its own node's capacity.
+    const std::string nextNode = next["spec"].value("nodeName", "");
+    const auto [node, nodeUnread] = nextNode == inputs_.pod["spec"].value("nodeName", "")
+                                        ? std::pair{inputs_.node, inputs_.nodeUnread}
+                                        : nodeNamed(nextNode);
     limits.staticPart = alongside(limits.staticPart,
                                   limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas,
-                                               inputs_.deadline, inputs_.node, inputs_.nodeUnread),
+                                               inputs_.deadline, node, nodeUnread),
                                   prefix);
     survives.staticPart = alongside(
         survives.staticPart,

@@ -117,3 +117,23 @@ TEST_CASE("attack 56 L2: a user refused the node gets limits unproven, not pass"
                                "it is not known"));
     CHECK(exitCode == 3);
 }
+
+TEST_CASE("a replacement scheduled on another node is judged on that node's capacity",
+          "[verify][false-pass]") {
+    // The first pod fits node-1 (32 cpu); the replacement verify's restart made landed on a
+    // node of 250m, where its 500m bound nothing. Judged on node-1, it passed.
+    json next = hardenedPod("pod-uid-2");
+    next["spec"]["nodeName"] = "small-node";
+    TestHost host;
+    serveHardened(host, "curl", sandbox(), hardenedPod("pod-uid-1"), next);
+    host.server.onJson("GET", "/api/v1/nodes/small-node", 200, json::parse(R"({
+        "metadata": {"name": "small-node"},
+        "status": {"capacity": {"cpu": "250m", "memory": "4Gi", "pods": "110"}}})"));
+    const int exitCode = runVerifyJson(host);
+    INFO(host.out.str() + host.err.str());
+    const json checks = verdicts(testing::printedJson(host.out.str()));
+    CHECK(checks["limits"]["result"] == "fail");
+    CHECK_THAT(checks["limits"]["static"]["evidence"].dump(),
+               Catch::Contains("replacement") && Catch::Contains("small-node"));
+    CHECK(exitCode == 3);
+}
