@@ -56,8 +56,9 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
             }
         }
     }
-    const auto inbound = ingressOpenings(pod, networkPolicies);
-    for (const auto& line : inbound) finding.evidence.push_back(line);
+    const auto inbound = ingressOpenings(pod, networkPolicies, inputs);
+    for (const auto& line : inbound.open) finding.evidence.push_back(line);
+    for (const auto& line : inbound.doubts) finding.evidence.push_back(line);
     for (const auto& grant : effective.grants)
         for (const auto& note : grant.notes) finding.evidence.push_back(grant.source + ": " + note);
     for (const auto& problem : effective.unevaluable)
@@ -65,9 +66,10 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
     for (const auto& problem : inputs.readProblems) finding.evidence.push_back(problem);
     for (const auto& problem : inputs.unreadPolicies)
         finding.evidence.push_back(problem + ": what they allow is not known, so not proven");
-    if (!excess.empty() || !inbound.empty()) {
+    if (!excess.empty() || !inbound.open.empty()) {
         finding.verdict = Verdict::Fail;
-    } else if (!effective.unevaluable.empty() || !inputs.unreadPolicies.empty()) {
+    } else if (!effective.unevaluable.empty() || !inputs.unreadPolicies.empty() ||
+               !inbound.doubts.empty()) {
         finding.verdict = Verdict::Unproven;
     } else {
         std::string policies;

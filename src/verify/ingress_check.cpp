@@ -1,5 +1,6 @@
 // Ingress as a way out: a policy that lets a source outside the project connect in to the
-// pod opens a channel both ways, whatever the egress rules say (attack 56 N1).
+// pod opens a channel both ways, whatever the egress rules say (attack 56 N1), and so does one
+// that lets in a pod of the namespace whose own egress is open (attack 57 N1b).
 #include <fmt/format.h>
 
 #include "json_access.hpp"
@@ -34,12 +35,28 @@ std::string outsidePeer(const json& peer) {
     return "";
 }
 
+// Why `other`, once connected in, is a relay out ("" when its egress stays within the project).
+std::string relayReason(const json& other, const json& networkPolicies,
+                        const EgressInputs& inputs) {
+    const auto effective = model::effectiveEgress(other, networkPolicies, inputs.ciliumPolicies);
+    if (!effective.isolated) return "no policy isolates its egress";
+    const auto excess = model::beyondAllowance(effective, inputs.allowance, std::nullopt);
+    if (!excess.empty())
+        return fmt::format(
+            "{} allows it {}", excess.front().source,
+            excess.front().podsText.empty() ? excess.front().text : excess.front().podsText);
+    if (!effective.unevaluable.empty()) return effective.unevaluable.front() + " (not evaluated)";
+    return "";
+}
+
 }  // namespace
 
-std::vector<std::string> ingressOpenings(const json& pod, const json& networkPolicies) {
-    std::vector<std::string> openings;
+IngressOpenings ingressOpenings(const json& pod, const json& networkPolicies,
+                                const EgressInputs& inputs) {
+    IngressOpenings openings;
     if (!networkPolicies.is_array()) return openings;
     const json& labels = at(at(pod, "metadata"), "labels");
+    const std::string self = stringAt(at(pod, "metadata"), "name", "");
     for (const auto& policy : networkPolicies) {
         const json& spec = at(policy, "spec");
         if (!hasIngressType(spec) ||
@@ -51,19 +68,46 @@ std::vector<std::string> ingressOpenings(const json& pod, const json& networkPol
         for (const auto& rule : arrayAt(spec, "ingress")) {
             ++index;
             const json& from = at(rule, "from");
+            const std::string where = fmt::format("networkpolicy/{} ingress rule {}", name, index);
             std::vector<std::string> who;
             if (!from.is_array() || from.empty()) {
                 who.push_back("any source (no from)");
             } else {
-                for (const auto& peer : from)
-                    if (auto outside = outsidePeer(peer); !outside.empty())
+                for (const auto& peer : from) {
+                    if (auto outside = outsidePeer(peer); !outside.empty()) {
                         who.push_back(std::move(outside));
+                        continue;
+                    }
+                    // Pods of the namespace: each is a relay if its own egress is open.
+                    if (!inputs.namespacePods) {
+                        openings.doubts.push_back(fmt::format(
+                            "{} lets pods {} of the namespace connect in to the pod; the "
+                            "namespace's pods were not read, so whether one relays out is not "
+                            "known",
+                            where, at(peer, "podSelector").dump()));
+                        continue;
+                    }
+                    for (const auto& other : arrayAt(*inputs.namespacePods, "items")) {
+                        const json& metadata = at(other, "metadata");
+                        const std::string otherName = stringAt(metadata, "name", "?");
+                        const json& otherLabels = at(metadata, "labels");
+                        if (otherName == self ||
+                            !model::labelSelectorMatches(
+                                at(peer, "podSelector"),
+                                otherLabels.is_object() ? otherLabels : json::object()))
+                            continue;
+                        if (auto reason = relayReason(other, networkPolicies, inputs);
+                            !reason.empty())
+                            who.push_back(fmt::format("pod {}, whose own egress is open ({}),",
+                                                      otherName, reason));
+                    }
+                }
             }
             for (const auto& source : who)
-                openings.push_back(
-                    fmt::format("networkpolicy/{} ingress rule {} lets {} connect in to the pod: a "
-                                "connection in carries data out as one out does",
-                                name, index, source));
+                openings.open.push_back(
+                    fmt::format("{} lets {} connect in to the pod: a connection in carries data "
+                                "out as one out does",
+                                where, source));
         }
     }
     return openings;

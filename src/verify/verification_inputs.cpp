@@ -123,6 +123,7 @@ void readProjectPodAddresses(kube::Client& client, const std::string& ns, const 
     };
     try {
         const json pods = client.list(kube::resources::pods(), ns);
+        egress.namespacePods = pods;
         for (const auto& other : pods.value("items", json::array())) {
             if (!grants(other)) continue;
             for (const auto& ip :

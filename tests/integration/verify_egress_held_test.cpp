@@ -254,3 +254,67 @@ TEST_CASE("sandbox verify: an agent listening off loopback leaves egress unprove
     CHECK_THAT(harness::evidenceOf(egress),
                Catch::Contains("listens on TCP port 8080") && Catch::Contains("host-network pod"));
 }
+
+// Attack 57 N1b: an ingress rule for pods of the sandbox's own namespace lets in a relay whose
+// own policy opens its egress: the relay reads what the agent serves and carries it out.
+TEST_CASE("sandbox verify: ingress from a namespace pod whose egress is open fails egress",
+          "[verify-egress-held]") {
+    harness::TestNamespace project("verify57-relay-in", false);
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    json relay = harness::smallSandbox(ns, "relay", "busybox:1.36")["spec"]["podTemplate"];
+    relay["apiVersion"] = "v1";
+    relay["kind"] = "Pod";
+    relay["metadata"] = {{"name", "relay"}, {"labels", {{"app", "relay57"}}}};
+    relay["spec"]["containers"][0]["command"] = {"/bin/sh", "-c",
+                                                 "trap 'exit 0' TERM; while :; do sleep 1; done"};
+    harness::admin().create(rossoctl::kube::resources::pods(), ns, relay);
+    for (const char* policy : {R"({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+              "metadata": {"name": "relay-out"}, "spec": {"podSelector": {"matchLabels":
+              {"app": "relay57"}}, "policyTypes": ["Egress"], "egress": [{}]}})",
+                               R"({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+              "metadata": {"name": "let-relay-in"}, "spec": {"podSelector": {},
+              "policyTypes": ["Ingress"], "ingress": [{"from": [{"podSelector":
+              {"matchLabels": {"app": "relay57"}}}]}]}})"})
+        harness::admin().create(rossoctl::kube::resources::networkPolicies(), ns,
+                                json::parse(policy));
+    json box = harness::smallSandbox(ns, "served", "busybox:1.36");
+    box["spec"]["podTemplate"]["spec"]["containers"][0]["command"] = {
+        "/bin/sh", "-c",
+        "( while :; do echo key=sk-demo-not-a-real-key | nc -l -p 8080; done ) & "
+        "trap 'exit 0' TERM; while :; do sleep 1 & wait $!; done"};
+    harness::admin().create(harness::sandboxRef(), ns, box);
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "served"); }, 180));
+    std::string servedIp;
+    REQUIRE(harness::eventually(
+        [&] {
+            const auto pod =
+                harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns, "served");
+            servedIp = pod ? (*pod)["status"].value("podIP", "") : "";
+            const auto other =
+                harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns, "relay");
+            return !servedIp.empty() && other && (*other)["status"].value("phase", "") == "Running";
+        },
+        120));
+    // The way out is real: the relay reads the agent's key through the rule.
+    std::string got;
+    harness::eventually(
+        [&] {
+            got = harness::run({harness::kubectlPath(), "--kubeconfig", harness::kubeconfigPath(),
+                                "exec", "-n", ns, "relay", "--", "nc", "-w", "3", servedIp, "8080"})
+                      .out;
+            return got.find("key=") != std::string::npos;
+        },
+        30);
+    INFO(got);
+    CHECK_THAT(got, Catch::Contains("key=sk-demo"));
+    const auto [result, report] = harness::verifyTrusted(ns, "served");
+    INFO(result.out << result.err);
+    const json& egress = harness::checkNamed(report, "egress");
+    CHECK(result.exitCode == 3);
+    CHECK(egress["result"] == "fail");
+    CHECK(egress["static"]["result"] == "fail");
+    CHECK_THAT(harness::evidenceOf(egress),
+               Catch::Contains("networkpolicy/let-relay-in ingress rule 1 lets pod relay, whose "
+                               "own egress is open"));
+}

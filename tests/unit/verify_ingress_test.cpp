@@ -26,8 +26,9 @@ json withPolicy(const json& spec) {
 
 TEST_CASE("attack 56 N1: an ingress rule from outside the namespace fails egress", "[verify]") {
     EgressInputs inputs;
+    inputs.namespacePods = json{{"items", json::array()}};
     SECTION("the project's own policies let nothing in") {
-        CHECK(ingressOpenings(pod(), policies()).empty());
+        CHECK(ingressOpenings(pod(), policies(), inputs).open.empty());
         CHECK(egressStatic(pod(), policies(), inputs).verdict == Verdict::Pass);
     }
     SECTION("ingress: [{}] lets any source in") {
@@ -47,20 +48,57 @@ TEST_CASE("attack 56 N1: an ingress rule from outside the namespace fails egress
         const json policies = withPolicy(json::parse(
             R"({"podSelector": {}, "ingress": [{"from": [{"namespaceSelector": {}},
                 {"ipBlock": {"cidr": "0.0.0.0/0"}}]}]})"));
-        CHECK(ingressOpenings(pod(), policies).size() == 2);
+        CHECK(ingressOpenings(pod(), policies, inputs).open.size() == 2);
     }
-    SECTION("pods of its own namespace, or a policy selecting other pods, open nothing") {
-        CHECK(ingressOpenings(pod(), withPolicy(json::parse(
-                                         R"({"podSelector": {}, "ingress": [{"from": [
-                                             {"podSelector": {"matchLabels": {"app": "web"}}}]}]})")))
-                  .empty());
-        CHECK(ingressOpenings(pod(), withPolicy(json::parse(
-                                         R"({"podSelector": {"matchLabels": {"app": "other"}},
-                                             "ingress": [{}]})")))
-                  .empty());
-        CHECK(ingressOpenings(pod(), withPolicy(json::parse(
-                                         R"({"podSelector": {}, "policyTypes": ["Egress"],
-                                             "ingress": [{}]})")))
-                  .empty());
+    SECTION("a policy selecting other pods, or of egress alone, opens nothing") {
+        CHECK(ingressOpenings(pod(),
+                              withPolicy(json::parse(
+                                  R"({"podSelector": {"matchLabels": {"app": "other"}},
+                                             "ingress": [{}]})")),
+                              inputs)
+                  .open.empty());
+        CHECK(ingressOpenings(pod(),
+                              withPolicy(json::parse(
+                                  R"({"podSelector": {}, "policyTypes": ["Egress"],
+                                             "ingress": [{}]})")),
+                              inputs)
+                  .open.empty());
+    }
+}
+
+TEST_CASE("attack 57 N1b: a pod of the namespace let in is a relay when its egress is open",
+          "[verify][false-pass]") {
+    // Ingress from app=web pods of the namespace; the tenant's relay (app=web) has a policy of
+    // its own that opens its egress to everything.
+    json all = withPolicy(json::parse(
+        R"({"podSelector": {}, "ingress": [{"from": [
+            {"podSelector": {"matchLabels": {"app": "web"}}}]}]})"));
+    const auto webPod = [](const std::string& name) {
+        return json{{"metadata", {{"name", name}, {"labels", {{"app", "web"}}}}},
+                    {"spec", json::object()}};
+    };
+    EgressInputs inputs;
+    SECTION("the namespace's pods not read: unproven, never pass") {
+        const auto openings = ingressOpenings(pod(), all, inputs);
+        CHECK(openings.open.empty());
+        REQUIRE(openings.doubts.size() == 1);
+        CHECK_THAT(openings.doubts[0], Catch::Contains("were not read"));
+        CHECK(egressStatic(pod(), all, inputs).verdict == Verdict::Unproven);
+    }
+    SECTION("the pods let in keep to the project's egress: nothing opens") {
+        inputs.namespacePods = json{{"items", {webPod("web-1")}}};
+        CHECK(ingressOpenings(pod(), all, inputs).open.empty());
+        CHECK(egressStatic(pod(), all, inputs).verdict == Verdict::Pass);
+    }
+    SECTION("a pod let in whose own policy opens its egress: fail, naming it") {
+        inputs.namespacePods = json{{"items", {webPod("web-1"), webPod("relay")}}};
+        all.push_back(json::parse(R"({"metadata": {"name": "relay-out"},
+            "spec": {"podSelector": {"matchLabels": {"app": "web"}}, "policyTypes": ["Egress"],
+                     "egress": [{}]}})"));
+        const auto openings = ingressOpenings(pod(), all, inputs);
+        REQUIRE(openings.open.size() == 2);
+        CHECK_THAT(openings.open[1], Catch::Contains("lets pod relay, whose own egress is open") &&
+                                         Catch::Contains("networkpolicy/relay-out"));
+        CHECK(egressStatic(pod(), all, inputs).verdict == Verdict::Fail);
     }
 }

@@ -102,6 +102,8 @@ struct EgressInputs {
     // The addresses of the namespace's pods the pod's own policies grant: a connection held to
     // one is the static half's to judge.
     std::vector<std::string> projectPodAddresses;
+    // The namespace's pods (items), for who an ingress rule lets in; nullopt: not read.
+    std::optional<nlohmann::json> namespacePods;
     int probedPort = 443;
     std::vector<std::string> readProblems;    // what could not be read, as evidence
     std::vector<std::string> unreadPolicies;  // policies that could not be read: unproven
@@ -116,11 +118,16 @@ struct EgressInputs {
 // opening beyond it, naming policy, rule and one open destination; unproven when a rule could
 // not be evaluated. DNS to kube-dns that recurses outside (inputs.clusterDns) fails; one whose
 // configuration cannot be read is unproven.
-// What the namespace's NetworkPolicies let connect in to the pod from outside its namespace
-// (any source, an ipBlock, other namespaces), a line each: a connection in carries data out as
-// well as one out does (attack 56 N1). Pods of its own namespace are the project's own.
-std::vector<std::string> ingressOpenings(const nlohmann::json& pod,
-                                         const nlohmann::json& networkPolicies);
+// What the namespace's NetworkPolicies let connect in to the pod, a line each: a connection in
+// carries data out as well as one out does (attack 56 N1). Any source, an ipBlock or another
+// namespace is open; a pod of its own namespace is open when its own egress goes beyond the
+// project (a relay, attack 57 N1b), in doubt when the namespace's pods were not read.
+struct IngressOpenings {
+    std::vector<std::string> open;    // fail
+    std::vector<std::string> doubts;  // unproven
+};
+IngressOpenings ingressOpenings(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
+                                const EgressInputs& inputs);
 
 Finding egressStatic(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                      const EgressInputs& inputs = EgressInputs());
