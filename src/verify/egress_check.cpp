@@ -1,6 +1,7 @@
 // The static half of "egress denied": the pod's effective egress against what the project
 // allows. Every opening beyond it fails, naming the policy, the rule and one open destination.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "rossoctl/verify/checks.hpp"
 #include "rossoctl/verify/cluster_dns.hpp"
@@ -81,6 +82,17 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
                         "allows: {}",
                         policies, withinAllowance(inputs.allowance.origin)));
         finding.verdict = Verdict::Pass;
+    }
+    // The node's own traffic is let into every pod past its policies (for the kubelet's
+    // probes): a host-network pod a tenant runs on the node connects in whenever the pod
+    // listens, for a moment verify need not see (attack 56 N2, attack 57).
+    if (!inputs.hostNetworkPods.empty()) {
+        finding.evidence.push_back(fmt::format(
+            "{} on the node share{} its network namespace: the node's connections reach into the "
+            "pod past its NetworkPolicies, and a connection in carries data out; not proven",
+            fmt::join(inputs.hostNetworkPods, ", "),
+            inputs.hostNetworkPods.size() == 1 ? "s" : ""));
+        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
     }
     if (inputs.clusterDns) {
         std::string why;

@@ -76,6 +76,11 @@ TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails e
         CHECK_THAT(harness::evidenceOf(hiddenEgress),
                    Catch::Contains(":" + std::to_string(port + 2) + "/, which proves nothing"));
         CHECK(hidden.exitCode == 3);
+        // Attack 56 N2: as a client it connects in past default-deny ingress, whenever.
+        CHECK(hiddenEgress["static"]["result"] == "unproven");
+        CHECK_THAT(harness::evidenceOf(hiddenEgress),
+                   Catch::Contains("pod " + relay.name() +
+                                   "/quiet on the node shares its network namespace"));
     }
     const json pod = {
         {"apiVersion", "v1"},

@@ -1,10 +1,15 @@
 // Attack 54 E5 and attack 55 E5b-d: the ports host-network pods declare are tried at the node's
 // addresses and the pod's gateway; what cannot be tried is unproven, never a silent pass.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <catch2/catch.hpp>
 
 #include "rossoctl/verify/isolation.hpp"
+#include "verify_fixtures.hpp"
 
 using namespace rossoctl::verify;
+using nlohmann::json;
 
 namespace {
 
@@ -135,4 +140,21 @@ TEST_CASE("host listeners: pods on the node not listed leave egress unproven", "
     CHECK_THAT(doubts.evidence.at(0),
                Catch::Contains("pods on node local-node not listed (forbidden)") &&
                    Catch::Contains("were not tried"));
+}
+
+TEST_CASE("attack 56 N2: a tenant's host-network pod on the node leaves egress unproven",
+          "[verify][false-pass]") {
+    // It connects into the sandbox past default-deny ingress whenever the agent listens, for
+    // three seconds in thirty if the agent likes (attack 57): no moment verify looks proves it.
+    const json pod = json::parse(R"({"metadata": {"name": "listen-2", "namespace": "atk56-x"},
+                                     "spec": {}})");
+    const json policies = rossoctl::testing::verify_fixtures::policies();
+    EgressInputs inputs;
+    CHECK(egressStatic(pod, policies, inputs).verdict == Verdict::Pass);
+    inputs.hostNetworkPods = {"pod atk56-relay/hostlook"};
+    const Finding finding = egressStatic(pod, policies, inputs);
+    CHECK(finding.verdict == Verdict::Unproven);
+    CHECK_THAT(
+        fmt::format("{}", fmt::join(finding.evidence, "\n")),
+        Catch::Contains("pod atk56-relay/hostlook on the node shares its network namespace"));
 }

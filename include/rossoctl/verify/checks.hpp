@@ -97,6 +97,9 @@ struct EgressInputs {
         std::string owner;  // "pod NAMESPACE/NAME"
     };
     std::vector<HostListener> hostListeners;
+    // Host-network pods on the node outside kube-system ("pod NS/NAME"): each connects into
+    // the pod past its policies, as the node does.
+    std::vector<std::string> hostNetworkPods;
     // Why hostListeners could not be read ("pods on node X not listed (forbidden)"): unproven.
     std::string hostListenersUnread;
     // The addresses of the namespace's pods the pod's own policies grant: a connection held to
