@@ -76,6 +76,20 @@ TEST_CASE("a sandbox's pod starts with the egress gate, hardened", "[model][gate
     CHECK(model::egressGateMismatch(spec, "registry.local/tools/busybox:1.36").empty());
 }
 
+TEST_CASE("the token ServiceAccount admission mounts into the gate does not unmake it",
+          "[model][gate]") {
+    json spec = json::object();
+    model::addEgressGate(spec, "busybox:1.36");
+    spec["initContainers"][0]["volumeMounts"] =
+        json::array({{{"name", "kube-api-access-x1"},
+                      {"mountPath", "/var/run/secrets/kubernetes.io/serviceaccount"},
+                      {"readOnly", true}}});
+    CHECK(model::egressGateMismatch(spec, "busybox:1.36").empty());
+    spec["initContainers"][0]["volumeMounts"].push_back(
+        {{"name", "preload"}, {"mountPath", "/etc/ld.so.preload"}});
+    CHECK(model::egressGateMismatch(spec, "busybox:1.36") == "it sets volumeMounts");
+}
+
 TEST_CASE("the gate goes first, once, before init containers already there", "[model][gate]") {
     json spec = {{"initContainers", json::array({{{"name", "setup"}, {"image", "x"}},
                                                  {{"name", "rossoctl-egress-gate"}}})}};
