@@ -110,6 +110,8 @@ int runImport(app::Context& context, ImportOptions& options) {
         request.type == model::WorkloadType::Sandbox || request.type == model::WorkloadType::Job;
     if (needsLifetime && request.lifetime.count() == 0)
         request.lifetime = app::defaultLifetime(context, request.namespaceName, clientDryRun);
+    if (request.type == model::WorkloadType::Sandbox)
+        request.gateImage = app::projectGateImage(context, request.namespaceName);
     if (!request.agentRuntime)
         context.err() << "Warning: the AgentRuntime API (agent.rossoctl.dev) is not served by this "
                          "cluster; creating the workload alone\n";

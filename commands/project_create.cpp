@@ -55,6 +55,9 @@ void validate(ProjectCreateOptions& options) {
                 cidr));
     }
     project.allowDns = !options.noDns;
+    if (options.checkImage.empty())
+        throw UsageError("--check-image must name an image: every sandbox's egress gate runs it");
+    project.gateImage = options.checkImage;
     project.egress = model::parseEgressMechanism(options.egress);
     model::validateProjectOptions(project);
     if (!options.output.empty()) ui::parseOutputFormat(options.output, {"yaml", "json", "name"});
@@ -357,7 +360,8 @@ void registerProjectCreate(CLI::App& project, CommandHost& host) {
                       "Skip the live check that the default-deny policy is enforced");
     command
         ->add_option("--check-image", options->checkImage,
-                     "Image of the check's two short-lived pods (needs sh and python3 or nc)")
+                     "Image of the check's two short-lived pods and of every sandbox's egress "
+                     "gate, recorded on the namespace (needs sh and nc)")
         ->capture_default_str();
     command
         ->add_option("--timeout", options->timeout,

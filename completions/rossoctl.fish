@@ -394,7 +394,7 @@ complete -c rossoctl -n '__rossoctl_seen_path project create' -l dry-run -d 'Mus
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l output -s o -x -a 'yaml json name' -d 'Print the objects: yaml|json|name'
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l show-managed-fields -d 'Keep metadata.managedFields in json and yaml output'
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l no-check -d 'Skip the live check that the default-deny policy is enforced'
-complete -c rossoctl -n '__rossoctl_seen_path project create' -l check-image -x -d 'Image of the check\'s two short-lived pods (needs sh and python3 or nc)'
+complete -c rossoctl -n '__rossoctl_seen_path project create' -l check-image -x -d 'Image of the check\'s two short-lived pods and of every sandbox\'s egress gate, recorded on the namespace (needs sh and nc)'
 complete -c rossoctl -n '__rossoctl_seen_path project create' -l timeout -x -d 'Longest to wait for the cluster: the quota controller to count usage, then the check\'s pods to run'
 complete -c rossoctl -n '__rossoctl_seen_path project delete' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path project delete' -l help-all -d 'Help for every command'

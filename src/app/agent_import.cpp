@@ -72,6 +72,7 @@ std::vector<PlannedObject> planImport(const ImportRequest& request,
         // Same number of seconds as the shutdown time, from the same instant.
         options.pod.activeDeadlineSeconds = request.lifetime.count();
         options.storage = request.storage;
+        options.gateImage = request.gateImage;
         options.service = wantsService(request);  // the Sandbox controller creates it
         options.shutdownTime = now + request.lifetime;
         planned.push_back({workloadRef, model::buildSandbox(options, now)});

@@ -135,6 +135,16 @@ std::chrono::seconds defaultLifetime(Context& context, const std::string& ns, bo
     }
 }
 
+std::string projectGateImage(Context& context, const std::string& ns) {
+    std::optional<json> namespaceObject;
+    try {
+        namespaceObject = context.client().getIfExists(kube::resources::namespaces(), "", ns);
+    } catch (const kube::ApiError& error) {
+        if (!error.isForbidden()) throw;  // a project member may not read its namespace
+    }
+    return model::gateImageOf(namespaceObject);
+}
+
 std::vector<json> importAgent(Context& context, const ImportRequest& request,
                               const std::vector<PlannedObject>& planned, bool serverDryRun) {
     refuseExisting(context, request);

@@ -75,6 +75,8 @@ json buildProjectNamespace(const ProjectOptions& options) {
     metadata["annotations"] = {{kDefaultLifetimeAnnotation, options.defaultLifetime}};
     if (!options.runtimeClass.empty())
         metadata["annotations"][kRuntimeClassAnnotation] = options.runtimeClass;
+    if (!options.gateImage.empty())
+        metadata["annotations"][kGateImageAnnotation] = options.gateImage;
     std::string registries;
     for (const auto& registry : options.allowRegistries)
         registries += (registries.empty() ? "" : ",") + registry;

@@ -17,9 +17,12 @@ json buildSandbox(const SandboxOptions& options, std::chrono::system_clock::time
     auto lifetime = std::chrono::duration_cast<std::chrono::seconds>(options.shutdownTime - now);
     if (!pod.activeDeadlineSeconds && lifetime.count() > 0)
         pod.activeDeadlineSeconds = lifetime.count();
+    json podSpec = hardenedPodSpec(pod);
+    // Nothing of the agent's starts before the project's policies are enforced (attack 56 E7).
+    addEgressGate(podSpec, options.gateImage);
     json spec = {
         {"podTemplate",
-         {{"metadata", {{"labels", managedLabels(options.name)}}}, {"spec", hardenedPodSpec(pod)}}},
+         {{"metadata", {{"labels", managedLabels(options.name)}}}, {"spec", podSpec}}},
         {"shutdownTime", kube::formatTimestamp(options.shutdownTime)},
         {"shutdownPolicy", "Retain"},
     };

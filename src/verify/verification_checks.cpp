@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <future>
 
+#include "rossoctl/model/egress_gate.hpp"
+#include "rossoctl/verify/egress_gate.hpp"
 #include "rossoctl/verify/image_provenance.hpp"
 #include "verification.hpp"
 
@@ -40,9 +42,12 @@ CheckResult Verification::tokenCheck() {
 CheckResult Verification::egressCheck() {
     CheckResult result;
     result.kind = CheckKind::Egress;
-    result.staticPart = withTemplate([&](const json& pod) {
+    const std::string gateImage = model::gateImageOf(inputs_.namespaceObject);
+    result.staticPart = withTemplate([&](const json& pod, bool next) {
         Finding finding = egressStatic(pod, inputs_.networkPolicies, inputs_.egress);
         failEgressOnHostNetwork(pod, finding);
+        // The pods it makes next start with the gate, or their first milliseconds are open.
+        if (next) absorb(finding, egressGateStatic(pod, gateImage));
         return finding;
     });
     EgressTarget target = options_.egressTarget;
@@ -101,6 +106,9 @@ CheckResult Verification::egressCheck() {
         if (!egressSite_.trusted())
             result.livePart = withoutWritableTool(result.livePart, output, inputs_.container);
     }
+    // What verify reads is held, not what was sent: the window before the policies held is
+    // closed only by rossoctl's gate (attack 56 E7).
+    absorb(result.livePart, egressGateLive(inputs_.pod, gateImage));
     result.livePart = withoutSpoofableDenial(result.livePart, rawNetworkHoldersWithTemplate());
     return result;
 }

@@ -8,6 +8,8 @@
 
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
+#include "rossoctl/model/egress_gate.hpp"
+#include "rossoctl/verify/egress_gate.hpp"
 #include "rossoctl/verify/image_provenance.hpp"
 #include "sandbox_inputs.hpp"
 #include "verification.hpp"
@@ -289,6 +291,9 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     if (probe.valid())
         egress.livePart =
             alongside(egress.livePart, replacementHeldConnections(next, probe), prefix);
+    // The restart started it: what it sent before its policies held only its gate rules out.
+    egress.livePart = alongside(
+        egress.livePart, egressGateLive(next, model::gateImageOf(inputs_.namespaceObject)), prefix);
 }
 
 // The replacement's sockets, read from a trusted probe of its own (the first one went with

@@ -153,7 +153,7 @@ TEST_CASE("sandbox verify: every way to the host and a lying RuntimeClass exit 3
              init["command"] = {"true"};
              init["securityContext"]["privileged"] = true;
              init["securityContext"].erase("allowPrivilegeEscalation");
-             podSpec(s)["initContainers"] = json::array({init});
+             podSpec(s)["initContainers"].push_back(init);
          },
          "host-isolation", "fail", "init container setup: securityContext.privileged: true"},
         // The trusted probe reads the kernel inside the pod's runtime: runc's is the node's.

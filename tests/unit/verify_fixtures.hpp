@@ -6,6 +6,7 @@
 
 #include "probe_fixtures.hpp"
 #include "rossoctl/kube/base64.hpp"
+#include "rossoctl/model/egress_gate.hpp"
 #include "test_host.hpp"
 
 namespace rossoctl::testing::verify_fixtures {
@@ -30,6 +31,13 @@ inline json hardenedPodSpec() {
         "volumes": [{"name": "workspace", "emptyDir": {}}]})");
 }
 
+// The pod spec as rossoctl writes it for a Sandbox: the egress gate first (attack 56 E7).
+inline json gatedPodSpec() {
+    json spec = hardenedPodSpec();
+    model::addEgressGate(spec, model::kDefaultGateImage);
+    return spec;
+}
+
 inline json sandbox() {
     return {{"apiVersion", "agents.x-k8s.io/v1beta1"},
             {"kind", "Sandbox"},
@@ -40,7 +48,7 @@ inline json sandbox() {
               {"resourceVersion", "5"}}},
             {"spec",
              {{"shutdownPolicy", "Delete"},
-              {"podTemplate", {{"metadata", json::object()}, {"spec", hardenedPodSpec()}}}}},
+              {"podTemplate", {{"metadata", json::object()}, {"spec", gatedPodSpec()}}}}},
             {"status",
              {{"selector", "agents.x-k8s.io/sandbox-name-hash=abc"},
               {"conditions", {{{"type", "Ready"}, {"status", "True"}, {"reason", "Ready"}}}}}}};
@@ -56,8 +64,11 @@ inline json hardenedPod(const std::string& uid) {
                              "controller": true}]},
       "status": {"phase": "Running",
                  "conditions": [{"type": "Ready", "status": "True"}],
+                 "initContainerStatuses": [{"name": "rossoctl-egress-gate", "state": {"terminated":
+                   {"exitCode": 0, "reason": "Completed",
+                    "message": "rossoctl-egress-gate: policies held after 3 tries\n"}}}],
                  "containerStatuses": [{"name": "agent", "state": {"running": {}}}]}})");
-    pod["spec"] = hardenedPodSpec();
+    pod["spec"] = gatedPodSpec();
     pod["spec"]["nodeName"] = "node-1";
     return pod;
 }

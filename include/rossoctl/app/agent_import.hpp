@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rossoctl/kube/resource.hpp"
+#include "rossoctl/model/egress_gate.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/model/workload.hpp"
 
@@ -26,6 +27,7 @@ struct ImportRequest {
     std::string cpu = "500m";
     std::string memory = "512Mi";
     std::string runtimeClass;
+    std::string gateImage = model::kDefaultGateImage;  // Sandbox: its egress gate's image
     std::string storage;
     bool service = false;
     std::chrono::seconds lifetime{0};  // Sandbox and Job; 0 = none

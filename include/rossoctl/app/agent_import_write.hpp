@@ -22,6 +22,11 @@ inline constexpr std::chrono::hours kFallbackLifetime{24};
 std::chrono::seconds defaultLifetime(Context& context, const std::string& ns,
                                      bool mayNotExist = false);
 
+// The image of the egress gate a Sandbox's pod starts with: namespace ns's
+// rossoctl.dev/gate-image (project create's --check-image), else model::kDefaultGateImage (also
+// when the namespace is missing or may not be read).
+std::string projectGateImage(Context& context, const std::string& ns);
+
 // Throws Error for an existing agent and UsageError for cpu/memory a LimitRange refuses, both
 // before writing anything; then creates `planned` in order (dryRun=All with serverDryRun) and
 // returns the objects as the apiserver returned them. A create failing after the first names

@@ -15,6 +15,7 @@
 #include "rossoctl/clock.hpp"
 #include "rossoctl/kube/cancel.hpp"
 #include "rossoctl/kube/client.hpp"
+#include "rossoctl/model/egress_gate.hpp"
 
 namespace rossoctl::app {
 
@@ -30,8 +31,8 @@ struct EnforcementResult {
 };
 
 struct EnforcementCheckOptions {
-    std::string image = "busybox:1.36";  // needs sh and python3 or nc
-    std::string runtimeClass;            // the project's required RuntimeClass, if any
+    std::string image = model::kDefaultGateImage;  // needs sh and python3 or nc
+    std::string runtimeClass;                      // the project's required RuntimeClass, if any
     std::chrono::milliseconds startTimeout{std::chrono::seconds(60)};
     std::chrono::milliseconds connectTimeout{std::chrono::seconds(1)};
     // How long a rule change may take to reach the network plugin.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "rossoctl/kube/resource.hpp"
+#include "rossoctl/model/egress_gate.hpp"
 #include "rossoctl/model/host_resolver.hpp"
 
 namespace rossoctl::model {
@@ -51,8 +52,9 @@ struct ProjectOptions {
     std::vector<std::string> allowCidrs;  // canonical CIDRs
     bool allowDns = true;
     std::string podSecurity = "restricted";
-    std::string runtimeClass;                  // non-empty: recorded and enforced by admission
-    std::vector<std::string> allowRegistries;  // "docker.io", "ghcr.io/team": recorded
+    std::string runtimeClass;                   // non-empty: recorded and enforced by admission
+    std::string gateImage = kDefaultGateImage;  // the sandboxes' egress gate: recorded
+    std::vector<std::string> allowRegistries;   // "docker.io", "ghcr.io/team": recorded
     EgressMechanism egress = EgressMechanism::Auto;
     bool openshift = false;  // project.openshift.io served: ProjectRequest, OpenShift DNS pods
 };

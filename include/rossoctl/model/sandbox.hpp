@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "rossoctl/model/egress_gate.hpp"
 #include "rossoctl/model/pod.hpp"
 
 namespace rossoctl::model {
@@ -16,6 +17,7 @@ struct SandboxOptions {
     HardenedPodOptions pod;
     std::string storage;  // a quantity: adds a volumeClaimTemplate for the work volume
     bool service = false;
+    std::string gateImage = kDefaultGateImage;  // the egress gate's (model/egress_gate.hpp)
     std::chrono::system_clock::time_point shutdownTime;
 };
 

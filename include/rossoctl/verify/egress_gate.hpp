@@ -1,0 +1,23 @@
+#pragma once
+// The start window (attack 56 E7): a network engine may enforce a new pod's NetworkPolicies
+// some milliseconds after its containers start, and a container that sends in that window and
+// keeps no socket leaves nothing for verify to read. rossoctl's own pods start with the egress
+// gate (model/egress_gate.hpp), which holds every other container back until a connect to the
+// API server fails; only that gate, exactly as rossoctl writes it, closes the window.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "rossoctl/verify/checks.hpp"
+
+namespace rossoctl::verify {
+
+// Pass when the pod's first init container is the gate as model::egressGateContainer(gateImage)
+// writes it, it ended with exit code 0 and its termination message says the policies held;
+// unproven otherwise (no gate, an edited one, one that did not confirm).
+Finding egressGateLive(const nlohmann::json& pod, const std::string& gateImage);
+
+// Unproven when the pod spec the Sandbox's template makes (static) has no gate as rossoctl
+// writes it: its pods' first milliseconds are open; pass otherwise.
+Finding egressGateStatic(const nlohmann::json& pod, const std::string& gateImage);
+
+}  // namespace rossoctl::verify

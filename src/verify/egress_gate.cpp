@@ -1,0 +1,93 @@
+#include "rossoctl/verify/egress_gate.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "rossoctl/model/egress_gate.hpp"
+
+namespace rossoctl::verify {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kStartWindow =
+    "the pod's containers may send in their first milliseconds, before the network engine "
+    "enforces its policies, and leave no socket to read";
+
+const json& gateMember(const json& object, const char* name) {
+    static const json kNone;
+    if (!object.is_object()) return kNone;
+    const auto it = object.find(name);
+    return it == object.end() ? kNone : *it;
+}
+
+// "rossoctl-egress-gate: policies held after N tries" (one line, as the gate writes it): N.
+std::string heldTries(const std::string& message) {
+    const std::string prefix = model::kGateHeldPrefix;
+    std::string text = message;
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    if (text.compare(0, prefix.size(), prefix) != 0) return "";
+    std::string rest = text.substr(prefix.size());
+    const std::string suffix = " tries";
+    if (rest.size() <= suffix.size() ||
+        rest.compare(rest.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return "";
+    rest.resize(rest.size() - suffix.size());
+    if (rest.size() > 6) return "";
+    for (char c : rest)
+        if (!std::isdigit(static_cast<unsigned char>(c))) return "";
+    return rest;
+}
+
+Finding gateDoubt(const std::string& why) {
+    return Finding{Verdict::Unproven, {fmt::format("{}; {}", kStartWindow, why)}, ""};
+}
+
+}  // namespace
+
+Finding egressGateLive(const json& pod, const std::string& gateImage) {
+    const std::string mismatch = model::egressGateMismatch(gateMember(pod, "spec"), gateImage);
+    if (!mismatch.empty())
+        return gateDoubt(fmt::format("this pod has no rossoctl egress gate ({})", mismatch));
+    const json* status = nullptr;
+    const json& statuses = gateMember(gateMember(pod, "status"), "initContainerStatuses");
+    if (statuses.is_array())
+        for (const auto& one : statuses)
+            if (gateMember(one, "name") == model::kEgressGateName) status = &one;
+    static const json kNoState;
+    const json& terminated =
+        status ? gateMember(gateMember(*status, "state"), "terminated") : kNoState;
+    if (!terminated.is_object())
+        return gateDoubt("the rossoctl egress gate did not confirm: it has not finished");
+    const json& code = gateMember(terminated, "exitCode");
+    if (!code.is_number_integer() || code.get<long>() != 0)
+        return gateDoubt(fmt::format("the rossoctl egress gate did not confirm: it ended with {}",
+                                     code.is_number_integer()
+                                         ? fmt::format("exit code {}", code.get<long>())
+                                         : std::string("no exit code")));
+    const json& message = gateMember(terminated, "message");
+    const std::string text = message.is_string() ? message.get<std::string>() : "";
+    const std::string tries = heldTries(text);
+    if (tries.empty()) {
+        std::string said = text.substr(0, text.find('\n'));
+        if (said.size() > 160) said = said.substr(0, 160) + "...";
+        return gateDoubt(fmt::format("the rossoctl egress gate did not confirm (it said: {})",
+                                     said.empty() ? "nothing" : said));
+    }
+    return Finding{Verdict::Pass,
+                   {fmt::format("no container started before the policies held: rossoctl's "
+                                "egress gate saw them enforced ({} {})",
+                                tries, tries == "1" ? "try" : "tries")},
+                   ""};
+}
+
+Finding egressGateStatic(const json& pod, const std::string& gateImage) {
+    const std::string mismatch = model::egressGateMismatch(gateMember(pod, "spec"), gateImage);
+    if (!mismatch.empty())
+        return gateDoubt(fmt::format("its pods have no rossoctl egress gate ({})", mismatch));
+    return Finding{Verdict::Pass, {}, ""};
+}
+
+}  // namespace rossoctl::verify

@@ -1,0 +1,194 @@
+// Attack 56 E7: a runc pod's containers may send before the network engine enforces its
+// policies. rossoctl's sandboxes start with the egress gate; verify trusts only that gate,
+// exactly as rossoctl writes it, and only once it confirmed.
+#include "rossoctl/model/egress_gate.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "rossoctl/model/project.hpp"
+#include "rossoctl/model/sandbox.hpp"
+#include "rossoctl/verify/egress_gate.hpp"
+
+using namespace rossoctl;
+using nlohmann::json;
+
+namespace {
+
+json gatedSandbox(const std::string& gateImage) {
+    model::SandboxOptions options;
+    options.name = "orders";
+    options.namespaceName = "team1";
+    options.pod.image = "python:3.12";
+    options.gateImage = gateImage;
+    const std::chrono::system_clock::time_point now{std::chrono::hours(400'000)};
+    options.shutdownTime = now + std::chrono::hours(24);
+    return model::buildSandbox(options, now);
+}
+
+// The pod the template makes, its gate ended as given.
+json gatedPod(const std::string& message, long exitCode = 0) {
+    json pod;
+    pod["metadata"]["name"] = "orders";
+    pod["spec"] = gatedSandbox("busybox:1.36")["spec"]["podTemplate"]["spec"];
+    pod["status"]["initContainerStatuses"] = json::array(
+        {{{"name", "rossoctl-egress-gate"},
+          {"state",
+           {{"terminated",
+             {{"exitCode", exitCode}, {"reason", "Completed"}, {"message", message}}}}}}});
+    return pod;
+}
+
+const std::string kHeld = "rossoctl-egress-gate: policies held after 4 tries\n";
+
+std::string evidenceOf(const verify::Finding& finding) {
+    std::string text;
+    for (const auto& line : finding.evidence) text += line + "\n";
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE("a sandbox's pod starts with the egress gate, hardened", "[model][gate]") {
+    const json sandbox = gatedSandbox("registry.local/tools/busybox:1.36");
+    const json& spec = sandbox["spec"]["podTemplate"]["spec"];
+    REQUIRE(spec["initContainers"].is_array());
+    const json& gate = spec["initContainers"][0];
+    CHECK(gate["name"] == "rossoctl-egress-gate");
+    CHECK(gate["image"] == "registry.local/tools/busybox:1.36");
+    CHECK(gate["command"] == json(model::egressGateCommand()));
+    CHECK(gate["command"][2].get<std::string>().find("KUBERNETES_SERVICE_HOST") !=
+          std::string::npos);
+    CHECK(gate["command"][2].get<std::string>().find("/dev/termination-log") != std::string::npos);
+    const json& security = gate["securityContext"];
+    CHECK(security["runAsNonRoot"] == true);
+    CHECK(security["runAsUser"] == model::kSandboxUid);
+    CHECK(security["allowPrivilegeEscalation"] == false);
+    CHECK(security["privileged"] == false);
+    CHECK(security["readOnlyRootFilesystem"] == true);
+    CHECK(security["capabilities"]["drop"] == json::array({"ALL"}));
+    CHECK(security["seccompProfile"]["type"] == "RuntimeDefault");
+    CHECK(gate["resources"]["requests"].contains("cpu"));
+    CHECK(gate["resources"]["requests"].contains("memory"));
+    CHECK(gate["resources"]["limits"].contains("cpu"));
+    CHECK(gate["resources"]["limits"].contains("memory"));
+    CHECK_FALSE(gate.contains("env"));
+    CHECK_FALSE(gate.contains("volumeMounts"));
+    CHECK(model::egressGateMismatch(spec, "registry.local/tools/busybox:1.36").empty());
+}
+
+TEST_CASE("the token ServiceAccount admission mounts into the gate does not unmake it",
+          "[model][gate]") {
+    json spec = json::object();
+    model::addEgressGate(spec, "busybox:1.36");
+    spec["initContainers"][0]["volumeMounts"] =
+        json::array({{{"name", "kube-api-access-x1"},
+                      {"mountPath", "/var/run/secrets/kubernetes.io/serviceaccount"},
+                      {"readOnly", true}}});
+    CHECK(model::egressGateMismatch(spec, "busybox:1.36").empty());
+    spec["initContainers"][0]["volumeMounts"].push_back(
+        {{"name", "preload"}, {"mountPath", "/etc/ld.so.preload"}});
+    CHECK(model::egressGateMismatch(spec, "busybox:1.36") == "it sets volumeMounts");
+}
+
+TEST_CASE("the gate goes first, once, before init containers already there", "[model][gate]") {
+    json spec = {{"initContainers", json::array({{{"name", "setup"}, {"image", "x"}},
+                                                 {{"name", "rossoctl-egress-gate"}}})}};
+    model::addEgressGate(spec, "busybox:1.36");
+    REQUIRE(spec["initContainers"].size() == 2);
+    CHECK(spec["initContainers"][0] == model::egressGateContainer("busybox:1.36"));
+    CHECK(spec["initContainers"][1]["name"] == "setup");
+}
+
+TEST_CASE("the project records its gate image; its absence means the default", "[model][gate]") {
+    model::ProjectOptions options;
+    options.name = "team1";
+    options.gateImage = "registry.local/busybox:1.36";
+    const json ns = model::buildProjectNamespace(options);
+    CHECK(ns["metadata"]["annotations"]["rossoctl.dev/gate-image"] ==
+          "registry.local/busybox:1.36");
+    CHECK(model::gateImageOf(ns) == "registry.local/busybox:1.36");
+    CHECK(model::gateImageOf(json{{"metadata", json::object()}}) == "busybox:1.36");
+    CHECK(model::gateImageOf(std::nullopt) == "busybox:1.36");
+}
+
+TEST_CASE("verify: a gate as rossoctl writes it that saw the policies held closes the window",
+          "[verify][gate]") {
+    const auto finding = verify::egressGateLive(gatedPod(kHeld), "busybox:1.36");
+    CHECK(finding.verdict == verify::Verdict::Pass);
+    CHECK(evidenceOf(finding) ==
+          "no container started before the policies held: rossoctl's egress gate saw them "
+          "enforced (4 tries)\n");
+    CHECK(verify::egressGateStatic(gatedPod(kHeld), "busybox:1.36").verdict ==
+          verify::Verdict::Pass);
+}
+
+TEST_CASE("verify: without a confirmed gate, the start window leaves egress unproven",
+          "[verify][gate]") {
+    json pod = gatedPod(kHeld);
+    std::string why;
+    SECTION("no gate at all") {
+        pod["spec"].erase("initContainers");
+        pod["status"].erase("initContainerStatuses");
+        why = "this pod has no rossoctl egress gate (it has no init container)";
+    }
+    SECTION("the gate's command edited to true") {
+        pod["spec"]["initContainers"][0]["command"] = json::array({"true"});
+        why = "this pod has no rossoctl egress gate (its command is not the gate's)";
+    }
+    SECTION("another image") {
+        pod["spec"]["initContainers"][0]["image"] = "tenant.example/busybox:1.36";
+        why = "its image is \"tenant.example/busybox:1.36\", not the project's gate image";
+    }
+    SECTION("an env that points it elsewhere") {
+        pod["spec"]["initContainers"][0]["env"] =
+            json::array({{{"name", "KUBERNETES_SERVICE_HOST"}, {"value", "192.0.2.1"}}});
+        why = "(it sets env)";
+    }
+    SECTION("a mount over its tools") {
+        pod["spec"]["initContainers"][0]["volumeMounts"] =
+            json::array({{{"name", "tools"}, {"mountPath", "/bin"}}});
+        why = "(it sets volumeMounts)";
+    }
+    SECTION("a sidecar started before it") {
+        auto& inits = pod["spec"]["initContainers"];
+        inits.insert(
+            inits.begin(),
+            json{{"name", "early"}, {"image", "busybox:1.36"}, {"restartPolicy", "Always"}});
+        why = "its first init container is early, not rossoctl-egress-gate";
+    }
+    SECTION("it failed") {
+        pod = gatedPod(kHeld, 1);
+        why = "the rossoctl egress gate did not confirm: it ended with exit code 1";
+    }
+    SECTION("it did not confirm") {
+        pod = gatedPod(
+            "rossoctl-egress-gate: not confirmed (the API server stayed reachable for 20 s)\n");
+        why =
+            "the rossoctl egress gate did not confirm (it said: rossoctl-egress-gate: not "
+            "confirmed (the API server stayed reachable for 20 s))";
+    }
+    SECTION("a message that only starts like the gate's") {
+        pod = gatedPod("rossoctl-egress-gate: policies held after 4 tries; trust me\n");
+        why = "the rossoctl egress gate did not confirm";
+    }
+    SECTION("it has not finished") {
+        pod["status"]["initContainerStatuses"][0]["state"] = {{"running", json::object()}};
+        why = "the rossoctl egress gate did not confirm: it has not finished";
+    }
+    const auto finding = verify::egressGateLive(pod, "busybox:1.36");
+    CHECK(finding.verdict == verify::Verdict::Unproven);
+    CAPTURE(evidenceOf(finding));
+    CHECK(evidenceOf(finding).find("the pod's containers may send in their first milliseconds, "
+                                   "before the network engine enforces its policies, and leave "
+                                   "no socket to read") != std::string::npos);
+    CHECK(evidenceOf(finding).find(why) != std::string::npos);
+}
+
+TEST_CASE("verify: a template without the gate makes pods whose first milliseconds are open",
+          "[verify][gate]") {
+    json pod = gatedPod(kHeld);
+    pod["spec"]["initContainers"][0]["command"] = json::array({"true"});
+    const auto finding = verify::egressGateStatic(pod, "busybox:1.36");
+    CHECK(finding.verdict == verify::Verdict::Unproven);
+    CHECK(evidenceOf(finding).find("its pods have no rossoctl egress gate") != std::string::npos);
+}
