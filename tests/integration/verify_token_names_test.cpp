@@ -131,3 +131,47 @@ TEST_CASE(
     verifyFails(ns, "ptr", token, {fmt::format("the names of namespace {}'s", ns), "PTR"});
     for (const auto& name : names) harness::admin().remove(resources::services(), ns, name);
 }
+
+TEST_CASE(
+    "sandbox verify: a real token over annotation and label keys a downwardAPI volume shows "
+    "(attack 57 T6)",
+    "[verify][token-places]") {
+    harness::TestNamespace project("tok57k", false);
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    const std::string token = realToken(ns);
+    const std::string hex = hexOf(token);
+    // annkeys: keys `aNN.<60 hex>.<60 hex>.<60 hex>.<60 hex>/x` (a prefix of at most 253).
+    json keys = json::object();
+    for (size_t at = 0; at < hex.size(); at += 240) {
+        std::string key = fmt::format("a{:02}", keys.size());
+        for (size_t label = at; label < std::min(at + 240, hex.size()); label += 60)
+            key += "." + hex.substr(label, 60);
+        keys[key + "/x"] = "1";
+    }
+    json sandbox = harness::smallSandbox(ns, "keys", "busybox:1.36");
+    json& podTemplate = sandbox["spec"]["podTemplate"];
+    podTemplate["metadata"]["annotations"] = keys;
+    for (const auto& [key, value] : keys.items()) podTemplate["metadata"]["labels"][key] = value;
+    podTemplate["spec"]["volumes"].push_back(
+        {{"name", "meta"},
+         {"downwardAPI",
+          {{"items",
+            json::array(
+                {{{"path", "annotations"}, {"fieldRef", {{"fieldPath", "metadata.annotations"}}}},
+                 {{"path", "labels"}, {"fieldRef", {{"fieldPath", "metadata.labels"}}}}})}}}});
+    podTemplate["spec"]["containers"][0]["volumeMounts"].push_back(
+        {{"name", "meta"}, {"mountPath", "/meta"}, {"readOnly", true}});
+    createReady(ns, sandbox);
+
+    // decode-ann.sh, for each file.
+    for (const char* file : {"annotations", "labels"})
+        CHECK(inPod(ns, "keys",
+                    fmt::format(R"sh(printf "$(grep '^a[0-9][0-9]\.' /meta/{} | sort | )sh"
+                                R"sh(sed 's/^a[0-9][0-9]\.//; s#/x=.*##' | tr -d '.\n' | )sh"
+                                R"sh(sed 's/../\\x&/g')")sh",
+                                file)) == token);
+    verifyFails(
+        ns, "keys", token,
+        {"pod volumes meta annotations keys joined", "pod volumes meta labels keys joined"});
+}

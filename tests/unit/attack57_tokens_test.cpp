@@ -1,7 +1,7 @@
 // Attack 57's token findings: a service-account token spelled out by the names of Services,
 // which the pod reads in its env through service links (T5) and as PTR answers of the cluster
-// DNS (T5b). Each was a pass before. Every token here is synthetic (verify_fixtures::jwt, a
-// made-up signature).
+// DNS (T5b), and by the keys of annotations or labels a downwardAPI volume shows (T6). Each was
+// a pass before. Every token here is synthetic (verify_fixtures::jwt, a made-up signature).
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
@@ -174,4 +174,66 @@ TEST_CASE("attack57 T5: sandbox verify reads every Service's name", "[verify][at
                    Catch::Contains("the Services of namespace team1 could not be listed") &&
                        Catch::Contains("service links"));
     }
+}
+
+namespace attack57_tokens {
+
+// annkeys: the token hex-encoded over the prefixes of keys `aNN.<hex>.<hex>.<hex>.<hex>/x`
+// (each prefix under 253 characters), value "1", shown by a downwardAPI volume.
+json tokenInKeys(const std::string& token, const std::string& field) {
+    json pod = verify_fixtures::hardenedPod("uid");
+    const std::string hex = hex57(token);
+    json map = json::object();
+    for (size_t at = 0, i = 0; at < hex.size(); at += 240, ++i) {
+        std::string key = fmt::format("a{:02}", i);
+        for (size_t label = at; label < std::min(at + 240, hex.size()); label += 60)
+            key += "." + hex.substr(label, 60);
+        REQUIRE(key.size() <= 253);
+        map[key + "/x"] = "1";
+    }
+    pod["metadata"][field] = map;
+    pod["spec"]["volumes"].push_back(
+        {{"name", "meta"},
+         {"downwardAPI",
+          {{"items", {{{"path", field}, {"fieldRef", {{"fieldPath", "metadata." + field}}}}}}}}});
+    pod["spec"]["containers"][0]["volumeMounts"].push_back(
+        {{"name", "meta"}, {"mountPath", "/meta"}});
+    return pod;
+}
+
+}  // namespace attack57_tokens
+
+TEST_CASE("attack57 T6: a token over annotation or label keys a downwardAPI volume shows",
+          "[verify][attack57]") {
+    const std::string token = token57();
+    for (const std::string field : {"annotations", "labels"}) {
+        const json pod = tokenInKeys(token, field);
+        for (const auto& [key, value] : pod["metadata"][field].items())
+            CHECK(credentialShape(key, kIssuer).verdict == Verdict::Pass);
+        const Finding finding = credentialsStatic(pod, {}, kIssuer, std::nullopt);
+        INFO(json(finding.evidence).dump());
+        CHECK(finding.verdict == Verdict::Fail);
+        CHECK(mentions(finding, "pod volumes meta " + field + " keys joined"));
+        CHECK(printsNone(finding, hex57(token)));
+    }
+    // A key alone holding a credential (a bootstrap token as a key's prefix) is read as a value.
+    json pod = verify_fixtures::hardenedPod("uid");
+    pod["metadata"]["annotations"] = {{"k7q2xz.4fj8wq0vbn3m6c1d/x", "1"}};
+    pod["spec"]["volumes"].push_back(
+        {{"name", "meta"},
+         {"downwardAPI",
+          {{"items", {{{"path", "a"}, {"fieldRef", {{"fieldPath", "metadata.annotations"}}}}}}}}});
+    const Finding one = credentialsStatic(pod, {}, kIssuer, std::nullopt);
+    INFO(json(one.evidence).dump());
+    CHECK(one.verdict != Verdict::Pass);
+    CHECK(mentions(one, "the pod's annotation key 1"));
+    // Ordinary keys pass.
+    json plain = verify_fixtures::hardenedPod("uid");
+    plain["metadata"]["annotations"] = {{"app.kubernetes.io/name", "agent"},
+                                        {"team.example.com/owner", "orders"}};
+    plain["spec"]["volumes"].push_back(
+        {{"name", "meta"},
+         {"downwardAPI",
+          {{"items", {{{"path", "a"}, {"fieldRef", {{"fieldPath", "metadata.annotations"}}}}}}}}});
+    CHECK(credentialsStatic(plain, {}, kIssuer, std::nullopt).verdict == Verdict::Pass);
 }
