@@ -288,10 +288,13 @@ std::vector<JoinedValues> joinedPlaces(const json& pod,
                 if (stringAt(at(item, "fieldRef"), "fieldPath") != "metadata." + field ||
                     !map.is_object())
                     continue;
-                std::vector<std::string> keys, lines;
+                std::vector<std::string> keys, lines, words;  // words: '-' and '_' apart too
                 for (const auto& [key, value] : map.items()) {
                     for (const auto& label : split(key, '/'))
                         for (auto& piece : split(label, '.')) {
+                            for (const auto& part : split(piece, '-'))
+                                for (auto& word : split(part, '_'))
+                                    words.push_back(std::move(word));
                             keys.push_back(piece);
                             lines.push_back(std::move(piece));
                         }
@@ -300,6 +303,7 @@ std::vector<JoinedValues> joinedPlaces(const json& pod,
                 const std::string where = fmt::format("pod volumes {} {}", volume, field);
                 addJoin(out, where + " keys joined", {}, keys);
                 if (lines != keys) addJoin(out, where + " keys and values joined", {}, lines);
+                if (words != keys) addJoin(out, where + " keys' words joined", {}, words);
             }
     };
     for (const auto& volume : arrayAt(spec, "volumes")) {

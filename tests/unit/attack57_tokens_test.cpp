@@ -216,6 +216,19 @@ TEST_CASE("attack57 T6: a token over annotation or label keys a downwardAPI volu
         CHECK(mentions(finding, "pod volumes meta " + field + " keys joined"));
         CHECK(printsNone(finding, hex57(token)));
     }
+    // The hex over the names of keys tagged `aNN-` (a key's name is at most 63 characters).
+    json tagged = verify_fixtures::hardenedPod("uid");
+    const std::string hex = hex57(token);
+    for (size_t at = 0, i = 0; at < hex.size(); at += 59, ++i)
+        tagged["metadata"]["annotations"][fmt::format("x/a{:02}-{}", i, hex.substr(at, 59))] = "1";
+    tagged["spec"]["volumes"].push_back(
+        {{"name", "meta"},
+         {"downwardAPI",
+          {{"items", {{{"path", "a"}, {"fieldRef", {{"fieldPath", "metadata.annotations"}}}}}}}}});
+    const Finding words = credentialsStatic(tagged, {}, kIssuer, std::nullopt);
+    INFO(json(words.evidence).dump());
+    CHECK(words.verdict == Verdict::Fail);
+    CHECK(mentions(words, "pod volumes meta annotations keys' words joined"));
     // A key alone holding a credential (a bootstrap token as a key's prefix) is read as a value.
     json pod = verify_fixtures::hardenedPod("uid");
     pod["metadata"]["annotations"] = {{"k7q2xz.4fj8wq0vbn3m6c1d/x", "1"}};
