@@ -78,8 +78,13 @@ ExternalNames readExternalNames(kube::Client& client, const std::string& ns) {
     if (!items.is_array()) return names;
     for (const auto& service : items) {
         const json& meta = at(service, "metadata");
-        names.names.push_back({stringAt(meta, "namespace", ns), stringAt(meta, "name"),
-                               stringAt(at(service, "spec"), "clusterIP")});
+        names.names.push_back({stringAt(meta, "namespace", ns),
+                               stringAt(meta, "name"),
+                               stringAt(at(service, "spec"), "clusterIP"),
+                               {}});
+        for (const auto& port : arrayAt(at(service, "spec"), "ports"))
+            if (const std::string name = stringAt(port, "name"); !name.empty())
+                names.names.back().ports.push_back(name);
         // Any Service with one, whatever its type says: reading more is never a false pass.
         const json& externalName = at(at(service, "spec"), "externalName");
         if (!externalName.is_string() || externalName.get<std::string>().empty()) continue;

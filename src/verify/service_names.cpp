@@ -97,6 +97,40 @@ Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
                          readThrough(service.ns)),
              "holds", shape);
     }
+    // With service links, a Service's port names are env names too (`S_SERVICE_PORT_<NAME>`),
+    // in env order: each Service's, and the namespace's in the env's order of Services.
+    std::vector<std::pair<std::string, std::vector<std::string>>> linkedPorts;  // env order
+    for (const auto& service : names.names) {
+        if (!serviceLinks || service.ns != names.ns || service.ports.empty()) continue;
+        std::vector<std::string> ports = service.ports;
+        std::sort(ports.begin(), ports.end(), [](const auto& a, const auto& b) {
+            return serviceEnvName(a) < serviceEnvName(b);
+        });
+        std::vector<std::string> pieces;
+        for (const auto& port : ports)
+            for (auto& piece : dashPieces(port)) pieces.push_back(std::move(piece));
+        const auto shape = worstOfJoins(joinedPieces(pieces));
+        if (shape.verdict != Verdict::Pass) {
+            judged.insert(service.ns);
+            note(fmt::format("the port names of Service {}/{} (in the pod's env through service "
+                             "links) joined",
+                             service.ns, service.name),
+                 "hold", shape);
+        }
+        linkedPorts.emplace_back(serviceEnvName(service.name), std::move(pieces));
+    }
+    if (linkedPorts.size() > 1 && !judged.contains(names.ns)) {
+        std::sort(linkedPorts.begin(), linkedPorts.end());
+        std::vector<std::string> pieces;
+        for (auto& [env, ports] : linkedPorts)
+            for (auto& piece : ports) pieces.push_back(std::move(piece));
+        const auto shape = worstOfJoins(joinedPieces(pieces));
+        if (shape.verdict != Verdict::Pass)
+            note(fmt::format("the port names of namespace {}'s {} Services (in the pod's env "
+                             "through service links) joined in env order",
+                             names.ns, linkedPorts.size()),
+                 "hold", shape);
+    }
     // Split over several Services: their names' pieces in each order a pod reads them.
     using Group = std::vector<const ServiceName*>;
     auto judgeJoined = [&](Group group, bool envOrder, const std::string& where) {
@@ -170,7 +204,9 @@ Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
             names.names.size(), names.names.size() == 1 ? "" : "s",
             names.othersProblem.empty() ? std::string("every namespace")
                                         : fmt::format("namespace {}", names.ns),
-            serviceLinks ? fmt::format(" and, namespace {}'s, in its env (service links)", names.ns)
+            serviceLinks ? fmt::format(" and, namespace {}'s with their port names, in its env "
+                                       "(service links)",
+                                       names.ns)
                          : std::string()));
     return finding;
 }

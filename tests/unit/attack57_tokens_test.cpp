@@ -48,8 +48,10 @@ std::vector<ServiceName> tokenServices(const std::string& token, const std::stri
     std::vector<ServiceName> services;
     for (size_t at = 0, i = 0; at < hex.size(); at += 59, ++i) {
         const size_t tag = scramble ? (i * 7 + 3) % 97 : i;
-        services.push_back({ns, fmt::format("s{:02}-{}", tag, hex.substr(at, 59)),
-                            fmt::format("10.96.222.{}", i + 1)});
+        services.push_back({ns,
+                            fmt::format("s{:02}-{}", tag, hex.substr(at, 59)),
+                            fmt::format("10.96.222.{}", i + 1),
+                            {}});
     }
     return services;
 }
@@ -125,16 +127,42 @@ TEST_CASE("attack57 T5b: a token over Service names in cluster IP order, any nam
     CHECK(mentions(both, "the names of all"));
 }
 
+TEST_CASE("attack57 T5: a token over one Service's port names, in the env (service links)",
+          "[verify][attack57]") {
+    const std::string token = token57(), hex = hex57(token);
+    // Port names of at most 15 characters: `pNN-<11 hex>`, as many ports as it takes.
+    ServiceName web{"team1", "web", "10.96.0.7", {}};
+    for (size_t at = 0, i = 0; at < hex.size(); at += 11, ++i)
+        web.ports.push_back(fmt::format("p{:03}-{}", i, hex.substr(at, 11)));
+    const Finding links = serviceNamesStatic(podWithLinks(json()), listed({web}), kIssuer);
+    INFO(json(links.evidence).dump());
+    CHECK(links.verdict == Verdict::Fail);
+    CHECK(mentions(links, "the port names of Service team1/web"));
+    CHECK(printsNone(links, hex));
+    // Over two Services' ports, in env order (A before B).
+    ServiceName a{"team1", "a", "10.96.0.8", {}}, b{"team1", "b", "10.96.0.9", {}};
+    for (size_t i = 0; i < web.ports.size(); ++i)
+        (i < web.ports.size() / 2 ? a : b).ports.push_back(web.ports[i]);
+    const Finding two = serviceNamesStatic(podWithLinks(json()), listed({b, a}), kIssuer);
+    INFO(json(two.evidence).dump());
+    CHECK(two.verdict == Verdict::Fail);
+    // (Service a's half alone is already the start of a token's claims.)
+    CHECK(mentions(two, "the port names of Service team1/a"));
+    CHECK(printsNone(two, hex));
+    // No service links: port names are not in the env (the pod would have to guess them for SRV).
+    CHECK(serviceNamesStatic(podWithLinks(false), listed({web}), kIssuer).verdict == Verdict::Pass);
+}
+
 TEST_CASE("attack57 T5: ordinary Service names pass and are counted", "[verify][attack57]") {
-    const std::vector<ServiceName> ordinary = {{"team1", "web", "10.96.0.7"},
-                                               {"team1", "db-primary", "10.96.0.8"},
-                                               {"team1", "headless", "None"},
-                                               {"other", "kube-dns", "10.96.0.10"}};
+    const std::vector<ServiceName> ordinary = {{"team1", "web", "10.96.0.7", {"http"}},
+                                               {"team1", "db-primary", "10.96.0.8", {}},
+                                               {"team1", "headless", "None", {}},
+                                               {"other", "kube-dns", "10.96.0.10", {}}};
     const Finding finding = serviceNamesStatic(podWithLinks(json()), listed(ordinary), kIssuer);
     INFO(json(finding.evidence).dump());
     CHECK(finding.verdict == Verdict::Pass);
     CHECK(mentions(finding, "in the names of 4 Services of every namespace"));
-    CHECK(mentions(finding, "namespace team1's, in its env (service links)"));
+    CHECK(mentions(finding, "namespace team1's with their port names, in its env"));
     CHECK(serviceNamesStatic(podWithLinks(json()), ExternalNames(), kIssuer).evidence.empty());
 }
 

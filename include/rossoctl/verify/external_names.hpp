@@ -23,7 +23,8 @@ struct ExternalNameService {
 struct ServiceName {
     std::string ns;
     std::string name;
-    std::string clusterIP;  // "" or "None": no PTR of its own
+    std::string clusterIP;           // "" or "None": no PTR of its own
+    std::vector<std::string> ports;  // its ports' names (`NAME_SERVICE_PORT_<PORT>` in env)
 };
 
 struct ExternalNames {
