@@ -279,6 +279,39 @@ std::vector<JoinedValues> joinedPlaces(const json& pod,
                 fmt::format("pod volumes {} items' paths joined", plainName(name) ? name : "?"), {},
                 paths);
     }
+    // A downward-API file of annotations or labels: `key="value"` lines sorted by key, whose
+    // keys' pieces (a prefix's labels, its name) a pod may put together (attack 57, T6).
+    auto addDownward = [&](const json& downwardApi, const std::string& volume) {
+        for (const auto& item : arrayAt(downwardApi, "items"))
+            for (const std::string field : {"annotations", "labels"}) {
+                const json& map = at(at(pod, "metadata"), field.c_str());
+                if (stringAt(at(item, "fieldRef"), "fieldPath") != "metadata." + field ||
+                    !map.is_object())
+                    continue;
+                std::vector<std::string> keys, lines, words;  // words: '-' and '_' apart too
+                for (const auto& [key, value] : map.items()) {
+                    for (const auto& label : split(key, '/'))
+                        for (auto& piece : split(label, '.')) {
+                            for (const auto& part : split(piece, '-'))
+                                for (auto& word : split(part, '_'))
+                                    words.push_back(std::move(word));
+                            keys.push_back(piece);
+                            lines.push_back(std::move(piece));
+                        }
+                    if (value.is_string()) lines.push_back(value.get<std::string>());
+                }
+                const std::string where = fmt::format("pod volumes {} {}", volume, field);
+                addJoin(out, where + " keys joined", {}, keys);
+                if (lines != keys) addJoin(out, where + " keys and values joined", {}, lines);
+                if (words != keys) addJoin(out, where + " keys' words joined", {}, words);
+            }
+    };
+    for (const auto& volume : arrayAt(spec, "volumes")) {
+        const std::string name = stringAt(volume, "name");
+        addDownward(at(volume, "downwardAPI"), plainName(name) ? name : "?");
+        for (const auto& source : arrayAt(at(volume, "projected"), "sources"))
+            addDownward(at(source, "downwardAPI"), plainName(name) ? name : "?");
+    }
     // A Secret's or ConfigMap's key names are the names of its files.
     for (const auto& source : sources) {
         if (!source.object) continue;

@@ -22,6 +22,9 @@ std::vector<ReadableValue> specStrings(const nlohmann::json& pod,
 // or one longer than 64 KiB.
 std::vector<std::string> joinedPieces(const std::vector<std::string>& pieces);
 
+// "atk-t2" before "atk-t10": digits compared as numbers, the rest as text (external_names.cpp).
+bool numberedBefore(const std::string& a, const std::string& b);
+
 // Pieces joined: `joins` are what a pod may put back together, `pieces` where each piece is
 // read (a piece already judged needs no join).
 struct JoinedValues {

@@ -50,10 +50,16 @@ std::vector<std::pair<std::string, std::string>> downwardValues(const json& pod,
         std::string key;
         if (rest.size() >= 4 && rest.rfind("['", 0) == 0 && rest.substr(rest.size() - 2) == "']")
             key = rest.substr(2, rest.size() - 4);
-        for (const auto& [name, value] : map.items())
+        size_t index = 0;
+        for (const auto& [name, value] : map.items()) {
             if ((key.empty() || name == key) && value.is_string())
                 values.emplace_back(fmt::format("the pod's {} {}", field, name),
                                     value.get<std::string>());
+            // The whole map is a file of `key="value"` lines: the keys are read too (attack 57,
+            // T6); named by their place, as a key may be the credential.
+            if (key.empty())
+                values.emplace_back(fmt::format("the pod's {} key {}", field, ++index), name);
+        }
         return values;
     }
     return values;

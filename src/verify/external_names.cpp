@@ -33,6 +33,8 @@ std::vector<std::string> labelsOf(const std::string& name) {
     return labels;
 }
 
+}  // namespace
+
 // "atk-t2" before "atk-t10": digits compared as numbers, the rest as text.
 bool numberedBefore(const std::string& a, const std::string& b) {
     size_t i = 0, j = 0;
@@ -56,8 +58,6 @@ bool numberedBefore(const std::string& a, const std::string& b) {
     return a.size() - i < b.size() - j;
 }
 
-}  // namespace
-
 ExternalNames readExternalNames(kube::Client& client, const std::string& ns) {
     ExternalNames names;
     names.read = true;
@@ -77,6 +77,14 @@ ExternalNames readExternalNames(kube::Client& client, const std::string& ns) {
     }
     if (!items.is_array()) return names;
     for (const auto& service : items) {
+        const json& meta = at(service, "metadata");
+        names.names.push_back({stringAt(meta, "namespace", ns),
+                               stringAt(meta, "name"),
+                               stringAt(at(service, "spec"), "clusterIP"),
+                               {}});
+        for (const auto& port : arrayAt(at(service, "spec"), "ports"))
+            if (const std::string name = stringAt(port, "name"); !name.empty())
+                names.names.back().ports.push_back(name);
         // Any Service with one, whatever its type says: reading more is never a false pass.
         const json& externalName = at(at(service, "spec"), "externalName");
         if (!externalName.is_string() || externalName.get<std::string>().empty()) continue;
@@ -85,6 +93,9 @@ ExternalNames readExternalNames(kube::Client& client, const std::string& ns) {
                                   externalName.get<std::string>()});
     }
     std::sort(names.services.begin(), names.services.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
+    });
+    std::sort(names.names.begin(), names.names.end(), [](const auto& a, const auto& b) {
         return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
     });
     return names;
@@ -168,8 +179,9 @@ Finding externalNamesStatic(const ExternalNames& names, const std::string& clust
         finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
         finding.evidence.push_back(
             fmt::format("the Services of namespace {} could not be listed ({}): the pod reads "
-                        "their externalNames through the cluster DNS, so no credential in them "
-                        "is ruled out",
+                        "their names (in its env through service links, and as PTR answers) and "
+                        "externalNames through the cluster DNS, so no credential in them is "
+                        "ruled out",
                         names.ns, names.problem));
     } else if (finding.verdict == Verdict::Pass) {
         finding.evidence.push_back(fmt::format(
@@ -183,15 +195,16 @@ Finding externalNamesStatic(const ExternalNames& names, const std::string& clust
     // rights in another namespace can put there.
     if (!names.othersProblem.empty())
         finding.evidence.push_back(fmt::format(
-            "ExternalName Services of namespaces other than {} were not read (listing Services "
-            "in all namespaces: {}): the pod resolves theirs through the cluster DNS too, so a "
-            "credential there is not seen",
+            "Services of namespaces other than {} were not read (listing Services in all "
+            "namespaces: {}): the pod reads their names and externalNames through the cluster "
+            "DNS too, so a credential there is not seen",
             names.ns, names.othersProblem));
     return finding;
 }
 
 std::vector<std::string> externalNameStrings(const ExternalNames& names) {
     std::vector<std::string> strings;
+    for (const auto& service : names.names) strings.push_back(service.name);
     for (const auto& service : names.services) {
         strings.push_back(service.name);
         strings.push_back(service.externalName);

@@ -57,6 +57,18 @@ std::vector<Container> containersOf(const json& pod) {
     return out;
 }
 
+// What the pod's `image` volumes mount (attack 57, I2): an image's files in a container, as
+// much its code as a container's own image.
+std::vector<Container> imageVolumesOf(const json& pod) {
+    std::vector<Container> out;
+    const json spec = pod.is_object() ? pod.value("spec", json::object()) : json::object();
+    for (const auto& volume : items(spec, "volumes"))
+        if (volume.is_object() && volume.contains("image"))
+            out.push_back({"image volume " + text(volume, "name"), text(volume, "name"),
+                           text(volume["image"], "reference")});
+    return out;
+}
+
 std::string listed(const std::vector<std::string>& values) {
     std::string out;
     for (const auto& value : values) out += (out.empty() ? "" : ", ") + value;
@@ -125,7 +137,9 @@ bool registryAllowed(const ImageReference& image, const std::vector<std::string>
 Finding imageProvenanceStatic(const json& pod,
                               const std::optional<std::vector<std::string>>& allowed) {
     Finding finding{Verdict::Pass, {}, ""};
-    for (const auto& container : containersOf(pod)) {
+    auto judged = containersOf(pod);
+    for (auto& volume : imageVolumesOf(pod)) judged.push_back(std::move(volume));
+    for (const auto& container : judged) {
         const ImageReference image = parseImageReference(container.image);
         const std::string pinned = digestIn(image.digest);
         if (pinned.empty()) {

@@ -96,3 +96,30 @@ TEST_CASE("project create --allow-registry records the list that verify reads ba
         {"project", "create", "team1", "--allow-registry", "ghcr.io/team/"},
     });
 }
+
+TEST_CASE("image provenance: an image volume is judged as a container's image (attack 57 I2)",
+          "[verify][provenance][attack57]") {
+    const std::vector<std::string> allowed = {"ghcr.io/team"};
+    auto withVolume = [](const std::string& reference) {
+        json pod = podWith("ghcr.io/team/agent@" + kDigest, "");
+        pod["spec"]["volumes"] = json::array(
+            {{{"name", "workspace"}, {"emptyDir", json::object()}},
+             {{"name", "tools"}, {"image", {{"reference", reference}, {"pullPolicy", "Always"}}}}});
+        return pod;
+    };
+    const Finding tagged = imageProvenanceStatic(withVolume("python:3.12-slim"), allowed);
+    CHECK(tagged.verdict == Verdict::Fail);
+    CHECK(says(tagged, "image volume tools: image python:3.12-slim is the mutable tag 3.12-slim"));
+    CHECK(says(tagged,
+               "image volume tools: image python:3.12-slim is from docker.io/library/python"));
+    const Finding foreign =
+        imageProvenanceStatic(withVolume("quay.io/x/tools@" + kDigest), allowed);
+    CHECK(foreign.verdict == Verdict::Fail);
+    CHECK(says(foreign, "image volume tools: image quay.io/x/tools@"));
+    const Finding pinned =
+        imageProvenanceStatic(withVolume("ghcr.io/team/tools@" + kDigest), allowed);
+    CHECK(pinned.verdict == Verdict::Pass);
+    CHECK(says(pinned, "image volume tools: image ghcr.io/team/tools@" + kDigest + " pinned"));
+    // No reference at all: no digest either.
+    CHECK(imageProvenanceStatic(withVolume(""), std::nullopt).verdict == Verdict::Fail);
+}

@@ -17,12 +17,23 @@ struct ExternalNameService {
     std::string externalName;
 };
 
+// Any Service's name (attack 57, T5/T5b): the kubelet writes those of the pod's namespace into its
+// env (service links, `NAME_SERVICE_HOST`), and the cluster DNS answers a cluster IP's PTR with
+// `NAME.NS.svc.<zone>`, for every namespace.
+struct ServiceName {
+    std::string ns;
+    std::string name;
+    std::string clusterIP;           // "" or "None": no PTR of its own
+    std::vector<std::string> ports;  // its ports' names (`NAME_SERVICE_PORT_<PORT>` in env)
+};
+
 struct ExternalNames {
     bool read = false;          // false: not looked at (nothing is said of them)
     std::string ns;             // the pod's namespace
     std::string problem;        // why the pod's namespace's Services could not be listed ("": read)
     std::string othersProblem;  // why other namespaces' were not listed ("": every one read)
     std::vector<ExternalNameService> services;  // by namespace, then name
+    std::vector<ServiceName> names;             // every Service read, by namespace, then name
 };
 
 // One list of every namespace's Services; when that is refused, one of the pod's namespace.
@@ -32,6 +43,14 @@ ExternalNames readExternalNames(kube::Client& client, const std::string& ns);
 // read) joined in name order, judged by credentialShape: fail or unproven as a value the pod
 // reads. The pod's namespace unread is unproven; other namespaces unread is said, not judged.
 Finding externalNamesStatic(const ExternalNames& names, const std::string& clusterIssuer);
+
+// Every Service's name read (service_names.cpp), alone, its '-' pieces joined, and the names of
+// a namespace's Services (and of all read) joined in name order (as text sorts and as numbers
+// count), cluster IP order and, for the pod's own namespace when `pod` leaves service links on,
+// the order of its env: fail or unproven as a value the pod reads. Unread lists are said by
+// externalNamesStatic.
+Finding serviceNamesStatic(const nlohmann::json& pod, const ExternalNames& names,
+                           const std::string& clusterIssuer);
 
 // The names and externalNames evidence may print, for redactedWithin.
 std::vector<std::string> externalNameStrings(const ExternalNames& names);

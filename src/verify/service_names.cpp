@@ -1,0 +1,214 @@
+// A token spelled out by the names of Services (attack 57): the kubelet writes every Service of
+// the pod's namespace into its env unless the pod sets enableServiceLinks false (T5:
+// `S00_<HEX>_SERVICE_HOST`), and the cluster DNS answers a cluster IP's PTR with the Service's
+// name, whatever its namespace (T5b). Evidence names the Services, never the value.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "credential_forms.hpp"
+#include "credential_places.hpp"
+#include "json_access.hpp"
+#include "rossoctl/verify/external_names.hpp"
+#include "rossoctl/verify/pod_checks.hpp"
+
+namespace rossoctl::verify {
+
+using nlohmann::json;
+using namespace json_access;
+
+namespace {
+
+// What the kubelet makes of a Service's name for its env: upper case, '-' as '_'.
+std::string serviceEnvName(const std::string& name) {
+    std::string env = name;
+    for (char& c : env)
+        c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return env;
+}
+
+// An IPv4 cluster IP as a number for PTR order (a pod walks the addresses); others after, as
+// text.
+std::pair<int, std::string> ipOrder(const std::string& ip) {
+    std::array<unsigned, 4> octets{};
+    char tail = 0;
+    if (std::sscanf(ip.c_str(), "%u.%u.%u.%u%c", &octets[0], &octets[1], &octets[2], &octets[3],
+                    &tail) == 4 &&
+        std::all_of(octets.begin(), octets.end(), [](unsigned o) { return o < 256; }))
+        return {0, fmt::format("{:03}{:03}{:03}{:03}", octets[0], octets[1], octets[2], octets[3])};
+    return {1, ip};
+}
+
+bool hasAddress(const ServiceName& service) {
+    return !service.clusterIP.empty() && service.clusterIP != "None";
+}
+
+std::vector<std::string> dashPieces(const std::string& name) {
+    std::vector<std::string> pieces;
+    size_t from = 0;
+    for (size_t dash = name.find('-'); dash != std::string::npos;
+         dash = name.find('-', from = dash + 1))
+        if (dash > from) pieces.push_back(name.substr(from, dash - from));
+    if (from < name.size()) pieces.push_back(name.substr(from));
+    return pieces;
+}
+
+}  // namespace
+
+Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
+                           const std::string& clusterIssuer) {
+    Finding finding;
+    finding.verdict = Verdict::Pass;
+    if (!names.read) return finding;
+    const json& links = at(at(pod, "spec"), "enableServiceLinks");
+    const bool serviceLinks = !(links.is_boolean() && !links.get<bool>());  // unset: true
+    auto readThrough = [&](const std::string& ns) {
+        return serviceLinks && ns == names.ns
+                   ? "in the pod's env (service links) and as PTR answers of the cluster DNS"
+                   : "as PTR answers of the cluster DNS";
+    };
+    size_t inflateBudget = kInflatedPerPod;
+    auto worstOfJoins = [&](const std::vector<std::string>& joins) {
+        CredentialShape worst;
+        for (const auto& join : joins) {
+            auto shape = credentialShape(join, clusterIssuer, inflateBudget);
+            if (worstOf(worst.verdict, shape.verdict) != worst.verdict) worst = std::move(shape);
+        }
+        return worst;
+    };
+    auto note = [&](const std::string& where, const char* verb, const CredentialShape& shape) {
+        finding.verdict = worstOf(finding.verdict, shape.verdict);
+        finding.evidence.push_back(
+            fmt::format("{} {} {}", redactedCredentials(where), verb, shape.what));
+    };
+    std::set<std::string> judged;  // namespaces with a Service name already not a pass
+    for (const auto& service : names.names) {
+        auto shape = credentialShape(service.name, clusterIssuer, inflateBudget);
+        if (shape.verdict == Verdict::Pass)
+            shape = worstOfJoins(joinedPieces(dashPieces(service.name)));
+        if (shape.verdict == Verdict::Pass) continue;
+        judged.insert(service.ns);
+        note(fmt::format("the name of Service {}/{} (read {})", service.ns, service.name,
+                         readThrough(service.ns)),
+             "holds", shape);
+    }
+    // With service links, a Service's port names are env names too (`S_SERVICE_PORT_<NAME>`),
+    // in env order: each Service's, and the namespace's in the env's order of Services.
+    std::vector<std::pair<std::string, std::vector<std::string>>> linkedPorts;  // env order
+    for (const auto& service : names.names) {
+        if (!serviceLinks || service.ns != names.ns || service.ports.empty()) continue;
+        std::vector<std::string> ports = service.ports;
+        std::sort(ports.begin(), ports.end(), [](const auto& a, const auto& b) {
+            return serviceEnvName(a) < serviceEnvName(b);
+        });
+        std::vector<std::string> pieces;
+        for (const auto& port : ports)
+            for (auto& piece : dashPieces(port)) pieces.push_back(std::move(piece));
+        const auto shape = worstOfJoins(joinedPieces(pieces));
+        if (shape.verdict != Verdict::Pass) {
+            judged.insert(service.ns);
+            note(fmt::format("the port names of Service {}/{} (in the pod's env through service "
+                             "links) joined",
+                             service.ns, service.name),
+                 "hold", shape);
+        }
+        linkedPorts.emplace_back(serviceEnvName(service.name), std::move(pieces));
+    }
+    if (linkedPorts.size() > 1 && !judged.contains(names.ns)) {
+        std::sort(linkedPorts.begin(), linkedPorts.end());
+        std::vector<std::string> pieces;
+        for (auto& [env, ports] : linkedPorts)
+            for (auto& piece : ports) pieces.push_back(std::move(piece));
+        const auto shape = worstOfJoins(joinedPieces(pieces));
+        if (shape.verdict != Verdict::Pass)
+            note(fmt::format("the port names of namespace {}'s {} Services (in the pod's env "
+                             "through service links) joined in env order",
+                             names.ns, linkedPorts.size()),
+                 "hold", shape);
+    }
+    // Split over several Services: their names' pieces in each order a pod reads them.
+    using Group = std::vector<const ServiceName*>;
+    auto judgeJoined = [&](Group group, bool envOrder, const std::string& where) {
+        constexpr size_t kLongestJoin = 1024 * 1024;
+        if (group.size() < 2) return;
+        std::vector<std::vector<std::string>> orders;
+        auto add = [&](const Group& ordered) {
+            std::vector<std::string> pieces;
+            size_t length = 0;
+            for (const auto* service : ordered) {
+                length += service->name.size();
+                for (auto& piece : dashPieces(service->name)) pieces.push_back(std::move(piece));
+            }
+            if (length <= kLongestJoin &&
+                std::find(orders.begin(), orders.end(), pieces) == orders.end())
+                orders.push_back(std::move(pieces));
+        };
+        auto namespaceThen = [](const auto& before) {
+            return [before](const ServiceName* a, const ServiceName* b) {
+                return a->ns == b->ns ? before(*a, *b) : a->ns < b->ns;
+            };
+        };
+        add(group);  // as listed: namespace, then name as text sorts
+        std::stable_sort(group.begin(), group.end(),
+                         namespaceThen([](const auto& a, const auto& b) {
+                             return numberedBefore(a.name, b.name);
+                         }));
+        add(group);
+        if (envOrder) {
+            std::stable_sort(group.begin(), group.end(), [](const auto* a, const auto* b) {
+                return serviceEnvName(a->name) < serviceEnvName(b->name);
+            });
+            add(group);
+        }
+        Group addressed;
+        for (const auto* service : group)
+            if (hasAddress(*service)) addressed.push_back(service);
+        std::stable_sort(addressed.begin(), addressed.end(), [](const auto* a, const auto* b) {
+            return ipOrder(a->clusterIP) < ipOrder(b->clusterIP);
+        });
+        if (addressed.size() > 1) add(addressed);
+        std::vector<std::string> joins;
+        for (const auto& pieces : orders)
+            for (auto& join : joinedPieces(pieces)) joins.push_back(std::move(join));
+        const auto shape = worstOfJoins(joins);
+        if (shape.verdict != Verdict::Pass) note(where, "hold", shape);
+    };
+    std::map<std::string, Group> byNamespace;
+    for (const auto& service : names.names) byNamespace[service.ns].push_back(&service);
+    for (const auto& [ns, group] : byNamespace)
+        if (!judged.contains(ns))
+            judgeJoined(group, serviceLinks && ns == names.ns,
+                        fmt::format("the names of namespace {}'s {} Services (read {}) joined in "
+                                    "{} order",
+                                    ns, group.size(), readThrough(ns),
+                                    serviceLinks && ns == names.ns ? "name, cluster IP or env"
+                                                                   : "name or cluster IP"));
+    if (byNamespace.size() > 1 && judged.empty()) {
+        Group all;
+        for (const auto& service : names.names) all.push_back(&service);
+        judgeJoined(all, false,
+                    fmt::format("the names of all {} Services read (as PTR answers of the "
+                                "cluster DNS) joined in cluster IP or namespace and name order",
+                                all.size()));
+    }
+    if (finding.verdict == Verdict::Pass && !names.names.empty())
+        finding.evidence.push_back(fmt::format(
+            "no credential by shape (alone, its '-' pieces joined, or a namespace's Service "
+            "names joined in name, cluster IP or env order) in the names of {} Service{} of {}, "
+            "which the pod reads as PTR answers of the cluster DNS{}",
+            names.names.size(), names.names.size() == 1 ? "" : "s",
+            names.othersProblem.empty() ? std::string("every namespace")
+                                        : fmt::format("namespace {}", names.ns),
+            serviceLinks ? fmt::format(" and, namespace {}'s with their port names, in its env "
+                                       "(service links)",
+                                       names.ns)
+                         : std::string()));
+    return finding;
+}
+
+}  // namespace rossoctl::verify

@@ -1,0 +1,280 @@
+// Attack 57's token findings: a service-account token spelled out by the names of Services,
+// which the pod reads in its env through service links (T5) and as PTR answers of the cluster
+// DNS (T5b), and by the keys of annotations or labels a downwardAPI volume shows (T6). Each was
+// a pass before. Every token here is synthetic (verify_fixtures::jwt, a made-up signature).
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+
+#include "rossoctl/verify/checks.hpp"
+#include "rossoctl/verify/external_names.hpp"
+#include "rossoctl/verify/pod_checks.hpp"
+#include "verify_fixtures.hpp"
+
+using nlohmann::json;
+using namespace rossoctl::verify;
+using namespace rossoctl::testing;
+
+namespace attack57_tokens {
+
+const std::string kIssuer = "https://kubernetes.default.svc.cluster.local";
+
+std::string token57() {
+    std::string token = verify_fixtures::jwt(
+        {{"aud", {kIssuer}},
+         {"exp", 1765000000},
+         {"iat", 1764990000},
+         {"iss", kIssuer},
+         {"kubernetes.io",
+          {{"namespace", "atk57-x"}, {"serviceaccount", {{"name", "atk-tenant"}, {"uid", "u-7"}}}}},
+         {"nbf", 1764990000},
+         {"sub", "system:serviceaccount:atk57-x:atk-tenant"}});
+    token.erase(token.rfind('.') + 1);
+    for (int i = 0; i < 342; ++i) token += "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789-_"[(i * 5) % 38];
+    return token;
+}
+
+std::string hex57(const std::string& text) {
+    std::string hex;
+    for (unsigned char c : text) hex += fmt::format("{:02x}", c);
+    return hex;
+}
+
+// As svclinks.yaml: Services `sNN-<59 hex>` in namespace `ns`, with cluster IPs 10.96.222.N+1.
+// `scramble`: a name's tag is not its place (svcptr: the pod walks the IPs, not the names).
+std::vector<ServiceName> tokenServices(const std::string& token, const std::string& ns,
+                                       bool scramble = false) {
+    const std::string hex = hex57(token);
+    std::vector<ServiceName> services;
+    for (size_t at = 0, i = 0; at < hex.size(); at += 59, ++i) {
+        const size_t tag = scramble ? (i * 7 + 3) % 97 : i;
+        services.push_back({ns,
+                            fmt::format("s{:02}-{}", tag, hex.substr(at, 59)),
+                            fmt::format("10.96.222.{}", i + 1),
+                            {}});
+    }
+    return services;
+}
+
+ExternalNames listed(std::vector<ServiceName> services, const std::string& othersProblem = "") {
+    ExternalNames names;
+    names.read = true;
+    names.ns = "team1";
+    names.othersProblem = othersProblem;
+    names.names = std::move(services);
+    std::sort(names.names.begin(), names.names.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
+    });
+    return names;
+}
+
+json podWithLinks(const json& links) {
+    json pod = verify_fixtures::hardenedPod("uid");
+    if (!links.is_null()) pod["spec"]["enableServiceLinks"] = links;
+    return pod;
+}
+
+bool printsNone(const Finding& finding, const std::string& secret) {
+    for (const auto& line : finding.evidence)
+        for (size_t at = 0; at + 16 <= secret.size(); at += 8)
+            if (line.find(secret.substr(at, 16)) != std::string::npos) return false;
+    return true;
+}
+
+}  // namespace attack57_tokens
+
+using namespace attack57_tokens;
+
+TEST_CASE("attack57 T5: a token over the names of the pod's namespace's Services, in its env",
+          "[verify][attack57]") {
+    const std::string token = token57();
+    const auto services = tokenServices(token, "team1");
+    REQUIRE(services.size() > 10);
+    for (const auto& service : services)
+        CHECK(credentialShape(service.name, kIssuer).verdict == Verdict::Pass);
+    for (const json& links : {json(), json(true)}) {
+        const Finding finding = serviceNamesStatic(podWithLinks(links), listed(services), kIssuer);
+        INFO(json(finding.evidence).dump());
+        CHECK(finding.verdict == Verdict::Fail);
+        CHECK(mentions(finding, "the names of namespace team1's"));
+        CHECK(mentions(finding, "in the pod's env (service links)"));
+        CHECK(printsNone(finding, token));
+        CHECK(printsNone(finding, hex57(token)));
+    }
+    // Service links off: still read, as PTR answers.
+    const Finding off = serviceNamesStatic(podWithLinks(false), listed(services), kIssuer);
+    CHECK(off.verdict == Verdict::Fail);
+    CHECK(mentions(off, "as PTR answers of the cluster DNS"));
+    CHECK_FALSE(mentions(off, "service links"));
+}
+
+TEST_CASE("attack57 T5b: a token over Service names in cluster IP order, any namespace",
+          "[verify][attack57]") {
+    const std::string token = token57();
+    // The names' tags out of order: only the cluster IPs put the pieces back in order.
+    const auto services = tokenServices(token, "atk57-x", true);
+    const Finding finding = serviceNamesStatic(podWithLinks(false), listed(services), kIssuer);
+    INFO(json(finding.evidence).dump());
+    CHECK(finding.verdict == Verdict::Fail);
+    CHECK(mentions(finding, "the names of namespace atk57-x's"));
+    CHECK(printsNone(finding, hex57(token)));
+    // Spread over two namespaces, by cluster IP: only all of them joined hold it.
+    auto spread = tokenServices(token, "atk57-x", true);
+    for (size_t i = 0; i < spread.size(); i += 2) spread[i].ns = "atk57-y";
+    const Finding both = serviceNamesStatic(podWithLinks(false), listed(spread), kIssuer);
+    INFO(json(both.evidence).dump());
+    CHECK(both.verdict == Verdict::Fail);
+    CHECK(mentions(both, "the names of all"));
+}
+
+TEST_CASE("attack57 T5: a token over one Service's port names, in the env (service links)",
+          "[verify][attack57]") {
+    const std::string token = token57(), hex = hex57(token);
+    // Port names of at most 15 characters: `pNN-<11 hex>`, as many ports as it takes.
+    ServiceName web{"team1", "web", "10.96.0.7", {}};
+    for (size_t at = 0, i = 0; at < hex.size(); at += 11, ++i)
+        web.ports.push_back(fmt::format("p{:03}-{}", i, hex.substr(at, 11)));
+    const Finding links = serviceNamesStatic(podWithLinks(json()), listed({web}), kIssuer);
+    INFO(json(links.evidence).dump());
+    CHECK(links.verdict == Verdict::Fail);
+    CHECK(mentions(links, "the port names of Service team1/web"));
+    CHECK(printsNone(links, hex));
+    // Over two Services' ports, in env order (A before B).
+    ServiceName a{"team1", "a", "10.96.0.8", {}}, b{"team1", "b", "10.96.0.9", {}};
+    for (size_t i = 0; i < web.ports.size(); ++i)
+        (i < web.ports.size() / 2 ? a : b).ports.push_back(web.ports[i]);
+    const Finding two = serviceNamesStatic(podWithLinks(json()), listed({b, a}), kIssuer);
+    INFO(json(two.evidence).dump());
+    CHECK(two.verdict == Verdict::Fail);
+    // (Service a's half alone is already the start of a token's claims.)
+    CHECK(mentions(two, "the port names of Service team1/a"));
+    CHECK(printsNone(two, hex));
+    // No service links: port names are not in the env (the pod would have to guess them for SRV).
+    CHECK(serviceNamesStatic(podWithLinks(false), listed({web}), kIssuer).verdict == Verdict::Pass);
+}
+
+TEST_CASE("attack57 T5: ordinary Service names pass and are counted", "[verify][attack57]") {
+    const std::vector<ServiceName> ordinary = {{"team1", "web", "10.96.0.7", {"http"}},
+                                               {"team1", "db-primary", "10.96.0.8", {}},
+                                               {"team1", "headless", "None", {}},
+                                               {"other", "kube-dns", "10.96.0.10", {}}};
+    const Finding finding = serviceNamesStatic(podWithLinks(json()), listed(ordinary), kIssuer);
+    INFO(json(finding.evidence).dump());
+    CHECK(finding.verdict == Verdict::Pass);
+    CHECK(mentions(finding, "in the names of 4 Services of every namespace"));
+    CHECK(mentions(finding, "namespace team1's with their port names, in its env"));
+    CHECK(serviceNamesStatic(podWithLinks(json()), ExternalNames(), kIssuer).evidence.empty());
+}
+
+TEST_CASE("attack57 T5: sandbox verify reads every Service's name", "[verify][attack57]") {
+    const std::string token = token57();
+    std::vector<json> items;
+    for (const auto& service : tokenServices(token, "team1"))
+        items.push_back({{"metadata", {{"name", service.name}, {"namespace", service.ns}}},
+                         {"spec", {{"type", "ClusterIP"}, {"clusterIP", service.clusterIP}}}});
+    auto tokenCheck = [](TestHost& host) {
+        return verify_fixtures::verdicts(
+            printedJson(host.out.str()))["service-account-token"]["static"];
+    };
+    SECTION("listed: fail, naming the Services, never the token") {
+        TestHost host;
+        host.server.onJson("GET", "/api/v1/services", 200, verify_fixtures::list(items));
+        verify_fixtures::serveHardened(host, "curl");
+        CHECK(verify_fixtures::runVerifyJson(host, {"--no-restart"}) == 3);
+        const json check = tokenCheck(host);
+        INFO(check.dump());
+        CHECK(check["result"] == "fail");
+        CHECK_THAT(check["evidence"].dump(), Catch::Contains("the names of namespace team1's"));
+        for (size_t at = 0; at + 16 <= token.size(); at += 8)
+            CHECK(host.out.str().find(token.substr(at, 16)) == std::string::npos);
+    }
+    SECTION("not listed: unproven, saying the names were not read") {
+        TestHost host;
+        for (const char* path : {"/api/v1/services", "/api/v1/namespaces/team1/services"})
+            host.server.on("GET", path, 403,
+                           R"({"kind":"Status","code":403,"reason":"Forbidden",)"
+                           R"("message":"services is forbidden"})");
+        verify_fixtures::serveHardened(host, "curl");
+        verify_fixtures::runVerifyJson(host, {"--no-restart"});
+        const json check = tokenCheck(host);
+        CHECK(check["result"] == "unproven");
+        CHECK_THAT(check["evidence"].dump(),
+                   Catch::Contains("the Services of namespace team1 could not be listed") &&
+                       Catch::Contains("service links"));
+    }
+}
+
+namespace attack57_tokens {
+
+// annkeys: the token hex-encoded over the prefixes of keys `aNN.<hex>.<hex>.<hex>.<hex>/x`
+// (each prefix under 253 characters), value "1", shown by a downwardAPI volume.
+json tokenInKeys(const std::string& token, const std::string& field) {
+    json pod = verify_fixtures::hardenedPod("uid");
+    const std::string hex = hex57(token);
+    json map = json::object();
+    for (size_t at = 0, i = 0; at < hex.size(); at += 240, ++i) {
+        std::string key = fmt::format("a{:02}", i);
+        for (size_t label = at; label < std::min(at + 240, hex.size()); label += 60)
+            key += "." + hex.substr(label, 60);
+        REQUIRE(key.size() <= 253);
+        map[key + "/x"] = "1";
+    }
+    pod["metadata"][field] = map;
+    pod["spec"]["volumes"].push_back(
+        {{"name", "meta"},
+         {"downwardAPI",
+          {{"items", {{{"path", field}, {"fieldRef", {{"fieldPath", "metadata." + field}}}}}}}}});
+    pod["spec"]["containers"][0]["volumeMounts"].push_back(
+        {{"name", "meta"}, {"mountPath", "/meta"}});
+    return pod;
+}
+
+}  // namespace attack57_tokens
+
+TEST_CASE("attack57 T6: a token over annotation or label keys a downwardAPI volume shows",
+          "[verify][attack57]") {
+    const std::string token = token57();
+    for (const std::string field : {"annotations", "labels"}) {
+        const json pod = tokenInKeys(token, field);
+        for (const auto& [key, value] : pod["metadata"][field].items())
+            CHECK(credentialShape(key, kIssuer).verdict == Verdict::Pass);
+        const Finding finding = credentialsStatic(pod, {}, kIssuer, std::nullopt);
+        INFO(json(finding.evidence).dump());
+        CHECK(finding.verdict == Verdict::Fail);
+        CHECK(mentions(finding, "pod volumes meta " + field + " keys joined"));
+        CHECK(printsNone(finding, hex57(token)));
+    }
+    // The hex over the names of keys tagged `aNN-` (a key's name is at most 63 characters).
+    json tagged = verify_fixtures::hardenedPod("uid");
+    const std::string hex = hex57(token);
+    for (size_t at = 0, i = 0; at < hex.size(); at += 59, ++i)
+        tagged["metadata"]["annotations"][fmt::format("x/a{:02}-{}", i, hex.substr(at, 59))] = "1";
+    tagged["spec"]["volumes"].push_back(
+        {{"name", "meta"},
+         {"downwardAPI",
+          {{"items", {{{"path", "a"}, {"fieldRef", {{"fieldPath", "metadata.annotations"}}}}}}}}});
+    const Finding words = credentialsStatic(tagged, {}, kIssuer, std::nullopt);
+    INFO(json(words.evidence).dump());
+    CHECK(words.verdict == Verdict::Fail);
+    CHECK(mentions(words, "pod volumes meta annotations keys' words joined"));
+    // A key alone holding a credential (a bootstrap token as a key's prefix) is read as a value.
+    json pod = verify_fixtures::hardenedPod("uid");
+    pod["metadata"]["annotations"] = {{"k7q2xz.4fj8wq0vbn3m6c1d/x", "1"}};
+    pod["spec"]["volumes"].push_back(
+        {{"name", "meta"},
+         {"downwardAPI",
+          {{"items", {{{"path", "a"}, {"fieldRef", {{"fieldPath", "metadata.annotations"}}}}}}}}});
+    const Finding one = credentialsStatic(pod, {}, kIssuer, std::nullopt);
+    INFO(json(one.evidence).dump());
+    CHECK(one.verdict != Verdict::Pass);
+    CHECK(mentions(one, "the pod's annotation key 1"));
+    // Ordinary keys pass.
+    json plain = verify_fixtures::hardenedPod("uid");
+    plain["metadata"]["annotations"] = {{"app.kubernetes.io/name", "agent"},
+                                        {"team.example.com/owner", "orders"}};
+    plain["spec"]["volumes"].push_back(
+        {{"name", "meta"},
+         {"downwardAPI",
+          {{"items", {{{"path", "a"}, {"fieldRef", {{"fieldPath", "metadata.annotations"}}}}}}}}});
+    CHECK(credentialsStatic(plain, {}, kIssuer, std::nullopt).verdict == Verdict::Pass);
+}
