@@ -2,6 +2,9 @@
 // each case failed on the code before its fix.
 #include <catch2/catch.hpp>
 
+#include "cp_fixtures.hpp"
+#include "local_shell.hpp"
+#include "temp_dir.hpp"
 #include "verify_fixtures.hpp"
 
 using namespace rossoctl;
@@ -47,4 +50,124 @@ TEST_CASE("sandbox verify --all skips a suspended sandbox with a note and exits 
     CHECK(allSuspended.run({"sandbox", "verify", "--all"}) == kExitError);
     CHECK(has(allSuspended.err.str(),
               "error: every sandbox in namespace team1 is suspended: nothing to verify\n"));
+}
+
+namespace {
+
+const std::string kPods = "/api/v1/namespaces/team1/pods";
+const std::string kRunPod = "rossoctl-run-00000001";  // CountingRandom's first name
+
+// The run pod as its POST returns it (Pending), then as the watch's LIST finds it.
+void serveRunPod(TestHost& host, const json& listed) {
+    host.server.onJson("POST", kPods, 201,
+                       {{"metadata", {{"name", kRunPod}, {"namespace", "team1"}, {"uid", "u1"}}},
+                        {"status", {{"phase", "Pending"}}}});
+    host.server.onJson("GET", kPods, 200, testing::list({listed}));
+    host.server.on("DELETE", kPods + "/" + kRunPod, 200, "{}");
+}
+
+json failedRunPod(const json& containerStatuses) {
+    return {{"metadata", {{"name", kRunPod}, {"namespace", "team1"}, {"uid", "u1"}}},
+            {"status", {{"phase", "Failed"}, {"containerStatuses", containerStatuses}}}};
+}
+
+}  // namespace
+
+TEST_CASE("sandbox run: a pod that ended before it ran says why, from its status or events",
+          "[walk6][run][command]") {
+    // walk6 MINOR 9: "error: pod rossoctl-run-8d6e9c5a: ended (Failed)" and nothing more.
+    const std::string runc =
+        "failed to create containerd task: failed to create shim task: OCI runtime create "
+        "failed: runc create failed: unable to set memory limit to 1";
+    TestHost status;  // the container's terminated state says it
+    serveRunPod(
+        status,
+        failedRunPod({{{"name", "run"},
+                       {"state",
+                        {{"terminated",
+                          {{"reason", "StartError"}, {"exitCode", 128}, {"message", runc}}}}}}}));
+    CHECK(status.run({"sandbox", "run", "--memory", "1", "--", "true"}) == 125);
+    CHECK(status.err.str() ==
+          "error: pod " + kRunPod +
+              ": ended (Failed): container run: StartError (exit 128): " + runc + "\n");
+
+    TestHost events;  // only an event says it
+    serveRunPod(events, failedRunPod(json::array()));
+    events.server.onJson("GET", "/api/v1/namespaces/team1/events", 200,
+                         testing::list({{{"reason", "Scheduled"},
+                                         {"message", "older"},
+                                         {"lastTimestamp", "2023-11-14T22:00:00Z"}},
+                                        {{"reason", "Failed"},
+                                         {"message", "Error: " + runc},
+                                         {"lastTimestamp", "2023-11-14T22:00:02Z"}}}));
+    CHECK(events.run({"sandbox", "run", "--memory", "1", "--", "true"}) == 125);
+    CHECK(events.err.str() ==
+          "error: pod " + kRunPod + ": ended (Failed): Failed: Error: " + runc + "\n");
+    const auto asked = events.server.requestsTo("GET", "/api/v1/namespaces/team1/events");
+    REQUIRE(asked.size() == 1);
+    CHECK(has(asked[0].url, "involvedObject.uid%3Du1"));
+}
+
+TEST_CASE("sandbox run: a quota without room says what is left and what to do",
+          "[walk6][run][command]") {
+    // walk6 MINOR 9: the apiserver's "exceeded quota" line alone, exit 125.
+    TestHost host;
+    host.server.onJson("GET", kPods, 200, testing::list({}));
+    host.server.on(
+        "POST", kPods, 403,
+        testing::statusBody(403, "Forbidden",
+                            "pods \"" + kRunPod +
+                                "\" is forbidden: exceeded quota: sandbox-quota, requested: "
+                                "limits.cpu=1,requests.cpu=1, used: "
+                                "limits.cpu=3500m,requests.cpu=3500m, limited: "
+                                "limits.cpu=4,requests.cpu=4"));
+    CHECK(host.run({"sandbox", "run", "--cpu", "1", "--", "echo", "hi"}) == 125);
+    CHECK(host.err.str() ==
+          "error: ResourceQuota sandbox-quota of namespace team1 has no room for the run's pod "
+          "(limits.cpu 1 asked, 500m of 4 left; requests.cpu 1 asked, 500m of 4 left); nothing "
+          "ran: ask for less with --cpu, or wait for other pods to end (\"rossoctl project "
+          "describe team1\" shows what is used; warm-pool spares count too: \"rossoctl sandbox "
+          "pool list -n team1\")\n");
+    CHECK(host.server.writes() == std::vector<std::string>{"POST " + kPods});
+}
+
+TEST_CASE("sandbox run: a misspelled RuntimeClass or namespace gets a did-you-mean",
+          "[walk6][run][command]") {
+    // walk6 MINOR 9: `RuntimeClass "gvsior" not found` and `namespaces "nc6-tema1" not found`
+    // came through raw; agents import advised creating the misspelled project.
+    TestHost runtime;
+    runtime.server.onJson("GET", kPods, 200, testing::list({}));
+    runtime.server.on("POST", kPods, 403,
+                      testing::statusBody(403, "Forbidden",
+                                          "pods \"" + kRunPod +
+                                              "\" is forbidden: pod rejected: RuntimeClass "
+                                              "\"gvsior\" not found"));
+    runtime.server.onJson(
+        "GET", "/apis/node.k8s.io/v1/runtimeclasses", 200,
+        testing::list({{{"metadata", {{"name", "gvisor"}}}}, {{"metadata", {{"name", "kata"}}}}}));
+    CHECK(runtime.run({"sandbox", "run", "--runtime-class", "gvsior", "--", "true"}) == 125);
+    CHECK(runtime.err.str() ==
+          "error: --runtime-class gvsior: the cluster has no RuntimeClass of that name (did you "
+          "mean \"gvisor\"?); nothing ran\n");
+
+    const json namespaces = testing::list(
+        {{{"metadata", {{"name", "team1"}}}}, {{"metadata", {{"name", "kube-system"}}}}});
+    TestHost typo;
+    const std::string typoPods = "/api/v1/namespaces/taem1/pods";
+    typo.server.onJson("GET", typoPods, 200, testing::list({}));
+    typo.server.on("POST", typoPods, 404,
+                   R"({"kind":"Status","code":404,"reason":"NotFound",)"
+                   R"("message":"namespaces \"taem1\" not found",)"
+                   R"("details":{"name":"taem1","kind":"namespaces"}})");
+    typo.server.onJson("GET", "/api/v1/namespaces", 200, namespaces);
+    CHECK(typo.run({"sandbox", "run", "-n", "taem1", "--", "echo", "hi"}) == 125);
+    CHECK(typo.err.str() ==
+          "error: nothing ran: namespace \"taem1\" not found; did you mean \"team1\"?\n");
+
+    TestHost import;
+    import.serveGroups();
+    import.server.onJson("GET", "/api/v1/namespaces", 200, namespaces);
+    CHECK(import.run({"agents", "import", "--deployment-type", "sandbox", "from-image", "--name",
+                      "orders", "--containerImage", "busybox:1.36", "-n", "taem1"}) == kExitError);
+    CHECK(import.err.str() == "error: namespace \"taem1\" not found; did you mean \"team1\"?\n");
 }
