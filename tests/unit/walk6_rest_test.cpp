@@ -171,3 +171,41 @@ TEST_CASE("sandbox run: a misspelled RuntimeClass or namespace gets a did-you-me
                       "orders", "--containerImage", "busybox:1.36", "-n", "taem1"}) == kExitError);
     CHECK(import.err.str() == "error: namespace \"taem1\" not found; did you mean \"team1\"?\n");
 }
+
+TEST_CASE("sandbox cp into a directory the pod lacks, or cannot write, says so in one line",
+          "[walk6][cp][command]") {
+    // walk6 MINOR 16: "tar failed in the pod (exit 1): sh: 1: cd: can't cd to /nonexistdir"
+    // and "tar: passwd: Cannot open: File exists; ...: Read-only file system".
+    testing::TempDir local;
+    local.write("main.py", "print(1)\n");
+    TestHost missing;  // the script rossoctl sends runs here, with this machine's sh
+    testing::serveCpOrders(missing);
+    missing.server.onExec("team1", "orders", [](const std::vector<std::string>& command) {
+        if (command.size() > 2 && has(command[2], "printf"))
+            return testing::execRan("n - tar\n", "", 0);  // the probe: nothing at that path
+        std::vector<std::string> argv{"sh", "-c", "\"$@\" 2>&1", "sh"};
+        argv.insert(argv.end(), command.begin(), command.end());
+        const auto [status, said] = testing::runHere(argv, "", testing::StdinAfterInput::Ends);
+        return testing::execRan("", said, status);
+    });
+    CHECK(missing.run({"sandbox", "cp", local.file("main.py"),
+                       "orders:/nonexistdir-rossoctl-test/x.py"}) == kExitError);
+    CHECK(missing.err.str() ==
+          "error: /nonexistdir-rossoctl-test does not exist in the pod; nothing was copied: copy "
+          "into a directory it has (e.g. /workspace)\n");
+
+    TestHost readOnly;  // busybox's words on a read-only root
+    testing::serveCpOrders(readOnly);
+    readOnly.server.onExec("team1", "orders", testing::execRan("f - tar\n", "", 0));
+    readOnly.server.onExec(
+        "team1", "orders",
+        testing::execRan("",
+                         "mkdir: can't create directory '.rossoctl-staging-0000000100000002': "
+                         "Read-only file system\n",
+                         1));
+    CHECK(readOnly.run({"sandbox", "cp", local.file("main.py"), "orders:/etc/passwd"}) ==
+          kExitError);
+    CHECK(readOnly.err.str() ==
+          "error: /etc is on a read-only filesystem in the pod; nothing was copied: copy under "
+          "/workspace or /tmp (a rossoctl sandbox writes only there)\n");
+}
