@@ -86,7 +86,9 @@ std::string uploadArchive(const std::vector<std::string>& files, int64_t mtime) 
     for (const auto& file : files) {
         std::error_code error;
         const fs::path path(file);
-        const auto status = fs::symlink_status(path, error);
+        // A link named here is followed, as cp and docker cp do; links inside a directory
+        // are refused below (walk 6 MINOR 19).
+        const auto status = fs::status(path, error);
         fs::path normal = fs::absolute(path).lexically_normal();
         if (normal.filename().empty()) normal = normal.parent_path();
         const std::string base = normal.filename().string();

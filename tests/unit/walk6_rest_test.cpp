@@ -209,3 +209,61 @@ TEST_CASE("sandbox cp into a directory the pod lacks, or cannot write, says so i
           "error: /etc is on a read-only filesystem in the pod; nothing was copied: copy under "
           "/workspace or /tmp (a rossoctl sandbox writes only there)\n");
 }
+
+namespace {
+
+// The apiserver creates the run pod, Running at once; its one exec session is `command`.
+void serveRunningRunPod(TestHost& host, testing::ExecScript command) {
+    const json running = {
+        {"metadata", {{"name", kRunPod}, {"namespace", "team1"}, {"uid", "u1"}}},
+        {"status",
+         {{"phase", "Running"},
+          {"containerStatuses", {{{"name", "run"}, {"state", {{"running", json::object()}}}}}}}}};
+    serveRunPod(host, running);
+    host.server.onExec("team1", kRunPod, std::move(command));
+}
+
+}  // namespace
+
+TEST_CASE("sandbox run --workdir /tmp, --file through a symlink, exec without a name",
+          "[walk6][run][command]") {
+    // walk6 MINOR 19: --workdir /tmp was refused by the apiserver ("mountPath: Invalid value:
+    // \"/tmp\": must be unique"), exit 125.
+    TestHost tmp;
+    serveRunningRunPod(tmp, testing::execRan("/tmp\n", "", 0));
+    CHECK(tmp.run({"sandbox", "run", "--workdir", "/tmp", "--", "pwd"}) == 0);
+    const json pod = json::parse(tmp.server.requestsTo("POST", kPods).at(0).body);
+    std::vector<std::string> paths;
+    for (const auto& mount : pod["spec"]["containers"][0]["volumeMounts"])
+        paths.push_back(mount["mountPath"]);
+    CHECK(paths == std::vector<std::string>{"/tmp"});
+    CHECK(pod["spec"]["volumes"].size() == 1);
+
+    // A symlink named with --file is followed, as cp does ("not a regular file or directory").
+    testing::TempDir dir;
+    dir.write("hostname", "box-1\n");
+    std::filesystem::create_symlink(dir.file("hostname"), dir.file("link.txt"));
+    TestHost link;
+    serveRunningRunPod(link, testing::execRan("box-1\n", "", 0));
+    CHECK(link.run({"sandbox", "run", "--file", dir.file("link.txt"), "--", "cat", "link.txt"}) ==
+          0);
+    INFO(link.err.str());
+    REQUIRE(link.server.execs.size() == 1);
+    const std::string& upload = *link.server.execs[0].stdinText;
+    CHECK(has(upload, "link.txt"));
+    CHECK(has(upload, "box-1\n"));
+
+    // `sandbox exec -- cat /etc/hostname`: "cat" was taken for the sandbox's name (exit 1,
+    // "sandbox/cat not found").
+    TestHost exec;
+    exec.serveSandboxGroup();
+    CHECK(exec.run({"sandbox", "exec", "-n", "team1", "--", "cat", "/etc/hostname"}) == kExitUsage);
+    CHECK(exec.err.str() ==
+          "error: name the sandbox before \"--\": rossoctl sandbox exec -n team1 SANDBOX -- cat "
+          "/etc/hostname (\"cat\" after \"--\" is the command's)\n");
+    CHECK(exec.server.requests.empty());
+    TestHost named;  // a sandbox named "cat" before "--" is still one
+    named.serveSandboxGroup();
+    CHECK(named.run({"sandbox", "exec", "cat", "--", "cat", "/etc/hostname"}) == kExitError);
+    CHECK(has(named.err.str(), "sandbox/cat not found"));
+}
