@@ -117,3 +117,32 @@ TEST_CASE("sandbox pool --wait on a pool that cannot fill points to rossoctl, no
               "pool delete ghp -n team1\", then make it again\n"));
     CHECK(!has(err, "kubectl"));
 }
+
+TEST_CASE("sandbox commands on an agent of another deployment type say what it is",
+          "[walk6][sandbox][command]") {
+    // walk6 MINOR 13: "sandbox/dep1 not found ...; run \"rossoctl sandbox list\"" for an agent
+    // imported without --deployment-type sandbox (a Deployment).
+    const std::string advice =
+        "dep1 is an agent of type deployment (deployment.apps/dep1), not a sandbox: sandbox "
+        "commands need an agent imported with --deployment-type sandbox (\"rossoctl agents "
+        "delete dep1 -n team1\", then import it again with that flag)";
+    const json deployment = {{"apiVersion", "apps/v1"},
+                             {"kind", "Deployment"},
+                             {"metadata",
+                              {{"name", "dep1"},
+                               {"namespace", "team1"},
+                               {"labels", {{"app.kubernetes.io/managed-by", "rossoctl"}}}}}};
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"sandbox", "exec", "dep1", "--", "ls"},
+          std::vector<std::string>{"sandbox", "verify", "dep1"}}) {
+        TestHost host;
+        host.serveSandboxGroup();
+        host.server.onJson("GET", "/apis/apps/v1/namespaces/team1/deployments/dep1", 200,
+                           deployment);
+        CHECK(host.run(args) == kExitError);
+        INFO(host.err.str());
+        CHECK(has(host.err.str(), "sandbox/dep1"));
+        CHECK(has(host.err.str(), advice));
+        CHECK(host.server.writes().empty());
+    }
+}
