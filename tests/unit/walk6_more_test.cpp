@@ -146,3 +146,43 @@ TEST_CASE("sandbox commands on an agent of another deployment type say what it i
         CHECK(host.server.writes().empty());
     }
 }
+
+TEST_CASE("sandbox run without --stdin says that piped bytes were not passed on",
+          "[walk6][run][command]") {
+    // walk6 MINOR 8: `echo 'print(6*7)' | rossoctl sandbox run -- python3 -` printed nothing,
+    // exit 0.
+    const std::string runPod = "rossoctl-run-00000001";
+    const json running = {
+        {"metadata", {{"name", runPod}, {"namespace", "team1"}, {"uid", "u1"}}},
+        {"status",
+         {{"phase", "Running"},
+          {"containerStatuses", {{{"name", "run"}, {"state", {{"running", json::object()}}}}}}}}};
+    const auto serve = [&](TestHost& host) {
+        host.server.onJson("POST", kPods, 201, running);
+        host.server.onJson("GET", kPods, 200, list({running}));
+        host.server.on("DELETE", kPods + "/" + runPod, 200, "{}");
+        host.server.onExec("team1", runPod, testing::execRan("", "", 0));
+    };
+    int pipe[2];
+    REQUIRE(::pipe(pipe) == 0);
+    REQUIRE(::write(pipe[1], "print(6*7)\n", 11) == 11);
+    ::close(pipe[1]);
+    TestHost piped;
+    serve(piped);
+    piped.stdinDescriptor = pipe[0];
+    CHECK(piped.run({"sandbox", "run", "--", "python3", "-"}) == 0);
+    CHECK(piped.err.str() ==
+          "note: what was piped to stdin was not passed to the command; add --stdin to pass it "
+          "(e.g. echo 'print(1)' | rossoctl sandbox run --stdin -- python3 -)\n");
+    ::close(pipe[0]);
+
+    int empty[2];  // a pipe closed with nothing in it (CI's `< /dev/null` is no pipe at all)
+    REQUIRE(::pipe(empty) == 0);
+    ::close(empty[1]);
+    TestHost quiet;
+    serve(quiet);
+    quiet.stdinDescriptor = empty[0];
+    CHECK(quiet.run({"sandbox", "run", "--", "true"}) == 0);
+    CHECK(quiet.err.str().empty());
+    ::close(empty[0]);
+}
