@@ -186,3 +186,70 @@ TEST_CASE("sandbox run without --stdin says that piped bytes were not passed on"
     CHECK(quiet.err.str().empty());
     ::close(empty[0]);
 }
+
+TEST_CASE("sandbox run: a pod --keep kept that ended at its deadline is not called interrupted",
+          "[walk6][run][command]") {
+    // walk6 MINOR 18: "deleted pod rossoctl-run-545de47d, left over by an interrupted run" for
+    // a `--keep --timeout 5m` pod that had ended at its deadline.
+    const std::string runPod = "rossoctl-run-00000001";
+    const json running = {
+        {"metadata", {{"name", runPod}, {"namespace", "team1"}, {"uid", "u1"}}},
+        {"status",
+         {{"phase", "Running"},
+          {"containerStatuses", {{{"name", "run"}, {"state", {{"running", json::object()}}}}}}}}};
+    const json kept = {
+        {"metadata",
+         {{"name", "rossoctl-run-545de47d"},
+          {"namespace", "team1"},
+          {"uid", "u-kept"},
+          {"labels", {{"rossoctl.dev/run", "true"}, {"app.kubernetes.io/managed-by", "rossoctl"}}},
+          {"annotations", {{"rossoctl.dev/kept", "true"}}}}},
+        {"status", {{"phase", "Failed"}, {"reason", "DeadlineExceeded"}}}};
+    TestHost host;
+    host.server.onJson("POST", kPods, 201, running);
+    host.server.onJson("GET", kPods, 200, list({running}));
+    host.server.onJson("GET", kPods + "?labelSelector=rossoctl.dev%2Frun%3Dtrue", 200,
+                       list({kept}));
+    host.server.on("DELETE", kPods + "/" + runPod, 200, "{}");
+    host.server.on("DELETE", kPods + "/rossoctl-run-545de47d", 200, "{}");
+    host.server.onExec("team1", runPod, testing::execRan("", "", 0));
+    CHECK(host.run({"sandbox", "run", "--", "true"}) == 0);
+    CHECK(host.err.str() ==
+          "deleted pod rossoctl-run-545de47d, kept by an earlier \"sandbox run --keep\" until it "
+          "ended at its deadline\n");
+}
+
+TEST_CASE("sandbox restart of several, interrupted after their pods' DELETEs, says /workspace went",
+          "[walk6][restart][workspace][command]") {
+    // walk6 MINOR 18: `sandbox restart orders keeper` cut by Ctrl-C printed no /workspace note;
+    // the same interrupt through set-env --restart (one sandbox) printed it.
+    namespace fixtures = testing::verify_fixtures;
+    json keeper = fixtures::sandbox();
+    keeper["metadata"]["name"] = "keeper";
+    keeper["metadata"]["uid"] = "uid-keeper";
+    keeper["status"]["selector"] = "agents.x-k8s.io/sandbox-name-hash=kkk";
+    json keeperPod = fixtures::hardenedPod("pod-uid-k");
+    keeperPod["metadata"]["name"] = "keeper";
+    keeperPod["metadata"]["labels"] = {{"agents.x-k8s.io/sandbox-name-hash", "kkk"}};
+    keeperPod["metadata"]["ownerReferences"][0]["name"] = "keeper";
+    keeperPod["metadata"]["ownerReferences"][0]["uid"] = "uid-keeper";
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", fixtures::kSandboxes, 200, list({fixtures::sandbox(), keeper}));
+    host.server.onJson("GET", fixtures::kSandboxes + "/orders", 200, fixtures::sandbox());
+    host.server.onJson("GET", fixtures::kSandboxes + "/keeper", 200, keeper);
+    host.server.onJson("GET", kPods, 200, list({fixtures::hardenedPod("pod-uid-1"), keeperPod}));
+    host.server.on("DELETE", kPods + "/orders", 200, "{}");
+    host.server.on("DELETE", kPods + "/keeper", 200, "{}");
+    host.server.onQuietWatch(kPods + "?watch=true");
+    host.server.onRequest = [&host](const kube::HttpRequest& request) {
+        if (has(request.url, "watch=true")) host.cancel.cancel();  // Ctrl-C as the wait starts
+    };
+    CHECK(host.run({"sandbox", "restart", "orders", "keeper"}) == kExitCancelled);
+    const std::string err = host.err.str();
+    INFO(err);
+    CHECK(host.server.requestsTo("DELETE", kPods + "/orders").size() == 1);
+    CHECK(host.server.requestsTo("DELETE", kPods + "/keeper").size() == 1);
+    for (const char* name : {"orders", "keeper"})
+        CHECK(has(err, fmt::format("note: what pod {} wrote to /workspace is gone with it", name)));
+}

@@ -613,9 +613,9 @@ class BackgroundReaper {
     void reap() noexcept {
         try {
             const Reaped reaped = reapLeftoverRunPods(*client_, ns_);
-            for (const auto& name : reaped.deleted)
+            for (size_t i = 0; i < reaped.deleted.size(); ++i)
                 notes_.push_back(
-                    fmt::format("deleted pod {}, left over by an interrupted run", name));
+                    fmt::format("deleted pod {}, {}", reaped.deleted[i], reaped.why.at(i)));
             for (const auto& why : reaped.skipped)
                 notes_.push_back(fmt::format("note: kept a leftover run pod: {}", why));
         } catch (const std::exception& error) {
