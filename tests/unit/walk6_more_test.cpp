@@ -253,3 +253,65 @@ TEST_CASE("sandbox restart of several, interrupted after their pods' DELETEs, sa
     for (const char* name : {"orders", "keeper"})
         CHECK(has(err, fmt::format("note: what pod {} wrote to /workspace is gone with it", name)));
 }
+
+TEST_CASE("agents list -w shows an unready agent's image-pull failure, as the plain list does",
+          "[walk6][agents][command][watch]") {
+    // walk6 MINOR 7: rows stayed at "badimg2 sandbox 0/1 DependenciesNotReady nosuch:2" for 14 s
+    // while sandbox list -w showed ErrImagePull at 1 s.
+    const std::string deployments = "/apis/apps/v1/namespaces/team1/deployments";
+    const json labels = {{"app.kubernetes.io/managed-by", "rossoctl"},
+                         {"app.kubernetes.io/name", "badimg2"}};
+    const auto agent = [&](const std::string& version) {
+        return json{
+            {"apiVersion", "apps/v1"},
+            {"kind", "Deployment"},
+            {"metadata",
+             {{"name", "badimg2"},
+              {"namespace", "team1"},
+              {"uid", "uid-badimg2"},
+              {"resourceVersion", version},
+              {"creationTimestamp", "2023-11-14T22:00:00Z"},
+              {"labels", labels}}},
+            {"spec",
+             {{"replicas", 1},
+              {"template",
+               {{"spec", {{"containers", {{{"name", "agent"}, {"image", "nosuch:2"}}}}}}}}}},
+            {"status", {{"replicas", 1}, {"readyReplicas", 0}}}};
+    };
+    const json pod = {
+        {"metadata",
+         {{"name", "badimg2-5d9f"},
+          {"namespace", "team1"},
+          {"uid", "uid-pod"},
+          {"creationTimestamp", "2023-11-14T22:00:01Z"},
+          {"labels", labels}}},
+        {"status",
+         {{"phase", "Pending"},
+          {"containerStatuses",
+           {{{"name", "agent"},
+             {"image", "nosuch:2"},
+             {"state", {{"waiting", {{"reason", "ErrImagePull"}, {"message", "not found"}}}}}}}}}}};
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", deployments, 200, list({}));
+    host.server.onStream("GET", deployments + "?watch=true", {watchEvent("ADDED", agent("11"))});
+    host.server.onStream("GET", deployments + "?watch=true", {});
+    for (const std::string path :
+         {"/apis/apps/v1/namespaces/team1/statefulsets", "/apis/batch/v1/namespaces/team1/jobs",
+          "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes"}) {
+        host.server.onJson("GET", path, 200, list({}));
+        host.server.onQuietWatch(path + "?watch=true");
+    }
+    host.server.onJson("GET", kPods, 200, list({pod}));
+    auto watches = std::make_shared<int>(0);
+    host.server.onRequest = [&host, watches, deployments](const kube::HttpRequest& request) {
+        if (has(request.url, deployments + "?") && has(request.url, "watch=true") &&
+            ++*watches == 2)
+            host.cancel.cancel();  // Ctrl-C once the first stream has been printed
+    };
+    CHECK(host.run({"agents", "list", "-w"}) == kExitCancelled);
+    const std::string out = host.out.str();
+    INFO(out << host.err.str());
+    CHECK(has(out, "badimg2"));
+    CHECK(has(out, "ErrImagePull"));
+}
