@@ -315,3 +315,49 @@ TEST_CASE("agents list -w shows an unready agent's image-pull failure, as the pl
     CHECK(has(out, "badimg2"));
     CHECK(has(out, "ErrImagePull"));
 }
+
+TEST_CASE("sandbox top counts the emptyDirs in DISK; a name not there comes after the others",
+          "[walk6][top][command]") {
+    // walk6 MINOR 15: DISK stayed at the read-only root's 12Ki after 50 MB written to
+    // /workspace and 20 MB to /tmp; `top orders nothere` printed kubectl's 404 and no row.
+    const std::string sandboxes = "/apis/agents.x-k8s.io/v1beta1/namespaces/team1/sandboxes";
+    const json orders = {
+        {"apiVersion", "agents.x-k8s.io/v1beta1"},
+        {"kind", "Sandbox"},
+        {"metadata", {{"name", "orders"}, {"namespace", "team1"}, {"uid", "uid-orders"}}}};
+    const json pod = {{"metadata",
+                       {{"name", "orders"},
+                        {"namespace", "team1"},
+                        {"uid", "pod-orders"},
+                        {"creationTimestamp", "2023-11-14T22:00:05Z"},
+                        {"labels", {{"agents.x-k8s.io/sandbox-name-hash", "h"}}},
+                        {"ownerReferences",
+                         {{{"kind", "Sandbox"}, {"uid", "uid-orders"}, {"controller", true}}}}}},
+                      {"spec",
+                       {{"nodeName", "node-a"},
+                        {"volumes",
+                         {{{"name", "workspace"}, {"emptyDir", json::object()}},
+                          {{"name", "tmp"}, {"emptyDir", json::object()}},
+                          {{"name", "config"}, {"configMap", {{"name", "c"}}}}}}}},
+                      {"status", {{"phase", "Running"}}}};
+    const json summary = {
+        {"pods",
+         {{{"podRef", {{"name", "orders"}, {"namespace", "team1"}, {"uid", "pod-orders"}}},
+           {"containers", {{{"name", "agent"}, {"rootfs", {{"usedBytes", 12288}}}}}},
+           {"volume",
+            {{{"name", "workspace"}, {"usedBytes", 50 * 1024 * 1024}},
+             {{"name", "tmp"}, {"usedBytes", 20 * 1024 * 1024}},
+             {{"name", "config"}, {"usedBytes", 4096}}}}}}}};
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", sandboxes + "/orders", 200, orders);
+    host.server.onJson("GET", sandboxes, 200, list({orders}));
+    host.server.onJson("GET", kPods, 200, list({pod}));
+    host.server.onJson("GET", "/api/v1/nodes/node-a/proxy/stats/summary", 200, summary);
+    CHECK(host.run({"sandbox", "top", "orders", "nothere"}) == kExitError);
+    INFO(host.out.str() << host.err.str());
+    CHECK(has(host.out.str(), "orders   orders   -            -               70Mi"));
+    CHECK(host.err.str() ==
+          "error: sandbox \"nothere\" not found in namespace \"team1\"; run "
+          "\"rossoctl sandbox list -n team1\"\n");
+}
