@@ -146,7 +146,8 @@ std::string formatQuantity(const std::string& resource, double value) {
         return fmt::format("{}", static_cast<long long>(std::ceil(value)));
     }
     if (std::fmod(value, 1.0) == 0) return fmt::format("{}", static_cast<long long>(value));
-    return fmt::format("{}m", static_cast<long long>(std::ceil(value * 1000)));
+    // 0.4 - 0.3 is 0.10000000000000003: a rounding error is no millicore more.
+    return fmt::format("{}m", static_cast<long long>(std::ceil(value * 1000 - 1e-6)));
 }
 
 std::string text(const json& object, const std::string& key) {

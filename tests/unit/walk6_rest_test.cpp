@@ -118,16 +118,16 @@ TEST_CASE("sandbox run: a quota without room says what is left and what to do",
         testing::statusBody(403, "Forbidden",
                             "pods \"" + kRunPod +
                                 "\" is forbidden: exceeded quota: sandbox-quota, requested: "
-                                "limits.cpu=1,requests.cpu=1, used: "
-                                "limits.cpu=3500m,requests.cpu=3500m, limited: "
-                                "limits.cpu=4,requests.cpu=4"));
+                                "limits.cpu=1,requests.cpu=200m, used: "
+                                "limits.cpu=3500m,requests.cpu=300m, limited: "
+                                "limits.cpu=4,requests.cpu=400m"));
     CHECK(host.run({"sandbox", "run", "--cpu", "1", "--", "echo", "hi"}) == 125);
     CHECK(host.err.str() ==
           "error: ResourceQuota sandbox-quota of namespace team1 has no room for the run's pod "
-          "(limits.cpu 1 asked, 500m of 4 left; requests.cpu 1 asked, 500m of 4 left); nothing "
-          "ran: ask for less with --cpu, or wait for other pods to end (\"rossoctl project "
-          "describe team1\" shows what is used; warm-pool spares count too: \"rossoctl sandbox "
-          "pool list -n team1\")\n");
+          "(limits.cpu 1 asked, 500m of 4 left; requests.cpu 200m asked, 100m of 400m left); "
+          "nothing ran: ask for less with --cpu, or wait for other pods to end (\"rossoctl "
+          "project describe team1\" shows what is used; warm-pool spares count too: \"rossoctl "
+          "sandbox pool list -n team1\")\n");
     CHECK(host.server.writes() == std::vector<std::string>{"POST " + kPods});
 }
 
