@@ -45,6 +45,8 @@ void registerSandboxRun(CLI::App& sandbox, CommandHost& host);
 void registerSandboxPool(CLI::App& sandbox, CommandHost& host);
 // `sandbox pool list`, under the pool command; returned so that pool's own run skips it.
 CLI::App* registerSandboxPoolList(CLI::App& pool, CommandHost& host);
+// `sandbox pool delete NAME...`, the same way.
+CLI::App* registerSandboxPoolDelete(CLI::App& pool, CommandHost& host);
 void registerSandboxCp(CLI::App& sandbox, CommandHost& host);
 void registerSandboxDelete(CLI::App& sandbox, CommandHost& host);
 void registerSandboxPortForward(CLI::App& sandbox, CommandHost& host);

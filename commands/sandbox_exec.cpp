@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <termios.h>
 
+#include <algorithm>
+
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/run/kept.hpp"
@@ -26,6 +28,7 @@ struct ExecCommandOptions {
     bool stdinOpen = false;
     bool tty = false;
     std::vector<std::string> command;
+    std::vector<std::string> typed;  // the line as typed ("--" is not kept by the parser)
 };
 
 // The local terminal in raw mode while a TTY session runs (keys go to the pod as typed, the
@@ -58,8 +61,25 @@ class RawTerminal {
     termios saved_{};
 };
 
+// `sandbox exec -- cat F`: the parser takes the command's first word for the sandbox's name
+// (kubectl says a pod name is required). Said before anything is looked up.
+void refuseCommandAsName(const ExecCommandOptions& options) {
+    const auto& typed = options.typed;
+    const auto dash = std::find(typed.begin(), typed.end(), "--");
+    if (dash == typed.end() || dash + 1 == typed.end() || *(dash + 1) != options.name ||
+        std::find(typed.begin(), dash, options.name) != dash)
+        return;
+    std::vector<std::string> line(typed.begin(), dash);  // the line as typed, SANDBOX added
+    line.push_back("SANDBOX");
+    line.insert(line.end(), dash, typed.end());
+    throw UsageError(
+        fmt::format("name the sandbox before \"--\": {} (\"{}\" after \"--\" is the command's)",
+                    shellLine(line.begin(), line.end()), options.name));
+}
+
 int runExec(app::Context& context, ExecCommandOptions& options) {
     // validate
+    refuseCommandAsName(options);
     const auto target = sandboxOrRunPod(options.name);
     model::validateDnsSubdomain(target.name, target.runPod ? "pod name" : "sandbox name");
     if (!options.container.empty()) model::validateDnsLabel(options.container, "--container");
@@ -184,7 +204,11 @@ void registerSandboxExec(CLI::App& sandbox, CommandHost& host) {
         "Exit codes: the command's own exit status; 1 the sandbox or its Running pod cannot\n"
         "be found or the exec is refused; 2 invalid arguments; 126 the command could not be\n"
         "started.");
-    onRun(command, host, options, &runExec);
+    command->callback([&host, options] {
+        options->typed = host.arguments();
+        host.setExitCode(app::runCommand(
+            host.context(), [&](app::Context& context) { return runExec(context, *options); }));
+    });
 }
 
 }  // namespace rossoctl::commands

@@ -159,22 +159,25 @@ void registerSandboxPool(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox pool py -n team1 --size 2 --image python:3.12-slim --memory 1Gi\n"
         "  rossoctl sandbox run -n team1 --pool=py -- python3 -c 'print(1)'\n"
         "  rossoctl sandbox pool list -n team1\n"
-        "  rossoctl sandbox pool -n team1 --size 0\n\n"
+        "  rossoctl sandbox pool -n team1 --size 0\n"
+        "  rossoctl sandbox pool delete py -n team1\n\n"
         "Where the agent-sandbox extensions are served, the pool is a SandboxTemplate and a\n"
         "SandboxWarmPool, both named NAME or, without one, after the image, cpu, memory and\n"
         "workdir; a run takes one of its Sandboxes with a SandboxClaim (which expires with the\n"
         "run's timeout), and the warm pool refills itself; a warm pod unclaimed after --lifetime\n"
         "ends and is replaced. A named pool keeps its shape: re-run with NAME and --size to\n"
         "resize it (the shape flags not given are its own; one given that differs is an error,\n"
-        "--size 0 empties it). A pool or template of that name that rossoctl did not make is\n"
-        "left alone. Elsewhere (the fallback) the pool is bare pods, which have no name: a run\n"
-        "claims one of the same shape atomically, uses it once, deletes it and starts a\n"
-        "replacement. Re-run this command to top the pool up.\n"
+        "--size 0 empties it, as \"sandbox pool delete NAME\" does). A pool or template of that\n"
+        "name that rossoctl did not make is left alone. Elsewhere (the fallback) the pool is\n"
+        "bare pods, which have no name: a run claims one of the same shape atomically, uses it\n"
+        "once, deletes it and starts a replacement. Re-run this command to top the pool up.\n"
         "Exit codes: 0 done, 1 API error or a pool that cannot be changed or fill in --timeout,\n"
         "2 invalid arguments (nothing sent).");
     auto* list = registerSandboxPoolList(*command, host);
-    command->callback([&host, options, list] {
-        if (list->parsed()) return;  // `sandbox pool list` ran instead
+    auto* remove = registerSandboxPoolDelete(*command, host);
+    command->callback([&host, options, list, remove] {
+        // `sandbox pool list` or `sandbox pool delete` ran instead
+        if (list->parsed() || remove->parsed()) return;
         host.setExitCode(app::runCommand(
             host.context(), [&](app::Context& c) { return runSandboxPool(c, *options); }));
     });

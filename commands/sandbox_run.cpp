@@ -13,6 +13,7 @@
 #include "caps.hpp"
 #include "conventions.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/piped_stdin.hpp"
 #include "rossoctl/app/run/named_pool.hpp"
 #include "rossoctl/app/run/release.hpp"
 #include "rossoctl/app/run/report.hpp"
@@ -86,7 +87,9 @@ std::string uploadArchive(const std::vector<std::string>& files, int64_t mtime) 
     for (const auto& file : files) {
         std::error_code error;
         const fs::path path(file);
-        const auto status = fs::symlink_status(path, error);
+        // A link named here is followed, as cp and docker cp do; links inside a directory
+        // are refused below (walk 6 MINOR 19).
+        const auto status = fs::status(path, error);
         fs::path normal = fs::absolute(path).lexically_normal();
         if (normal.filename().empty()) normal = normal.parent_path();
         const std::string base = normal.filename().string();
@@ -393,6 +396,14 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
                     .dump(4, ' ', false, nlohmann::json::error_handler_t::replace) +
                 "\n",
             context.random());
+    // `echo code | sandbox run -- python3 -` ran with nothing on stdin: said, not guessed at
+    // (docker run drops it too, but says nothing). Looked at once the run is over, so the
+    // writer has had its time.
+    if (!options.stdinCode && !outcome.cancelled && !context.streams().inIsTty &&
+        app::stdinHasPipedBytes(context.streams().inDescriptor))
+        context.err() << "note: what was piped to stdin was not passed to the command; add "
+                         "--stdin to pass it (e.g. echo 'print(1)' | rossoctl sandbox run --stdin "
+                         "-- python3 -)\n";
     releaseAfterExit();
     return failed ? kExitRunFailed : outcome.exitCode;
 }

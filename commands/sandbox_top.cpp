@@ -1,4 +1,4 @@
-// rossoctl sandbox top: CPU, memory, writable-layer disk and processes of each sandbox's pod,
+// rossoctl sandbox top: CPU, memory, disk (writable layers, emptyDirs) and processes of each pod,
 // from the kubelet's Summary API (no metrics-server).
 #include "rossoctl/app/sandbox_top.hpp"
 
@@ -6,7 +6,9 @@
 
 #include "conventions.hpp"
 #include "registry.hpp"
+#include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/model/validation.hpp"
+#include "rossoctl/ui/terminal_text.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -38,6 +40,14 @@ std::string count(const std::optional<uint64_t>& value) {
     return value ? std::to_string(*value) : "-";
 }
 
+// DISK: what the pod wrote on the node, its writable layers and its emptyDirs together.
+std::optional<uint64_t> diskBytes(const app::PodUsage& usage) {
+    if (!usage.writableLayerBytes && !usage.emptyDirBytes) return std::nullopt;
+    const uint64_t layers = usage.writableLayerBytes.value_or(0);
+    const uint64_t volumes = usage.emptyDirBytes.value_or(0);
+    return layers + volumes < layers ? UINT64_MAX : layers + volumes;
+}
+
 json orNull(const std::optional<uint64_t>& value) {
     return value ? json(*value) : json(nullptr);
 }
@@ -53,6 +63,7 @@ json asJson(const std::vector<app::SandboxUsage>& rows) {
                          {"cpuNanoCores", orNull(row.usage.cpuNanoCores)},
                          {"memoryWorkingSetBytes", orNull(row.usage.memoryWorkingSet)},
                          {"writableLayerBytes", orNull(row.usage.writableLayerBytes)},
+                         {"emptyDirBytes", orNull(row.usage.emptyDirBytes)},
                          {"processes", orNull(row.usage.processes)}});
     }
     return {{"kind", "SandboxUsageList"}, {"items", items}};
@@ -79,12 +90,27 @@ int runTop(app::Context& context, TopOptions& options) {
 
     // run
     app::PoolFilter pool{options.includePool};
-    const auto rows = app::sandboxUsage(context.client(), request, pool);
+    std::vector<std::string> missing;  // shown after the rows of the others, as get does
+    const auto rows = app::sandboxUsage(context.client(), request, pool, &missing);
     pool.note(context.err(), "shown", "show");
+    const auto tellMissing = [&] {
+        for (const auto& name : missing)
+            context.err() << ui::escapeErrorLine(
+                                 fmt::format(
+                                     "error: sandbox \"{}\" not found in namespace \"{}\"; "
+                                     "{}",
+                                     name, request.namespaceName,
+                                     app::sandboxNotFoundAdvice(context.client(), request.sandboxes,
+                                                                request.namespaceName, name)),
+                                 context.utf8Terminal())
+                          << '\n';
+        return missing.empty() ? kExitOk : kExitError;
+    };
     if (format == ui::OutputFormat::Json) {
-        ui::printJson(context.out(), asJson(rows));
-        return 0;
+        if (!rows.empty() || missing.empty()) ui::printJson(context.out(), asJson(rows));
+        return tellMissing();
     }
+    if (!missing.empty() && rows.empty()) return tellMissing();
     if (rows.empty()) {
         context.err() << (request.namespaceName.empty() ? std::string("No sandboxes found.")
                                                         : "No sandboxes found in namespace \"" +
@@ -104,12 +130,12 @@ int runTop(app::Context& context, TopOptions& options) {
         if (options.allNamespaces) cells.push_back(row.namespaceName);
         cells.insert(cells.end(), {row.sandbox, row.pod.empty() ? "<none>" : row.pod,
                                    cores(row.usage.cpuNanoCores), bytes(row.usage.memoryWorkingSet),
-                                   bytes(row.usage.writableLayerBytes), count(row.usage.processes),
+                                   bytes(diskBytes(row.usage)), count(row.usage.processes),
                                    row.node.empty() ? "<none>" : row.node});
         table.rows.push_back(std::move(cells));
     }
     ui::printTable(context.out(), table, options.noHeaders, format == ui::OutputFormat::Wide);
-    return 0;
+    return tellMissing();
 }
 
 }  // namespace
@@ -117,7 +143,7 @@ int runTop(app::Context& context, TopOptions& options) {
 void registerSandboxTop(CLI::App& sandbox, CommandHost& host) {
     auto options = std::make_shared<TopOptions>();
     auto* command = sandbox.add_subcommand(
-        "top", "Show CPU, memory, writable-layer disk and processes of sandboxes");
+        "top", "Show CPU, memory, disk (writable layers and emptyDirs) and processes of sandboxes");
     command->add_option("sandboxes", options->names, "Sandbox names (default: all in -n)");
     command->add_flag("-A,--all-namespaces", options->allNamespaces,
                       "Every sandbox in every namespace");
@@ -132,7 +158,8 @@ void registerSandboxTop(CLI::App& sandbox, CommandHost& host) {
         "  rossoctl sandbox top -A -o wide\n\n"
         "The figures are the kubelet's own (its Summary API, read through the API server's node\n"
         "proxy: needs get on nodes/proxy, no metrics-server): CPU in millicores, memory as the\n"
-        "working set, DISK the containers' writable layers, PROCESSES in the pod; - where the\n"
+        "working set, DISK the containers' writable layers and the pod's emptyDir volumes\n"
+        "(/workspace, /tmp: where a hardened sandbox writes), PROCESSES in the pod; - where the\n"
         "kubelet reports no figure (process counts need its cAdvisor container stats).\n"
         "A warm pool's spare sandboxes are left out (and counted on stderr), as sandbox list\n"
         "leaves them out, unless --include-pool or named.\n\n"

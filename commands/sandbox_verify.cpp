@@ -12,6 +12,7 @@
 #include "conventions.hpp"
 #include "registry.hpp"
 #include "rossoctl/app/parallel.hpp"
+#include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
 #include "rossoctl/verify/report.hpp"
@@ -93,9 +94,21 @@ std::vector<std::string> sandboxNames(app::Context& context, const kube::Resourc
     if (!options.all) return options.names;
     // Every one, a warm pool's spares too: a spare is someone's sandbox once claimed, and an
     // owner reference to a pool is no reason to leave a sandbox out of the gate (attack 55 P1).
-    std::vector<std::string> names;
-    for (const auto& item : context.client().list(ref, ns).value("items", json::array()))
-        names.push_back(item.value("metadata", json::object()).value("name", ""));
+    // A suspended one has no pod to verify, which is a normal state, not an error: it is left
+    // out with a note, so the others' results decide the exit code (walk 6 MINOR 6).
+    std::vector<std::string> names, suspended;
+    for (const auto& item : context.client().list(ref, ns).value("items", json::array())) {
+        const std::string name = item.value("metadata", json::object()).value("name", "");
+        (app::suspendedInSpec(item) ? suspended : names).push_back(name);
+    }
+    for (const auto& name : suspended)
+        context.err() << fmt::format(
+            "note: sandbox/{} is suspended, so it has no pod to verify: skipped (verify it once "
+            "\"rossoctl sandbox resume {} -n {}\" has run)\n",
+            ui::escapeForTerminal(name), ui::escapeForTerminal(name), ns);
+    if (names.empty() && !suspended.empty())
+        throw Error(
+            fmt::format("every sandbox in namespace {} is suspended: nothing to verify", ns));
     if (names.empty())
         throw Error(
             fmt::format("no sandboxes in namespace {}: nothing to verify; run \"rossoctl "
@@ -312,7 +325,8 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         "jq '.checks[] | select(.result==\"fail\")' finds what fails the gate; JUnit marks\n"
         "a notRequired check skipped, SARIF a note with the same \"result\" property.\n"
         "--all verifies every sandbox of the namespace, a warm pool's spares too (one is\n"
-        "someone's sandbox once claimed).\n\n"
+        "someone's sandbox once claimed); a suspended one has no pod and is skipped with a "
+        "note.\n\n"
         "Examples:\n"
         "  rossoctl sandbox verify orders -n team1\n"
         "  rossoctl sandbox verify --all -n team1 --no-restart -o json\n"

@@ -53,7 +53,7 @@ function __rossoctl_subs
         case 'sandbox'
             printf '%s\n' list get set-env restart exec logs suspend resume verify run pool cp delete port-forward top
         case 'sandbox pool'
-            printf '%s\n' list
+            printf '%s\n' list delete
         case 'project'
             printf '%s\n' create delete describe list
     end
@@ -108,6 +108,8 @@ function __rossoctl_valflags
             printf '%s\n' --size --image --workdir --cpu --memory --runtime-class --lifetime --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox pool list'
             printf '%s\n' --selector -l --output -o --sort-by --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
+        case 'sandbox pool delete'
+            printf '%s\n' --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox cp'
             printf '%s\n' --container -c --max-bytes --max-files --max-file-bytes --timeout --kubeconfig --context --cluster --user --namespace -n --server -s --token --certificate-authority --request-timeout --v -v
         case 'sandbox delete'
@@ -218,7 +220,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a pool -d 'Keep N warm h
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a cp -d 'Copy files and directories between this machine and a sandbox\'s pod'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a delete -d 'Delete a pod that "sandbox run --keep" kept (pod/NAME); nothing else'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a port-forward -d 'Forward local ports to ports of a sandbox\'s pod (until Ctrl-C)'
-complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a top -d 'Show CPU, memory, writable-layer disk and processes of sandboxes'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox' -a top -d 'Show CPU, memory, disk (writable layers and emptyDirs) and processes of sandboxes'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox list' -l help -s h -d 'Print this help message and exit'
@@ -319,6 +321,7 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l artifacts-max-file
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l output -s o -x -a 'json' -d 'json: the --report fields plus {stdout, stderr}; the command\'s output is captured (up to --output-max-bytes each), not streamed'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox run' -l report -r -F -d 'Write the run report (JSON for CI: exitCode, ended, image, imageID, node, runtimeClass, start (warm or cold) and coldStartReason, durations in ms, artifacts with bytes and sha256) to this file (0644, replaced atomically); the output still streams'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -a list -d 'List warm pools (SandboxWarmPools) with ready/wanted and what their pods run'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -a delete -d 'Delete warm pools: their SandboxWarmPool and SandboxTemplate (as --size 0)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool' -l size -x -d 'Number of warm pods to keep, required (0 empties the pool)'
@@ -340,6 +343,9 @@ complete -c rossoctl -n '__rossoctl_seen_path sandbox pool list' -l output -s o 
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool list' -l no-headers -d 'Omit table headers'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool list' -l show-managed-fields -d 'Keep metadata.managedFields in json and yaml output'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox pool list' -l sort-by -x -d 'Sort by a JSONPath, e.g. --sort-by=.metadata.creationTimestamp'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool delete' -l help -s h -d 'Print this help message and exit'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool delete' -l help-all -d 'Help for every command'
+complete -c rossoctl -n '__rossoctl_seen_path sandbox pool delete' -a '(__rossoctl_live sandboxes)'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l help -s h -d 'Print this help message and exit'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l help-all -d 'Help for every command'
 complete -c rossoctl -n '__rossoctl_seen_path sandbox cp' -l container -s c -x -d 'Container name (default: the pod\'s first container)'

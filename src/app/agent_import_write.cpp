@@ -6,6 +6,7 @@
 
 #include "rossoctl/app/agents.hpp"
 #include "rossoctl/app/limit_range.hpp"
+#include "rossoctl/app/namespace_hint.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/model/project.hpp"
@@ -119,9 +120,7 @@ std::chrono::seconds defaultLifetime(Context& context, const std::string& ns, bo
             ns, kFallbackLifetime.count(), ns);
         return kFallbackLifetime;
     }
-    if (!namespaceObject)
-        throw Error(fmt::format(
-            "namespace \"{}\" not found; run \"rossoctl project create {}\" first", ns, ns));
+    if (!namespaceObject) throw Error(missingNamespaceMessage(context.client(), ns));
     const json& metadata = (*namespaceObject)["metadata"];
     if (!metadata.contains("annotations") ||
         !metadata["annotations"].contains(model::kDefaultLifetimeAnnotation))

@@ -316,6 +316,7 @@ std::string describeConditions(const json& sandbox) {
 
 std::string sandboxNotFoundAdvice(kube::Client& client, const kube::ResourceRef& sandboxes,
                                   const std::string& ns, const std::string& name) {
+    if (auto other = otherTypeAgentAdvice(client, ns, name); !other.empty()) return other;
     std::vector<std::string> names;
     try {
         for (const auto& item : client.list(sandboxes, ns).value("items", json::array()))

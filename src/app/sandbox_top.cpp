@@ -47,7 +47,7 @@ const json& objectAt(const json& object, const char* key) {
     return value && value->is_object() ? *value : empty;
 }
 
-PodUsage usageOf(const json& pod) {
+PodUsage usageOf(const json& pod, const std::set<std::string>& emptyDirs) {
     PodUsage usage;
     const json& cpu = objectAt(pod, "cpu");
     usage.cpuNanoCores = countAt(cpu, "usageNanoCores");
@@ -62,6 +62,15 @@ PodUsage usageOf(const json& pod) {
             // Saturates: a sum past 2^64 is a node's nonsense, not an overflow here.
             const uint64_t sum = usage.writableLayerBytes.value_or(0);
             usage.writableLayerBytes = sum + *used < sum ? UINT64_MAX : sum + *used;
+        }
+    }
+    const json* volumes = findMember(pod, "volume");
+    if (volumes && volumes->is_array()) {
+        for (const auto& volume : *volumes) {
+            const auto used = countAt(volume, "usedBytes");
+            if (!used || !emptyDirs.count(stringAt(volume, "name"))) continue;
+            const uint64_t sum = usage.emptyDirBytes.value_or(0);
+            usage.emptyDirBytes = sum + *used < sum ? UINT64_MAX : sum + *used;
         }
     }
     return usage;
@@ -100,8 +109,10 @@ json nodeSummary(kube::Client& client, const std::string& node) {
 
 }  // namespace
 
-std::map<std::string, PodUsage> parseSummary(const json& summary,
-                                             const std::set<std::string>& wanted) {
+std::map<std::string, PodUsage> parseSummary(
+    const json& summary, const std::set<std::string>& wanted,
+    const std::map<std::string, std::set<std::string>>& emptyDirs) {
+    static const std::set<std::string> none;
     if (!summary.is_object())
         throw Error("the node's stats answer is not a Summary (a JSON object)");
     std::map<std::string, PodUsage> pods;
@@ -109,21 +120,30 @@ std::map<std::string, PodUsage> parseSummary(const json& summary,
     if (!items || !items->is_array()) return pods;
     for (const auto& pod : *items) {
         const std::string uid = stringAt(objectAt(pod, "podRef"), "uid");
-        if (wanted.count(uid)) pods[uid] = usageOf(pod);
+        if (!wanted.count(uid)) continue;
+        const auto names = emptyDirs.find(uid);
+        pods[uid] = usageOf(pod, names == emptyDirs.end() ? none : names->second);
     }
     return pods;
 }
 
 std::vector<SandboxUsage> sandboxUsage(kube::Client& client, const TopRequest& request,
-                                       PoolFilter& pool) {
+                                       PoolFilter& pool, std::vector<std::string>* notFound) {
     std::vector<json> sandboxes;
     if (request.names.empty()) {
         json list = client.list(request.sandboxes, request.namespaceName);
         for (auto& sandbox : list["items"])
             if (pool.keep(sandbox)) sandboxes.push_back(std::move(sandbox));
     } else {
-        for (const auto& name : request.names)
-            sandboxes.push_back(client.get(request.sandboxes, request.namespaceName, name));
+        for (const auto& name : request.names) {
+            try {
+                sandboxes.push_back(client.get(request.sandboxes, request.namespaceName, name));
+            } catch (const kube::ApiError& error) {
+                if (!error.isNotFound() || !notFound) throw;
+                notFound->push_back(name);
+            }
+        }
+        if (sandboxes.empty()) return {};
     }
     const auto pods = podsBySandbox(client, request.namespaceName);
     std::vector<SandboxUsage> rows;
@@ -149,9 +169,17 @@ std::vector<SandboxUsage> sandboxUsage(kube::Client& client, const TopRequest& r
     std::set<std::string> wanted;
     for (const auto& row : rows)
         if (!row.podUid.empty()) wanted.insert(row.podUid);
+    // Where a hardened pod writes: its emptyDirs, by name in its spec.
+    std::map<std::string, std::set<std::string>> emptyDirs;
+    for (const auto& [owner, pod] : pods) {
+        const json spec = pod.value("spec", json::object());
+        for (const auto& volume : spec.value("volumes", json::array()))
+            if (volume.is_object() && volume.contains("emptyDir"))
+                emptyDirs[uidOf(pod)].insert(stringAt(volume, "name"));
+    }
     std::map<std::string, PodUsage> usage;
     for (const auto& node : nodes)
-        for (auto& [uid, podUsage] : parseSummary(nodeSummary(client, node), wanted))
+        for (auto& [uid, podUsage] : parseSummary(nodeSummary(client, node), wanted, emptyDirs))
             usage[uid] = std::move(podUsage);
     for (auto& row : rows) {
         auto found = usage.find(row.podUid);

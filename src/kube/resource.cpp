@@ -126,6 +126,9 @@ ResourceRef limitRanges() {
 ResourceRef events() {
     return ref("", "v1", "events", "Event", true);
 }
+ResourceRef runtimeClasses() {
+    return ref("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false);
+}
 ResourceRef deployments() {
     return ref("apps", "v1", "deployments", "Deployment", true);
 }

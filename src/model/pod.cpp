@@ -23,9 +23,11 @@ json hardenedPodSpec(const HardenedPodOptions& options) {
           {"runAsNonRoot", true},
           {"capabilities", {{"drop", json::array({"ALL"})}}},
           {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
-        {"volumeMounts", json::array({{{"name", kWorkVolume}, {"mountPath", options.workdir}},
-                                      {{"name", "tmp"}, {"mountPath", "/tmp"}}})},
+        {"volumeMounts", json::array({{{"name", kWorkVolume}, {"mountPath", options.workdir}}})},
     };
+    // A work dir of /tmp is the pod's /tmp: a second mount there is invalid (walk 6 MINOR 19).
+    const bool ownTmp = options.workdir != "/tmp";
+    if (ownTmp) container["volumeMounts"].push_back({{"name", "tmp"}, {"mountPath", "/tmp"}});
     if (!options.command.empty()) container["command"] = options.command;
     if (!options.args.empty()) container["args"] = options.args;
     json env = json::array();
@@ -34,7 +36,8 @@ json hardenedPodSpec(const HardenedPodOptions& options) {
     if (options.port)
         container["ports"] = json::array({{{"containerPort", *options.port}, {"protocol", "TCP"}}});
 
-    json volumes = json::array({{{"name", "tmp"}, {"emptyDir", json::object()}}});
+    json volumes = json::array();
+    if (ownTmp) volumes.push_back({{"name", "tmp"}, {"emptyDir", json::object()}});
     if (!options.workVolumeFromClaim)
         volumes.insert(volumes.begin(), json{{"name", kWorkVolume}, {"emptyDir", json::object()}});
 

@@ -146,7 +146,8 @@ std::string formatQuantity(const std::string& resource, double value) {
         return fmt::format("{}", static_cast<long long>(std::ceil(value)));
     }
     if (std::fmod(value, 1.0) == 0) return fmt::format("{}", static_cast<long long>(value));
-    return fmt::format("{}m", static_cast<long long>(std::ceil(value * 1000)));
+    // 0.4 - 0.3 is 0.10000000000000003: a rounding error is no millicore more.
+    return fmt::format("{}m", static_cast<long long>(std::ceil(value * 1000 - 1e-6)));
 }
 
 std::string text(const json& object, const std::string& key) {
@@ -162,6 +163,50 @@ std::string refusingQuotaName(const std::string& message) {
     const auto start = at + kMarker.size();
     const auto end = message.find(',', start);
     return end == std::string::npos ? "" : message.substr(start, end - start);
+}
+
+std::string quotaRoomLeft(const std::string& message) {
+    static const std::string kRequested = ", requested: ", kUsed = ", used: ",
+                             kLimited = ", limited: ";
+    const auto requestedAt = message.find(kRequested);
+    const auto usedAt = message.find(kUsed, requestedAt == std::string::npos ? 0 : requestedAt);
+    const auto limitedAt = message.find(kLimited, usedAt == std::string::npos ? 0 : usedAt);
+    if (requestedAt == std::string::npos || usedAt == std::string::npos ||
+        limitedAt == std::string::npos)
+        return "";
+    // "a=1,b=2" as a map of the quantities as written.
+    const auto entries = [](const std::string& text) {
+        std::map<std::string, std::string> values;
+        size_t start = 0;
+        while (start < text.size()) {
+            const auto comma = std::min(text.find(',', start), text.size());
+            const std::string entry = text.substr(start, comma - start);
+            if (const auto equals = entry.find('='); equals != std::string::npos)
+                values[entry.substr(0, equals)] = entry.substr(equals + 1);
+            start = comma + 1;
+        }
+        return values;
+    };
+    std::string limitedText = message.substr(limitedAt + kLimited.size());
+    limitedText = limitedText.substr(0, limitedText.find_first_of(" \n;"));
+    const auto requested = entries(
+        message.substr(requestedAt + kRequested.size(), usedAt - requestedAt - kRequested.size()));
+    const auto used =
+        entries(message.substr(usedAt + kUsed.size(), limitedAt - usedAt - kUsed.size()));
+    const auto limited = entries(limitedText);
+    std::string said;
+    for (const auto& [resource, asked] : requested) {
+        const auto usedText = used.find(resource);
+        const auto limitText = limited.find(resource);
+        if (usedText == used.end() || limitText == limited.end()) return "";
+        const auto inUse = quantity(json{{resource, usedText->second}}, resource);
+        const auto limit = quantity(json{{resource, limitText->second}}, resource);
+        if (!inUse || !limit) return "";
+        said += fmt::format("{}{} {} asked, {} of {} left", said.empty() ? "" : "; ", resource,
+                            asked, formatQuantity(resource, std::max(0.0, *limit - *inUse)),
+                            limitText->second);
+    }
+    return said;
 }
 
 bool quotaRefusalHolds(const std::string& message, const json& quota, const json& pods) {

@@ -262,9 +262,11 @@ TEST_CASE("set-env of a missing sandbox gets the hint with the -n in use", "[con
     const std::string ordres = "/apis/agents.x-k8s.io/v1alpha1/namespaces/shop/sandboxes/ordres";
     host.server.on("GET", ordres, 404, kNotFound);
     CHECK(host.run({"sandbox", "set-env", "ordres", "A=1", "-n", "shop"}) == kExitError);
-    // The list after the 404 looks for a name it nearly spells (none here: the hint stays).
+    // The list after the 404 looks for a name it nearly spells (none here: the hint stays);
+    // before it, whether the name is an agent of type deployment (walk 6 MINOR 13).
     CHECK(host.sent() ==
           std::vector<std::string>{"GET /apis/agents.x-k8s.io", "GET " + ordres,
+                                   "GET /apis/apps/v1/namespaces/shop/deployments/ordres",
                                    "GET /apis/agents.x-k8s.io/v1alpha1/namespaces/shop/sandboxes"});
     CHECK(host.err.str().find("Error from server") == std::string::npos);
     CHECK(host.err.str().find("\"rossoctl sandbox list -n shop\"") != std::string::npos);

@@ -426,6 +426,6 @@ TEST_CASE("completion offers warm pool names for sandbox pool NAME, never a serv
     const size_t line = bash.find("\"sandbox pool\")");
     REQUIRE(line != std::string::npos);
     const std::string poolLine = bash.substr(line, bash.find('\n', line) - line);
-    CHECK(poolLine.find("subs=\"list\"") != std::string::npos);
+    CHECK(poolLine.find("subs=\"list delete\"") != std::string::npos);
     CHECK(poolLine.find("dyn=\"warm-pools\"") != std::string::npos);
 }

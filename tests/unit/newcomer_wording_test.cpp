@@ -26,14 +26,14 @@ TEST_CASE("sandbox cp: the pod's error lines are joined into one line, never a l
     host.server.onExec("team1", "orders", execRan("d - tar\n", "", 0));
     host.server.onExec("team1", "orders",
                        execRan("",
-                               "tar: data: Cannot mkdir: Read-only file system\r\n"
+                               "tar: data: Cannot mkdir: No space left on device\r\n"
                                "tar: Exiting with failure status due to previous errors\n",
                                2));
     CHECK(host.run({"sandbox", "cp", local.file("data"), "orders:/"}) == kExitError);
     const std::string said = host.err.str();
     INFO(said);
-    CHECK(said.find("failed in the pod (exit 2): tar: data: Cannot mkdir: Read-only file "
-                    "system; tar: Exiting with failure status due to previous errors\n") !=
+    CHECK(said.find("failed in the pod (exit 2): tar: data: Cannot mkdir: No space left on "
+                    "device; tar: Exiting with failure status due to previous errors\n") !=
           std::string::npos);
     CHECK(said.find("\\n") == std::string::npos);
     CHECK(said.find("\\r") == std::string::npos);

@@ -175,7 +175,7 @@ TEST_CASE("sandbox run: a missing namespace (404), a refused pod (403), a name t
         std::string reason, message;
     };
     for (const auto& c : std::vector<Case>{
-             {404, "NotFound", "namespaces \"team1\" not found"},
+             {404, "NotFound", "pods \"" + kRunPod + "\" not found"},
              {403, "Forbidden", "pods is forbidden: User \"u\" cannot create resource"},
              {409, "AlreadyExists", "pods \"" + kRunPod + "\" already exists"}}) {
         TestHost host;
@@ -187,6 +187,14 @@ TEST_CASE("sandbox run: a missing namespace (404), a refused pod (403), a name t
         CHECK(host.server.execs.empty());
         CHECK(host.server.writes() == std::vector<std::string>{"POST " + kPods});
     }
+    TestHost missing;  // the namespace: said as agents import says it (walk 6 MINOR 9)
+    missing.server.onJson("GET", kPods, 200, list({}));
+    missing.server.on("POST", kPods, 404,
+                      statusBody(404, "NotFound", "namespaces \"team1\" not found"));
+    CHECK(missing.run({"sandbox", "run", "--", "ls"}) == 125);
+    CHECK(missing.err.str() ==
+          "error: nothing ran: namespace \"team1\" not found; run \"rossoctl project create "
+          "team1\" first\n");
 }
 
 TEST_CASE("sandbox pool rejects bad input before sending anything", "[run][command]") {

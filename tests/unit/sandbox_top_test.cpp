@@ -167,7 +167,8 @@ TEST_CASE("sandbox top says what permission is missing when the node proxy is fo
           "nodes/proxy, verbs get)\n");
 }
 
-TEST_CASE("sandbox top: a sandbox that is not there is the server's 404, exit 1", "[top]") {
+TEST_CASE("sandbox top: a sandbox that is not there is said as sandbox get says it, exit 1",
+          "[top]") {
     TestHost host;
     host.serveSandboxGroup();
     host.server.on(
@@ -175,7 +176,8 @@ TEST_CASE("sandbox top: a sandbox that is not there is the server's 404, exit 1"
         testing::statusBody(404, "NotFound", "sandboxes.agents.x-k8s.io \"nope\" not found"));
     CHECK(host.run({"sandbox", "top", "nope"}) == 1);
     CHECK(host.err.str() ==
-          "Error from server (NotFound): sandboxes.agents.x-k8s.io \"nope\" not found\n");
+          "error: sandbox \"nope\" not found in namespace \"team1\"; run "
+          "\"rossoctl sandbox list -n team1\"\n");
 }
 
 TEST_CASE("sandbox top -A lists every namespace and shows the NAMESPACE column", "[top]") {

@@ -412,7 +412,8 @@ app::Context& TestHost::context() {
                                               : std::optional<std::string>{found->second};
         };
         env.inClusterDir = "/nonexistent";
-        app::Streams streams{in, out, err, stdinIsTerminal, stdoutIsTerminal, stderrIsTerminal};
+        app::Streams streams{
+            in, out, err, stdinIsTerminal, stdoutIsTerminal, stderrIsTerminal, stdinDescriptor};
         context_ = std::make_unique<app::Context>(
             streams, globals_, clock, env,
             [this](const kube::RestConfig&, const kube::CancelFlag*) {

@@ -196,7 +196,8 @@ class TestHost : public commands::CommandHost {
     CountingRandom random;
     RoutedServer server;
     std::ostringstream out, err;
-    std::istringstream in;  // stdin; set with in.str("...") before run()
+    std::istringstream in;     // stdin; set with in.str("...") before run()
+    int stdinDescriptor = -1;  // Streams::inDescriptor: a pipe of the test's, say
     bool stdinIsTerminal = false;
     bool stdoutIsTerminal = false;
     bool stderrIsTerminal = false;

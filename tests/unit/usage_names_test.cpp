@@ -279,10 +279,12 @@ TEST_CASE("sandbox cp reads TYPE/SANDBOX:PATH and NAMESPACE/SANDBOX:PATH as kube
         host.serveSandboxGroup();  // orders is 404: the first request names it
         INFO(source << "\n" << host.err.str());
         CHECK(host.run({"sandbox", "cp", source, "./x-copied"}) == kExitError);
-        // then the namespace's sandboxes, for a "did you mean"
-        CHECK(host.sent() == std::vector<std::string>{"GET /apis/agents.x-k8s.io",
-                                                      "GET " + kSandboxes + "/orders",
-                                                      "GET " + kSandboxes});
+        // then whether it is an agent of type deployment, and the namespace's sandboxes, for
+        // a "did you mean"
+        CHECK(host.sent() ==
+              std::vector<std::string>{"GET /apis/agents.x-k8s.io", "GET " + kSandboxes + "/orders",
+                                       "GET /apis/apps/v1/namespaces/team1/deployments/orders",
+                                       "GET " + kSandboxes});
     }
     // NAMESPACE/ without -n is the namespace; with a different -n it is a usage error.
     TestHost other;

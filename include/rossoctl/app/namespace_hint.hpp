@@ -12,4 +12,9 @@ namespace rossoctl::app {
 // listed. One LIST of namespaces; never throws.
 std::string missingNamespaceHint(kube::Client& client, const std::string& ns);
 
+// For a namespace the server said does not exist: "namespace \"team2\" not found; did you
+// mean \"team1\"?" when a name is near, else "...; run \"rossoctl project create team2\" first"
+// (never the advice to create a misspelled name when the meant one exists). One LIST.
+std::string missingNamespaceMessage(kube::Client& client, const std::string& ns);
+
 }  // namespace rossoctl::app

@@ -131,6 +131,11 @@ nlohmann::json runningSandboxPod(kube::Client& client, const kube::ResourceRef& 
 // command (also when the list is refused).
 std::string sandboxNotFoundAdvice(kube::Client& client, const kube::ResourceRef& sandboxes,
                                   const std::string& ns, const std::string& name);
+// For "sandbox/S not found": S is a rossoctl agent of type deployment (what agents import makes
+// without --deployment-type sandbox), said with what to do; "" otherwise. One GET, on that
+// error path only; a read refused or failed counts as none.
+std::string otherTypeAgentAdvice(kube::Client& client, const std::string& ns,
+                                 const std::string& name);
 // The same from the names already listed in ns.
 std::string sandboxNotFoundAdvice(const std::vector<std::string>& known, const std::string& ns,
                                   const std::string& name);

@@ -45,6 +45,7 @@ ResourceRef persistentVolumeClaims();
 ResourceRef resourceQuotas();
 ResourceRef limitRanges();
 ResourceRef events();
+ResourceRef runtimeClasses();
 ResourceRef deployments();
 ResourceRef statefulSets();
 ResourceRef jobs();

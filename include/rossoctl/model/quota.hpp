@@ -21,6 +21,10 @@ std::optional<std::string> quotaRefusal(const nlohmann::json& podSpec, const nlo
 // when the message names none.
 std::string refusingQuotaName(const std::string& message);
 
+// What such a refusal says is left of each resource it names, in its own numbers:
+// "limits.cpu 1 asked, 500m of 4 left" (entries joined by "; "); "" when it cannot be read so.
+std::string quotaRoomLeft(const std::string& message);
+
 // Whether such a refusal, written earlier in a status or an event, still holds against `quota`
 // (that ResourceQuota as it is now) and the namespace's `pods`: what it requested on top of the
 // use counted now (the lesser of the quota's status and the live pods', as quotaRefusal weighs

@@ -23,5 +23,14 @@ std::string writeExactlyScript(const std::string& file, const std::string& size)
 // or ran past the copy's deadline.
 void checkExit(const kube::ExecResult& result, const std::string& stderrText,
                const std::string& what);
+// Shell text that ends the script (exit 1) with kNoDirectoryLine on stderr when the directory
+// `dir` ("$1" words) is not there: a shell's own "cd: can't cd to" differs from one to the next.
+std::string directoryMustExist(const std::string& dir);
+inline constexpr const char* kNoDirectoryLine = "rossoctl: no such directory";
+// checkExit for a command that writes into the directory `podDir` of the pod: a directory that
+// is missing, read-only or not the pod user's is said plainly, with where to copy instead,
+// rather than as the pod's tar or shell words.
+void checkWriteExit(const kube::ExecResult& result, const std::string& stderrText,
+                    const std::string& what, const std::string& podDir);
 
 }  // namespace rossoctl::app::copy

@@ -73,6 +73,38 @@ void checkExit(const kube::ExecResult& result, const std::string& stderrText,
     throw Error(fmt::format("{} failed in the pod (exit {}): {}", what, result.exitCode, detail));
 }
 
+std::string directoryMustExist(const std::string& dir) {
+    return fmt::format("[ -d {0} ] || {{ echo '{1}' >&2; exit 1; }}; ", dir, kNoDirectoryLine);
+}
+
+void checkWriteExit(const kube::ExecResult& result, const std::string& stderrText,
+                    const std::string& what, const std::string& podDir) {
+    if (result.exitCode != 0 && !result.timedOut) {
+        const std::string dir = ui::escapeForTerminal(podDir);
+        const auto said = [&](const char* words) {
+            return stderrText.find(words) != std::string::npos;
+        };
+        // Where a rossoctl sandbox writes; advice to go there when the copy was there is none.
+        const bool writablePlace = podDir.starts_with("/workspace") || podDir.starts_with("/tmp");
+        if (said(kNoDirectoryLine))
+            throw Error(fmt::format(
+                "{} does not exist in the pod; nothing was copied: copy into a directory it has "
+                "(e.g. /workspace)",
+                dir));
+        const std::string instead =
+            writablePlace
+                ? ""
+                : ": copy under /workspace or /tmp (a rossoctl sandbox writes only there)";
+        if (said("Read-only file system"))
+            throw Error(fmt::format(
+                "{} is on a read-only filesystem in the pod; nothing was copied{}", dir, instead));
+        if (said("Permission denied"))
+            throw Error(fmt::format("the pod's user may not write in {}; nothing was copied{}", dir,
+                                    instead));
+    }
+    checkExit(result, stderrText, what);
+}
+
 RemoteInfo probe(kube::Client& client, const PodTarget& target, const std::string& path) {
     // The answer is one short line: a pod that floods or stalls it gets no further.
     const auto captured = kube::execCapture(

@@ -19,7 +19,8 @@ constexpr size_t kMaxStreamStderr = 4096;
 constexpr const char* kCatOutScript = "cd \"$1\" && exec cat \"$2\"";
 // Told the length; see writeExactlyScript for why it is neither `exec cat > F` nor an EOF.
 std::string headInScript() {
-    return "cd \"$1\" || exit 1; " + writeExactlyScript("\"$2\"", "\"$3\"");
+    return directoryMustExist("\"$1\"") + "cd \"$1\" || exit 1; " +
+           writeExactlyScript("\"$2\"", "\"$3\"");
 }
 
 void keepStderr(std::string& text, std::string_view bytes) {
@@ -120,7 +121,9 @@ void copySourceToPod(kube::Client& client, const PodTarget& target, const std::s
                     shCommand(headInScript(), {remoteParent(remoteTarget), remoteBase(remoteTarget),
                                                std::to_string(size)})),
         io);
-    checkExit(result, errors, "head -c " + std::to_string(size) + " > " + remoteBase(remoteTarget));
+    checkWriteExit(result, errors,
+                   "head -c " + std::to_string(size) + " > " + remoteBase(remoteTarget),
+                   remoteParent(remoteTarget));
 }
 
 }  // namespace rossoctl::app::copy

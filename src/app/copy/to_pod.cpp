@@ -22,15 +22,17 @@ constexpr size_t kDirectoriesPerExec = 200;
 
 // Told the length ($3), not sent an end of input (see writeExactlyScript), and the archive's last
 // entry ($4, named at random) proves it was read whole: tar takes one cut at a header as whole.
-constexpr const char* kUntarScript =
-    "if [ \"$2\" = create ]; then [ -d \"$1\" ] || mkdir -p \"$1\" || exit 1; fi; "
+const std::string kUntarScript =
+    "if [ \"$2\" = create ]; then [ -d \"$1\" ] || mkdir -p \"$1\" || exit 1; fi; " +
+    directoryMustExist("\"$1\"") +
     "cd \"$1\" || exit 1; command -v head >/dev/null || { echo 'rossoctl: the image has tar but "
     "no head' >&2; exit 1; }; head -c \"$3\" | tar xf - || exit 1; [ -f \"$4\" ] || { echo "
     "'rossoctl: the archive was cut short in the pod' >&2; exit 1; }; rm -f \"$4\"";
 // One file: extracted beside its target, in a directory of its own, and renamed over it only
 // once whole: a copy cut short (Ctrl-C, a broken stream) leaves what the pod had (walk 6 M2: a
 // 13-byte file replaced by 38.7 MB of 150).
-constexpr const char* kUntarFileScript =
+const std::string kUntarFileScript =
+    directoryMustExist("\"$1\"") +
     "cd \"$1\" || exit 1; command -v head >/dev/null || { echo 'rossoctl: the image has tar but "
     "no head' >&2; exit 1; }; s=\".rossoctl-staging-${4##*-}\"; mkdir \"$s\" || exit 1; "
     "( cd \"$s\" && head -c \"$3\" | tar xf - ) || { rm -rf \"$s\"; exit 1; }; "
@@ -41,8 +43,8 @@ constexpr const char* kMkdirScript =
     "[ $# -eq 0 ] || exec mkdir -p \"$@\"";
 // Told the length; see writeExactlyScript for why it is neither `cat > F` alone nor an EOF.
 std::string headScript() {
-    return "cd \"$1\" || exit 1; " + writeExactlyScript("\"$2\"", "\"$4\"") +
-           "; chmod \"$3\" \"$2\" 2>/dev/null || :";
+    return directoryMustExist("\"$1\"") + "cd \"$1\" || exit 1; " +
+           writeExactlyScript("\"$2\"", "\"$4\"") + "; chmod \"$3\" \"$2\" 2>/dev/null || :";
 }
 constexpr const char* kLinkScript = "cd \"$1\" && ln -sf \"$3\" \"$2\"";
 
@@ -202,9 +204,9 @@ class TarSource {
     uint64_t left_ = 0, size_ = 0;
 };
 
-void runChecked(kube::Client& client, const PodTarget& target, std::vector<std::string> command,
-                const std::string& what, std::function<size_t(char*, size_t)> input = {},
-                bool halfCloseStdin = true) {
+void runChecked(kube::Client& client, const PodTarget& target, const std::string& podDir,
+                std::vector<std::string> command, const std::string& what,
+                std::function<size_t(char*, size_t)> input = {}, bool halfCloseStdin = true) {
     std::string errors;
     kube::ExecIo io;
     io.readStdin = std::move(input);
@@ -212,7 +214,7 @@ void runChecked(kube::Client& client, const PodTarget& target, std::vector<std::
     io.onStderr = [&](std::string_view bytes) { readStderr(errors, bytes); };
     const auto result =
         kube::execInPod(client, execRequest(client.clock(), target, std::move(command)), io);
-    checkExit(result, errors, what);
+    checkWriteExit(result, errors, what, podDir);
 }
 
 void copyFileByFile(kube::Client& client, const PodTarget& target, const std::string& podDir,
@@ -227,13 +229,13 @@ void copyFileByFile(kube::Client& client, const PodTarget& target, const std::st
             std::vector<std::string> args{podDir};
             args.insert(args.end(), directories.begin() + static_cast<long>(at),
                         directories.begin() + static_cast<long>(end));
-            runChecked(client, target, shCommand(kMkdirScript, args), "mkdir -p");
+            runChecked(client, target, podDir, shCommand(kMkdirScript, args), "mkdir -p");
             at = end;
         } while (at < directories.size());
     }
     for (const auto& entry : entries) {
         if (entry.type == LocalEntry::Symlink) {
-            runChecked(client, target,
+            runChecked(client, target, podDir,
                        shCommand(kLinkScript, {podDir, entry.name, entry.linkTarget}),
                        "ln -s " + entry.name);
         } else if (entry.type == LocalEntry::File) {
@@ -244,7 +246,7 @@ void copyFileByFile(kube::Client& client, const PodTarget& target, const std::st
             uint64_t sent = 0;
             bool shrank = false;
             runChecked(
-                client, target,
+                client, target, podDir,
                 shCommand(headScript(), {podDir, entry.name, fmt::format("{:o}", entry.mode),
                                          std::to_string(entry.size)}),
                 "head -c " + std::to_string(entry.size) + " > " + entry.name,
@@ -293,7 +295,7 @@ CopyStats copyToPod(kube::Client& client, const PodTarget& target, const std::st
     const uint64_t length = TarSource::length(entries, now, endMarker);
     TarSource source(entries, stats, now, endMarker);
     runChecked(
-        client, target,
+        client, target, podDir,
         directory ? shCommand(kUntarScript, {podDir, "create", std::to_string(length), endMarker})
                   : shCommand(kUntarFileScript, {podDir, "keep", std::to_string(length), endMarker,
                                                  remoteBase(remoteTarget)}),

@@ -29,19 +29,21 @@ void waitForWarmPool(kube::Client& client, const Clock& clock, const kube::Cance
             if (last.is_null()) return std::nullopt;
             return warmPoolFillFailure(client, ns, last, eventsSince);
         });
+    // The pool keeps retrying: what to do is said with rossoctl's commands (walk 6 MINOR 12).
     if (waited.blocker)
-        throw Error(
-            fmt::format("SandboxWarmPool {} cannot fill: {}; see kubectl -n {} describe "
-                        "sandboxwarmpool {}",
-                        name, *waited.blocker, ns, name));
+        throw Error(fmt::format(
+            "SandboxWarmPool {} cannot fill: {}; it keeps retrying until that is fixed: remove it "
+            "with \"rossoctl sandbox pool delete {} -n {}\", then make it again",
+            name, *waited.blocker, name, ns));
     if (!waited.wait.satisfied()) {
         // Capacity (Unschedulable) is no blocker, it may free up: said only when time runs out.
         std::string why;
         if (!last.is_null()) why = warmPoolNotReadyReason(client, ns, last);
         throw Error(fmt::format(
-            "SandboxWarmPool {} did not reach {} ready sandboxes within --timeout {}{}; see "
-            "kubectl -n {} describe sandboxwarmpool {}",
-            name, size, timeoutText, why.empty() ? "" : " (" + why + ")", ns, name));
+            "SandboxWarmPool {} did not reach {} ready sandboxes within --timeout {}{}; it goes "
+            "on filling: \"rossoctl sandbox pool list -n {}\" shows it, \"rossoctl sandbox pool "
+            "delete {} -n {}\" removes it",
+            name, size, timeoutText, why.empty() ? "" : " (" + why + ")", ns, name, ns));
     }
 }
 

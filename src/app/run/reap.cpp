@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "rossoctl/app/listed_object.hpp"
+#include "rossoctl/app/run/kept.hpp"
 #include "rossoctl/app/run/run_pod.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/model/pod.hpp"
@@ -156,6 +157,13 @@ Reaped reapLeftoverRunPods(kube::Client& client, const std::string& ns,
         try {
             client.remove(kube::resources::pods(), ns, name, remove);
             reaped.deleted.push_back(name);
+            // A pod --keep kept was not interrupted: it ended at its deadline, as promised.
+            const std::string phase = pod.value("status", json::object()).value("phase", "");
+            reaped.why.push_back(annotation(pod, kKeptAnnotation) == "true" &&
+                                         (phase == "Succeeded" || phase == "Failed")
+                                     ? "kept by an earlier \"sandbox run --keep\" until it "
+                                       "ended at its deadline"
+                                     : "left over by an interrupted run");
         } catch (const kube::ApiError& error) {
             // Gone already, or replaced by a pod of the same name: nothing of ours to reap.
             if (!error.isNotFound() && error.code() != 409) throw;

@@ -6,6 +6,7 @@
 
 #include "rossoctl/app/limit_range.hpp"
 #include "rossoctl/app/run/kept.hpp"
+#include "rossoctl/app/run/pod_refusal.hpp"
 #include "rossoctl/app/run/reap.hpp"
 #include "rossoctl/app/run/report.hpp"
 #include "rossoctl/app/run/tar.hpp"
@@ -147,6 +148,10 @@ class Run {
         } catch (const kube::ApiError& error) {
             if (error.code() >= 500) outcome_.pod = name;
             if (error.code() == 403) explainLimitRange();
+            if (auto why =
+                    explainRunPodRefusal(client_, error, request_.namespaceName, request_.shape);
+                !why.empty())
+                throw Error(why);
             throw;
         } catch (...) {
             outcome_.pod = name;
@@ -166,20 +171,28 @@ class Run {
         options.initialList = initialListOf(created_);
         std::string last = "not found";
         std::string failure;  // set, not thrown: the predicate runs inside the watch stream
+        json failed;          // the pod as it was when it failed
         auto result = kube::waitForObject(
             client_, clock_, kube::resources::pods(), request_.namespaceName, outcome_.pod, options,
             [&](const std::optional<json>& pod) {
                 if (!pod) return false;
                 failure = podCannotRun(*pod);
                 last = pod->value("status", json::object()).value("phase", "Pending");
+                if (!failure.empty()) failed = *pod;
                 if (!containerRunning(*pod)) return !failure.empty();
                 podSeen_ = *pod;  // its image digest and node, for the report
                 return true;
             });
         if (result.outcome == kube::WaitOutcome::Cancelled) throw Cancelled{};
-        if (!failure.empty())
-            throw Error(fmt::format("pod {}: {}{}", outcome_.pod, failure,
-                                    missingTool(failure) ? imageToolsHint() : ""));
+        if (!failure.empty()) {
+            // "ended (Failed)" alone does not say why: the container's status or events do.
+            std::string detail;
+            if (failure.rfind("ended", 0) == 0)
+                detail = runPodEndDetail(client_, request_.namespaceName, failed);
+            throw Error(fmt::format("pod {}: {}{}{}", outcome_.pod, failure,
+                                    detail.empty() ? "" : ": " + detail,
+                                    missingTool(failure + detail) ? imageToolsHint() : ""));
+        }
         if (!result.satisfied())
             throw Error(fmt::format(
                 "pod {} did not start within {}s (still {}); check the namespace's quota and "
@@ -600,9 +613,9 @@ class BackgroundReaper {
     void reap() noexcept {
         try {
             const Reaped reaped = reapLeftoverRunPods(*client_, ns_);
-            for (const auto& name : reaped.deleted)
+            for (size_t i = 0; i < reaped.deleted.size(); ++i)
                 notes_.push_back(
-                    fmt::format("deleted pod {}, left over by an interrupted run", name));
+                    fmt::format("deleted pod {}, {}", reaped.deleted[i], reaped.why.at(i)));
             for (const auto& why : reaped.skipped)
                 notes_.push_back(fmt::format("note: kept a leftover run pod: {}", why));
         } catch (const std::exception& error) {

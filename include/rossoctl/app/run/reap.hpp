@@ -40,6 +40,9 @@ bool isLeftoverRunPod(const nlohmann::json& pod, const OwnerAlive& ownerAlive);
 
 struct Reaped {
     std::vector<std::string> deleted;  // names
+    // Why each of `deleted` was a leftover, for "deleted pod P, WHY": "left over by an
+    // interrupted run", or that a --keep run kept it until it ended (walk 6 MINOR 18).
+    std::vector<std::string> why;
     // Leftovers not deleted because no DELETE can name them safely (an empty or invalid name,
     // another namespace): why, one line each.
     std::vector<std::string> skipped;
