@@ -15,6 +15,7 @@
 #include "rossoctl/app/project_write.hpp"
 #include "rossoctl/model/project.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
+#include "rossoctl/verify/image_provenance.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -60,6 +61,15 @@ void validate(ProjectCreateOptions& options) {
     project.gateImage = options.checkImage;
     project.egress = model::parseEgressMechanism(options.egress);
     model::validateProjectOptions(project);
+    // The gate runs in every sandbox, so verify judges its image with the agent's.
+    if (!project.allowRegistries.empty() &&
+        !verify::registryAllowed(verify::parseImageReference(options.checkImage),
+                                 project.allowRegistries))
+        throw UsageError(fmt::format(
+            "--check-image {} is not from a registry --allow-registry allows ({}): every "
+            "sandbox's egress gate runs it, so give --check-image from one of them, pinned by "
+            "digest",
+            options.checkImage, fmt::join(project.allowRegistries, ", ")));
     if (!options.output.empty()) ui::parseOutputFormat(options.output, {"yaml", "json", "name"});
     options.timeoutValue = app::parseDuration(options.timeout, "--timeout");
     if (options.timeoutValue.count() <= 0)

@@ -94,7 +94,21 @@ TEST_CASE("project create --allow-registry records the list that verify reads ba
         {"project", "create", "team1", "--allow-registry", "https://docker.io"},
         {"project", "create", "team1", "--allow-registry", "a,b"},
         {"project", "create", "team1", "--allow-registry", "ghcr.io/team/"},
+        // The egress gate runs the check image in every sandbox: busybox:1.36 is docker.io's.
+        {"project", "create", "team1", "--allow-registry", "ghcr.io/team"},
     });
+}
+
+TEST_CASE("project create --allow-registry: the egress gate's image must come from the list",
+          "[verify][provenance][project]") {
+    testing::TestHost host;
+    const int code = host.run({"project", "create", "team1", "--allow-registry", "ghcr.io/team",
+                               "--check-image", "quay.io/x/busybox:1"});
+    CHECK(code == 2);
+    CHECK_THAT(host.err.str(),
+               Catch::Contains("--check-image quay.io/x/busybox:1 is not from a registry "
+                               "--allow-registry allows (ghcr.io/team)"));
+    CHECK(host.sent().empty());
 }
 
 TEST_CASE("image provenance: an image volume is judged as a container's image (attack 57 I2)",
