@@ -256,14 +256,7 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
              {"subjects",
               json::array(
                   {{{"kind", "ServiceAccount"}, {"name", "agent-bot"}, {"namespace", ns}}})}});
-        const auto issued =
-            admin.request("POST", "/api/v1/namespaces/" + ns + "/serviceaccounts/agent-bot/token",
-                          json{{"apiVersion", "authentication.k8s.io/v1"},
-                               {"kind", "TokenRequest"},
-                               {"spec", {{"expirationSeconds", 3600}}}}
-                              .dump(),
-                          "application/json", false);
-        const std::string token = json::parse(issued.body)["status"]["token"];
+        const std::string token = harness::issueToken(ns, "agent-bot");
         admin.create(resources::secrets(), ns,
                      {{"apiVersion", "v1"},
                       {"kind", "Secret"},

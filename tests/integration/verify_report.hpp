@@ -57,4 +57,19 @@ inline VerifyRun verifyTrusted(const std::string& ns, const std::string& name) {
     return run;
 }
 
+// A token of ServiceAccount `account` in `ns` (a TokenRequest, one hour), as a tenant would get
+// with `kubectl create token`.
+inline std::string issueToken(const std::string& ns, const std::string& account) {
+    const auto issued = admin().request(
+        "POST", "/api/v1/namespaces/" + ns + "/serviceaccounts/" + account + "/token",
+        nlohmann::json{{"apiVersion", "authentication.k8s.io/v1"},
+                       {"kind", "TokenRequest"},
+                       {"spec", {{"expirationSeconds", 3600}}}}
+            .dump(),
+        "application/json", false);
+    const std::string token = nlohmann::json::parse(issued.body)["status"]["token"];
+    REQUIRE(token.size() > 100);
+    return token;
+}
+
 }  // namespace harness

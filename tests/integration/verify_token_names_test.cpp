@@ -32,16 +32,7 @@ std::string realToken(const std::string& ns) {
     admin.create(
         resources::serviceAccounts(), ns,
         {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "atk-tenant"}}}});
-    const auto issued =
-        admin.request("POST", "/api/v1/namespaces/" + ns + "/serviceaccounts/atk-tenant/token",
-                      json{{"apiVersion", "authentication.k8s.io/v1"},
-                           {"kind", "TokenRequest"},
-                           {"spec", {{"expirationSeconds", 3600}}}}
-                          .dump(),
-                      "application/json", false);
-    const std::string token = json::parse(issued.body)["status"]["token"];
-    REQUIRE(token.size() > 100);
-    return token;
+    return harness::issueToken(ns, "atk-tenant");
 }
 
 void createReady(const std::string& ns, const json& sandbox) {
