@@ -39,6 +39,9 @@ TEST_CASE("sandbox verify: a connection the agent opened before its policy held 
     const std::string ns = project.name();
     harness::createProject(ns);
     json box = harness::smallSandbox(ns, "early");
+    // Without rossoctl's egress gate (attack 56 E7), whose start window stays shut: the first
+    // milliseconds' connection must get out for the held connection to be judged.
+    box["spec"]["podTemplate"]["spec"].erase("initContainers");
     json& agent = box["spec"]["podTemplate"]["spec"]["containers"][0];
     agent["image"] = "busybox:1.36";
     // outside.rossoctl.test by its address: a DNS round trip first loses the race with the
@@ -151,6 +154,7 @@ TEST_CASE("sandbox verify: a half-closed connection held to a relay pod of the p
         },
         120));
     json box = harness::smallSandbox(ns, "held", "busybox:1.36");
+    box["spec"]["podTemplate"]["spec"].erase("initContainers");  // no egress gate, as above
     // Connect at once (before the plugin programs default-deny) and write every 3 s through
     // the connection, whatever its peer closed; retry when refused.
     box["spec"]["podTemplate"]["spec"]["containers"][0]["command"] = {
