@@ -139,9 +139,11 @@ std::string projectGateImage(Context& context, const std::string& ns) {
     try {
         namespaceObject = context.client().getIfExists(kube::resources::namespaces(), "", ns);
     } catch (const kube::ApiError& error) {
-        if (!error.isForbidden()) throw;  // a project member may not read its namespace
+        // A project member may not read its namespace: most likely a project's, so gated.
+        if (!error.isForbidden()) throw;
+        return model::kDefaultGateImage;
     }
-    return model::gateImageOf(namespaceObject);
+    return namespaceObject ? model::recordedGateImage(*namespaceObject) : "";
 }
 
 std::vector<json> importAgent(Context& context, const ImportRequest& request,

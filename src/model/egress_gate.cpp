@@ -13,14 +13,14 @@ namespace {
 // Every pod has the API server's address in its environment; a project's default-deny denies
 // it. A connect that succeeds means the pod's policies are not enforced yet: try again in 30 ms.
 // One refused (kube-router answers after about a second) or timed out means they are. Any other
-// failure (no nc, a port range a sysctl emptied) proves nothing. Never more than 20 s: a project
+// failure (no nc, a port range a sysctl emptied) proves nothing. Never more than 10 s: a project
 // that allows the API server is not held here, it is "not confirmed".
 constexpr const char* kGateScript = R"SH(h=$KUBERNETES_SERVICE_HOST p=$KUBERNETES_SERVICE_PORT n=0
 if [ -z "$h" ] || [ -z "$p" ]; then why="no API server address in its environment"
 elif ! command -v nc >/dev/null 2>&1; then why="no nc in its image"
 else
-why="the API server stayed reachable for 20 s"
-end=$(($(date +%s) + 20))
+why="the API server stayed reachable for 10 s"
+end=$(($(date +%s) + 10))
 while [ "$(date +%s)" -lt "$end" ]; do
 n=$((n + 1))
 if out=$(nc -w 2 "$h" "$p" </dev/null 2>&1); then sleep 0.03; continue; fi
@@ -83,12 +83,15 @@ void addEgressGate(json& podSpec, const std::string& image) {
     podSpec["initContainers"] = std::move(inits);
 }
 
-std::string gateImageOf(const std::optional<json>& namespaceObject) {
-    if (!namespaceObject) return kDefaultGateImage;
-    const json& image = gateField(gateField(gateField(*namespaceObject, "metadata"), "annotations"),
+std::string recordedGateImage(const json& namespaceObject) {
+    const json& image = gateField(gateField(gateField(namespaceObject, "metadata"), "annotations"),
                                   kGateImageAnnotation);
-    return image.is_string() && !image.get<std::string>().empty() ? image.get<std::string>()
-                                                                  : kDefaultGateImage;
+    return image.is_string() ? image.get<std::string>() : "";
+}
+
+std::string gateImageOf(const std::optional<json>& namespaceObject) {
+    const std::string image = namespaceObject ? recordedGateImage(*namespaceObject) : "";
+    return image.empty() ? kDefaultGateImage : image;
 }
 
 std::string egressGateMismatch(const json& podSpec, const std::string& image) {

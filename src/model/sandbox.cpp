@@ -19,7 +19,7 @@ json buildSandbox(const SandboxOptions& options, std::chrono::system_clock::time
         pod.activeDeadlineSeconds = lifetime.count();
     json podSpec = hardenedPodSpec(pod);
     // Nothing of the agent's starts before the project's policies are enforced (attack 56 E7).
-    addEgressGate(podSpec, options.gateImage);
+    if (!options.gateImage.empty()) addEgressGate(podSpec, options.gateImage);
     json spec = {
         {"podTemplate",
          {{"metadata", {{"labels", managedLabels(options.name)}}}, {"spec", podSpec}}},

@@ -45,12 +45,18 @@ Finding gateDoubt(const std::string& why) {
     return Finding{Verdict::Unproven, {fmt::format("{}; {}", kStartWindow, why)}, ""};
 }
 
+// A Sandbox from another tool, an older rossoctl or a plain namespace: how to get the gate.
+constexpr const char* kGetAGate =
+    "rossoctl writes the gate into a Sandbox `agents import` makes in a namespace `project "
+    "create` made: import it again there";
+
 }  // namespace
 
 Finding egressGateLive(const json& pod, const std::string& gateImage) {
     const std::string mismatch = model::egressGateMismatch(gateMember(pod, "spec"), gateImage);
     if (!mismatch.empty())
-        return gateDoubt(fmt::format("this pod has no rossoctl egress gate ({})", mismatch));
+        return gateDoubt(
+            fmt::format("this pod has no rossoctl egress gate ({}); {}", mismatch, kGetAGate));
     const json* status = nullptr;
     const json& statuses = gateMember(gateMember(pod, "status"), "initContainerStatuses");
     if (statuses.is_array())
@@ -86,7 +92,8 @@ Finding egressGateLive(const json& pod, const std::string& gateImage) {
 Finding egressGateStatic(const json& pod, const std::string& gateImage) {
     const std::string mismatch = model::egressGateMismatch(gateMember(pod, "spec"), gateImage);
     if (!mismatch.empty())
-        return gateDoubt(fmt::format("its pods have no rossoctl egress gate ({})", mismatch));
+        return gateDoubt(
+            fmt::format("its pods have no rossoctl egress gate ({}); {}", mismatch, kGetAGate));
     return Finding{Verdict::Pass, {}, ""};
 }
 

@@ -271,9 +271,16 @@ nlohmann::json getSandbox(const std::string& ns, const std::string& name) {
     return admin().get(sandboxRef(), ns, name);
 }
 
+std::string projectGateImage(const std::string& ns) {
+    const auto namespaceObject =
+        admin().getIfExists(rossoctl::kube::resources::namespaces(), "", ns);
+    return namespaceObject ? rossoctl::model::recordedGateImage(*namespaceObject) : "";
+}
+
 nlohmann::json smallSandbox(const std::string& ns, const std::string& name,
                             const std::string& image) {
     rossoctl::model::SandboxOptions options;
+    options.gateImage = projectGateImage(ns);
     options.name = name;
     options.namespaceName = ns;
     options.pod.image = image;

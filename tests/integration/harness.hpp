@@ -49,7 +49,11 @@ rossoctl::kube::Client& admin();
 rossoctl::kube::ResourceRef sandboxRef();
 // The Sandbox `name` in ns, read as admin.
 nlohmann::json getSandbox(const std::string& ns, const std::string& name);
-// A hardened Sandbox as rossoctl builds it (100m cpu, 64Mi, an hour to live), not created.
+// The egress gate image `agents import` would write into a Sandbox in ns: the project's
+// rossoctl.dev/gate-image, "" (no gate) in a namespace that is not a rossoctl project.
+std::string projectGateImage(const std::string& ns);
+// A hardened Sandbox as rossoctl builds it (100m cpu, 64Mi, an hour to live, the gate as
+// projectGateImage(ns) says), not created.
 nlohmann::json smallSandbox(const std::string& ns, const std::string& name,
                             const std::string& image = "curlimages/curl:8");
 

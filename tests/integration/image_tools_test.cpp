@@ -17,6 +17,7 @@ void createSandbox(const std::string& ns, const std::string& name, const std::st
     options.name = name;
     options.namespaceName = ns;
     options.pod.image = image;
+    options.gateImage = harness::projectGateImage(ns);
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
     harness::admin().create(
         resources::sandboxes("v1beta1"), ns,

@@ -24,6 +24,7 @@ json liarSandbox(const std::string& ns, const std::string& name) {
     options.name = name;
     options.namespaceName = ns;
     options.pod.image = "busybox";
+    options.gateImage = harness::projectGateImage(ns);
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
     json sandbox = rossoctl::model::buildSandbox(options, std::chrono::system_clock::now());
     auto& container = sandbox["spec"]["podTemplate"]["spec"]["containers"][0];

@@ -433,6 +433,7 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
         options.pod.cpu = "100m";
         options.pod.memory = "64Mi";
         options.storage = "16Mi";
+        options.gateImage = harness::projectGateImage(ns);
         options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
         json claim = rossoctl::model::buildSandbox(options, std::chrono::system_clock::now());
         claim["spec"]["shutdownPolicy"] = "Delete";

@@ -31,6 +31,7 @@ json hardenedSandbox(const std::string& ns, const std::string& name) {
     options.name = name;
     options.namespaceName = ns;
     options.pod.image = "curlimages/curl:8";  // curl: the first probe tool verify tries
+    options.gateImage = harness::projectGateImage(ns);
     options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
     return rossoctl::model::buildSandbox(options, std::chrono::system_clock::now());
 }
@@ -125,6 +126,7 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
         options.namespaceName = ns;
         options.pod.image = "curlimages/curl:8";
         options.storage = "16Mi";
+        options.gateImage = harness::projectGateImage(ns);
         options.shutdownTime = std::chrono::system_clock::now() + std::chrono::hours(1);
         createSandbox(rossoctl::model::buildSandbox(options, std::chrono::system_clock::now()));
     }

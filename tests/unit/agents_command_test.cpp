@@ -87,6 +87,40 @@ TEST_CASE("agents import --dry-run=client prints a List and writes nothing", "[a
     CHECK(list["items"][1]["kind"] == "AgentRuntime");
 }
 
+TEST_CASE("agents import writes the egress gate only into a project's sandbox", "[agents][gate]") {
+    // The gate waits for the API server to be denied; only a project's default-deny denies it,
+    // so elsewhere it would hold every start for its whole bound (stop 55's CI: 20 s each).
+    struct Case {
+        int status;
+        std::string namespaceBody;
+        std::string gateImage;  // "" = no gate
+    };
+    const std::vector<Case> cases = {
+        {200,
+         R"({"metadata":{"name":"team1","annotations":)"
+         R"({"rossoctl.dev/gate-image":"registry.local/busybox:1.36"}}})",
+         "registry.local/busybox:1.36"},
+        {200, R"({"metadata":{"name":"team1"}})", ""},
+        {403, R"({"kind":"Status","code":403,"reason":"Forbidden"})", "busybox:1.36"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.namespaceBody);
+        TestHost host;
+        host.serveGroups();
+        host.server.on("GET", kNamespace, c.status, c.namespaceBody);
+        REQUIRE(host.run(importArgs({"--lifetime", "1h", "--dry-run=client", "-o", "json"})) == 0);
+        const json sandbox = testing::printedJson(host.out.str())["items"][0];
+        const json& spec = sandbox["spec"]["podTemplate"]["spec"];
+        if (c.gateImage.empty()) {
+            CHECK_FALSE(spec.contains("initContainers"));
+        } else {
+            REQUIRE(spec["initContainers"].size() == 1);
+            CHECK(spec["initContainers"][0]["name"] == "rossoctl-egress-gate");
+            CHECK(spec["initContainers"][0]["image"] == c.gateImage);
+        }
+    }
+}
+
 TEST_CASE("agents import refuses an existing agent and overwrites nothing", "[agents]") {
     TestHost host;
     host.serveGroups();

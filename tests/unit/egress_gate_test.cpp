@@ -76,6 +76,12 @@ TEST_CASE("a sandbox's pod starts with the egress gate, hardened", "[model][gate
     CHECK(model::egressGateMismatch(spec, "registry.local/tools/busybox:1.36").empty());
 }
 
+TEST_CASE("a sandbox without a gate image has no gate", "[model][gate]") {
+    const json sandbox = gatedSandbox("");
+    CHECK_FALSE(sandbox["spec"]["podTemplate"]["spec"].contains("initContainers"));
+    CHECK(model::recordedGateImage(json{{"metadata", json::object()}}).empty());
+}
+
 TEST_CASE("the token ServiceAccount admission mounts into the gate does not unmake it",
           "[model][gate]") {
     json spec = json::object();
@@ -129,7 +135,10 @@ TEST_CASE("verify: without a confirmed gate, the start window leaves egress unpr
     SECTION("no gate at all") {
         pod["spec"].erase("initContainers");
         pod["status"].erase("initContainerStatuses");
-        why = "this pod has no rossoctl egress gate (it has no init container)";
+        why =
+            "this pod has no rossoctl egress gate (it has no init container); rossoctl writes "
+            "the gate into a Sandbox `agents import` makes in a namespace `project create` "
+            "made: import it again there";
     }
     SECTION("the gate's command edited to true") {
         pod["spec"]["initContainers"][0]["command"] = json::array({"true"});
@@ -162,10 +171,10 @@ TEST_CASE("verify: without a confirmed gate, the start window leaves egress unpr
     }
     SECTION("it did not confirm") {
         pod = gatedPod(
-            "rossoctl-egress-gate: not confirmed (the API server stayed reachable for 20 s)\n");
+            "rossoctl-egress-gate: not confirmed (the API server stayed reachable for 10 s)\n");
         why =
             "the rossoctl egress gate did not confirm (it said: rossoctl-egress-gate: not "
-            "confirmed (the API server stayed reachable for 20 s))";
+            "confirmed (the API server stayed reachable for 10 s))";
     }
     SECTION("a message that only starts like the gate's") {
         pod = gatedPod("rossoctl-egress-gate: policies held after 4 tries; trust me\n");
@@ -191,4 +200,5 @@ TEST_CASE("verify: a template without the gate makes pods whose first millisecon
     const auto finding = verify::egressGateStatic(pod, "busybox:1.36");
     CHECK(finding.verdict == verify::Verdict::Unproven);
     CHECK(evidenceOf(finding).find("its pods have no rossoctl egress gate") != std::string::npos);
+    CHECK(evidenceOf(finding).find("import it again there") != std::string::npos);
 }

@@ -27,7 +27,7 @@ struct ImportRequest {
     std::string cpu = "500m";
     std::string memory = "512Mi";
     std::string runtimeClass;
-    std::string gateImage = model::kDefaultGateImage;  // Sandbox: its egress gate's image
+    std::string gateImage;  // Sandbox: its egress gate's image; empty: none (not a project)
     std::string storage;
     bool service = false;
     std::chrono::seconds lifetime{0};  // Sandbox and Job; 0 = none

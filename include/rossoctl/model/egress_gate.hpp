@@ -27,6 +27,9 @@ nlohmann::json egressGateContainer(const std::string& image);
 void addEgressGate(nlohmann::json& podSpec, const std::string& image);
 // The namespace's rossoctl.dev/gate-image, else kDefaultGateImage (also for no namespace).
 std::string gateImageOf(const std::optional<nlohmann::json>& namespaceObject);
+// The namespace's rossoctl.dev/gate-image, else "": `project create` records it beside the
+// default-deny that denies the API server, the one place the gate is held rather than waiting.
+std::string recordedGateImage(const nlohmann::json& namespaceObject);
 
 // Why podSpec's first init container is not the gate exactly as egressGateContainer(image)
 // writes it ("" when it is): a gate with another image, command, args, env, mounts or

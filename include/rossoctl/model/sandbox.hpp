@@ -17,7 +17,9 @@ struct SandboxOptions {
     HardenedPodOptions pod;
     std::string storage;  // a quantity: adds a volumeClaimTemplate for the work volume
     bool service = false;
-    std::string gateImage = kDefaultGateImage;  // the egress gate's (model/egress_gate.hpp)
+    // The egress gate's image (model/egress_gate.hpp); empty: no gate. Only a project's
+    // default-deny denies the API server the gate waits for; elsewhere it would wait its bound.
+    std::string gateImage;
     std::chrono::system_clock::time_point shutdownTime;
 };
 
