@@ -118,16 +118,6 @@ struct Walk {
     }
 };
 
-std::vector<std::string> split(const std::string& text, char separator) {
-    std::vector<std::string> pieces;
-    size_t from = 0;
-    for (size_t at = text.find(separator); at != std::string::npos;
-         at = text.find(separator, from = at + 1))
-        if (at > from) pieces.push_back(text.substr(from, at - from));
-    if (from < text.size()) pieces.push_back(text.substr(from));
-    return pieces;
-}
-
 // The longest base64url run of a piece: "1.<part>" is <part>.
 std::string longestRun(const std::string& piece) {
     size_t best = 0, bestLength = 0;
@@ -211,7 +201,7 @@ std::vector<JoinedValues> joinedPlaces(const json& pod,
                                               ? fmt::format("{} volumeMounts {} ", name, volume)
                                               : fmt::format("{} volumeMounts[{}].", name, m);
                 for (const char* field : {"mountPath", "subPath", "subPathExpr"}) {
-                    const auto segments = split(stringAt(mounts[m], field), '/');
+                    const auto segments = nonEmptyPieces(stringAt(mounts[m], field), '/');
                     const std::string where = mount + field;
                     addJoin(out, where + " segments joined", {where}, segments);
                     if (std::string(field) == "mountPath") {
@@ -238,7 +228,7 @@ std::vector<JoinedValues> joinedPlaces(const json& pod,
         for (size_t h = 0; h < hostnames.size(); ++h) {
             if (!hostnames[h].is_string()) continue;
             const std::string where = fmt::format("pod hostAliases[{}].hostnames[{}]", a, h);
-            const auto labels = split(hostnames[h].get<std::string>(), '.');
+            const auto labels = nonEmptyPieces(hostnames[h].get<std::string>(), '.');
             addJoin(out, where + " labels joined", {where}, labels);
             allWheres.push_back(where);
             allLabels.insert(allLabels.end(), labels.begin(), labels.end());
@@ -250,7 +240,7 @@ std::vector<JoinedValues> joinedPlaces(const json& pod,
     const auto& searches = arrayAt(dns, "searches");
     for (size_t s = 0; s < searches.size(); ++s) {
         if (!searches[s].is_string()) continue;
-        const auto labels = split(searches[s].get<std::string>(), '.');
+        const auto labels = nonEmptyPieces(searches[s].get<std::string>(), '.');
         searchLabels.insert(searchLabels.end(), labels.begin(), labels.end());
         searchWheres.push_back(fmt::format("pod dnsConfig.searches[{}]", s));
     }
@@ -267,7 +257,7 @@ std::vector<JoinedValues> joinedPlaces(const json& pod,
         std::vector<std::string> paths;
         auto addItems = [&](const json& from) {
             for (const auto& item : arrayAt(from, "items"))
-                for (auto& segment : split(stringAt(item, "path"), '/'))
+                for (auto& segment : nonEmptyPieces(stringAt(item, "path"), '/'))
                     paths.push_back(std::move(segment));
         };
         for (const char* kind : {"configMap", "secret", "downwardAPI"}) addItems(at(volume, kind));
@@ -290,10 +280,10 @@ std::vector<JoinedValues> joinedPlaces(const json& pod,
                     continue;
                 std::vector<std::string> keys, lines, words;  // words: '-' and '_' apart too
                 for (const auto& [key, value] : map.items()) {
-                    for (const auto& label : split(key, '/'))
-                        for (auto& piece : split(label, '.')) {
-                            for (const auto& part : split(piece, '-'))
-                                for (auto& word : split(part, '_'))
+                    for (const auto& label : nonEmptyPieces(key, '/'))
+                        for (auto& piece : nonEmptyPieces(label, '.')) {
+                            for (const auto& part : nonEmptyPieces(piece, '-'))
+                                for (auto& word : nonEmptyPieces(part, '_'))
                                     words.push_back(std::move(word));
                             keys.push_back(piece);
                             lines.push_back(std::move(piece));
@@ -326,6 +316,16 @@ std::vector<JoinedValues> joinedPlaces(const json& pod,
         addJoin(out, fmt::format("{}/{} key names joined", source.kind, source.name), wheres, keys);
     }
     return out;
+}
+
+std::vector<std::string> nonEmptyPieces(const std::string& text, char separator) {
+    std::vector<std::string> pieces;
+    size_t from = 0;
+    for (size_t at = text.find(separator); at != std::string::npos;
+         at = text.find(separator, from = at + 1))
+        if (at > from) pieces.push_back(text.substr(from, at - from));
+    if (from < text.size()) pieces.push_back(text.substr(from));
+    return pieces;
 }
 
 }  // namespace rossoctl::verify

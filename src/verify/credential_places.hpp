@@ -17,6 +17,9 @@ namespace rossoctl::verify {
 std::vector<ReadableValue> specStrings(const nlohmann::json& pod,
                                        const std::vector<CredentialSource>& sources);
 
+// text's pieces between separators, the empty ones left out ("a--b" is a, b).
+std::vector<std::string> nonEmptyPieces(const std::string& text, char separator);
+
 // What a pod may make of pieces (two or more): joined without separators, with '.', their
 // longest base64url runs, and without the pieces shorter than 8 characters; none for one piece
 // or one longer than 64 KiB.

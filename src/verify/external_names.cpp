@@ -21,20 +21,6 @@ namespace rossoctl::verify {
 using nlohmann::json;
 using namespace json_access;
 
-namespace {
-
-std::vector<std::string> labelsOf(const std::string& name) {
-    std::vector<std::string> labels;
-    size_t from = 0;
-    for (size_t dot = name.find('.'); dot != std::string::npos;
-         dot = name.find('.', from = dot + 1))
-        if (dot > from) labels.push_back(name.substr(from, dot - from));
-    if (from < name.size()) labels.push_back(name.substr(from));
-    return labels;
-}
-
-}  // namespace
-
 // "atk-t2" before "atk-t10": digits compared as numbers, the rest as text.
 bool numberedBefore(const std::string& a, const std::string& b) {
     size_t i = 0, j = 0;
@@ -126,7 +112,8 @@ Finding externalNamesStatic(const ExternalNames& names, const std::string& clust
         auto shape = credentialShape(service.externalName, clusterIssuer, inflateBudget);
         const char* verb = "holds";
         if (shape.verdict == Verdict::Pass) {
-            shape = worstOfJoins(joinedPieces(labelsOf(service.externalName)), inflateBudget);
+            shape = worstOfJoins(joinedPieces(nonEmptyPieces(service.externalName, '.')),
+                                 inflateBudget);
             verb = "labels joined hold";
         }
         if (shape.verdict == Verdict::Pass) continue;
@@ -150,7 +137,7 @@ Finding externalNamesStatic(const ExternalNames& names, const std::string& clust
                 });
             for (const auto* service : group) {
                 length += service->externalName.size();
-                for (auto& label : labelsOf(service->externalName))
+                for (auto& label : nonEmptyPieces(service->externalName, '.'))
                     orders[order].push_back(std::move(label));
             }
         }
@@ -208,7 +195,8 @@ std::vector<std::string> externalNameStrings(const ExternalNames& names) {
     for (const auto& service : names.services) {
         strings.push_back(service.name);
         strings.push_back(service.externalName);
-        for (auto& label : labelsOf(service.externalName)) strings.push_back(std::move(label));
+        for (auto& label : nonEmptyPieces(service.externalName, '.'))
+            strings.push_back(std::move(label));
     }
     return strings;
 }

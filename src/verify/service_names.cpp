@@ -48,16 +48,6 @@ bool hasAddress(const ServiceName& service) {
     return !service.clusterIP.empty() && service.clusterIP != "None";
 }
 
-std::vector<std::string> dashPieces(const std::string& name) {
-    std::vector<std::string> pieces;
-    size_t from = 0;
-    for (size_t dash = name.find('-'); dash != std::string::npos;
-         dash = name.find('-', from = dash + 1))
-        if (dash > from) pieces.push_back(name.substr(from, dash - from));
-    if (from < name.size()) pieces.push_back(name.substr(from));
-    return pieces;
-}
-
 }  // namespace
 
 Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
@@ -90,7 +80,7 @@ Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
     for (const auto& service : names.names) {
         auto shape = credentialShape(service.name, clusterIssuer, inflateBudget);
         if (shape.verdict == Verdict::Pass)
-            shape = worstOfJoins(joinedPieces(dashPieces(service.name)));
+            shape = worstOfJoins(joinedPieces(nonEmptyPieces(service.name, '-')));
         if (shape.verdict == Verdict::Pass) continue;
         judged.insert(service.ns);
         note(fmt::format("the name of Service {}/{} (read {})", service.ns, service.name,
@@ -108,7 +98,7 @@ Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
         });
         std::vector<std::string> pieces;
         for (const auto& port : ports)
-            for (auto& piece : dashPieces(port)) pieces.push_back(std::move(piece));
+            for (auto& piece : nonEmptyPieces(port, '-')) pieces.push_back(std::move(piece));
         const auto shape = worstOfJoins(joinedPieces(pieces));
         if (shape.verdict != Verdict::Pass) {
             judged.insert(service.ns);
@@ -142,7 +132,8 @@ Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
             size_t length = 0;
             for (const auto* service : ordered) {
                 length += service->name.size();
-                for (auto& piece : dashPieces(service->name)) pieces.push_back(std::move(piece));
+                for (auto& piece : nonEmptyPieces(service->name, '-'))
+                    pieces.push_back(std::move(piece));
             }
             if (length <= kLongestJoin &&
                 std::find(orders.begin(), orders.end(), pieces) == orders.end())
