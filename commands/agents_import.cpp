@@ -8,6 +8,7 @@
 #include "rossoctl/app/agent_import_write.hpp"
 #include "rossoctl/app/agents.hpp"
 #include "rossoctl/app/env_file.hpp"
+#include "rossoctl/app/project_gate.hpp"
 
 namespace rossoctl::commands {
 namespace {
@@ -111,7 +112,7 @@ int runImport(app::Context& context, ImportOptions& options) {
     if (needsLifetime && request.lifetime.count() == 0)
         request.lifetime = app::defaultLifetime(context, request.namespaceName, clientDryRun);
     if (request.type == model::WorkloadType::Sandbox)
-        request.gateImage = app::projectGateImage(context, request.namespaceName);
+        request.gateImage = app::projectGateImage(context.client(), request.namespaceName);
     if (!request.agentRuntime)
         context.err() << "Warning: the AgentRuntime API (agent.rossoctl.dev) is not served by this "
                          "cluster; creating the workload alone\n";

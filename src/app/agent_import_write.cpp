@@ -134,18 +134,6 @@ std::chrono::seconds defaultLifetime(Context& context, const std::string& ns, bo
     }
 }
 
-std::string projectGateImage(Context& context, const std::string& ns) {
-    std::optional<json> namespaceObject;
-    try {
-        namespaceObject = context.client().getIfExists(kube::resources::namespaces(), "", ns);
-    } catch (const kube::ApiError& error) {
-        // A project member may not read its namespace: most likely a project's, so gated.
-        if (!error.isForbidden()) throw;
-        return model::kDefaultGateImage;
-    }
-    return namespaceObject ? model::recordedGateImage(*namespaceObject) : "";
-}
-
 std::vector<json> importAgent(Context& context, const ImportRequest& request,
                               const std::vector<PlannedObject>& planned, bool serverDryRun) {
     refuseExisting(context, request);

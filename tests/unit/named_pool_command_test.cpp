@@ -7,6 +7,7 @@
 #include "json_fixtures.hpp"
 #include "rossoctl/app/run/named_pool.hpp"
 #include "rossoctl/app/run/runner.hpp"
+#include "rossoctl/model/egress_gate.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
@@ -98,17 +99,19 @@ TEST_CASE("sandbox pool NAME makes the template and pool under that name", "[run
                        {{"status", {{"replicas", 2}, {"readyReplicas", 0}}}});
     REQUIRE(host.run({"sandbox", "pool", "py", "--size", "2", "--image", "busybox:1.36"}) == 0);
     CHECK(host.out.str() == "SandboxWarmPool py in team1: 2 wanted, 0 ready\n");
-    // Both looked at first (nothing of someone else's is overwritten), then both written.
+    // Both looked at first (nothing of someone else's is overwritten), the namespace read for
+    // its egress gate, then both written.
     CHECK(host.sent() ==
           std::vector<std::string>{"GET /apis/extensions.agents.x-k8s.io", "GET " + kPools + "/py",
-                                   "GET " + kTemplates + "/py", "PATCH " + kTemplates + "/py",
-                                   "PATCH " + kPools + "/py"});
+                                   "GET " + kTemplates + "/py", "GET /api/v1/namespaces/team1",
+                                   "PATCH " + kTemplates + "/py", "PATCH " + kPools + "/py"});
     const json pool = json::parse(host.server.requestsTo("PATCH", kPools + "/py").front().body);
     CHECK(pool["metadata"]["name"] == "py");
     CHECK(pool["spec"]["sandboxTemplateRef"]["name"] == "py");
     CHECK(pool["spec"]["replicas"] == 2);
     const json made = json::parse(host.server.requestsTo("PATCH", kTemplates + "/py").front().body);
     CHECK(made["spec"]["podTemplate"]["spec"]["containers"][0]["image"] == "busybox:1.36");
+    CHECK_FALSE(made["spec"]["podTemplate"]["spec"].contains("initContainers"));  // no project
 
     TestHost unnamed;  // without NAME: named after the shape, and looked at first the same way
     serveExtensions(unnamed);
@@ -116,8 +119,26 @@ TEST_CASE("sandbox pool NAME makes the template and pool under that name", "[run
     unnamed.server.on("PATCH", kTemplates + "/" + derived, 200, "{}");
     unnamed.server.on("PATCH", kPools + "/" + derived, 200, "{}");
     REQUIRE(unnamed.run({"sandbox", "pool", "--size", "1"}) == 0);
-    CHECK(unnamed.sent().size() == 5);
+    CHECK(unnamed.sent().size() == 6);
     CHECK(unnamed.out.str() == "SandboxWarmPool " + derived + " in team1: 1 wanted, 0 ready\n");
+}
+
+TEST_CASE("a pool in a project starts its spares with the project's egress gate",
+          "[run][command][pool][gate]") {
+    // A claimed spare is someone's sandbox: without the gate verify leaves its egress unproven.
+    TestHost host;
+    serveExtensions(host);
+    host.server.on("GET", "/api/v1/namespaces/team1", 200,
+                   R"({"metadata":{"name":"team1","annotations":)"
+                   R"({"rossoctl.dev/gate-image":"registry.local/busybox:1.36"}}})");
+    host.server.on("PATCH", kTemplates + "/py", 200, "{}");
+    host.server.on("PATCH", kPools + "/py", 200, "{}");
+    REQUIRE(host.run({"sandbox", "pool", "py", "--size", "1", "--image", "python:3.12"}) == 0);
+    const json made = json::parse(host.server.requestsTo("PATCH", kTemplates + "/py").front().body);
+    const json& spec = made["spec"]["podTemplate"]["spec"];
+    REQUIRE(spec["initContainers"].size() == 1);
+    CHECK(spec["initContainers"][0] == model::egressGateContainer("registry.local/busybox:1.36"));
+    CHECK(model::egressGateMismatch(spec, "registry.local/busybox:1.36").empty());
 }
 
 TEST_CASE("sandbox pool NAME resizes its pool on its own shape, refuses another",
@@ -132,6 +153,7 @@ TEST_CASE("sandbox pool NAME resizes its pool on its own shape, refuses another"
     REQUIRE(host.run({"sandbox", "pool", "py", "--size", "5"}) == 0);
     const json made = json::parse(host.server.requestsTo("PATCH", kTemplates + "/py").front().body);
     CHECK(made["spec"]["podTemplate"]["spec"]["containers"][0]["image"] == "busybox:1.36");
+    CHECK_FALSE(made["spec"]["podTemplate"]["spec"].contains("initContainers"));  // no project
     CHECK(json::parse(
               host.server.requestsTo("PATCH", kPools + "/py").front().body)["spec"]["replicas"] ==
           5);

@@ -22,11 +22,6 @@ inline constexpr std::chrono::hours kFallbackLifetime{24};
 std::chrono::seconds defaultLifetime(Context& context, const std::string& ns,
                                      bool mayNotExist = false);
 
-// The image of the egress gate a Sandbox's pod starts with: namespace ns's
-// rossoctl.dev/gate-image (project create's --check-image); "" (no gate) when the namespace has
-// none or is missing; model::kDefaultGateImage when it may not be read (a project member).
-std::string projectGateImage(Context& context, const std::string& ns);
-
 // Throws Error for an existing agent and UsageError for cpu/memory a LimitRange refuses, both
 // before writing anything; then creates `planned` in order (dryRun=All with serverDryRun) and
 // returns the objects as the apiserver returned them. A create failing after the first names

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 
+#include "rossoctl/app/project_gate.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/model/validation.hpp"
@@ -318,8 +319,9 @@ std::optional<WarmPoolStatus> reconcileNamedWarmPool(kube::Client& client, const
     }
     kube::WriteOptions apply;
     apply.force = true;  // checked above: rossoctl's own objects
-    client.apply(sandboxTemplates(), ns, sandboxTemplateManifest(shape, lifetimeSeconds, name),
-                 apply);
+    client.apply(
+        sandboxTemplates(), ns,
+        sandboxTemplateManifest(shape, lifetimeSeconds, name, projectGateImage(client, ns)), apply);
     return warmPoolStatus(
         client.apply(sandboxWarmPools(), ns, sandboxWarmPoolManifest(shape, size, name), apply));
 }

@@ -16,6 +16,7 @@
 #include "rossoctl/kube/api_error.hpp"
 #include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/kube/wait.hpp"
+#include "rossoctl/model/egress_gate.hpp"
 #include "rossoctl/model/pod.hpp"
 #include "rossoctl/model/pod_failure.hpp"
 
@@ -45,7 +46,7 @@ json typed(const kube::ResourceRef& ref, const std::string& name) {
 // The pod of every Sandbox of the pool: hardened as the bare pool pods, with their deadline
 // (an unclaimed warm Sandbox has no shutdownTime; the warm pool replaces what dies, and the
 // claim's shutdownTime bounds a run).
-json warmPodTemplate(const RunPodShape& shape, long lifetimeSeconds) {
+json warmPodTemplate(const RunPodShape& shape, long lifetimeSeconds, const std::string& gateImage) {
     model::HardenedPodOptions options;
     options.containerName = kContainerName;
     options.image = shape.image;
@@ -57,6 +58,8 @@ json warmPodTemplate(const RunPodShape& shape, long lifetimeSeconds) {
     options.activeDeadlineSeconds = lifetimeSeconds;
     json spec = model::hardenedPodSpec(options);
     spec["terminationGracePeriodSeconds"] = 1;  // thrown away after one run
+    // A claimed spare is someone's sandbox: verify judges its start window as any other's.
+    if (!gateImage.empty()) model::addEgressGate(spec, gateImage);
     json podTemplate = json::object();
     podTemplate["metadata"]["labels"] = model::managedLabels(kWarmRunName);
     podTemplate["metadata"]["annotations"] = {{kPoolShapeAnnotation, shapeKey(shape)}};
@@ -93,10 +96,10 @@ std::string warmPoolName(const RunPodShape& shape) {
 }
 
 json sandboxTemplateManifest(const RunPodShape& shape, long lifetimeSeconds,
-                             const std::string& name) {
+                             const std::string& name, const std::string& gateImage) {
     json object = typed(sandboxTemplates(), name.empty() ? warmPoolName(shape) : name);
     object["metadata"]["annotations"] = {{kPoolShapeAnnotation, shapeKey(shape)}};
-    object["spec"]["podTemplate"] = warmPodTemplate(shape, lifetimeSeconds);
+    object["spec"]["podTemplate"] = warmPodTemplate(shape, lifetimeSeconds, gateImage);
     // As the bare pool pods: no NetworkPolicy of the controller's (its default blocks the
     // private ranges, which would make a pooled run see another network than a fresh one).
     object["spec"]["networkPolicyManagement"] = "Unmanaged";

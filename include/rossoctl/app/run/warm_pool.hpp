@@ -30,8 +30,10 @@ std::string warmPoolName(const RunPodShape& shape);
 // lifetimeSeconds: the pod's activeDeadlineSeconds (a warm pod that outlives it fails, and the
 // pool replaces it), so nothing rossoctl creates runs without a deadline. `name`: the template's
 // and pool's name; empty for the shape's own (warmPoolName).
+// gateImage: the egress gate the pool's pods start with (app/project_gate.hpp); "": none.
 nlohmann::json sandboxTemplateManifest(const RunPodShape& shape, long lifetimeSeconds,
-                                       const std::string& name = {});
+                                       const std::string& name = {},
+                                       const std::string& gateImage = {});
 nlohmann::json sandboxWarmPoolManifest(const RunPodShape& shape, int size,
                                        const std::string& name = {});
 // A claim on the pool `pool` that the claim controller deletes at `shutdownTime` at the latest.
