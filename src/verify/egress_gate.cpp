@@ -48,7 +48,7 @@ Finding gateDoubt(const std::string& why) {
 // A Sandbox from another tool, an older rossoctl or a plain namespace: how to get the gate.
 constexpr const char* kGetAGate =
     "rossoctl writes the gate into a Sandbox `agents import` makes in a namespace `project "
-    "create` made: import it again there";
+    "create` made (run it again on a project an older rossoctl made): import it again there";
 
 }  // namespace
 

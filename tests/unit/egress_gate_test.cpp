@@ -138,7 +138,7 @@ TEST_CASE("verify: without a confirmed gate, the start window leaves egress unpr
         why =
             "this pod has no rossoctl egress gate (it has no init container); rossoctl writes "
             "the gate into a Sandbox `agents import` makes in a namespace `project create` "
-            "made: import it again there";
+            "made (run it again on a project an older rossoctl made): import it again there";
     }
     SECTION("the gate's command edited to true") {
         pod["spec"]["initContainers"][0]["command"] = json::array({"true"});
