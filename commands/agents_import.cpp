@@ -111,8 +111,15 @@ int runImport(app::Context& context, ImportOptions& options) {
         request.type == model::WorkloadType::Sandbox || request.type == model::WorkloadType::Job;
     if (needsLifetime && request.lifetime.count() == 0)
         request.lifetime = app::defaultLifetime(context, request.namespaceName, clientDryRun);
-    if (request.type == model::WorkloadType::Sandbox)
-        request.gateImage = app::projectGateImage(context.client(), request.namespaceName);
+    if (request.type == model::WorkloadType::Sandbox) {
+        const auto gate = app::projectGate(context.client(), request.namespaceName);
+        request.gateImage = gate.image;
+        // Verify would find its egress unproven for want of the gate (walk 7 W6).
+        if (!gate.whyNone.empty())
+            context.err() << "Warning: the sandbox gets no egress gate, so \"rossoctl sandbox "
+                             "verify\" will leave its egress unproven: "
+                          << gate.whyNone << "\n";
+    }
     if (!request.agentRuntime)
         context.err() << "Warning: the AgentRuntime API (agent.rossoctl.dev) is not served by this "
                          "cluster; creating the workload alone\n";

@@ -190,6 +190,15 @@ std::string verbHint(const CLI::App& root, const std::string& where, const std::
         {"rossoctl", "rollout", "\"rossoctl sandbox restart NAME\""},
         {"rossoctl sandbox", "delete",
          "a sandbox is deleted with its agent: \"rossoctl agents delete NAME\""},
+        // A hosted sandbox CLI's words (E2B, Daytona): a sandbox, not a project (walk 7 W1).
+        {"rossoctl sandbox", "create",
+         "\"rossoctl agents import --deployment-type sandbox from-image --name NAME "
+         "--containerImage IMAGE\" (to run one command in a new pod: \"rossoctl sandbox run -- "
+         "CMD\")"},
+        {"rossoctl sandbox", "rm",
+         "a sandbox is deleted with its agent: \"rossoctl agents delete NAME\""},
+        {"rossoctl sandbox", "ssh", "\"rossoctl sandbox exec NAME -it -- sh\""},
+        {"rossoctl sandbox", "shell", "\"rossoctl sandbox exec NAME -it -- sh\""},
         {"rossoctl sandbox", "describe",
          "\"rossoctl sandbox get NAME -o wide\" or \"rossoctl project describe PROJECT\""},
         {"rossoctl agents", "describe", "\"rossoctl agents get NAME -o wide\""},
@@ -262,8 +271,20 @@ std::string unknownFlag(const CLI::App* app, const std::vector<std::string>& arg
             std::vector<std::string> line(args.begin(), start);
             line.push_back("--");
             line.insert(line.end(), start, args.end());
-            return message + "; put the command after \"--\" so that its flags are its own: " +
-                   shellLine(line.begin(), line.end());
+            std::string hint = message +
+                               "; put the command after \"--\" so that its flags are its own: " +
+                               shellLine(line.begin(), line.end());
+            // `run --pool py python3 -c ...`: the word after a bare --pool may be a pool's name
+            // (walk 7 W2: the line above would run "py"); which one takes a GET, not made here.
+            if (start != args.begin() && *(start - 1) == "--pool" && start + 1 != args.end()) {
+                std::vector<std::string> named(args.begin(), start - 1);
+                named.push_back("--pool=" + *start);
+                named.push_back("--");
+                named.insert(named.end(), start + 1, args.end());
+                hint += fmt::format(", or, when {} names a warm pool: {}", shellWord(*start),
+                                    shellLine(named.begin(), named.end()));
+            }
+            return hint;
         }
     }
     // `agents import --name x` with from-image left out

@@ -94,14 +94,22 @@ TEST_CASE("agents import writes the egress gate only into a project's sandbox", 
         int status;
         std::string namespaceBody;
         std::string gateImage;  // "" = no gate
+        std::string warning;    // on stderr, walk 7 W6
     };
     const std::vector<Case> cases = {
         {200,
-         R"({"metadata":{"name":"team1","annotations":)"
-         R"({"rossoctl.dev/gate-image":"registry.local/busybox:1.36"}}})",
-         "registry.local/busybox:1.36"},
-        {200, R"({"metadata":{"name":"team1"}})", ""},
-        {403, R"({"kind":"Status","code":403,"reason":"Forbidden"})", "busybox:1.36"},
+         R"({"metadata":{"name":"team1","labels":{"rossoctl.dev/sandbox-project":"true"},)"
+         R"("annotations":{"rossoctl.dev/gate-image":"registry.local/busybox:1.36"}}})",
+         "registry.local/busybox:1.36", ""},
+        {200, R"({"metadata":{"name":"team1"}})", "",
+         "Warning: the sandbox gets no egress gate, so \"rossoctl sandbox verify\" will leave "
+         "its egress unproven: namespace team1 is no rossoctl project (no default-deny egress, "
+         "no quota): \"rossoctl project create team1 --adopt\" makes it one, then import again\n"},
+        {200, R"({"metadata":{"name":"team1","labels":{"rossoctl.dev/sandbox-project":"true"}}})",
+         "",
+         "project team1 was made by an older rossoctl: run \"rossoctl project create team1\" "
+         "again"},
+        {403, R"({"kind":"Status","code":403,"reason":"Forbidden"})", "busybox:1.36", ""},
     };
     for (const auto& c : cases) {
         INFO(c.namespaceBody);
@@ -111,6 +119,10 @@ TEST_CASE("agents import writes the egress gate only into a project's sandbox", 
         REQUIRE(host.run(importArgs({"--lifetime", "1h", "--dry-run=client", "-o", "json"})) == 0);
         const json sandbox = testing::printedJson(host.out.str())["items"][0];
         const json& spec = sandbox["spec"]["podTemplate"]["spec"];
+        if (c.warning.empty())
+            CHECK(host.err.str().find("egress gate") == std::string::npos);
+        else
+            CHECK(host.err.str().find(c.warning) != std::string::npos);
         if (c.gateImage.empty()) {
             CHECK_FALSE(spec.contains("initContainers"));
         } else {
@@ -124,7 +136,7 @@ TEST_CASE("agents import writes the egress gate only into a project's sandbox", 
 TEST_CASE("agents import refuses an existing agent and overwrites nothing", "[agents]") {
     TestHost host;
     host.serveGroups();
-    host.server.on("GET", kNamespace, 200, R"({"metadata":{"name":"team1"}})");
+    host.server.on("GET", kNamespace, 200, testing::kProjectNamespace);
     // A deployment "orders"; the statefulset, job and sandbox are 404.
     host.server.on("GET", kDeployments + "/orders", 200,
                    R"({"metadata":{"name":"orders","labels":{}}})");

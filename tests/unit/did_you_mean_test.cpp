@@ -127,6 +127,20 @@ TEST_CASE("a kubectl habit gets the rossoctl command it meant, not a near word",
          "unknown shorthand flag: 'c' in -c; put the command after \"--\" so that its flags are "
          "its own: rossoctl sandbox run -n P -- python3 -c 'print(1)' (",
          125},  // sandbox run's own usage errors are docker run's 125
+        // Walk 7 W2: after a bare --pool the word may be a pool's name; both readings offered.
+        {{"sandbox", "run", "-n", "P", "--pool", "py", "python3", "-c", "print(2)"},
+         "put the command after \"--\" so that its flags are its own: rossoctl sandbox run -n P "
+         "--pool -- py python3 -c 'print(2)', or, when py names a warm pool: rossoctl sandbox "
+         "run -n P --pool=py -- python3 -c 'print(2)' (",
+         125},
+        // Walk 7 W1: a hosted sandbox CLI's words lead to a sandbox, not a project.
+        {{"sandbox", "create", "foo", "-n", "team1"},
+         "unknown command \"create\" for \"rossoctl sandbox\"; use \"rossoctl agents import "
+         "--deployment-type sandbox from-image --name NAME --containerImage IMAGE\""},
+        {{"sandbox", "rm", "orders"},
+         "; a sandbox is deleted with its agent: \"rossoctl agents "
+         "delete NAME\""},
+        {{"sandbox", "ssh", "orders"}, "; use \"rossoctl sandbox exec NAME -it -- sh\""},
         {{"agents", "import", "from-image", "--name", "x", "--containerImage", "busybox",
           "--command", "sh", "-c", "echo hi"},
          "unknown shorthand flag: 'c' in -c; give each of the command's arguments with --args "

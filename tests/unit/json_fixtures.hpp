@@ -9,6 +9,11 @@ namespace rossoctl::testing {
 
 // A List of items (a vector: a braced single json would be copied, not wrapped); `next`, when
 // given, is its continue token.
+// Namespace team1 as `project create` leaves it: labelled a project, its gate image recorded.
+inline const std::string kProjectNamespace =
+    R"({"metadata":{"name":"team1","labels":{"rossoctl.dev/sandbox-project":"true"},)"
+    R"("annotations":{"rossoctl.dev/gate-image":"busybox:1.36"}}})";
+
 inline nlohmann::json list(const std::vector<nlohmann::json>& items, const std::string& next = "") {
     nlohmann::json metadata = {{"resourceVersion", "10"}};
     if (!next.empty()) metadata["continue"] = next;

@@ -21,8 +21,7 @@ TEST_CASE("agents import interrupted after its Sandbox says what was created and
     for (const bool cutInFlight : {false, true}) {
         TestHost host;
         host.serveGroups();
-        host.server.onJson("GET", "/api/v1/namespaces/team1", 200,
-                           {{"metadata", {{"name", "team1"}}}});
+        host.server.on("GET", "/api/v1/namespaces/team1", 200, testing::kProjectNamespace);
         host.server.on("GET", "/api/v1/namespaces/team1/limitranges", 200, R"({"items":[]})");
         host.server.on("POST", kSandboxes, 201, R"({"metadata":{"name":"int005"}})");
         host.server.onRequest = [&](const kube::HttpRequest& request) {
