@@ -95,6 +95,11 @@ std::string gateImageOf(const std::optional<json>& namespaceObject) {
 }
 
 std::string egressGateMismatch(const json& podSpec, const std::string& image) {
+    // The gate connects to $KUBERNETES_SERVICE_HOST; with service links on, a Service named
+    // kubernetes in the pod's namespace sets it, and a tenant's refuses at once (attack 58 G1).
+    if (gateField(podSpec, "enableServiceLinks") != false)
+        return "the pod's service links are on: a Service named kubernetes in its namespace "
+               "would choose what the gate connects to";
     const json& inits = gateField(podSpec, "initContainers");
     if (!inits.is_array() || inits.empty()) return "it has no init container";
     const json& first = inits.front();

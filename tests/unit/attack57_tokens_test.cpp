@@ -70,6 +70,7 @@ ExternalNames listed(std::vector<ServiceName> services, const std::string& other
 
 json podWithLinks(const json& links) {
     json pod = verify_fixtures::hardenedPod("uid");
+    pod["spec"].erase("enableServiceLinks");  // null: left to the API's default, on
     if (!links.is_null()) pod["spec"]["enableServiceLinks"] = links;
     return pod;
 }

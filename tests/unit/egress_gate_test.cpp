@@ -84,7 +84,7 @@ TEST_CASE("a sandbox without a gate image has no gate", "[model][gate]") {
 
 TEST_CASE("the token ServiceAccount admission mounts into the gate does not unmake it",
           "[model][gate]") {
-    json spec = json::object();
+    json spec = {{"enableServiceLinks", false}};
     model::addEgressGate(spec, "busybox:1.36");
     spec["initContainers"][0]["volumeMounts"] =
         json::array({{{"name", "kube-api-access-x1"},
@@ -164,6 +164,16 @@ TEST_CASE("verify: without a confirmed gate, the start window leaves egress unpr
             inits.begin(),
             json{{"name", "early"}, {"image", "busybox:1.36"}, {"restartPolicy", "Always"}});
         why = "its first init container is early, not rossoctl-egress-gate";
+    }
+    SECTION("service links on: a Service named kubernetes chooses its target (attack 58 G1)") {
+        pod["spec"]["enableServiceLinks"] = true;
+        why =
+            "this pod has no rossoctl egress gate (the pod's service links are on: a Service "
+            "named kubernetes in its namespace would choose what the gate connects to)";
+    }
+    SECTION("service links left to the API's default, on") {
+        pod["spec"].erase("enableServiceLinks");
+        why = "the pod's service links are on";
     }
     SECTION("it failed") {
         pod = gatedPod(kHeld, 1);

@@ -34,6 +34,7 @@ inline json hardenedPodSpec() {
 // The pod spec as rossoctl writes it for a Sandbox: the egress gate first (attack 56 E7).
 inline json gatedPodSpec() {
     json spec = hardenedPodSpec();
+    spec["enableServiceLinks"] = false;  // as model::hardenedPodSpec: the gate's target is fixed
     model::addEgressGate(spec, model::kDefaultGateImage);
     return spec;
 }

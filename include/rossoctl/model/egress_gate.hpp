@@ -33,7 +33,7 @@ std::string recordedGateImage(const nlohmann::json& namespaceObject);
 
 // Why podSpec's first init container is not the gate exactly as egressGateContainer(image)
 // writes it ("" when it is): a gate with another image, command, args, env, mounts or
-// termination path does not speak for the pod.
+// termination path does not speak for the pod, nor one in a pod with service links on.
 std::string egressGateMismatch(const nlohmann::json& podSpec, const std::string& image);
 
 }  // namespace rossoctl::model
