@@ -1,6 +1,7 @@
 // Ingress as a way out: a policy that lets a source outside the project connect in to the
 // pod opens a channel both ways, whatever the egress rules say (attack 56 N1), and so does one
-// that lets in a pod of the namespace whose own egress is open (attack 57 N1b).
+// that lets in a pod of the namespace whose own egress is open (attack 57 N1b), or would be
+// once a pod is labelled to match it (attack 58 N3).
 #include <fmt/format.h>
 
 #include "json_access.hpp"
@@ -49,6 +50,50 @@ std::string relayReason(const json& other, const json& networkPolicies,
     return "";
 }
 
+// Labels a pod could be given to match `selector`: its matchLabels, an In's first value, an
+// Exists' key; added to `labels` where they do not set a key already.
+void addLabelsMatching(const json& selector, json& labels) {
+    const json& matchLabels = at(selector, "matchLabels");
+    if (matchLabels.is_object())
+        for (const auto& [key, value] : matchLabels.items())
+            if (value.is_string() && !labels.contains(key)) labels[key] = value;
+    for (const auto& expression : arrayAt(selector, "matchExpressions")) {
+        const std::string key = stringAt(expression, "key", "");
+        const std::string op = stringAt(expression, "operator", "");
+        const json& values = at(expression, "values");
+        if (key.empty() || labels.contains(key)) continue;
+        if (op == "In" && values.is_array() && !values.empty() && values.front().is_string())
+            labels[key] = values.front();
+        else if (op == "Exists")
+            labels[key] = "x";
+    }
+}
+
+// A pod of the namespace that `peer` lets in once someone makes it: its labels match the peer
+// and another policy's pod selector, whose egress may open it (attack 58 N3: pod labels change,
+// so a rule with no such pod today is a standing opening). "" when none could relay out.
+std::string possibleRelay(const json& peerSelector, const std::string& ns,
+                          const json& networkPolicies, const EgressInputs& inputs) {
+    std::vector<json> candidates;
+    candidates.push_back(json::object());
+    for (const auto& policy : networkPolicies) {
+        json labels = json::object();
+        addLabelsMatching(at(at(policy, "spec"), "podSelector"), labels);
+        candidates.push_back(std::move(labels));
+    }
+    for (auto& labels : candidates) {
+        addLabelsMatching(peerSelector, labels);
+        if (!model::labelSelectorMatches(peerSelector, labels)) continue;
+        json pod = {{"metadata", {{"namespace", ns}, {"labels", labels}}}};
+        if (auto reason = relayReason(pod, networkPolicies, inputs); !reason.empty())
+            return fmt::format(
+                "a pod labelled {} would be let in, and its own egress is open "
+                "({})",
+                labels.dump(), reason);
+    }
+    return "";
+}
+
 }  // namespace
 
 IngressOpenings ingressOpenings(const json& pod, const json& networkPolicies,
@@ -87,6 +132,7 @@ IngressOpenings ingressOpenings(const json& pod, const json& networkPolicies,
                             where, at(peer, "podSelector").dump()));
                         continue;
                     }
+                    const std::size_t before = who.size();
                     for (const auto& other : arrayAt(*inputs.namespacePods, "items")) {
                         const json& metadata = at(other, "metadata");
                         const std::string otherName = stringAt(metadata, "name", "?");
@@ -101,6 +147,16 @@ IngressOpenings ingressOpenings(const json& pod, const json& networkPolicies,
                             who.push_back(fmt::format("pod {}, whose own egress is open ({}),",
                                                       otherName, reason));
                     }
+                    if (who.size() != before) continue;
+                    if (auto relay = possibleRelay(at(peer, "podSelector"),
+                                                   stringAt(at(pod, "metadata"), "namespace", ""),
+                                                   networkPolicies, inputs);
+                        !relay.empty())
+                        openings.doubts.push_back(fmt::format(
+                            "{} lets pods {} of the namespace connect in to the pod; none is a "
+                            "relay now, but {}: the namespace's editors may label or make one at "
+                            "any time",
+                            where, at(peer, "podSelector").dump(), relay));
                 }
             }
             for (const auto& source : who)

@@ -102,3 +102,32 @@ TEST_CASE("attack 57 N1b: a pod of the namespace let in is a relay when its egre
         CHECK(egressStatic(pod(), all, inputs).verdict == Verdict::Fail);
     }
 }
+
+TEST_CASE("attack 58 N3: a rule no pod matches today still lets in the pod labelled tomorrow",
+          "[verify][false-pass]") {
+    // Ingress from helper=yes pods, none of which exists while verify reads; a policy opens the
+    // egress of role=relay pods. A pod labelled both after verify relays the agent's data out.
+    json all = withPolicy(json::parse(
+        R"({"podSelector": {}, "ingress": [{"from": [
+            {"podSelector": {"matchExpressions":
+                [{"key": "helper", "operator": "In", "values": ["yes"]}]}}]}]})"));
+    EgressInputs inputs;
+    inputs.namespacePods = json{{"items", json::array()}};
+    SECTION("no policy of the namespace opens a pod's egress: nothing to relay through") {
+        CHECK(ingressOpenings(pod(), all, inputs).doubts.empty());
+        CHECK(egressStatic(pod(), all, inputs).verdict == Verdict::Pass);
+    }
+    SECTION("a policy opens the egress of pods a tenant may label: unproven, never pass") {
+        all.push_back(json::parse(R"({"metadata": {"name": "relay-out"},
+            "spec": {"podSelector": {"matchLabels": {"role": "relay"}}, "policyTypes": ["Egress"],
+                     "egress": [{}]}})"));
+        const auto openings = ingressOpenings(pod(), all, inputs);
+        CHECK(openings.open.empty());
+        REQUIRE(openings.doubts.size() == 1);
+        CHECK_THAT(openings.doubts[0],
+                   Catch::Contains("none is a relay now") &&
+                       Catch::Contains(R"(a pod labelled {"helper":"yes","role":"relay"})") &&
+                       Catch::Contains("networkpolicy/relay-out"));
+        CHECK(egressStatic(pod(), all, inputs).verdict == Verdict::Unproven);
+    }
+}
