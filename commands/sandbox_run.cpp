@@ -2,226 +2,23 @@
 // status and artifacts.
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <exception>
 #include <filesystem>
-#include <fstream>
-#include <functional>
-#include <iterator>
 #include <sstream>
 
 #include "caps.hpp"
 #include "conventions.hpp"
 #include "registry.hpp"
-#include "rossoctl/app/piped_stdin.hpp"
-#include "rossoctl/app/run/named_pool.hpp"
 #include "rossoctl/app/run/release.hpp"
-#include "rossoctl/app/run/report.hpp"
-#include "rossoctl/app/run/runner.hpp"
-#include "rossoctl/app/run/tar.hpp"
 #include "rossoctl/app/run/warm_pool.hpp"
 #include "rossoctl/model/validation.hpp"
 #include "rossoctl/ui/terminal_text.hpp"
+#include "sandbox_run_internal.hpp"
 
 namespace rossoctl::commands {
 namespace {
 
-namespace fs = std::filesystem;
 using app::run::kExitRunFailed;
-
-// Calls `onExit` when the scope is left, by return or by exception.
-class ScopeExit {
-  public:
-    explicit ScopeExit(std::function<void()> onExit) : onExit_(std::move(onExit)) {}
-    ~ScopeExit() {
-        try {
-            onExit_();
-        } catch (...) {  // an error is already on its way out; the claim's expiry is left
-        }
-    }
-    ScopeExit(const ScopeExit&) = delete;
-    ScopeExit& operator=(const ScopeExit&) = delete;
-
-  private:
-    std::function<void()> onExit_;
-};
-
-struct RunOptions {
-    std::string image = app::run::kDefaultRunImage;
-    std::vector<std::string> files;
-    std::string workdir = "/workspace";
-    std::vector<std::string> env;
-    std::string timeout = "60s";
-    std::string startTimeout = "2m";
-    std::string cpu = "500m";
-    std::string memory = "512Mi";
-    std::string runtimeClass;
-    std::string artifacts;
-    bool keep = false;
-    bool force = false;  // write into an --artifacts directory that already holds files
-    bool stdinCode = false;
-    std::optional<std::string> pool;  // --pool[=NAME]: "" takes any warm pod of the shape
-    std::vector<std::string> typed;   // the line as typed ("--" is not kept by the parser)
-    app::run::ShapeFlags given;       // the shape flags a named pool does not fill in
-    std::string output;
-    std::string report;
-    std::string outputMaxBytes = "16Mi";
-    std::string artifactsMaxBytes = "1Gi";
-    std::string artifactsMaxFiles = "10000";
-    std::string artifactsMaxFileBytes = "512Mi";
-    std::vector<std::string> command;
-};
-
-std::string readFile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError(fmt::format("--file {}: cannot read it", path.string()));
-    return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// Each --file goes into the working directory under its own name; a directory goes whole. The
-// tar entries only: the run ends the archive after its own.
-std::string uploadArchive(const std::vector<std::string>& files, int64_t mtime) {
-    if (files.empty()) return {};
-    std::string archive;
-    app::run::TarWriter writer(archive, mtime);
-    for (const auto& file : files) {
-        std::error_code error;
-        const fs::path path(file);
-        // A link named here is followed, as cp and docker cp do; links inside a directory
-        // are refused below (walk 6 MINOR 19).
-        const auto status = fs::status(path, error);
-        fs::path normal = fs::absolute(path).lexically_normal();
-        if (normal.filename().empty()) normal = normal.parent_path();
-        const std::string base = normal.filename().string();
-        if (error || !fs::exists(status))
-            throw UsageError(fmt::format("--file {}: no such file or directory", file));
-        const auto execBit = [](const fs::path& p) {
-            return (fs::status(p).permissions() & fs::perms::owner_exec) != fs::perms::none ? 0755u
-                                                                                            : 0644u;
-        };
-        if (fs::is_regular_file(status)) {
-            writer.addFile(base, readFile(path), execBit(path));
-        } else if (fs::is_directory(status)) {
-            writer.addDirectory(base);
-            for (auto it = fs::recursive_directory_iterator(path); it != fs::end(it); ++it) {
-                const std::string name = base + "/" + fs::relative(it->path(), path).string();
-                if (it->is_symlink())
-                    throw UsageError(
-                        fmt::format("--file {}: {} is a symlink; copy what it points to instead",
-                                    file, it->path().string()));
-                if (it->is_directory())
-                    writer.addDirectory(name);
-                else if (it->is_regular_file())
-                    writer.addFile(name, readFile(it->path()), execBit(it->path()));
-            }
-        } else {
-            throw UsageError(fmt::format("--file {}: not a regular file or directory", file));
-        }
-    }
-    return archive;  // without its end: the run adds its end marker, then ends it
-}
-
-// --pool: the shape's own pool (a SandboxWarmPool named after it, else bare warm pods), or with
-// a NAME that SandboxWarmPool, whatever made it; the shape flags not given become its pods'.
-void choosePool(app::Context& context, const RunOptions& options, app::run::RunRequest& request) {
-    const bool served = context.discovery().isServed(app::run::kExtensionsGroup);
-    if (options.pool->empty()) {
-        const auto pool =
-            app::run::findWarmPool(context.client(), served, request.namespaceName, request.shape);
-        request.claimFromWarmPool = pool.has_value();
-        request.warmPoolIsOurs = pool && app::run::warmPoolWrittenByRossoctl(*pool, request.shape);
-        request.warmPoolAsFound = pool;
-        // A pool under the shape's name that `sandbox pool` did not write may run anything:
-        // its template must run this shape, every flag as if given.
-        if (pool && !request.warmPoolIsOurs)
-            request.container =
-                app::run::resolveWarmPool(context.client(), request.namespaceName,
-                                          app::run::warmPoolName(request.shape), *pool,
-                                          request.shape, {true, true, true, true, true})
-                    .container;
-        return;
-    }
-    if (!served)
-        throw Error(fmt::format(
-            "--pool={} takes from a SandboxWarmPool, which this cluster does not serve ({}); "
-            "--pool without a name takes rossoctl's bare warm pods",
-            *options.pool, app::run::kExtensionsGroup));
-    const auto named = app::run::resolveNamedWarmPool(context.client(), request.namespaceName,
-                                                      *options.pool, request.shape, options.given);
-    request.shape = named.shape;
-    request.container = named.container;
-    request.warmPool = *options.pool;
-    request.claimFromWarmPool = true;
-    request.warmPoolIsOurs = named.ours;
-    request.warmPoolAsFound = named.pool;
-}
-
-// `--pool py echo hi`: without "--" the word after a bare --pool is the command's (pflag's
-// reading). When it names a SandboxWarmPool it was meant as its name: said, nothing run. One
-// GET, only for a bare --pool with no "--".
-void refusePoolNameAsCommand(app::Context& context, const RunOptions& options,
-                             const std::string& ns) {
-    const auto& typed = options.typed;
-    if (!options.pool || !options.pool->empty() || options.command.empty() ||
-        std::find(typed.begin(), typed.end(), "--") != typed.end())
-        return;
-    const std::string& word = options.command.front();
-    if (!model::isDnsSubdomain(word)) return;
-    // The line as typed, the name joined to --pool and the command after "--".
-    std::vector<std::string> line, command;
-    size_t next = 1;  // the command's words after the pool's name, met in order
-    bool named = false;
-    for (size_t i = 0; i < typed.size(); ++i) {
-        if (!named && typed[i] == "--pool" && i + 1 < typed.size() && typed[i + 1] == word) {
-            line.push_back("--pool=" + word);
-            named = true;
-            ++i;
-        } else if (named && next < options.command.size() && typed[i] == options.command[next]) {
-            command.push_back(typed[i]);
-            ++next;
-        } else {
-            line.push_back(typed[i]);
-        }
-    }
-    if (!named || next != options.command.size()) return;  // not the line this reading is about
-    if (!context.discovery().isServed(app::run::kExtensionsGroup) ||
-        !context.client().getIfExists(app::run::sandboxWarmPools(), ns, word))
-        return;
-    line.push_back("--");
-    if (command.empty()) command.push_back("COMMAND");  // `--pool py` named no command at all
-    line.insert(line.end(), command.begin(), command.end());
-    throw UsageError(fmt::format(
-        "\"{}\" after --pool is read as the command to run, but it names a SandboxWarmPool in "
-        "namespace {}; nothing ran: a name follows --pool with \"=\" or when the command comes "
-        "after \"--\": {}",
-        word, ns, shellLine(line.begin(), line.end())));
-}
-
-// --report FILE: checked before the run, so a run's result is never lost to a bad path.
-void validateReportPath(const std::string& path) {
-    if (path.empty()) return;
-    if (path == "-")
-        throw UsageError(
-            "--report -: stdout is the command's own output; use -o json for the report on stdout");
-    std::error_code error;
-    if (fs::is_directory(path, error))
-        throw UsageError(fmt::format("--report {}: a directory; name a file in it", path));
-    fs::path directory = fs::path(path).parent_path();
-    if (directory.empty()) directory = ".";
-    if (!fs::is_directory(directory, error))
-        throw UsageError(
-            fmt::format("--report {}: no directory {} to write it in", path, directory.string()));
-}
-
-// The end of the stderr line that says why a run ended: what to do about it.
-std::string whatNext(const app::run::RunOutcome& outcome, const std::string& pod,
-                     const std::string& podState) {
-    const std::string& reason = outcome.ended.reason;
-    if (reason == app::run::kEndedOOMKilled) return "; give it more with --memory";
-    if (reason == app::run::kEndedOutputCapReached)
-        return "; raise --output-max-bytes, or leave out -o json to stream the output";
-    return fmt::format("; pod {} {}", pod, podState);
-}
 
 int runSandboxRun(app::Context& context, RunOptions& options) {
     // validate: all input before any request
@@ -349,61 +146,8 @@ int runSandboxRun(app::Context& context, RunOptions& options) {
     podStdout.finish();
     podStderr.finish();
 
-    for (const auto& why : outcome.rejected)
-        context.err() << "warning: artifact refused: " << ui::escapeForTerminal(why) << '\n';
-    if (json)
-        ui::printJson(context.out(), app::run::runResultJson(outcome, stdoutText, stderrText,
-                                                             request.namespaceName));
-    const std::string podState = outcome.deleted || outcome.releasePending ? "deleted" : "kept";
-    if (outcome.cancelled)
-        context.err() << fmt::format(
-            "interrupted; {}{}\n", shown(app::run::interruptedRunTarget(outcome, podState)),
-            !request.collect ? ""
-            : outcome.artifacts.empty()
-                ? fmt::format("; no artifacts were collected into {}",
-                              ui::escapeForTerminal(options.artifacts))
-                : fmt::format("; the artifacts in {} are partial ({} file{} kept): interrupted "
-                              "while collecting them",
-                              ui::escapeForTerminal(options.artifacts), outcome.artifacts.size(),
-                              outcome.artifacts.size() == 1 ? "" : "s"));
-    else if (outcome.ended.reason != app::run::kEndedExited)
-        context.err() << fmt::format(
-            "error: the run ended: {} (exit {}): {}{}\n", outcome.ended.reason, outcome.exitCode,
-            shown(outcome.ended.message), whatNext(outcome, shown(outcome.pod), podState));
-    // A failed collection is rossoctl's failure (125) unless the code's own status already
-    // says the run failed (124, 137): a CI step never takes partial artifacts for a success.
-    const bool ranThrough = !outcome.timedOut && outcome.exitCode != app::run::kExitKilled;
-    const bool failed = outcome.collectFailed && ranThrough;
-    if (!outcome.artifactsPartial.empty())
-        context.err() << fmt::format(
-            "{}: the artifacts in {} are partial ({} file{} kept): {}\n",
-            failed ? "error" : "warning", ui::escapeForTerminal(options.artifacts),
-            outcome.artifacts.size(), outcome.artifacts.size() == 1 ? "" : "s",
-            shown(outcome.artifactsPartial));
-    // An empty directory alone does not say whether the code wrote elsewhere (walk5 MINOR 9).
-    if (request.collect && !outcome.cancelled && outcome.artifacts.empty() &&
-        outcome.artifactsPartial.empty() && outcome.rejected.empty())
-        context.err() << fmt::format(
-            "note: no files under {}/out/; nothing was collected into {} (artifacts are the files "
-            "the code writes under {}/out/)\n",
-            ui::escapeForTerminal(options.workdir), ui::escapeForTerminal(options.artifacts),
-            ui::escapeForTerminal(options.workdir));
-    if (!options.report.empty())
-        app::run::writeReportFile(
-            options.report,
-            // A name the code chose need not be UTF-8: replaced, as every printer does.
-            app::run::runReportJson(request.namespaceName, outcome)
-                    .dump(4, ' ', false, nlohmann::json::error_handler_t::replace) +
-                "\n",
-            context.random());
-    // `echo code | sandbox run -- python3 -` ran with nothing on stdin: said, not guessed at
-    // (docker run drops it too, but says nothing). Looked at once the run is over, so the
-    // writer has had its time.
-    if (!options.stdinCode && !outcome.cancelled && !context.streams().inIsTty &&
-        app::stdinHasPipedBytes(context.streams().inDescriptor))
-        context.err() << "note: what was piped to stdin was not passed to the command; add "
-                         "--stdin to pass it (e.g. echo 'print(1)' | rossoctl sandbox run --stdin "
-                         "-- python3 -)\n";
+    const bool failed =
+        printRunOutcome(context, options, request, outcome, json, stdoutText, stderrText, shown);
     releaseAfterExit();
     return failed ? kExitRunFailed : outcome.exitCode;
 }
