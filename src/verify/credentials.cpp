@@ -311,6 +311,43 @@ std::vector<JoinedValues> joinedEnvValues(const json& pod) {
 
 }  // namespace
 
+namespace {
+
+// Numbers of the spec the agent reads back (attack 58 T9, T10): a few are a pod's settings;
+// more are a channel wide enough for a token, in an encoding of the writer's choosing that no
+// shape search reads, so they are unproven rather than searched.
+constexpr size_t kMostNumbers = 16;
+
+void judgeNumberChannels(const json& pod, Finding& finding) {
+    const json& spec = at(pod, "spec");
+    const size_t groups = arrayAt(at(spec, "securityContext"), "supplementalGroups").size();
+    std::vector<std::string> lines;
+    if (groups > kMostNumbers)
+        lines.push_back(fmt::format(
+            "pod securityContext.supplementalGroups lists {} group IDs, up to {} bytes the agent "
+            "reads (id -G)",
+            groups, groups * 4));
+    size_t addresses = 0, bytes = 0;
+    for (const auto& alias : arrayAt(spec, "hostAliases")) {
+        const std::string ip = stringAt(alias, "ip", "");
+        ++addresses;
+        bytes += ip.find(':') == std::string::npos ? 4 : 16;
+    }
+    if (addresses > kMostNumbers)
+        lines.push_back(fmt::format(
+            "pod hostAliases hold {} addresses, up to {} bytes the agent reads (/etc/hosts)",
+            addresses, bytes));
+    for (auto& line : lines) {
+        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+        finding.evidence.push_back(fmt::format(
+            "{}: more than the {} a pod's settings need, and numbers are not searched for a "
+            "credential (a token fits in a few hundred)",
+            line, kMostNumbers));
+    }
+}
+
+}  // namespace
+
 Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& sources,
                           const std::string& clusterIssuer,
                           const std::optional<std::string>& clientAuthorities,
@@ -318,6 +355,7 @@ Finding credentialsStatic(const json& pod, const std::vector<CredentialSource>& 
     Finding finding;
     finding.verdict = Verdict::Pass;
     judgeSources(pod, sources, volumes, finding);
+    judgeNumberChannels(pod, finding);
     const auto values = readableValues(pod, sources);
     size_t inflateBudget = kInflatedPerPod;
     std::set<std::string> judged;  // where a value is already not a pass

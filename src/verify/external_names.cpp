@@ -68,9 +68,12 @@ ExternalNames readExternalNames(kube::Client& client, const std::string& ns) {
                                stringAt(meta, "name"),
                                stringAt(at(service, "spec"), "clusterIP"),
                                {}});
-        for (const auto& port : arrayAt(at(service, "spec"), "ports"))
-            if (const std::string name = stringAt(port, "name"); !name.empty())
-                names.names.back().ports.push_back(name);
+        for (const auto& port : arrayAt(at(service, "spec"), "ports")) {
+            const std::string name = stringAt(port, "name");
+            if (!name.empty()) names.names.back().ports.push_back(name);
+            if (const json& number = at(port, "port"); number.is_number_integer())
+                names.names.back().portNumbers.emplace_back(name, number.get<int>());
+        }
         // Any Service with one, whatever its type says: reading more is never a false pass.
         const json& externalName = at(at(service, "spec"), "externalName");
         if (!externalName.is_string() || externalName.get<std::string>().empty()) continue;

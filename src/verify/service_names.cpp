@@ -187,10 +187,45 @@ Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
                                 "cluster DNS) joined in cluster IP or namespace and name order",
                                 all.size()));
     }
+    // Port numbers as bytes (attack 58 T7: 341 ports, 2 bytes each, read back through SRV
+    // answers): each namespace's, in port-name order and as listed, two bytes or one per port.
+    std::map<std::string, std::vector<const ServiceName*>> portsByNamespace;
+    for (const auto& service : names.names)
+        if (!service.portNumbers.empty()) portsByNamespace[service.ns].push_back(&service);
+    for (const auto& [ns, group] : portsByNamespace) {
+        if (judged.contains(ns)) continue;
+        std::vector<std::pair<std::string, int>> listed;
+        for (const auto* service : group)
+            listed.insert(listed.end(), service->portNumbers.begin(), service->portNumbers.end());
+        if (listed.size() < 2) continue;
+        auto byName = listed;
+        std::stable_sort(byName.begin(), byName.end(), [](const auto& a, const auto& b) {
+            return numberedBefore(a.first, b.first);
+        });
+        std::vector<std::string> bytes;
+        for (const auto* order : {&byName, &listed}) {
+            std::string two, one;
+            for (const auto& [name, number] : *order) {
+                two += static_cast<char>((number >> 8) & 0xff);
+                two += static_cast<char>(number & 0xff);
+                one += static_cast<char>(number & 0xff);
+            }
+            bytes.push_back(std::move(two));
+            bytes.push_back(std::move(one));
+        }
+        const auto shape = worstOfJoins(bytes);
+        if (shape.verdict != Verdict::Pass)
+            note(fmt::format("the port numbers of namespace {}'s {} Services (read as SRV answers "
+                             "of the cluster DNS{}) as bytes in port-name or listed order",
+                             ns, group.size(),
+                             serviceLinks && ns == names.ns ? ", and in the pod's env" : ""),
+                 "hold", shape);
+    }
     if (finding.verdict == Verdict::Pass && !names.names.empty())
         finding.evidence.push_back(fmt::format(
             "no credential by shape (alone, its '-' pieces joined, or a namespace's Service "
-            "names joined in name, cluster IP or env order) in the names of {} Service{} of {}, "
+            "names joined in name, cluster IP or env order; their port numbers as bytes) in the "
+            "names of {} Service{} of {}, "
             "which the pod reads as PTR answers of the cluster DNS{}",
             names.names.size(), names.names.size() == 1 ? "" : "s",
             names.othersProblem.empty() ? std::string("every namespace")

@@ -279,3 +279,59 @@ TEST_CASE("attack57 T6: a token over annotation or label keys a downwardAPI volu
           {{"items", {{{"path", "a"}, {"fieldRef", {{"fieldPath", "metadata.annotations"}}}}}}}}});
     CHECK(credentialsStatic(plain, {}, kIssuer, std::nullopt).verdict == Verdict::Pass);
 }
+
+TEST_CASE("attack 58 T9, T10: group IDs and host alias addresses enough for a token are unproven",
+          "[verify][false-pass]") {
+    json pod = verify_fixtures::hardenedPod("uid");
+    const auto judged = [&] { return credentialsStatic(pod, {}, kIssuer, std::nullopt); };
+    SECTION("a pod's few settings pass") {
+        pod["spec"]["securityContext"]["supplementalGroups"] = {1000, 2000};
+        pod["spec"]["hostAliases"] = {{{"ip", "10.0.0.1"}, {"hostnames", {"db"}}}};
+        CHECK(judged().verdict == Verdict::Pass);
+    }
+    SECTION("341 group IDs (id -G) carry an edit token") {
+        json groups = json::array();
+        for (int i = 0; i < 341; ++i) groups.push_back((i + 1) * 65536 + 0x6579);
+        pod["spec"]["securityContext"]["supplementalGroups"] = groups;
+        const auto finding = judged();
+        CHECK(finding.verdict == Verdict::Unproven);
+        CHECK(mentions(finding, "supplementalGroups lists 341 group IDs, up to 1364 bytes"));
+    }
+    SECTION("165 host aliases (/etc/hosts) carry an edit token") {
+        json aliases = json::array();
+        for (int i = 0; i < 165; ++i)
+            aliases.push_back({{"ip", fmt::format("101.121.{}.{}", i / 256, i % 256)},
+                               {"hostnames", {fmt::format("h{:03}", i)}}});
+        pod["spec"]["hostAliases"] = aliases;
+        const auto finding = judged();
+        CHECK(finding.verdict == Verdict::Unproven);
+        CHECK(mentions(finding, "hostAliases hold 165 addresses, up to 660 bytes"));
+    }
+}
+
+TEST_CASE("attack 58 T7: a token in Service port numbers, two bytes each, read through SRV",
+          "[verify][false-pass]") {
+    using namespace attack57_tokens;
+    const std::string token = token57();
+    // As svcports.json: ports p000.. over Services s0..s5, port = byte pair; no Service repeats.
+    std::vector<ServiceName> services;
+    for (int s = 0; s < 6; ++s)
+        services.push_back({"team1", fmt::format("s{}", s), fmt::format("10.96.1.{}", s + 1), {}});
+    for (size_t at = 0, i = 0; at < token.size(); at += 2, ++i) {
+        const int high = static_cast<unsigned char>(token[at]);
+        const int low = at + 1 < token.size() ? static_cast<unsigned char>(token[at + 1]) : 0;
+        const std::string name = fmt::format("p{:03}", i);
+        services[i % 6].ports.push_back(name);
+        services[i % 6].portNumbers.emplace_back(name, high * 256 + low);
+    }
+    const Finding finding =
+        serviceNamesStatic(podWithLinks(json(false)), listed(services), kIssuer);
+    INFO(json(finding.evidence).dump());
+    CHECK(finding.verdict == Verdict::Fail);
+    CHECK(mentions(finding, "the port numbers of namespace team1's 6 Services (read as SRV"));
+    // Ordinary ports pass.
+    ServiceName web{"team1", "web", "10.96.0.7", {"http", "https"}};
+    web.portNumbers = {{"http", 80}, {"https", 443}};
+    CHECK(serviceNamesStatic(podWithLinks(json(false)), listed({web}), kIssuer).verdict ==
+          Verdict::Pass);
+}

@@ -25,6 +25,8 @@ struct ServiceName {
     std::string name;
     std::string clusterIP;           // "" or "None": no PTR of its own
     std::vector<std::string> ports;  // its ports' names (`NAME_SERVICE_PORT_<PORT>` in env)
+    // (name, number) of each port in spec order: SRV answers give the number (attack 58 T7).
+    std::vector<std::pair<std::string, int>> portNumbers = {};
 };
 
 struct ExternalNames {
