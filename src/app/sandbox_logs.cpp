@@ -180,7 +180,8 @@ class LogFollower {
     std::string pickContainer(const json& pod) const {
         const auto names = containerNames(pod);
         if (!options_.container.empty()) {
-            if (const auto missing = missingContainer(pod, options_.container); !missing.empty())
+            if (const auto missing = missingContainer(pod, options_.container, /*initToo=*/true);
+                !missing.empty())
                 failAbout(pod, missing);
             return options_.container;
         }

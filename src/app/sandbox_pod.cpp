@@ -250,11 +250,25 @@ std::vector<std::string> podContainerNames(const json& pod) {
     return names;
 }
 
-std::string missingContainer(const json& pod, const std::string& container) {
+std::string missingContainer(const json& pod, const std::string& container, bool initToo) {
     if (container.empty()) return {};
     const auto names = podContainerNames(pod);
     if (std::find(names.begin(), names.end(), container) != names.end()) return {};
-    return fmt::format("has no container \"{}\"; it has: {}", container, fmt::join(names, ", "));
+    std::vector<std::string> inits;
+    for (const auto& init : specOf(pod).value("initContainers", json::array())) {
+        if (!init.is_object() || !init.contains("name") || !init["name"].is_string()) continue;
+        // A native sidecar (restartPolicy Always) runs beside the containers: exec reaches it.
+        if (init["name"] == container && init.value("restartPolicy", "") == "Always") return {};
+        inits.push_back(init["name"]);
+    }
+    if (initToo && std::find(inits.begin(), inits.end(), container) != inits.end()) return {};
+    const bool isInit = std::find(inits.begin(), inits.end(), container) != inits.end();
+    return fmt::format("has no container \"{}\"{}; it has: {}{}", container,
+                       isInit ? " to run in (it is an init container, which has ended)" : "",
+                       fmt::join(names, ", "),
+                       inits.empty() || isInit ? std::string()
+                                               : fmt::format(" (init containers, for logs: {})",
+                                                             fmt::join(inits, ", ")));
 }
 
 bool suspendedInSpec(const json& sandbox) {

@@ -101,6 +101,30 @@ TEST_CASE("sandbox logs reads the current pod's log with the flags as query",
     CHECK(terminal.out.str() == "hello\n\\x1b[2Jworld\n");
 }
 
+TEST_CASE("sandbox logs -c reads an init container's log, as kubectl logs -c does",
+          "[sandbox][command]") {
+    // Walk 7 C4: verify's evidence names the egress gate, an init container; its log is there.
+    json pod = podOf("a1b2c3d4-old");
+    pod["spec"]["initContainers"] = {{{"name", "rossoctl-egress-gate"}}};
+    TestHost host;
+    host.serveSandboxGroup();
+    host.server.onJson("GET", kSandboxes + "/orders", 200, running());
+    host.server.onJson("GET", kPods, 200, list({pod}));
+    host.server.onStream("GET", kLog, {"rossoctl-egress-gate: policies held after 3 tries\n"});
+    REQUIRE(host.run({"sandbox", "logs", "orders", "-c", "rossoctl-egress-gate"}) == 0);
+    CHECK(queryOf(host.server.last()) == "container=rossoctl-egress-gate&limitBytes=67108864");
+    CHECK(host.out.str() == "rossoctl-egress-gate: policies held after 3 tries\n");
+
+    TestHost wrong;  // a name that is neither lists both kinds
+    wrong.serveSandboxGroup();
+    wrong.server.onJson("GET", kSandboxes + "/orders", 200, running());
+    wrong.server.onJson("GET", kPods, 200, list({pod}));
+    CHECK(wrong.run({"sandbox", "logs", "orders", "-c", "nope"}) == kExitError);
+    CHECK(wrong.err.str() ==
+          "error: sandbox/orders pod orders has no container \"nope\"; it has: agent (init "
+          "containers, for logs: rossoctl-egress-gate)\n");
+}
+
 TEST_CASE("sandbox logs -f follows the sandbox's new pod after a restart", "[sandbox][command]") {
     TestHost host;
     host.serveSandboxGroup();

@@ -88,7 +88,9 @@ ContainerKill containerKill(const std::optional<nlohmann::json>& pod, const std:
 std::vector<std::string> podContainerNames(const nlohmann::json& pod);
 // "has no container \"nope\"; it has: agent" when `container` is given and the pod has no
 // container of that name; empty otherwise.
-std::string missingContainer(const nlohmann::json& pod, const std::string& container);
+// initToo: an init container counts too (logs reads a finished one's, as kubectl logs -c does).
+std::string missingContainer(const nlohmann::json& pod, const std::string& container,
+                             bool initToo = false);
 
 // True when the spec asks for no pod (operatingMode Suspended, or replicas 0 on v1alpha1).
 bool suspendedInSpec(const nlohmann::json& sandbox);
