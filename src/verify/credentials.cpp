@@ -313,37 +313,67 @@ std::vector<JoinedValues> joinedEnvValues(const json& pod) {
 
 namespace {
 
-// Numbers of the spec the agent reads back (attack 58 T9, T10): a few are a pod's settings;
-// more are a channel wide enough for a token, in an encoding of the writer's choosing that no
-// shape search reads, so they are unproven rather than searched.
-constexpr size_t kMostNumbers = 16;
+// Numbers of the spec the agent reads back (attack 58 T9, T10; review 58 T10b, T11): a few are
+// a pod's settings; more are a channel for a credential in an encoding of the writer's choosing
+// that no shape search reads, so past a budget they are unproven rather than searched.
+constexpr size_t kMostNumberBytes = 64;
+
+size_t addressBytes(const std::string& address) {
+    return address.find(':') == std::string::npos ? 4 : 16;
+}
+
+// File modes a volume's files show (`stat`): 9 bits each.
+size_t modeCount(const json& source) {
+    size_t modes = at(source, "defaultMode").is_number() ? 1 : 0;
+    for (const auto& item : arrayAt(source, "items"))
+        if (at(item, "mode").is_number()) ++modes;
+    return modes;
+}
 
 void judgeNumberChannels(const json& pod, Finding& finding) {
     const json& spec = at(pod, "spec");
+    std::vector<std::pair<std::string, size_t>> channels;  // where, bytes
     const size_t groups = arrayAt(at(spec, "securityContext"), "supplementalGroups").size();
-    std::vector<std::string> lines;
-    if (groups > kMostNumbers)
-        lines.push_back(fmt::format(
-            "pod securityContext.supplementalGroups lists {} group IDs, up to {} bytes the agent "
-            "reads (id -G)",
-            groups, groups * 4));
-    size_t addresses = 0, bytes = 0;
+    if (groups > 0)
+        channels.emplace_back(fmt::format("{} supplementalGroups (id -G)", groups), groups * 4);
+    size_t aliasBytes = 0, aliases = 0;
     for (const auto& alias : arrayAt(spec, "hostAliases")) {
-        const std::string ip = stringAt(alias, "ip", "");
-        ++addresses;
-        bytes += ip.find(':') == std::string::npos ? 4 : 16;
+        aliasBytes += addressBytes(stringAt(alias, "ip", ""));
+        ++aliases;
     }
-    if (addresses > kMostNumbers)
-        lines.push_back(fmt::format(
-            "pod hostAliases hold {} addresses, up to {} bytes the agent reads (/etc/hosts)",
-            addresses, bytes));
-    for (auto& line : lines) {
-        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
-        finding.evidence.push_back(fmt::format(
-            "{}: more than the {} a pod's settings need, and numbers are not searched for a "
-            "credential (a token fits in a few hundred)",
-            line, kMostNumbers));
+    if (aliases > 0)
+        channels.emplace_back(fmt::format("{} hostAliases addresses (/etc/hosts)", aliases),
+                              aliasBytes);
+    size_t serverBytes = 0, servers = 0;
+    for (const auto& server : arrayAt(at(spec, "dnsConfig"), "nameservers"))
+        if (server.is_string()) serverBytes += addressBytes(server.get<std::string>()), ++servers;
+    if (servers > 0)
+        channels.emplace_back(fmt::format("{} dnsConfig nameservers (/etc/resolv.conf)", servers),
+                              serverBytes);
+    size_t modes = 0;
+    for (const auto& volume : arrayAt(spec, "volumes")) {
+        for (const char* kind : {"configMap", "secret", "downwardAPI"})
+            modes += modeCount(at(volume, kind));
+        const json& projected = at(volume, "projected");
+        modes += at(projected, "defaultMode").is_number() ? 1 : 0;
+        for (const auto& source : arrayAt(projected, "sources"))
+            for (const char* kind : {"configMap", "secret", "downwardAPI"})
+                modes += modeCount(at(source, kind));
     }
+    if (modes > 0)
+        channels.emplace_back(fmt::format("{} volume file modes (stat)", modes),
+                              (modes * 9 + 7) / 8);
+    size_t total = 0;
+    for (const auto& [where, bytes] : channels) total += bytes;
+    if (total <= kMostNumberBytes) return;
+    std::string listed;
+    for (const auto& [where, bytes] : channels)
+        listed += (listed.empty() ? "" : ", ") + fmt::format("{} bytes in {}", bytes, where);
+    finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+    finding.evidence.push_back(fmt::format(
+        "the numbers of the pod's spec the agent reads back come to {} bytes ({}): more than the "
+        "{} a pod's settings need, and numbers are not searched for a credential",
+        total, listed, kMostNumberBytes));
 }
 
 }  // namespace

@@ -41,6 +41,10 @@ std::string heldTries(const std::string& message) {
     return rest;
 }
 
+std::string stringOf(const json& value) {
+    return value.is_string() ? value.get<std::string>() : "";
+}
+
 Finding gateDoubt(const std::string& why) {
     return Finding{Verdict::Unproven, {fmt::format("{}; {}", kStartWindow, why)}, ""};
 }
@@ -82,6 +86,29 @@ Finding egressGateLive(const json& pod, const std::string& gateImage) {
         return gateDoubt(fmt::format("the rossoctl egress gate did not confirm (it said: {})",
                                      said.empty() ? "nothing" : said));
     }
+    // The kubelet starts an ephemeral container whenever it is added, gate or not (review 58
+    // G3): one that started before the gate ended sent in the window the gate speaks for.
+    const std::string gateEnd = stringOf(gateMember(terminated, "finishedAt"));
+    const json& ephemeral = gateMember(gateMember(pod, "status"), "ephemeralContainerStatuses");
+    if (ephemeral.is_array())
+        for (const auto& one : ephemeral) {
+            const json& state = gateMember(one, "state");
+            const json& started = gateMember(gateMember(state, "running"), "startedAt").is_null()
+                                      ? gateMember(gateMember(state, "terminated"), "startedAt")
+                                      : gateMember(gateMember(state, "running"), "startedAt");
+            if (gateMember(state, "running").is_null() && gateMember(state, "terminated").is_null())
+                continue;  // never started
+            // RFC 3339 in UTC, as the kubelet writes it, to the second: text order is time
+            // order. Verify's own probe may start in the gate's last second; any other may not.
+            const std::string name = stringOf(gateMember(one, "name"));
+            const bool ours = name.rfind("rossoctl-probe-", 0) == 0;
+            if (gateEnd.empty() || stringOf(started).empty() || stringOf(started) < gateEnd ||
+                (!ours && stringOf(started) == gateEnd))
+                return gateDoubt(fmt::format(
+                    "ephemeral container {} started before the rossoctl egress gate ended (or "
+                    "when is not known), so it ran in the window the gate speaks for",
+                    name));
+        }
     return Finding{Verdict::Pass,
                    {fmt::format("no container started before the policies held: rossoctl's "
                                 "egress gate saw them enforced ({} {})",

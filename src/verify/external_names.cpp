@@ -61,7 +61,11 @@ ExternalNames readExternalNames(kube::Client& client, const std::string& ns) {
             if (!own.isNotFound()) names.problem = own.what();
         }
     }
-    if (!items.is_array()) return names;
+    if (!items.is_array()) {
+        // A list that is no list is not "no Services" (review 58 H1).
+        if (names.problem.empty()) names.problem = "the API server's Service list has no items";
+        return names;
+    }
     for (const auto& service : items) {
         const json& meta = at(service, "metadata");
         names.names.push_back({stringAt(meta, "namespace", ns),

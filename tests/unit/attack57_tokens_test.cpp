@@ -295,7 +295,7 @@ TEST_CASE("attack 58 T9, T10: group IDs and host alias addresses enough for a to
         pod["spec"]["securityContext"]["supplementalGroups"] = groups;
         const auto finding = judged();
         CHECK(finding.verdict == Verdict::Unproven);
-        CHECK(mentions(finding, "supplementalGroups lists 341 group IDs, up to 1364 bytes"));
+        CHECK(mentions(finding, "1364 bytes in 341 supplementalGroups (id -G)"));
     }
     SECTION("165 host aliases (/etc/hosts) carry an edit token") {
         json aliases = json::array();
@@ -305,8 +305,30 @@ TEST_CASE("attack 58 T9, T10: group IDs and host alias addresses enough for a to
         pod["spec"]["hostAliases"] = aliases;
         const auto finding = judged();
         CHECK(finding.verdict == Verdict::Unproven);
-        CHECK(mentions(finding, "hostAliases hold 165 addresses, up to 660 bytes"));
+        CHECK(mentions(finding, "660 bytes in 165 hostAliases addresses (/etc/hosts)"));
     }
+}
+
+TEST_CASE("review 58 T10b, T11: the numbers' budget is shared, and file modes count",
+          "[verify][false-pass]") {
+    json pod = verify_fixtures::hardenedPod("uid");
+    // 16 IPv6 aliases (256 bytes) under any per-field count.
+    json aliases = json::array();
+    for (int i = 0; i < 16; ++i)
+        aliases.push_back({{"ip", fmt::format("fd00::{:x}", i)}, {"hostnames", {"h"}}});
+    pod["spec"]["hostAliases"] = aliases;
+    CHECK(credentialsStatic(pod, {}, kIssuer, std::nullopt).verdict == Verdict::Unproven);
+    pod["spec"].erase("hostAliases");
+    // 607 downward API items, a mode each (stat -c %a).
+    json items = json::array();
+    for (int i = 0; i < 607; ++i)
+        items.push_back({{"path", fmt::format("f{:04}", i)},
+                         {"fieldRef", {{"fieldPath", "metadata.name"}}},
+                         {"mode", 0400 + (i % 64)}});
+    pod["spec"]["volumes"].push_back({{"name", "modes"}, {"downwardAPI", {{"items", items}}}});
+    const Finding finding = credentialsStatic(pod, {}, kIssuer, std::nullopt);
+    CHECK(finding.verdict == Verdict::Unproven);
+    CHECK(mentions(finding, "607 volume file modes (stat)"));
 }
 
 TEST_CASE("attack 58 T7: a token in Service port numbers, two bytes each, read through SRV",

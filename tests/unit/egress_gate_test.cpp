@@ -175,6 +175,14 @@ TEST_CASE("verify: without a confirmed gate, the start window leaves egress unpr
         pod["spec"].erase("enableServiceLinks");
         why = "the pod's service links are on";
     }
+    SECTION("an ephemeral container started while the gate ran (review 58 G3)") {
+        pod["status"]["initContainerStatuses"][0]["state"]["terminated"]["finishedAt"] =
+            "2026-12-06T10:00:05Z";
+        pod["status"]["ephemeralContainerStatuses"] =
+            json::array({{{"name", "debugger"},
+                          {"state", {{"running", {{"startedAt", "2026-12-06T10:00:04Z"}}}}}}});
+        why = "ephemeral container debugger started before the rossoctl egress gate ended";
+    }
     SECTION("it failed") {
         pod = gatedPod(kHeld, 1);
         why = "the rossoctl egress gate did not confirm: it ended with exit code 1";
@@ -201,6 +209,19 @@ TEST_CASE("verify: without a confirmed gate, the start window leaves egress unpr
                                    "before the network engine enforces its policies, and leave "
                                    "no socket to read") != std::string::npos);
     CHECK(evidenceOf(finding).find(why) != std::string::npos);
+}
+
+TEST_CASE("verify: verify's own probe, started after the gate ended, leaves the gate's word",
+          "[verify][gate]") {
+    json pod = gatedPod(kHeld);
+    pod["status"]["initContainerStatuses"][0]["state"]["terminated"]["finishedAt"] =
+        "2026-12-06T10:00:05Z";
+    pod["status"]["ephemeralContainerStatuses"] = json::array(
+        {{{"name", "rossoctl-probe-x1y2z"},
+          {"state", {{"terminated", {{"startedAt", "2026-12-06T10:00:05Z"}}}}}},
+         {{"name", "later"}, {"state", {{"running", {{"startedAt", "2026-12-06T10:00:09Z"}}}}}},
+         {{"name", "waiting"}, {"state", {{"waiting", json::object()}}}}});
+    CHECK(verify::egressGateLive(pod, "busybox:1.36").verdict == verify::Verdict::Pass);
 }
 
 TEST_CASE("verify: a template without the gate makes pods whose first milliseconds are open",
