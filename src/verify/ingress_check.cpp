@@ -4,6 +4,10 @@
 // once a pod is labelled to match it (attack 58 N3).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <map>
+#include <optional>
+
 #include "json_access.hpp"
 #include "rossoctl/model/egress.hpp"
 #include "rossoctl/verify/checks.hpp"
@@ -50,23 +54,76 @@ std::string relayReason(const json& other, const json& networkPolicies,
     return "";
 }
 
-// Labels a pod could be given to match `selector`: its matchLabels, an In's first value, an
-// Exists' key; added to `labels` where they do not set a key already.
-void addLabelsMatching(const json& selector, json& labels) {
-    const json& matchLabels = at(selector, "matchLabels");
-    if (matchLabels.is_object())
-        for (const auto& [key, value] : matchLabels.items())
-            if (value.is_string() && !labels.contains(key)) labels[key] = value;
-    for (const auto& expression : arrayAt(selector, "matchExpressions")) {
-        const std::string key = stringAt(expression, "key", "");
-        const std::string op = stringAt(expression, "operator", "");
-        const json& values = at(expression, "values");
-        if (key.empty() || labels.contains(key)) continue;
-        if (op == "In" && values.is_array() && !values.empty() && values.front().is_string())
-            labels[key] = values.front();
-        else if (op == "Exists")
-            labels[key] = "x";
+// Labels a pod could be given to match every one of `selectors` (matchLabels, In, NotIn,
+// Exists, DoesNotExist, key by key), or nullopt when they cannot all hold.
+std::optional<json> labelsMatchingAll(const std::vector<json>& selectors) {
+    struct Wanted {
+        std::optional<std::vector<std::string>> in;  // allowed values; none: any
+        std::vector<std::string> notIn;
+        bool present = false, absent = false;
+    };
+    std::map<std::string, Wanted> keys;
+    auto allow = [](Wanted& wanted, std::vector<std::string> values) {
+        if (wanted.in) {
+            std::vector<std::string> both;
+            for (const auto& value : *wanted.in)
+                if (std::find(values.begin(), values.end(), value) != values.end())
+                    both.push_back(value);
+            values = std::move(both);
+        }
+        wanted.in = std::move(values);
+        wanted.present = true;
+    };
+    for (const auto& selector : selectors) {
+        const json& matchLabels = at(selector, "matchLabels");
+        if (matchLabels.is_object())
+            for (const auto& [key, value] : matchLabels.items())
+                if (value.is_string()) allow(keys[key], {value.get<std::string>()});
+        for (const auto& expression : arrayAt(selector, "matchExpressions")) {
+            const std::string key = stringAt(expression, "key", "");
+            const std::string op = stringAt(expression, "operator", "");
+            std::vector<std::string> values;
+            for (const auto& value : arrayAt(expression, "values"))
+                if (value.is_string()) values.push_back(value.get<std::string>());
+            Wanted& wanted = keys[key];
+            if (op == "In")
+                allow(wanted, values);
+            else if (op == "NotIn")
+                wanted.notIn.insert(wanted.notIn.end(), values.begin(), values.end());
+            else if (op == "Exists")
+                wanted.present = true;
+            else if (op == "DoesNotExist")
+                wanted.absent = true;
+            else
+                return std::nullopt;  // an operator the API server refuses: nothing to build
+        }
     }
+    json labels = json::object();
+    for (auto& [key, wanted] : keys) {
+        auto excluded = [&](const std::string& value) {
+            return std::find(wanted.notIn.begin(), wanted.notIn.end(), value) != wanted.notIn.end();
+        };
+        if (wanted.absent) {
+            if (wanted.present) return std::nullopt;
+            continue;
+        }
+        if (wanted.in) {
+            const auto it = std::find_if_not(wanted.in->begin(), wanted.in->end(), excluded);
+            if (it == wanted.in->end()) return std::nullopt;
+            labels[key] = *it;
+        } else if (wanted.present) {
+            std::string value = "relay";
+            while (excluded(value)) value += "x";
+            labels[key] = value;
+        }
+    }
+    return labels;
+}
+
+bool selectsEveryPod(const json& policy) {
+    const json& selector = at(at(policy, "spec"), "podSelector");
+    return selector.is_object() && at(selector, "matchLabels").empty() &&
+           at(selector, "matchExpressions").empty();
 }
 
 // A pod of the namespace that `peer` lets in once someone makes it: its labels match the peer
@@ -74,22 +131,31 @@ void addLabelsMatching(const json& selector, json& labels) {
 // so a rule with no such pod today is a standing opening). "" when none could relay out.
 std::string possibleRelay(const json& peerSelector, const std::string& ns,
                           const json& networkPolicies, const EgressInputs& inputs) {
-    std::vector<json> candidates;
-    candidates.push_back(json::object());
+    // Egress isolation that does not cover every pod leaves some label set free (review 58 N3b).
+    bool everyPodIsolated = false;
     for (const auto& policy : networkPolicies) {
-        json labels = json::object();
-        addLabelsMatching(at(at(policy, "spec"), "podSelector"), labels);
-        candidates.push_back(std::move(labels));
+        const json& types = at(at(policy, "spec"), "policyTypes");
+        bool egress = false;
+        for (const auto& type : arrayAt(at(policy, "spec"), "policyTypes"))
+            egress = egress || type == "Egress";
+        if (!types.is_array()) egress = !at(at(policy, "spec"), "egress").is_null();
+        everyPodIsolated = everyPodIsolated || (egress && selectsEveryPod(policy));
     }
-    for (auto& labels : candidates) {
-        addLabelsMatching(peerSelector, labels);
-        if (!model::labelSelectorMatches(peerSelector, labels)) continue;
-        json pod = {{"metadata", {{"namespace", ns}, {"labels", labels}}}};
+    if (!everyPodIsolated)
+        return "no policy isolates the egress of every pod of the namespace, so a pod labelled "
+               "to match it could have open egress";
+    std::vector<std::vector<json>> candidates{{peerSelector}};
+    for (const auto& policy : networkPolicies)
+        candidates.push_back({peerSelector, at(at(policy, "spec"), "podSelector")});
+    for (const auto& selectors : candidates) {
+        const auto labels = labelsMatchingAll(selectors);
+        if (!labels || !model::labelSelectorMatches(peerSelector, *labels)) continue;
+        json pod = {{"metadata", {{"namespace", ns}, {"labels", *labels}}}};
         if (auto reason = relayReason(pod, networkPolicies, inputs); !reason.empty())
             return fmt::format(
                 "a pod labelled {} would be let in, and its own egress is open "
                 "({})",
-                labels.dump(), reason);
+                labels->dump(), reason);
     }
     return "";
 }

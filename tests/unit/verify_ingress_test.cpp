@@ -131,3 +131,47 @@ TEST_CASE("attack 58 N3: a rule no pod matches today still lets in the pod label
         CHECK(egressStatic(pod(), all, inputs).verdict == Verdict::Unproven);
     }
 }
+
+TEST_CASE("review 58 N3a, N3b: selectors with NotIn or Exists, and isolation with holes",
+          "[verify][false-pass]") {
+    EgressInputs inputs;
+    inputs.namespacePods = json{{"items", json::array()}};
+    json all = withPolicy(json::parse(
+        R"({"podSelector": {}, "ingress": [{"from": [{"podSelector": {"matchExpressions": [
+            {"key": "role", "operator": "NotIn", "values": ["a"]},
+            {"key": "role", "operator": "Exists"}]}}]}]})"));
+    SECTION("a relay policy for role Exists but NotIn [x]: a pod role=relay is both") {
+        all.push_back(json::parse(R"({"metadata": {"name": "relay-out"},
+            "spec": {"podSelector": {"matchExpressions": [
+                {"key": "role", "operator": "Exists"},
+                {"key": "role", "operator": "NotIn", "values": ["x"]}]},
+                     "policyTypes": ["Egress"], "egress": [{}]}})"));
+        const auto openings = ingressOpenings(pod(), all, inputs);
+        REQUIRE(openings.doubts.size() == 1);
+        CHECK_THAT(openings.doubts[0], Catch::Contains("networkpolicy/relay-out"));
+    }
+    SECTION("a relay policy for role In [decoy, relay] NotIn [decoy]") {
+        all.push_back(json::parse(R"({"metadata": {"name": "relay-out"},
+            "spec": {"podSelector": {"matchExpressions": [
+                {"key": "role", "operator": "In", "values": ["decoy", "relay"]},
+                {"key": "role", "operator": "NotIn", "values": ["decoy"]}]},
+                     "policyTypes": ["Egress"], "egress": [{}]}})"));
+        REQUIRE(ingressOpenings(pod(), all, inputs).doubts.size() == 1);
+    }
+    SECTION("default-deny narrowed to pods without a label: unproven") {
+        for (auto& policy : all)
+            if (policy["spec"]["podSelector"].empty())
+                policy["spec"]["podSelector"] = json::parse(
+                    R"({"matchExpressions": [{"key": "free", "operator": "DoesNotExist"}]})");
+        all.push_back(json::parse(R"({"metadata": {"name": "narrowed"},
+            "spec": {"podSelector": {"matchExpressions": [
+                {"key": "free", "operator": "DoesNotExist"}]},
+                     "policyTypes": ["Egress"], "egress": []}})"));
+        const auto openings = ingressOpenings(pod(), all, inputs);
+        bool said = false;
+        for (const auto& doubt : openings.doubts)
+            said = said ||
+                   doubt.find("no policy isolates the egress of every pod") != std::string::npos;
+        CHECK(said);
+    }
+}
