@@ -147,7 +147,7 @@ TEST_CASE("503 storms: reads retried, creates never repeated, a re-run completes
              "from-image", "--name", "billing", "--containerImage", "busybox", "-n", ns.name()});
         INFO(result.err << front.log());
         CHECK(result.exitCode == 1);
-        CHECK(oneLine(result.err));
+        CHECK(oneLine(harness::withoutGateWarning(result.err)));
         CHECK(front.count({"POST", "/sandboxes", "-> 503"}) == 1);
         auto rerun = harness::rossoctl({"agents", "import", "--deployment-type", "sandbox",
                                         "from-image", "--name", "billing", "--containerImage",

@@ -277,6 +277,15 @@ std::string projectGateImage(const std::string& ns) {
     return namespaceObject ? rossoctl::model::recordedGateImage(*namespaceObject) : "";
 }
 
+std::string withoutGateWarning(const std::string& err) {
+    const std::string warning = "Warning: the sandbox gets no egress gate";
+    std::string kept;
+    std::istringstream lines(err);
+    for (std::string line; std::getline(lines, line);)
+        if (line.rfind(warning, 0) != 0) kept += line + "\n";
+    return kept;
+}
+
 nlohmann::json smallSandbox(const std::string& ns, const std::string& name,
                             const std::string& image) {
     rossoctl::model::SandboxOptions options;

@@ -52,6 +52,8 @@ nlohmann::json getSandbox(const std::string& ns, const std::string& name);
 // The egress gate image `agents import` would write into a Sandbox in ns: the project's
 // rossoctl.dev/gate-image, "" (no gate) in a namespace that is not a rossoctl project.
 std::string projectGateImage(const std::string& ns);
+// stderr without the warning `agents import` gives in a namespace that is no project (no gate).
+std::string withoutGateWarning(const std::string& err);
 // A hardened Sandbox as rossoctl builds it (100m cpu, 64Mi, an hour to live, the gate as
 // projectGateImage(ns) says), not created.
 nlohmann::json smallSandbox(const std::string& ns, const std::string& name,
