@@ -96,19 +96,6 @@ std::string portsText(const EgressGrant& grant) {
     return grant.ports.describe() + "; " + namedPortsText(grant);
 }
 
-std::vector<std::string> policyTypes(const json& spec) {
-    std::vector<std::string> types;
-    if (member(spec, "policyTypes").is_array()) {
-        for (const auto& type : spec["policyTypes"])
-            if (type.is_string()) types.push_back(type.get<std::string>());
-        return types;
-    }
-    // The API server's defaulting: Ingress always, Egress when egress rules exist.
-    types.push_back("Ingress");
-    if (!arrayMember(spec, "egress").empty()) types.push_back("Egress");
-    return types;
-}
-
 // An ipBlock not understood opens what it says, which is not known: never "nothing".
 AddressSet ipBlockSet(const json& block, const std::string& source, EffectiveEgress& out) {
     AddressSet set;
@@ -273,6 +260,19 @@ void addCiliumPolicy(const json& policy, const json& podLabels, EffectiveEgress&
 }
 
 }  // namespace
+
+std::vector<std::string> policyTypes(const json& spec) {
+    std::vector<std::string> types;
+    if (member(spec, "policyTypes").is_array()) {
+        for (const auto& type : spec["policyTypes"])
+            if (type.is_string()) types.push_back(type.get<std::string>());
+        return types;
+    }
+    // The API server's defaulting: Ingress always, Egress when egress rules exist.
+    types.push_back("Ingress");
+    if (!arrayMember(spec, "egress").empty()) types.push_back("Egress");
+    return types;
+}
 
 bool labelSelectorMatches(const json& selector, const json& labels) {
     if (!selector.is_object()) return false;

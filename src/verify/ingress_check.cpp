@@ -22,11 +22,8 @@ namespace {
 // Ingress is in a policy's types unless policyTypes lists only others (the API server defaults
 // it in always).
 bool hasIngressType(const json& spec) {
-    const json& types = at(spec, "policyTypes");
-    if (!types.is_array()) return true;
-    for (const auto& type : types)
-        if (type == "Ingress") return true;
-    return false;
+    const auto types = model::policyTypes(spec);
+    return std::find(types.begin(), types.end(), "Ingress") != types.end();
 }
 
 // Who a peer of a `from` lets in, or "" for pods of the policy's own namespace.
@@ -134,11 +131,8 @@ std::string possibleRelay(const json& peerSelector, const std::string& ns,
     // Egress isolation that does not cover every pod leaves some label set free (review 58 N3b).
     bool everyPodIsolated = false;
     for (const auto& policy : networkPolicies) {
-        const json& types = at(at(policy, "spec"), "policyTypes");
-        bool egress = false;
-        for (const auto& type : arrayAt(at(policy, "spec"), "policyTypes"))
-            egress = egress || type == "Egress";
-        if (!types.is_array()) egress = !at(at(policy, "spec"), "egress").is_null();
+        const auto types = model::policyTypes(at(policy, "spec"));
+        const bool egress = std::find(types.begin(), types.end(), "Egress") != types.end();
         everyPodIsolated = everyPodIsolated || (egress && selectsEveryPod(policy));
     }
     if (!everyPodIsolated)

@@ -67,6 +67,8 @@ class PortSet {
 // A metav1.LabelSelector (matchLabels and matchExpressions) against a label map; null selects
 // nothing, an operator not known selects nothing.
 bool labelSelectorMatches(const nlohmann::json& selector, const nlohmann::json& labels);
+// A NetworkPolicy spec's policyTypes, with the API server's defaulting when it has none.
+std::vector<std::string> policyTypes(const nlohmann::json& spec);
 
 // A pod peer: pods matching podSelector in the namespaces namespaceSelector matches (null
 // namespaceSelector: the policy's own namespace).
