@@ -78,6 +78,15 @@ ExternalNames readExternalNames(kube::Client& client, const std::string& ns) {
             if (const json& number = at(port, "port"); number.is_number_integer())
                 names.names.back().portNumbers.emplace_back(name, number.get<int>());
         }
+        auto& claimed = names.names.back().claimedAddresses;
+        for (const auto& address : arrayAt(at(service, "spec"), "externalIPs"))
+            if (address.is_string()) claimed.push_back(address.get<std::string>());
+        if (const std::string address = stringAt(at(service, "spec"), "loadBalancerIP");
+            !address.empty())
+            claimed.push_back(address);
+        for (const auto& ingress : arrayAt(at(at(service, "status"), "loadBalancer"), "ingress"))
+            if (const std::string address = stringAt(ingress, "ip"); !address.empty())
+                claimed.push_back(address);
         // Any Service with one, whatever its type says: reading more is never a false pass.
         const json& externalName = at(at(service, "spec"), "externalName");
         if (!externalName.is_string() || externalName.get<std::string>().empty()) continue;

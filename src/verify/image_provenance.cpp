@@ -88,12 +88,15 @@ ImageReference parseImageReference(const std::string& image) {
     const std::string first = slash == std::string::npos ? "" : rest.substr(0, slash);
     if (!first.empty() && (first.find('.') != std::string::npos ||
                            first.find(':') != std::string::npos || first == "localhost")) {
-        out.registry = first;
+        // Docker Hub's other names, as the kubelet may report an image it ran.
+        out.registry =
+            first == "index.docker.io" || first == "registry-1.docker.io" ? "docker.io" : first;
         rest = rest.substr(slash + 1);
     } else {
         out.registry = "docker.io";
-        if (rest.find('/') == std::string::npos) rest = "library/" + rest;
     }
+    if (out.registry == "docker.io" && rest.find('/') == std::string::npos)
+        rest = "library/" + rest;
     const auto colon = rest.rfind(':');
     if (colon != std::string::npos && rest.find('/', colon) == std::string::npos) {
         out.tag = rest.substr(colon + 1);

@@ -109,7 +109,15 @@ CheckResult Verification::egressCheck() {
     }
     // What verify reads is held, not what was sent: the window before the policies held is
     // closed only by rossoctl's gate (attack 56 E7).
-    absorb(result.livePart, egressGateLive(inputs_.pod, gateImage));
+    const Finding gate = egressGateLive(inputs_.pod, gateImage);
+    absorb(result.livePart, gate);
+    if (gate.verdict == Verdict::Pass) {
+        const auto& targets = inputs_.egress.apiServerTargets;
+        std::vector<std::string> gateTargets;  // the `kubernetes` Service's cluster IPs
+        for (std::size_t i = 0; i < targets.size() && i < inputs_.egress.apiServerServiceCount; ++i)
+            gateTargets.push_back(targets[i].first);
+        absorb(result.livePart, egressGateTargetClaims(inputs_.externalNames, gateTargets));
+    }
     result.livePart = withoutSpoofableDenial(result.livePart, rawNetworkHoldersWithTemplate());
     return result;
 }

@@ -32,6 +32,7 @@ json gatedPod(const std::string& message, long exitCode = 0) {
     pod["spec"] = gatedSandbox("busybox:1.36")["spec"]["podTemplate"]["spec"];
     pod["status"]["initContainerStatuses"] = json::array(
         {{{"name", "rossoctl-egress-gate"},
+          {"image", "docker.io/library/busybox:1.36"},
           {"state",
            {{"terminated",
              {{"exitCode", exitCode}, {"reason", "Completed"}, {"message", message}}}}}}});
@@ -183,6 +184,20 @@ TEST_CASE("verify: without a confirmed gate, the start window leaves egress unpr
                           {"state", {{"running", {{"startedAt", "2026-12-06T10:00:04Z"}}}}}}});
         why = "ephemeral container debugger started before the rossoctl egress gate ended";
     }
+    SECTION("an image edited into the pod after a fake gate ran (review 58 G4)") {
+        pod["status"]["initContainerStatuses"][0]["image"] = "tenant.example/says-held:1";
+        why =
+            "the rossoctl egress gate's word does not count: the kubelet says it ran "
+            "tenant.example/says-held:1, not the project's gate image busybox:1.36";
+    }
+    SECTION("another tag of the gate's image ran") {
+        pod["status"]["initContainerStatuses"][0]["image"] = "docker.io/library/busybox:1.37";
+        why = "the kubelet says it ran docker.io/library/busybox:1.37";
+    }
+    SECTION("the kubelet did not say which image ran") {
+        pod["status"]["initContainerStatuses"][0].erase("image");
+        why = "the kubelet did not say which image it ran";
+    }
     SECTION("it failed") {
         pod = gatedPod(kHeld, 1);
         why = "the rossoctl egress gate did not confirm: it ended with exit code 1";
@@ -224,6 +239,22 @@ TEST_CASE("verify: verify's own probe, started after the gate ended, leaves the 
     CHECK(verify::egressGateLive(pod, "busybox:1.36").verdict == verify::Verdict::Pass);
 }
 
+TEST_CASE("verify: the image the kubelet names is the gate image in any of its spellings",
+          "[verify][gate]") {
+    for (const auto& [gate, ran] : std::vector<std::pair<std::string, std::string>>{
+             {"busybox:1.36", "docker.io/library/busybox:1.36"},
+             {"busybox:1.36", "index.docker.io/library/busybox:1.36"},
+             {"docker.io/busybox", "docker.io/library/busybox:latest"},
+             {"registry.local:5000/tools/busybox:1.36", "registry.local:5000/tools/busybox:1.36"},
+             {"busybox@sha256:ab12", "docker.io/library/busybox@sha256:ab12"}}) {
+        INFO(gate << " ran as " << ran);
+        json pod = gatedPod(kHeld);
+        pod["spec"]["initContainers"][0]["image"] = gate;
+        pod["status"]["initContainerStatuses"][0]["image"] = ran;
+        CHECK(verify::egressGateLive(pod, gate).verdict == verify::Verdict::Pass);
+    }
+}
+
 TEST_CASE("verify: a template without the gate makes pods whose first milliseconds are open",
           "[verify][gate]") {
     json pod = gatedPod(kHeld);
@@ -232,4 +263,36 @@ TEST_CASE("verify: a template without the gate makes pods whose first millisecon
     CHECK(finding.verdict == verify::Verdict::Unproven);
     CHECK(evidenceOf(finding).find("its pods have no rossoctl egress gate") != std::string::npos);
     CHECK(evidenceOf(finding).find("import it again there") != std::string::npos);
+}
+
+TEST_CASE("verify: a Service claiming the API server's address speaks for the gate's target",
+          "[verify][gate]") {
+    verify::ExternalNames services;
+    services.read = true;
+    services.ns = "team1";
+    services.names.push_back({"team1", "web", "10.96.0.20", {}, {}, {"192.0.2.7"}});
+    CHECK(verify::egressGateTargetClaims(services, {"10.96.0.1"}).verdict == verify::Verdict::Pass);
+    SECTION("as an external IP (review 58 G2)") {
+        services.names.push_back({"team1", "decoy", "10.96.0.21", {}, {}, {"10.96.0.1"}});
+    }
+    SECTION("as a load balancer's address, in another namespace") {
+        services.names.push_back({"other", "lb", "10.96.0.22", {}, {}, {"192.0.2.9", "10.96.0.1"}});
+    }
+    const auto finding = verify::egressGateTargetClaims(services, {"10.96.0.1"});
+    CHECK(finding.verdict == verify::Verdict::Unproven);
+    CHECK(evidenceOf(finding).find("claims 10.96.0.1, the API server's address the gate "
+                                   "connects to, as an external IP") != std::string::npos);
+}
+
+TEST_CASE("verify: with the API server's address unread, any external IP may be it",
+          "[verify][gate]") {
+    verify::ExternalNames services;
+    services.read = true;
+    services.names.push_back({"team1", "web", "10.96.0.20", {}, {}, {}});
+    CHECK(verify::egressGateTargetClaims(services, {}).verdict == verify::Verdict::Pass);
+    services.names.push_back({"team1", "decoy", "10.96.0.21", {}, {}, {"10.96.0.1"}});
+    const auto finding = verify::egressGateTargetClaims(services, {});
+    CHECK(finding.verdict == verify::Verdict::Unproven);
+    CHECK(evidenceOf(finding).find("the API server's address the gate connects to was not read") !=
+          std::string::npos);
 }

@@ -256,3 +256,21 @@ TEST_CASE("sandbox verify: a probe that floods its output is unproven, its prefi
     CHECK(checks["service-account-token"]["live"]["evidence"].dump().find(
               "printed more than 65536 bytes") != std::string::npos);
 }
+
+TEST_CASE(
+    "sandbox verify: a Service's external IP on the API server's address is read as a "
+    "claim on the gate's target (review 58 G2)",
+    "[verify][command][gate]") {
+    TestHost host;
+    host.server.onJson("GET", "/api/v1/services", 200,
+                       list({json::parse(R"({"metadata": {"name": "decoy", "namespace": "team1"},
+                              "spec": {"clusterIP": "10.96.0.21", "externalIPs": ["10.96.0.1"],
+                                       "ports": [{"port": 443}]}})")}));
+    serveHardened(host, "curl");
+    runVerifyJson(host, {"--no-restart"});
+    INFO(host.out.str() << host.err.str());
+    const json egress = verdicts(testing::printedJson(host.out.str()))["egress"];
+    CHECK(egress["live"]["result"] == "unproven");
+    CHECK_THAT(egress["live"]["evidence"].dump(),
+               Catch::Contains("Service team1/decoy claims 10.96.0.1"));
+}

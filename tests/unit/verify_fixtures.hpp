@@ -65,7 +65,8 @@ inline json hardenedPod(const std::string& uid) {
                              "controller": true}]},
       "status": {"phase": "Running",
                  "conditions": [{"type": "Ready", "status": "True"}],
-                 "initContainerStatuses": [{"name": "rossoctl-egress-gate", "state": {"terminated":
+                 "initContainerStatuses": [{"name": "rossoctl-egress-gate",
+                   "image": "docker.io/library/busybox:1.36", "state": {"terminated":
                    {"exitCode": 0, "reason": "Completed",
                     "message": "rossoctl-egress-gate: policies held after 3 tries\n"}}}],
                  "containerStatuses": [{"name": "agent", "state": {"running": {}}}]}})");

@@ -27,6 +27,9 @@ struct ServiceName {
     std::vector<std::string> ports;  // its ports' names (`NAME_SERVICE_PORT_<PORT>` in env)
     // (name, number) of each port in spec order: SRV answers give the number (attack 58 T7).
     std::vector<std::pair<std::string, int>> portNumbers = {};
+    // externalIPs, loadBalancerIP and the load balancer's ingress IPs: service proxies route
+    // these from pods too, whoever else has the address (review 58 G2).
+    std::vector<std::string> claimedAddresses = {};
 };
 
 struct ExternalNames {
