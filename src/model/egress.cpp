@@ -236,19 +236,11 @@ void addCiliumRule(const json& rule, const std::string& source, EffectiveEgress&
 }
 
 void addCiliumPolicy(const json& policy, const json& podLabels, EffectiveEgress& out) {
-    const std::string name =
-        "ciliumnetworkpolicy/" + stringMember(member(policy, "metadata"), "name", "?");
-    std::vector<json> specs;
-    if (member(policy, "spec").is_object()) specs.push_back(policy["spec"]);
-    for (const auto& spec : arrayMember(policy, "specs")) specs.push_back(spec);
-    for (const auto& spec : specs) {
-        const json& selector = member(spec, "endpointSelector");
-        if (!selector.is_object()) {
-            if (member(spec, "nodeSelector").is_object()) continue;  // host policy
+    for (const auto& [name, spec] : ciliumSpecsSelecting(policy, podLabels)) {
+        if (!member(spec, "endpointSelector").is_object()) {
             out.unevaluable.push_back(name + " has no endpointSelector");
             continue;
         }
-        if (!labelSelectorMatches(withoutSourcePrefix(selector), podLabels)) continue;
         // Deny-only policies do not isolate the endpoint, so they never count as closing it.
         if (!member(spec, "egress").is_array()) continue;
         out.isolated = true;
@@ -260,6 +252,24 @@ void addCiliumPolicy(const json& policy, const json& podLabels, EffectiveEgress&
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, json>> ciliumSpecsSelecting(const json& policy,
+                                                               const json& podLabels) {
+    const std::string name =
+        "ciliumnetworkpolicy/" + stringMember(member(policy, "metadata"), "name", "?");
+    std::vector<json> specs;
+    if (member(policy, "spec").is_object()) specs.push_back(policy["spec"]);
+    for (const auto& spec : arrayMember(policy, "specs")) specs.push_back(spec);
+    std::vector<std::pair<std::string, json>> out;
+    for (auto& spec : specs) {
+        const json& selector = member(spec, "endpointSelector");
+        if (!selector.is_object() && member(spec, "nodeSelector").is_object()) continue;  // host
+        if (selector.is_object() && !labelSelectorMatches(withoutSourcePrefix(selector), podLabels))
+            continue;
+        out.emplace_back(name, std::move(spec));
+    }
+    return out;
+}
 
 std::vector<std::string> policyTypes(const json& spec) {
     std::vector<std::string> types;

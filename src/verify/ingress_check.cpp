@@ -159,8 +159,25 @@ std::string possibleRelay(const json& peerSelector, const std::string& ns,
 IngressOpenings ingressOpenings(const json& pod, const json& networkPolicies,
                                 const EgressInputs& inputs) {
     IngressOpenings openings;
-    if (!networkPolicies.is_array()) return openings;
     const json& labels = at(at(pod, "metadata"), "labels");
+    // Cilium's ingress rules add to what NetworkPolicies let in, and their peers (entities,
+    // CIDRs, endpoints of any namespace) are not evaluated here (review 58 C1).
+    if (inputs.ciliumPolicies.is_array())
+        for (const auto& policy : inputs.ciliumPolicies)
+            for (const auto& [name, spec] : model::ciliumSpecsSelecting(
+                     policy, labels.is_object() ? labels : json::object())) {
+                const std::size_t rules = arrayAt(spec, "ingress").size();
+                if (rules > 0)
+                    openings.doubts.push_back(fmt::format(
+                        "{} has {} ingress rule{} for the pod{}; verify does not evaluate "
+                        "Cilium's ingress peers, so whether they let a source outside the "
+                        "project connect in (a channel both ways) is not known",
+                        name, rules, rules == 1 ? "" : "s",
+                        at(spec, "endpointSelector").is_object()
+                            ? ""
+                            : " (it has no endpointSelector, so it may select every pod)"));
+            }
+    if (!networkPolicies.is_array()) return openings;
     const std::string self = stringAt(at(pod, "metadata"), "name", "");
     for (const auto& policy : networkPolicies) {
         const json& spec = at(policy, "spec");

@@ -175,3 +175,39 @@ TEST_CASE("review 58 N3a, N3b: selectors with NotIn or Exists, and isolation wit
         CHECK(said);
     }
 }
+
+TEST_CASE("review 58 C1: a Cilium ingress rule for the pod leaves egress unproven", "[verify]") {
+    EgressInputs inputs;
+    inputs.namespacePods = json{{"items", json::array()}};
+    inputs.ciliumPolicies = json::array();
+    SECTION("one that selects the pod by a prefixed label") {
+        inputs.ciliumPolicies.push_back(json::parse(R"({"metadata": {"name": "in-from-world"},
+            "spec": {"endpointSelector": {"matchLabels": {"k8s:app": "listen-1"}},
+                     "ingress": [{"fromEntities": ["world"]}]}})"));
+        const auto openings = ingressOpenings(pod(), policies(), inputs);
+        REQUIRE(openings.doubts.size() == 1);
+        CHECK_THAT(openings.doubts[0],
+                   Catch::Contains("ciliumnetworkpolicy/in-from-world has 1 ingress rule for "
+                                   "the pod; verify does not evaluate Cilium's ingress peers"));
+        CHECK(openings.open.empty());
+    }
+    SECTION("one in `specs` without an endpointSelector") {
+        inputs.ciliumPolicies.push_back(json::parse(R"({"metadata": {"name": "no-selector"},
+            "specs": [{"ingress": [{}, {}]}]})"));
+        const auto openings = ingressOpenings(pod(), policies(), inputs);
+        REQUIRE(openings.doubts.size() == 1);
+        CHECK_THAT(openings.doubts[0], Catch::Contains("has 2 ingress rules for the pod (it has "
+                                                       "no endpointSelector"));
+    }
+    SECTION("egress-only, another pod's, or a host policy: nothing said") {
+        inputs.ciliumPolicies = json::parse(R"([
+            {"metadata": {"name": "egress-only"},
+             "spec": {"endpointSelector": {}, "egress": [{"toEntities": ["cluster"]}]}},
+            {"metadata": {"name": "others"},
+             "spec": {"endpointSelector": {"matchLabels": {"app": "other"}},
+                      "ingress": [{"fromEntities": ["world"]}]}},
+            {"metadata": {"name": "host"},
+             "spec": {"nodeSelector": {}, "ingress": [{"fromEntities": ["world"]}]}}])");
+        CHECK(ingressOpenings(pod(), policies(), inputs).doubts.empty());
+    }
+}

@@ -70,6 +70,12 @@ bool labelSelectorMatches(const nlohmann::json& selector, const nlohmann::json& 
 // A NetworkPolicy spec's policyTypes, with the API server's defaulting when it has none.
 std::vector<std::string> policyTypes(const nlohmann::json& spec);
 
+// The specs of a CiliumNetworkPolicy (spec and specs) whose endpointSelector selects a pod with
+// these labels, with the policy's name ("ciliumnetworkpolicy/x"). A spec without one (not a
+// host policy) is listed too: what it selects is not known.
+std::vector<std::pair<std::string, nlohmann::json>> ciliumSpecsSelecting(
+    const nlohmann::json& policy, const nlohmann::json& podLabels);
+
 // A pod peer: pods matching podSelector in the namespaces namespaceSelector matches (null
 // namespaceSelector: the policy's own namespace).
 struct PodPeer {
