@@ -62,6 +62,13 @@ inline constexpr int kEscapeLayers = 2;
 // a small value can inflate its whole 8 MiB, and a pod reads 256 Secrets.
 inline constexpr size_t kInflatedPerPod = 32 * 1024 * 1024;
 
+// Numbers a writer chooses and the agent reads back (attack 58 T9, T10, T7; review 58 T10b, T11,
+// T12): a few are settings; more are a channel for a credential in an encoding of the writer's
+// choosing that no shape search reads. 64 bytes is below what the smallest signed token carries
+// that no one can guess (an ES256 signature is 64 bytes, besides its jti and uid), so past it
+// they are unproven rather than searched.
+inline constexpr size_t kMostNumberBytes = 64;
+
 // forEachForm, taking what it inflates from `allValues` too (and at most kInflatedPerValue).
 template <typename Visit>
 void forEachForm(const std::string& value, Visit&& visit, size_t& allValues) {

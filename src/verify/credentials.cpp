@@ -313,11 +313,6 @@ std::vector<JoinedValues> joinedEnvValues(const json& pod) {
 
 namespace {
 
-// Numbers of the spec the agent reads back (attack 58 T9, T10; review 58 T10b, T11): a few are
-// a pod's settings; more are a channel for a credential in an encoding of the writer's choosing
-// that no shape search reads, so past a budget they are unproven rather than searched.
-constexpr size_t kMostNumberBytes = 64;
-
 size_t addressBytes(const std::string& address) {
     return address.find(':') == std::string::npos ? 4 : 16;
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -220,6 +221,31 @@ Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
                              ns, group.size(),
                              serviceLinks && ns == names.ns ? ", and in the pod's env" : ""),
                  "hold", shape);
+    }
+    // Any encoding of them at all: the pod's namespace's port numbers and cluster IPs, which its
+    // editors choose (review 58 T7x, T12), count against the numbers' budget.
+    // N ports of D distinct numbers carry at most the D numbers (16 bits each) and which one
+    // each port has (log2 D bits): a hundred Sandboxes' Services all on 8080 carry two bytes.
+    size_t ports = 0, addresses = 0;
+    std::set<int> distinct;
+    for (const auto& service : names.names)
+        if (service.ns == names.ns) {
+            ports += service.portNumbers.size();
+            for (const auto& [name, number] : service.portNumbers) distinct.insert(number);
+            addresses += hasAddress(service) ? 1 : 0;
+        }
+    const double portBits =
+        16.0 * static_cast<double>(distinct.size()) +
+        (distinct.size() > 1 ? static_cast<double>(ports) * std::log2(distinct.size()) : 0.0);
+    if (const size_t bytes = static_cast<size_t>(std::ceil(portBits / 8)) + 2 * addresses;
+        bytes > kMostNumberBytes) {
+        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+        finding.evidence.push_back(fmt::format(
+            "the port numbers and cluster IPs of namespace {}'s Services, which its editors "
+            "choose and the pod reads through the cluster DNS, can carry {} bytes ({} ports of "
+            "{} numbers, {} cluster IPs): more than the {} a credential cannot fit in, and an "
+            "encoding of them other than their bytes is not searched",
+            names.ns, bytes, ports, distinct.size(), addresses, kMostNumberBytes));
     }
     if (finding.verdict == Verdict::Pass && !names.names.empty())
         finding.evidence.push_back(fmt::format(

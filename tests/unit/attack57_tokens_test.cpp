@@ -357,3 +357,58 @@ TEST_CASE("attack 58 T7: a token in Service port numbers, two bytes each, read t
     CHECK(serviceNamesStatic(podWithLinks(json(false)), listed({web}), kIssuer).verdict ==
           Verdict::Pass);
 }
+
+TEST_CASE(
+    "review 58 T7x, T12: the namespace's port numbers and cluster IPs past the numbers' "
+    "budget are unproven, in whatever encoding",
+    "[verify][false-pass]") {
+    using namespace attack57_tokens;
+    const std::string token = token57();
+    // The token's bytes XORed with 0x5a: no byte search reads them.
+    std::vector<ServiceName> services;
+    for (int s = 0; s < 6; ++s)
+        services.push_back({"team1", fmt::format("s{}", s), fmt::format("10.96.1.{}", s + 1), {}});
+    for (size_t at = 0, i = 0; at < token.size(); at += 2, ++i) {
+        const int high = static_cast<unsigned char>(token[at]) ^ 0x5a;
+        const int low =
+            (at + 1 < token.size() ? static_cast<unsigned char>(token[at + 1]) : 0) ^ 0x5a;
+        services[i % 6].portNumbers.emplace_back(fmt::format("p{:03}", i), high * 256 + low);
+    }
+    Finding finding = serviceNamesStatic(podWithLinks(json(false)), listed(services), kIssuer);
+    INFO(json(finding.evidence).dump());
+    CHECK(finding.verdict == Verdict::Unproven);
+    CHECK(mentions(finding,
+                   "namespace team1's Services, which its editors choose and the pod "
+                   "reads through the cluster DNS, can carry"));
+    // A hundred Sandboxes' headless Services, all on 8080, carry one number: two bytes.
+    std::vector<ServiceName> boxes;
+    for (int s = 0; s < 100; ++s) {
+        boxes.push_back({"team1", fmt::format("box{}", s), "None", {}});
+        boxes.back().portNumbers = {{"http", 8080}};
+    }
+    CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(boxes), kIssuer).verdict ==
+          Verdict::Pass);
+    // Ten Services of one port each, ten numbers: 160 + 10 x 3.3 bits and 10 cluster IPs, 45 bytes.
+    std::vector<ServiceName> ordinary;
+    for (int s = 0; s < 10; ++s) {
+        ordinary.push_back(
+            {"team1", fmt::format("web{}", s), fmt::format("10.96.2.{}", s + 1), {}});
+        ordinary.back().portNumbers = {{"http", 8080 + s}};
+    }
+    CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(ordinary), kIssuer).verdict ==
+          Verdict::Pass);
+    // One more port, or a Service of another namespace's (not counted) beside them.
+    auto more = ordinary;
+    more.push_back({"other", "big", "10.96.3.1", {}});
+    for (int p = 0; p < 100; ++p) more.back().portNumbers.emplace_back("", 1000 + p);
+    CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(more), kIssuer).verdict ==
+          Verdict::Pass);
+    // Ten more Services on ten more numbers: 88 bytes.
+    for (int s = 0; s < 10; ++s) {
+        ordinary.push_back(
+            {"team1", fmt::format("api{}", s), fmt::format("10.96.4.{}", s + 1), {}});
+        ordinary.back().portNumbers = {{"http", 9080 + s}};
+    }
+    CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(ordinary), kIssuer).verdict ==
+          Verdict::Unproven);
+}
