@@ -253,8 +253,46 @@ void addCiliumPolicy(const json& policy, const json& podLabels, EffectiveEgress&
 
 }  // namespace
 
+namespace {
+
+// Whether a Cilium endpointSelector might select a pod with these labels: its keys' source
+// prefixes (k8s:, any:) dropped in matchLabels and matchExpressions alike; a key Cilium derives
+// (io.cilium.*, io.kubernetes.*) or of another source is not known here, so it might.
+bool ciliumMaySelect(const json& selector, const json& podLabels) {
+    json plain = selector;
+    auto unprefixed = [](std::string key) {
+        for (const char* prefix : {"k8s:", "any:"})
+            if (key.rfind(prefix, 0) == 0) key = key.substr(std::string(prefix).size());
+        return key;
+    };
+    auto unknown = [](const std::string& key) {
+        return key.find(':') != std::string::npos || key.rfind("io.cilium.", 0) == 0 ||
+               key.rfind("io.kubernetes.", 0) == 0;
+    };
+    if (member(selector, "matchLabels").is_object()) {
+        plain["matchLabels"] = json::object();
+        for (const auto& [key, value] : selector["matchLabels"].items()) {
+            if (unknown(unprefixed(key))) return true;
+            plain["matchLabels"][unprefixed(key)] = value;
+        }
+    }
+    if (member(selector, "matchExpressions").is_array()) {
+        plain["matchExpressions"] = json::array();
+        for (auto expression : selector["matchExpressions"]) {
+            const std::string key = unprefixed(stringMember(expression, "key"));
+            if (unknown(key)) return true;
+            if (expression.is_object()) expression["key"] = key;
+            plain["matchExpressions"].push_back(std::move(expression));
+        }
+    }
+    return labelSelectorMatches(plain, podLabels);
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, json>> ciliumSpecsSelecting(const json& policy,
-                                                               const json& podLabels) {
+                                                               const json& podLabels,
+                                                               bool mayMatch) {
     const std::string name =
         "ciliumnetworkpolicy/" + stringMember(member(policy, "metadata"), "name", "?");
     std::vector<json> specs;
@@ -264,7 +302,9 @@ std::vector<std::pair<std::string, json>> ciliumSpecsSelecting(const json& polic
     for (auto& spec : specs) {
         const json& selector = member(spec, "endpointSelector");
         if (!selector.is_object() && member(spec, "nodeSelector").is_object()) continue;  // host
-        if (selector.is_object() && !labelSelectorMatches(withoutSourcePrefix(selector), podLabels))
+        if (selector.is_object() &&
+            !(mayMatch ? ciliumMaySelect(selector, podLabels)
+                       : labelSelectorMatches(withoutSourcePrefix(selector), podLabels)))
             continue;
         out.emplace_back(name, std::move(spec));
     }

@@ -25,6 +25,11 @@ std::vector<std::string> nonEmptyPieces(const std::string& text, char separator)
 // or one longer than 64 KiB.
 std::vector<std::string> joinedPieces(const std::vector<std::string>& pieces);
 
+// The numbers of the pod's spec the agent reads back (supplementalGroups, hostAliases and
+// dnsConfig addresses, volume file modes), each as (where, bytes): kMostNumberBytes bounds them
+// together with the pod's namespace's Service numbers.
+std::vector<std::pair<std::string, size_t>> specNumberChannels(const nlohmann::json& pod);
+
 // "atk-t2" before "atk-t10": digits compared as numbers, the rest as text (external_names.cpp).
 bool numberedBefore(const std::string& a, const std::string& b);
 

@@ -325,7 +325,9 @@ size_t modeCount(const json& source) {
     return modes;
 }
 
-void judgeNumberChannels(const json& pod, Finding& finding) {
+}  // namespace
+
+std::vector<std::pair<std::string, size_t>> specNumberChannels(const json& pod) {
     const json& spec = at(pod, "spec");
     std::vector<std::pair<std::string, size_t>> channels;  // where, bytes
     const size_t groups = arrayAt(at(spec, "securityContext"), "supplementalGroups").size();
@@ -358,6 +360,13 @@ void judgeNumberChannels(const json& pod, Finding& finding) {
     if (modes > 0)
         channels.emplace_back(fmt::format("{} volume file modes (stat)", modes),
                               (modes * 9 + 7) / 8);
+    return channels;
+}
+
+namespace {
+
+void judgeNumberChannels(const json& pod, Finding& finding) {
+    const auto channels = specNumberChannels(pod);
     size_t total = 0;
     for (const auto& [where, bytes] : channels) total += bytes;
     if (total <= kMostNumberBytes) return;

@@ -1,9 +1,12 @@
 #include "rossoctl/verify/egress_gate.hpp"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <optional>
 
 #include "json_access.hpp"
 #include "rossoctl/model/egress_gate.hpp"
@@ -48,15 +51,60 @@ std::string clipped(std::string text) {
 // What the kubelet says the gate ran: an image edited into the pod after the gate ended
 // changes the spec, not what ran (review 58 G4). "" when it ran the gate image.
 std::string ranImageMismatch(const json& status, const std::string& gateImage) {
+    const ImageReference want = parseImageReference(gateImage);
+    if (!want.digest.empty()) {
+        // Pinned: the runtime names the image by its config ID or any tag it has on the node;
+        // imageID carries the digest it was pulled by (review 59 #7).
+        const std::string id = stringAt(status, "imageID");
+        const auto at = id.rfind('@');
+        if (at != std::string::npos && id.substr(at + 1) == want.digest) return "";
+        return fmt::format("the kubelet says it ran the image {}, not the project's gate image {}",
+                           id.empty() ? "(no imageID)" : clipped(id), gateImage);
+    }
     const std::string ran = stringAt(status, "image");
     if (ran.empty()) return "the kubelet did not say which image it ran";
-    const ImageReference want = parseImageReference(gateImage);
     const ImageReference got = parseImageReference(ran);
     if (want.registry == got.registry && want.repository == got.repository && want.tag == got.tag &&
-        want.digest == got.digest)
+        got.digest.empty())
         return "";
-    return fmt::format("the kubelet says it ran {}, not the project's gate image {}", clipped(ran),
-                       gateImage);
+    // containerd names an image by the first of its tags on the node (review 59 #8).
+    return fmt::format(
+        "the kubelet says it ran {}, not the project's gate image {} (a node that holds one "
+        "image under several names may say another: pin the gate by digest, `project create "
+        "--check-image NAME@sha256:...`)",
+        clipped(ran), gateImage);
+}
+
+// An address as service proxies read it (Go's ParseIPSloppy: IPv4 octets with leading zeros
+// are decimal, an IPv4-mapped IPv6 address is the IPv4 one), in one spelling; nullopt when it
+// is none.
+std::optional<std::string> canonicalAddress(const std::string& text) {
+    std::array<unsigned, 4> octets{};
+    size_t part = 0, digits = 0;
+    bool v4 = !text.empty();
+    for (char c : text) {
+        if (c == '.') {
+            if (digits == 0 || ++part > 3) v4 = false;
+            digits = 0;
+        } else if (c >= '0' && c <= '9' && digits < 4) {
+            octets[part] = octets[part] * 10 + static_cast<unsigned>(c - '0');
+            ++digits;
+        } else {
+            v4 = false;
+        }
+        if (!v4) break;
+    }
+    if (v4 && part == 3 && digits > 0 &&
+        std::all_of(octets.begin(), octets.end(), [](unsigned o) { return o < 256; }))
+        return fmt::format("{}.{}.{}.{}", octets[0], octets[1], octets[2], octets[3]);
+    in6_addr v6{};
+    if (::inet_pton(AF_INET6, text.c_str(), &v6) != 1) return std::nullopt;
+    if (IN6_IS_ADDR_V4MAPPED(&v6))
+        return fmt::format("{}.{}.{}.{}", v6.s6_addr[12], v6.s6_addr[13], v6.s6_addr[14],
+                           v6.s6_addr[15]);
+    char out[INET6_ADDRSTRLEN] = {};
+    ::inet_ntop(AF_INET6, &v6, out, sizeof out);
+    return std::string(out);
 }
 
 Finding gateDoubt(const std::string& why) {
@@ -126,23 +174,37 @@ Finding egressGateLive(const json& pod, const std::string& gateImage) {
                    ""};
 }
 
-Finding egressGateTargetClaims(const ExternalNames& services,
-                               const std::vector<std::string>& gateTargets) {
-    // Services not read leave the Service checks unproven already; not said twice.
+Finding egressGateTargetClaims(const ExternalNames& services, const EgressInputs& egress) {
+    // The pod's namespace is its editors', the likeliest claimants: unread, it is unproven.
+    if (services.read && !services.problem.empty())
+        return gateDoubt(fmt::format(
+            "the Services of namespace {} were not read, so whether one claims the API server's "
+            "address the gate connects to as an external IP is not known",
+            services.ns));
+    std::vector<std::string> targets;
+    for (size_t i = 0; i < egress.apiServerTargets.size() && i < egress.apiServerServiceCount; ++i)
+        if (auto canonical = canonicalAddress(egress.apiServerTargets[i].first))
+            targets.push_back(*canonical);
     for (const auto& service : services.names)
-        for (const auto& address : service.claimedAddresses) {
-            if (gateTargets.empty())  // the `kubernetes` Service was not read (forbidden)
+        for (const auto& written : service.claimedAddresses) {
+            const auto address = canonicalAddress(written);
+            if (!address)  // the API server reads some spellings verify does not
+                return gateDoubt(fmt::format(
+                    "Service {}/{} claims {:?} as an external IP, an address verify cannot read: "
+                    "it may be the API server's the gate connects to",
+                    service.ns, service.name, clipped(written)));
+            if (targets.empty())  // the `kubernetes` Service was not read (forbidden)
                 return gateDoubt(fmt::format(
                     "Service {}/{} claims {} as an external IP, and the API server's address "
                     "the gate connects to was not read, so it may be that one: its pods may "
                     "refuse the gate's connect before the pod's policies hold",
-                    service.ns, service.name, clipped(address)));
-            if (std::find(gateTargets.begin(), gateTargets.end(), address) != gateTargets.end())
+                    service.ns, service.name, *address));
+            if (std::find(targets.begin(), targets.end(), *address) != targets.end())
                 return gateDoubt(fmt::format(
                     "Service {}/{} claims {}, the API server's address the gate connects to, "
                     "as an external IP: its pods may refuse the gate's connect before the "
                     "pod's policies hold",
-                    service.ns, service.name, address));
+                    service.ns, service.name, *address));
         }
     return Finding{Verdict::Pass, {}, ""};
 }

@@ -78,6 +78,12 @@ ExternalNames readExternalNames(kube::Client& client, const std::string& ns) {
             if (const json& number = at(port, "port"); number.is_number_integer())
                 names.names.back().portNumbers.emplace_back(name, number.get<int>());
         }
+        auto& count = names.names.back().clusterIPCount;
+        for (const auto& ip : arrayAt(at(service, "spec"), "clusterIPs"))
+            if (ip.is_string() && !ip.get<std::string>().empty() && ip != "None") ++count;
+        if (count == 0 && !names.names.back().clusterIP.empty() &&
+            names.names.back().clusterIP != "None")
+            count = 1;
         auto& claimed = names.names.back().claimedAddresses;
         for (const auto& address : arrayAt(at(service, "spec"), "externalIPs"))
             if (address.is_string()) claimed.push_back(address.get<std::string>());

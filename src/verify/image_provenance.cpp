@@ -131,9 +131,21 @@ std::optional<std::vector<std::string>> allowedRegistries(const json& namespaceO
 
 bool registryAllowed(const ImageReference& image, const std::vector<std::string>& allowed) {
     const std::string full = image.registry + "/" + image.repository;
-    for (const auto& entry : allowed)
-        if (entry == image.registry || full == entry || full.rfind(entry + "/", 0) == 0)
-            return true;
+    for (std::string entry : allowed) {
+        // Spelled as parseImageReference spells images: Docker Hub's names, its library.
+        const auto slash = entry.find('/');
+        const std::string host = entry.substr(0, slash);
+        if (host == "index.docker.io" || host == "registry-1.docker.io")
+            entry = "docker.io" + (slash == std::string::npos ? "" : entry.substr(slash));
+        // "docker.io/busybox": an organisation's images, or the library's image busybox.
+        std::vector<std::string> readings{entry};
+        if (entry.rfind("docker.io/", 0) == 0 && entry.size() > 10 &&
+            entry.find('/', 10) == std::string::npos)
+            readings.push_back("docker.io/library/" + entry.substr(10));
+        for (const auto& reading : readings)
+            if (reading == image.registry || full == reading || full.rfind(reading + "/", 0) == 0)
+                return true;
+    }
     return false;
 }
 

@@ -165,7 +165,7 @@ IngressOpenings ingressOpenings(const json& pod, const json& networkPolicies,
     if (inputs.ciliumPolicies.is_array())
         for (const auto& policy : inputs.ciliumPolicies)
             for (const auto& [name, spec] : model::ciliumSpecsSelecting(
-                     policy, labels.is_object() ? labels : json::object())) {
+                     policy, labels.is_object() ? labels : json::object(), true)) {
                 const std::size_t rules = arrayAt(spec, "ingress").size();
                 if (rules > 0)
                     openings.doubts.push_back(fmt::format(

@@ -85,6 +85,17 @@ std::vector<std::string> Verification::printedStrings() const {
         if (pod->is_object()) {
             for (auto& value : specStrings(*pod, inputs_.credentialSources))
                 strings.push_back(std::move(value.value));
+            // The images the kubelet says ran (the gate's is named in egress's evidence).
+            if (const auto status = pod->find("status");
+                status != pod->end() && status->is_object())
+                for (const char* field :
+                     {"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"})
+                    if (const auto list = status->find(field);
+                        list != status->end() && list->is_array())
+                        for (const auto& one : *list)
+                            if (one.is_object() && one.contains("image") &&
+                                one["image"].is_string())
+                                strings.push_back(one["image"].get<std::string>());
             // Annotations a check names (AppArmor's, seccomp's) and labels.
             const auto metadata = pod->find("metadata");
             if (metadata == pod->end() || !metadata->is_object()) continue;

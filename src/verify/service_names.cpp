@@ -223,29 +223,43 @@ Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
                  "hold", shape);
     }
     // Any encoding of them at all: the pod's namespace's port numbers and cluster IPs, which its
-    // editors choose (review 58 T7x, T12), count against the numbers' budget.
-    // N ports of D distinct numbers carry at most the D numbers (16 bits each) and which one
-    // each port has (log2 D bits): a hundred Sandboxes' Services all on 8080 carry two bytes.
+    // editors choose (review 58 T7x, T12), count against the numbers' budget with the pod's own
+    // (review 59 #6). N ports of D distinct numbers carry at most the D numbers (16 bits each)
+    // and which one each port has (log2 D bits): a hundred Sandboxes' Services all on 8080
+    // carry two bytes. A chosen cluster IP carries up to 20 bits (the API server's largest
+    // service range, /12 or /108), one for each family.
     size_t ports = 0, addresses = 0;
     std::set<int> distinct;
     for (const auto& service : names.names)
         if (service.ns == names.ns) {
             ports += service.portNumbers.size();
             for (const auto& [name, number] : service.portNumbers) distinct.insert(number);
-            addresses += hasAddress(service) ? 1 : 0;
+            addresses += service.clusterIPCount;
         }
-    const double portBits =
+    const double bits =
         16.0 * static_cast<double>(distinct.size()) +
-        (distinct.size() > 1 ? static_cast<double>(ports) * std::log2(distinct.size()) : 0.0);
-    if (const size_t bytes = static_cast<size_t>(std::ceil(portBits / 8)) + 2 * addresses;
-        bytes > kMostNumberBytes) {
+        (distinct.size() > 1 ? static_cast<double>(ports) * std::log2(distinct.size()) : 0.0) +
+        20.0 * static_cast<double>(addresses);
+    const size_t serviceBytes = static_cast<size_t>(std::ceil(bits / 8));
+    size_t specBytes = 0;
+    std::string specListed;
+    for (const auto& [where, bytes] : specNumberChannels(pod)) {
+        specBytes += bytes;
+        specListed += fmt::format(", {} bytes in {}", bytes, where);
+    }
+    // Past the budget alone, the pod's own numbers are the token check's to say.
+    if (serviceBytes > 0 && specBytes <= kMostNumberBytes &&
+        serviceBytes + specBytes > kMostNumberBytes) {
         finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
         finding.evidence.push_back(fmt::format(
             "the port numbers and cluster IPs of namespace {}'s Services, which its editors "
-            "choose and the pod reads through the cluster DNS, can carry {} bytes ({} ports of "
-            "{} numbers, {} cluster IPs): more than the {} a credential cannot fit in, and an "
+            "choose and the pod reads through the cluster DNS, can carry {} bytes ({} ports of {} "
+            "numbers, {} cluster IPs){}: more than the {} a credential cannot fit in, and an "
             "encoding of them other than their bytes is not searched",
-            names.ns, bytes, ports, distinct.size(), addresses, kMostNumberBytes));
+            names.ns, serviceBytes + specBytes, ports, distinct.size(), addresses,
+            specBytes == 0 ? std::string()
+                           : fmt::format(" with the pod's own numbers{}", specListed),
+            kMostNumberBytes));
     }
     if (finding.verdict == Verdict::Pass && !names.names.empty())
         finding.evidence.push_back(fmt::format(

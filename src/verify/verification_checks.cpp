@@ -111,13 +111,8 @@ CheckResult Verification::egressCheck() {
     // closed only by rossoctl's gate (attack 56 E7).
     const Finding gate = egressGateLive(inputs_.pod, gateImage);
     absorb(result.livePart, gate);
-    if (gate.verdict == Verdict::Pass) {
-        const auto& targets = inputs_.egress.apiServerTargets;
-        std::vector<std::string> gateTargets;  // the `kubernetes` Service's cluster IPs
-        for (std::size_t i = 0; i < targets.size() && i < inputs_.egress.apiServerServiceCount; ++i)
-            gateTargets.push_back(targets[i].first);
-        absorb(result.livePart, egressGateTargetClaims(inputs_.externalNames, gateTargets));
-    }
+    if (gate.verdict == Verdict::Pass)
+        absorb(result.livePart, egressGateTargetClaims(inputs_.externalNames, inputs_.egress));
     result.livePart = withoutSpoofableDenial(result.livePart, rawNetworkHoldersWithTemplate());
     return result;
 }

@@ -292,8 +292,10 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
         egress.livePart =
             alongside(egress.livePart, replacementHeldConnections(next, probe), prefix);
     // The restart started it: what it sent before its policies held only its gate rules out.
-    egress.livePart = alongside(
-        egress.livePart, egressGateLive(next, model::gateImageOf(inputs_.namespaceObject)), prefix);
+    Finding gate = egressGateLive(next, model::gateImageOf(inputs_.namespaceObject));
+    if (gate.verdict == Verdict::Pass)
+        absorb(gate, egressGateTargetClaims(inputs_.externalNames, inputs_.egress));
+    egress.livePart = alongside(egress.livePart, gate, prefix);
 }
 
 // The replacement's sockets, read from a trusted probe of its own (the first one went with

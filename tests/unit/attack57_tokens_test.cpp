@@ -388,26 +388,41 @@ TEST_CASE(
     }
     CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(boxes), kIssuer).verdict ==
           Verdict::Pass);
-    // Ten Services of one port each, ten numbers: 160 + 10 x 3.3 bits and 10 cluster IPs, 45 bytes.
+    // Ten Services of one port each, ten numbers and ten cluster IPs: 160 + 10 x 3.3 + 10 x 20
+    // bits, 50 bytes.
     std::vector<ServiceName> ordinary;
     for (int s = 0; s < 10; ++s) {
         ordinary.push_back(
             {"team1", fmt::format("web{}", s), fmt::format("10.96.2.{}", s + 1), {}});
         ordinary.back().portNumbers = {{"http", 8080 + s}};
+        ordinary.back().clusterIPCount = 1;
     }
     CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(ordinary), kIssuer).verdict ==
           Verdict::Pass);
-    // One more port, or a Service of another namespace's (not counted) beside them.
+    // A Service of another namespace's (not counted) beside them.
     auto more = ordinary;
     more.push_back({"other", "big", "10.96.3.1", {}});
     for (int p = 0; p < 100; ++p) more.back().portNumbers.emplace_back("", 1000 + p);
     CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(more), kIssuer).verdict ==
           Verdict::Pass);
-    // Ten more Services on ten more numbers: 88 bytes.
+    // Dual-stack: a second cluster IP each, 25 more bytes (review 59 #5).
+    auto dual = ordinary;
+    for (auto& service : dual) service.clusterIPCount = 2;
+    CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(dual), kIssuer).verdict ==
+          Verdict::Unproven);
+    // One budget with the pod's own numbers: four supplementalGroups, 16 more bytes (review 59
+    // #6).
+    json grouped = podWithLinks(json(false));
+    grouped["spec"]["securityContext"]["supplementalGroups"] = {1001, 1002, 1003, 1004};
+    const Finding both = serviceNamesStatic(grouped, listed(ordinary), kIssuer);
+    CHECK(both.verdict == Verdict::Unproven);
+    CHECK(mentions(both, "with the pod's own numbers, 16 bytes in 4 supplementalGroups"));
+    // Ten more Services on ten more numbers: 51 + 50 = 101 bytes.
     for (int s = 0; s < 10; ++s) {
         ordinary.push_back(
             {"team1", fmt::format("api{}", s), fmt::format("10.96.4.{}", s + 1), {}});
         ordinary.back().portNumbers = {{"http", 9080 + s}};
+        ordinary.back().clusterIPCount = 1;
     }
     CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(ordinary), kIssuer).verdict ==
           Verdict::Unproven);

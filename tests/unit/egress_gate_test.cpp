@@ -245,14 +245,35 @@ TEST_CASE("verify: the image the kubelet names is the gate image in any of its s
              {"busybox:1.36", "docker.io/library/busybox:1.36"},
              {"busybox:1.36", "index.docker.io/library/busybox:1.36"},
              {"docker.io/busybox", "docker.io/library/busybox:latest"},
-             {"registry.local:5000/tools/busybox:1.36", "registry.local:5000/tools/busybox:1.36"},
-             {"busybox@sha256:ab12", "docker.io/library/busybox@sha256:ab12"}}) {
+             {"registry.local:5000/tools/busybox:1.36",
+              "registry.local:5000/tools/busybox:1.36"}}) {
         INFO(gate << " ran as " << ran);
         json pod = gatedPod(kHeld);
         pod["spec"]["initContainers"][0]["image"] = gate;
         pod["status"]["initContainerStatuses"][0]["image"] = ran;
         CHECK(verify::egressGateLive(pod, gate).verdict == verify::Verdict::Pass);
     }
+}
+
+TEST_CASE("verify: a gate pinned by digest is judged by the digest the kubelet says it pulled",
+          "[verify][gate]") {
+    // containerd names such an image by its config ID (or a tag it has on the node); imageID
+    // carries the digest (review 59 #7).
+    const std::string gate = "busybox@sha256:ab12";
+    json pod = gatedPod(kHeld);
+    pod["spec"]["initContainers"][0]["image"] = gate;
+    auto& status = pod["status"]["initContainerStatuses"][0];
+    status["image"] = "sha256:77ee";
+    status["imageID"] = "docker.io/library/busybox@sha256:ab12";
+    CAPTURE(evidenceOf(verify::egressGateLive(pod, gate)));
+    CHECK(verify::egressGateLive(pod, gate).verdict == verify::Verdict::Pass);
+    status["imageID"] = "docker.io/tenant/says-held@sha256:cd34";
+    const auto finding = verify::egressGateLive(pod, gate);
+    CHECK(finding.verdict == verify::Verdict::Unproven);
+    CHECK(evidenceOf(finding).find("the kubelet says it ran the image "
+                                   "docker.io/tenant/says-held@sha256:cd34") != std::string::npos);
+    status.erase("imageID");
+    CHECK(verify::egressGateLive(pod, gate).verdict == verify::Verdict::Unproven);
 }
 
 TEST_CASE("verify: a template without the gate makes pods whose first milliseconds are open",
@@ -265,23 +286,53 @@ TEST_CASE("verify: a template without the gate makes pods whose first millisecon
     CHECK(evidenceOf(finding).find("import it again there") != std::string::npos);
 }
 
+namespace {
+
+// What verify read of the `kubernetes` Service: its cluster IP, or nothing (forbidden).
+verify::EgressInputs apiServerAt(const std::vector<std::string>& clusterIPs) {
+    verify::EgressInputs egress;
+    for (const auto& ip : clusterIPs) egress.apiServerTargets.emplace_back(ip, 443);
+    egress.apiServerServiceCount = clusterIPs.size();
+    egress.apiServerTargets.emplace_back("172.18.0.2", 6443);  // an endpoint: not the gate's
+    return egress;
+}
+
+}  // namespace
+
 TEST_CASE("verify: a Service claiming the API server's address speaks for the gate's target",
           "[verify][gate]") {
     verify::ExternalNames services;
     services.read = true;
     services.ns = "team1";
-    services.names.push_back({"team1", "web", "10.96.0.20", {}, {}, {"192.0.2.7"}});
-    CHECK(verify::egressGateTargetClaims(services, {"10.96.0.1"}).verdict == verify::Verdict::Pass);
+    services.names.push_back({"team1", "web", "10.96.0.20", {}, {}, {"192.0.2.7", "172.18.0.2"}});
+    CHECK(verify::egressGateTargetClaims(services, apiServerAt({"10.96.0.1"})).verdict ==
+          verify::Verdict::Pass);
+    std::string claimed = "10.96.0.1";
     SECTION("as an external IP (review 58 G2)") {
         services.names.push_back({"team1", "decoy", "10.96.0.21", {}, {}, {"10.96.0.1"}});
     }
     SECTION("as a load balancer's address, in another namespace") {
         services.names.push_back({"other", "lb", "10.96.0.22", {}, {}, {"192.0.2.9", "10.96.0.1"}});
     }
-    const auto finding = verify::egressGateTargetClaims(services, {"10.96.0.1"});
+    SECTION("spelled with leading zeros, as the API server accepts it (review 59 #1)") {
+        services.names.push_back({"team1", "decoy", "10.96.0.21", {}, {}, {"010.096.000.001"}});
+    }
+    SECTION("spelled as an IPv4-mapped IPv6 address") {
+        services.names.push_back({"team1", "decoy", "10.96.0.21", {}, {}, {"::ffff:10.96.0.1"}});
+    }
+    SECTION("an IPv6 API server address in another spelling") {
+        services.names.push_back(
+            {"team1", "decoy", "10.96.0.21", {}, {}, {"FD00:10:96:0:0:0:0:1"}});
+        claimed = "fd00:10:96::1";
+    }
+    auto egress = apiServerAt({"10.96.0.1"});
+    if (claimed != "10.96.0.1") egress = apiServerAt({"10.96.0.1", "fd00:10:96::1"});
+    const auto finding = verify::egressGateTargetClaims(services, egress);
     CHECK(finding.verdict == verify::Verdict::Unproven);
-    CHECK(evidenceOf(finding).find("claims 10.96.0.1, the API server's address the gate "
-                                   "connects to, as an external IP") != std::string::npos);
+    CAPTURE(evidenceOf(finding));
+    CHECK(evidenceOf(finding).find("claims " + claimed +
+                                   ", the API server's address the gate connects to, as an "
+                                   "external IP") != std::string::npos);
 }
 
 TEST_CASE("verify: with the API server's address unread, any external IP may be it",
@@ -289,10 +340,32 @@ TEST_CASE("verify: with the API server's address unread, any external IP may be 
     verify::ExternalNames services;
     services.read = true;
     services.names.push_back({"team1", "web", "10.96.0.20", {}, {}, {}});
-    CHECK(verify::egressGateTargetClaims(services, {}).verdict == verify::Verdict::Pass);
+    CHECK(verify::egressGateTargetClaims(services, apiServerAt({})).verdict ==
+          verify::Verdict::Pass);
     services.names.push_back({"team1", "decoy", "10.96.0.21", {}, {}, {"10.96.0.1"}});
-    const auto finding = verify::egressGateTargetClaims(services, {});
+    const auto finding = verify::egressGateTargetClaims(services, apiServerAt({}));
     CHECK(finding.verdict == verify::Verdict::Unproven);
     CHECK(evidenceOf(finding).find("the API server's address the gate connects to was not read") !=
           std::string::npos);
+}
+
+TEST_CASE(
+    "verify: an external IP verify cannot read, or the namespace's Services unread, leave "
+    "the gate's target unproven",
+    "[verify][gate]") {
+    verify::ExternalNames services;
+    services.read = true;
+    services.ns = "team1";
+    SECTION("an address of five-digit octets") {
+        services.names.push_back({"team1", "decoy", "10.96.0.21", {}, {}, {"00010.96.0.1"}});
+        CHECK(evidenceOf(verify::egressGateTargetClaims(services, apiServerAt({"10.96.0.1"})))
+                  .find("an address verify cannot read") != std::string::npos);
+    }
+    SECTION("the pod's namespace's Services refused") {
+        services.problem = "services is forbidden";
+        CHECK(evidenceOf(verify::egressGateTargetClaims(services, apiServerAt({"10.96.0.1"})))
+                  .find("the Services of namespace team1 were not read") != std::string::npos);
+    }
+    CHECK(verify::egressGateTargetClaims(services, apiServerAt({"10.96.0.1"})).verdict ==
+          verify::Verdict::Unproven);
 }

@@ -266,11 +266,17 @@ TEST_CASE(
                        list({json::parse(R"({"metadata": {"name": "decoy", "namespace": "team1"},
                               "spec": {"clusterIP": "10.96.0.21", "externalIPs": ["10.96.0.1"],
                                        "ports": [{"port": 443}]}})")}));
+    host.server.onJson("GET", "/api/v1/namespaces/default/services/kubernetes", 200,
+                       json::parse(R"({"metadata": {"name": "kubernetes", "namespace": "default"},
+                                       "spec": {"clusterIP": "10.96.0.1",
+                                                "clusterIPs": ["10.96.0.1"],
+                                                "ports": [{"port": 443}]}})"));
     serveHardened(host, "curl");
     runVerifyJson(host, {"--no-restart"});
     INFO(host.out.str() << host.err.str());
     const json egress = verdicts(testing::printedJson(host.out.str()))["egress"];
     CHECK(egress["live"]["result"] == "unproven");
     CHECK_THAT(egress["live"]["evidence"].dump(),
-               Catch::Contains("Service team1/decoy claims 10.96.0.1"));
+               Catch::Contains("Service team1/decoy claims 10.96.0.1, the API server's address "
+                               "the gate connects to, as an external IP"));
 }

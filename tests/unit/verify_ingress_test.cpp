@@ -191,6 +191,22 @@ TEST_CASE("review 58 C1: a Cilium ingress rule for the pod leaves egress unprove
                                    "the pod; verify does not evaluate Cilium's ingress peers"));
         CHECK(openings.open.empty());
     }
+    SECTION("selectors Cilium reads that plain labels do not answer (review 59 #4)") {
+        for (
+            const char* selector :
+            {R"({"matchExpressions": [{"key": "k8s:app", "operator": "In", "values": ["listen-1"]}]})",
+             R"({"matchLabels": {"any:app": "listen-1"}})",
+             R"({"matchLabels": {"io.cilium.k8s.policy.serviceaccount": "default"}})",
+             R"({"matchLabels": {"k8s:io.kubernetes.pod.namespace": "atk56-x"}})"}) {
+            INFO(selector);
+            inputs.ciliumPolicies = json::array(
+                {json{{"metadata", {{"name", "in"}}},
+                      {"spec",
+                       {{"endpointSelector", json::parse(selector)},
+                        {"ingress", json::array({{{"fromEntities", json::array({"world"})}}})}}}}});
+            CHECK(ingressOpenings(pod(), policies(), inputs).doubts.size() == 1);
+        }
+    }
     SECTION("one in `specs` without an endpointSelector") {
         inputs.ciliumPolicies.push_back(json::parse(R"({"metadata": {"name": "no-selector"},
             "specs": [{"ingress": [{}, {}]}]})"));

@@ -44,6 +44,23 @@ TEST_CASE("image references are read as container runtimes read them", "[verify]
     CHECK(ref("localhost:5000/agent@" + kDigest) == "localhost:5000|agent||" + kDigest);
     CHECK(ref("registry.example.com:5000/team/agent:v1@" + kDigest) ==
           "registry.example.com:5000|team/agent|v1|" + kDigest);
+    // Docker Hub's other names and its library, as the kubelet may report an image it ran.
+    CHECK(ref("docker.io/busybox:1.36") == "docker.io|library/busybox|1.36|");
+    CHECK(ref("index.docker.io/library/busybox:1.36") == "docker.io|library/busybox|1.36|");
+}
+
+TEST_CASE("--allow-registry entries read Docker Hub's names as images are read",
+          "[verify][provenance]") {
+    auto allowed = [](const std::string& image, const std::string& entry) {
+        return registryAllowed(parseImageReference(image), {entry});
+    };
+    CHECK(allowed("busybox@" + kDigest, "docker.io"));
+    CHECK(allowed("busybox@" + kDigest, "index.docker.io"));
+    CHECK(allowed("docker.io/busybox@" + kDigest, "docker.io/busybox"));
+    CHECK(allowed("bitnami/redis@" + kDigest, "docker.io/bitnami"));
+    CHECK(allowed("bitnami/redis@" + kDigest, "index.docker.io/bitnami"));
+    CHECK_FALSE(allowed("bitnami/redis@" + kDigest, "docker.io/busybox"));
+    CHECK_FALSE(allowed("ghcr.io/busybox@" + kDigest, "docker.io/busybox"));
 }
 
 TEST_CASE("image provenance: a tag fails, a digest from an allowed registry passes",

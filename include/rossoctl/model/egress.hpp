@@ -72,9 +72,11 @@ std::vector<std::string> policyTypes(const nlohmann::json& spec);
 
 // The specs of a CiliumNetworkPolicy (spec and specs) whose endpointSelector selects a pod with
 // these labels, with the policy's name ("ciliumnetworkpolicy/x"). A spec without one (not a
-// host policy) is listed too: what it selects is not known.
+// host policy) is listed too: what it selects is not known. mayMatch: also those whose
+// selector verify cannot evaluate (Cilium-derived keys, other sources), for a doubt; never for
+// what isolates the pod.
 std::vector<std::pair<std::string, nlohmann::json>> ciliumSpecsSelecting(
-    const nlohmann::json& policy, const nlohmann::json& podLabels);
+    const nlohmann::json& policy, const nlohmann::json& podLabels, bool mayMatch = false);
 
 // A pod peer: pods matching podSelector in the namespaces namespaceSelector matches (null
 // namespaceSelector: the policy's own namespace).

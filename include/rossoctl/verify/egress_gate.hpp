@@ -6,7 +6,6 @@
 // API server fails; only that gate, exactly as rossoctl writes it, closes the window.
 #include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
 #include "rossoctl/verify/checks.hpp"
 #include "rossoctl/verify/external_names.hpp"
@@ -19,11 +18,11 @@ namespace rossoctl::verify {
 Finding egressGateLive(const nlohmann::json& pod, const std::string& gateImage);
 
 // Unproven when a Service read claims an address the gate connects to (the `kubernetes`
-// Service's cluster IPs) as an external or load-balancer IP: a service proxy may send the
-// gate's connect to that Service's pods, which can refuse it before the pod's policies hold
-// (review 58 G2). Pass otherwise.
-Finding egressGateTargetClaims(const ExternalNames& services,
-                               const std::vector<std::string>& gateTargets);
+// Service's cluster IPs, the first egress.apiServerServiceCount of egress.apiServerTargets) as
+// an external or load-balancer IP: a service proxy may send the gate's connect to that
+// Service's pods, which can refuse it before the pod's policies hold (review 58 G2), or when
+// the pod's namespace's Services were not read. Pass otherwise.
+Finding egressGateTargetClaims(const ExternalNames& services, const EgressInputs& egress);
 
 // Unproven when the pod spec the Sandbox's template makes (static) has no gate as rossoctl
 // writes it: its pods' first milliseconds are open; pass otherwise.

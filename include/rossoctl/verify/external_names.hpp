@@ -30,6 +30,8 @@ struct ServiceName {
     // externalIPs, loadBalancerIP and the load balancer's ingress IPs: service proxies route
     // these from pods too, whoever else has the address (review 58 G2).
     std::vector<std::string> claimedAddresses = {};
+    // Its cluster IPs (clusterIPs, else clusterIP; "None" is none): one a family.
+    size_t clusterIPCount = 0;
 };
 
 struct ExternalNames {
