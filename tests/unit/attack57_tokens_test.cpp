@@ -427,3 +427,20 @@ TEST_CASE(
     CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(ordinary), kIssuer).verdict ==
           Verdict::Unproven);
 }
+
+TEST_CASE("review 59 #14: a token in the image the kubelet names for the gate is never printed",
+          "[verify][attack57]") {
+    // A guard: the evidence's redaction of credential runs catches it (the image is among the
+    // strings verify redacts whole, too).
+    const std::string token = token57();
+    json pod = verify_fixtures::hardenedPod("pod-uid-1");
+    pod["status"]["initContainerStatuses"][0]["image"] = "tenant.example/" + token;
+    TestHost host;
+    verify_fixtures::serveHardened(host, "curl", verify_fixtures::sandbox(), pod);
+    verify_fixtures::runVerifyJson(host, {"--no-restart"});
+    INFO(host.out.str() << host.err.str());
+    const json egress = verify_fixtures::verdicts(printedJson(host.out.str()))["egress"];
+    CHECK_THAT(egress["live"]["evidence"].dump(), Catch::Contains("the kubelet says it ran"));
+    for (size_t at = 0; at + 16 <= token.size(); at += 8)
+        CHECK(host.out.str().find(token.substr(at, 16)) == std::string::npos);
+}
