@@ -155,11 +155,11 @@ class Bench:
         pool = self.run(self.r("sandbox", "pool", "-n", self.ns, "--size", "3", "--wait"), check=False)
         if pool.returncode != 0:
             raise RuntimeError("warm pool unavailable: " + pool.stderr.strip()[:200])
-        # Cold and warm interleaved, as the other rows' two sides are; warm beside its floor
-        # (issue 31): one bare exec into a running sandbox, in the same run.
+        # Warm beside its floor (issue 31): one bare exec into a running sandbox, in the same
+        # run; before each pair (untimed) the pool is back to its size, so each warm run finds a
+        # spare (a claim on an empty pool is a cold start, which the cold row measures).
         warm_argv = self.r("sandbox", "run", "-n", self.ns, "--pool", "--", "true")
-        cold, warm = paired(self.env, self.a.run_runs, (self.r("sandbox", "run", "-n", self.ns, "--", "true"), False),
-                            (warm_argv, False))
+        refill = lambda: self.run(self.r("sandbox", "pool", "-n", self.ns, "--size", "3", "--wait"), check=False)
         # Cold beside what a user runs instead: `kubectl run --rm -i` with the run's image and
         # limits (hardened only as far as the project's Pod Security level requires).
         overrides = json.dumps({"spec": {"containers": [{
@@ -172,7 +172,8 @@ class Bench:
         cold, kubectl = paired(self.env, self.a.run_runs,
                                (self.r("sandbox", "run", "-n", self.ns, "--", "true"), False), (kubectl_run, True))
         warm, bare = paired(self.env, self.a.run_runs, (warm_argv, False),
-                            (self.r("sandbox", "exec", "bench-env", "-n", self.ns, "--", "true"), False))
+                            (self.r("sandbox", "exec", "bench-env", "-n", self.ns, "--", "true"), False),
+                            before=refill)
         cold_req = requests_of(self.r("sandbox", "run", "-n", self.ns, "-v", "6", "--", "true"), self.env)
         # The claim's DELETE is sent by a child process after the exit, unseen in this count.
         warm_req = requests_of(self.r("sandbox", "run", "-n", self.ns, "--pool", "-v", "6", "--", "true"), self.env)
