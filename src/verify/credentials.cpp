@@ -325,6 +325,38 @@ size_t modeCount(const json& source) {
     return modes;
 }
 
+// What a resource quantity ("512Mi", "500m", "1125899906842624") can carry beyond a setting:
+// its significant digits (decimal) or bits (a binary multiple), the fewer, and a few bits for
+// its scale. A round limit carries about a byte; an arbitrary one its whole width (attack 59 T2).
+double quantityBits(const json& value) {
+    std::string text = value.is_string()   ? value.get<std::string>()
+                       : value.is_number() ? value.dump()
+                                           : "";
+    size_t end = 0;
+    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) ||
+                                 text[end] == '.' || text[end] == '+' || text[end] == '-'))
+        ++end;
+    const std::string suffix = text.substr(end);
+    std::string digits;
+    for (char c : text.substr(0, end))
+        if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+    const auto first = digits.find_first_not_of('0');
+    if (first == std::string::npos) return 6;  // zero
+    digits = digits.substr(first);
+    std::string significant = digits.substr(0, digits.find_last_not_of('0') + 1);
+    double bits = 3.33 * static_cast<double>(significant.size());
+    const bool binary = suffix.empty() || (suffix.size() == 2 && suffix[1] == 'i');
+    if (binary && text.find('.') == std::string::npos && digits.size() <= 19) {
+        unsigned long long number = std::stoull(digits);
+        int width = 0, zeros = 0;
+        for (unsigned long long v = number; v; v >>= 1) ++width;
+        while (!(number & 1ULL)) number >>= 1, ++zeros;
+        bits = std::min(bits, static_cast<double>(width - zeros));
+    }
+    // Exponents, odd suffixes: what they may hold beyond the digits.
+    return bits + 6 + (suffix.size() > 2 ? 8.0 * static_cast<double>(suffix.size()) : 0.0);
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, size_t>> specNumberChannels(const json& pod) {
@@ -360,6 +392,48 @@ std::vector<std::pair<std::string, size_t>> specNumberChannels(const json& pod) 
     if (modes > 0)
         channels.emplace_back(fmt::format("{} volume file modes (stat)", modes),
                               (modes * 9 + 7) / 8);
+    // User and group ids (`id`, file owners): a uid and a gid are a pod's settings; each other
+    // distinct id is four bytes (attack 59 T3).
+    std::set<long long> ids;
+    auto addIds = [&](const json& context, std::initializer_list<const char*> fields) {
+        for (const char* field : fields)
+            if (const json& id = at(context, field); id.is_number_integer())
+                ids.insert(id.get<long long>());
+    };
+    addIds(at(spec, "securityContext"), {"runAsUser", "runAsGroup", "fsGroup"});
+    for (const char* list : {"initContainers", "containers", "ephemeralContainers"})
+        for (const auto& container : arrayAt(spec, list))
+            addIds(at(container, "securityContext"), {"runAsUser", "runAsGroup"});
+    if (ids.size() > 2)
+        channels.emplace_back(fmt::format("{} distinct user and group ids (id)", ids.size()),
+                              4 * (ids.size() - 2));
+    // Each container's limits and requests: its own in its cgroup files, any container's
+    // through the downward API's resourceFieldRef (attack 59 T2).
+    double resourceBits = 0;
+    size_t quantities = 0;
+    std::vector<const json*> holders{&spec};
+    for (const char* list : {"initContainers", "containers", "ephemeralContainers"})
+        for (const auto& container : arrayAt(spec, list)) holders.push_back(&container);
+    for (const json* holder : holders)
+        for (const char* kind : {"limits", "requests"}) {
+            const json& values = at(at(*holder, "resources"), kind);
+            if (!values.is_object()) continue;
+            for (const auto& [name, value] : values.items()) {
+                resourceBits += quantityBits(value);
+                ++quantities;
+            }
+        }
+    if (quantities > 0) {
+        const auto bytes = static_cast<size_t>(resourceBits / 8);
+        // A pod's round limits are its settings; what they carry beyond them counts.
+        const size_t settings = quantities;  // a byte a quantity: scale and a digit or two
+        if (bytes > settings)
+            channels.emplace_back(
+                fmt::format("{} resource quantities beyond round values (cgroup files, the "
+                            "downward API)",
+                            quantities),
+                bytes - settings);
+    }
     return channels;
 }
 

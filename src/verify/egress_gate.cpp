@@ -11,9 +11,11 @@
 #include "json_access.hpp"
 #include "rossoctl/model/egress_gate.hpp"
 #include "rossoctl/verify/image_provenance.hpp"
+#include "rossoctl/verify/probe_site.hpp"
 
 namespace rossoctl::verify {
 
+using json_access::arrayAt;
 using json_access::at;
 using json_access::stringAt;
 using nlohmann::json;
@@ -118,7 +120,8 @@ constexpr const char* kGetAGate =
 
 }  // namespace
 
-Finding egressGateLive(const json& pod, const std::string& gateImage) {
+Finding egressGateLive(const json& pod, const std::string& gateImage,
+                       const std::string& trustedProbeImage) {
     const std::string mismatch = model::egressGateMismatch(at(pod, "spec"), gateImage);
     if (!mismatch.empty())
         return gateDoubt(
@@ -159,7 +162,11 @@ Finding egressGateLive(const json& pod, const std::string& gateImage) {
             // RFC 3339 in UTC, as the kubelet writes it, to the second: text order is time
             // order. Verify's own probe may start in the gate's last second; any other may not.
             const std::string name = stringAt(one, "name");
-            const bool ours = name.rfind("rossoctl-probe-", 0) == 0;
+            // Verify's own by its spec, not its name alone (attack 59 D2).
+            bool ours = false;
+            for (const auto& container : arrayAt(at(pod, "spec"), "ephemeralContainers"))
+                ours = ours || (at(container, "name") == name &&
+                                isTrustedProbeContainer(container, trustedProbeImage));
             if (gateEnd.empty() || started.empty() || started < gateEnd ||
                 (!ours && started == gateEnd))
                 return gateDoubt(fmt::format(

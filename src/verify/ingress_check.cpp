@@ -160,6 +160,7 @@ IngressOpenings ingressOpenings(const json& pod, const json& networkPolicies,
                                 const EgressInputs& inputs) {
     IngressOpenings openings;
     const json& labels = at(at(pod, "metadata"), "labels");
+    bool ciliumIngress = false;  // a Cilium policy with ingress rules for the pod (a doubt)
     // Cilium's ingress rules add to what NetworkPolicies let in, and their peers (entities,
     // CIDRs, endpoints of any namespace) are not evaluated here (review 58 C1).
     if (inputs.ciliumPolicies.is_array())
@@ -167,6 +168,7 @@ IngressOpenings ingressOpenings(const json& pod, const json& networkPolicies,
             for (const auto& [name, spec] : model::ciliumSpecsSelecting(
                      policy, labels.is_object() ? labels : json::object(), true)) {
                 const std::size_t rules = arrayAt(spec, "ingress").size();
+                ciliumIngress = ciliumIngress || rules > 0;  // deny-only isolates nothing
                 if (rules > 0)
                     openings.doubts.push_back(fmt::format(
                         "{} has {} ingress rule{} for the pod{}; verify does not evaluate "
@@ -179,12 +181,14 @@ IngressOpenings ingressOpenings(const json& pod, const json& networkPolicies,
             }
     if (!networkPolicies.is_array()) return openings;
     const std::string self = stringAt(at(pod, "metadata"), "name", "");
+    bool ingressIsolated = ciliumIngress;
     for (const auto& policy : networkPolicies) {
         const json& spec = at(policy, "spec");
         if (!hasIngressType(spec) ||
             !model::labelSelectorMatches(at(spec, "podSelector"),
                                          labels.is_object() ? labels : json::object()))
             continue;
+        ingressIsolated = true;
         const std::string name = stringAt(at(policy, "metadata"), "name", "?");
         std::size_t index = 0;
         for (const auto& rule : arrayAt(spec, "ingress")) {
@@ -243,6 +247,14 @@ IngressOpenings ingressOpenings(const json& pod, const json& networkPolicies,
                                 where, source));
         }
     }
+    // No policy with Ingress selects the pod: every pod of the cluster may connect in (attack
+    // 59 A1: a tenant narrowed default-deny to Egress).
+    if (!ingressIsolated)
+        openings.open.push_back(fmt::format(
+            "no NetworkPolicy selecting pod {} has Ingress in policyTypes ({} policies in the "
+            "namespace): any pod of the cluster may connect in to it, and a connection in carries "
+            "data out as one out does",
+            self.empty() ? "?" : self, networkPolicies.size()));
     return openings;
 }
 

@@ -56,6 +56,15 @@ bool claimsSandboxedRuntime(const std::string& name) {
     return false;
 }
 
+bool runsUnderGvisor(const json& pod, const KernelInputs& inputs) {
+    for (const std::string& name : {runtimeClassOf(pod), handlerOf(inputs.runtimeClass)}) {
+        const std::string value = lowerCase(name);
+        if (value.find("gvisor") != std::string::npos || value.find("runsc") != std::string::npos)
+            return true;
+    }
+    return false;
+}
+
 bool kernelIsolationRequired(const json& pod, const KernelInputs& inputs) {
     return !inputs.required.empty() || claimsSandboxedRuntime(runtimeClassOf(pod)) ||
            claimsSandboxedRuntime(handlerOf(inputs.runtimeClass));

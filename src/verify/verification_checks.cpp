@@ -80,6 +80,16 @@ CheckResult Verification::egressCheck() {
             held = heldConnectionsLive(
                 execInCurrentPod(heldConnectionsCommand(), kProbeTimeout, egressSite_.container),
                 inputs_.egress);
+        // gVisor's sockets are its sentry's: a container the runtime runs as a sandbox of its
+        // own (the local cluster's runsc does) keeps the agent's out of the probe's /proc/net,
+        // and verify cannot tell that mode from a shared sandbox (attack 59 D1).
+        if (egressSite_.trusted() && runsUnderGvisor(inputs_.pod, inputs_.kernel))
+            absorb(held, Finding{Verdict::Unproven,
+                                 {"the pod runs under gVisor (its RuntimeClass names runsc or "
+                                  "gvisor): a container's sockets are its gVisor sentry's, so the "
+                                  "agent's held connections and listeners need not show in the "
+                                  "trusted probe's /proc/net; not proven"},
+                                 ""});
         // The API server's addresses are probed beside the target: each waits out its own
         // time-out, and one after another they were most of verify's wall time.
         std::future<void> apiServer;
@@ -109,7 +119,7 @@ CheckResult Verification::egressCheck() {
     }
     // What verify reads is held, not what was sent: the window before the policies held is
     // closed only by rossoctl's gate (attack 56 E7).
-    const Finding gate = egressGateLive(inputs_.pod, gateImage);
+    const Finding gate = egressGateLive(inputs_.pod, gateImage, options_.trustedProbeImage);
     absorb(result.livePart, gate);
     if (gate.verdict == Verdict::Pass)
         absorb(result.livePart, egressGateTargetClaims(inputs_.externalNames, inputs_.egress));

@@ -338,8 +338,14 @@ TEST_CASE("sandbox verify: a gVisor sandbox passes kernel isolation, read live; 
             }
             if (std::string(name) == "gvisor" && check["id"] == "nothing-survives")
                 CHECK_THAT(evidenceOf(check), Catch::Contains("kernel keyring ends with the pod"));
-            if (std::string(name) == "gvisor" && check["required"] == true)
+            // Under gVisor the trusted probe cannot read the agent's sockets (attack 59 D1):
+            // egress is unproven, every other required boundary passes.
+            if (std::string(name) == "gvisor" && check["id"] == "egress") {
+                CHECK(check["result"] == "unproven");
+                CHECK_THAT(evidenceOf(check), Catch::Contains("the pod runs under gVisor"));
+            } else if (std::string(name) == "gvisor" && check["required"] == true) {
                 CHECK(check["result"] == "pass");
+            }
             if (check["id"] != "kernel-isolation") continue;
             seen = true;
             CHECK(check["required"] == true);
@@ -359,6 +365,6 @@ TEST_CASE("sandbox verify: a gVisor sandbox passes kernel isolation, read live; 
         }
         CHECK(seen);
     }
-    CHECK(gvisorResult.exitCode == 0);
+    CHECK(gvisorResult.exitCode == 3);  // egress alone unproven (attack 59 D1)
     WARN("gVisor and runc, every check:\n" << verdicts);
 }

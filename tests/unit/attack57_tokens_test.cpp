@@ -388,10 +388,10 @@ TEST_CASE(
     }
     CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(boxes), kIssuer).verdict ==
           Verdict::Pass);
-    // Ten Services of one port each, ten numbers and ten cluster IPs: 160 + 10 x 3.3 + 10 x 20
-    // bits, 50 bytes.
+    // Eight Services of one port each, eight numbers and eight cluster IPs: 128 + 8 x 3 + 8 x 20
+    // bits, 39 bytes.
     std::vector<ServiceName> ordinary;
-    for (int s = 0; s < 10; ++s) {
+    for (int s = 0; s < 8; ++s) {
         ordinary.push_back(
             {"team1", fmt::format("web{}", s), fmt::format("10.96.2.{}", s + 1), {}});
         ordinary.back().portNumbers = {{"http", 8080 + s}};
@@ -405,20 +405,20 @@ TEST_CASE(
     for (int p = 0; p < 100; ++p) more.back().portNumbers.emplace_back("", 1000 + p);
     CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(more), kIssuer).verdict ==
           Verdict::Pass);
-    // Dual-stack: a second cluster IP each, 25 more bytes (review 59 #5).
+    // Dual-stack: a second cluster IP each, 20 more bytes (review 59 #5).
     auto dual = ordinary;
     for (auto& service : dual) service.clusterIPCount = 2;
     CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(dual), kIssuer).verdict ==
           Verdict::Unproven);
-    // One budget with the pod's own numbers: four supplementalGroups, 16 more bytes (review 59
+    // One budget with the pod's own numbers: three supplementalGroups, 12 more bytes (review 59
     // #6).
     json grouped = podWithLinks(json(false));
-    grouped["spec"]["securityContext"]["supplementalGroups"] = {1001, 1002, 1003, 1004};
+    grouped["spec"]["securityContext"]["supplementalGroups"] = {1001, 1002, 1003};
     const Finding both = serviceNamesStatic(grouped, listed(ordinary), kIssuer);
     CHECK(both.verdict == Verdict::Unproven);
-    CHECK(mentions(both, "with the pod's own numbers, 16 bytes in 4 supplementalGroups"));
-    // Ten more Services on ten more numbers: 51 + 50 = 101 bytes.
-    for (int s = 0; s < 10; ++s) {
+    CHECK(mentions(both, "with the pod's own numbers, 12 bytes in 3 supplementalGroups"));
+    // Eight more Services on eight more numbers: 16 numbers and 16 cluster IPs, 80 bytes.
+    for (int s = 0; s < 8; ++s) {
         ordinary.push_back(
             {"team1", fmt::format("api{}", s), fmt::format("10.96.4.{}", s + 1), {}});
         ordinary.back().portNumbers = {{"http", 9080 + s}};
@@ -426,6 +426,21 @@ TEST_CASE(
     }
     CHECK(serviceNamesStatic(podWithLinks(json(false)), listed(ordinary), kIssuer).verdict ==
           Verdict::Unproven);
+}
+
+TEST_CASE("attack 59 T1: four IPv6 hostAliases, 64 bytes, hold an ES256 signature: unproven",
+          "[verify][false-pass]") {
+    json pod = verify_fixtures::hardenedPod("uid");
+    json aliases = json::array();
+    for (int i = 0; i < 4; ++i)
+        aliases.push_back({{"ip", fmt::format("2001:db8:{:x}::{:x}", 0x1000 + i, 0xbeef + i)},
+                           {"hostnames", {fmt::format("cache-{}.internal", i)}}});
+    pod["spec"]["hostAliases"] = aliases;
+    const Finding finding = credentialsStatic(pod, {}, kIssuer, std::nullopt);
+    CHECK(finding.verdict == Verdict::Unproven);
+    CHECK(mentions(finding, "64 bytes in 4 hostAliases addresses (/etc/hosts)"));
+    pod["spec"]["hostAliases"].erase(3);  // three: 48 bytes, a pod's settings
+    CHECK(credentialsStatic(pod, {}, kIssuer, std::nullopt).verdict == Verdict::Pass);
 }
 
 TEST_CASE("review 59 #14: a token in the image the kubelet names for the gate is never printed",
@@ -443,4 +458,51 @@ TEST_CASE("review 59 #14: a token in the image the kubelet names for the gate is
     CHECK_THAT(egress["live"]["evidence"].dump(), Catch::Contains("the kubelet says it ran"));
     for (size_t at = 0; at + 16 <= token.size(); at += 8)
         CHECK(host.out.str().find(token.substr(at, 16)) == std::string::npos);
+}
+
+TEST_CASE(
+    "attack 59 T2: a signature in containers' resource quantities counts against the "
+    "numbers' budget; round limits do not",
+    "[verify][false-pass]") {
+    json pod = verify_fixtures::hardenedPod("uid");
+    CHECK(credentialsStatic(pod, {}, kIssuer, std::nullopt).verdict == Verdict::Pass);
+    // Five containers, 120 bits each in memory and ephemeral-storage, as the attack wrote them.
+    for (int i = 0; i < 5; ++i) {
+        json container = pod["spec"]["containers"][0];
+        container["name"] = fmt::format("helper-{}", i);
+        container["resources"] = {
+            {"limits",
+             {{"memory", std::to_string(268435456ULL + 9876543ULL * (i + 1))},
+              {"ephemeral-storage", std::to_string((1ULL << 50) + 123456789012ULL * (i + 3))}}},
+            {"requests",
+             {{"memory", std::to_string(67108864ULL + 7654321ULL * (i + 1))},
+              {"ephemeral-storage", std::to_string(1ULL + 987654321ULL * (i + 7))}}}};
+        pod["spec"]["containers"].push_back(container);
+    }
+    const Finding finding = credentialsStatic(pod, {}, kIssuer, std::nullopt);
+    INFO(json(finding.evidence).dump());
+    CHECK(finding.verdict == Verdict::Unproven);
+    CHECK(mentions(finding,
+                   "resource quantities beyond round values (cgroup files, the "
+                   "downward API)"));
+}
+
+TEST_CASE("attack 59 T3: a signature in user and group ids counts against the numbers' budget",
+          "[verify][false-pass]") {
+    json pod = verify_fixtures::hardenedPod("uid");
+    pod["spec"]["securityContext"]["fsGroup"] = 65532;
+    CHECK(credentialsStatic(pod, {}, kIssuer, std::nullopt).verdict == Verdict::Pass);
+    // fsGroup and the uid and gid of the agent and eight init containers: 18 ids.
+    pod["spec"]["securityContext"]["fsGroup"] = 1700000001;
+    for (int i = 0; i < 8; ++i) {
+        json init = pod["spec"]["containers"][0];
+        init["name"] = fmt::format("init-{}", i);
+        init["securityContext"]["runAsUser"] = 1000000000 + 7919 * (i + 1);
+        init["securityContext"]["runAsGroup"] = 1100000000 + 104729 * (i + 1);
+        pod["spec"]["initContainers"].push_back(init);
+    }
+    const Finding finding = credentialsStatic(pod, {}, kIssuer, std::nullopt);
+    INFO(json(finding.evidence).dump());
+    CHECK(finding.verdict == Verdict::Unproven);
+    CHECK(mentions(finding, "distinct user and group ids (id)"));
 }

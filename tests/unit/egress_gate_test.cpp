@@ -8,6 +8,8 @@
 #include "rossoctl/model/project.hpp"
 #include "rossoctl/model/sandbox.hpp"
 #include "rossoctl/verify/egress_gate.hpp"
+#include "rossoctl/verify/isolation.hpp"
+#include "rossoctl/verify/probe_site.hpp"
 
 using namespace rossoctl;
 using nlohmann::json;
@@ -236,7 +238,18 @@ TEST_CASE("verify: verify's own probe, started after the gate ended, leaves the 
           {"state", {{"terminated", {{"startedAt", "2026-12-06T10:00:05Z"}}}}}},
          {{"name", "later"}, {"state", {{"running", {{"startedAt", "2026-12-06T10:00:09Z"}}}}}},
          {{"name", "waiting"}, {"state", {{"waiting", json::object()}}}}});
-    CHECK(verify::egressGateLive(pod, "busybox:1.36").verdict == verify::Verdict::Pass);
+    verify::TrustedProbeOptions probe;
+    probe.image = "curlimages/curl:8";
+    pod["spec"]["ephemeralContainers"] =
+        json::array({verify::trustedProbeContainer("rossoctl-probe-x1y2z", probe)});
+    CHECK(verify::egressGateLive(pod, "busybox:1.36", "curlimages/curl:8").verdict ==
+          verify::Verdict::Pass);
+    // A tenant's container under verify's prefix is not verify's (attack 59 D2): by its spec,
+    // and with no trusted probe in this run none is.
+    CHECK(verify::egressGateLive(pod, "busybox:1.36").verdict == verify::Verdict::Unproven);
+    pod["spec"]["ephemeralContainers"][0]["image"] = "tenant.example/probe:1";
+    CHECK(verify::egressGateLive(pod, "busybox:1.36", "curlimages/curl:8").verdict ==
+          verify::Verdict::Unproven);
 }
 
 TEST_CASE("verify: the image the kubelet names is the gate image in any of its spellings",
@@ -368,4 +381,14 @@ TEST_CASE(
     }
     CHECK(verify::egressGateTargetClaims(services, apiServerAt({"10.96.0.1"})).verdict ==
           verify::Verdict::Unproven);
+}
+
+TEST_CASE("verify: a RuntimeClass named or handled gvisor or runsc is gVisor's", "[verify]") {
+    json pod = {{"spec", {{"runtimeClassName", "sandboxed"}}}};
+    verify::KernelInputs inputs;
+    CHECK_FALSE(verify::runsUnderGvisor(pod, inputs));
+    inputs.runtimeClass = json{{"handler", "runsc"}};
+    CHECK(verify::runsUnderGvisor(pod, inputs));
+    CHECK(verify::runsUnderGvisor({{"spec", {{"runtimeClassName", "gVisor"}}}}, {}));
+    CHECK_FALSE(verify::runsUnderGvisor({{"spec", {{"runtimeClassName", "kata"}}}}, {}));
 }

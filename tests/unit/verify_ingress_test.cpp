@@ -227,3 +227,31 @@ TEST_CASE("review 58 C1: a Cilium ingress rule for the pod leaves egress unprove
         CHECK(ingressOpenings(pod(), policies(), inputs).doubts.empty());
     }
 }
+
+TEST_CASE("attack 59 A1: a pod no Ingress policy selects is open to every pod of the cluster",
+          "[verify]") {
+    EgressInputs inputs;
+    inputs.namespacePods = json{{"items", json::array()}};
+    json egressOnly = policies();
+    egressOnly[0]["spec"]["policyTypes"] = json::array({"Egress"});
+    const auto openings = ingressOpenings(pod(), egressOnly, inputs);
+    REQUIRE(openings.open.size() == 1);
+    CHECK_THAT(openings.open[0],
+               Catch::Contains("no NetworkPolicy selecting pod listen-1 has Ingress in "
+                               "policyTypes (2 policies in the namespace): any pod of the "
+                               "cluster may connect in"));
+    // Isolated by a policy for its label only: not said.
+    json own = egressOnly;
+    own.push_back(json::parse(R"({"metadata": {"name": "in"}, "spec": {"podSelector":
+        {"matchLabels": {"app": "listen-1"}}, "policyTypes": ["Ingress"]}})"));
+    CHECK(ingressOpenings(pod(), own, inputs).open.empty());
+    // A Cilium policy's deny rules isolate nothing; its allow rules leave it a doubt.
+    inputs.ciliumPolicies = json::parse(R"([{"metadata": {"name": "c"},
+        "spec": {"endpointSelector": {}, "ingressDeny": [{"fromEntities": ["world"]}]}}])");
+    CHECK(ingressOpenings(pod(), egressOnly, inputs).open.size() == 1);
+    inputs.ciliumPolicies[0]["spec"]["ingress"] =
+        json::array({{{"fromEndpoints", {json::object()}}}});
+    const auto cilium = ingressOpenings(pod(), egressOnly, inputs);
+    CHECK(cilium.open.empty());
+    CHECK(cilium.doubts.size() == 1);
+}

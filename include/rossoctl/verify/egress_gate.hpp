@@ -15,7 +15,10 @@ namespace rossoctl::verify {
 // Pass when the pod's first init container is the gate as model::egressGateContainer(gateImage)
 // writes it, it ended with exit code 0 and its termination message says the policies held;
 // unproven otherwise (no gate, an edited one, one that did not confirm).
-Finding egressGateLive(const nlohmann::json& pod, const std::string& gateImage);
+// trustedProbeImage: verify's own probe (--trusted-probe), which may start in the gate's last
+// second; "" when there is none.
+Finding egressGateLive(const nlohmann::json& pod, const std::string& gateImage,
+                       const std::string& trustedProbeImage = "");
 
 // Unproven when a Service read claims an address the gate connects to (the `kubernetes`
 // Service's cluster IPs, the first egress.apiServerServiceCount of egress.apiServerTargets) as

@@ -93,6 +93,9 @@ struct KernelInputs {
     std::string nodeName;
 };
 
+// Whether the pod's RuntimeClass (its name or handler) is gVisor's (gvisor, runsc).
+bool runsUnderGvisor(const nlohmann::json& pod, const KernelInputs& inputs);
+
 // A runtime class name that promises a sandboxed kernel (gvisor, runsc, kata, firecracker).
 bool claimsSandboxedRuntime(const std::string& name);
 // Required when the project or a flag asks for a runtime, or the pod's own RuntimeClass
