@@ -710,3 +710,25 @@ TEST_CASE("sandbox verify: the hardened sandbox shows the runtime's seccomp filt
                Catch::Contains("Seccomp: 2 (a filter): the runtime's default profile is in force"));
     CHECK_FALSE(evidenceOf(survives).find("Seccomp: 0") != std::string::npos);
 }
+
+TEST_CASE("sandbox verify: default-deny narrowed to Egress leaves ingress open: egress fails",
+          "[realnode][verify-matrix]") {
+    // Attack 59 A1: a tenant with `edit` keeps egress denied but drops Ingress from the
+    // project's default-deny; every pod of the cluster may then connect in and read the agent.
+    harness::TestNamespace project("verify59-ingress", false);
+    auto created = harness::rossoctl({"project", "create", project.name(), "--no-check"});
+    INFO(created.out << created.err);
+    REQUIRE(created.exitCode == 0);
+    json policy =
+        harness::admin().get(resources::networkPolicies(), project.name(), "default-deny");
+    policy["spec"]["policyTypes"] = json::array({"Egress"});
+    harness::admin().update(resources::networkPolicies(), project.name(), policy);
+    harness::admin().create(sandboxes(), project.name(),
+                            harness::smallSandbox(project.name(), "open-in"));
+    REQUIRE(harness::eventually([&] { return sandboxIsReady(project.name(), "open-in"); }, 180));
+    const json egress = egressOf(project.name(), "open-in", {});
+    CHECK(egress["result"] == "fail");
+    CHECK(egress["static"]["result"] == "fail");
+    CHECK_THAT(evidenceOf(egress), Catch::Contains("has Ingress in policyTypes") &&
+                                       Catch::Contains("any pod of the cluster may connect in"));
+}
