@@ -485,6 +485,18 @@ TEST_CASE(
     CHECK(mentions(finding,
                    "resource quantities beyond round values (cgroup files, the "
                    "downward API)"));
+    // Many containers of round-looking limits, a byte of choice in each (129Mi, 132Mi, ...):
+    // the allowance does not grow with them.
+    json many = verify_fixtures::hardenedPod("uid");
+    for (int i = 0; i < 30; ++i) {
+        json container = many["spec"]["containers"][0];
+        container["name"] = fmt::format("c-{}", i);
+        container["resources"] = {
+            {"limits",
+             {{"memory", fmt::format("{}Mi", 129 + i * 3)}, {"cpu", fmt::format("{}m", 101 + i)}}}};
+        many["spec"]["containers"].push_back(container);
+    }
+    CHECK(credentialsStatic(many, {}, kIssuer, std::nullopt).verdict == Verdict::Unproven);
 }
 
 TEST_CASE("attack 59 T3: a signature in user and group ids counts against the numbers' budget",
