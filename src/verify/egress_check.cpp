@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "rossoctl/verify/checks.hpp"
 #include "rossoctl/verify/cluster_dns.hpp"
 
@@ -92,6 +94,21 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
             "pod past its NetworkPolicies, and a connection in carries data out; not proven",
             fmt::join(inputs.hostNetworkPods, ", "),
             inputs.hostNetworkPods.size() == 1 ? "s" : ""));
+        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+    }
+    // Any tenant's pod on the node can have the kubelet connect into this one by a probe's
+    // `host`; the agent's answer then lands in that pod's Events (attack 59 K1).
+    if (const auto& hosts = inputs.nodeProbeHosts; !hosts.empty()) {
+        constexpr std::size_t kMostNamed = 4;
+        const std::vector<std::string> named(hosts.begin(),
+                                             hosts.begin() + std::min(hosts.size(), kMostNamed));
+        finding.evidence.push_back(fmt::format(
+            "{}{} on the node name{} a host for the kubelet to connect to: the node's connections "
+            "reach into the pod past its NetworkPolicies, and the answer lands in that pod's "
+            "Events; not proven",
+            fmt::join(named, ", "),
+            hosts.size() > kMostNamed ? fmt::format(" and {} more", hosts.size() - kMostNamed) : "",
+            hosts.size() == 1 ? "s" : ""));
         finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
     }
     if (inputs.clusterDns) {

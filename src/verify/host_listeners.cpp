@@ -1,12 +1,39 @@
-// Which ports of host-network pods the trusted probe tries: a policy engine may let node-local
-// ports by whatever the policies say (kube-router: the NodePort range, attack 54 E5).
+// The node's ways into a pod past its policies: the ports of host-network pods the trusted probe
+// tries (kube-router lets node-local ports by: attack 54 E5), and the kubelet's probes by `host`.
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "json_access.hpp"
 #include "rossoctl/verify/isolation.hpp"
 
 namespace rossoctl::verify {
+
+using nlohmann::json;
+
+std::vector<std::string> kubeletHostTargets(const json& pod) {
+    std::vector<std::string> found;
+    for (const auto& container : json_access::allContainers(pod)) {
+        const std::string name = json_access::stringAt(container, "name", "?");
+        const auto look = [&](const json& handler, const std::string& what) {
+            for (const char* action : {"httpGet", "tcpSocket"}) {
+                const json& host = json_access::at(json_access::at(handler, action), "host");
+                if (host.is_null() || (host.is_string() && host.get<std::string>().empty()))
+                    continue;
+                const std::string text = host.is_string() ? host.get<std::string>() : host.dump();
+                found.push_back(
+                    fmt::format("container {} {}: host {}", name.substr(0, 63), what,
+                                text.size() > 100 ? text.substr(0, 100) + "..." : text));
+            }
+        };
+        for (const char* probe : {"livenessProbe", "readinessProbe", "startupProbe"})
+            look(json_access::at(container, probe), probe);
+        const json& lifecycle = json_access::at(container, "lifecycle");
+        for (const char* hook : {"postStart", "preStop"})
+            look(json_access::at(lifecycle, hook), std::string("lifecycle ") + hook);
+    }
+    return found;
+}
 
 std::vector<ListenerProbe> hostListenerProbes(const EgressInputs& inputs,
                                               const std::vector<std::string>& gateways,

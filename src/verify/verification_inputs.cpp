@@ -149,11 +149,14 @@ void readHostListeners(kube::Client& client, const std::string& nodeName, Egress
         const json pods = client.list(kube::resources::pods(), "", options);
         for (const auto& pod : pods.value("items", json::array())) {
             const json spec = json_access::at(pod, "spec");
-            if (!spec.is_object() || !spec.value("hostNetwork", false)) continue;
             const json metadata = json_access::at(pod, "metadata");
             const std::string podNamespace = json_access::stringAt(metadata, "namespace", "");
             const std::string owner =
                 fmt::format("pod {}/{}", podNamespace, json_access::stringAt(metadata, "name", ""));
+            if (podNamespace != "kube-system")
+                for (const auto& where : kubeletHostTargets(pod))
+                    egress.nodeProbeHosts.push_back(fmt::format("{} ({})", owner, where));
+            if (!spec.is_object() || !spec.value("hostNetwork", false)) continue;
             if (podNamespace != "kube-system") egress.hostNetworkPods.push_back(owner);
             // A native sidecar (an init container that keeps running) listens as well (E5e).
             json containers = spec.value("containers", json::array());

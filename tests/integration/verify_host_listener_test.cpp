@@ -123,3 +123,71 @@ TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails e
             60));
     }
 }
+
+// Attack 59 K1: a pod of another namespace, on the node, whose readiness probe names the
+// sandbox's address. The kubelet connects from the node, which kube-router lets past the
+// project's default-deny ingress, and what the agent answers reaches that pod (its Ready
+// condition, and a redirect's body in its Events). [outage]: while it lives, every sandbox
+// verified on the node is unproven (rightly).
+TEST_CASE("sandbox verify: another namespace's probe naming a host leaves egress unproven",
+          "[verify-host-listener][outage]") {
+    harness::TestNamespace relay("verify59-prober", true,
+                                 {{"pod-security.kubernetes.io/enforce", "privileged"}});
+    harness::TestNamespace project("verify59-probed", false);
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    json box = harness::smallSandbox(ns, "agent", "busybox:1.36");
+    box["spec"]["podTemplate"]["spec"]["containers"][0]["command"] = {"httpd", "-f", "-p",
+                                                                      "8080",  "-h", "/"};
+    harness::admin().create(harness::sandboxRef(), ns, box);
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "agent"); }, 180));
+    const auto agentPod =
+        harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns, "agent");
+    REQUIRE(agentPod);
+    const std::string address = (*agentPod)["status"].value("podIP", "");
+    REQUIRE(!address.empty());
+    const json prober = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", "prober"}}},
+        {"spec",
+         {{"terminationGracePeriodSeconds", 1},
+          {"containers",
+           json::array(
+               {{{"name", "c"},
+                 {"image", "busybox:1.36"},
+                 {"command", {"sleep", "600"}},
+                 {"readinessProbe",
+                  {{"httpGet", {{"host", address}, {"port", 8080}, {"path", "/etc/hostname"}}},
+                   {"periodSeconds", 1}}}}})}}}};
+    harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), prober);
+    // The control: the prober turns Ready only by the agent's answers, through default-deny.
+    CHECK(harness::eventually(
+        [&] {
+            auto found = harness::admin().getIfExists(rossoctl::kube::resources::pods(),
+                                                      relay.name(), "prober");
+            if (!found) return false;
+            for (const auto& condition :
+                 found->value("status", json::object()).value("conditions", json::array()))
+                if (condition.value("type", "") == "Ready")
+                    return condition.value("status", "") == "True";
+            return false;
+        },
+        120));
+    const auto [result, report] = harness::verifyTrusted(ns, "agent");
+    INFO(result.out << result.err);
+    const json& egress = harness::checkNamed(report, "egress");
+    CHECK(egress["static"]["result"] == "unproven");
+    CHECK_THAT(
+        harness::evidenceOf(egress),
+        Catch::Contains("pod " + relay.name() + "/prober (container c readinessProbe: host " +
+                        address + ") on the node names a host for the kubelet"));
+    CHECK(result.exitCode == 3);
+    harness::admin().remove(rossoctl::kube::resources::pods(), relay.name(), "prober");
+    CHECK(harness::eventually(
+        [&] {
+            return !harness::admin().getIfExists(rossoctl::kube::resources::pods(), relay.name(),
+                                                 "prober");
+        },
+        60));
+}

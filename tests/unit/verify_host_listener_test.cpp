@@ -158,3 +158,43 @@ TEST_CASE("attack 56 N2: a tenant's host-network pod on the node leaves egress u
         fmt::format("{}", fmt::join(finding.evidence, "\n")),
         Catch::Contains("pod atk56-relay/hostlook on the node shares its network namespace"));
 }
+
+TEST_CASE("attack 59 K1: a pod on the node whose probe names a host leaves egress unproven",
+          "[verify][false-pass]") {
+    // Any tenant's pod on the node can have the kubelet connect into the sandbox (the node's
+    // traffic passes default-deny ingress); the agent's answer lands in that pod's Events.
+    const json prober = json::parse(R"({"metadata": {"name": "kprobe", "namespace": "atk59-open"},
+      "spec": {"initContainers": [{"name": "side", "startupProbe":
+                 {"tcpSocket": {"host": "sandbox.example", "port": 1}}}],
+               "containers": [
+                 {"name": "c", "readinessProbe": {"httpGet": {"host": "10.250.0.15", "port": 8080}},
+                  "livenessProbe": {"httpGet": {"host": "", "port": 8080}},
+                  "lifecycle": {"preStop": {"httpGet": {"host": 7, "port": 80}}}},
+                 {"name": "plain", "readinessProbe": {"httpGet": {"port": 8080}}}]}})");
+    CHECK(kubeletHostTargets(prober) ==
+          std::vector<std::string>{"container side startupProbe: host sandbox.example",
+                                   "container c readinessProbe: host 10.250.0.15",
+                                   "container c lifecycle preStop: host 7"});
+    // What a server sends is no shape: nothing read, nothing thrown.
+    CHECK(
+        kubeletHostTargets(json::parse(R"({"spec": {"containers": [7, {"readinessProbe": []}]}})"))
+            .empty());
+
+    const json pod = json::parse(R"({"metadata": {"name": "kp", "namespace": "atk59-t"},
+                                     "spec": {}})");
+    const json policies = rossoctl::testing::verify_fixtures::policies();
+    EgressInputs inputs;
+    REQUIRE(egressStatic(pod, policies, inputs).verdict == Verdict::Pass);
+    for (const auto& where : kubeletHostTargets(prober))
+        inputs.nodeProbeHosts.push_back("pod atk59-open/kprobe (" + where + ")");
+    const Finding finding = egressStatic(pod, policies, inputs);
+    CHECK(finding.verdict == Verdict::Unproven);
+    CHECK_THAT(fmt::format("{}", fmt::join(finding.evidence, "\n")),
+               Catch::Contains("pod atk59-open/kprobe (container side startupProbe: host "
+                               "sandbox.example), ") &&
+                   Catch::Contains("on the node name a host for the kubelet to connect to"));
+    // Many are named by the first four and a count, never a line without end.
+    inputs.nodeProbeHosts.assign(40, "pod x/y (container c readinessProbe: host h)");
+    CHECK_THAT(fmt::format("{}", fmt::join(egressStatic(pod, policies, inputs).evidence, "\n")),
+               Catch::Contains("host h) and 36 more on the node"));
+}

@@ -100,6 +100,10 @@ struct EgressInputs {
     // Host-network pods on the node outside kube-system ("pod NS/NAME"): each connects into
     // the pod past its policies, as the node does.
     std::vector<std::string> hostNetworkPods;
+    // Probes and lifecycle hooks of pods on the node outside kube-system that name a `host`
+    // ("pod NS/NAME (container C readinessProbe: host H)"): the kubelet connects there from the
+    // node, past the pod's policies, and the answer lands in that pod's Events (attack 59 K1).
+    std::vector<std::string> nodeProbeHosts;
     // Why hostListeners could not be read ("pods on node X not listed (forbidden)"): unproven.
     std::string hostListenersUnread;
     // The addresses of the namespace's pods the pod's own policies grant: a connection held to

@@ -119,6 +119,11 @@ namespace rossoctl::verify {
 std::string targetAllowedBy(const EgressTarget& target, const std::string& address,
                             const model::EgressAllowance& allowance);
 
+// Where a pod's probes and lifecycle hooks have the kubelet connect by `host` ("container C
+// readinessProbe: host H"): the kubelet connects from the node, which policies let into every
+// pod, and records the answer in the pod's Events (attack 59 K1).
+std::vector<std::string> kubeletHostTargets(const nlohmann::json& pod);
+
 // One connect attempt the trusted probe makes to a port a host-network pod declares.
 struct ListenerProbe {
     EgressTarget target;  // http://ADDRESS:PORT/
