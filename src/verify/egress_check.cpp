@@ -25,6 +25,51 @@ std::string withinAllowance(const std::string& origin) {
 
 }  // namespace
 
+Finding kubeletRelays(const EgressInputs& inputs) {
+    Finding finding{Verdict::Pass, {}, ""};
+    constexpr std::size_t kMostNamed = 4;
+    const auto someOf = [&](const std::vector<std::string>& all) {
+        const std::vector<std::string> named(all.begin(),
+                                             all.begin() + std::min(all.size(), kMostNamed));
+        return fmt::format(
+            "{}{}", fmt::join(named, ", "),
+            all.size() > kMostNamed ? fmt::format(" and {} more", all.size() - kMostNamed) : "");
+    };
+    // Any tenant's pod on the node can have the kubelet connect into this one by a probe's
+    // `host`; the agent's answer then lands in that pod's Events (attack 59 K1).
+    if (const auto& hosts = inputs.nodeProbeHosts; !hosts.empty()) {
+        finding.evidence.push_back(fmt::format(
+            "{} on the node name{} a host for the kubelet to connect to: the node's connections "
+            "reach into the pod past its NetworkPolicies, and the answer lands in that pod's "
+            "Events; not proven",
+            someOf(hosts), hosts.size() == 1 ? "s" : ""));
+        finding.verdict = Verdict::Unproven;
+    }
+    // Such a pod may come after verify: only Pod Security refusing it everywhere rules it out.
+    if (!inputs.probeHostNamespaces) {
+        finding.evidence.push_back(fmt::format(
+            "{}: whether a namespace admits a pod whose probe names a host (the kubelet then "
+            "connects into this pod from the node, past its NetworkPolicies) is not known",
+            inputs.probeHostNamespacesUnread.empty() ? "namespaces were not read"
+                                                     : inputs.probeHostNamespacesUnread));
+        finding.verdict = Verdict::Unproven;
+    } else if (const auto& open = *inputs.probeHostNamespaces; !open.empty()) {
+        finding.evidence.push_back(fmt::format(
+            "namespace{} {} admit{} pods whose probes or lifecycle hooks name a host: the kubelet "
+            "connects there from the node, into this pod past its NetworkPolicies, and records "
+            "the answer in that pod's Events; not proven (label each "
+            "pod-security.kubernetes.io/enforce=baseline or restricted, on a v1.34 or later "
+            "server)",
+            open.size() == 1 ? "" : "s", someOf(open), open.size() == 1 ? "s" : ""));
+        finding.verdict = Verdict::Unproven;
+    } else {
+        finding.evidence.push_back(
+            "every namespace but kube-system enforces Pod Security baseline or restricted "
+            "(v1.34 or later): none admits a pod whose probe names a host for the kubelet");
+    }
+    return finding;
+}
+
 Finding egressStatic(const json& pod, const json& networkPolicies, const EgressInputs& inputs) {
     Finding finding;
     auto effective = model::effectiveEgress(pod, networkPolicies, inputs.ciliumPolicies);
@@ -94,21 +139,6 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
             "pod past its NetworkPolicies, and a connection in carries data out; not proven",
             fmt::join(inputs.hostNetworkPods, ", "),
             inputs.hostNetworkPods.size() == 1 ? "s" : ""));
-        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
-    }
-    // Any tenant's pod on the node can have the kubelet connect into this one by a probe's
-    // `host`; the agent's answer then lands in that pod's Events (attack 59 K1).
-    if (const auto& hosts = inputs.nodeProbeHosts; !hosts.empty()) {
-        constexpr std::size_t kMostNamed = 4;
-        const std::vector<std::string> named(hosts.begin(),
-                                             hosts.begin() + std::min(hosts.size(), kMostNamed));
-        finding.evidence.push_back(fmt::format(
-            "{}{} on the node name{} a host for the kubelet to connect to: the node's connections "
-            "reach into the pod past its NetworkPolicies, and the answer lands in that pod's "
-            "Events; not proven",
-            fmt::join(named, ", "),
-            hosts.size() > kMostNamed ? fmt::format(" and {} more", hosts.size() - kMostNamed) : "",
-            hosts.size() == 1 ? "s" : ""));
         finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
     }
     if (inputs.clusterDns) {

@@ -35,6 +35,59 @@ std::vector<std::string> kubeletHostTargets(const json& pod) {
     return found;
 }
 
+namespace {
+
+// The minor version of "v1.N" or "v1.N.P..." (Pod Security's and /version's gitVersion), or -1.
+int minorOfV1(const std::string& version) {
+    if (version.rfind("v1.", 0) != 0) return -1;
+    int minor = 0;
+    std::size_t i = 3;
+    for (; i < version.size() && i < 6 && version[i] >= '0' && version[i] <= '9'; ++i)
+        minor = minor * 10 + (version[i] - '0');
+    if (i == 3 ||
+        (i < version.size() && version[i] != '.' && version[i] != '-' && version[i] != '+'))
+        return -1;
+    return minor;
+}
+
+constexpr int kProbeHostRuleMinor = 34;  // Pod Security baseline refuses probe hosts from v1.34
+
+}  // namespace
+
+std::vector<std::string> namespacesAdmittingProbeHosts(const json& namespaces,
+                                                       const json& serverVersion) {
+    const int serverMinor = minorOfV1(json_access::stringAt(serverVersion, "gitVersion"));
+    std::vector<std::string> admitting;
+    for (const auto& item : json_access::arrayAt(namespaces, "items")) {
+        const json& metadata = json_access::at(item, "metadata");
+        const std::string name = json_access::stringAt(metadata, "name", "?");
+        // Going away, a namespace admits no pod (what runs there is the node list's to judge).
+        if (name == "kube-system" ||
+            json_access::stringAt(json_access::at(item, "status"), "phase") == "Terminating")
+            continue;
+        const json& labels = json_access::at(metadata, "labels");
+        const json& enforce = json_access::at(labels, "pod-security.kubernetes.io/enforce");
+        const json& version = json_access::at(labels, "pod-security.kubernetes.io/enforce-version");
+        std::string why;
+        if (!enforce.is_string())
+            why = "no Pod Security enforce label";
+        else if (enforce != "baseline" && enforce != "restricted")
+            why = "enforce=" + enforce.get<std::string>().substr(0, 40);
+        else if (!version.is_null() && version != "latest" &&
+                 !(version.is_string() &&
+                   minorOfV1(version.get<std::string>()) >= kProbeHostRuleMinor))
+            why = "enforce-version " +
+                  (version.is_string() ? version.get<std::string>().substr(0, 40)
+                                       : version.dump().substr(0, 40)) +
+                  ", before v1.34";
+        else if (serverMinor < kProbeHostRuleMinor)
+            why = serverMinor < 0 ? "the server's version is not known"
+                                  : fmt::format("a v1.{} server", serverMinor);
+        if (!why.empty()) admitting.push_back(fmt::format("{} ({})", name.substr(0, 63), why));
+    }
+    return admitting;
+}
+
 std::vector<ListenerProbe> hostListenerProbes(const EgressInputs& inputs,
                                               const std::vector<std::string>& gateways,
                                               std::size_t most, Finding& doubts) {

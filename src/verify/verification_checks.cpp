@@ -49,6 +49,8 @@ CheckResult Verification::egressCheck() {
         failEgressOnHostNetwork(pod, finding);
         // The pods it makes next start with the gate, or their first milliseconds are open.
         if (next) absorb(finding, egressGateStatic(pod, gateImage));
+        // The kubelet's way in is the cluster's, the same for every pod: said once.
+        if (!next) absorb(finding, kubeletRelays(inputs_.egress));
         return finding;
     });
     EgressTarget target = options_.egressTarget;

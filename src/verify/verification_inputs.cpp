@@ -187,6 +187,23 @@ void readHostListeners(kube::Client& client, const std::string& nodeName, Egress
     }
 }
 
+// Which namespaces admit a pod whose probe names a host, by their Pod Security labels and the
+// server's version; refused to list namespaces, it is not known (attack 59 K1).
+void readProbeHostNamespaces(kube::Client& client, EgressInputs& egress) {
+    json version;
+    try {
+        version = client.getPath("/version");
+    } catch (const kube::ApiError&) {
+        // Unknown: no namespace counts as refusing (the rule needs a v1.34 server).
+    }
+    try {
+        egress.probeHostNamespaces =
+            namespacesAdmittingProbeHosts(client.list(kube::resources::namespaces(), ""), version);
+    } catch (const kube::ApiError& error) {
+        egress.probeHostNamespacesUnread = fmt::format("namespaces not listed ({})", error.what());
+    }
+}
+
 std::vector<std::string> nodeAddresses(const json& node) {
     std::vector<std::string> addresses;
     if (!node.contains("status")) return addresses;
@@ -471,6 +488,7 @@ void Verification::readEgressInputs() {
     }
     readApiServerTargets(client_, egress);
     readHostListeners(client_, inputs_.pod["spec"].value("nodeName", ""), egress);
+    readProbeHostNamespaces(client_, egress);
     readProjectPodAddresses(client_, ns_, inputs_.pod, inputs_.networkPolicies, namespaceLabels,
                             egress);
 }

@@ -125,10 +125,10 @@ TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails e
 }
 
 // Attack 59 K1: a pod of another namespace, on the node, whose readiness probe names the
-// sandbox's address. The kubelet connects from the node, which kube-router lets past the
-// project's default-deny ingress, and what the agent answers reaches that pod (its Ready
-// condition, and a redirect's body in its Events). [outage]: while it lives, every sandbox
-// verified on the node is unproven (rightly).
+// sandbox's address; its namespace admits it (Pod Security privileged). The kubelet connects from
+// the node, which kube-router lets past the project's default-deny ingress, and what the agent
+// answers reaches that pod (its Ready condition, and a redirect's body in its Events). [outage]:
+// while it lives, every sandbox verified on the node is unproven (rightly).
 TEST_CASE("sandbox verify: another namespace's probe naming a host leaves egress unproven",
           "[verify-host-listener][outage]") {
     harness::TestNamespace relay("verify59-prober", true,
@@ -160,6 +160,17 @@ TEST_CASE("sandbox verify: another namespace's probe naming a host leaves egress
                  {"readinessProbe",
                   {{"httpGet", {{"host", address}, {"port", 8080}, {"path", "/etc/hostname"}}},
                    {"periodSeconds", 1}}}}})}}}};
+    // As in attack 59, the prober comes after verify: the namespace that admits it is enough.
+    {
+        const auto [before, beforeReport] = harness::verifyTrusted(ns, "agent");
+        INFO(before.out << before.err);
+        const json& egress = harness::checkNamed(beforeReport, "egress");
+        CHECK(egress["static"]["result"] == "unproven");
+        CHECK_THAT(harness::evidenceOf(egress),
+                   Catch::Contains(relay.name() + " (enforce=privileged)") &&
+                       Catch::Contains("pods whose probes or lifecycle hooks name a host"));
+        CHECK(before.exitCode == 3);
+    }
     harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), prober);
     // The control: the prober turns Ready only by the agent's answers, through default-deny.
     CHECK(harness::eventually(

@@ -9,8 +9,9 @@
 
 using nlohmann::json;
 
+// [outage]: its privileged namespace leaves every sandbox verified meanwhile unproven (K1).
 TEST_CASE("sandbox verify: a pod with IPv6 where only IPv4 is probed leaves egress unproven",
-          "[verify-ipv6]") {
+          "[verify-ipv6][outage]") {
     harness::TestNamespace project("verify54-ipv6", false);
     const std::string ns = project.name();
     harness::createProject(ns);

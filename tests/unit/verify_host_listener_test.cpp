@@ -180,14 +180,12 @@ TEST_CASE("attack 59 K1: a pod on the node whose probe names a host leaves egres
         kubeletHostTargets(json::parse(R"({"spec": {"containers": [7, {"readinessProbe": []}]}})"))
             .empty());
 
-    const json pod = json::parse(R"({"metadata": {"name": "kp", "namespace": "atk59-t"},
-                                     "spec": {}})");
-    const json policies = rossoctl::testing::verify_fixtures::policies();
     EgressInputs inputs;
-    REQUIRE(egressStatic(pod, policies, inputs).verdict == Verdict::Pass);
+    inputs.probeHostNamespaces = std::vector<std::string>{};
+    REQUIRE(kubeletRelays(inputs).verdict == Verdict::Pass);
     for (const auto& where : kubeletHostTargets(prober))
         inputs.nodeProbeHosts.push_back("pod atk59-open/kprobe (" + where + ")");
-    const Finding finding = egressStatic(pod, policies, inputs);
+    const Finding finding = kubeletRelays(inputs);
     CHECK(finding.verdict == Verdict::Unproven);
     CHECK_THAT(fmt::format("{}", fmt::join(finding.evidence, "\n")),
                Catch::Contains("pod atk59-open/kprobe (container side startupProbe: host "
@@ -195,6 +193,65 @@ TEST_CASE("attack 59 K1: a pod on the node whose probe names a host leaves egres
                    Catch::Contains("on the node name a host for the kubelet to connect to"));
     // Many are named by the first four and a count, never a line without end.
     inputs.nodeProbeHosts.assign(40, "pod x/y (container c readinessProbe: host h)");
-    CHECK_THAT(fmt::format("{}", fmt::join(egressStatic(pod, policies, inputs).evidence, "\n")),
+    CHECK_THAT(fmt::format("{}", fmt::join(kubeletRelays(inputs).evidence, "\n")),
                Catch::Contains("host h) and 36 more on the node"));
+}
+
+TEST_CASE("attack 59 K1: a namespace that admits a probe naming a host leaves egress unproven",
+          "[verify][false-pass]") {
+    // The prober may come after verify (as in attack 59): only Pod Security refusing it in
+    // every namespace rules it out, and baseline refuses it from v1.34 only.
+    const json v136 = {{"gitVersion", "v1.36.3"}};
+    const auto ns = [](const std::string& name, const json& labels) {
+        return json{{"metadata", {{"name", name}, {"labels", labels}}}};
+    };
+    const json list = {
+        {"items", json::array({ns("kube-system", json::object()),
+                               ns("team", {{"pod-security.kubernetes.io/enforce", "restricted"}}),
+                               ns("web", {{"pod-security.kubernetes.io/enforce", "baseline"},
+                                          {"pod-security.kubernetes.io/enforce-version", "v1.34"}}),
+                               ns("open", json::object()),
+                               ns("priv", {{"pod-security.kubernetes.io/enforce", "privileged"}}),
+                               ns("old", {{"pod-security.kubernetes.io/enforce", "baseline"},
+                                          {"pod-security.kubernetes.io/enforce-version", "v1.33"}}),
+                               ns("odd", {{"pod-security.kubernetes.io/enforce", "restricted"},
+                                          {"pod-security.kubernetes.io/enforce-version", "v1.3x"}}),
+                               ns("shapeless", 7),
+                               {{"metadata", {{"name", "leaving"}}},
+                                {"status", {{"phase", "Terminating"}}}}})}};
+    CHECK(namespacesAdmittingProbeHosts(list, v136) ==
+          std::vector<std::string>{"open (no Pod Security enforce label)",
+                                   "priv (enforce=privileged)",
+                                   "old (enforce-version v1.33, before v1.34)",
+                                   "odd (enforce-version v1.3x, before v1.34)",
+                                   "shapeless (no Pod Security enforce label)"});
+    // A server before v1.34 (or one whose version is unknown) refuses probe hosts nowhere.
+    const json refusing = {
+        {"items",
+         json::array({ns("team", {{"pod-security.kubernetes.io/enforce", "restricted"}})})}};
+    CHECK(namespacesAdmittingProbeHosts(refusing, v136).empty());
+    CHECK(namespacesAdmittingProbeHosts(refusing, {{"gitVersion", "v1.33.2"}}) ==
+          std::vector<std::string>{"team (a v1.33 server)"});
+    CHECK(namespacesAdmittingProbeHosts(refusing, json()) ==
+          std::vector<std::string>{"team (the server's version is not known)"});
+
+    EgressInputs inputs;
+    // Not read: not known.
+    inputs.probeHostNamespacesUnread = "namespaces not listed (forbidden)";
+    Finding unread = kubeletRelays(inputs);
+    CHECK(unread.verdict == Verdict::Unproven);
+    CHECK_THAT(unread.evidence.at(0),
+               Catch::Contains("namespaces not listed (forbidden): whether"));
+    inputs.probeHostNamespaces = namespacesAdmittingProbeHosts(list, v136);
+    const Finding open = kubeletRelays(inputs);
+    CHECK(open.verdict == Verdict::Unproven);
+    CHECK_THAT(
+        open.evidence.at(0),
+        Catch::StartsWith("namespaces open (no Pod Security enforce label), priv "
+                          "(enforce=privileged), old (enforce-version v1.33, before v1.34), "
+                          "odd (enforce-version v1.3x, before v1.34) and 1 more admit pods"));
+    inputs.probeHostNamespaces = namespacesAdmittingProbeHosts(refusing, v136);
+    const Finding held = kubeletRelays(inputs);
+    CHECK(held.verdict == Verdict::Pass);
+    CHECK_THAT(held.evidence.at(0), Catch::Contains("every namespace but kube-system enforces"));
 }

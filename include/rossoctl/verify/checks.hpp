@@ -104,6 +104,10 @@ struct EgressInputs {
     // ("pod NS/NAME (container C readinessProbe: host H)"): the kubelet connects there from the
     // node, past the pod's policies, and the answer lands in that pod's Events (attack 59 K1).
     std::vector<std::string> nodeProbeHosts;
+    // Namespaces outside kube-system whose Pod Security admits such a pod at any time ("NAME
+    // (no enforce label)"); nullopt: not read, and probeHostNamespacesUnread says why.
+    std::optional<std::vector<std::string>> probeHostNamespaces;
+    std::string probeHostNamespacesUnread;
     // Why hostListeners could not be read ("pods on node X not listed (forbidden)"): unproven.
     std::string hostListenersUnread;
     // The addresses of the namespace's pods the pod's own policies grant: a connection held to
@@ -135,6 +139,10 @@ struct IngressOpenings {
 };
 IngressOpenings ingressOpenings(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                                 const EgressInputs& inputs);
+
+// The kubelet as a way in (attack 59 K1): a pod on the node whose probe or hook names a host
+// now, or a namespace that admits one later, is unproven; so is not knowing.
+Finding kubeletRelays(const EgressInputs& inputs);
 
 Finding egressStatic(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                      const EgressInputs& inputs = EgressInputs());
