@@ -173,6 +173,13 @@ inline void serveHardened(TestHost& host, const std::string& egressTool,
                               "spec": {"hard": {"limits.cpu": "4", "limits.memory": "8Gi", "pods": "20"}}})")}));
     host.server.onJson("GET", "/api/v1/namespaces/team1/secrets", 200, list({}));
     host.server.onJson("GET", "/api/v1/nodes/node-1", 200, node());
+    // Every namespace refuses pods whose probes name a host (attack 59 K1).
+    host.server.onJson("GET", "/version", 200, {{"gitVersion", "v1.36.0"}});
+    host.server.onJson(
+        "GET", "/api/v1/namespaces", 200,
+        list({{{"metadata",
+                {{"name", "team1"},
+                 {"labels", {{"pod-security.kubernetes.io/enforce", "restricted"}}}}}}}));
     host.server.onExec("team1", "orders", answers ? answers : hardenedPodAnswers(egressTool));
 }
 
