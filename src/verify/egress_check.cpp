@@ -70,6 +70,33 @@ Finding kubeletRelays(const EgressInputs& inputs) {
     return finding;
 }
 
+Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what) {
+    if (!inputs.hostAccessNamespaces)
+        return Finding{Verdict::Unproven,
+                       {fmt::format("{}: whether a namespace admits a pod with the node's files "
+                                    "(hostPath), which reach this pod's volumes, is not known",
+                                    inputs.probeHostNamespacesUnread.empty()
+                                        ? "namespaces were not read"
+                                        : inputs.probeHostNamespacesUnread)},
+                       ""};
+    const auto& open = *inputs.hostAccessNamespaces;
+    if (open.empty()) return Finding{Verdict::Pass, {}, ""};
+    constexpr std::size_t kMostNamed = 4;
+    const std::vector<std::string> named(open.begin(),
+                                         open.begin() + std::min(open.size(), kMostNamed));
+    return Finding{
+        Verdict::Unproven,
+        {fmt::format(
+            "namespace{} {}{} admit{} pods with the node's files (hostPath) and "
+            "privileges: one there reads and writes this pod's volumes on the node, so "
+            "{} is not proven (attack 60 H1; label each "
+            "pod-security.kubernetes.io/enforce=baseline or restricted)",
+            open.size() == 1 ? "" : "s", fmt::join(named, ", "),
+            open.size() > kMostNamed ? fmt::format(" and {} more", open.size() - kMostNamed) : "",
+            open.size() == 1 ? "s" : "", what)},
+        ""};
+}
+
 Finding egressStatic(const json& pod, const json& networkPolicies, const EgressInputs& inputs) {
     Finding finding;
     auto effective = model::effectiveEgress(pod, networkPolicies, inputs.ciliumPolicies);

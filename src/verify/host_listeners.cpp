@@ -54,37 +54,54 @@ constexpr int kProbeHostRuleMinor = 34;  // Pod Security baseline refuses probe 
 
 }  // namespace
 
+namespace {
+
+// Why a namespace admits what its Pod Security level lets by, "" when it refuses: host access
+// (no baseline or restricted level) with hostAccess, else a probe's host too (a level from
+// before v1.34, or a server before it). Going away, or kube-system's, it is not judged.
+std::string namespaceAdmits(const json& item, int serverMinor, bool hostAccess) {
+    const json& metadata = json_access::at(item, "metadata");
+    const std::string name = json_access::stringAt(metadata, "name", "?");
+    if (name == "kube-system" ||
+        json_access::stringAt(json_access::at(item, "status"), "phase") == "Terminating")
+        return "";
+    const json& labels = json_access::at(metadata, "labels");
+    const json& enforce = json_access::at(labels, "pod-security.kubernetes.io/enforce");
+    const json& version = json_access::at(labels, "pod-security.kubernetes.io/enforce-version");
+    std::string why;
+    if (!enforce.is_string())
+        why = "no Pod Security enforce label";
+    else if (enforce != "baseline" && enforce != "restricted")
+        why = "enforce=" + enforce.get<std::string>().substr(0, 40);
+    else if (hostAccess)
+        return "";
+    else if (!version.is_null() && version != "latest" &&
+             !(version.is_string() && minorOfV1(version.get<std::string>()) >= kProbeHostRuleMinor))
+        why = "enforce-version " +
+              (version.is_string() ? version.get<std::string>() : version.dump()).substr(0, 40) +
+              ", before v1.34";
+    else if (serverMinor < kProbeHostRuleMinor)
+        why = serverMinor < 0 ? "the server's version is not known"
+                              : fmt::format("a v1.{} server", serverMinor);
+    return why.empty() ? "" : fmt::format("{} ({})", name.substr(0, 63), why);
+}
+
+}  // namespace
+
+std::vector<std::string> namespacesAdmittingHostAccess(const json& namespaces) {
+    std::vector<std::string> admitting;
+    for (const auto& item : json_access::arrayAt(namespaces, "items"))
+        if (auto why = namespaceAdmits(item, -1, true); !why.empty()) admitting.push_back(why);
+    return admitting;
+}
+
 std::vector<std::string> namespacesAdmittingProbeHosts(const json& namespaces,
                                                        const json& serverVersion) {
     const int serverMinor = minorOfV1(json_access::stringAt(serverVersion, "gitVersion"));
     std::vector<std::string> admitting;
-    for (const auto& item : json_access::arrayAt(namespaces, "items")) {
-        const json& metadata = json_access::at(item, "metadata");
-        const std::string name = json_access::stringAt(metadata, "name", "?");
-        // Going away, a namespace admits no pod (what runs there is the node list's to judge).
-        if (name == "kube-system" ||
-            json_access::stringAt(json_access::at(item, "status"), "phase") == "Terminating")
-            continue;
-        const json& labels = json_access::at(metadata, "labels");
-        const json& enforce = json_access::at(labels, "pod-security.kubernetes.io/enforce");
-        const json& version = json_access::at(labels, "pod-security.kubernetes.io/enforce-version");
-        std::string why;
-        if (!enforce.is_string())
-            why = "no Pod Security enforce label";
-        else if (enforce != "baseline" && enforce != "restricted")
-            why = "enforce=" + enforce.get<std::string>().substr(0, 40);
-        else if (!version.is_null() && version != "latest" &&
-                 !(version.is_string() &&
-                   minorOfV1(version.get<std::string>()) >= kProbeHostRuleMinor))
-            why = "enforce-version " +
-                  (version.is_string() ? version.get<std::string>().substr(0, 40)
-                                       : version.dump().substr(0, 40)) +
-                  ", before v1.34";
-        else if (serverMinor < kProbeHostRuleMinor)
-            why = serverMinor < 0 ? "the server's version is not known"
-                                  : fmt::format("a v1.{} server", serverMinor);
-        if (!why.empty()) admitting.push_back(fmt::format("{} ({})", name.substr(0, 63), why));
-    }
+    for (const auto& item : json_access::arrayAt(namespaces, "items"))
+        if (auto why = namespaceAdmits(item, serverMinor, false); !why.empty())
+            admitting.push_back(why);
     return admitting;
 }
 

@@ -31,8 +31,14 @@ CheckResult Verification::tokenCheck() {
     CheckResult result;
     result.kind = CheckKind::ServiceAccountToken;
     result.staticPart = withTemplate([&](const json& pod, bool next) {
-        return tokenStaticOf(pod, next ? inputs_.templateServiceAccount : inputs_.serviceAccount,
-                             next ? inputs_.templateVolumes : inputs_.volumes);
+        Finding finding =
+            tokenStaticOf(pod, next ? inputs_.templateServiceAccount : inputs_.serviceAccount,
+                          next ? inputs_.templateVolumes : inputs_.volumes);
+        // The node's files are the cluster's, the same for every pod: said once.
+        if (!next)
+            absorb(finding,
+                   hostAccessNeighbours(inputs_.egress, "that no credential is placed there"));
+        return finding;
     });
     result.livePart = tokenLive(execInCurrentPod(tokenProbeCommand()));
     result.livePart.probe = "sh";

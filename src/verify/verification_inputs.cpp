@@ -197,8 +197,9 @@ void readProbeHostNamespaces(kube::Client& client, EgressInputs& egress) {
         // Unknown: no namespace counts as refusing (the rule needs a v1.34 server).
     }
     try {
-        egress.probeHostNamespaces =
-            namespacesAdmittingProbeHosts(client.list(kube::resources::namespaces(), ""), version);
+        const json namespaces = client.list(kube::resources::namespaces(), "");
+        egress.probeHostNamespaces = namespacesAdmittingProbeHosts(namespaces, version);
+        egress.hostAccessNamespaces = namespacesAdmittingHostAccess(namespaces);
     } catch (const kube::ApiError& error) {
         egress.probeHostNamespacesUnread = fmt::format("namespaces not listed ({})", error.what());
     }

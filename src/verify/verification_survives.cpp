@@ -76,8 +76,11 @@ CheckResult Verification::nothingSurvivesCheck() {
     // The pod's claims are judged by the PersistentVolumes bound to them; the template's
     // ephemeral claims, not made yet, by their claim template and StorageClass.
     result.staticPart = withTemplate([&](const json& pod, bool next) {
-        return nothingSurvivesStatic(pod, inputs_.sandbox, inputs_.storageClasses,
-                                     next ? nullptr : &inputs_.volumes);
+        Finding finding = nothingSurvivesStatic(pod, inputs_.sandbox, inputs_.storageClasses,
+                                                next ? nullptr : &inputs_.volumes);
+        if (!next)
+            absorb(finding, hostAccessNeighbours(inputs_.egress, "that nothing is kept from them"));
+        return finding;
     });
     // Read before the restart, and with --no-restart too: a key in the kernel keyring outlives
     // the pod for its uid wherever no seccomp filter refuses add_key.

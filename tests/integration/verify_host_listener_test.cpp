@@ -170,6 +170,15 @@ TEST_CASE("sandbox verify: another namespace's probe naming a host leaves egress
                    Catch::Contains(relay.name() + " (enforce=privileged)") &&
                        Catch::Contains("pods whose probes or lifecycle hooks name a host"));
         CHECK(before.exitCode == 3);
+        // Attack 60 H1: the same namespace admits hostPath, which reaches this pod's volumes.
+        for (const char* check : {"service-account-token", "nothing-survives"}) {
+            const json& found = harness::checkNamed(beforeReport, check);
+            INFO(check);
+            CHECK(found["static"]["result"] == "unproven");
+            CHECK_THAT(harness::evidenceOf(found),
+                       Catch::Contains(relay.name() + " (enforce=privileged)") &&
+                           Catch::Contains("pods with the node's files (hostPath)"));
+        }
     }
     harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), prober);
     // The control: the prober turns Ready only by the agent's answers, through default-deny.

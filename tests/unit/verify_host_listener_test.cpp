@@ -225,6 +225,27 @@ TEST_CASE("attack 59 K1: a namespace that admits a probe naming a host leaves eg
                                    "old (enforce-version v1.33, before v1.34)",
                                    "odd (enforce-version v1.3x, before v1.34)",
                                    "shapeless (no Pod Security enforce label)"});
+    // Attack 60 H1: host access (hostPath) is refused by baseline at every version, so a
+    // level before v1.34 still refuses it; a pod with it writes into this pod's volumes.
+    CHECK(namespacesAdmittingHostAccess(list) ==
+          std::vector<std::string>{"open (no Pod Security enforce label)",
+                                   "priv (enforce=privileged)",
+                                   "shapeless (no Pod Security enforce label)"});
+    {
+        EgressInputs hosts;
+        const Finding unread = hostAccessNeighbours(hosts, "that no credential is placed there");
+        CHECK(unread.verdict == Verdict::Unproven);
+        hosts.hostAccessNamespaces = namespacesAdmittingHostAccess(list);
+        const Finding open = hostAccessNeighbours(hosts, "that no credential is placed there");
+        CHECK(open.verdict == Verdict::Unproven);
+        CHECK_THAT(open.evidence.at(0),
+                   Catch::StartsWith("namespaces open (no Pod Security enforce label), priv "
+                                     "(enforce=privileged), shapeless (no Pod Security enforce "
+                                     "label) admit pods with the node's files (hostPath)") &&
+                       Catch::Contains("so that no credential is placed there is not proven"));
+        hosts.hostAccessNamespaces = std::vector<std::string>{};
+        CHECK(hostAccessNeighbours(hosts, "x").verdict == Verdict::Pass);
+    }
     // A server before v1.34 (or one whose version is unknown) refuses probe hosts nowhere.
     const json refusing = {
         {"items",

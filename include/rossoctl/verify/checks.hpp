@@ -108,6 +108,9 @@ struct EgressInputs {
     // (no enforce label)"); nullopt: not read, and probeHostNamespacesUnread says why.
     std::optional<std::vector<std::string>> probeHostNamespaces;
     std::string probeHostNamespacesUnread;
+    // Of those, the namespaces that admit host access (hostPath, privileged; no baseline or
+    // restricted level): a pod there reads and writes this pod's volumes on the node.
+    std::optional<std::vector<std::string>> hostAccessNamespaces;
     // Why hostListeners could not be read ("pods on node X not listed (forbidden)"): unproven.
     std::string hostListenersUnread;
     // The addresses of the namespace's pods the pod's own policies grant: a connection held to
@@ -143,6 +146,9 @@ IngressOpenings ingressOpenings(const nlohmann::json& pod, const nlohmann::json&
 // The kubelet as a way in (attack 59 K1): a pod on the node whose probe or hook names a host
 // now, or a namespace that admits one later, is unproven; so is not knowing.
 Finding kubeletRelays(const EgressInputs& inputs);
+// A namespace that admits host access (attack 60 H1): its pod may read and write this pod's
+// files on the node; `what` names the boundary ("a credential placed", "what it keeps").
+Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what);
 
 Finding egressStatic(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                      const EgressInputs& inputs = EgressInputs());

@@ -129,6 +129,9 @@ std::vector<std::string> kubeletHostTargets(const nlohmann::json& pod);
 // the server (its /version) is v1.34 or later.
 std::vector<std::string> namespacesAdmittingProbeHosts(const nlohmann::json& namespaces,
                                                        const nlohmann::json& serverVersion);
+// Those that enforce neither baseline nor restricted: they admit hostPath volumes and
+// privileged pods at any version.
+std::vector<std::string> namespacesAdmittingHostAccess(const nlohmann::json& namespaces);
 
 // One connect attempt the trusted probe makes to a port a host-network pod declares.
 struct ListenerProbe {
