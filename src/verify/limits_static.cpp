@@ -177,12 +177,12 @@ Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQ
         holds = false;
         finding.evidence.push_back(total);
     }
-    // Ephemeral containers may declare no resources, and a node without pod-level cgroups
-    // (cgroupsPerQOS false) bounds them by nothing: only the live read of their cgroup decides.
+    // Ephemeral containers may declare no resources: one that has not ended is unproven, live
+    // (a reading from inside it is its own: attack 60 L1).
     for (const auto& container : arrayAt(podSpec(pod), "ephemeralContainers"))
         finding.evidence.push_back(
             fmt::format("ephemeral container {}: no limits of its own (the API allows none); "
-                        "bounded only if its cgroup shows a limit, read live",
+                        "unproven live unless it has ended or is verify's own probe",
                         stringAt(container, "name", "?")));
     const json& deadline = at(podSpec(pod), "activeDeadlineSeconds");
     std::string shutdown = stringAt(at(sandbox, "spec"), "shutdownTime");

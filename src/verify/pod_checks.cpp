@@ -28,29 +28,17 @@ json spec(const json& pod) {
     return it != pod.end() && it->is_object() ? *it : json::object();
 }
 
-// An ephemeral container declares no limits: its cgroup must show one of its own, memory and
-// cpu; none shown is a fail (the node may have no pod cgroup above it), unreadable unproven.
-Finding ephemeralLimitLive(const ProbeOutput& output) {
-    Finding memory = limitsLive(output, std::nullopt);
-    Finding cpu = cpuLimitLive(output, std::nullopt);
-    Finding out{Verdict::Pass, {}, "cgroup"};
-    for (Finding* part : {&memory, &cpu}) {
-        const bool shown = part->verdict == Verdict::Fail && !part->evidence.empty() &&
-                           part->evidence.front().find("declares no") != std::string::npos;
-        if (shown) {
-            out.evidence.push_back(part->evidence.front().substr(
-                                       0, part->evidence.front().find(" but the container")) +
-                                   ": a limit of its own cgroup");
-            continue;
+// An ephemeral container that ended: it never restarts (any status but "terminated" may
+// still start, or run).
+bool hasEnded(const json& pod, const std::string& name) {
+    const json status = pod.value("status", json::object());
+    for (const auto& entry : status.value("ephemeralContainerStatuses", json::array()))
+        if (entry.is_object() && entry.value("name", "") == name) {
+            const json state = entry.value("state", json::object());
+            return state.is_object() && state.contains("terminated") &&
+                   !state.contains("running") && !state.contains("waiting");
         }
-        absorb(out, *part);
-        if (part->verdict == Verdict::Fail)
-            out.evidence.push_back(
-                "an ephemeral container may declare no resources, and the live read shows no "
-                "limit on its cgroup: nothing proves it is bounded (a node without pod-level "
-                "cgroups, cgroupsPerQOS false, bounds it by nothing)");
-    }
-    return out;
+    return false;
 }
 
 }  // namespace
@@ -94,11 +82,24 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec,
                             name, trustedProbeImage));
             continue;
         }
-        if (isRunning(pod, "ephemeralContainerStatuses", name))
-            containers.running.push_back({container, "ephemeral container"});
-        else
-            live.evidence.push_back(
-                fmt::format("ephemeral container {} is not running: nothing to limit", name));
+        if (hasEnded(pod, name)) {
+            live.evidence.push_back(fmt::format(
+                "ephemeral container {} has ended (it never restarts): nothing to limit", name));
+            continue;
+        }
+        // The API gives it no limits, so only a reading from inside it could show one, and
+        // that is its own (its image, its mounts over /sys/fs/cgroup: attack 60 L1); one yet to
+        // start runs unlimited when it does (L2). Asked only whether it is still there.
+        const bool running = isRunning(pod, "ephemeralContainerStatuses", name);
+        if (running && exec(cgroupProbeCommand(), name).containerGone) {
+            live.evidence.push_back(fmt::format(
+                "ephemeral container {}: ended before it was read: nothing to limit", name));
+            continue;
+        }
+        absorb(live, probe_text::unproven(fmt::format(
+                         "ephemeral container {} {}: the API gives it no limits of its own, and a "
+                         "reading from inside it (its image, its mounts) proves none",
+                         name, running ? "runs" : "has not ended")));
     }
     for (const auto& name : containers.finished)
         live.evidence.push_back(
@@ -109,27 +110,12 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec,
         const std::string name = container.value("name", "");
         const ProbeOutput output = exec(cgroupProbeCommand(), name);
         const std::string prefix = fmt::format("{} {}: ", what, name);
-        if (output.containerGone && what == "ephemeral container") {
-            live.evidence.push_back(prefix + "ended before it was read: nothing to limit");
-            continue;
-        }
         if (!output.started) {
             absorb(live, probe_text::notStarted(output, "sh"), prefix);
             continue;
         }
         if (ownKernel) {
-            // An ephemeral container has no limit to be sized to: unproven there.
-            absorb(live,
-                   limitsLiveOwnKernel(output, what == "ephemeral container"
-                                                   ? std::nullopt
-                                                   : memoryLimitBytes(container)),
-                   prefix);
-            continue;
-        }
-        if (what == "ephemeral container") {
-            // No resources allowed, and a node without pod-level cgroups (cgroupsPerQOS
-            // false) bounds it by nothing: only a limit its cgroup shows counts.
-            absorb(live, ephemeralLimitLive(output), prefix);
+            absorb(live, limitsLiveOwnKernel(output, memoryLimitBytes(container)), prefix);
             continue;
         }
         absorb(live, limitsLive(output, memoryLimitBytes(container)), prefix);

@@ -3,6 +3,8 @@
 // pod, not the trusted one.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include "harness.hpp"
@@ -244,11 +246,81 @@ TEST_CASE(
     INFO(plain.dump(2));
     CHECK(harness::checkNamed(plain, "limits")["result"] == "pass");
     CHECK_THAT(harness::evidenceOf(harness::checkNamed(plain, "limits")),
-               Catch::Contains("is not running: nothing to limit"));
+               Catch::Contains("has ended (it never restarts): nothing to limit"));
     // Without a restart the pod keeps running; its probe must not.
     verify({"--no-restart", "--trusted-probe", "busybox:1.36"});
     CHECK(harness::eventually([&] { return probesEnded(ns, "twice"); }, 20));
     const json other = verify({"--no-restart", "--trusted-probe", kProbeImage});
     INFO(other.dump(2));
     CHECK(harness::checkNamed(other, "limits")["result"] == "pass");
+}
+
+// Attack 60 L1, L2: ephemeral containers someone else added. One mounts a volume of the pod
+// over /sys/fs/cgroup and writes "limits" there; one waits for an image and runs unlimited once
+// it comes. Neither declares a limit (the API allows none), and neither's own reading counts.
+TEST_CASE(
+    "sandbox verify: another's ephemeral containers leave limits unproven, however they "
+    "read",
+    "[trusted-probe]") {
+    harness::TestNamespace project("verify60-ephemeral", false);
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    harness::admin().create(harness::sandboxRef(), ns,
+                            harness::smallSandbox(ns, "lim", "busybox:1.36"));
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "lim"); }, 180));
+    const json pod = harness::admin().get(resources::pods(), ns, "lim");
+    const std::string volume = pod["spec"]["volumes"][0].value("name", "");
+    REQUIRE(!volume.empty());
+    const std::string custom =
+        (std::filesystem::temp_directory_path() / ("rossoctl-" + ns + "-custom.json")).string();
+    {
+        std::ofstream file(custom);
+        file
+            << json{{"volumeMounts", {{{"name", volume}, {"mountPath", "/sys/fs/cgroup"}}}}}.dump();
+    }
+    const auto debug = [&](std::vector<std::string> extra) {
+        std::vector<std::string> argv{harness::kubectlPath(),
+                                      "--kubeconfig",
+                                      harness::kubeconfigPath(),
+                                      "debug",
+                                      "lim",
+                                      "-n",
+                                      ns,
+                                      "--profile=restricted"};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        const auto added = harness::run(argv);
+        INFO(added.out << added.err);
+        REQUIRE(added.exitCode == 0);
+    };
+    debug({"--image=busybox:1.36", "--container=worker", "--custom=" + custom, "--", "sh", "-c",
+           "echo 268435456 > /sys/fs/cgroup/memory.max; echo '25000 100000' > "
+           "/sys/fs/cgroup/cpu.max; exec sleep 600"});
+    debug({"--image=rossoctl.invalid/never:1", "--image-pull-policy=Never", "--container=late",
+           "--", "sleep", "600"});
+    REQUIRE(harness::eventually(
+        [&] {
+            const json now = harness::admin().get(resources::pods(), ns, "lim");
+            for (const auto& status :
+                 now["status"].value("ephemeralContainerStatuses", json::array()))
+                if (status.value("name", "") == "worker")
+                    return status["state"].contains("running");
+            return false;
+        },
+        120));
+    // The forged files are there: what the worker's reading would have shown.
+    const auto forged =
+        harness::run({harness::kubectlPath(), "--kubeconfig", harness::kubeconfigPath(), "exec",
+                      "-n", ns, "lim", "-c", "worker", "--", "cat", "/sys/fs/cgroup/memory.max"});
+    CHECK(forged.out == "268435456\n");
+    const auto [result, report] = harness::verifyTrusted(ns, "lim");
+    INFO(result.out << result.err);
+    const json& limits = checkNamed(report, "limits");
+    CHECK(limits["live"]["result"] == "unproven");
+    CHECK_THAT(harness::evidenceOf(limits),
+               Catch::Contains("ephemeral container worker runs: the API gives it no limits of "
+                               "its own") &&
+                   Catch::Contains("ephemeral container late has not ended") &&
+                   !Catch::Contains("a limit of its own cgroup"));
+    CHECK(result.exitCode == 3);
+    std::filesystem::remove(custom);
 }

@@ -135,7 +135,8 @@ TEST_CASE("limits live: every running container's cgroup, sidecars included", "[
     CHECK(mentions(notRunning, "container sidecar is not running"));
 }
 
-TEST_CASE("review 35 H3: an ephemeral container's cgroup is read live", "[verify]") {
+TEST_CASE("attack 60 L1, L2: an ephemeral container not verify's is unproven unless it ended",
+          "[verify][false-pass]") {
     json pod = verify_fixtures::hardenedPod("uid");
     const std::string bounded =
         "rossoctl-file=/sys/fs/cgroup/memory.max\nrossoctl-value=536870912\n"
@@ -157,22 +158,34 @@ TEST_CASE("review 35 H3: an ephemeral container's cgroup is read live", "[verify
         json::array({{{"name", "hog"}, {"image", "python:3.12-slim"}}});
     pod["status"]["ephemeralContainerStatuses"] =
         json::array({{{"name", "hog"}, {"state", {{"running", json::object()}}}}});
-    SECTION("no limit on its cgroup fails") {
-        const Finding unbounded = limitsLiveEveryContainer(pod, exec);
-        CHECK(unbounded.verdict == Verdict::Fail);
-        CHECK(asked == std::vector<std::string>{"agent", "hog"});
-        CHECK(mentions(unbounded, "ephemeral container hog: "));
-        CHECK(mentions(unbounded, "nothing proves it is bounded"));
-    }
-    SECTION("a limit its cgroup shows passes") {
+    SECTION("running: its own reading proves nothing") {
+        // Attack 60 L1: an emptyDir over /sys/fs/cgroup said 256Mi; its real cgroup had none.
         cgroups["hog"] = bounded;
-        const Finding shown = limitsLiveEveryContainer(pod, exec);
-        CHECK(shown.verdict == Verdict::Pass);
-        CHECK(mentions(shown, "a limit of its own cgroup"));
+        const Finding forged = limitsLiveEveryContainer(pod, exec);
+        CHECK(forged.verdict == Verdict::Unproven);
+        CHECK(asked == std::vector<std::string>{"hog", "agent"});
+        CHECK_FALSE(mentions(forged, "a limit of its own cgroup"));
+        CHECK(mentions(forged,
+                       "ephemeral container hog runs: the API gives it no limits of its "
+                       "own, and a reading from inside it (its image, its mounts) "
+                       "proves none"));
     }
-    SECTION("one that cannot be read is unproven") {
-        cgroups["hog"] = "";
+    SECTION("waiting: it starts later, unlimited") {
+        // Attack 60 L2: ErrImageNeverPull was "not running: nothing to limit", then it ran.
+        pod["status"]["ephemeralContainerStatuses"][0]["state"] = {
+            {"waiting", {{"reason", "ErrImageNeverPull"}}}};
+        const Finding waiting = limitsLiveEveryContainer(pod, exec);
+        CHECK(waiting.verdict == Verdict::Unproven);
+        CHECK(mentions(waiting, "ephemeral container hog has not ended"));
+        pod["status"].erase("ephemeralContainerStatuses");
         CHECK(limitsLiveEveryContainer(pod, exec).verdict == Verdict::Unproven);
+    }
+    SECTION("ended: it never restarts") {
+        pod["status"]["ephemeralContainerStatuses"][0]["state"] = {
+            {"terminated", {{"exitCode", 0}}}};
+        const Finding ended = limitsLiveEveryContainer(pod, exec);
+        CHECK(ended.verdict == Verdict::Pass);
+        CHECK(mentions(ended, "ephemeral container hog has ended (it never restarts)"));
     }
     SECTION("verify's own trusted probe, exactly as verify wrote it, is left out") {
         TrustedProbeOptions options;
@@ -187,7 +200,7 @@ TEST_CASE("review 35 H3: an ephemeral container's cgroup is read live", "[verify
         CHECK(own.verdict == Verdict::Pass);
         CHECK(asked == std::vector<std::string>{"agent"});
         CHECK(mentions(own, "verify's own trusted probe"));
-        // Another image, a changed command or an added field is not verify's: read live.
+        // Another image, a changed command or an added field is not verify's: unproven.
         cgroups["rossoctl-probe-1a2b"] = cgroups["hog"];
         for (const auto& [key, value] : std::vector<std::pair<std::string, json>>{
                  {"image", "python:3.12-slim"},
@@ -201,9 +214,9 @@ TEST_CASE("review 35 H3: an ephemeral container's cgroup is read live", "[verify
             json changed = pod;
             changed["spec"]["ephemeralContainers"][0][key] = value;
             CHECK(limitsLiveEveryContainer(changed, exec, "curlimages/curl:8").verdict ==
-                  Verdict::Fail);
+                  Verdict::Unproven);
         }
-        CHECK(limitsLiveEveryContainer(pod, exec, "").verdict == Verdict::Fail);
+        CHECK(limitsLiveEveryContainer(pod, exec, "").verdict == Verdict::Unproven);
         // An earlier version's probe (a bare sleep) in a pod kept with --no-restart is verify's
         // too.
         json legacy = pod;

@@ -270,12 +270,12 @@ TEST_CASE("limits static: every container, a deadline, a quota") {
         pod["spec"]["containers"][1]["resources"]["limits"] = {{"cpu", "lots"}, {"memory", "1Gi"}};
         CHECK(mentions(limitsStatic(pod, sandbox, quota, today(), bigNode()), "is not a quantity"));
     }
-    SECTION("ephemeral containers are named; the live read of their cgroup decides") {
+    SECTION("ephemeral containers are named; the live half decides (unproven unless ended)") {
         // Review 35 H3: "bounded by the other containers' limits" was false without a pod cgroup.
         pod["spec"]["ephemeralContainers"] = json::array({{{"name", "debug"}}});
         auto bounded = limitsStatic(pod, sandbox, quota, today(), bigNode());
         CHECK(mentions(bounded, "ephemeral container debug: no limits of its own"));
-        CHECK(mentions(bounded, "bounded only if its cgroup shows a limit, read live"));
+        CHECK(mentions(bounded, "unproven live unless it has ended or is verify's own probe"));
         CHECK_FALSE(mentions(bounded, "bounded by the other containers' limits"));
     }
     SECTION("a quota counts only when it caps limits.cpu and limits.memory for this pod") {
