@@ -23,18 +23,20 @@ std::string withinAllowance(const std::string& origin) {
     return origin.rfind(said, 0) == 0 ? origin.substr(said.size()) : origin;
 }
 
+// The first four, then how many more: a server's list never makes a line without end.
+std::string someOf(const std::vector<std::string>& all) {
+    constexpr std::size_t kMostNamed = 4;
+    const std::vector<std::string> named(all.begin(),
+                                         all.begin() + std::min(all.size(), kMostNamed));
+    return fmt::format(
+        "{}{}", fmt::join(named, ", "),
+        all.size() > kMostNamed ? fmt::format(" and {} more", all.size() - kMostNamed) : "");
+}
+
 }  // namespace
 
 Finding kubeletRelays(const EgressInputs& inputs) {
     Finding finding{Verdict::Pass, {}, ""};
-    constexpr std::size_t kMostNamed = 4;
-    const auto someOf = [&](const std::vector<std::string>& all) {
-        const std::vector<std::string> named(all.begin(),
-                                             all.begin() + std::min(all.size(), kMostNamed));
-        return fmt::format(
-            "{}{}", fmt::join(named, ", "),
-            all.size() > kMostNamed ? fmt::format(" and {} more", all.size() - kMostNamed) : "");
-    };
     // Any tenant's pod on the node can have the kubelet connect into this one by a probe's
     // `host`; the agent's answer then lands in that pod's Events (attack 59 K1).
     if (const auto& hosts = inputs.nodeProbeHosts; !hosts.empty()) {
@@ -81,19 +83,13 @@ Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what
                        ""};
     const auto& open = *inputs.hostAccessNamespaces;
     if (open.empty()) return Finding{Verdict::Pass, {}, ""};
-    constexpr std::size_t kMostNamed = 4;
-    const std::vector<std::string> named(open.begin(),
-                                         open.begin() + std::min(open.size(), kMostNamed));
     return Finding{
         Verdict::Unproven,
-        {fmt::format(
-            "namespace{} {}{} admit{} pods with the node's files (hostPath) and "
-            "privileges: one there reads and writes this pod's volumes on the node, so "
-            "{} is not proven (attack 60 H1; label each "
-            "pod-security.kubernetes.io/enforce=baseline or restricted)",
-            open.size() == 1 ? "" : "s", fmt::join(named, ", "),
-            open.size() > kMostNamed ? fmt::format(" and {} more", open.size() - kMostNamed) : "",
-            open.size() == 1 ? "s" : "", what)},
+        {fmt::format("namespace{} {} admit{} pods with the node's files (hostPath) and "
+                     "privileges: one there reads and writes this pod's volumes on the "
+                     "node, so {} is not proven (attack 60 H1; label each "
+                     "pod-security.kubernetes.io/enforce=baseline or restricted)",
+                     open.size() == 1 ? "" : "s", someOf(open), open.size() == 1 ? "s" : "", what)},
         ""};
 }
 
@@ -164,8 +160,7 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
         finding.evidence.push_back(fmt::format(
             "{} on the node share{} its network namespace: the node's connections reach into the "
             "pod past its NetworkPolicies, and a connection in carries data out; not proven",
-            fmt::join(inputs.hostNetworkPods, ", "),
-            inputs.hostNetworkPods.size() == 1 ? "s" : ""));
+            someOf(inputs.hostNetworkPods), inputs.hostNetworkPods.size() == 1 ? "s" : ""));
         finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
     }
     if (inputs.clusterDns) {

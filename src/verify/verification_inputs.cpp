@@ -153,7 +153,10 @@ void readHostListeners(kube::Client& client, const std::string& nodeName, Egress
             const std::string podNamespace = json_access::stringAt(metadata, "namespace", "");
             const std::string owner =
                 fmt::format("pod {}/{}", podNamespace, json_access::stringAt(metadata, "name", ""));
-            if (podNamespace != "kube-system")
+            // The kubelet probes no pod that has ended (review 60 #7).
+            const std::string phase =
+                json_access::stringAt(json_access::at(pod, "status"), "phase");
+            if (podNamespace != "kube-system" && phase != "Succeeded" && phase != "Failed")
                 for (const auto& where : kubeletHostTargets(pod))
                     egress.nodeProbeHosts.push_back(fmt::format("{} ({})", owner, where));
             if (!spec.is_object() || !spec.value("hostNetwork", false)) continue;
