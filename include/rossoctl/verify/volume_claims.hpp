@@ -43,9 +43,15 @@ void judgeClaimedVolumesOnHost(const nlohmann::json& pod, const VolumeBindings& 
 std::string boundVolumeKept(const nlohmann::json& pod, const nlohmann::json& volume,
                             const VolumeBindings& bindings, Verdict& verdict);
 
+// What a generic ephemeral volume's claim is filled from when made (the claim's or its
+// template's dataSourceRef or dataSource: a PVC cloned, a VolumeSnapshot restored, a
+// populator's object): "claim C was filled from PersistentVolumeClaim keep"; "" when from none.
+std::string claimFilledFrom(const nlohmann::json& pod, const nlohmann::json& volume,
+                            const VolumeBindings& bindings);
+
 // A generic ephemeral volume made for this pod and provisioned for its claim (annotation
-// pv.kubernetes.io/provisioned-by, claimRef to it, created after it) starts empty: nothing of
-// anyone else's is on it.
+// pv.kubernetes.io/provisioned-by, claimRef to it, created after it) from no data source starts
+// empty: nothing of anyone else's is on it.
 bool startsEmpty(const nlohmann::json& pod, const nlohmann::json& volume,
                  const VolumeBindings& bindings);
 
