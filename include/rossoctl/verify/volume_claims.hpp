@@ -55,6 +55,14 @@ std::string claimFilledFrom(const nlohmann::json& pod, const nlohmann::json& vol
 bool startsEmpty(const nlohmann::json& pod, const nlohmann::json& volume,
                  const VolumeBindings& bindings);
 
+// Pods of namespacePods (a List; nullopt: not read) other than `pod` and `replaced` (the pod the
+// template's pod comes after) that may still run (not Succeeded or Failed) and mount one of the
+// pod's claims by claimName (attack 60 S1): egress and nothing survives fail, the token is
+// unproven; not read, each is unproven for a pod with a claim. Pass for other checks.
+Finding claimSharers(CheckKind kind, const nlohmann::json& pod,
+                     const std::optional<nlohmann::json>& namespacePods,
+                     const std::string& replaced = "");
+
 // The checks of checks.hpp, isolation.hpp and pod_checks.hpp with the pod's claims as read
 // (those without them read none, so a claim is unproven there).
 // nothingSurvivesStatic: a generic ephemeral volume's fate is its PV's reclaim policy; volumes
