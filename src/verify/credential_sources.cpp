@@ -103,6 +103,10 @@ void judgeUnseenVolumes(const json& pod, const VolumeBindings& volumes, Finding&
             finding.evidence.push_back(
                 fmt::format("volume {} was provisioned empty for this pod (claim {})", name,
                             claimNameOf(pod, volume)));
+        else if (const auto from = claimFilledFrom(pod, volume, volumes); !from.empty())
+            unproven(finding, fmt::format("volume {}: {}: it starts with what that source held, "
+                                          "which verify does not read",
+                                          name, from));
         else if (type == "persistentVolumeClaim" || type == "ephemeral")
             unproven(finding,
                      fmt::format("volume {} is claim {}, not provisioned empty for this pod (or "

@@ -46,6 +46,12 @@ inline std::vector<json> allContainers(const json& pod) {
     return out;
 }
 
+// A server's string in evidence: its first line, at most `most` bytes.
+inline std::string shortened(const std::string& text, std::size_t most = 100) {
+    const std::string line = text.substr(0, text.find('\n'));
+    return line.size() > most ? line.substr(0, most) + "..." : line;
+}
+
 inline std::string joined(const std::vector<std::string>& parts,
                           const std::string& separator = ", ") {
     std::string out;

@@ -187,8 +187,18 @@ Finding nothingSurvivesStatic(const json& pod, const json& sandbox, const json& 
         } else if (type == "ephemeral") {
             // A claim made: the PersistentVolume bound to it decides, not what the class says.
             Verdict kept = Verdict::Pass;
-            const std::string why = volumes ? boundVolumeKept(pod, volume, *volumes, kept)
-                                            : ephemeralVolumeKept(volume, storageClasses, kept);
+            std::string why = volumes ? boundVolumeKept(pod, volume, *volumes, kept)
+                                      : ephemeralVolumeKept(volume, storageClasses, kept);
+            // Unproven, as a PV bound by selector: its source outlives the pod and is not read
+            // (a snapshot of an earlier pod's volume brings that pod's data back).
+            if (const auto from =
+                    claimFilledFrom(pod, volume, volumes ? *volumes : VolumeBindings());
+                !from.empty()) {
+                kept = worstOf(kept, Verdict::Unproven);
+                why += (why.empty() ? "" : "; ") + from +
+                       ": it starts with what that source holds, which outlives the pod and is "
+                       "not read (a snapshot of an earlier pod's volume brings its data back)";
+            }
             finding.verdict = worstOf(finding.verdict, kept);
             if (why.empty())
                 ephemeral.push_back(

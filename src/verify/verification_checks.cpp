@@ -24,6 +24,8 @@ Finding Verification::tokenStaticOf(const json& pod, const std::optional<json>& 
                                       inputs_.clientAuthorities, volumes));
     absorb(finding, externalNamesStatic(inputs_.externalNames, inputs_.clusterIssuer));
     absorb(finding, serviceNamesStatic(pod, inputs_.externalNames, inputs_.clusterIssuer));
+    absorb(finding, claimSharers(CheckKind::ServiceAccountToken, pod, inputs_.egress.namespacePods,
+                                 podName_));
     return finding;
 }
 
@@ -53,6 +55,8 @@ CheckResult Verification::egressCheck() {
     result.staticPart = withTemplate([&](const json& pod, bool next) {
         Finding finding = egressStatic(pod, inputs_.networkPolicies, inputs_.egress);
         failEgressOnHostNetwork(pod, finding);
+        absorb(finding,
+               claimSharers(CheckKind::Egress, pod, inputs_.egress.namespacePods, podName_));
         // The pods it makes next start with the gate, or their first milliseconds are open.
         if (next) absorb(finding, egressGateStatic(pod, gateImage));
         // The kubelet's way in is the cluster's, the same for every pod: said once.

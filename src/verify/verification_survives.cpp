@@ -80,6 +80,8 @@ CheckResult Verification::nothingSurvivesCheck() {
                                                 next ? nullptr : &inputs_.volumes);
         if (!next)
             absorb(finding, hostAccessNeighbours(inputs_.egress, "that nothing is kept from them"));
+        absorb(finding, claimSharers(CheckKind::NothingSurvives, pod, inputs_.egress.namespacePods,
+                                     podName_));
         return finding;
     });
     // Read before the restart, and with --no-restart too: a key in the kernel keyring outlives
@@ -251,6 +253,7 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
         alongside(token.staticPart, tokenStaticOf(next, serviceAccount, nextVolumes), prefix);
     Finding nextEgress = egressStatic(next, inputs_.networkPolicies, inputs_.egress);
     failEgressOnHostNetwork(next, nextEgress);
+    absorb(nextEgress, claimSharers(CheckKind::Egress, next, inputs_.egress.namespacePods));
     egress.staticPart = alongside(egress.staticPart, nextEgress, prefix);
     std::vector<std::string> holders;
     for (const auto& holder : rawNetworkHolders(next)) holders.push_back(prefix + holder);
@@ -264,9 +267,11 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
                                   limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas,
                                                inputs_.deadline, node, nodeUnread),
                                   prefix);
-    survives.staticPart = alongside(
-        survives.staticPart,
-        nothingSurvivesStatic(next, inputs_.sandbox, inputs_.storageClasses, &nextVolumes), prefix);
+    Finding nextSurvives =
+        nothingSurvivesStatic(next, inputs_.sandbox, inputs_.storageClasses, &nextVolumes);
+    absorb(nextSurvives,
+           claimSharers(CheckKind::NothingSurvives, next, inputs_.egress.namespacePods));
+    survives.staticPart = alongside(survives.staticPart, nextSurvives, prefix);
     judgeReplacementIsolation(checks, next, prefix, nextVolumes);
     Finding tokenNow = tokenLive(exec(client_, name, tokenProbeCommand()));
     tokenNow.probe = "sh";

@@ -53,6 +53,20 @@ std::string unknownWhy(const std::string& claim, const BoundClaim* bound) {
     return fmt::format("claim {}: {}", claim, bound->problem.empty() ? "not read" : bound->problem);
 }
 
+// "Kind name" of what a claim spec is filled from (dataSourceRef, else dataSource); "" for none.
+std::string dataSourceNamed(const json& spec) {
+    for (const char* field : {"dataSourceRef", "dataSource"}) {
+        const json& source = at(spec, field);
+        if (source.is_null()) continue;
+        std::string named = shortened(stringAt(source, "kind", "?")) + " " +
+                            shortened(stringAt(source, "name", "?"));
+        if (const std::string ns = stringAt(source, "namespace"); !ns.empty())
+            named += " of namespace " + shortened(ns);
+        return named;
+    }
+    return "";
+}
+
 }  // namespace
 
 std::string claimNameOf(const json& pod, const json& volume) {
@@ -167,8 +181,23 @@ std::string boundVolumeKept(const json& pod, const json& volume, const VolumeBin
         claim, pvName(*bound), policy);
 }
 
+std::string claimFilledFrom(const json& pod, const json& volume, const VolumeBindings& bindings) {
+    if (!at(volume, "ephemeral").is_object()) return "";
+    const BoundClaim* bound = bindingOf(pod, volume, bindings);
+    const std::string claim = claimShown(claimNameOf(pod, volume), bound);
+    if (bound && bound->claim)
+        if (const auto from = dataSourceNamed(at(*bound->claim, "spec")); !from.empty())
+            return fmt::format("claim {} was filled from {}", claim, from);
+    const json& made = at(at(at(volume, "ephemeral"), "volumeClaimTemplate"), "spec");
+    if (const auto from = dataSourceNamed(made); !from.empty())
+        return fmt::format("claim {} is filled from {} when it is made", claim, from);
+    return "";
+}
+
 bool startsEmpty(const json& pod, const json& volume, const VolumeBindings& bindings) {
     if (!at(volume, "ephemeral").is_object()) return false;
+    // A clone, a restored snapshot or a populator's volume starts with its source's data.
+    if (!claimFilledFrom(pod, volume, bindings).empty()) return false;
     const BoundClaim* bound = bindingOf(pod, volume, bindings);
     if (!bound || !bound->claim || !bound->volume) return false;
     const json& claimMeta = at(*bound->claim, "metadata");

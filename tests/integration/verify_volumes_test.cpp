@@ -124,3 +124,69 @@ TEST_CASE("sandbox verify: an ephemeral volume bound to a hand-made hostPath PV 
     CHECK(token["result"] == "unproven");
     CHECK_THAT(evidenceOf(token), Catch::Contains("volume data is claim kept-data"));
 }
+
+// Attack 60 S1: a pod of the project mounts the sandbox pod's generic ephemeral claim by name
+// (<pod>-<volume>, a normal PVC); what the agent writes there leaves through that pod and is
+// kept by it. verify passed egress and nothing survives.
+TEST_CASE("sandbox verify: a pod of the namespace mounting the sandbox pod's claim shares it",
+          "[verify][volumes]") {
+    harness::TestNamespace project("vol60-share", false);
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    json box = harness::smallSandbox(ns, "shared", "busybox:1.36");
+    json& spec = box["spec"]["podTemplate"]["spec"];
+    spec["volumes"].push_back({{"name", "scratch"},
+                               {"ephemeral",
+                                {{"volumeClaimTemplate",
+                                  {{"spec",
+                                    {{"accessModes", {"ReadWriteOnce"}},
+                                     {"resources", {{"requests", {{"storage", "1Mi"}}}}}}}}}}}});
+    spec["containers"][0]["volumeMounts"].push_back(
+        {{"name", "scratch"}, {"mountPath", "/scratch"}});
+    harness::admin().create(harness::sandboxRef(), ns, box);
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "shared"); }, 180));
+    // The relay: a pod like the sandbox's (restricted, limits within the quota) that mounts the
+    // claim the ephemeral volume controller made for the pod.
+    json relay = harness::smallSandbox(ns, "relay", "busybox:1.36")["spec"]["podTemplate"];
+    relay["apiVersion"] = "v1";
+    relay["kind"] = "Pod";
+    relay["metadata"] = {{"name", "relay"}};
+    relay["spec"]["containers"][0]["command"] = {"/bin/sh", "-c",
+                                                 "trap 'exit 0' TERM; while :; do sleep 1; done"};
+    relay["spec"]["volumes"].push_back(
+        {{"name", "stolen"}, {"persistentVolumeClaim", {{"claimName", "shared-scratch"}}}});
+    relay["spec"]["containers"][0]["volumeMounts"].push_back(
+        {{"name", "stolen"}, {"mountPath", "/stolen"}});
+    harness::admin().create(rossoctl::kube::resources::pods(), ns, relay);
+    REQUIRE(harness::eventually(
+        [&] {
+            const auto found =
+                harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns, "relay");
+            return found && (*found)["status"].value("phase", "") == "Running";
+        },
+        120));
+    // The share is real: what the relay writes, the agent reads.
+    const auto wrote = harness::run({harness::kubectlPath(), "--kubeconfig",
+                                     harness::kubeconfigPath(), "exec", "-n", ns, "relay", "-c",
+                                     "agent", "--", "sh", "-c", "echo from-relay > /stolen/in"});
+    const auto read =
+        harness::run({harness::kubectlPath(), "--kubeconfig", harness::kubeconfigPath(), "exec",
+                      "-n", ns, "shared", "-c", "agent", "--", "cat", "/scratch/in"});
+    INFO(wrote.out << wrote.err << read.err);
+    CHECK_THAT(read.out, Catch::Contains("from-relay"));
+    const auto [result, report] = harness::verifyTrusted(ns, "shared");
+    INFO(result.out << result.err);
+    CHECK(result.exitCode == 3);
+    const std::string sharer = "pod " + ns + "/relay mounts claim shared-scratch of this pod: ";
+    const json& egress = checkNamed(report, "egress");
+    CHECK(egress["static"]["result"] == "fail");
+    CHECK_THAT(evidenceOf(egress),
+               Catch::Contains(sharer + "what the agent writes there leaves through it"));
+    const json& survives = checkNamed(report, "nothing-survives");
+    CHECK(survives["static"]["result"] == "fail");
+    CHECK_THAT(evidenceOf(survives),
+               Catch::Contains(sharer + "it keeps what the agent writes there, past the pod"));
+    const json& token = checkNamed(report, "service-account-token");
+    CHECK(token["result"] != "pass");
+    CHECK_THAT(evidenceOf(token), Catch::Contains(sharer + "it may write a credential there"));
+}

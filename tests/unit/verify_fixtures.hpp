@@ -153,15 +153,25 @@ inline testing::RoutedServer::ExecResponder hardenedPodAnswers(const std::string
 
 // A hardened sandbox whose pod is replaced (a new UID) when verify deletes it.
 // pod, next: the pod verify finds and the one that replaces it after the restart; answers:
-// the pod's replies to probes (default: hardenedPodAnswers).
+// the pod's replies to probes (default: hardenedPodAnswers); others: more pods of the namespace.
 inline void serveHardened(TestHost& host, const std::string& egressTool,
                           const json& box = sandbox(), const json& pod = hardenedPod("pod-uid-1"),
                           const json& next = hardenedPod("pod-uid-2"),
-                          testing::RoutedServer::ExecResponder answers = nullptr) {
+                          testing::RoutedServer::ExecResponder answers = nullptr,
+                          const std::vector<json>& others = {}) {
     host.serveSandboxGroup();
     host.server.onJson("GET", kSandboxes + "/orders", 200, box);
     host.server.onJson("GET", kSandboxes, 200, list({box}));
-    host.server.onJson("GET", kPods, 200, list({pod}));
+    std::vector<json> pods{pod};
+    pods.insert(pods.end(), others.begin(), others.end());
+    host.server.onJson("GET", kPods, 200, list(pods));
+    // The Sandbox's selector lists (and watches) its own pod alone.
+    const std::string selected = "?labelSelector=agents.x-k8s.io%2Fsandbox-name-hash%3Dabc";
+    if (!others.empty()) {
+        host.server.onJson("GET", kPods + selected, 200, list({pod}));
+        host.server.onStream("GET", kPods + selected + "&watch=true",
+                             {json{{"type", "ADDED"}, {"object", next}}.dump() + "\n"});
+    }
     host.server.onJson("GET", kPods + "/orders", 200, next);  // read after the restart
     host.server.onStream("GET", kPods + "?watch=true",
                          {json{{"type", "ADDED"}, {"object", next}}.dump() + "\n"});

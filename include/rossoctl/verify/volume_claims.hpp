@@ -43,11 +43,25 @@ void judgeClaimedVolumesOnHost(const nlohmann::json& pod, const VolumeBindings& 
 std::string boundVolumeKept(const nlohmann::json& pod, const nlohmann::json& volume,
                             const VolumeBindings& bindings, Verdict& verdict);
 
+// What a generic ephemeral volume's claim is filled from when made (the claim's or its
+// template's dataSourceRef or dataSource: a PVC cloned, a VolumeSnapshot restored, a
+// populator's object): "claim C was filled from PersistentVolumeClaim keep"; "" when from none.
+std::string claimFilledFrom(const nlohmann::json& pod, const nlohmann::json& volume,
+                            const VolumeBindings& bindings);
+
 // A generic ephemeral volume made for this pod and provisioned for its claim (annotation
-// pv.kubernetes.io/provisioned-by, claimRef to it, created after it) starts empty: nothing of
-// anyone else's is on it.
+// pv.kubernetes.io/provisioned-by, claimRef to it, created after it) from no data source starts
+// empty: nothing of anyone else's is on it.
 bool startsEmpty(const nlohmann::json& pod, const nlohmann::json& volume,
                  const VolumeBindings& bindings);
+
+// Pods of namespacePods (a List; nullopt: not read) other than `pod` and `replaced` (the pod the
+// template's pod comes after) that may still run (not Succeeded or Failed) and mount one of the
+// pod's claims by claimName (attack 60 S1): egress and nothing survives fail, the token is
+// unproven; not read, each is unproven for a pod with a claim. Pass for other checks.
+Finding claimSharers(CheckKind kind, const nlohmann::json& pod,
+                     const std::optional<nlohmann::json>& namespacePods,
+                     const std::string& replaced = "");
 
 // The checks of checks.hpp, isolation.hpp and pod_checks.hpp with the pod's claims as read
 // (those without them read none, so a claim is unproven there).
