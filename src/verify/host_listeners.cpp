@@ -52,10 +52,6 @@ int minorOfV1(const std::string& version) {
 
 constexpr int kProbeHostRuleMinor = 34;  // Pod Security baseline refuses probe hosts from v1.34
 
-}  // namespace
-
-namespace {
-
 // Why a namespace admits what its Pod Security level lets by, "" when it refuses: host access
 // (no baseline or restricted level) with hostAccess, else a probe's host too (a level from
 // before v1.34, or a server before it). Going away, or kube-system's, it is not judged.
