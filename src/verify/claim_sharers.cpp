@@ -15,17 +15,6 @@ using namespace json_access;
 
 namespace {
 
-constexpr std::size_t kMostSharersNamed = 4;
-
-// "A, B, C, D and 2 more": a hostile namespace may hold thousands.
-std::string fewOf(const std::vector<std::string>& all) {
-    std::vector<std::string> named(all.begin(),
-                                   all.begin() + std::min(all.size(), kMostSharersNamed));
-    return joined(named) + (all.size() > kMostSharersNamed
-                                ? fmt::format(" and {} more", all.size() - kMostSharersNamed)
-                                : "");
-}
-
 // What a pod sharing the claim does to the check, after "... mount(s) claim C of this pod: ".
 std::string sharerMeans(CheckKind kind, bool one) {
     switch (kind) {

@@ -1,15 +1,16 @@
 // The static half of "egress denied": the pod's effective egress against what the project
 // allows. Every opening beyond it fails, naming the policy, the rule and one open destination.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 
+#include "json_access.hpp"
 #include "rossoctl/verify/checks.hpp"
 #include "rossoctl/verify/cluster_dns.hpp"
 
 namespace rossoctl::verify {
 
+using json_access::fewOf;
 using nlohmann::json;
 
 EgressInputs::EgressInputs() : allowance(model::projectAllowance(json::object())) {}
@@ -23,16 +24,6 @@ std::string withinAllowance(const std::string& origin) {
     return origin.rfind(said, 0) == 0 ? origin.substr(said.size()) : origin;
 }
 
-// The first four, then how many more: a server's list never makes a line without end.
-std::string someOf(const std::vector<std::string>& all) {
-    constexpr std::size_t kMostNamed = 4;
-    const std::vector<std::string> named(all.begin(),
-                                         all.begin() + std::min(all.size(), kMostNamed));
-    return fmt::format(
-        "{}{}", fmt::join(named, ", "),
-        all.size() > kMostNamed ? fmt::format(" and {} more", all.size() - kMostNamed) : "");
-}
-
 }  // namespace
 
 Finding kubeletRelays(const EgressInputs& inputs) {
@@ -44,7 +35,7 @@ Finding kubeletRelays(const EgressInputs& inputs) {
             "{} on the node name{} a host for the kubelet to connect to: the node's connections "
             "reach into the pod past its NetworkPolicies, and the answer lands in that pod's "
             "Events; not proven",
-            someOf(hosts), hosts.size() == 1 ? "s" : ""));
+            fewOf(hosts), hosts.size() == 1 ? "s" : ""));
         finding.verdict = Verdict::Unproven;
     }
     // Such a pod may come after verify: only Pod Security refusing it everywhere rules it out.
@@ -62,7 +53,7 @@ Finding kubeletRelays(const EgressInputs& inputs) {
             "the answer in that pod's Events; not proven (label each "
             "pod-security.kubernetes.io/enforce=baseline or restricted, on a v1.34 or later "
             "server)",
-            open.size() == 1 ? "" : "s", someOf(open), open.size() == 1 ? "s" : ""));
+            open.size() == 1 ? "" : "s", fewOf(open), open.size() == 1 ? "s" : ""));
         finding.verdict = Verdict::Unproven;
     } else {
         finding.evidence.push_back(
@@ -89,7 +80,7 @@ Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what
                      "privileges: one there reads and writes this pod's volumes on the "
                      "node, so {} is not proven (attack 60 H1; label each "
                      "pod-security.kubernetes.io/enforce=baseline or restricted)",
-                     open.size() == 1 ? "" : "s", someOf(open), open.size() == 1 ? "s" : "", what)},
+                     open.size() == 1 ? "" : "s", fewOf(open), open.size() == 1 ? "s" : "", what)},
         ""};
 }
 
@@ -160,7 +151,7 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
         finding.evidence.push_back(fmt::format(
             "{} on the node share{} its network namespace: the node's connections reach into the "
             "pod past its NetworkPolicies, and a connection in carries data out; not proven",
-            someOf(inputs.hostNetworkPods), inputs.hostNetworkPods.size() == 1 ? "s" : ""));
+            fewOf(inputs.hostNetworkPods), inputs.hostNetworkPods.size() == 1 ? "s" : ""));
         finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
     }
     if (inputs.clusterDns) {

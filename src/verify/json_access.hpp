@@ -59,4 +59,13 @@ inline std::string joined(const std::vector<std::string>& parts,
     return out;
 }
 
+// "A, B, C, D and 2 more": a server's list (a hostile namespace may hold thousands) never makes
+// a line without end.
+inline std::string fewOf(const std::vector<std::string>& all, std::size_t most = 4) {
+    std::string out;
+    for (std::size_t i = 0; i < all.size() && i < most; ++i) out += (i ? ", " : "") + all[i];
+    if (all.size() > most) out += " and " + std::to_string(all.size() - most) + " more";
+    return out;
+}
+
 }  // namespace rossoctl::verify::json_access
