@@ -9,6 +9,17 @@ namespace rossoctl::verify {
 
 using nlohmann::json;
 
+json optionalList(kube::Client& client, const kube::ResourceRef& ref, const std::string& ns,
+                  std::vector<std::string>& problems, const kube::ListOptions& options) {
+    try {
+        return client.list(ref, ns, options).value("items", json::array());
+    } catch (const kube::ApiError& error) {
+        if (!error.isNotFound())
+            problems.push_back(fmt::format("could not list {}: {}", ref.resource, error.what()));
+        return nullptr;
+    }
+}
+
 namespace {
 
 // A pod names as many Secrets and ConfigMaps as its spec holds, each up to 1 MiB: verify reads

@@ -13,6 +13,12 @@
 
 namespace rossoctl::verify {
 
+// A list that may be forbidden or not served: its items, or null with the reason in problems
+// (a list the server does not serve adds none).
+nlohmann::json optionalList(kube::Client& client, const kube::ResourceRef& ref,
+                            const std::string& ns, std::vector<std::string>& problems,
+                            const kube::ListOptions& options = {});
+
 // Adds each Secret and ConfigMap pod references that `sources` lacks, as read (or why not).
 void readCredentialSources(kube::Client& client, const std::string& ns, const nlohmann::json& pod,
                            std::vector<CredentialSource>& sources);

@@ -1,8 +1,8 @@
 #pragma once
 // One run of `sandbox verify` on one sandbox (runner.hpp): what it reads before any check runs
-// (verification_inputs.cpp), how a probe is run in a pod (verification_exec.cpp), the checks
-// (verification_checks.cpp) and the destructive one with the replacement pod
-// (verification_survives.cpp).
+// (verification_inputs.cpp, verification_egress_inputs.cpp), how a probe is run in a pod
+// (verification_exec.cpp), the checks (verification_checks.cpp) and the destructive one with the
+// replacement pod (verification_survives.cpp).
 #include <fmt/format.h>
 
 #include <chrono>

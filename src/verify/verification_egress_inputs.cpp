@@ -1,0 +1,240 @@
+// What egress is judged by beyond the pod and its policies: what the project allows, the API
+// server's addresses, the pods of the project the policies grant, the node's host-network
+// listeners and probe hosts, and which namespaces admit a probe that names a host. Each read may
+// be refused to a project user, and then narrows what can be named or leaves egress unproven.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "json_access.hpp"
+#include "rossoctl/app/project_dns.hpp"
+#include "rossoctl/model/egress.hpp"
+#include "rossoctl/model/project.hpp"
+#include "sandbox_inputs.hpp"
+#include "verification.hpp"
+
+namespace rossoctl::verify {
+
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> endpointAddresses(const json& endpoints) {
+    std::vector<std::string> addresses;
+    for (const auto& subset : endpoints.value("subsets", json::array()))
+        for (const auto& address : subset.value("addresses", json::array()))
+            addresses.push_back(address.value("ip", ""));
+    return addresses;
+}
+
+// The `kubernetes` Service's cluster IPs on its port, then its endpoints' address:port;
+// unreadable ones are left out (the live attempt then tries fewer, the static half is unchanged).
+void readApiServerTargets(kube::Client& client, EgressInputs& egress) {
+    try {
+        const kube::ResourceRef services{"", "v1", "services", "Service", true};
+        if (auto service = client.getIfExists(services, "default", "kubernetes")) {
+            const json spec = service->value("spec", json::object());
+            int port = 443;
+            for (const auto& entry : spec.value("ports", json::array()))
+                if (entry.contains("port") && entry["port"].is_number_integer())
+                    port = entry["port"].get<int>();
+            std::vector<std::string> ips;
+            for (const auto& ip : spec.value("clusterIPs", json::array()))
+                if (ip.is_string()) ips.push_back(ip.get<std::string>());
+            if (ips.empty() && spec.contains("clusterIP") && spec["clusterIP"].is_string())
+                ips.push_back(spec["clusterIP"].get<std::string>());
+            for (const auto& ip : ips)
+                if (!ip.empty() && ip != "None") egress.apiServerTargets.emplace_back(ip, port);
+        }
+    } catch (const kube::ApiError&) {
+    }
+    egress.apiServerServiceCount = egress.apiServerTargets.size();
+    try {
+        const kube::ResourceRef endpoints{"", "v1", "endpoints", "Endpoints", true};
+        if (auto found = client.getIfExists(endpoints, "default", "kubernetes"))
+            for (const auto& subset : found->value("subsets", json::array())) {
+                std::vector<int> ports;
+                for (const auto& entry : subset.value("ports", json::array()))
+                    if (entry.contains("port") && entry["port"].is_number_integer())
+                        ports.push_back(entry["port"].get<int>());
+                for (const auto& address : subset.value("addresses", json::array()))
+                    for (int port : ports)
+                        egress.apiServerTargets.emplace_back(address.value("ip", ""), port);
+            }
+    } catch (const kube::ApiError&) {
+    }
+    // A cluster may publish them in EndpointSlices only (the local cluster's
+    // kubernetes-localcluster): each slice labelled for the Service.
+    try {
+        const kube::ResourceRef slices{"discovery.k8s.io", "v1", "endpointslices", "EndpointSlice",
+                                       true};
+        kube::ListOptions options;
+        options.labelSelector = "kubernetes.io/service-name=kubernetes";
+        const json found = client.list(slices, "default", options);
+        for (const auto& slice : found.value("items", json::array())) {
+            std::vector<int> ports;
+            for (const auto& entry : slice.value("ports", json::array()))
+                if (entry.contains("port") && entry["port"].is_number_integer())
+                    ports.push_back(entry["port"].get<int>());
+            for (const auto& endpoint : slice.value("endpoints", json::array()))
+                for (const auto& address : endpoint.value("addresses", json::array()))
+                    for (int port : ports)
+                        if (address.is_string()) {
+                            const std::pair<std::string, int> target{address.get<std::string>(),
+                                                                     port};
+                            if (std::find(egress.apiServerTargets.begin(),
+                                          egress.apiServerTargets.end(),
+                                          target) == egress.apiServerTargets.end())
+                                egress.apiServerTargets.push_back(target);
+                        }
+        }
+    } catch (const kube::ApiError&) {
+    }
+}
+
+// The addresses of the namespace's pods the pod's own policies let it reach: a connection held
+// to one of them is the static half's to judge. A pod of the project the policies do not grant
+// is no allowance (a relay with open egress of its own, attack 54 E4).
+void readProjectPodAddresses(kube::Client& client, const std::string& ns, const json& pod,
+                             const json& networkPolicies, const json& namespaceLabels,
+                             EgressInputs& egress) {
+    const model::EffectiveEgress granted =
+        model::effectiveEgress(pod, networkPolicies, egress.ciliumPolicies);
+    const auto grants = [&](const json& other) {
+        return model::egressGrantsPod(
+            granted, other.value("metadata", json::object()).value("labels", json()),
+            namespaceLabels);
+    };
+    try {
+        const json pods = client.list(kube::resources::pods(), ns);
+        egress.namespacePods = pods;
+        for (const auto& other : pods.value("items", json::array())) {
+            if (!grants(other)) continue;
+            for (const auto& ip :
+                 other.value("status", json::object()).value("podIPs", json::array()))
+                if (ip.contains("ip") && ip["ip"].is_string())
+                    egress.projectPodAddresses.push_back(ip["ip"].get<std::string>());
+        }
+    } catch (const kube::ApiError&) {
+        // Not read: a connection held to a pod of the project then fails, never passes.
+    }
+}
+
+// The ports host-network pods on the node declare (containerPort, hostPort; TCP and UDP);
+// refused to list pods cluster-wide, they are unknown and egress's live half is unproven.
+void readHostListeners(kube::Client& client, const std::string& nodeName, EgressInputs& egress) {
+    if (nodeName.empty()) {
+        egress.hostListenersUnread = "the pod names no node";
+        return;
+    }
+    try {
+        kube::ListOptions options;
+        options.fieldSelector = "spec.nodeName=" + nodeName;
+        const json pods = client.list(kube::resources::pods(), "", options);
+        for (const auto& pod : pods.value("items", json::array())) {
+            const json spec = json_access::at(pod, "spec");
+            const json metadata = json_access::at(pod, "metadata");
+            const std::string podNamespace = json_access::stringAt(metadata, "namespace", "");
+            const std::string owner =
+                fmt::format("pod {}/{}", podNamespace, json_access::stringAt(metadata, "name", ""));
+            // The kubelet probes no pod that has ended (review 60 #7).
+            const std::string phase =
+                json_access::stringAt(json_access::at(pod, "status"), "phase");
+            if (podNamespace != "kube-system" && phase != "Succeeded" && phase != "Failed")
+                for (const auto& where : kubeletHostTargets(pod))
+                    egress.nodeProbeHosts.push_back(fmt::format("{} ({})", owner, where));
+            if (!spec.is_object() || !spec.value("hostNetwork", false)) continue;
+            if (podNamespace != "kube-system") egress.hostNetworkPods.push_back(owner);
+            // A native sidecar (an init container that keeps running) listens as well (E5e).
+            json containers = spec.value("containers", json::array());
+            for (const auto& init : spec.value("initContainers", json::array()))
+                containers.push_back(init);
+            for (const auto& container : containers) {
+                if (!container.is_object()) continue;
+                for (const auto& port : container.value("ports", json::array())) {
+                    if (!port.is_object()) continue;
+                    const bool udp = port.value("protocol", "TCP") != "TCP";
+                    for (const char* key : {"containerPort", "hostPort"}) {
+                        if (!port.contains(key) || !port[key].is_number_integer()) continue;
+                        const int number = port[key].get<int>();
+                        if (number <= 0 || number > 65535) continue;
+                        const bool seen =
+                            std::any_of(egress.hostListeners.begin(), egress.hostListeners.end(),
+                                        [&](const auto& known) {
+                                            return known.port == number && known.udp == udp;
+                                        });
+                        if (!seen) egress.hostListeners.push_back({number, udp, owner});
+                    }
+                }
+            }
+        }
+    } catch (const kube::ApiError& error) {
+        egress.hostListenersUnread =
+            fmt::format("pods on node {} not listed ({})", nodeName, error.what());
+    }
+}
+
+// Which namespaces admit a pod whose probe names a host, by their Pod Security labels and the
+// server's version; refused to list namespaces, it is not known (attack 59 K1).
+void readProbeHostNamespaces(kube::Client& client, EgressInputs& egress) {
+    json version;
+    try {
+        version = client.getPath("/version");
+    } catch (const kube::ApiError&) {
+        // Unknown: no namespace counts as refusing (the rule needs a v1.34 server).
+    }
+    try {
+        const json namespaces = client.list(kube::resources::namespaces(), "");
+        egress.probeHostNamespaces = namespacesAdmittingProbeHosts(namespaces, version);
+        egress.hostAccessNamespaces = namespacesAdmittingHostAccess(namespaces);
+    } catch (const kube::ApiError& error) {
+        egress.probeHostNamespacesUnread = fmt::format("namespaces not listed ({})", error.what());
+    }
+}
+
+}  // namespace
+
+// What the project allows and the ranges called out by name; each read may be forbidden
+// to a project user, and then only narrows what can be named, never what is judged.
+void Verification::readEgressInputs() {
+    auto& egress = inputs_.egress;
+    egress.probedPort = options_.egressTarget.port;
+    // Cilium policies add allowances: unreadable, they leave egress unproven.
+    egress.ciliumPolicies =
+        optionalList(client_, kube::resources::ciliumNetworkPolicies(), ns_, egress.unreadPolicies);
+    for (auto& line : unevaluatedPolicyKinds(client_, ns_))
+        egress.unreadPolicies.push_back(std::move(line));
+    json firewall;
+    try {
+        firewall = client_.getIfExists(kube::resources::egressFirewalls(), ns_, "default")
+                       .value_or(json());
+    } catch (const kube::ApiError&) {
+    }
+    json namespaceLabels;
+    try {
+        const auto namespaceObject = client_.getIfExists(kube::resources::namespaces(), "", ns_);
+        if (namespaceObject)
+            namespaceLabels =
+                namespaceObject->value("metadata", json::object()).value("labels", json());
+        egress.allowance = model::projectAllowance(namespaceObject.value_or(json()), firewall);
+        inputs_.deadline = deadlineBound(namespaceObject.value_or(json()));
+    } catch (const kube::ApiError& error) {
+        egress.readProblems.push_back(fmt::format(
+            "could not read namespace {} ({}): judged against DNS only", ns_, error.what()));
+    }
+    egress.clusterDns = app::readClusterDns(client_);
+    try {
+        const kube::ResourceRef endpoints{"", "v1", "endpoints", "Endpoints", true};
+        if (auto found = client_.getIfExists(endpoints, "default", "kubernetes"))
+            egress.apiServerAddresses = endpointAddresses(*found);
+    } catch (const kube::ApiError&) {
+        // Not allowed to read them: the public and metadata ranges are still named.
+    }
+    readApiServerTargets(client_, egress);
+    readHostListeners(client_, inputs_.pod["spec"].value("nodeName", ""), egress);
+    readProbeHostNamespaces(client_, egress);
+    readProjectPodAddresses(client_, ns_, inputs_.pod, inputs_.networkPolicies, namespaceLabels,
+                            egress);
+}
+
+}  // namespace rossoctl::verify
