@@ -64,24 +64,36 @@ Finding kubeletRelays(const EgressInputs& inputs) {
 }
 
 Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what) {
+    Finding finding{Verdict::Pass, {}, ""};
+    const auto doubt = [&](std::string line) {
+        finding.evidence.push_back(std::move(line));
+        finding.verdict = Verdict::Unproven;
+    };
     if (!inputs.hostAccessNamespaces)
-        return Finding{Verdict::Unproven,
-                       {fmt::format("{}: whether a namespace admits a pod with the node's files "
-                                    "(hostPath), which reach this pod's volumes, is not known",
-                                    inputs.probeHostNamespacesUnread.empty()
-                                        ? "namespaces were not read"
-                                        : inputs.probeHostNamespacesUnread)},
-                       ""};
-    const auto& open = *inputs.hostAccessNamespaces;
-    if (open.empty()) return Finding{Verdict::Pass, {}, ""};
-    return Finding{
-        Verdict::Unproven,
-        {fmt::format("namespace{} {} admit{} pods with the node's files (hostPath) and "
-                     "privileges: one there reads and writes this pod's volumes on the "
-                     "node, so {} is not proven (attack 60 H1; label each "
-                     "pod-security.kubernetes.io/enforce=baseline or restricted)",
-                     open.size() == 1 ? "" : "s", fewOf(open), open.size() == 1 ? "s" : "", what)},
-        ""};
+        doubt(fmt::format(
+            "{}: whether a namespace admits a pod with the node's files "
+            "(hostPath), which reach this pod's volumes, is not known",
+            inputs.probeHostNamespacesUnread.empty() ? "namespaces were not read"
+                                                     : inputs.probeHostNamespacesUnread));
+    else if (const auto& open = *inputs.hostAccessNamespaces; !open.empty())
+        doubt(fmt::format(
+            "namespace{} {} admit{} pods with the node's files (hostPath) and "
+            "privileges: one there reads and writes this pod's volumes on the "
+            "node, so {} is not proven (attack 60 H1; label each "
+            "pod-security.kubernetes.io/enforce=baseline or restricted)",
+            open.size() == 1 ? "" : "s", fewOf(open), open.size() == 1 ? "s" : "", what));
+    // A level set on a namespace leaves running the pods it would now refuse.
+    if (const auto& pods = inputs.hostAccessPods; !pods.empty())
+        doubt(
+            fmt::format("{} on the node reach{} the node's files or processes: one reads and "
+                        "writes this pod's volumes there, so {} is not proven",
+                        fewOf(pods), pods.size() == 1 ? "es" : "", what));
+    else if (!inputs.hostListenersUnread.empty())
+        doubt(
+            fmt::format("{}: a pod there with the node's files (hostPath) is not ruled out, so "
+                        "{} is not proven",
+                        inputs.hostListenersUnread, what));
+    return finding;
 }
 
 Finding egressStatic(const json& pod, const json& networkPolicies, const EgressInputs& inputs) {
@@ -152,6 +164,14 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
             "{} on the node share{} its network namespace: the node's connections reach into the "
             "pod past its NetworkPolicies, and a connection in carries data out; not proven",
             fewOf(inputs.hostNetworkPods), inputs.hostNetworkPods.size() == 1 ? "s" : ""));
+        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+    }
+    // Such a pod reads this pod's volumes on the node and carries them out on its own egress.
+    if (const auto& pods = inputs.hostAccessPods; !pods.empty()) {
+        finding.evidence.push_back(fmt::format(
+            "{} on the node reach{} the node's files or processes: this pod's volumes are read "
+            "there and leave on that pod's own egress; not proven",
+            fewOf(pods), pods.size() == 1 ? "es" : ""));
         finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
     }
     if (inputs.clusterDns) {

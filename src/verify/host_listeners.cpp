@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "json_access.hpp"
+#include "rossoctl/verify/checks.hpp"
 #include "rossoctl/verify/isolation.hpp"
 
 namespace rossoctl::verify {
@@ -33,6 +34,72 @@ std::vector<std::string> kubeletHostTargets(const json& pod) {
             look(json_access::at(lifecycle, hook), std::string("lifecycle ") + hook);
     }
     return found;
+}
+
+std::vector<std::string> hostAccessOf(const json& pod) {
+    std::vector<std::string> found;
+    const json& spec = json_access::podSpec(pod);
+    const auto clipped = [](const std::string& text, std::size_t most) {
+        return text.size() > most ? text.substr(0, most) + "..." : text;
+    };
+    for (const auto& volume : json_access::arrayAt(spec, "volumes")) {
+        const json& hostPath = json_access::at(volume, "hostPath");
+        if (!hostPath.is_null())
+            found.push_back("hostPath " +
+                            clipped(json_access::stringAt(hostPath, "path", "?"), 100));
+    }
+    for (const char* key : {"initContainers", "containers", "ephemeralContainers"})
+        for (const auto& container : json_access::arrayAt(spec, key))
+            if (json_access::at(json_access::at(container, "securityContext"), "privileged") ==
+                true)
+                found.push_back("privileged container " +
+                                clipped(json_access::stringAt(container, "name", "?"), 63));
+    if (json_access::at(spec, "hostPID") == true) found.push_back("hostPID");
+    return found;
+}
+
+void addNodePods(const json& pods, EgressInputs& egress) {
+    for (const auto& pod : json_access::arrayAt(pods, "items")) {
+        const json& spec = json_access::podSpec(pod);
+        const json& metadata = json_access::at(pod, "metadata");
+        const std::string podNamespace = json_access::stringAt(metadata, "namespace", "");
+        const std::string owner =
+            fmt::format("pod {}/{}", podNamespace.substr(0, 63),
+                        json_access::shortened(json_access::stringAt(metadata, "name", ""), 253));
+        // The kubelet probes no pod that has ended (review 60 #7), and its volumes are gone.
+        const std::string phase = json_access::stringAt(json_access::at(pod, "status"), "phase");
+        if (podNamespace != "kube-system" && phase != "Succeeded" && phase != "Failed") {
+            for (const auto& where : kubeletHostTargets(pod))
+                egress.nodeProbeHosts.push_back(fmt::format("{} ({})", owner, where));
+            if (const auto access = hostAccessOf(pod); !access.empty())
+                egress.hostAccessPods.push_back(
+                    fmt::format("{} ({})", owner, json_access::fewOf(access, 2)));
+        }
+        if (!spec.is_object() || !spec.value("hostNetwork", false)) continue;
+        if (podNamespace != "kube-system") egress.hostNetworkPods.push_back(owner);
+        // A native sidecar (an init container that keeps running) listens as well (E5e).
+        json containers = spec.value("containers", json::array());
+        for (const auto& init : spec.value("initContainers", json::array()))
+            containers.push_back(init);
+        for (const auto& container : containers) {
+            if (!container.is_object()) continue;
+            for (const auto& port : container.value("ports", json::array())) {
+                if (!port.is_object()) continue;
+                const bool udp = port.value("protocol", "TCP") != "TCP";
+                for (const char* key : {"containerPort", "hostPort"}) {
+                    if (!port.contains(key) || !port[key].is_number_integer()) continue;
+                    const int number = port[key].get<int>();
+                    if (number <= 0 || number > 65535) continue;
+                    const bool seen =
+                        std::any_of(egress.hostListeners.begin(), egress.hostListeners.end(),
+                                    [&](const auto& known) {
+                                        return known.port == number && known.udp == udp;
+                                    });
+                    if (!seen) egress.hostListeners.push_back({number, udp, owner});
+                }
+            }
+        }
+    }
 }
 
 namespace {

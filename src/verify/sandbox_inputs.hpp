@@ -37,6 +37,10 @@ std::optional<std::vector<nlohmann::json>> podsSelectedBy(kube::Client& client,
                                                           const std::string& ns,
                                                           const model::PodPeer& peer);
 
+struct EgressInputs;
+// The pods on node nodeName (addNodePods); refused, hostListenersUnread says why.
+void readHostListeners(kube::Client& client, const std::string& nodeName, EgressInputs& egress);
+
 // AdminNetworkPolicy, BaselineAdminNetworkPolicy, Cilium clusterwide, Calico and Antrea
 // policies: for each kind that is served and has objects (or cannot be listed), one line of
 // what is not evaluated.

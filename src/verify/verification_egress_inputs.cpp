@@ -120,60 +120,6 @@ void readProjectPodAddresses(kube::Client& client, const std::string& ns, const 
     }
 }
 
-// The ports host-network pods on the node declare (containerPort, hostPort; TCP and UDP);
-// refused to list pods cluster-wide, they are unknown and egress's live half is unproven.
-void readHostListeners(kube::Client& client, const std::string& nodeName, EgressInputs& egress) {
-    if (nodeName.empty()) {
-        egress.hostListenersUnread = "the pod names no node";
-        return;
-    }
-    try {
-        kube::ListOptions options;
-        options.fieldSelector = "spec.nodeName=" + nodeName;
-        const json pods = client.list(kube::resources::pods(), "", options);
-        for (const auto& pod : pods.value("items", json::array())) {
-            const json spec = json_access::at(pod, "spec");
-            const json metadata = json_access::at(pod, "metadata");
-            const std::string podNamespace = json_access::stringAt(metadata, "namespace", "");
-            const std::string owner =
-                fmt::format("pod {}/{}", podNamespace, json_access::stringAt(metadata, "name", ""));
-            // The kubelet probes no pod that has ended (review 60 #7).
-            const std::string phase =
-                json_access::stringAt(json_access::at(pod, "status"), "phase");
-            if (podNamespace != "kube-system" && phase != "Succeeded" && phase != "Failed")
-                for (const auto& where : kubeletHostTargets(pod))
-                    egress.nodeProbeHosts.push_back(fmt::format("{} ({})", owner, where));
-            if (!spec.is_object() || !spec.value("hostNetwork", false)) continue;
-            if (podNamespace != "kube-system") egress.hostNetworkPods.push_back(owner);
-            // A native sidecar (an init container that keeps running) listens as well (E5e).
-            json containers = spec.value("containers", json::array());
-            for (const auto& init : spec.value("initContainers", json::array()))
-                containers.push_back(init);
-            for (const auto& container : containers) {
-                if (!container.is_object()) continue;
-                for (const auto& port : container.value("ports", json::array())) {
-                    if (!port.is_object()) continue;
-                    const bool udp = port.value("protocol", "TCP") != "TCP";
-                    for (const char* key : {"containerPort", "hostPort"}) {
-                        if (!port.contains(key) || !port[key].is_number_integer()) continue;
-                        const int number = port[key].get<int>();
-                        if (number <= 0 || number > 65535) continue;
-                        const bool seen =
-                            std::any_of(egress.hostListeners.begin(), egress.hostListeners.end(),
-                                        [&](const auto& known) {
-                                            return known.port == number && known.udp == udp;
-                                        });
-                        if (!seen) egress.hostListeners.push_back({number, udp, owner});
-                    }
-                }
-            }
-        }
-    } catch (const kube::ApiError& error) {
-        egress.hostListenersUnread =
-            fmt::format("pods on node {} not listed ({})", nodeName, error.what());
-    }
-}
-
 // Which namespaces admit a pod whose probe names a host, by their Pod Security labels and the
 // server's version; refused to list namespaces, it is not known (attack 59 K1).
 void readProbeHostNamespaces(kube::Client& client, EgressInputs& egress) {
@@ -193,6 +139,21 @@ void readProbeHostNamespaces(kube::Client& client, EgressInputs& egress) {
 }
 
 }  // namespace
+
+void readHostListeners(kube::Client& client, const std::string& nodeName, EgressInputs& egress) {
+    if (nodeName.empty()) {
+        egress.hostListenersUnread = "the pod names no node";
+        return;
+    }
+    try {
+        kube::ListOptions options;
+        options.fieldSelector = "spec.nodeName=" + nodeName;
+        addNodePods(client.list(kube::resources::pods(), "", options), egress);
+    } catch (const kube::ApiError& error) {
+        egress.hostListenersUnread =
+            fmt::format("pods on node {} not listed ({})", nodeName, error.what());
+    }
+}
 
 // What the project allows and the ranges called out by name; each read may be forbidden
 // to a project user, and then only narrows what can be named, never what is judged.

@@ -249,20 +249,35 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     CheckResult& egress = checks[1];
     CheckResult& limits = checks[2];
     CheckResult& survives = checks[3];
-    token.staticPart =
-        alongside(token.staticPart, tokenStaticOf(next, serviceAccount, nextVolumes), prefix);
-    Finding nextEgress = egressStatic(next, inputs_.networkPolicies, inputs_.egress);
+    // Scheduled elsewhere, the replacement is judged on its own node: its capacity, and the pods
+    // there that reach into it or its volumes (review 60 #2).
+    const std::string nextNode = next["spec"].value("nodeName", "");
+    const bool sameNode = nextNode == inputs_.pod["spec"].value("nodeName", "");
+    EgressInputs elsewhere;
+    if (!sameNode) {
+        elsewhere = inputs_.egress;
+        elsewhere.hostListeners.clear();
+        elsewhere.hostNetworkPods.clear();
+        elsewhere.nodeProbeHosts.clear();
+        elsewhere.hostAccessPods.clear();
+        elsewhere.hostListenersUnread.clear();
+        readHostListeners(client_, nextNode, elsewhere);
+    }
+    const EgressInputs& nextInputs = sameNode ? inputs_.egress : elsewhere;
+    Finding nextToken = tokenStaticOf(next, serviceAccount, nextVolumes);
+    if (!sameNode)
+        absorb(nextToken, hostAccessNeighbours(nextInputs, "that no credential is placed there"));
+    token.staticPart = alongside(token.staticPart, nextToken, prefix);
+    Finding nextEgress = egressStatic(next, inputs_.networkPolicies, nextInputs);
+    if (!sameNode) absorb(nextEgress, kubeletRelays(nextInputs));
     failEgressOnHostNetwork(next, nextEgress);
     absorb(nextEgress, claimSharers(CheckKind::Egress, next, inputs_.egress.namespacePods));
     egress.staticPart = alongside(egress.staticPart, nextEgress, prefix);
     std::vector<std::string> holders;
     for (const auto& holder : rawNetworkHolders(next)) holders.push_back(prefix + holder);
     egress.livePart = withoutSpoofableDenial(egress.livePart, holders);
-    // Scheduled elsewhere, the replacement is judged on its own node's capacity.
-    const std::string nextNode = next["spec"].value("nodeName", "");
-    const auto [node, nodeUnread] = nextNode == inputs_.pod["spec"].value("nodeName", "")
-                                        ? std::pair{inputs_.node, inputs_.nodeUnread}
-                                        : nodeNamed(nextNode);
+    const auto [node, nodeUnread] =
+        sameNode ? std::pair{inputs_.node, inputs_.nodeUnread} : nodeNamed(nextNode);
     limits.staticPart = alongside(limits.staticPart,
                                   limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas,
                                                inputs_.deadline, node, nodeUnread),
@@ -271,6 +286,8 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
         nothingSurvivesStatic(next, inputs_.sandbox, inputs_.storageClasses, &nextVolumes);
     absorb(nextSurvives,
            claimSharers(CheckKind::NothingSurvives, next, inputs_.egress.namespacePods));
+    if (!sameNode)
+        absorb(nextSurvives, hostAccessNeighbours(nextInputs, "that nothing is kept from them"));
     survives.staticPart = alongside(survives.staticPart, nextSurvives, prefix);
     judgeReplacementIsolation(checks, next, prefix, nextVolumes);
     Finding tokenNow = tokenLive(exec(client_, name, tokenProbeCommand()));

@@ -129,7 +129,7 @@ TEST_CASE("sandbox verify: a host-network listener in the NodePort range fails e
 // the node, which kube-router lets past the project's default-deny ingress, and what the agent
 // answers reaches that pod (its Ready condition, and a redirect's body in its Events). [outage]:
 // while it lives, every sandbox verified on the node is unproven (rightly).
-TEST_CASE("sandbox verify: another namespace's probe naming a host leaves egress unproven",
+TEST_CASE("sandbox verify: another namespace's probe or host-path pod leaves egress unproven",
           "[verify-host-listener][outage]") {
     harness::TestNamespace relay("verify59-prober", true,
                                  {{"pod-security.kubernetes.io/enforce", "privileged"}});
@@ -210,4 +210,52 @@ TEST_CASE("sandbox verify: another namespace's probe naming a host leaves egress
                                                  "prober");
         },
         60));
+    // A pod with the node's files made while the namespace admitted it keeps running once the
+    // namespace enforces baseline: it still reaches this pod's volumes on the node.
+    const json reader = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", "reader"}}},
+        {"spec",
+         {{"terminationGracePeriodSeconds", 1},
+          {"nodeName", (*agentPod)["spec"].value("nodeName", "")},
+          {"volumes",
+           {{{"name", "node"}, {"hostPath", {{"path", "/tmp"}, {"type", "Directory"}}}}}},
+          {"containers",
+           json::array(
+               {{{"name", "c"}, {"image", "busybox:1.36"}, {"command", {"sleep", "600"}}}})}}}};
+    harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), reader);
+    harness::admin().patch(
+        rossoctl::kube::resources::namespaces(), "", relay.name(), rossoctl::kube::PatchType::Merge,
+        R"({"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "baseline"}}})");
+    {
+        const auto [held, heldReport] = harness::verifyTrusted(ns, "agent");
+        INFO(held.out << held.err);
+        for (const char* check : {"service-account-token", "egress", "nothing-survives"}) {
+            const json& found = harness::checkNamed(heldReport, check);
+            INFO(check);
+            CHECK(found["static"]["result"] == "unproven");
+            CHECK_THAT(harness::evidenceOf(found),
+                       Catch::Contains("pod " + relay.name() +
+                                       "/reader (hostPath /tmp) on the node reaches the node's "
+                                       "files") &&
+                           !Catch::Contains(relay.name() + " (enforce=privileged)"));
+        }
+        CHECK(held.exitCode == 3);
+    }
+    // The control: without it, the same three pass their static halves (the agent's listener
+    // leaves egress's live half unproven).
+    harness::admin().remove(rossoctl::kube::resources::pods(), relay.name(), "reader");
+    REQUIRE(harness::eventually(
+        [&] {
+            return !harness::admin().getIfExists(rossoctl::kube::resources::pods(), relay.name(),
+                                                 "reader");
+        },
+        60));
+    const auto [clean, cleanReport] = harness::verifyTrusted(ns, "agent");
+    for (const char* check : {"service-account-token", "egress", "nothing-survives"}) {
+        const json& found = harness::checkNamed(cleanReport, check);
+        INFO(check << ": " << found.dump());
+        CHECK(found["static"]["result"] == "pass");
+    }
 }

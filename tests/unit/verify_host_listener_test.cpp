@@ -276,3 +276,83 @@ TEST_CASE("attack 59 K1: a namespace that admits a probe naming a host leaves eg
     CHECK(held.verdict == Verdict::Pass);
     CHECK_THAT(held.evidence.at(0), Catch::Contains("every namespace but kube-system enforces"));
 }
+
+TEST_CASE("a pod on the node with host access, from before its namespace's level, is unproven",
+          "[verify][false-pass]") {
+    // Pod Security refuses a hostPath pod only when it is made: one made before its namespace
+    // was labelled baseline keeps running, and reads and writes this pod's volumes on the node.
+    const json pods = json::parse(R"({"items": [
+      {"metadata": {"name": "reader", "namespace": "team2"},
+       "spec": {"volumes": [{"name": "pods", "hostPath": {"path": "/var/lib/kubelet/pods"}}],
+                "containers": [{"name": "c"}]}},
+      {"metadata": {"name": "debug", "namespace": "team3"},
+       "spec": {"hostPID": true, "containers": [{"name": "c"}],
+                "ephemeralContainers": [{"name": "dbg", "securityContext": {"privileged": true}}]}},
+      {"metadata": {"name": "kube-proxy-x", "namespace": "kube-system"},
+       "spec": {"volumes": [{"name": "m", "hostPath": {"path": "/lib/modules"}}]}},
+      {"metadata": {"name": "done", "namespace": "team2"}, "status": {"phase": "Succeeded"},
+       "spec": {"volumes": [{"name": "r", "hostPath": {"path": "/"}}]}},
+      {"metadata": {"name": "plain", "namespace": "team1"}, "spec": {"containers": [{"name": "c"}]}},
+      7]})");
+    EgressInputs inputs;
+    inputs.hostAccessNamespaces = std::vector<std::string>{};  // every namespace baseline now
+    inputs.probeHostNamespaces = std::vector<std::string>{};
+    REQUIRE(hostAccessNeighbours(inputs, "that no credential is placed there").verdict ==
+            Verdict::Pass);
+    addNodePods(pods, inputs);
+    CHECK(inputs.hostAccessPods ==
+          std::vector<std::string>{"pod team2/reader (hostPath /var/lib/kubelet/pods)",
+                                   "pod team3/debug (privileged container dbg, hostPID)"});
+    const Finding token = hostAccessNeighbours(inputs, "that no credential is placed there");
+    CHECK(token.verdict == Verdict::Unproven);
+    CHECK_THAT(token.evidence.at(0),
+               Catch::StartsWith("pod team2/reader (hostPath /var/lib/kubelet/pods), pod "
+                                 "team3/debug (privileged container dbg, hostPID) on the node "
+                                 "reach the node's files") &&
+                   Catch::EndsWith("so that no credential is placed there is not proven"));
+    const json pod = json::parse(R"({"metadata": {"name": "orders-x", "namespace": "team1"},
+                                     "spec": {}})");
+    const Finding egress =
+        egressStatic(pod, rossoctl::testing::verify_fixtures::policies(), inputs);
+    CHECK(egress.verdict == Verdict::Unproven);
+    CHECK_THAT(fmt::format("{}", fmt::join(egress.evidence, "\n")),
+               Catch::Contains("leave on that pod's own egress; not proven"));
+    // Not listed: such a pod is not ruled out.
+    EgressInputs unread;
+    unread.hostAccessNamespaces = std::vector<std::string>{};
+    unread.hostListenersUnread = "pods on node node-1 not listed (forbidden)";
+    const Finding notListed = hostAccessNeighbours(unread, "that nothing is kept from them");
+    CHECK(notListed.verdict == Verdict::Unproven);
+    CHECK_THAT(notListed.evidence.at(0),
+               Catch::StartsWith("pods on node node-1 not listed (forbidden): a pod there"));
+}
+
+TEST_CASE("review 60 #2: a replacement on another node is judged by the pods of its own node",
+          "[verify][false-pass]") {
+    // The first pod's node has nothing with host access; the replacement lands where a pod
+    // from before its namespace's level mounts the kubelet's pods directory.
+    using namespace rossoctl::testing;
+    TestHost host;
+    json next = verify_fixtures::hardenedPod("pod-uid-2");
+    next["spec"]["nodeName"] = "node-2";
+    json node2 = verify_fixtures::node();
+    node2["metadata"]["name"] = "node-2";
+    host.server.onJson("GET", "/api/v1/nodes/node-2", 200, node2);
+    const json reader = json::parse(R"({"metadata": {"name": "reader", "namespace": "team2"},
+      "spec": {"nodeName": "node-2", "containers": [{"name": "c"}],
+               "volumes": [{"name": "pods", "hostPath": {"path": "/var/lib/kubelet/pods"}}]}})");
+    host.server.onJson("GET", verify_fixtures::kNodePods + "node-2", 200,
+                       verify_fixtures::list({next, reader}));
+    verify_fixtures::serveHardened(host, "curl", verify_fixtures::sandbox(),
+                                   verify_fixtures::hardenedPod("pod-uid-1"), next);
+    CHECK(verify_fixtures::runVerifyJson(host) == 3);
+    const json checks = verify_fixtures::verdicts(printedJson(host.out.str()));
+    INFO(checks.dump(2));
+    for (const char* id : {"service-account-token", "egress", "nothing-survives"}) {
+        CHECK(checks[id]["static"]["result"] == "unproven");
+        CHECK_THAT(checks[id]["static"]["evidence"].dump(),
+                   Catch::Contains("pod team2/reader (hostPath /var/lib/kubelet/pods) on the "
+                                   "node reaches the node's files"));
+    }
+    CHECK(host.server.requestsTo("GET", "/api/v1/pods").size() == 2);  // each node's, once
+}

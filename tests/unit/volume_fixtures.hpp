@@ -78,6 +78,7 @@ inline VolumeRun runWith(const json& volume, const json& claim, const json& pv,
     if (stored.contains("ephemeral"))
         stored["ephemeral"]["volumeClaimTemplate"]["spec"]["volumeMode"] = "Filesystem";
     pod["spec"] = next["spec"] = specWith(stored);
+    pod["spec"]["nodeName"] = next["spec"]["nodeName"] = "node-1";  // as a running pod's
     host.server.onJson("GET", "/apis/storage.k8s.io/v1/storageclasses", 200,
                        verify_fixtures::list({storageClass}));
     if (claim.is_object()) {

@@ -104,6 +104,10 @@ struct EgressInputs {
     // ("pod NS/NAME (container C readinessProbe: host H)"): the kubelet connects there from the
     // node, past the pod's policies, and the answer lands in that pod's Events (attack 59 K1).
     std::vector<std::string> nodeProbeHosts;
+    // Pods on the node outside kube-system, not ended, with the node's files or processes
+    // ("pod NS/NAME (hostPath /var)"): one reads and writes this pod's volumes on the node,
+    // whatever its namespace enforces now (a level set later leaves running the pods it refuses).
+    std::vector<std::string> hostAccessPods;
     // Namespaces outside kube-system whose Pod Security admits such a pod at any time ("NAME
     // (no enforce label)"); nullopt: not read, and probeHostNamespacesUnread says why.
     std::optional<std::vector<std::string>> probeHostNamespaces;
@@ -146,9 +150,13 @@ IngressOpenings ingressOpenings(const nlohmann::json& pod, const nlohmann::json&
 // The kubelet as a way in (attack 59 K1): a pod on the node whose probe or hook names a host
 // now, or a namespace that admits one later, is unproven; so is not knowing.
 Finding kubeletRelays(const EgressInputs& inputs);
-// A namespace that admits host access (attack 60 H1): its pod may read and write this pod's
-// files on the node; `what` names the boundary ("a credential placed", "what it keeps").
+// A namespace that admits host access (attack 60 H1), or a pod on the node that has it: that
+// pod may read and write this pod's files on the node; so may one verify could not list.
+// `what` names the boundary ("that no credential is placed there").
 Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what);
+// What verify takes from the pods on the pod's node (a PodList's items): host-network pods and
+// their ports, probes and hooks that name a host, and pods with host access.
+void addNodePods(const nlohmann::json& pods, EgressInputs& egress);
 
 Finding egressStatic(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                      const EgressInputs& inputs = EgressInputs());

@@ -123,6 +123,9 @@ std::string targetAllowedBy(const EgressTarget& target, const std::string& addre
 // readinessProbe: host H"): the kubelet connects from the node, which policies let into every
 // pod, and records the answer in the pod's Events (attack 59 K1).
 std::vector<std::string> kubeletHostTargets(const nlohmann::json& pod);
+// How a pod reaches the node's files or processes ("hostPath /var", "privileged container C",
+// "hostPID"): each reaches every other pod's volumes on the node (attack 60 H1).
+std::vector<std::string> hostAccessOf(const nlohmann::json& pod);
 // The namespaces of a NamespaceList whose Pod Security admits a pod whose probe or hook names a
 // host ("NAME (why)"), kube-system left out: baseline refuses one from v1.34, so a namespace
 // refuses only if it enforces baseline or restricted at a version from v1.34 (or latest) and
