@@ -58,19 +58,20 @@ std::vector<std::string> hostAccessOf(const json& pod) {
     return found;
 }
 
-void addNodePods(const json& pods, EgressInputs& egress) {
+void addNodePods(const json& pods, EgressInputs& egress, const std::string& where) {
     for (const auto& pod : json_access::arrayAt(pods, "items")) {
         const json& spec = json_access::podSpec(pod);
         const json& metadata = json_access::at(pod, "metadata");
         const std::string podNamespace = json_access::stringAt(metadata, "namespace", "");
         const std::string owner =
-            fmt::format("pod {}/{}", podNamespace.substr(0, 63),
-                        json_access::shortened(json_access::stringAt(metadata, "name", ""), 253));
+            fmt::format("pod {}/{}{}", podNamespace.substr(0, 63),
+                        json_access::shortened(json_access::stringAt(metadata, "name", ""), 253),
+                        where.empty() ? "" : ", " + where);
         // The kubelet probes no pod that has ended (review 60 #7), and its volumes are gone.
         const std::string phase = json_access::stringAt(json_access::at(pod, "status"), "phase");
         if (podNamespace != "kube-system" && phase != "Succeeded" && phase != "Failed") {
-            for (const auto& where : kubeletHostTargets(pod))
-                egress.nodeProbeHosts.push_back(fmt::format("{} ({})", owner, where));
+            for (const auto& target : kubeletHostTargets(pod))
+                egress.nodeProbeHosts.push_back(fmt::format("{} ({})", owner, target));
             if (const auto access = hostAccessOf(pod); !access.empty())
                 egress.hostAccessPods.push_back(
                     fmt::format("{} ({})", owner, json_access::fewOf(access, 2)));

@@ -149,6 +149,10 @@ void readHostListeners(kube::Client& client, const std::string& nodeName, Egress
         kube::ListOptions options;
         options.fieldSelector = "spec.nodeName=" + nodeName;
         addNodePods(client.list(kube::resources::pods(), "", options), egress);
+        // A pod not scheduled yet (a scheduling gate, no room) may land here after verify,
+        // admitted under its namespace's level of then (attack 61 H1c, K1g).
+        options.fieldSelector = "spec.nodeName=";
+        addNodePods(client.list(kube::resources::pods(), "", options), egress, "not on a node yet");
     } catch (const kube::ApiError& error) {
         egress.hostListenersUnread =
             fmt::format("pods on node {} not listed ({})", nodeName, error.what());

@@ -225,6 +225,12 @@ TEST_CASE("sandbox verify: another namespace's probe or host-path pod leaves egr
            json::array(
                {{{"name", "c"}, {"image", "busybox:1.36"}, {"command", {"sleep", "600"}}}})}}}};
     harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), reader);
+    // Attack 61 H1c: one held by a scheduling gate is on no node while verify reads.
+    json gated = reader;
+    gated["metadata"]["name"] = "gated";
+    gated["spec"].erase("nodeName");
+    gated["spec"]["schedulingGates"] = {{{"name", "rossoctl.test/later"}}};
+    harness::admin().create(rossoctl::kube::resources::pods(), relay.name(), gated);
     harness::admin().patch(
         rossoctl::kube::resources::namespaces(), "", relay.name(), rossoctl::kube::PatchType::Merge,
         R"({"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "baseline"}}})");
@@ -239,10 +245,13 @@ TEST_CASE("sandbox verify: another namespace's probe or host-path pod leaves egr
                        Catch::Contains("pod " + relay.name() +
                                        "/reader (hostPath /tmp) on the node reaches the node's "
                                        "files") &&
+                           Catch::Contains("pod " + relay.name() +
+                                           "/gated, not on a node yet (hostPath /tmp)") &&
                            !Catch::Contains(relay.name() + " (enforce=privileged)"));
         }
         CHECK(held.exitCode == 3);
     }
+    harness::admin().remove(rossoctl::kube::resources::pods(), relay.name(), "gated");
     // The control: without it, the same three pass their static halves (the agent's listener
     // leaves egress's live half unproven).
     harness::admin().remove(rossoctl::kube::resources::pods(), relay.name(), "reader");

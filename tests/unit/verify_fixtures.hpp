@@ -188,6 +188,7 @@ inline void serveHardened(TestHost& host, const std::string& egressTool,
     host.server.onJson("GET", "/api/v1/nodes/node-1", 200, node());
     // The pods on its node: its own and the namespace's, none with a way in from the node.
     host.server.onJson("GET", kNodePods + "node-1", 200, list(pods));
+    host.server.onJson("GET", kNodePods, 200, list({}));  // none waits for a node
     // Every namespace refuses pods whose probes name a host (attack 59 K1).
     host.server.onJson("GET", "/version", 200, {{"gitVersion", "v1.36.0"}});
     host.server.onJson(

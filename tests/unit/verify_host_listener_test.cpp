@@ -317,6 +317,19 @@ TEST_CASE("a pod on the node with host access, from before its namespace's level
     CHECK(egress.verdict == Verdict::Unproven);
     CHECK_THAT(fmt::format("{}", fmt::join(egress.evidence, "\n")),
                Catch::Contains("leave on that pod's own egress; not proven"));
+    // Attack 61 H1c, K1g: a pod held by a scheduling gate is on no node yet; once ungated it
+    // runs as it was admitted, and lands where the scheduler likes.
+    const json gated = json::parse(R"({"items": [
+      {"metadata": {"name": "gated-reader", "namespace": "team4"},
+       "spec": {"schedulingGates": [{"name": "later"}],
+                "volumes": [{"name": "pods", "hostPath": {"path": "/"}}],
+                "containers": [{"name": "c", "readinessProbe":
+                  {"httpGet": {"host": "10.250.0.17", "port": 8080}}}]}}]})");
+    addNodePods(gated, inputs, "not on a node yet");
+    CHECK(inputs.hostAccessPods.back() == "pod team4/gated-reader, not on a node yet (hostPath /)");
+    CHECK(inputs.nodeProbeHosts.back() ==
+          "pod team4/gated-reader, not on a node yet (container c readinessProbe: host "
+          "10.250.0.17)");
     // Not listed: such a pod is not ruled out.
     EgressInputs unread;
     unread.hostAccessNamespaces = std::vector<std::string>{};
@@ -354,5 +367,6 @@ TEST_CASE("review 60 #2: a replacement on another node is judged by the pods of 
                    Catch::Contains("pod team2/reader (hostPath /var/lib/kubelet/pods) on the "
                                    "node reaches the node's files"));
     }
-    CHECK(host.server.requestsTo("GET", "/api/v1/pods").size() == 2);  // each node's, once
+    // Each node's pods and those on no node yet, once for each pod.
+    CHECK(host.server.requestsTo("GET", "/api/v1/pods").size() == 4);
 }

@@ -155,8 +155,9 @@ Finding kubeletRelays(const EgressInputs& inputs);
 // `what` names the boundary ("that no credential is placed there").
 Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what);
 // What verify takes from the pods on the pod's node (a PodList's items): host-network pods and
-// their ports, probes and hooks that name a host, and pods with host access.
-void addNodePods(const nlohmann::json& pods, EgressInputs& egress);
+// their ports, probes and hooks that name a host, and pods with host access. `where` is said
+// after each pod's name ("not on a node yet").
+void addNodePods(const nlohmann::json& pods, EgressInputs& egress, const std::string& where = "");
 
 Finding egressStatic(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                      const EgressInputs& inputs = EgressInputs());
