@@ -64,24 +64,13 @@ RunningContainers runningContainers(const json& pod) {
     return out;
 }
 
-Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec,
-                                 const std::string& trustedProbeImage, bool ownKernel) {
+Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec, bool ownKernel) {
     Finding live;
     live.verdict = Verdict::Pass;
     live.probe = ownKernel ? "meminfo" : "cgroup";
     auto containers = runningContainers(pod);
     for (const auto& container : spec(pod).value("ephemeralContainers", json::array())) {
         const std::string name = container.value("name", "");
-        if (isTrustedProbeContainer(container, trustedProbeImage)) {
-            // Verify's own: a sleeping shell in the image this run trusts; no agent can exec into
-            // it.
-            live.evidence.push_back(
-                fmt::format("ephemeral container {}: verify's own trusted probe (a sleeping shell "
-                            "in {}), not read: it "
-                            "runs nothing of the agent's",
-                            name, trustedProbeImage));
-            continue;
-        }
         if (hasEnded(pod, name)) {
             live.evidence.push_back(fmt::format(
                 "ephemeral container {} has ended (it never restarts): nothing to limit", name));

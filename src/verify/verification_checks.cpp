@@ -215,7 +215,7 @@ CheckResult Verification::limitsCheck() {
         [&](const std::vector<std::string>& command, const std::string& name) {
             return execInCurrentPod(command, kProbeTimeout, name);
         },
-        options_.trustedProbeImage, ownKernel);
+        ownKernel);
     if (ownKernel)
         result.livePart.evidence.insert(result.livePart.evidence.begin(), ownKernelNote());
     noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));

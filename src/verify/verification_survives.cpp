@@ -302,8 +302,8 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     };
     const bool ownKernel = !runtimeClassOf(next).empty() &&
                            runtimeClassOf(next) == runtimeClassOf(inputs_.pod) && ownKernelProven();
-    limits.livePart = alongside(
-        limits.livePart, limitsLiveEveryContainer(next, execIn(name), "", ownKernel), prefix);
+    limits.livePart =
+        alongside(limits.livePart, limitsLiveEveryContainer(next, execIn(name), ownKernel), prefix);
     survives.livePart =
         alongside(survives.livePart,
                   ownKernel ? Finding{Verdict::Pass,

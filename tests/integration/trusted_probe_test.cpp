@@ -9,6 +9,7 @@
 
 #include "harness.hpp"
 #include "rossoctl/model/sandbox.hpp"
+#include "rossoctl/verify/probe_site.hpp"
 #include "verify_report.hpp"
 
 using harness::checkNamed;
@@ -146,6 +147,43 @@ TEST_CASE("sandbox verify --trusted-probe runs the probe in an ephemeral contain
             std::chrono::seconds(60));
         REQUIRE(probeExit.has_value());
         CHECK(*probeExit == 0);
+    }
+
+    SECTION("attack 61 L3: a container shaped as verify's trusted probe is another's") {
+        // Anyone who may add ephemeral containers can copy the probe's shape; an exec into it
+        // runs with no limit. verify adds its own after reading the pod: this one is not it.
+        rossoctl::verify::TrustedProbeOptions options;
+        options.image = kProbeImage;
+        const json patch = {
+            {"spec",
+             {{"ephemeralContainers", json::array({rossoctl::verify::trustedProbeContainer(
+                                          "rossoctl-probe-a1b2c3", options)})}}}};
+        harness::admin().request("PATCH",
+                                 rossoctl::kube::objectPath(resources::pods(), open.name(), "liar",
+                                                            "ephemeralcontainers"),
+                                 patch.dump(), "application/strategic-merge-patch+json", false);
+        REQUIRE(harness::eventually(
+            [&] {
+                const auto pod =
+                    harness::admin().getIfExists(resources::pods(), open.name(), "liar");
+                if (!pod) return false;
+                for (const auto& entry : pod->value("status", json::object())
+                                             .value("ephemeralContainerStatuses", json::array()))
+                    if (entry.value("name", "") == "rossoctl-probe-a1b2c3" &&
+                        entry.value("state", json::object()).contains("running"))
+                        return true;
+                return false;
+            },
+            60));
+        auto result = verify({"--trusted-probe", kProbeImage});
+        INFO(result.out << result.err);
+        CHECK(result.exitCode == 3);
+        const json report = json::parse(result.out);
+        const auto& limits = checkNamed(report, "limits");
+        CHECK(limits["live"]["result"] == "unproven");
+        CHECK_THAT(joined(limits["live"]["evidence"]),
+                   Catch::Contains("ephemeral container rossoctl-probe-a1b2c3") &&
+                       !Catch::Contains("verify's own trusted probe"));
     }
 
     SECTION("a pod sharing its process namespace gets no trusted probe: unproven, never a pass") {

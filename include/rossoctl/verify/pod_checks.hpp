@@ -31,13 +31,14 @@ RunningContainers runningContainers(const nlohmann::json& pod);
 
 // The cgroup (memory and cpu) of every container that runs: the containers, restartable init
 // containers and ephemeral containers. An init container that has finished is left out; one
-// that should run and does not is unproven. An ephemeral container (no resources allowed)
-// passes only when its cgroup shows a memory and a cpu limit, fails when it shows none; verify's
-// own trusted probe (isTrustedProbeContainer with trustedProbeImage) is left out. ownKernel:
-// the pod runs on a kernel of its own (proven by the trusted probe), whose cgroup files are
-// its own: each container's MemTotal is read against its memory limit instead.
+// that should run and does not is unproven. An ephemeral container (the API allows it no
+// resources) is unproven until it has ended, whatever its shape: verify adds its own trusted
+// probe after it reads the pod, so one already there is another's, and anyone who may exec
+// into it runs there unbounded (attack 61 L3). ownKernel: the pod runs on a kernel of its own
+// (proven by the trusted probe), whose cgroup files are its own: each container's MemTotal is
+// read against its memory limit instead.
 Finding limitsLiveEveryContainer(const nlohmann::json& pod, const ExecInContainer& exec,
-                                 const std::string& trustedProbeImage = "", bool ownKernel = false);
+                                 bool ownKernel = false);
 
 // --- the kernel keyring (issue 35 point 8) -----------------------------------------------
 
