@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "json_access.hpp"
 #include "rossoctl/verify/checks.hpp"
@@ -36,6 +37,19 @@ std::vector<std::string> kubeletHostTargets(const json& pod) {
     return found;
 }
 
+namespace {
+
+// The capabilities Pod Security baseline lets a container add.
+bool baselineCapability(std::string name) {
+    if (name.rfind("CAP_", 0) == 0) name = name.substr(4);
+    static const std::set<std::string> allowed = {
+        "AUDIT_WRITE",      "CHOWN",   "DAC_OVERRIDE", "FOWNER",  "FSETID", "KILL",      "MKNOD",
+        "NET_BIND_SERVICE", "SETFCAP", "SETGID",       "SETPCAP", "SETUID", "SYS_CHROOT"};
+    return allowed.count(name) > 0;
+}
+
+}  // namespace
+
 std::vector<std::string> hostAccessOf(const json& pod) {
     std::vector<std::string> found;
     const json& spec = json_access::podSpec(pod);
@@ -48,13 +62,37 @@ std::vector<std::string> hostAccessOf(const json& pod) {
             found.push_back("hostPath " +
                             clipped(json_access::stringAt(hostPath, "path", "?"), 100));
     }
+    // What Pod Security baseline refuses beyond the node's files: each reaches the host on its
+    // own (an added SYS_ADMIN with no seccomp filter writes a cgroup release_agent).
+    const auto unconfined = [](const json& context) {
+        return json_access::stringAt(json_access::at(context, "seccompProfile"), "type") ==
+                   "Unconfined" ||
+               json_access::stringAt(json_access::at(context, "appArmorProfile"), "type") ==
+                   "Unconfined";
+    };
+    if (unconfined(json_access::at(spec, "securityContext")))
+        found.push_back("seccomp or AppArmor Unconfined");
     for (const char* key : {"initContainers", "containers", "ephemeralContainers"})
-        for (const auto& container : json_access::arrayAt(spec, key))
-            if (json_access::at(json_access::at(container, "securityContext"), "privileged") ==
-                true)
-                found.push_back("privileged container " +
-                                clipped(json_access::stringAt(container, "name", "?"), 63));
-    if (json_access::at(spec, "hostPID") == true) found.push_back("hostPID");
+        for (const auto& container : json_access::arrayAt(spec, key)) {
+            const json& context = json_access::at(container, "securityContext");
+            const std::string name = clipped(json_access::stringAt(container, "name", "?"), 63);
+            if (json_access::at(context, "privileged") == true)
+                found.push_back("privileged container " + name);
+            for (const auto& added :
+                 json_access::arrayAt(json_access::at(context, "capabilities"), "add"))
+                if (!added.is_string() || !baselineCapability(added.get<std::string>())) {
+                    found.push_back(
+                        "container " + name + " adds " +
+                        clipped(added.is_string() ? added.get<std::string>() : added.dump(), 40));
+                    break;
+                }
+            if (unconfined(context))
+                found.push_back("container " + name + " seccomp or AppArmor Unconfined");
+            if (json_access::stringAt(context, "procMount") == "Unmasked")
+                found.push_back("container " + name + " procMount Unmasked");
+        }
+    for (const char* key : {"hostPID", "hostIPC"})
+        if (json_access::at(spec, key) == true) found.push_back(key);
     return found;
 }
 

@@ -292,7 +292,12 @@ TEST_CASE("a pod on the node with host access, from before its namespace's level
        "spec": {"volumes": [{"name": "m", "hostPath": {"path": "/lib/modules"}}]}},
       {"metadata": {"name": "done", "namespace": "team2"}, "status": {"phase": "Succeeded"},
        "spec": {"volumes": [{"name": "r", "hostPath": {"path": "/"}}]}},
-      {"metadata": {"name": "plain", "namespace": "team1"}, "spec": {"containers": [{"name": "c"}]}},
+      {"metadata": {"name": "plain", "namespace": "team1"}, "spec": {"containers": [{"name": "c",
+        "securityContext": {"capabilities": {"add": ["NET_BIND_SERVICE", "CAP_CHOWN"]}}}]}},
+      {"metadata": {"name": "admin", "namespace": "team5"},
+       "spec": {"securityContext": {"seccompProfile": {"type": "Unconfined"}}, "hostIPC": true,
+                "containers": [{"name": "c", "securityContext":
+                  {"capabilities": {"add": ["CHOWN", "SYS_ADMIN"]}, "procMount": "Unmasked"}}]}},
       7]})");
     EgressInputs inputs;
     inputs.hostAccessNamespaces = std::vector<std::string>{};  // every namespace baseline now
@@ -301,14 +306,18 @@ TEST_CASE("a pod on the node with host access, from before its namespace's level
             Verdict::Pass);
     addNodePods(pods, inputs);
     CHECK(inputs.hostAccessPods ==
-          std::vector<std::string>{"pod team2/reader (hostPath /var/lib/kubelet/pods)",
-                                   "pod team3/debug (privileged container dbg, hostPID)"});
+          std::vector<std::string>{
+              "pod team2/reader (hostPath /var/lib/kubelet/pods)",
+              "pod team3/debug (privileged container dbg, hostPID)",
+              "pod team5/admin (seccomp or AppArmor Unconfined, container c adds SYS_ADMIN and 2 "
+              "more)"});
     const Finding token = hostAccessNeighbours(inputs, "that no credential is placed there");
     CHECK(token.verdict == Verdict::Unproven);
     CHECK_THAT(token.evidence.at(0),
                Catch::StartsWith("pod team2/reader (hostPath /var/lib/kubelet/pods), pod "
-                                 "team3/debug (privileged container dbg, hostPID) on the node "
-                                 "reach the node's files") &&
+                                 "team3/debug (privileged container dbg, hostPID), pod "
+                                 "team5/admin (seccomp or AppArmor Unconfined, container c adds "
+                                 "SYS_ADMIN and 2 more) on the node reach the node's files") &&
                    Catch::EndsWith("so that no credential is placed there is not proven"));
     const json pod = json::parse(R"({"metadata": {"name": "orders-x", "namespace": "team1"},
                                      "spec": {}})");

@@ -124,7 +124,8 @@ std::string targetAllowedBy(const EgressTarget& target, const std::string& addre
 // pod, and records the answer in the pod's Events (attack 59 K1).
 std::vector<std::string> kubeletHostTargets(const nlohmann::json& pod);
 // How a pod reaches the node's files or processes ("hostPath /var", "privileged container C",
-// "hostPID"): each reaches every other pod's volumes on the node (attack 60 H1).
+// "hostPID", an added capability or an unconfined profile Pod Security baseline refuses): each
+// reaches every other pod's volumes on the node (attack 60 H1, attack 61).
 std::vector<std::string> hostAccessOf(const nlohmann::json& pod);
 // The namespaces of a NamespaceList whose Pod Security admits a pod whose probe or hook names a
 // host ("NAME (why)"), kube-system left out: baseline refuses one from v1.34, so a namespace
