@@ -24,6 +24,32 @@ std::string withinAllowance(const std::string& origin) {
     return origin.rfind(said, 0) == 0 ? origin.substr(said.size()) : origin;
 }
 
+// The first of the cluster's pod addresses (not this pod's own) an allowed range holds, as an
+// evidence line; "" when none: a pod there with egress of its own relays what the agent sends
+// (attack 61 C1), as a relay of the project does (attack 54 E4).
+std::string allowedPodAddress(const json& pod, const EgressInputs& inputs) {
+    std::vector<std::string> own;
+    for (const auto& ip : json_access::arrayAt(json_access::at(pod, "status"), "podIPs"))
+        if (json_access::at(ip, "ip").is_string()) own.push_back(json_access::stringAt(ip, "ip"));
+    for (const auto& [allowed, ports] : inputs.allowance.addresses)
+        for (const auto& [address, whose] : inputs.podAddresses) {
+            if (std::find(own.begin(), own.end(), address) != own.end()) continue;
+            model::AddressSet held;
+            try {
+                held = model::AddressSet::parse(address);
+            } catch (const Error&) {
+                continue;  // a server's word that is no address holds no pod verify can name
+            }
+            if (allowed.intersect(held).empty()) continue;
+            return fmt::format(
+                "the project allows {}, which holds the cluster's pod addresses ({} of {}): a pod "
+                "there with egress of its own carries what the agent sends it out; not proven "
+                "(allow ranges outside the pod network)",
+                allowed.describe(), json_access::shortened(address, 50), whose);
+        }
+    return "";
+}
+
 }  // namespace
 
 Finding kubeletRelays(const EgressInputs& inputs) {
@@ -164,6 +190,10 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
             "{} on the node share{} its network namespace: the node's connections reach into the "
             "pod past its NetworkPolicies, and a connection in carries data out; not proven",
             fewOf(inputs.hostNetworkPods), inputs.hostNetworkPods.size() == 1 ? "s" : ""));
+        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+    }
+    if (const std::string relay = allowedPodAddress(pod, inputs); !relay.empty()) {
+        finding.evidence.push_back(relay);
         finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
     }
     // Such a pod reads this pod's volumes on the node and carries them out on its own egress.

@@ -114,6 +114,11 @@ void addNodePods(const json& pods, EgressInputs& egress, const std::string& wher
                 egress.hostAccessPods.push_back(
                     fmt::format("{} ({})", owner, json_access::fewOf(access, 2)));
         }
+        if (!json_access::at(spec, "hostNetwork").is_boolean() ||
+            !json_access::at(spec, "hostNetwork").get<bool>())
+            for (const auto& ip : json_access::arrayAt(json_access::at(pod, "status"), "podIPs"))
+                if (json_access::at(ip, "ip").is_string())
+                    egress.podAddresses.emplace_back(json_access::stringAt(ip, "ip"), owner);
         if (!spec.is_object() || !spec.value("hostNetwork", false)) continue;
         if (podNamespace != "kube-system") egress.hostNetworkPods.push_back(owner);
         // A native sidecar (an init container that keeps running) listens as well (E5e).

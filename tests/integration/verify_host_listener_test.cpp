@@ -268,3 +268,57 @@ TEST_CASE("sandbox verify: another namespace's probe or host-path pod leaves egr
         CHECK(found["static"]["result"] == "pass");
     }
 }
+
+TEST_CASE("sandbox verify: an allowed range that holds the pod network leaves egress unproven",
+          "[verify-host-listener]") {
+    // Attack 61 C1: a pod of any namespace in the allowed range, with egress of its own, relays
+    // what the agent sends it; the control shows the agent reaching one.
+    harness::TestNamespace project("verify61-cidr", false);
+    const std::string ns = project.name();
+    harness::TestNamespace relay("verify61-relay");
+    harness::admin().create(
+        rossoctl::kube::resources::pods(), relay.name(),
+        {{"apiVersion", "v1"},
+         {"kind", "Pod"},
+         {"metadata", {{"name", "relay"}}},
+         {"spec",
+          {{"terminationGracePeriodSeconds", 1},
+           {"containers",
+            json::array({{{"name", "c"},
+                          {"image", "busybox:1.36"},
+                          {"command", {"httpd", "-f", "-p", "8080", "-h", "/"}},
+                          {"readinessProbe",
+                           {{"tcpSocket", {{"port", 8080}}}, {"periodSeconds", 1}}}}})}}}});
+    std::string relayAddress;
+    REQUIRE(harness::eventually(
+        [&] {
+            const auto found = harness::admin().getIfExists(rossoctl::kube::resources::pods(),
+                                                            relay.name(), "relay");
+            if (!found) return false;
+            relayAddress = found->value("status", json::object()).value("podIP", "");
+            return !relayAddress.empty();
+        },
+        120));
+    // The relay's address, as the project's allowance (--no-check: its check would reach a pod).
+    auto created = harness::rossoctl(
+        {"project", "create", ns, "--allow-cidr", relayAddress + "/32", "--no-check"});
+    INFO(created.out << created.err);
+    REQUIRE(created.exitCode == 0);
+    json box = harness::smallSandbox(ns, "agent", "busybox:1.36");
+    harness::admin().create(harness::sandboxRef(), ns, box);
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "agent"); }, 180));
+    // The control: the agent reaches the relay past default-deny, through the allowance.
+    const auto reached = harness::rossoctl(
+        {"sandbox", "exec", "agent", "-n", ns, "--", "sh", "-c",
+         "for i in 1 2 3 4 5; do nc -w 2 " + relayAddress +
+             " 8080 </dev/null && echo reached && exit 0; sleep 1; done; echo refused"});
+    INFO(reached.out << reached.err);
+    CHECK_THAT(reached.out, Catch::Contains("reached"));
+    const auto [result, report] = harness::verifyTrusted(ns, "agent");
+    INFO(result.out << result.err);
+    const json& egress = harness::checkNamed(report, "egress");
+    CHECK(egress["static"]["result"] == "unproven");
+    CHECK_THAT(harness::evidenceOf(egress),
+               Catch::Contains("which holds the cluster's pod addresses"));
+    CHECK(result.exitCode == 3);
+}

@@ -379,3 +379,42 @@ TEST_CASE("review 60 #2: a replacement on another node is judged by the pods of 
     // Each node's pods and those on no node yet, once for each pod.
     CHECK(host.server.requestsTo("GET", "/api/v1/pods").size() == 4);
 }
+
+TEST_CASE("attack 61 C1: an allowed range that holds the cluster's pod addresses is unproven",
+          "[verify][false-pass]") {
+    // A pod of any namespace there with egress of its own relays what the agent sends it.
+    namespace model = rossoctl::model;
+    const auto allowing = [](const std::string& cidr) {
+        const json ns = {{"metadata",
+                          {{"annotations",
+                            {{model::kAllowedEgressAnnotation,
+                              model::allowedEgressAnnotation(true, false, {cidr}, {}, {})}}}}}};
+        return model::projectAllowance(ns);
+    };
+    json pod = json::parse(R"({"metadata": {"name": "cs", "namespace": "team1"},
+                               "status": {"podIPs": [{"ip": "10.250.0.36"}]}, "spec": {}})");
+    const json policies = rossoctl::testing::verify_fixtures::policies();
+    EgressInputs inputs;
+    inputs.allowance = allowing("10.250.0.0/16");
+    CHECK(egressStatic(pod, policies, inputs).verdict == Verdict::Pass);
+    // Its own address is no relay.
+    inputs.podAddresses = {{"10.250.0.36", "pod team1/cs"}, {"not-an-ip", "pod x/y"}};
+    CHECK(egressStatic(pod, policies, inputs).verdict == Verdict::Pass);
+    const json relay = json::parse(R"({"items": [
+      {"metadata": {"name": "relay", "namespace": "atk61-relay"},
+       "status": {"podIPs": [{"ip": "10.250.0.31"}]}, "spec": {}},
+      {"metadata": {"name": "node-agent", "namespace": "kube-system"},
+       "status": {"podIPs": [{"ip": "10.247.71.170"}]}, "spec": {"hostNetwork": true}}]})");
+    addNodePods(relay, inputs);
+    CHECK(inputs.podAddresses.back() ==
+          std::pair<std::string, std::string>{"10.250.0.31", "pod atk61-relay/relay"});
+    const Finding finding = egressStatic(pod, policies, inputs);
+    CHECK(finding.verdict == Verdict::Unproven);
+    CHECK_THAT(fmt::format("{}", fmt::join(finding.evidence, "\n")),
+               Catch::Contains("the project allows 10.250.0.0/16, which holds the cluster's pod "
+                               "addresses (10.250.0.31 of pod atk61-relay/relay)"));
+    // A range beside the pod network is no way to one.
+    inputs.allowance = allowing("192.0.2.0/24");
+    inputs.podAddresses.emplace_back("10.250.0.0/24", "node local-node's pod range");
+    CHECK(egressStatic(pod, policies, inputs).verdict == Verdict::Pass);
+}

@@ -108,6 +108,10 @@ struct EgressInputs {
     // ("pod NS/NAME (hostPath /var)"): one reads and writes this pod's volumes on the node,
     // whatever its namespace enforces now (a level set later leaves running the pods it refuses).
     std::vector<std::string> hostAccessPods;
+    // The cluster's pod addresses verify knows, with whose they are: the node's pod ranges
+    // (spec.podCIDRs) and the pods on it ("10.250.0.31", "pod NS/NAME"). An allowed range that
+    // holds one reaches a pod with egress of its own, a relay (attack 61 C1).
+    std::vector<std::pair<std::string, std::string>> podAddresses;
     // Namespaces outside kube-system whose Pod Security admits such a pod at any time ("NAME
     // (no enforce label)"); nullopt: not read, and probeHostNamespacesUnread says why.
     std::optional<std::vector<std::string>> probeHostNamespaces;
