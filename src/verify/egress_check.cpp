@@ -111,12 +111,12 @@ Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what
     // A level set on a namespace leaves running the pods it would now refuse.
     if (const auto& pods = inputs.hostAccessPods; !pods.empty())
         doubt(
-            fmt::format("{} on the node reach{} the node's files or processes: one reads and "
-                        "writes this pod's volumes there, so {} is not proven",
+            fmt::format("{} reach{} a node's files or processes: on this pod's node, or once it "
+                        "is moved to theirs, one reads and writes its volumes, so {} is not proven",
                         fewOf(pods), pods.size() == 1 ? "es" : "", what));
     else if (!inputs.hostListenersUnread.empty())
         doubt(
-            fmt::format("{}: a pod there with the node's files (hostPath) is not ruled out, so "
+            fmt::format("{}: a pod with the node's files (hostPath) is not ruled out, so "
                         "{} is not proven",
                         inputs.hostListenersUnread, what));
     return finding;
@@ -199,8 +199,8 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
     // Such a pod reads this pod's volumes on the node and carries them out on its own egress.
     if (const auto& pods = inputs.hostAccessPods; !pods.empty()) {
         finding.evidence.push_back(fmt::format(
-            "{} on the node reach{} the node's files or processes: this pod's volumes are read "
-            "there and leave on that pod's own egress; not proven",
+            "{} reach{} a node's files or processes: this pod's volumes are read there (on its "
+            "node, or once it is moved to theirs) and leave on that pod's own egress; not proven",
             fewOf(pods), pods.size() == 1 ? "es" : ""));
         finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
     }

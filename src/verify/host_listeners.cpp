@@ -96,16 +96,25 @@ std::vector<std::string> hostAccessOf(const json& pod) {
     return found;
 }
 
-void addNodePods(const json& pods, EgressInputs& egress, const std::string& where) {
+void addClusterPods(const json& pods, const std::string& nodeName, EgressInputs& egress) {
     for (const auto& pod : json_access::arrayAt(pods, "items")) {
         const json& spec = json_access::podSpec(pod);
         const json& metadata = json_access::at(pod, "metadata");
-        const std::string podNamespace = json_access::stringAt(metadata, "namespace", "");
+        const std::string podNamespace =
+            json_access::shortened(json_access::stringAt(metadata, "namespace", ""), 63);
+        const std::string podNode = json_access::stringAt(spec, "nodeName");
+        // On no node yet (a scheduling gate, no room), a pod lands where the scheduler likes
+        // (attack 61 H1c, K1g).
+        const bool here = podNode.empty() || podNode == nodeName;
         const std::string owner =
-            fmt::format("pod {}/{}{}", podNamespace.substr(0, 63),
+            fmt::format("pod {}/{}{}", podNamespace,
                         json_access::shortened(json_access::stringAt(metadata, "name", ""), 253),
-                        where.empty() ? "" : ", " + where);
-        // The kubelet probes no pod that has ended (review 60 #7), and its volumes are gone.
+                        podNode.empty()       ? ", not on a node yet"
+                        : podNode == nodeName ? ""
+                                              : ", on node " + json_access::shortened(podNode, 63));
+        // The kubelet probes no pod that has ended (review 60 #7), and its volumes are gone. A
+        // pod with host access on another node reaches this one's files once its pod is moved
+        // there (a drain, a scale-down), so every node counts.
         const std::string phase = json_access::stringAt(json_access::at(pod, "status"), "phase");
         if (podNamespace != "kube-system" && phase != "Succeeded" && phase != "Failed") {
             for (const auto& target : kubeletHostTargets(pod))
@@ -119,6 +128,8 @@ void addNodePods(const json& pods, EgressInputs& egress, const std::string& wher
             for (const auto& ip : json_access::arrayAt(json_access::at(pod, "status"), "podIPs"))
                 if (json_access::at(ip, "ip").is_string())
                     egress.podAddresses.emplace_back(json_access::stringAt(ip, "ip"), owner);
+        // The node's own traffic is let into its pods (kube-router: the local node only).
+        if (!here) continue;
         if (!spec.is_object() || !spec.value("hostNetwork", false)) continue;
         if (podNamespace != "kube-system") egress.hostNetworkPods.push_back(owner);
         // A native sidecar (an init container that keeps running) listens as well (E5e).

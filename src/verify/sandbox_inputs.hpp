@@ -38,7 +38,8 @@ std::optional<std::vector<nlohmann::json>> podsSelectedBy(kube::Client& client,
                                                           const model::PodPeer& peer);
 
 struct EgressInputs;
-// The pods on node nodeName (addNodePods); refused, hostListenersUnread says why.
+// The cluster's pods as a pod on node nodeName sees them (addClusterPods); not listed,
+// hostListenersUnread says why.
 void readHostListeners(kube::Client& client, const std::string& nodeName, EgressInputs& egress);
 
 // AdminNetworkPolicy, BaselineAdminNetworkPolicy, Cilium clusterwide, Calico and Antrea

@@ -8,6 +8,7 @@
 
 #include "json_access.hpp"
 #include "rossoctl/app/project_dns.hpp"
+#include "rossoctl/kube/transport.hpp"
 #include "rossoctl/model/egress.hpp"
 #include "rossoctl/model/project.hpp"
 #include "sandbox_inputs.hpp"
@@ -146,16 +147,20 @@ void readHostListeners(kube::Client& client, const std::string& nodeName, Egress
         return;
     }
     try {
+        // Every pod, a page at a time: one with host access on any node reaches this pod's
+        // files once it is moved there (review 61 #2).
         kube::ListOptions options;
-        options.fieldSelector = "spec.nodeName=" + nodeName;
-        addNodePods(client.list(kube::resources::pods(), "", options), egress);
-        // A pod not scheduled yet (a scheduling gate, no room) may land here after verify,
-        // admitted under its namespace's level of then (attack 61 H1c, K1g).
-        options.fieldSelector = "spec.nodeName=";
-        addNodePods(client.list(kube::resources::pods(), "", options), egress, "not on a node yet");
-    } catch (const kube::ApiError& error) {
-        egress.hostListenersUnread =
-            fmt::format("pods on node {} not listed ({})", nodeName, error.what());
+        options.limit = 500;
+        client.listPages(kube::resources::pods(), "", options, [&](const json& page) {
+            addClusterPods(page, nodeName, egress);
+            return true;
+        });
+    } catch (const kube::TransportError& error) {
+        if (error.kind() == kube::TransportError::Kind::Cancelled) throw;
+        egress.hostListenersUnread = fmt::format("pods not listed ({})", error.what());
+    } catch (const Error& error) {
+        // Refused, or past the bounds a list may take: not known, never nothing there.
+        egress.hostListenersUnread = fmt::format("pods not listed ({})", error.what());
     }
 }
 

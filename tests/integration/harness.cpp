@@ -199,6 +199,18 @@ TestNamespace::TestNamespace(const std::string& prefix, bool create, const nlohm
 
 TestNamespace::~TestNamespace() {
     try {
+        // Its pods go at once: one with host access (a test's privileged or unconfined pod) left
+        // Terminating would leave every verify after it unproven, on any node.
+        rossoctl::kube::DeleteOptions now;
+        now.gracePeriodSeconds = 0;
+        const auto pods = admin().list(rossoctl::kube::resources::pods(), name_);
+        for (const auto& pod : pods.value("items", nlohmann::json::array()))
+            admin().remove(rossoctl::kube::resources::pods(), name_,
+                           pod["metadata"].value("name", ""), now);
+    } catch (...) {
+        // Gone already, or going: the namespace's deletion ends them.
+    }
+    try {
         admin().remove(namespaces(), "", name_);
     } catch (...) {
         // Already gone (the test deleted it) is fine.

@@ -151,9 +151,6 @@ inline testing::RoutedServer::ExecResponder hardenedPodAnswers(const std::string
     };
 }
 
-// The pods on a node, by its name after this.
-inline const std::string kNodePods = "/api/v1/pods?fieldSelector=spec.nodeName%3D";
-
 // A hardened sandbox whose pod is replaced (a new UID) when verify deletes it.
 // pod, next: the pod verify finds and the one that replaces it after the restart; answers:
 // the pod's replies to probes (default: hardenedPodAnswers); others: more pods of the namespace.
@@ -186,9 +183,8 @@ inline void serveHardened(TestHost& host, const std::string& egressTool,
                               "spec": {"hard": {"limits.cpu": "4", "limits.memory": "8Gi", "pods": "20"}}})")}));
     host.server.onJson("GET", "/api/v1/namespaces/team1/secrets", 200, list({}));
     host.server.onJson("GET", "/api/v1/nodes/node-1", 200, node());
-    // The pods on its node: its own and the namespace's, none with a way in from the node.
-    host.server.onJson("GET", kNodePods + "node-1", 200, list(pods));
-    host.server.onJson("GET", kNodePods, 200, list({}));  // none waits for a node
+    // The cluster's pods: its own and the namespace's, none with a way in from the node.
+    host.server.onJson("GET", "/api/v1/pods", 200, list(pods));
     // Every namespace refuses pods whose probes name a host (attack 59 K1).
     host.server.onJson("GET", "/version", 200, {{"gitVersion", "v1.36.0"}});
     host.server.onJson(

@@ -283,10 +283,10 @@ TEST_CASE("a pod on the node with host access, from before its namespace's level
     // was labelled baseline keeps running, and reads and writes this pod's volumes on the node.
     const json pods = json::parse(R"({"items": [
       {"metadata": {"name": "reader", "namespace": "team2"},
-       "spec": {"volumes": [{"name": "pods", "hostPath": {"path": "/var/lib/kubelet/pods"}}],
+       "spec": {"nodeName": "node-1", "volumes": [{"name": "pods", "hostPath": {"path": "/var/lib/kubelet/pods"}}],
                 "containers": [{"name": "c"}]}},
       {"metadata": {"name": "debug", "namespace": "team3"},
-       "spec": {"hostPID": true, "containers": [{"name": "c"}],
+       "spec": {"nodeName": "node-2", "hostPID": true, "containers": [{"name": "c"}],
                 "ephemeralContainers": [{"name": "dbg", "securityContext": {"privileged": true}}]}},
       {"metadata": {"name": "kube-proxy-x", "namespace": "kube-system"},
        "spec": {"volumes": [{"name": "m", "hostPath": {"path": "/lib/modules"}}]}},
@@ -295,7 +295,7 @@ TEST_CASE("a pod on the node with host access, from before its namespace's level
       {"metadata": {"name": "plain", "namespace": "team1"}, "spec": {"containers": [{"name": "c",
         "securityContext": {"capabilities": {"add": ["NET_BIND_SERVICE", "CAP_CHOWN"]}}}]}},
       {"metadata": {"name": "admin", "namespace": "team5"},
-       "spec": {"securityContext": {"seccompProfile": {"type": "Unconfined"}}, "hostIPC": true,
+       "spec": {"nodeName": "node-1", "securityContext": {"seccompProfile": {"type": "Unconfined"}}, "hostIPC": true,
                 "containers": [{"name": "c", "securityContext":
                   {"capabilities": {"add": ["CHOWN", "SYS_ADMIN"]}, "procMount": "Unmasked"}}]}},
       7]})");
@@ -304,21 +304,22 @@ TEST_CASE("a pod on the node with host access, from before its namespace's level
     inputs.probeHostNamespaces = std::vector<std::string>{};
     REQUIRE(hostAccessNeighbours(inputs, "that no credential is placed there").verdict ==
             Verdict::Pass);
-    addNodePods(pods, inputs);
+    addClusterPods(pods, "node-1", inputs);
     CHECK(inputs.hostAccessPods ==
           std::vector<std::string>{
               "pod team2/reader (hostPath /var/lib/kubelet/pods)",
-              "pod team3/debug (privileged container dbg, hostPID)",
+              "pod team3/debug, on node node-2 (privileged container dbg, hostPID)",
               "pod team5/admin (seccomp or AppArmor Unconfined, container c adds SYS_ADMIN and 2 "
               "more)"});
     const Finding token = hostAccessNeighbours(inputs, "that no credential is placed there");
     CHECK(token.verdict == Verdict::Unproven);
-    CHECK_THAT(token.evidence.at(0),
-               Catch::StartsWith("pod team2/reader (hostPath /var/lib/kubelet/pods), pod "
-                                 "team3/debug (privileged container dbg, hostPID), pod "
-                                 "team5/admin (seccomp or AppArmor Unconfined, container c adds "
-                                 "SYS_ADMIN and 2 more) on the node reach the node's files") &&
-                   Catch::EndsWith("so that no credential is placed there is not proven"));
+    CHECK_THAT(
+        token.evidence.at(0),
+        Catch::StartsWith("pod team2/reader (hostPath /var/lib/kubelet/pods), pod "
+                          "team3/debug, on node node-2 (privileged container dbg, hostPID), pod "
+                          "team5/admin (seccomp or AppArmor Unconfined, container c adds "
+                          "SYS_ADMIN and 2 more) reach a node's files") &&
+            Catch::EndsWith("so that no credential is placed there is not proven"));
     const json pod = json::parse(R"({"metadata": {"name": "orders-x", "namespace": "team1"},
                                      "spec": {}})");
     const Finding egress =
@@ -334,7 +335,7 @@ TEST_CASE("a pod on the node with host access, from before its namespace's level
                 "volumes": [{"name": "pods", "hostPath": {"path": "/"}}],
                 "containers": [{"name": "c", "readinessProbe":
                   {"httpGet": {"host": "10.250.0.17", "port": 8080}}}]}}]})");
-    addNodePods(gated, inputs, "not on a node yet");
+    addClusterPods(gated, "node-1", inputs);
     CHECK(inputs.hostAccessPods.back() == "pod team4/gated-reader, not on a node yet (hostPath /)");
     CHECK(inputs.nodeProbeHosts.back() ==
           "pod team4/gated-reader, not on a node yet (container c readinessProbe: host "
@@ -346,38 +347,44 @@ TEST_CASE("a pod on the node with host access, from before its namespace's level
     const Finding notListed = hostAccessNeighbours(unread, "that nothing is kept from them");
     CHECK(notListed.verdict == Verdict::Unproven);
     CHECK_THAT(notListed.evidence.at(0),
-               Catch::StartsWith("pods on node node-1 not listed (forbidden): a pod there"));
+               Catch::StartsWith("pods on node node-1 not listed (forbidden): a pod with"));
 }
 
 TEST_CASE("review 60 #2: a replacement on another node is judged by the pods of its own node",
           "[verify][false-pass]") {
-    // The first pod's node has nothing with host access; the replacement lands where a pod
-    // from before its namespace's level mounts the kubelet's pods directory.
+    // The first pod's node has no host-network pod; the replacement lands beside one, which
+    // connects into it past its policies as the node does. A pod with host access counts on
+    // any node (review 61 #2): it reaches this pod's files once its pod is moved there.
     using namespace rossoctl::testing;
     TestHost host;
+    const json first = verify_fixtures::hardenedPod("pod-uid-1");
     json next = verify_fixtures::hardenedPod("pod-uid-2");
     next["spec"]["nodeName"] = "node-2";
     json node2 = verify_fixtures::node();
     node2["metadata"]["name"] = "node-2";
     host.server.onJson("GET", "/api/v1/nodes/node-2", 200, node2);
-    const json reader = json::parse(R"({"metadata": {"name": "reader", "namespace": "team2"},
-      "spec": {"nodeName": "node-2", "containers": [{"name": "c"}],
+    const json neighbour = json::parse(R"({"metadata": {"name": "hostlook", "namespace": "team2"},
+      "spec": {"nodeName": "node-2", "hostNetwork": true, "containers": [{"name": "c"}]}})");
+    const json reader = json::parse(R"({"metadata": {"name": "reader", "namespace": "team3"},
+      "spec": {"nodeName": "node-3", "containers": [{"name": "c"}],
                "volumes": [{"name": "pods", "hostPath": {"path": "/var/lib/kubelet/pods"}}]}})");
-    host.server.onJson("GET", verify_fixtures::kNodePods + "node-2", 200,
-                       verify_fixtures::list({next, reader}));
-    verify_fixtures::serveHardened(host, "curl", verify_fixtures::sandbox(),
-                                   verify_fixtures::hardenedPod("pod-uid-1"), next);
+    host.server.onJson("GET", "/api/v1/pods?limit=500", 200,
+                       verify_fixtures::list({first, neighbour, reader}));
+    verify_fixtures::serveHardened(host, "curl", verify_fixtures::sandbox(), first, next);
     CHECK(verify_fixtures::runVerifyJson(host) == 3);
     const json checks = verify_fixtures::verdicts(printedJson(host.out.str()));
     INFO(checks.dump(2));
-    for (const char* id : {"service-account-token", "egress", "nothing-survives"}) {
-        CHECK(checks[id]["static"]["result"] == "unproven");
+    const std::string egress = checks["egress"]["static"]["evidence"].dump();
+    CHECK(checks["egress"]["static"]["result"] == "unproven");
+    CHECK_THAT(egress, Catch::Contains("replacement pod orders (uid pod-uid") &&
+                           Catch::Contains("pod team2/hostlook on the node shares its network"));
+    CHECK(egress.find("pod team2/hostlook on the node shares") ==
+          egress.rfind("pod team2/hostlook on the node shares"));  // the replacement's alone
+    for (const char* id : {"service-account-token", "egress", "nothing-survives"})
         CHECK_THAT(checks[id]["static"]["evidence"].dump(),
-                   Catch::Contains("pod team2/reader (hostPath /var/lib/kubelet/pods) on the "
-                                   "node reaches the node's files"));
-    }
-    // Each node's pods and those on no node yet, once for each pod.
-    CHECK(host.server.requestsTo("GET", "/api/v1/pods").size() == 4);
+                   Catch::Contains("pod team3/reader, on node node-3 (hostPath "
+                                   "/var/lib/kubelet/pods) reaches a node's files"));
+    CHECK(host.server.requestsTo("GET", "/api/v1/pods").size() == 2);  // once for each node
 }
 
 TEST_CASE("attack 61 C1: an allowed range that holds the cluster's pod addresses is unproven",
@@ -401,18 +408,19 @@ TEST_CASE("attack 61 C1: an allowed range that holds the cluster's pod addresses
     inputs.podAddresses = {{"10.250.0.36", "pod team1/cs"}, {"not-an-ip", "pod x/y"}};
     CHECK(egressStatic(pod, policies, inputs).verdict == Verdict::Pass);
     const json relay = json::parse(R"({"items": [
-      {"metadata": {"name": "relay", "namespace": "atk61-relay"},
-       "status": {"podIPs": [{"ip": "10.250.0.31"}]}, "spec": {}},
+      {"metadata": {"name": "relay", "namespace": "atk61-relay"}, "spec": {"nodeName": "node-2"},
+       "status": {"podIPs": [{"ip": "10.250.0.31"}]}},
       {"metadata": {"name": "node-agent", "namespace": "kube-system"},
        "status": {"podIPs": [{"ip": "10.247.71.170"}]}, "spec": {"hostNetwork": true}}]})");
-    addNodePods(relay, inputs);
+    addClusterPods(relay, "node-1", inputs);
     CHECK(inputs.podAddresses.back() ==
-          std::pair<std::string, std::string>{"10.250.0.31", "pod atk61-relay/relay"});
+          std::pair<std::string, std::string>{"10.250.0.31",
+                                              "pod atk61-relay/relay, on node node-2"});
     const Finding finding = egressStatic(pod, policies, inputs);
     CHECK(finding.verdict == Verdict::Unproven);
     CHECK_THAT(fmt::format("{}", fmt::join(finding.evidence, "\n")),
                Catch::Contains("the project allows 10.250.0.0/16, which holds the cluster's pod "
-                               "addresses (10.250.0.31 of pod atk61-relay/relay)"));
+                               "addresses (10.250.0.31 of pod atk61-relay/relay, on node node-2)"));
     // A range beside the pod network is no way to one.
     inputs.allowance = allowing("192.0.2.0/24");
     inputs.podAddresses.emplace_back("10.250.0.0/24", "node local-node's pod range");

@@ -158,10 +158,10 @@ Finding kubeletRelays(const EgressInputs& inputs);
 // pod may read and write this pod's files on the node; so may one verify could not list.
 // `what` names the boundary ("that no credential is placed there").
 Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what);
-// What verify takes from the pods on the pod's node (a PodList's items): host-network pods and
-// their ports, probes and hooks that name a host, and pods with host access. `where` is said
-// after each pod's name ("not on a node yet").
-void addNodePods(const nlohmann::json& pods, EgressInputs& egress, const std::string& where = "");
+// What verify takes from the cluster's pods (a PodList page's items), for a pod on node
+// nodeName: pods with host access and probes naming a host on any node or none, pod addresses,
+// and host-network pods and their ports on this node or on none yet.
+void addClusterPods(const nlohmann::json& pods, const std::string& nodeName, EgressInputs& egress);
 
 Finding egressStatic(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                      const EgressInputs& inputs = EgressInputs());
