@@ -130,17 +130,15 @@ void addClusterPods(const json& pods, const std::string& nodeName, EgressInputs&
                     egress.podAddresses.emplace_back(json_access::stringAt(ip, "ip"), owner);
         // The node's own traffic is let into its pods (kube-router: the local node only).
         if (!here) continue;
-        if (!spec.is_object() || !spec.value("hostNetwork", false)) continue;
+        if (json_access::at(spec, "hostNetwork") != true) continue;
         if (podNamespace != "kube-system") egress.hostNetworkPods.push_back(owner);
         // A native sidecar (an init container that keeps running) listens as well (E5e).
-        json containers = spec.value("containers", json::array());
-        for (const auto& init : spec.value("initContainers", json::array()))
-            containers.push_back(init);
-        for (const auto& container : containers) {
-            if (!container.is_object()) continue;
-            for (const auto& port : container.value("ports", json::array())) {
+        for (const auto& container : json_access::allContainers(pod)) {
+            for (const auto& port : json_access::arrayAt(container, "ports")) {
                 if (!port.is_object()) continue;
-                const bool udp = port.value("protocol", "TCP") != "TCP";
+                // A protocol that is not the string "TCP" is not TCP: tried as UDP, unproven.
+                const bool udp = json_access::at(port, "protocol") != "TCP" &&
+                                 !json_access::at(port, "protocol").is_null();
                 for (const char* key : {"containerPort", "hostPort"}) {
                     if (!port.contains(key) || !port[key].is_number_integer()) continue;
                     const int number = port[key].get<int>();

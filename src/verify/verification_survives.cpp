@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <future>
 
+#include "json_access.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
 #include "rossoctl/model/egress_gate.hpp"
@@ -269,7 +270,16 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
         absorb(nextToken, hostAccessNeighbours(nextInputs, "that no credential is placed there"));
     token.staticPart = alongside(token.staticPart, nextToken, prefix);
     Finding nextEgress = egressStatic(next, inputs_.networkPolicies, nextInputs);
-    if (!sameNode) absorb(nextEgress, kubeletRelays(nextInputs));
+    if (!sameNode) {
+        absorb(nextEgress, kubeletRelays(nextInputs));
+        if (!elsewhere.hostListenersUnread.empty())  // its node's host-network pods not known
+            absorb(nextEgress,
+                   Finding{Verdict::Unproven,
+                           {fmt::format("{}: what on node {} connects into it is not known",
+                                        elsewhere.hostListenersUnread,
+                                        json_access::shortened(nextNode, 63))},
+                           ""});
+    }
     failEgressOnHostNetwork(next, nextEgress);
     absorb(nextEgress, claimSharers(CheckKind::Egress, next, inputs_.egress.namespacePods));
     egress.staticPart = alongside(egress.staticPart, nextEgress, prefix);
