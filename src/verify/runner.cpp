@@ -3,13 +3,18 @@
 #include "rossoctl/verify/runner.hpp"
 
 #include <algorithm>
+#include <map>
 #include <thread>
 
 #include "credential_places.hpp"
+#include "json_access.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
+#include "rossoctl/kube/transport.hpp"
 #include "verification.hpp"
 
 namespace rossoctl::verify {
+
+using nlohmann::json;
 
 SandboxReport Verification::run() {
     const auto started = clock_.monotonic();
@@ -54,6 +59,8 @@ SandboxReport Verification::run() {
     // without this image would find an unbounded container in it).
     else
         endTrustedProbe(client_, ns_, podName_, egressSite_);
+    // Interrupted, the report is partial already: nothing more is asked of the server.
+    if (!(options_.cancel && options_.cancel->cancelled())) recheckPolicies(report.checks[1]);
     // A pod verify did not judge leaves every boundary of the sandbox unproven.
     for (const auto& other : inputs_.otherPods)
         for (auto& check : report.checks)
@@ -137,6 +144,56 @@ SandboxReport verifySandbox(kube::Client& client, const ClientFactory& newClient
                             const std::string& ns, const std::string& name,
                             const VerifyOptions& options) {
     return Verification(client, newClient, clock, sandboxes, ns, name, options).run();
+}
+
+void Verification::recheckPolicies(CheckResult& egress) {
+    const auto versions = [](const json& items) {
+        std::map<std::string, std::string> byName;
+        if (!items.is_array()) return byName;
+        for (const auto& policy : items) {
+            const json& metadata = json_access::at(policy, "metadata");
+            byName[json_access::shortened(json_access::stringAt(metadata, "name", "?"), 253)] =
+                json_access::stringAt(metadata, "resourceVersion");
+        }
+        return byName;
+    };
+    std::map<std::string, std::string> now;
+    std::string unread;
+    try {
+        now = versions(
+            client_.list(kube::resources::networkPolicies(), ns_).value("items", json::array()));
+    } catch (const kube::TransportError& error) {
+        if (error.kind() == kube::TransportError::Kind::Cancelled) return;  // partial already
+        unread = error.what();
+    } catch (const kube::ApiError& error) {
+        unread = error.what();
+    }
+    if (!unread.empty()) {
+        absorb(egress.staticPart,
+               Finding{Verdict::Unproven,
+                       {fmt::format("the namespace's NetworkPolicies could not be read again at "
+                                    "the end ({}): one changed while verify ran is not ruled out",
+                                    unread)},
+                       ""});
+        return;
+    }
+    const auto before = versions(inputs_.networkPolicies);
+    std::vector<std::string> changed;
+    for (const auto& [name, version] : now)
+        if (!before.count(name))
+            changed.push_back(name + " (added)");
+        else if (before.at(name) != version)
+            changed.push_back(name + " (changed)");
+    for (const auto& [name, version] : before)
+        if (!now.count(name)) changed.push_back(name + " (removed)");
+    if (changed.empty()) return;
+    absorb(egress.staticPart,
+           Finding{Verdict::Unproven,
+                   {fmt::format("NetworkPolicies of namespace {} changed while verify ran: {}; "
+                                "the pods were judged against the ones read at the start, so "
+                                "egress is not proven (verify again)",
+                                ns_, json_access::fewOf(changed))},
+                   ""});
 }
 
 }  // namespace rossoctl::verify

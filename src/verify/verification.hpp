@@ -167,6 +167,9 @@ class Verification {
     CheckResult nothingSurvivesCheck();
     Finding canariesLive();
     void judgeReplacement(std::vector<CheckResult>& checks);
+    // The namespace's NetworkPolicies read again at the end: one added, changed or removed while
+    // verify ran was judged for neither pod (attack 62 N2), so egress is then unproven.
+    void recheckPolicies(CheckResult& egress);
     Finding replacementHeldConnections(const nlohmann::json& next, std::future<ProbeSite>& probe);
     void judgeReplacementIsolation(std::vector<CheckResult>& checks, const nlohmann::json& next,
                                    const std::string& prefix, const VolumeBindings& volumes);

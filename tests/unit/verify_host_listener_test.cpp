@@ -426,3 +426,31 @@ TEST_CASE("attack 61 C1: an allowed range that holds the cluster's pod addresses
     inputs.podAddresses.emplace_back("10.250.0.0/24", "node local-node's pod range");
     CHECK(egressStatic(pod, policies, inputs).verdict == Verdict::Pass);
 }
+
+TEST_CASE("attack 62 N2: a NetworkPolicy added while verify runs leaves egress unproven",
+          "[verify][false-pass]") {
+    // Read once at the start, the policies judged neither pod: one a tenant added 10 s into the
+    // run let both reach a relay, and verify passed.
+    using namespace rossoctl::testing;
+    const std::string path = "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies";
+    for (const bool added : {false, true}) {
+        TestHost host;
+        verify_fixtures::serveHardened(host, "curl");
+        json later =
+            verify_fixtures::list({verify_fixtures::policies()[0], verify_fixtures::policies()[1]});
+        if (added)
+            later["items"].push_back(json::parse(R"({"metadata": {"name": "to-relay",
+              "resourceVersion": "912"}, "spec": {"podSelector": {}, "policyTypes": ["Egress"],
+              "egress": [{"to": [{"namespaceSelector": {}}]}]}})"));
+        host.server.onJson("GET", path, 200, later);  // every read after the first
+        verify_fixtures::runVerifyJson(host);
+        const json egress = verify_fixtures::verdicts(printedJson(host.out.str()))["egress"];
+        INFO(egress.dump(2));
+        CHECK(host.server.requestsTo("GET", path).size() == 2);
+        const bool named = egress["static"]["evidence"].dump().find(
+                               "NetworkPolicies of namespace team1 changed while verify ran: "
+                               "to-relay (added)") != std::string::npos;
+        CHECK(named == added);
+        if (added) CHECK(egress["static"]["result"] == "unproven");
+    }
+}
