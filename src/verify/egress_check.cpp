@@ -47,6 +47,36 @@ std::string allowedPodAddress(const json& pod, const EgressInputs& inputs) {
                 "(allow ranges outside the pod network)",
                 allowed.describe(), json_access::shortened(address, 50), whose);
         }
+    // A range holding no pod now may hold one later (attack 62 C1b): it must lie outside every
+    // node's pod range, or, those not known, outside the private ranges a pod network uses.
+    const auto overlap = [](const model::AddressSet& allowed, const std::string& range) {
+        try {
+            return !allowed.intersect(model::AddressSet::parse(range)).empty();
+        } catch (const Error&) {
+            return true;  // a range verify cannot read may be any
+        }
+    };
+    for (const auto& [allowed, ports] : inputs.allowance.addresses) {
+        if (inputs.podRanges) {
+            for (const auto& [range, whose] : *inputs.podRanges)
+                if (overlap(allowed, range))
+                    return fmt::format(
+                        "the project allows {}, which overlaps {} ({}): a pod given an address "
+                        "there with egress of its own carries what the agent sends it out; not "
+                        "proven (allow ranges outside the pod network)",
+                        allowed.describe(), whose, json_access::shortened(range, 50));
+            continue;
+        }
+        for (const char* range :
+             {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7"})
+            if (overlap(allowed, range))
+                return fmt::format(
+                    "the project allows {}, private addresses where a pod may be given one "
+                    "later, and the pod network's ranges are not known ({}): a pod there with "
+                    "egress of its own carries what the agent sends it out; not proven",
+                    allowed.describe(),
+                    inputs.podRangesUnknown.empty() ? "not read" : inputs.podRangesUnknown);
+    }
     return "";
 }
 

@@ -164,6 +164,35 @@ void readHostListeners(kube::Client& client, const std::string& nodeName, Egress
     }
 }
 
+// Every node's pod ranges (spec.podCIDRs); not all known, why (attack 62 C1b).
+void readPodRanges(kube::Client& client, EgressInputs& egress) {
+    try {
+        std::vector<std::pair<std::string, std::string>> ranges;
+        const kube::ResourceRef nodeRef{"", "v1", "nodes", "Node", false};
+        const json nodes = client.list(nodeRef, "");
+        for (const auto& node : json_access::arrayAt(nodes, "items")) {
+            const std::string name = json_access::shortened(
+                json_access::stringAt(json_access::at(node, "metadata"), "name", "?"), 63);
+            const json& spec = json_access::at(node, "spec");
+            std::vector<std::string> own;
+            for (const auto& range : json_access::arrayAt(spec, "podCIDRs"))
+                if (range.is_string()) own.push_back(range.get<std::string>());
+            if (own.empty() && json_access::at(spec, "podCIDR").is_string())
+                own.push_back(json_access::stringAt(spec, "podCIDR"));
+            if (own.empty()) {
+                egress.podRangesUnknown =
+                    fmt::format("node {} names no pod range (spec.podCIDRs)", name);
+                return;
+            }
+            for (const auto& range : own)
+                ranges.emplace_back(range, fmt::format("node {}'s pod range", name));
+        }
+        egress.podRanges = std::move(ranges);
+    } catch (const kube::ApiError& error) {
+        egress.podRangesUnknown = fmt::format("nodes not listed ({})", error.what());
+    }
+}
+
 // What the project allows and the ranges called out by name; each read may be forbidden
 // to a project user, and then only narrows what can be named, never what is judged.
 void Verification::readEgressInputs() {
@@ -203,6 +232,7 @@ void Verification::readEgressInputs() {
     readApiServerTargets(client_, egress);
     readHostListeners(client_, inputs_.pod["spec"].value("nodeName", ""), egress);
     readProbeHostNamespaces(client_, egress);
+    if (!egress.allowance.addresses.empty()) readPodRanges(client_, egress);
     readProjectPodAddresses(client_, ns_, inputs_.pod, inputs_.networkPolicies, namespaceLabels,
                             egress);
 }

@@ -212,19 +212,6 @@ void Verification::readNode() {
     if (inputs_.node.is_object()) inputs_.nodeAddresses = nodeAddresses(inputs_.node);
     inputs_.egress.nodeAddresses = inputs_.nodeAddresses;
     inputs_.egress.nodeUnread = inputs_.nodeUnread;
-    const json& nodeSpec = json_access::at(inputs_.node, "spec");
-    std::vector<std::string> ranges;
-    for (const auto& range : json_access::arrayAt(nodeSpec, "podCIDRs"))
-        if (range.is_string()) ranges.push_back(range.get<std::string>());
-    if (ranges.empty() && json_access::at(nodeSpec, "podCIDR").is_string())
-        ranges.push_back(json_access::stringAt(nodeSpec, "podCIDR"));
-    for (const auto& range : ranges)
-        inputs_.egress.podAddresses.emplace_back(
-            range, fmt::format("node {}'s pod range",
-                               json_access::shortened(
-                                   json_access::stringAt(json_access::at(inputs_.node, "metadata"),
-                                                         "name", "?"),
-                                   253)));
 }
 
 std::pair<json, std::string> Verification::nodeNamed(const std::string& name) {

@@ -142,6 +142,9 @@ TEST_CASE("egress static: an ipBlock holding kube-dns asks the cluster DNS too",
            {"annotations",
             {{model::kAllowedEgressAnnotation,
               model::allowedEgressAnnotation(false, false, {"10.244.0.5/32"}, {}, {})}}}}}});
+    // Every node's pod range known and beside the allowance (attack 62 C1b).
+    inputs.podRanges = std::vector<std::pair<std::string, std::string>>{
+        {"10.250.0.0/24", "node local-node's pod range"}};
     CHECK(egressStatic(pod, podCidr, inputs).verdict == Verdict::Fail);
     podCidr[1]["spec"]["egress"][0]["ports"] = json::parse(R"([{"protocol": "TCP", "port": 443}])");
     CHECK(egressStatic(pod, podCidr, inputs).verdict == Verdict::Pass);

@@ -403,6 +403,22 @@ TEST_CASE("attack 61 C1: an allowed range that holds the cluster's pod addresses
     const json policies = rossoctl::testing::verify_fixtures::policies();
     EgressInputs inputs;
     inputs.allowance = allowing("10.250.0.0/16");
+    // Attack 62 C1b: with the pod network's ranges not known, a private range may hold a pod
+    // later; one that overlaps a node's pod range may too.
+    const Finding unknown = egressStatic(pod, policies, inputs);
+    CHECK(unknown.verdict == Verdict::Unproven);
+    CHECK_THAT(fmt::format("{}", fmt::join(unknown.evidence, "\n")),
+               Catch::Contains("the project allows 10.250.0.0/16, private addresses where a pod "
+                               "may be given one later, and the pod network's ranges are not "
+                               "known (not read)"));
+    inputs.podRanges = std::vector<std::pair<std::string, std::string>>{
+        {"10.250.0.0/24", "node local-node's pod range"}};
+    CHECK_THAT(fmt::format("{}", fmt::join(egressStatic(pod, policies, inputs).evidence, "\n")),
+               Catch::Contains("the project allows 10.250.0.0/16, which overlaps node "
+                               "local-node's pod range (10.250.0.0/24)"));
+    // The rest of this case: the ranges known and beside it (a unit test's liberty).
+    inputs.podRanges = std::vector<std::pair<std::string, std::string>>{
+        {"10.96.0.0/24", "node local-node's pod range"}};
     CHECK(egressStatic(pod, policies, inputs).verdict == Verdict::Pass);
     // Its own address is no relay.
     inputs.podAddresses = {{"10.250.0.36", "pod team1/cs"}, {"not-an-ip", "pod x/y"}};

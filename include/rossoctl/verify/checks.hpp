@@ -112,6 +112,12 @@ struct EgressInputs {
     // (spec.podCIDRs) and the pods on it ("10.250.0.31", "pod NS/NAME"). An allowed range that
     // holds one reaches a pod with egress of its own, a relay (attack 61 C1).
     std::vector<std::pair<std::string, std::string>> podAddresses;
+    // Every node's pod ranges ("10.250.0.0/24", "node N's pod range"); nullopt when not all are
+    // known (a node names none, as where the network plugin allocates; nodes not listed), and
+    // podRangesUnknown says why: an allowed private range may then hold a pod later (attack 62
+    // C1b).
+    std::optional<std::vector<std::pair<std::string, std::string>>> podRanges;
+    std::string podRangesUnknown;
     // Namespaces outside kube-system whose Pod Security admits such a pod at any time ("NAME
     // (no enforce label)"); nullopt: not read, and probeHostNamespacesUnread says why.
     std::optional<std::vector<std::string>> probeHostNamespaces;
