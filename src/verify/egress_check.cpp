@@ -119,6 +119,25 @@ Finding kubeletRelays(const EgressInputs& inputs) {
     return finding;
 }
 
+namespace {
+
+// Hand-made volumes of a node's files, or why they are not known; "" when none can be.
+std::string hostPathVolumesDoubt(const EgressInputs& inputs) {
+    if (const auto& volumes = inputs.hostPathVolumes; !volumes.empty())
+        return fmt::format(
+            "{}: a pod that mounts {} has a node's files at any Pod Security level and reads and "
+            "writes this pod's volumes there (review 61 #6)",
+            fewOf(volumes), volumes.size() == 1 ? "it" : "one");
+    if (!inputs.hostPathVolumesUnread.empty())
+        return fmt::format(
+            "{}: a hand-made PersistentVolume of a node's files (hostPath, local), which a "
+            "project's claim binds, is not ruled out",
+            inputs.hostPathVolumesUnread);
+    return "";
+}
+
+}  // namespace
+
 Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what) {
     Finding finding{Verdict::Pass, {}, ""};
     const auto doubt = [&](std::string line) {
@@ -149,6 +168,8 @@ Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what
             fmt::format("{}: a pod with the node's files (hostPath) is not ruled out, so "
                         "{} is not proven",
                         inputs.hostListenersUnread, what));
+    if (const std::string volumes = hostPathVolumesDoubt(inputs); !volumes.empty())
+        doubt(fmt::format("{}, so {} is not proven", volumes, what));
     return finding;
 }
 
@@ -232,6 +253,11 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
             "{} reach{} a node's files or processes: this pod's volumes are read there (on its "
             "node, or once it is moved to theirs) and leave on that pod's own egress; not proven",
             fewOf(pods), pods.size() == 1 ? "es" : ""));
+        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+    }
+    if (const std::string volumes = hostPathVolumesDoubt(inputs); !volumes.empty()) {
+        finding.evidence.push_back(volumes +
+                                   ", and carries them out on its own egress; not proven");
         finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
     }
     if (inputs.clusterDns) {

@@ -70,8 +70,33 @@ std::vector<std::string> hostAccessOf(const json& pod) {
                json_access::stringAt(json_access::at(context, "appArmorProfile"), "type") ==
                    "Unconfined";
     };
+    // SELinux: baseline admits only the container types, and no user or role (spc_t is a
+    // super-privileged container); Windows: a host process is the host's.
+    const auto hostLabel = [&](const json& context, const std::string& who) {
+        const json& options = json_access::at(context, "seLinuxOptions");
+        const std::string type = json_access::stringAt(options, "type");
+        static const std::set<std::string> baselineTypes = {
+            "", "container_t", "container_init_t", "container_kvm_t", "container_engine_t"};
+        if (!baselineTypes.count(type) || !json_access::stringAt(options, "user").empty() ||
+            !json_access::stringAt(options, "role").empty())
+            found.push_back(who + "SELinux " + clipped(options.dump(), 80));
+        if (json_access::at(json_access::at(context, "windowsOptions"), "hostProcess") == true)
+            found.push_back(who + "Windows hostProcess");
+    };
     if (unconfined(json_access::at(spec, "securityContext")))
         found.push_back("seccomp or AppArmor Unconfined");
+    hostLabel(json_access::at(spec, "securityContext"), "");
+    // The annotations that said the same before the fields, which the kubelet still honours.
+    const json& annotations = json_access::at(json_access::at(pod, "metadata"), "annotations");
+    if (annotations.is_object())
+        for (const auto& [key, value] : annotations.items()) {
+            const bool profile =
+                key.rfind("container.apparmor.security.beta.kubernetes.io/", 0) == 0 ||
+                key.rfind("container.seccomp.security.alpha.kubernetes.io/", 0) == 0 ||
+                key == "seccomp.security.alpha.kubernetes.io/pod";
+            if (profile && value == "unconfined")
+                found.push_back("annotation " + json_access::shortened(key, 120) + ": unconfined");
+        }
     for (const char* key : {"initContainers", "containers", "ephemeralContainers"})
         for (const auto& container : json_access::arrayAt(spec, key)) {
             const json& context = json_access::at(container, "securityContext");
@@ -90,6 +115,7 @@ std::vector<std::string> hostAccessOf(const json& pod) {
                 found.push_back("container " + name + " seccomp or AppArmor Unconfined");
             if (json_access::stringAt(context, "procMount") == "Unmasked")
                 found.push_back("container " + name + " procMount Unmasked");
+            hostLabel(context, "container " + name + " ");
         }
     for (const char* key : {"hostPID", "hostIPC"})
         if (json_access::at(spec, key) == true) found.push_back(key);
@@ -155,6 +181,39 @@ void addClusterPods(const json& pods, const std::string& nodeName, EgressInputs&
     }
 }
 
+void addHostPathVolumes(const json& volumes, EgressInputs& egress) {
+    for (const auto& volume : json_access::arrayAt(volumes, "items")) {
+        const json& metadata = json_access::at(volume, "metadata");
+        // A provisioner makes a directory of its own for one claim (the local cluster's,
+        // local-path); an admin's hand-made volume may be any path, "/" too.
+        if (json_access::at(json_access::at(metadata, "annotations"),
+                            "pv.kubernetes.io/provisioned-by")
+                .is_string())
+            continue;
+        // Released or Failed, it binds again only when an admin says so.
+        const std::string phase = json_access::stringAt(json_access::at(volume, "status"), "phase");
+        if (phase == "Released" || phase == "Failed") continue;
+        const json& spec = json_access::at(volume, "spec");
+        const json& claim = json_access::at(spec, "claimRef");
+        const std::string claimNamespace = json_access::stringAt(claim, "namespace");
+        if (claim.is_object() && claimNamespace == "kube-system") continue;
+        const std::string held =
+            claim.is_object()
+                ? fmt::format("claim {}/{}", json_access::shortened(claimNamespace, 63),
+                              json_access::shortened(json_access::stringAt(claim, "name"), 253))
+                : "Available: any project's claim may bind it";
+        for (const char* source : {"hostPath", "local"})
+            if (json_access::at(spec, source).is_object())
+                egress.hostPathVolumes.push_back(fmt::format(
+                    "PersistentVolume {} ({} {}, {})",
+                    json_access::shortened(json_access::stringAt(metadata, "name", "?"), 253),
+                    source,
+                    json_access::shortened(
+                        json_access::stringAt(json_access::at(spec, source), "path", "?")),
+                    held));
+    }
+}
+
 namespace {
 
 // The minor version of "v1.N" or "v1.N.P..." (Pod Security's and /version's gitVersion), or -1.
@@ -199,7 +258,7 @@ std::string namespaceAdmits(const json& item, int serverMinor, bool hostAccess) 
     else if (serverMinor < kProbeHostRuleMinor)
         why = serverMinor < 0 ? "the server's version is not known"
                               : fmt::format("a v1.{} server", serverMinor);
-    return why.empty() ? "" : fmt::format("{} ({})", name.substr(0, 63), why);
+    return why.empty() ? "" : fmt::format("{} ({})", json_access::shortened(name, 63), why);
 }
 
 }  // namespace

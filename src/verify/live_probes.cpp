@@ -8,6 +8,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "json_access.hpp"
 #include "probe_text.hpp"
 #include "rossoctl/errors.hpp"
 #include "rossoctl/model/validation.hpp"
@@ -86,9 +87,8 @@ std::vector<std::string> cgroupProbeCommand() {
 }
 
 std::optional<long long> cpuLimitMillis(const json& container) {
-    if (!container.is_object() || !container.contains("resources")) return std::nullopt;
-    const json limits = container["resources"].value("limits", json::object());
-    if (!limits.contains("cpu") || !limits["cpu"].is_string()) return std::nullopt;
+    const json& limits = json_access::at(json_access::at(container, "resources"), "limits");
+    if (!json_access::at(limits, "cpu").is_string()) return std::nullopt;
     try {
         const auto millis =
             std::llround(model::parseQuantity(limits["cpu"].get<std::string>(), "cpu") * 1000);
@@ -145,9 +145,8 @@ Finding cpuLimitLive(const ProbeOutput& output, std::optional<long long> expecte
 }
 
 std::optional<long long> memoryLimitBytes(const json& container) {
-    if (!container.is_object() || !container.contains("resources")) return std::nullopt;
-    const json limits = container["resources"].value("limits", json::object());
-    if (!limits.contains("memory") || !limits["memory"].is_string()) return std::nullopt;
+    const json& limits = json_access::at(json_access::at(container, "resources"), "limits");
+    if (!json_access::at(limits, "memory").is_string()) return std::nullopt;
     try {
         const auto bytes =
             std::llround(model::parseQuantity(limits["memory"].get<std::string>(), "memory"));

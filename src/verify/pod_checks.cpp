@@ -6,35 +6,33 @@
 
 #include <algorithm>
 
+#include "json_access.hpp"
 #include "probe_text.hpp"
 #include "rossoctl/verify/probe_site.hpp"
 
 namespace rossoctl::verify {
 
+using json_access::arrayAt;
+using json_access::at;
+using json_access::stringAt;
 using nlohmann::json;
 
+// A hostile server's wrong types make no exception here: the run would end in an error, where
+// the field read as absent gives unproven (review 61 #10).
 namespace {
 
 bool isRunning(const json& pod, const char* statusesKey, const std::string& name) {
-    const json status = pod.value("status", json::object());
-    for (const auto& entry : status.value(statusesKey, json::array()))
-        if (entry.value("name", "") == name)
-            return entry.value("state", json::object()).contains("running");
+    for (const auto& entry : arrayAt(at(pod, "status"), statusesKey))
+        if (stringAt(entry, "name") == name) return !at(at(entry, "state"), "running").is_null();
     return false;
-}
-
-json spec(const json& pod) {
-    const auto it = pod.find("spec");
-    return it != pod.end() && it->is_object() ? *it : json::object();
 }
 
 // An ephemeral container that ended: it never restarts (any status but "terminated" may
 // still start, or run).
 bool hasEnded(const json& pod, const std::string& name) {
-    const json status = pod.value("status", json::object());
-    for (const auto& entry : status.value("ephemeralContainerStatuses", json::array()))
-        if (entry.is_object() && entry.value("name", "") == name) {
-            const json state = entry.value("state", json::object());
+    for (const auto& entry : arrayAt(at(pod, "status"), "ephemeralContainerStatuses"))
+        if (stringAt(entry, "name") == name) {
+            const json& state = at(entry, "state");
             return state.is_object() && state.contains("terminated") &&
                    !state.contains("running") && !state.contains("waiting");
         }
@@ -45,21 +43,21 @@ bool hasEnded(const json& pod, const std::string& name) {
 
 RunningContainers runningContainers(const json& pod) {
     RunningContainers out;
-    const json spec = pod.value("spec", json::object());
+    const json& spec = json_access::podSpec(pod);
     auto consider = [&](const json& container, const char* statusesKey, const char* what) {
-        const std::string name = container.value("name", "");
+        const std::string name = stringAt(container, "name");
         if (isRunning(pod, statusesKey, name))
             out.running.push_back({container, what});
         else
             out.notes.push_back(fmt::format("{} {} is not running", what, name));
     };
     // A sidecar (restartPolicy Always) runs beside the agent; other init containers are done.
-    for (const auto& container : spec.value("initContainers", json::array()))
-        if (container.value("restartPolicy", "") == "Always")
+    for (const auto& container : arrayAt(spec, "initContainers"))
+        if (stringAt(container, "restartPolicy") == "Always")
             consider(container, "initContainerStatuses", "sidecar");
         else
-            out.finished.push_back(container.value("name", "?"));
-    for (const auto& container : spec.value("containers", json::array()))
+            out.finished.push_back(stringAt(container, "name", "?"));
+    for (const auto& container : arrayAt(spec, "containers"))
         consider(container, "containerStatuses", "container");
     return out;
 }
@@ -69,8 +67,8 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec, b
     live.verdict = Verdict::Pass;
     live.probe = ownKernel ? "meminfo" : "cgroup";
     auto containers = runningContainers(pod);
-    for (const auto& container : spec(pod).value("ephemeralContainers", json::array())) {
-        const std::string name = container.value("name", "");
+    for (const auto& container : arrayAt(json_access::podSpec(pod), "ephemeralContainers")) {
+        const std::string name = stringAt(container, "name");
         if (hasEnded(pod, name)) {
             live.evidence.push_back(fmt::format(
                 "ephemeral container {} has ended (it never restarts): nothing to limit", name));
@@ -96,7 +94,7 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec, b
     for (const auto& note : containers.notes)
         absorb(live, probe_text::unproven(note + ": its cgroup could not be read"));
     for (const auto& [container, what] : containers.running) {
-        const std::string name = container.value("name", "");
+        const std::string name = stringAt(container, "name");
         const ProbeOutput output = exec(cgroupProbeCommand(), name);
         const std::string prefix = fmt::format("{} {}: ", what, name);
         if (!output.started) {

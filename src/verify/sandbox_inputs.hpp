@@ -38,9 +38,9 @@ std::optional<std::vector<nlohmann::json>> podsSelectedBy(kube::Client& client,
                                                           const model::PodPeer& peer);
 
 struct EgressInputs;
-// The cluster's pods as a pod on node nodeName sees them (addClusterPods); not listed,
-// hostListenersUnread says why.
-void readHostListeners(kube::Client& client, const std::string& nodeName, EgressInputs& egress);
+// The cluster's pods as pod sees them from its node (addClusterPods); not listed, or the list
+// lacks pod itself, hostListenersUnread says why.
+void readHostListeners(kube::Client& client, const nlohmann::json& pod, EgressInputs& egress);
 
 // AdminNetworkPolicy, BaselineAdminNetworkPolicy, Cilium clusterwide, Calico and Antrea
 // policies: for each kind that is served and has objects (or cannot be listed), one line of

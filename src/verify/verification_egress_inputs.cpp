@@ -141,7 +141,8 @@ void readProbeHostNamespaces(kube::Client& client, EgressInputs& egress) {
 
 }  // namespace
 
-void readHostListeners(kube::Client& client, const std::string& nodeName, EgressInputs& egress) {
+void readHostListeners(kube::Client& client, const json& pod, EgressInputs& egress) {
+    const std::string nodeName = json_access::stringAt(json_access::podSpec(pod), "nodeName");
     if (nodeName.empty()) {
         egress.hostListenersUnread = "the pod names no node";
         return;
@@ -151,16 +152,46 @@ void readHostListeners(kube::Client& client, const std::string& nodeName, Egress
         // files once it is moved there (review 61 #2).
         kube::ListOptions options;
         options.limit = 500;
+        const std::string uid = json_access::stringAt(json_access::at(pod, "metadata"), "uid");
+        bool holdsPod = false;
         client.listPages(kube::resources::pods(), "", options, [&](const json& page) {
             addClusterPods(page, nodeName, egress);
+            for (const auto& item : json_access::arrayAt(page, "items"))
+                holdsPod = holdsPod ||
+                           json_access::stringAt(json_access::at(item, "metadata"), "uid") == uid;
             return true;
         });
+        // A list without the pod itself is not the cluster's (review 60 #6).
+        if (!holdsPod)
+            egress.hostListenersUnread =
+                fmt::format("the cluster's pod list did not hold pod {} itself",
+                            json_access::shortened(json_access::podName(pod), 253));
     } catch (const kube::TransportError& error) {
         if (error.kind() == kube::TransportError::Kind::Cancelled) throw;
         egress.hostListenersUnread = fmt::format("pods not listed ({})", error.what());
     } catch (const Error& error) {
         // Refused, or past the bounds a list may take: not known, never nothing there.
         egress.hostListenersUnread = fmt::format("pods not listed ({})", error.what());
+    }
+}
+
+// The PersistentVolumes of a node's files, a page at a time (review 61 #6).
+void readHostPathVolumes(kube::Client& client, EgressInputs& egress) {
+    try {
+        const kube::ResourceRef volumes{"", "v1", "persistentvolumes", "PersistentVolume", false};
+        kube::ListOptions options;
+        options.limit = 500;
+        client.listPages(volumes, "", options, [&](const json& page) {
+            addHostPathVolumes(page, egress);
+            return true;
+        });
+    } catch (const kube::TransportError& error) {
+        if (error.kind() == kube::TransportError::Kind::Cancelled) throw;
+        egress.hostPathVolumesUnread =
+            fmt::format("persistent volumes not listed ({})", error.what());
+    } catch (const Error& error) {
+        egress.hostPathVolumesUnread =
+            fmt::format("persistent volumes not listed ({})", error.what());
     }
 }
 
@@ -230,7 +261,8 @@ void Verification::readEgressInputs() {
         // Not allowed to read them: the public and metadata ranges are still named.
     }
     readApiServerTargets(client_, egress);
-    readHostListeners(client_, inputs_.pod["spec"].value("nodeName", ""), egress);
+    readHostListeners(client_, inputs_.pod, egress);
+    readHostPathVolumes(client_, egress);
     readProbeHostNamespaces(client_, egress);
     if (!egress.allowance.addresses.empty()) readPodRanges(client_, egress);
     readProjectPodAddresses(client_, ns_, inputs_.pod, inputs_.networkPolicies, namespaceLabels,

@@ -262,7 +262,7 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
         elsewhere.nodeProbeHosts.clear();
         elsewhere.hostAccessPods.clear();
         elsewhere.hostListenersUnread.clear();
-        readHostListeners(client_, nextNode, elsewhere);
+        readHostListeners(client_, next, elsewhere);
     }
     const EgressInputs& nextInputs = sameNode ? inputs_.egress : elsewhere;
     Finding nextToken = tokenStaticOf(next, serviceAccount, nextVolumes);

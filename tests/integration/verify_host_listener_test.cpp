@@ -5,11 +5,45 @@
 #include <catch2/catch.hpp>
 #include <random>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "harness.hpp"
 #include "verify_report.hpp"
 
 using nlohmann::json;
+
+namespace {
+
+// A PersistentVolume of the node's /tmp, made by hand (no provisioner's annotation); deleted
+// when the case ends however it ends, since every sandbox verified meanwhile is unproven.
+struct HandMadeVolume {
+    const rossoctl::kube::ResourceRef ref{"", "v1", "persistentvolumes", "PersistentVolume", false};
+    std::string name;
+    explicit HandMadeVolume(std::string made) : name(std::move(made)) {
+        harness::admin().create(ref, "",
+                                {{"apiVersion", "v1"},
+                                 {"kind", "PersistentVolume"},
+                                 {"metadata", {{"name", name}}},
+                                 {"spec",
+                                  {{"capacity", {{"storage", "1Mi"}}},
+                                   {"accessModes", {"ReadWriteOnce"}},
+                                   {"storageClassName", name},
+                                   {"hostPath", {{"path", "/tmp"}, {"type", "Directory"}}}}}});
+    }
+    void remove() {
+        try {
+            if (!name.empty()) harness::admin().remove(ref, "", name, {});
+        } catch (...) {
+        }
+        name.clear();
+    }
+    ~HandMadeVolume() { remove(); }
+    HandMadeVolume(const HandMadeVolume&) = delete;
+    HandMadeVolume& operator=(const HandMadeVolume&) = delete;
+};
+
+}  // namespace
 
 // [outage]: run alone, as the cases that stop a component do: while its listener lives, every
 // other sandbox verified on the node fails egress too (rightly).
@@ -234,6 +268,9 @@ TEST_CASE("sandbox verify: another namespace's probe or host-path pod leaves egr
     harness::admin().patch(
         rossoctl::kube::resources::namespaces(), "", relay.name(), rossoctl::kube::PatchType::Merge,
         R"({"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "baseline"}}})");
+    // Review 61 #6: a hand-made hostPath PersistentVolume that any project's claim may bind (a
+    // class of its own, so no other case's claim does).
+    HandMadeVolume volume(relay.name() + "-node");
     {
         const auto [held, heldReport] = harness::verifyTrusted(ns, "agent");
         INFO(held.out << held.err);
@@ -247,10 +284,14 @@ TEST_CASE("sandbox verify: another namespace's probe or host-path pod leaves egr
                            Catch::Contains("pod " + relay.name() +
                                            "/gated, not on a node yet (hostPath /tmp)") &&
                            Catch::Contains(" reach a node's files") &&
+                           Catch::Contains("PersistentVolume " + volume.name +
+                                           " (hostPath /tmp, Available: any project's claim may "
+                                           "bind it): a pod that mounts it has a node's files") &&
                            !Catch::Contains(relay.name() + " (enforce=privileged)"));
         }
         CHECK(held.exitCode == 3);
     }
+    volume.remove();
     harness::admin().remove(rossoctl::kube::resources::pods(), relay.name(), "gated");
     // The control: without it, the same three pass their static halves (the agent's listener
     // leaves egress's live half unproven).

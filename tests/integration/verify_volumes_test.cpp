@@ -44,8 +44,10 @@ struct ClusterScoped {
 
 }  // namespace
 
+// [outage]: run alone, since its hand-made hostPath PVs leave every other sandbox verified
+// meanwhile unproven (review 61 #6), rightly.
 TEST_CASE("sandbox verify: an ephemeral volume bound to a hand-made hostPath PV that Retains",
-          "[verify][volumes]") {
+          "[verify][volumes][outage]") {
     harness::TestNamespace project("vol53", false);
     const std::string ns = project.name();
     {

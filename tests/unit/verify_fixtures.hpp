@@ -185,6 +185,8 @@ inline void serveHardened(TestHost& host, const std::string& egressTool,
     host.server.onJson("GET", "/api/v1/nodes/node-1", 200, node());
     // The cluster's pods: its own and the namespace's, none with a way in from the node.
     host.server.onJson("GET", "/api/v1/pods", 200, list(pods));
+    // No hand-made PersistentVolume of the node's files (review 61 #6).
+    host.server.onJson("GET", "/api/v1/persistentvolumes", 200, list({}));
     // Every namespace refuses pods whose probes name a host (attack 59 K1).
     host.server.onJson("GET", "/version", 200, {{"gitVersion", "v1.36.0"}});
     host.server.onJson(

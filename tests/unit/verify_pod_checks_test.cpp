@@ -135,6 +135,35 @@ TEST_CASE("limits live: every running container's cgroup, sidecars included", "[
     CHECK(mentions(notRunning, "container sidecar is not running"));
 }
 
+TEST_CASE("review 61 #10: a server's wrong types read as absent, never an exception",
+          "[verify][hostile-server]") {
+    // An exception here ended the whole sandbox's run in an error; absent, a container is one
+    // whose limits are not shown, so unproven.
+    json pod = verify_fixtures::hardenedPod("uid");
+    pod["spec"]["containers"].push_back("not a container");
+    pod["spec"]["containers"].push_back({{"name", "odd"}, {"resources", "none"}});
+    pod["spec"]["initContainers"] = json::array({7, {{"name", 3}}});
+    pod["spec"]["ephemeralContainers"] = json::array({"x", {{"name", "dbg"}}});
+    pod["status"]["containerStatuses"].push_back(
+        {{"name", "odd"}, {"state", {{"running", json::object()}}}});
+    pod["status"]["containerStatuses"].push_back("junk");
+    pod["status"]["ephemeralContainerStatuses"] = json::array({{{"name", "dbg"}, {"state", 5}}});
+    auto exec = [](const std::vector<std::string>&, const std::string&) {
+        ProbeOutput output;
+        output.stdoutText =
+            "rossoctl-file=/sys/fs/cgroup/memory.max\nrossoctl-value=536870912\n"
+            "rossoctl-cpu=/sys/fs/cgroup/cpu.max 50000 100000\n";
+        return output;
+    };
+    Finding live;
+    REQUIRE_NOTHROW(live = limitsLiveEveryContainer(pod, exec));
+    CHECK(live.verdict != Verdict::Pass);  // "odd" declares no limit
+    CHECK(mentions(live, "ephemeral container dbg has not ended"));
+    pod["status"] = "Running";  // no statuses: no container is known to run
+    REQUIRE_NOTHROW(live = limitsLiveEveryContainer(pod, exec));
+    CHECK(live.verdict == Verdict::Unproven);
+}
+
 TEST_CASE("attack 60 L1, L2: an ephemeral container not verify's is unproven unless it ended",
           "[verify][false-pass]") {
     json pod = verify_fixtures::hardenedPod("uid");

@@ -108,6 +108,13 @@ struct EgressInputs {
     // ("pod NS/NAME (hostPath /var)"): one reads and writes this pod's volumes on the node,
     // whatever its namespace enforces now (a level set later leaves running the pods it refuses).
     std::vector<std::string> hostAccessPods;
+    // Hand-made PersistentVolumes of a node's files (hostPath, local) that a claim outside
+    // kube-system holds or may bind ("PersistentVolume P (hostPath /var, Available: ...)"): a
+    // pod that mounts one has them as a hostPath pod does, at any Pod Security level (review 61
+    // #6). A provisioner's volume is a directory it made for its claim, and is not counted.
+    std::vector<std::string> hostPathVolumes;
+    // Why PersistentVolumes could not be listed: such a volume is then not ruled out.
+    std::string hostPathVolumesUnread;
     // The cluster's pod addresses verify knows, with whose they are: the node's pod ranges
     // (spec.podCIDRs) and the pods on it ("10.250.0.31", "pod NS/NAME"). An allowed range that
     // holds one reaches a pod with egress of its own, a relay (attack 61 C1).
@@ -168,6 +175,10 @@ Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what
 // nodeName: pods with host access and probes naming a host on any node or none, pod addresses,
 // and host-network pods and their ports on this node or on none yet.
 void addClusterPods(const nlohmann::json& pods, const std::string& nodeName, EgressInputs& egress);
+
+// Adds the hand-made hostPath and local PersistentVolumes of a page of them to
+// egress.hostPathVolumes.
+void addHostPathVolumes(const nlohmann::json& volumes, EgressInputs& egress);
 
 Finding egressStatic(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                      const EgressInputs& inputs = EgressInputs());

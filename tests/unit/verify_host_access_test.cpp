@@ -1,0 +1,130 @@
+// Review 61 #6 and review 60 #6: the ways to a node's files that a pod spec does not show as a
+// hostPath (a hand-made PersistentVolume, SELinux, the old annotations), and a pod list that is
+// not the cluster's.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <catch2/catch.hpp>
+#include <functional>
+
+#include "rossoctl/verify/isolation.hpp"
+#include "verify_fixtures.hpp"
+
+using namespace rossoctl::verify;
+using nlohmann::json;
+
+TEST_CASE("review 61 #6: SELinux, a Windows host process and the old annotations are host access",
+          "[verify][false-pass]") {
+    const json pods = json::parse(R"({"items": [
+      {"metadata": {"name": "spc", "namespace": "team2"}, "spec": {"nodeName": "node-1",
+       "containers": [{"name": "c", "securityContext": {"seLinuxOptions": {"type": "spc_t"}}}]}},
+      {"metadata": {"name": "role", "namespace": "team2"}, "spec": {"nodeName": "node-1",
+       "securityContext": {"seLinuxOptions": {"role": "system_r"}}, "containers": [{"name": "c"}]}},
+      {"metadata": {"name": "win", "namespace": "team3"}, "spec": {"nodeName": "node-2",
+       "securityContext": {"windowsOptions": {"hostProcess": true}}, "containers": [{"name": "c"}]}},
+      {"metadata": {"name": "armor", "namespace": "team4", "annotations":
+        {"container.apparmor.security.beta.kubernetes.io/c": "unconfined"}},
+       "spec": {"nodeName": "node-1", "containers": [{"name": "c"}]}},
+      {"metadata": {"name": "comp", "namespace": "team4", "annotations":
+        {"seccomp.security.alpha.kubernetes.io/pod": "unconfined"}},
+       "spec": {"nodeName": "node-1", "containers": [{"name": "c"}]}},
+      {"metadata": {"name": "fine", "namespace": "team1", "annotations":
+        {"container.apparmor.security.beta.kubernetes.io/c": "runtime/default",
+         "note": "unconfined"}},
+       "spec": {"nodeName": "node-1", "securityContext": {"seLinuxOptions": {"type": "container_t",
+         "level": "s0:c1,c2"}}, "containers": [{"name": "c", "securityContext":
+         {"seLinuxOptions": {"type": "container_init_t"}}}]}}]})");
+    EgressInputs inputs;
+    addClusterPods(pods, "node-1", inputs);
+    CHECK(inputs.hostAccessPods ==
+          std::vector<std::string>{
+              R"(pod team2/spc (container c SELinux {"type":"spc_t"}))",
+              R"(pod team2/role (SELinux {"role":"system_r"}))",
+              "pod team3/win, on node node-2 (Windows hostProcess)",
+              "pod team4/armor (annotation container.apparmor.security.beta.kubernetes.io/c: "
+              "unconfined)",
+              "pod team4/comp (annotation seccomp.security.alpha.kubernetes.io/pod: unconfined)"});
+}
+
+TEST_CASE("review 61 #6: a hand-made PersistentVolume of the node's files is host access",
+          "[verify][false-pass]") {
+    // Baseline admits a claim on any PersistentVolume: a hostPath one of "/" gives the node's
+    // files to a pod whose spec holds no hostPath, made after verify too.
+    const json volumes = json::parse(R"({"items": [
+      {"metadata": {"name": "root"}, "spec": {"hostPath": {"path": "/"}}, "status": {"phase": "Available"}},
+      {"metadata": {"name": "disk"}, "spec": {"local": {"path": "/mnt/disk1"},
+        "claimRef": {"namespace": "team2", "name": "data"}}, "status": {"phase": "Bound"}},
+      {"metadata": {"name": "made", "annotations": {"pv.kubernetes.io/provisioned-by": "local-path"}},
+       "spec": {"hostPath": {"path": "/opt/local-path/pvc-1"}}, "status": {"phase": "Bound"}},
+      {"metadata": {"name": "system"}, "spec": {"hostPath": {"path": "/etc"},
+        "claimRef": {"namespace": "kube-system", "name": "etc"}}},
+      {"metadata": {"name": "gone"}, "spec": {"hostPath": {"path": "/var"}}, "status": {"phase": "Released"}},
+      {"metadata": {"name": "nfs"}, "spec": {"nfs": {"server": "n", "path": "/"}}},
+      "junk"]})");
+    EgressInputs inputs;
+    inputs.hostAccessNamespaces = std::vector<std::string>{};
+    REQUIRE(hostAccessNeighbours(inputs, "that nothing is kept from them").verdict ==
+            Verdict::Pass);
+    addHostPathVolumes(volumes, inputs);
+    CHECK(inputs.hostPathVolumes ==
+          std::vector<std::string>{
+              "PersistentVolume root (hostPath /, Available: any project's claim may bind it)",
+              "PersistentVolume disk (local /mnt/disk1, claim team2/data)"});
+    const Finding survives = hostAccessNeighbours(inputs, "that nothing is kept from them");
+    CHECK(survives.verdict == Verdict::Unproven);
+    CHECK_THAT(survives.evidence.at(0),
+               Catch::StartsWith("PersistentVolume root (hostPath /, Available") &&
+                   Catch::EndsWith("so that nothing is kept from them is not proven"));
+    const json pod = json::parse(R"({"metadata": {"name": "orders-x", "namespace": "team1"},
+                                     "spec": {}})");
+    const Finding egress =
+        egressStatic(pod, rossoctl::testing::verify_fixtures::policies(), inputs);
+    CHECK(egress.verdict == Verdict::Unproven);
+    CHECK_THAT(fmt::format("{}", fmt::join(egress.evidence, "\n")),
+               Catch::Contains("PersistentVolume disk (local /mnt/disk1, claim team2/data): a pod "
+                               "that mounts one has a node's files"));
+}
+
+TEST_CASE("review 61 #6: PersistentVolumes served, refused or not the cluster's pods, end to end",
+          "[verify][false-pass]") {
+    using namespace rossoctl::testing;
+    const auto run = [](const std::function<void(TestHost&)>& serve) {
+        TestHost host;
+        serve(host);  // answered before the fixture's own routes for the same request
+        verify_fixtures::serveHardened(host, "curl");
+        CHECK(verify_fixtures::runVerifyJson(host) == 3);
+        return verify_fixtures::verdicts(printedJson(host.out.str()));
+    };
+    SECTION("a hand-made hostPath volume") {
+        const json checks = run([](TestHost& host) {
+            host.server.onJson("GET", "/api/v1/persistentvolumes", 200,
+                               verify_fixtures::list({json::parse(
+                                   R"({"metadata": {"name": "var"}, "spec": {"hostPath":
+                                     {"path": "/var"}}, "status": {"phase": "Available"}})")}));
+        });
+        for (const char* id : {"service-account-token", "egress", "nothing-survives"}) {
+            INFO(id);
+            CHECK(checks[id]["static"]["result"] == "unproven");
+            CHECK_THAT(checks[id]["static"]["evidence"].dump(),
+                       Catch::Contains("PersistentVolume var (hostPath /var, Available"));
+        }
+    }
+    SECTION("not allowed to list them") {
+        const json checks = run([](TestHost& host) {
+            host.server.on("GET", "/api/v1/persistentvolumes", 403,
+                           statusBody(403, "Forbidden", "persistentvolumes is forbidden"));
+        });
+        CHECK(checks["egress"]["static"]["result"] == "unproven");
+        CHECK_THAT(checks["egress"]["static"]["evidence"].dump(),
+                   Catch::Contains("persistent volumes not listed (") &&
+                       Catch::Contains("is not ruled out"));
+    }
+    SECTION("a pod list without the sandbox's own pod is not the cluster's (review 60 #6)") {
+        const json checks = run([](TestHost& host) {
+            host.server.onJson("GET", "/api/v1/pods?limit=500", 200, verify_fixtures::list({}));
+        });
+        CHECK(checks["nothing-survives"]["static"]["result"] == "unproven");
+        CHECK_THAT(checks["nothing-survives"]["static"]["evidence"].dump(),
+                   Catch::Contains("the cluster's pod list did not hold pod orders itself"));
+    }
+}
