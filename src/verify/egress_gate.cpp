@@ -120,8 +120,7 @@ constexpr const char* kGetAGate =
 
 }  // namespace
 
-Finding egressGateLive(const json& pod, const std::string& gateImage,
-                       const std::string& trustedProbeImage) {
+Finding egressGateLive(const json& pod, const std::string& gateImage, const ProbeSite& ours) {
     const std::string mismatch = model::egressGateMismatch(at(pod, "spec"), gateImage);
     if (!mismatch.empty())
         return gateDoubt(
@@ -162,13 +161,15 @@ Finding egressGateLive(const json& pod, const std::string& gateImage,
             // RFC 3339 in UTC, as the kubelet writes it, to the second: text order is time
             // order. Verify's own probe may start in the gate's last second; any other may not.
             const std::string name = stringAt(one, "name");
-            // Verify's own by its spec, not its name alone (attack 59 D2).
-            bool ours = false;
-            for (const auto& container : arrayAt(at(pod, "spec"), "ephemeralContainers"))
-                ours = ours || (at(container, "name") == name &&
-                                isTrustedProbeContainer(container, trustedProbeImage));
+            // This run's by the name it made and by its spec (attack 59 D2): a lookalike of
+            // another's is not (review 61 #8).
+            bool isOurs = false;
+            if (ours.trusted() && !ours.container.empty() && name == ours.container)
+                for (const auto& container : arrayAt(at(pod, "spec"), "ephemeralContainers"))
+                    isOurs = isOurs || (at(container, "name") == name &&
+                                        isTrustedProbeContainer(container, ours.image));
             if (gateEnd.empty() || started.empty() || started < gateEnd ||
-                (!ours && started == gateEnd))
+                (!isOurs && started == gateEnd))
                 return gateDoubt(fmt::format(
                     "ephemeral container {} started before the rossoctl egress gate ended (or "
                     "when is not known), so it ran in the window the gate speaks for",

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include "credential_places.hpp"
 #include "json_access.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
+#include "rossoctl/app/sandbox_restart.hpp"
 #include "rossoctl/kube/transport.hpp"
 #include "verification.hpp"
 
@@ -60,7 +63,10 @@ SandboxReport Verification::run() {
     else
         endTrustedProbe(client_, ns_, podName_, egressSite_);
     // Interrupted, the report is partial already: nothing more is asked of the server.
-    if (!(options_.cancel && options_.cancel->cancelled())) recheckPolicies(report.checks[1]);
+    if (!(options_.cancel && options_.cancel->cancelled())) {
+        recheckPolicies(report.checks[1]);
+        recheckEphemeralContainers(report.checks[2]);
+    }
     // A pod verify did not judge leaves every boundary of the sandbox unproven.
     for (const auto& other : inputs_.otherPods)
         for (auto& check : report.checks)
@@ -194,6 +200,53 @@ void Verification::recheckPolicies(CheckResult& egress) {
                                 "egress is not proven (verify again)",
                                 ns_, json_access::fewOf(changed))},
                    ""});
+}
+
+void Verification::recheckEphemeralContainers(CheckResult& limits) {
+    const bool replaced = replacementPod_.is_object();
+    const json& judged = replaced ? replacementPod_ : inputs_.pod;
+    const std::string name = json_access::podName(judged);
+    const std::string ours = (replaced ? replacementProbe_ : egressSite_).container;
+    const auto doubt = [&](const std::string& line) {
+        absorb(limits.livePart, Finding{Verdict::Unproven, {line}, ""});
+    };
+    std::optional<json> now;
+    try {
+        now = client_.getIfExists(kube::resources::pods(), ns_, name);
+    } catch (const kube::TransportError& error) {
+        if (error.kind() == kube::TransportError::Kind::Cancelled) return;
+        return doubt(
+            fmt::format("pod {} could not be read again at the end ({}): a container "
+                        "added while verify ran is not ruled out",
+                        json_access::shortened(name, 253), error.what()));
+    } catch (const kube::ApiError& error) {
+        return doubt(
+            fmt::format("pod {} could not be read again at the end ({}): a container "
+                        "added while verify ran is not ruled out",
+                        json_access::shortened(name, 253), error.what()));
+    }
+    if (!now || app::uidOf(*now) != app::uidOf(judged))
+        return doubt(
+            fmt::format("pod {} (uid {}) is gone at the end of verify: what runs now "
+                        "was not judged",
+                        json_access::shortened(name, 253), app::shortUid(app::uidOf(judged))));
+    std::set<std::string> seen;
+    for (const auto& container :
+         json_access::arrayAt(json_access::podSpec(judged), "ephemeralContainers"))
+        seen.insert(json_access::stringAt(container, "name"));
+    std::vector<std::string> added;
+    for (const auto& container :
+         json_access::arrayAt(json_access::podSpec(*now), "ephemeralContainers")) {
+        const std::string addedName = json_access::stringAt(container, "name");
+        if (!seen.count(addedName) && (ours.empty() || addedName != ours))
+            added.push_back(json_access::shortened(addedName, 63));
+    }
+    if (!added.empty())
+        doubt(
+            fmt::format("ephemeral container{} {} added to pod {} while verify ran: the API "
+                        "gives {} no limits of its own (review 61 #7)",
+                        added.size() == 1 ? "" : "s", json_access::fewOf(added),
+                        json_access::shortened(name, 253), added.size() == 1 ? "it" : "them"));
 }
 
 }  // namespace rossoctl::verify

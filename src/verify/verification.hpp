@@ -170,6 +170,9 @@ class Verification {
     // The namespace's NetworkPolicies read again at the end: one added, changed or removed while
     // verify ran was judged for neither pod (attack 62 N2), so egress is then unproven.
     void recheckPolicies(CheckResult& egress);
+    // Limits are unproven when an ephemeral container that is not this run's probe was added
+    // to the judged pod after verify read it (review 61 #7).
+    void recheckEphemeralContainers(CheckResult& limits);
     Finding replacementHeldConnections(const nlohmann::json& next, std::future<ProbeSite>& probe);
     void judgeReplacementIsolation(std::vector<CheckResult>& checks, const nlohmann::json& next,
                                    const std::string& prefix, const VolumeBindings& volumes);
@@ -188,6 +191,7 @@ class Verification {
     std::mutex mutex_;  // guards runProblems_ (checks run on threads)
     std::vector<std::string> runProblems_;
     ProbeSite egressSite_;
+    ProbeSite replacementProbe_;      // the trusted probe in the replacement pod, once it started
     nlohmann::json replacementPod_;   // the pod verify's restart made (null: none)
     std::vector<std::string> notes_;  // SandboxReport::notes (written by the last check alone)
     std::once_flag probeSiteOnce_;    // the trusted probe starts once, for every check using it

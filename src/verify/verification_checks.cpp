@@ -131,7 +131,7 @@ CheckResult Verification::egressCheck() {
     }
     // What verify reads is held, not what was sent: the window before the policies held is
     // closed only by rossoctl's gate (attack 56 E7).
-    const Finding gate = egressGateLive(inputs_.pod, gateImage, options_.trustedProbeImage);
+    const Finding gate = egressGateLive(inputs_.pod, gateImage, egressSite_);
     absorb(result.livePart, gate);
     if (gate.verdict == Verdict::Pass)
         absorb(result.livePart, egressGateTargetClaims(inputs_.externalNames, inputs_.egress));

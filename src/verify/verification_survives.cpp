@@ -327,8 +327,8 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
         egress.livePart =
             alongside(egress.livePart, replacementHeldConnections(next, probe), prefix);
     // The restart started it: what it sent before its policies held only its gate rules out.
-    Finding gate = egressGateLive(next, model::gateImageOf(inputs_.namespaceObject),
-                                  options_.trustedProbeImage);
+    Finding gate =
+        egressGateLive(next, model::gateImageOf(inputs_.namespaceObject), replacementProbe_);
     if (gate.verdict == Verdict::Pass)
         absorb(gate, egressGateTargetClaims(inputs_.externalNames, inputs_.egress));
     egress.livePart = alongside(egress.livePart, gate, prefix);
@@ -340,6 +340,7 @@ Finding Verification::replacementHeldConnections(const json& next, std::future<P
     const std::string pod = next["metadata"].value("name", "");
     try {
         const ProbeSite site = probe.get();
+        replacementProbe_ = site;
         Finding held = heldConnectionsLive(
             exec(client_, pod, heldConnectionsCommand(), kProbeTimeout, site.container),
             inputs_.egress);

@@ -242,14 +242,19 @@ TEST_CASE("verify: verify's own probe, started after the gate ended, leaves the 
     probe.image = "curlimages/curl:8";
     pod["spec"]["ephemeralContainers"] =
         json::array({verify::trustedProbeContainer("rossoctl-probe-x1y2z", probe)});
-    CHECK(verify::egressGateLive(pod, "busybox:1.36", "curlimages/curl:8").verdict ==
-          verify::Verdict::Pass);
+    const verify::ProbeSite ours{"rossoctl-probe-x1y2z", "curlimages/curl:8"};
+    CHECK(verify::egressGateLive(pod, "busybox:1.36", ours).verdict == verify::Verdict::Pass);
     // A tenant's container under verify's prefix is not verify's (attack 59 D2): by its spec,
     // and with no trusted probe in this run none is.
     CHECK(verify::egressGateLive(pod, "busybox:1.36").verdict == verify::Verdict::Unproven);
-    pod["spec"]["ephemeralContainers"][0]["image"] = "tenant.example/probe:1";
-    CHECK(verify::egressGateLive(pod, "busybox:1.36", "curlimages/curl:8").verdict ==
+    // Review 61 #8: a lookalike of the probe's spec under another name is not this run's.
+    json lookalike = pod;
+    lookalike["spec"]["ephemeralContainers"][0]["name"] = "rossoctl-probe-other";
+    lookalike["status"]["ephemeralContainerStatuses"][0]["name"] = "rossoctl-probe-other";
+    CHECK(verify::egressGateLive(lookalike, "busybox:1.36", ours).verdict ==
           verify::Verdict::Unproven);
+    pod["spec"]["ephemeralContainers"][0]["image"] = "tenant.example/probe:1";
+    CHECK(verify::egressGateLive(pod, "busybox:1.36", ours).verdict == verify::Verdict::Unproven);
 }
 
 TEST_CASE("verify: the image the kubelet names is the gate image in any of its spellings",

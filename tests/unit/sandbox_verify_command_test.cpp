@@ -67,6 +67,7 @@ TEST_CASE("sandbox verify waits for a pod the controller is bringing back", "[ve
     // Ready; the next verify failed at once ("has no pod named orders") instead of waiting.
     TestHost host;
     host.server.onJson("GET", kPods, 200, list({}));  // gone: answered first
+    host.server.onJson("GET", kPods + "/orders", 200, hardenedPod("pod-uid-1"));  // not replaced
     serveHardened(host, "curl");
     CHECK(runVerifyJson(host, {"--no-restart"}) == 3);  // the egress seen from the pod: unproven
     INFO(host.err.str());
@@ -78,6 +79,7 @@ TEST_CASE("sandbox verify: an image with no egress tool leaves egress unproven (
           "[verify][command]") {
     Listener control;
     TestHost host;
+    host.server.onJson("GET", kPods + "/orders", 200, hardenedPod("pod-uid-1"));  // not replaced
     serveHardened(host, "none");
     host.resolver.addresses["control.test"] = {"127.0.0.1"};
     const std::string target = "http://control.test:" + std::to_string(control.port) + "/";
@@ -279,4 +281,33 @@ TEST_CASE(
     CHECK_THAT(egress["live"]["evidence"].dump(),
                Catch::Contains("Service team1/decoy claims 10.96.0.1, the API server's address "
                                "the gate connects to, as an external IP"));
+}
+
+TEST_CASE("review 61 #7: an ephemeral container added while verify ran leaves limits unproven",
+          "[verify][command][false-pass]") {
+    // Read once, the pod showed none: one added a second later runs with no limits of its own,
+    // and `kubectl debug` into the certified pod ran unbounded.
+    for (const bool added : {false, true}) {
+        TestHost host;
+        json atEnd = hardenedPod("pod-uid-1");
+        if (added) atEnd["spec"]["ephemeralContainers"] = json::array({{{"name", "dbg"}}});
+        host.server.onJson("GET", kPods + "/orders", 200, atEnd);
+        serveHardened(host, "curl");
+        runVerifyJson(host, {"--no-restart"});
+        const json limits = verdicts(testing::printedJson(host.out.str()))["limits"];
+        INFO(limits.dump(2));
+        CHECK(limits["result"] == (added ? "unproven" : "pass"));
+        CHECK((limits["live"]["evidence"].dump().find(
+                   "ephemeral container dbg added to pod orders while verify ran") !=
+               std::string::npos) == added);
+    }
+    // Replaced under verify: the pod read at the end is not the one judged.
+    TestHost host;
+    host.server.onJson("GET", kPods + "/orders", 200, hardenedPod("pod-uid-9"));
+    serveHardened(host, "curl");
+    runVerifyJson(host, {"--no-restart"});
+    const json limits = verdicts(testing::printedJson(host.out.str()))["limits"];
+    CHECK(limits["result"] == "unproven");
+    CHECK_THAT(limits["live"]["evidence"].dump(),
+               Catch::Contains("pod orders (uid pod-uid-…) is gone at the end of verify"));
 }

@@ -9,16 +9,17 @@
 
 #include "rossoctl/verify/checks.hpp"
 #include "rossoctl/verify/external_names.hpp"
+#include "rossoctl/verify/probe_site.hpp"
 
 namespace rossoctl::verify {
 
 // Pass when the pod's first init container is the gate as model::egressGateContainer(gateImage)
 // writes it, it ended with exit code 0 and its termination message says the policies held;
 // unproven otherwise (no gate, an edited one, one that did not confirm).
-// trustedProbeImage: verify's own probe (--trusted-probe), which may start in the gate's last
-// second; "" when there is none.
+// ours: this run's trusted probe in pod, which may start in the gate's last second (by the name
+// this run made and its spec, review 61 #8); none when it has no container name.
 Finding egressGateLive(const nlohmann::json& pod, const std::string& gateImage,
-                       const std::string& trustedProbeImage = "");
+                       const ProbeSite& ours = {});
 
 // Unproven when a Service read claims an address the gate connects to (the `kubernetes`
 // Service's cluster IPs, the first egress.apiServerServiceCount of egress.apiServerTargets) as
