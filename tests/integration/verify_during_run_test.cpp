@@ -1,0 +1,70 @@
+// What a project user changes while verify runs (attack 62 N2, review 61 #7): a verdict printed
+// as pass must hold for what is there at its end, so verify reads the namespace's policies and
+// the judged pod again before it prints.
+#include <catch2/catch.hpp>
+#include <future>
+#include <string>
+
+#include "harness.hpp"
+#include "verify_report.hpp"
+
+using nlohmann::json;
+
+TEST_CASE("sandbox verify: a policy or a debug container added while it runs is in the verdict",
+          "[verify]") {
+    harness::TestNamespace project("verify63-during", false);
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    json box = harness::smallSandbox(ns, "agent", "busybox:1.36");
+    box["spec"]["podTemplate"]["spec"]["containers"][0]["command"] = {"sleep", "3600"};
+    harness::admin().create(harness::sandboxRef(), ns, box);
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "agent"); }, 180));
+    auto running =
+        std::async(std::launch::async, [&] { return harness::verifyTrusted(ns, "agent"); });
+    // verify's trusted probe joins the pod once verify has read the pod and its policies.
+    REQUIRE(harness::eventually(
+        [&] {
+            const auto pod =
+                harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns, "agent");
+            return pod && (*pod)["spec"].contains("ephemeralContainers");
+        },
+        120));
+    // A tenant's allow policy (attack 62 N2: it let the agent reach a relay) and a debug
+    // container, which runs with no limits of its own.
+    harness::admin().create(
+        rossoctl::kube::resources::networkPolicies(), ns,
+        {{"apiVersion", "networking.k8s.io/v1"},
+         {"kind", "NetworkPolicy"},
+         {"metadata", {{"name", "late-allow"}}},
+         {"spec",
+          {{"podSelector", json::object()},
+           {"policyTypes", {"Egress"}},
+           {"egress", {{{"ports", {{{"protocol", "TCP"}, {"port", 8080}}}}}}}}}});
+    const json debug = {{"name", "late-debug"},
+                        {"image", "busybox:1.36"},
+                        {"command", {"sleep", "600"}},
+                        {"securityContext",
+                         {{"runAsNonRoot", true},
+                          {"runAsUser", 65532},
+                          {"allowPrivilegeEscalation", false},
+                          {"capabilities", {{"drop", {"ALL"}}}},
+                          {"seccompProfile", {{"type", "RuntimeDefault"}}}}}};
+    harness::admin().request(
+        "PATCH", "/api/v1/namespaces/" + ns + "/pods/agent/ephemeralcontainers",
+        json::array({{{"op", "add"}, {"path", "/spec/ephemeralContainers/-"}, {"value", debug}}})
+            .dump(),
+        "application/json-patch+json", false);
+    const auto [result, report] = running.get();
+    INFO(result.out << result.err);
+    CHECK(result.exitCode != 0);
+    const json& egress = harness::checkNamed(report, "egress");
+    CHECK(egress["static"]["result"] != "pass");
+    CHECK_THAT(harness::evidenceOf(egress),
+               Catch::Contains("NetworkPolicies of namespace " + ns +
+                               " changed while verify ran: late-allow (added)"));
+    const json& limits = harness::checkNamed(report, "limits");
+    CHECK(limits["live"]["result"] == "unproven");
+    CHECK_THAT(harness::evidenceOf(limits),
+               Catch::Contains("ephemeral container late-debug added to pod agent while verify "
+                               "ran: the API gives it no limits of its own"));
+}
