@@ -208,6 +208,8 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
         }
     }
     const auto inbound = ingressOpenings(pod, networkPolicies, inputs);
+    const std::string relabelled = labelledEgressOpening(pod, networkPolicies, inputs);
+    if (!relabelled.empty()) finding.evidence.push_back(relabelled);
     for (const auto& line : inbound.open) finding.evidence.push_back(line);
     for (const auto& line : inbound.doubts) finding.evidence.push_back(line);
     for (const auto& grant : effective.grants)
@@ -220,7 +222,7 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
     if (!excess.empty() || !inbound.open.empty()) {
         finding.verdict = Verdict::Fail;
     } else if (!effective.unevaluable.empty() || !inputs.unreadPolicies.empty() ||
-               !inbound.doubts.empty()) {
+               !inbound.doubts.empty() || !relabelled.empty()) {
         finding.verdict = Verdict::Unproven;
     } else {
         std::string policies;

@@ -1,7 +1,8 @@
 // Ingress as a way out: a policy that lets a source outside the project connect in to the
 // pod opens a channel both ways, whatever the egress rules say (attack 56 N1), and so does one
 // that lets in a pod of the namespace whose own egress is open (attack 57 N1b), or would be
-// once a pod is labelled to match it (attack 58 N3).
+// once a pod is labelled to match it (attack 58 N3). A pod's own labels change too: egress a
+// policy gives a pod labelled otherwise is the sandbox's once it is (attack 63 P1, E1).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -256,6 +257,31 @@ IngressOpenings ingressOpenings(const json& pod, const json& networkPolicies,
             "data out as one out does",
             self.empty() ? "?" : self, networkPolicies.size()));
     return openings;
+}
+
+std::string labelledEgressOpening(const json& pod, const json& networkPolicies,
+                                  const EgressInputs& inputs) {
+    if (!networkPolicies.is_array()) return "";
+    const json& metadata = at(pod, "metadata");
+    const json& labels = at(metadata, "labels");
+    // No labels (is every pod isolated?), and the labels that put a pod under each policy.
+    std::vector<json> selectors{json::object()};
+    for (const auto& policy : networkPolicies)
+        selectors.push_back(at(at(policy, "spec"), "podSelector"));
+    for (const auto& selector : selectors) {
+        const auto wanted = labelsMatchingAll({selector});
+        if (!wanted || (labels.is_object() && *wanted == labels)) continue;
+        const json other = {
+            {"metadata",
+             {{"namespace", stringAt(metadata, "namespace", "")}, {"labels", *wanted}}}};
+        if (auto reason = relayReason(other, networkPolicies, inputs); !reason.empty())
+            return fmt::format(
+                "a pod of the namespace labelled {} has egress beyond the project ({}): labels "
+                "change (a project user's, the Sandbox's template's, a warm pool's claim that "
+                "takes a spare: attack 63 P1, E1), so this pod may be put under it; not proven",
+                wanted->dump(), reason);
+    }
+    return "";
 }
 
 }  // namespace rossoctl::verify

@@ -3,16 +3,11 @@
 #include "rossoctl/verify/runner.hpp"
 
 #include <algorithm>
-#include <map>
-#include <optional>
-#include <set>
 #include <thread>
 
 #include "credential_places.hpp"
 #include "json_access.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
-#include "rossoctl/app/sandbox_restart.hpp"
-#include "rossoctl/kube/transport.hpp"
 #include "verification.hpp"
 
 namespace rossoctl::verify {
@@ -63,10 +58,7 @@ SandboxReport Verification::run() {
     else
         endTrustedProbe(client_, ns_, podName_, egressSite_);
     // Interrupted, the report is partial already: nothing more is asked of the server.
-    if (!(options_.cancel && options_.cancel->cancelled())) {
-        recheckPolicies(report.checks[1]);
-        recheckEphemeralContainers(report.checks[2]);
-    }
+    if (!(options_.cancel && options_.cancel->cancelled())) recheckAtEnd(report.checks);
     // A pod verify did not judge leaves every boundary of the sandbox unproven.
     for (const auto& other : inputs_.otherPods)
         for (auto& check : report.checks)
@@ -150,103 +142,6 @@ SandboxReport verifySandbox(kube::Client& client, const ClientFactory& newClient
                             const std::string& ns, const std::string& name,
                             const VerifyOptions& options) {
     return Verification(client, newClient, clock, sandboxes, ns, name, options).run();
-}
-
-void Verification::recheckPolicies(CheckResult& egress) {
-    const auto versions = [](const json& items) {
-        std::map<std::string, std::string> byName;
-        if (!items.is_array()) return byName;
-        for (const auto& policy : items) {
-            const json& metadata = json_access::at(policy, "metadata");
-            byName[json_access::shortened(json_access::stringAt(metadata, "name", "?"), 253)] =
-                json_access::stringAt(metadata, "resourceVersion");
-        }
-        return byName;
-    };
-    std::map<std::string, std::string> now;
-    std::string unread;
-    try {
-        now = versions(
-            client_.list(kube::resources::networkPolicies(), ns_).value("items", json::array()));
-    } catch (const kube::TransportError& error) {
-        if (error.kind() == kube::TransportError::Kind::Cancelled) return;  // partial already
-        unread = error.what();
-    } catch (const kube::ApiError& error) {
-        unread = error.what();
-    }
-    if (!unread.empty()) {
-        absorb(egress.staticPart,
-               Finding{Verdict::Unproven,
-                       {fmt::format("the namespace's NetworkPolicies could not be read again at "
-                                    "the end ({}): one changed while verify ran is not ruled out",
-                                    unread)},
-                       ""});
-        return;
-    }
-    const auto before = versions(inputs_.networkPolicies);
-    std::vector<std::string> changed;
-    for (const auto& [name, version] : now)
-        if (!before.count(name))
-            changed.push_back(name + " (added)");
-        else if (before.at(name) != version)
-            changed.push_back(name + " (changed)");
-    for (const auto& [name, version] : before)
-        if (!now.count(name)) changed.push_back(name + " (removed)");
-    if (changed.empty()) return;
-    absorb(egress.staticPart,
-           Finding{Verdict::Unproven,
-                   {fmt::format("NetworkPolicies of namespace {} changed while verify ran: {}; "
-                                "the pods were judged against the ones read at the start, so "
-                                "egress is not proven (verify again)",
-                                ns_, json_access::fewOf(changed))},
-                   ""});
-}
-
-void Verification::recheckEphemeralContainers(CheckResult& limits) {
-    const bool replaced = replacementPod_.is_object();
-    const json& judged = replaced ? replacementPod_ : inputs_.pod;
-    const std::string name = json_access::podName(judged);
-    const std::string ours = (replaced ? replacementProbe_ : egressSite_).container;
-    const auto doubt = [&](const std::string& line) {
-        absorb(limits.livePart, Finding{Verdict::Unproven, {line}, ""});
-    };
-    std::optional<json> now;
-    try {
-        now = client_.getIfExists(kube::resources::pods(), ns_, name);
-    } catch (const kube::TransportError& error) {
-        if (error.kind() == kube::TransportError::Kind::Cancelled) return;
-        return doubt(
-            fmt::format("pod {} could not be read again at the end ({}): a container "
-                        "added while verify ran is not ruled out",
-                        json_access::shortened(name, 253), error.what()));
-    } catch (const kube::ApiError& error) {
-        return doubt(
-            fmt::format("pod {} could not be read again at the end ({}): a container "
-                        "added while verify ran is not ruled out",
-                        json_access::shortened(name, 253), error.what()));
-    }
-    if (!now || app::uidOf(*now) != app::uidOf(judged))
-        return doubt(
-            fmt::format("pod {} (uid {}) is gone at the end of verify: what runs now "
-                        "was not judged",
-                        json_access::shortened(name, 253), app::shortUid(app::uidOf(judged))));
-    std::set<std::string> seen;
-    for (const auto& container :
-         json_access::arrayAt(json_access::podSpec(judged), "ephemeralContainers"))
-        seen.insert(json_access::stringAt(container, "name"));
-    std::vector<std::string> added;
-    for (const auto& container :
-         json_access::arrayAt(json_access::podSpec(*now), "ephemeralContainers")) {
-        const std::string addedName = json_access::stringAt(container, "name");
-        if (!seen.count(addedName) && (ours.empty() || addedName != ours))
-            added.push_back(json_access::shortened(addedName, 63));
-    }
-    if (!added.empty())
-        doubt(
-            fmt::format("ephemeral container{} {} added to pod {} while verify ran: the API "
-                        "gives {} no limits of its own (review 61 #7)",
-                        added.size() == 1 ? "" : "s", json_access::fewOf(added),
-                        json_access::shortened(name, 253), added.size() == 1 ? "it" : "them"));
 }
 
 }  // namespace rossoctl::verify

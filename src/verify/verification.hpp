@@ -169,10 +169,16 @@ class Verification {
     void judgeReplacement(std::vector<CheckResult>& checks);
     // The namespace's NetworkPolicies read again at the end: one added, changed or removed while
     // verify ran was judged for neither pod (attack 62 N2), so egress is then unproven.
+    // What verify judged, read again at its end (end_recheck.cpp): what changed leaves the
+    // checks it decides unproven.
+    void recheckAtEnd(std::vector<CheckResult>& checks);
     void recheckPolicies(CheckResult& egress);
-    // Limits are unproven when an ephemeral container that is not this run's probe was added
-    // to the judged pod after verify read it (review 61 #7).
-    void recheckEphemeralContainers(CheckResult& limits);
+    // An ephemeral container that is not this run's probe added to the judged pod (review 61
+    // #7): limits; its labels changed: egress; the pod gone: limits.
+    void recheckJudgedPod(std::vector<CheckResult>& checks);
+    void recheckSandbox(std::vector<CheckResult>& checks);
+    // The Secrets, ConfigMaps and ServiceAccount the token check read.
+    void recheckTokenSources(CheckResult& token);
     Finding replacementHeldConnections(const nlohmann::json& next, std::future<ProbeSite>& probe);
     void judgeReplacementIsolation(std::vector<CheckResult>& checks, const nlohmann::json& next,
                                    const std::string& prefix, const VolumeBindings& volumes);

@@ -19,6 +19,16 @@ TEST_CASE("sandbox verify: a policy or a debug container added while it runs is 
     box["spec"]["podTemplate"]["spec"]["containers"][0]["command"] = {"sleep", "3600"};
     harness::admin().create(harness::sandboxRef(), ns, box);
     REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "agent"); }, 180));
+    // Attack 63 P1, E1: a policy that waits for a label this pod lacks (a warm pool's claim
+    // strips labels; a project user adds them) is the pod's egress once it has it.
+    harness::admin().create(rossoctl::kube::resources::networkPolicies(), ns,
+                            {{"apiVersion", "networking.k8s.io/v1"},
+                             {"kind", "NetworkPolicy"},
+                             {"metadata", {{"name", "dormant-open"}}},
+                             {"spec",
+                              {{"podSelector", {{"matchLabels", {{"role", "open"}}}}},
+                               {"policyTypes", {"Egress"}},
+                               {"egress", {json::object()}}}}});
     auto running =
         std::async(std::launch::async, [&] { return harness::verifyTrusted(ns, "agent"); });
     // verify's trusted probe joins the pod once verify has read the pod and its policies.
@@ -61,7 +71,9 @@ TEST_CASE("sandbox verify: a policy or a debug container added while it runs is 
     CHECK(egress["static"]["result"] != "pass");
     CHECK_THAT(harness::evidenceOf(egress),
                Catch::Contains("NetworkPolicies of namespace " + ns +
-                               " changed while verify ran: late-allow (added)"));
+                               " changed while verify ran: late-allow (added)") &&
+                   Catch::Contains(R"(a pod of the namespace labelled {"role":"open"} has egress )"
+                                   "beyond the project (networkpolicy/dormant-open"));
     const json& limits = harness::checkNamed(report, "limits");
     CHECK(limits["live"]["result"] == "unproven");
     CHECK_THAT(harness::evidenceOf(limits),

@@ -85,6 +85,12 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
         INFO(created.out << created.err);
         REQUIRE(created.exitCode == 0);
     }
+    // The control in a project of its own: the matrix's policies open egress to pods labelled
+    // as its cases, and a pod that may be labelled so is not proven closed (attack 63 P1, E1).
+    harness::TestNamespace hardProject("vmatrix-hard", false);
+    const std::string hardNs = hardProject.name();
+    harness::createProject(hardNs);
+    const auto spaceOf = [&](const std::string& name) { return name == "hardened" ? hardNs : ns; };
     const std::string outside = harness::outsideUrl();
     const int port = [&] {
         const auto colon = outside.find(':', outside.find("//") + 2);
@@ -105,7 +111,7 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
 
     // From the pod's own PID space a denial is forgeable (issue 35 point 6): the hardened
     // sandbox passes with the probe outside the agent's reach.
-    add(harness::smallSandbox(ns, "hardened"),
+    add(harness::smallSandbox(hardNs, "hardened"),
         {"hardened",
          "",
          "pass",
@@ -462,8 +468,8 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
     // The control first, on its own: in a burst of two dozen pod starts on two cores the
     // policy engine may take past the gate's 10 s for one pod (CI, 2026-12-07).
     for (const auto& sandbox : objects)
-        if (sandbox["metadata"]["name"] == "hardened") admin.create(sandboxes(), ns, sandbox);
-    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "hardened"); }, 180));
+        if (sandbox["metadata"]["name"] == "hardened") admin.create(sandboxes(), hardNs, sandbox);
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(hardNs, "hardened"); }, 180));
     for (const auto& sandbox : objects)
         if (sandbox["metadata"]["name"] != "hardened") admin.create(sandboxes(), ns, sandbox);
     // Egress open at the namespace level: a namespace with a quota and no NetworkPolicy.
@@ -481,7 +487,8 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
     };
     for (const auto& expected : cases) {
         INFO("sandbox " << expected.name << " Ready");
-        REQUIRE(harness::eventually([&] { return ready(ns, expected.name); }, 180));
+        REQUIRE(
+            harness::eventually([&] { return ready(spaceOf(expected.name), expected.name); }, 180));
     }
     REQUIRE(harness::eventually([&] { return ready(open.name(), "no-policy"); }, 180));
     {
@@ -502,7 +509,8 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
     // the gate's 10 s for the policy engine (CI, 2026-12-07), which verify rightly calls unproven.
     std::vector<std::future<harness::RunResult>> runs;
     for (const auto& expected : cases) {
-        std::vector<std::string> args{"sandbox", "verify", expected.name, "-n", ns, "-o", "json"};
+        std::vector<std::string> args{
+            "sandbox", "verify", expected.name, "-n", spaceOf(expected.name), "-o", "json"};
         if (expected.extraArgs.empty()) args.insert(args.end(), {"--egress-target", outside});
         args.insert(args.end(), expected.extraArgs.begin(), expected.extraArgs.end());
         runs.push_back(std::async(std::launch::async,

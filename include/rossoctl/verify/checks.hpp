@@ -163,6 +163,11 @@ struct IngressOpenings {
 };
 IngressOpenings ingressOpenings(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
                                 const EgressInputs& inputs);
+// Egress beyond the project that the namespace's policies give a pod labelled otherwise than
+// pod (none, or to match a policy's podSelector), as a line; "" when no such label set opens
+// it. A pod's labels are not its own to keep: a claim strips a warm spare's (attack 63 P1).
+std::string labelledEgressOpening(const nlohmann::json& pod, const nlohmann::json& networkPolicies,
+                                  const EgressInputs& inputs);
 
 // The kubelet as a way in (attack 59 K1): a pod on the node whose probe or hook names a host
 // now, or a namespace that admits one later, is unproven; so is not knowing.

@@ -1,0 +1,131 @@
+// Attack 63 T1, T2, E1: a project user changed the Sandbox's template, a Secret the pod reads
+// and the pod's labels while verify ran, and verify certified the state it read at the start.
+// What it judged is read again at the end; a change leaves what it decides unproven.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <catch2/catch.hpp>
+#include <functional>
+#include <string>
+
+#include "rossoctl/verify/checks.hpp"
+#include "verify_fixtures.hpp"
+
+using nlohmann::json;
+using namespace rossoctl::testing;
+
+namespace {
+
+// verify --no-restart of the hardened sandbox, `pod` its pod, where the last GET of `path`
+// (verify's read at its end) answers `atEnd` and every one before it `before`.
+json verifiedWithChange(const std::string& path, const json& before, const json& atEnd,
+                        const json& pod = verify_fixtures::hardenedPod("pod-uid-1")) {
+    const auto serve = [&](TestHost& host) {
+        verify_fixtures::serveHardened(host, "curl", verify_fixtures::sandbox(), pod, pod);
+    };
+    TestHost counting;  // how many reads a run makes, the end's included
+    counting.server.onJson("GET", path, 200, before);
+    serve(counting);
+    verify_fixtures::runVerifyJson(counting, {"--no-restart"});
+    const std::size_t reads = counting.server.requestsTo("GET", path).size();
+    REQUIRE(reads >= 1);
+    TestHost host;
+    for (std::size_t i = 0; i + 1 < reads; ++i) host.server.onJson("GET", path, 200, before);
+    host.server.onJson("GET", path, 200, atEnd);
+    serve(host);
+    verify_fixtures::runVerifyJson(host, {"--no-restart"});
+    INFO(host.err.str());
+    return verify_fixtures::verdicts(printedJson(host.out.str()));
+}
+
+}  // namespace
+
+TEST_CASE("attack 63 T1: the Sandbox's template changed while verify ran leaves it unproven",
+          "[verify][false-pass]") {
+    const json before = verify_fixtures::sandbox();
+    json after = before;
+    after["metadata"]["resourceVersion"] = "77";
+    after["spec"]["podTemplate"]["spec"]["automountServiceAccountToken"] = true;
+    const json same = verifiedWithChange(verify_fixtures::kSandboxes + "/orders", before, before);
+    CHECK(same["service-account-token"]["static"]["result"] == "pass");
+    const json checks = verifiedWithChange(verify_fixtures::kSandboxes + "/orders", before, after);
+    for (const char* id : {"service-account-token", "limits", "host-isolation"}) {
+        INFO(id);
+        CHECK(checks[id]["static"]["result"] == "unproven");
+        CHECK_THAT(checks[id]["static"]["evidence"].dump(),
+                   Catch::Contains("sandbox orders's spec changed while verify ran") &&
+                       Catch::Contains("the pods it makes now were not judged"));
+    }
+}
+
+TEST_CASE("attack 63 T2: a Secret the pod reads, written while verify ran, leaves it unproven",
+          "[verify][false-pass]") {
+    json pod = verify_fixtures::hardenedPod("pod-uid-1");
+    pod["spec"]["volumes"].push_back({{"name", "cfg"}, {"secret", {{"secretName", "cfg"}}}});
+    const std::string path = "/api/v1/namespaces/team1/secrets/cfg";
+    const json before = json::parse(R"({"metadata": {"name": "cfg", "resourceVersion": "5",
+        "creationTimestamp": "2020-01-01T00:00:00Z",
+        "managedFields": [{"manager": "kubectl", "operation": "Update",
+                           "time": "2020-01-01T00:00:00Z"}]},
+        "data": {"note": "aGVsbG8="}})");
+    json after = before;
+    after["metadata"]["resourceVersion"] = "6";
+    const json same = verifiedWithChange(path, before, before, pod)["service-account-token"];
+    INFO(same.dump(2));
+    CHECK(same["static"]["result"] == "pass");
+    const json token =
+        verifiedWithChange(path, before, after, pod)["service-account-token"]["static"];
+    CHECK(token["result"] == "unproven");
+    CHECK_THAT(token["evidence"].dump(),
+               Catch::Contains("Secret cfg written while verify ran: what the pod reads there "
+                               "now was not judged"));
+}
+
+TEST_CASE("attack 63 E1: the pod's labels changed while verify ran leave egress unproven",
+          "[verify][false-pass]") {
+    // A dormant policy of the project opens egress for role=open; a project user labelled the
+    // certified pod so a second before verify printed pass.
+    const json before = verify_fixtures::hardenedPod("pod-uid-1");
+    json after = before;
+    after["metadata"]["labels"]["role"] = "open";
+    const json egress =
+        verifiedWithChange(verify_fixtures::kPods + "/orders", before, after)["egress"]["static"];
+    CHECK(egress["result"] == "unproven");
+    CHECK_THAT(egress["evidence"].dump(),
+               Catch::Contains("pod orders's labels changed while verify ran: the policies that "
+                               "select it now were not judged"));
+}
+
+TEST_CASE("attack 63 P1, E1: egress a policy gives a pod labelled otherwise is not proven closed",
+          "[verify][false-pass]") {
+    // A warm pool's spare passed; the claim that took it stripped its warm-pool label, and a
+    // policy waiting for that opened all egress: the certified pod's first POST got out.
+    using namespace rossoctl::verify;
+    const json spare = json::parse(R"({"metadata": {"name": "wp-x", "namespace": "team1",
+        "labels": {"agents.x-k8s.io/sandbox-template-ref-hash": "abc",
+                   "agents.x-k8s.io/warm-pool-sandbox": "wp"}}, "spec": {}})");
+    json policies = verify_fixtures::policies();
+    CHECK(egressStatic(spare, policies).verdict == Verdict::Pass);
+    policies.push_back(json::parse(R"({"metadata": {"name": "claimed-open"}, "spec": {
+        "podSelector": {"matchExpressions": [
+          {"key": "agents.x-k8s.io/sandbox-template-ref-hash", "operator": "Exists"},
+          {"key": "agents.x-k8s.io/warm-pool-sandbox", "operator": "DoesNotExist"}]},
+        "policyTypes": ["Egress"], "egress": [{}]}})"));
+    const Finding claimed = egressStatic(spare, policies);
+    CHECK(claimed.verdict == Verdict::Unproven);
+    CHECK_THAT(fmt::format("{}", fmt::join(claimed.evidence, "\n")),
+               Catch::Contains("a pod of the namespace labelled "
+                               R"({"agents.x-k8s.io/sandbox-template-ref-hash":"relay"})") &&
+                   Catch::Contains("networkpolicy/claimed-open") &&
+                   Catch::Contains("so this pod may be put under it; not proven"));
+    // A default-deny that holds only labelled pods leaves a pod that loses the label open.
+    json narrow = verify_fixtures::policies();
+    narrow[0]["spec"]["podSelector"] = {
+        {"matchLabels", {{"agents.x-k8s.io/warm-pool-sandbox", "wp"}}}};
+    narrow[1]["spec"]["podSelector"] = narrow[0]["spec"]["podSelector"];
+    const Finding unlabelled = egressStatic(spare, narrow);
+    CHECK(unlabelled.verdict == Verdict::Unproven);
+    CHECK_THAT(fmt::format("{}", fmt::join(unlabelled.evidence, "\n")),
+               Catch::Contains("a pod of the namespace labelled {} has egress beyond the project "
+                               "(no policy isolates its egress)"));
+}
