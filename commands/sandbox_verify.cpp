@@ -90,21 +90,24 @@ void writeReportFile(const std::string& path, const char* flag,
 }
 
 std::vector<std::string> sandboxNames(app::Context& context, const kube::ResourceRef& ref,
-                                      const std::string& ns, const VerifyCommandOptions& options) {
+                                      const std::string& ns, const VerifyCommandOptions& options,
+                                      std::vector<std::string>& suspended) {
     if (!options.all) return options.names;
     // Every one, a warm pool's spares too: a spare is someone's sandbox once claimed, and an
     // owner reference to a pool is no reason to leave a sandbox out of the gate (attack 55 P1).
     // A suspended one has no pod to verify, which is a normal state, not an error: it is left
-    // out with a note, so the others' results decide the exit code (walk 6 MINOR 6).
-    std::vector<std::string> names, suspended;
+    // out with a note (walk 6 MINOR 6), and the run is not proven, since any project user may
+    // resume it as it is (attack 63 S1).
+    std::vector<std::string> names;
     for (const auto& item : context.client().list(ref, ns).value("items", json::array())) {
         const std::string name = item.value("metadata", json::object()).value("name", "");
         (app::suspendedInSpec(item) ? suspended : names).push_back(name);
     }
     for (const auto& name : suspended)
         context.err() << fmt::format(
-            "note: sandbox/{} is suspended, so it has no pod to verify: skipped (verify it once "
-            "\"rossoctl sandbox resume {} -n {}\" has run)\n",
+            "note: sandbox/{} is suspended, so it has no pod to verify: skipped, and the run is "
+            "unproven (exit 3) for it (verify it once \"rossoctl sandbox resume {} -n {}\" has "
+            "run)\n",
             ui::escapeForTerminal(name), ui::escapeForTerminal(name), ns);
     if (names.empty() && !suspended.empty())
         throw Error(
@@ -161,7 +164,8 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
     // complete
     const std::string ns = context.namespaceName();
     const kube::ResourceRef ref = context.discovery().sandboxes();
-    const auto names = sandboxNames(context, ref, ns, options);
+    std::vector<std::string> suspended;
+    const auto names = sandboxNames(context, ref, ns, options, suspended);
 
     // run: a few sandboxes at a time; each check makes its own connections.
     std::mutex mutex;  // guards the streams and newClient
@@ -240,7 +244,7 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
         context.err() << "error: " << interruptedLine(reports) << '\n';
         return kExitCancelled;
     }
-    return verify::exitCodeFor(reports);
+    return verify::exitCodeFor(reports, suspended.size());
 }
 
 }  // namespace
@@ -326,7 +330,8 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         "a notRequired check skipped, SARIF a note with the same \"result\" property.\n"
         "--all verifies every sandbox of the namespace, a warm pool's spares too (one is\n"
         "someone's sandbox once claimed); a suspended one has no pod and is skipped with a "
-        "note.\n\n"
+        "note,\nand the run is then unproven (exit 3): anyone who may resume it runs it as it "
+        "is.\n\n"
         "Examples:\n"
         "  rossoctl sandbox verify orders -n team1\n"
         "  rossoctl sandbox verify --all -n team1 --no-restart -o json\n"

@@ -282,8 +282,8 @@ void writeJunit(std::ostream& out, const std::vector<SandboxReport>& reports) {
         << suites << "</testsuites>\n";
 }
 
-int exitCodeFor(const std::vector<SandboxReport>& reports) {
-    bool notProven = false;
+int exitCodeFor(const std::vector<SandboxReport>& reports, std::size_t skipped) {
+    bool notProven = skipped > 0;
     for (const auto& report : reports) {
         if (!report.error.empty()) return kExitError;
         // A broken run (an outage, a broken stream) leaves checks unproven through no doing of

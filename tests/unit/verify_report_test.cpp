@@ -112,6 +112,9 @@ TEST_CASE("exit codes: 0 all pass, 3 fail or unproven, 1 could not verify") {
     for (auto& check : passing.checks) check.livePart.verdict = Verdict::Pass;
     CHECK(exitCodeFor({passing}) == 0);
     CHECK(exitCodeFor({passing, sampleReport()}) == 3);
+    // Attack 63 S1: a suspended sandbox skipped by --all is not verified, and any project user
+    // may resume it as it is: the run is not a pass.
+    CHECK(exitCodeFor({passing}, 1) == 3);
     SandboxReport broken;
     broken.error = "not found";
     CHECK(exitCodeFor({sampleReport(), broken}) == 1);

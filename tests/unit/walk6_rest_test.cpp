@@ -40,8 +40,9 @@ TEST_CASE("sandbox verify --all skips a suspended sandbox with a note and exits 
     REQUIRE(reports["items"].size() == 1);
     CHECK(reports["items"][0]["sandbox"] == "orders");
     CHECK(has(host.err.str(),
-              "note: sandbox/keeper is suspended, so it has no pod to verify: skipped (verify it "
-              "once \"rossoctl sandbox resume keeper -n team1\" has run)\n"));
+              "note: sandbox/keeper is suspended, so it has no pod to verify: skipped, and the "
+              "run is unproven (exit 3) for it (verify it once \"rossoctl sandbox resume keeper "
+              "-n team1\" has run)\n"));
     CHECK(!has(host.err.str(), "error:"));
 
     TestHost allSuspended;  // nothing left to verify: not a pass

@@ -40,7 +40,8 @@ nlohmann::json reportSarif(const std::vector<SandboxReport>& reports);
 std::string xmlEscape(std::string_view text);
 
 // 0 all pass; 1 any sandbox could not be verified, or its run broke (and nothing failed);
-// 3 any boundary fails or is unproven.
-int exitCodeFor(const std::vector<SandboxReport>& reports);
+// 3 any boundary fails or is unproven, or sandboxes were skipped (suspended: not verified,
+// and any project user may resume one, attack 63 S1).
+int exitCodeFor(const std::vector<SandboxReport>& reports, std::size_t skipped = 0);
 
 }  // namespace rossoctl::verify
