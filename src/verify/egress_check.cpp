@@ -67,13 +67,14 @@ std::string allowedPodAddress(const json& pod, const EgressInputs& inputs) {
                         allowed.describe(), whose, json_access::shortened(range, 50));
             continue;
         }
-        for (const char* range :
-             {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7"})
+        // IPv6 pods often have global addresses (a VPC's, attack 63): any of them may be one.
+        for (const char* range : {"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10",
+                                  "fc00::/7", "2000::/3"})
             if (overlap(allowed, range))
                 return fmt::format(
-                    "the project allows {}, private addresses where a pod may be given one "
-                    "later, and the pod network's ranges are not known ({}): a pod there with "
-                    "egress of its own carries what the agent sends it out; not proven",
+                    "the project allows {}, addresses where a pod may be given one later, and "
+                    "the pod network's ranges are not known ({}): a pod there with egress of "
+                    "its own carries what the agent sends it out; not proven",
                     allowed.describe(),
                     inputs.podRangesUnknown.empty() ? "not read" : inputs.podRangesUnknown);
     }

@@ -195,7 +195,67 @@ void readHostPathVolumes(kube::Client& client, EgressInputs& egress) {
     }
 }
 
-// Every node's pod ranges (spec.podCIDRs); not all known, why (attack 62 C1b).
+namespace {
+
+// The ranges of one pool object, by its kind's shape; empty when none is understood.
+std::vector<std::string> poolRanges(const std::string& kind, const json& item) {
+    std::vector<std::string> ranges;
+    const json& spec = json_access::at(item, "spec");
+    const auto add = [&](const json& value) {
+        if (value.is_string()) ranges.push_back(value.get<std::string>());
+    };
+    if (kind == "IPPool") {
+        add(json_access::at(spec, "cidr"));                               // Calico
+        for (const auto& range : json_access::arrayAt(spec, "ipRanges"))  // Antrea
+            add(json_access::at(range, "cidr"));
+    } else {  // CiliumNode
+        const json& ipam = json_access::at(spec, "ipam");
+        for (const auto& range : json_access::arrayAt(ipam, "podCIDRs")) add(range);
+        for (const auto& pool : json_access::arrayAt(json_access::at(ipam, "pools"), "allocated"))
+            for (const auto& range : json_access::arrayAt(pool, "cidrs")) add(range);
+    }
+    return ranges;
+}
+
+// Adds the address pools of the network plugins that are served to ranges; false, with
+// unknown saying why, when one cannot be listed or holds a pool whose ranges are not read.
+bool addPluginPools(kube::Client& client, std::vector<std::pair<std::string, std::string>>& ranges,
+                    std::string& unknown) {
+    static const kube::ResourceRef kinds[] = {
+        {"crd.projectcalico.org", "v1", "ippools", "IPPool", false},
+        {"projectcalico.org", "v3", "ippools", "IPPool", false},
+        {"cilium.io", "v2", "ciliumnodes", "CiliumNode", false},
+        {"crd.antrea.io", "v1beta1", "ippools", "IPPool", false},
+    };
+    for (const auto& kind : kinds) {
+        json items;
+        try {
+            items = client.list(kind, "").value("items", json::array());
+        } catch (const kube::ApiError& error) {
+            if (error.isNotFound()) continue;  // not served
+            unknown = fmt::format("{} not listed ({})", kind.qualifiedName(), error.what());
+            return false;
+        }
+        for (const auto& item : items) {
+            const std::string name = json_access::shortened(
+                json_access::stringAt(json_access::at(item, "metadata"), "name", "?"), 63);
+            const auto own = poolRanges(kind.kind, item);
+            if (own.empty()) {
+                unknown =
+                    fmt::format("{} {} names no range verify reads", kind.qualifiedName(), name);
+                return false;
+            }
+            for (const auto& range : own)
+                ranges.emplace_back(range, fmt::format("{} {}", kind.qualifiedName(), name));
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+// Every node's pod ranges (spec.podCIDRs) and the network plugin's pools; not all known, why
+// (attack 62 C1b).
 void readPodRanges(kube::Client& client, EgressInputs& egress) {
     try {
         std::vector<std::pair<std::string, std::string>> ranges;
@@ -218,6 +278,9 @@ void readPodRanges(kube::Client& client, EgressInputs& egress) {
             for (const auto& range : own)
                 ranges.emplace_back(range, fmt::format("node {}'s pod range", name));
         }
+        // A network plugin with address pools of its own gives pods addresses outside the
+        // nodes' ranges (attack 63, read: Calico, Cilium's cluster pool, Antrea).
+        if (!addPluginPools(client, ranges, egress.podRangesUnknown)) return;
         egress.podRanges = std::move(ranges);
     } catch (const kube::ApiError& error) {
         egress.podRangesUnknown = fmt::format("nodes not listed ({})", error.what());

@@ -408,7 +408,7 @@ TEST_CASE("attack 61 C1: an allowed range that holds the cluster's pod addresses
     const Finding unknown = egressStatic(pod, policies, inputs);
     CHECK(unknown.verdict == Verdict::Unproven);
     CHECK_THAT(fmt::format("{}", fmt::join(unknown.evidence, "\n")),
-               Catch::Contains("the project allows 10.250.0.0/16, private addresses where a pod "
+               Catch::Contains("the project allows 10.250.0.0/16, addresses where a pod "
                                "may be given one later, and the pod network's ranges are not "
                                "known (not read)"));
     inputs.podRanges = std::vector<std::pair<std::string, std::string>>{

@@ -1,0 +1,85 @@
+// Attack 63 (read): the nodes' spec.podCIDRs are not where every network plugin puts pods
+// (Calico, Cilium's cluster pool and Antrea hand out addresses from pools of their own), and
+// IPv6 pods often have global addresses: an allowed range there may hold a relay pod later.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "rossoctl/model/egress.hpp"
+#include "rossoctl/verify/checks.hpp"
+#include "verify_fixtures.hpp"
+
+using nlohmann::json;
+using namespace rossoctl::testing;
+
+namespace {
+
+// verify of the hardened sandbox in a project that allows `cidr`, on a node whose pod range is
+// 10.250.0.0/24; `pools` the Calico IPPools served (null: the kind is not served).
+json egressWith(const std::string& cidr, const json& pools) {
+    namespace model = rossoctl::model;
+    TestHost host;
+    host.server.onJson("GET", "/api/v1/namespaces/team1", 200,
+                       {{"metadata",
+                         {{"name", "team1"},
+                          {"labels", {{"pod-security.kubernetes.io/enforce", "restricted"}}},
+                          {"annotations",
+                           {{model::kAllowedEgressAnnotation,
+                             model::allowedEgressAnnotation(true, false, {cidr}, {}, {})}}}}}});
+    json node = verify_fixtures::node();
+    node["spec"]["podCIDRs"] = {"10.250.0.0/24"};
+    host.server.onJson("GET", "/api/v1/nodes", 200, verify_fixtures::list({node}));
+    if (!pools.is_null())
+        host.server.onJson("GET", "/apis/crd.projectcalico.org/v1/ippools", 200, pools);
+    verify_fixtures::serveHardened(host, "curl");
+    verify_fixtures::runVerifyJson(host, {"--no-restart"});
+    INFO(host.err.str());
+    return verify_fixtures::verdicts(printedJson(host.out.str()))["egress"]["static"];
+}
+
+}  // namespace
+
+TEST_CASE("attack 63: a network plugin's own pools count as the pod network",
+          "[verify][false-pass]") {
+    // Beside the node's range, and no plugin pool served: nothing there is a pod's.
+    const json beside = egressWith("192.168.5.0/24", nullptr);
+    CHECK_THAT(beside["evidence"].dump(),
+               !Catch::Contains("which overlaps") && !Catch::Contains("where a pod may be given"));
+    // Calico gives pods addresses from its IPPool, not from the node's range.
+    const json calico = egressWith(
+        "192.168.5.0/24",
+        verify_fixtures::list({json::parse(
+            R"({"metadata": {"name": "default-pool"}, "spec": {"cidr": "192.168.0.0/16"}})")}));
+    CHECK(calico["result"] == "unproven");
+    CHECK_THAT(calico["evidence"].dump(),
+               Catch::Contains("the project allows 192.168.5.0/24, which overlaps") &&
+                   Catch::Contains("default-pool (192.168.0.0/16)"));
+    // A pool whose ranges verify does not read leaves the pod network unknown.
+    const json odd = egressWith(
+        "192.168.5.0/24",
+        verify_fixtures::list({json::parse(R"({"metadata": {"name": "odd"}, "spec": {}})")}));
+    CHECK(odd["result"] == "unproven");
+    CHECK_THAT(odd["evidence"].dump(), Catch::Contains("odd names no range verify reads"));
+}
+
+TEST_CASE("attack 63: pod ranges not known, an allowed global IPv6 range is unproven",
+          "[verify][false-pass]") {
+    namespace model = rossoctl::model;
+    using namespace rossoctl::verify;
+    const json pod =
+        json::parse(R"({"metadata": {"name": "cs", "namespace": "team1"}, "spec": {}})");
+    EgressInputs inputs;
+    const json ns = {
+        {"metadata",
+         {{"annotations",
+           {{model::kAllowedEgressAnnotation,
+             model::allowedEgressAnnotation(true, false, {"2600:1f18::/32"}, {}, {})}}}}}};
+    inputs.allowance = model::projectAllowance(ns);
+    const Finding unknown = egressStatic(pod, verify_fixtures::policies(), inputs);
+    CHECK(unknown.verdict == Verdict::Unproven);
+    CHECK_THAT(fmt::format("{}", fmt::join(unknown.evidence, "\n")),
+               Catch::Contains("the project allows 2600:1f18::/32, addresses where a pod may be "
+                               "given one later"));
+}
