@@ -1,6 +1,6 @@
-// What a project user changes while verify runs (attack 62 N2, review 61 #7): a verdict printed
-// as pass must hold for what is there at its end, so verify reads the namespace's policies and
-// the judged pod again before it prints.
+// What a project user changes while verify runs (attack 62 N2, attack 63 T1, T2, review 61 #7):
+// a verdict printed as pass must hold for what is there at its end, so verify reads what it
+// judged again before it prints.
 #include <catch2/catch.hpp>
 #include <future>
 #include <string>
@@ -10,13 +10,26 @@
 
 using nlohmann::json;
 
-TEST_CASE("sandbox verify: a policy or a debug container added while it runs is in the verdict",
-          "[verify]") {
+TEST_CASE(
+    "sandbox verify: a policy, a template, a Secret or a debug container changed while it "
+    "runs is in the verdict",
+    "[verify]") {
     harness::TestNamespace project("verify63-during", false);
     const std::string ns = project.name();
     harness::createProject(ns);
+    // A Secret the agent reads (attack 63 T2: written while verify ran, the certified pod read a
+    // token from it five seconds after "pass").
+    harness::admin().create(rossoctl::kube::resources::secrets(), ns,
+                            {{"apiVersion", "v1"},
+                             {"kind", "Secret"},
+                             {"metadata", {{"name", "cfg"}}},
+                             {"stringData", {{"note", "hello"}}}});
     json box = harness::smallSandbox(ns, "agent", "busybox:1.36");
-    box["spec"]["podTemplate"]["spec"]["containers"][0]["command"] = {"sleep", "3600"};
+    json& spec = box["spec"]["podTemplate"]["spec"];
+    spec["containers"][0]["command"] = {"sleep", "3600"};
+    spec["volumes"].push_back({{"name", "cfg"}, {"secret", {{"secretName", "cfg"}}}});
+    spec["containers"][0]["volumeMounts"].push_back(
+        {{"name", "cfg"}, {"mountPath", "/etc/cfg"}, {"readOnly", true}});
     harness::admin().create(harness::sandboxRef(), ns, box);
     REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "agent"); }, 180));
     // Attack 63 P1, E1: a policy that waits for a label this pod lacks (a warm pool's claim
@@ -64,6 +77,14 @@ TEST_CASE("sandbox verify: a policy or a debug container added while it runs is 
         json::array({{{"op", "add"}, {"path", "/spec/ephemeralContainers/-"}, {"value", debug}}})
             .dump(),
         "application/json-patch+json", false);
+    // Attack 63 T1: the template asks for the token (the running pod keeps its shape), and the
+    // Secret is written.
+    harness::admin().patch(harness::sandboxRef(), ns, "agent", rossoctl::kube::PatchType::Merge,
+                           R"({"spec": {"podTemplate": {"spec":
+                                {"automountServiceAccountToken": true}}}})");
+    harness::admin().patch(rossoctl::kube::resources::secrets(), ns, "cfg",
+                           rossoctl::kube::PatchType::Merge,
+                           R"({"stringData": {"note": "written while verify ran"}})");
     const auto [result, report] = running.get();
     INFO(result.out << result.err);
     CHECK(result.exitCode != 0);
@@ -74,6 +95,14 @@ TEST_CASE("sandbox verify: a policy or a debug container added while it runs is 
                                " changed while verify ran: late-allow (added)") &&
                    Catch::Contains(R"(a pod of the namespace labelled {"role":"open"} has egress )"
                                    "beyond the project (networkpolicy/dormant-open"));
+    for (const auto& check : report["checks"]) {
+        INFO(check["id"]);
+        CHECK(check["static"]["result"] != "pass");
+        CHECK_THAT(harness::evidenceOf(check),
+                   Catch::Contains("sandbox agent's spec changed while verify ran"));
+    }
+    CHECK_THAT(harness::evidenceOf(harness::checkNamed(report, "service-account-token")),
+               Catch::Contains("Secret cfg written while verify ran"));
     const json& limits = harness::checkNamed(report, "limits");
     CHECK(limits["live"]["result"] == "unproven");
     CHECK_THAT(harness::evidenceOf(limits),
