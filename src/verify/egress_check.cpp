@@ -113,9 +113,12 @@ Finding kubeletRelays(const EgressInputs& inputs) {
             open.size() == 1 ? "" : "s", fewOf(open), open.size() == 1 ? "s" : ""));
         finding.verdict = Verdict::Unproven;
     } else {
-        finding.evidence.push_back(
-            "every namespace but kube-system enforces Pod Security baseline or restricted "
-            "(v1.34 or later): none admits a pod whose probe names a host for the kubelet");
+        finding.evidence.push_back(fmt::format(
+            "every namespace but kube-system{} enforces Pod Security baseline or restricted "
+            "(v1.34 or later): none admits a pod whose probe names a host for the kubelet",
+            inputs.trustedNamespaces.empty()
+                ? ""
+                : " and those kube-system/rossoctl-verify vouches for"));
     }
     return finding;
 }
@@ -145,6 +148,11 @@ Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what
         finding.evidence.push_back(std::move(line));
         finding.verdict = Verdict::Unproven;
     };
+    if (!inputs.trustedNamespaces.empty())
+        finding.evidence.push_back(fmt::format(
+            "the host access of pods of namespace{} {}, which the ConfigMap "
+            "kube-system/rossoctl-verify vouches for, is not counted",
+            inputs.trustedNamespaces.size() == 1 ? "" : "s", fewOf(inputs.trustedNamespaces, 8)));
     if (!inputs.hostAccessNamespaces)
         doubt(fmt::format(
             "{}: whether a namespace admits a pod with the node's files "

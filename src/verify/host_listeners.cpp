@@ -122,6 +122,40 @@ std::vector<std::string> hostAccessOf(const json& pod) {
     return found;
 }
 
+bool trustedNamespace(const EgressInputs& egress, const std::string& name) {
+    return name == "kube-system" ||
+           std::find(egress.trustedNamespaces.begin(), egress.trustedNamespaces.end(), name) !=
+               egress.trustedNamespaces.end();
+}
+
+std::vector<std::string> trustedNamespacesOf(const json& configMap) {
+    std::vector<std::string> names;
+    std::string word;
+    const std::string text =
+        json_access::stringAt(json_access::at(configMap, "data"), "trusted-namespaces");
+    const auto flush = [&] {
+        // A namespace name is a DNS label: anything else names none.
+        const bool label =
+            !word.empty() && word.size() <= 63 &&
+            std::all_of(word.begin(), word.end(),
+                        [](char c) {
+                            return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+                        }) &&
+            word.front() != '-' && word.back() != '-';
+        if (label && names.size() < 100 &&
+            std::find(names.begin(), names.end(), word) == names.end())
+            names.push_back(word);
+        word.clear();
+    };
+    for (const char c : text)
+        if (c == ' ' || c == ',' || c == '\n' || c == '\t' || c == '\r')
+            flush();
+        else
+            word += c;
+    flush();
+    return names;
+}
+
 void addClusterPods(const json& pods, const std::string& nodeName, EgressInputs& egress) {
     for (const auto& pod : json_access::arrayAt(pods, "items")) {
         const json& spec = json_access::podSpec(pod);
@@ -142,7 +176,7 @@ void addClusterPods(const json& pods, const std::string& nodeName, EgressInputs&
         // pod with host access on another node reaches this one's files once its pod is moved
         // there (a drain, a scale-down), so every node counts.
         const std::string phase = json_access::stringAt(json_access::at(pod, "status"), "phase");
-        if (podNamespace != "kube-system" && phase != "Succeeded" && phase != "Failed") {
+        if (!trustedNamespace(egress, podNamespace) && phase != "Succeeded" && phase != "Failed") {
             for (const auto& target : kubeletHostTargets(pod))
                 egress.nodeProbeHosts.push_back(fmt::format("{} ({})", owner, target));
             if (const auto access = hostAccessOf(pod); !access.empty())
@@ -157,7 +191,7 @@ void addClusterPods(const json& pods, const std::string& nodeName, EgressInputs&
         // The node's own traffic is let into its pods (kube-router: the local node only).
         if (!here) continue;
         if (json_access::at(spec, "hostNetwork") != true) continue;
-        if (podNamespace != "kube-system") egress.hostNetworkPods.push_back(owner);
+        if (!trustedNamespace(egress, podNamespace)) egress.hostNetworkPods.push_back(owner);
         // A native sidecar (an init container that keeps running) listens as well (E5e).
         for (const auto& container : json_access::allContainers(pod)) {
             for (const auto& port : json_access::arrayAt(container, "ports")) {
@@ -196,7 +230,7 @@ void addHostPathVolumes(const json& volumes, EgressInputs& egress) {
         const json& spec = json_access::at(volume, "spec");
         const json& claim = json_access::at(spec, "claimRef");
         const std::string claimNamespace = json_access::stringAt(claim, "namespace");
-        if (claim.is_object() && claimNamespace == "kube-system") continue;
+        if (claim.is_object() && trustedNamespace(egress, claimNamespace)) continue;
         const std::string held =
             claim.is_object()
                 ? fmt::format("claim {}/{}", json_access::shortened(claimNamespace, 63),
@@ -234,10 +268,11 @@ constexpr int kProbeHostRuleMinor = 34;  // Pod Security baseline refuses probe 
 // Why a namespace admits what its Pod Security level lets by, "" when it refuses: host access
 // (no baseline or restricted level) with hostAccess, else a probe's host too (a level from
 // before v1.34, or a server before it). Going away, or kube-system's, it is not judged.
-std::string namespaceAdmits(const json& item, int serverMinor, bool hostAccess) {
+std::string namespaceAdmits(const json& item, int serverMinor, bool hostAccess,
+                            const EgressInputs& trust) {
     const json& metadata = json_access::at(item, "metadata");
     const std::string name = json_access::stringAt(metadata, "name", "?");
-    if (name == "kube-system" ||
+    if (trustedNamespace(trust, name) ||
         json_access::stringAt(json_access::at(item, "status"), "phase") == "Terminating")
         return "";
     const json& labels = json_access::at(metadata, "labels");
@@ -263,19 +298,22 @@ std::string namespaceAdmits(const json& item, int serverMinor, bool hostAccess) 
 
 }  // namespace
 
-std::vector<std::string> namespacesAdmittingHostAccess(const json& namespaces) {
+std::vector<std::string> namespacesAdmittingHostAccess(const json& namespaces,
+                                                       const EgressInputs& trust) {
     std::vector<std::string> admitting;
     for (const auto& item : json_access::arrayAt(namespaces, "items"))
-        if (auto why = namespaceAdmits(item, -1, true); !why.empty()) admitting.push_back(why);
+        if (auto why = namespaceAdmits(item, -1, true, trust); !why.empty())
+            admitting.push_back(why);
     return admitting;
 }
 
 std::vector<std::string> namespacesAdmittingProbeHosts(const json& namespaces,
-                                                       const json& serverVersion) {
+                                                       const json& serverVersion,
+                                                       const EgressInputs& trust) {
     const int serverMinor = minorOfV1(json_access::stringAt(serverVersion, "gitVersion"));
     std::vector<std::string> admitting;
     for (const auto& item : json_access::arrayAt(namespaces, "items"))
-        if (auto why = namespaceAdmits(item, serverMinor, false); !why.empty())
+        if (auto why = namespaceAdmits(item, serverMinor, false, trust); !why.empty())
             admitting.push_back(why);
     return admitting;
 }

@@ -132,8 +132,8 @@ void readProbeHostNamespaces(kube::Client& client, EgressInputs& egress) {
     }
     try {
         const json namespaces = client.list(kube::resources::namespaces(), "");
-        egress.probeHostNamespaces = namespacesAdmittingProbeHosts(namespaces, version);
-        egress.hostAccessNamespaces = namespacesAdmittingHostAccess(namespaces);
+        egress.probeHostNamespaces = namespacesAdmittingProbeHosts(namespaces, version, egress);
+        egress.hostAccessNamespaces = namespacesAdmittingHostAccess(namespaces, egress);
     } catch (const kube::ApiError& error) {
         egress.probeHostNamespacesUnread = fmt::format("namespaces not listed ({})", error.what());
     }
@@ -172,6 +172,17 @@ void readHostListeners(kube::Client& client, const json& pod, EgressInputs& egre
     } catch (const Error& error) {
         // Refused, or past the bounds a list may take: not known, never nothing there.
         egress.hostListenersUnread = fmt::format("pods not listed ({})", error.what());
+    }
+}
+
+// The namespaces the cluster's admin vouches for (review 61 #4): only someone who may write
+// kube-system's ConfigMaps can name them; not readable, none is trusted.
+void readTrustedNamespaces(kube::Client& client, EgressInputs& egress) {
+    try {
+        if (const auto found =
+                client.getIfExists(kube::resources::configMaps(), "kube-system", "rossoctl-verify"))
+            egress.trustedNamespaces = trustedNamespacesOf(*found);
+    } catch (const kube::ApiError&) {
     }
 }
 
@@ -324,6 +335,7 @@ void Verification::readEgressInputs() {
         // Not allowed to read them: the public and metadata ranges are still named.
     }
     readApiServerTargets(client_, egress);
+    readTrustedNamespaces(client_, egress);
     readHostListeners(client_, inputs_.pod, egress);
     readHostPathVolumes(client_, egress);
     readProbeHostNamespaces(client_, egress);

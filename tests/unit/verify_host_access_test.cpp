@@ -128,3 +128,36 @@ TEST_CASE("review 61 #6: PersistentVolumes served, refused or not the cluster's 
                    Catch::Contains("the cluster's pod list did not hold pod orders itself"));
     }
 }
+
+TEST_CASE("review 61 #4: namespaces the cluster's admin vouches for are not counted, and said",
+          "[verify]") {
+    // A node exporter with the node's files in its own namespace left every sandbox of the
+    // cluster unproven, with nothing to do about it.
+    CHECK(trustedNamespacesOf(json::parse(
+              R"({"data": {"trusted-namespaces": "calico-system, Bad_Name\nmonitoring,,-x"}})")) ==
+          std::vector<std::string>{"calico-system", "monitoring"});
+    CHECK(trustedNamespacesOf(json::parse(R"({"data": {"trusted-namespaces": 7}})")).empty());
+    using namespace rossoctl::testing;
+    const json exporter = json::parse(R"({"metadata": {"name": "node-exporter-x",
+        "namespace": "monitoring"}, "spec": {"nodeName": "node-1", "containers": [{"name": "c"}],
+        "volumes": [{"name": "root", "hostPath": {"path": "/"}}]}})");
+    for (const bool vouched : {false, true}) {
+        TestHost host;
+        host.server.onJson(
+            "GET", "/api/v1/pods?limit=500", 200,
+            verify_fixtures::list({verify_fixtures::hardenedPod("pod-uid-1"), exporter}));
+        if (vouched)
+            host.server.onJson("GET", "/api/v1/namespaces/kube-system/configmaps/rossoctl-verify",
+                               200, {{"data", {{"trusted-namespaces", "monitoring"}}}});
+        verify_fixtures::serveHardened(host, "curl");
+        verify_fixtures::runVerifyJson(host, {"--no-restart"});
+        const json checks = verify_fixtures::verdicts(printedJson(host.out.str()));
+        INFO(checks.dump(2));
+        const json token = checks["service-account-token"]["static"];
+        CHECK(token["result"] == (vouched ? "pass" : "unproven"));
+        CHECK((token["evidence"].dump().find(
+                   "the host access of pods of namespace monitoring, which the ConfigMap "
+                   "kube-system/rossoctl-verify vouches for, is not counted") !=
+               std::string::npos) == vouched);
+    }
+}

@@ -108,6 +108,11 @@ struct EgressInputs {
     // ("pod NS/NAME (hostPath /var)"): one reads and writes this pod's volumes on the node,
     // whatever its namespace enforces now (a level set later leaves running the pods it refuses).
     std::vector<std::string> hostAccessPods;
+    // Namespaces besides kube-system that the cluster's admin vouches for in the ConfigMap
+    // kube-system/rossoctl-verify (key trusted-namespaces: a node exporter's, a CSI plugin's):
+    // their pods' host access and probes are not counted, and the evidence says so (review 61
+    // #4: else no cluster that runs one outside kube-system ever passes).
+    std::vector<std::string> trustedNamespaces;
     // Hand-made PersistentVolumes of a node's files (hostPath, local) that a claim outside
     // kube-system holds or may bind ("PersistentVolume P (hostPath /var, Available: ...)"): a
     // pod that mounts one has them as a hostPath pod does, at any Pod Security level (review 61
@@ -180,6 +185,11 @@ Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what
 // nodeName: pods with host access and probes naming a host on any node or none, pod addresses,
 // and host-network pods and their ports on this node or on none yet.
 void addClusterPods(const nlohmann::json& pods, const std::string& nodeName, EgressInputs& egress);
+// kube-system, or one of egress.trustedNamespaces.
+bool trustedNamespace(const EgressInputs& egress, const std::string& name);
+// The names in the ConfigMap's trusted-namespaces (separated by spaces, commas or lines); those
+// that are no namespace name are left out.
+std::vector<std::string> trustedNamespacesOf(const nlohmann::json& configMap);
 
 // Adds the hand-made hostPath and local PersistentVolumes of a page of them to
 // egress.hostPathVolumes.

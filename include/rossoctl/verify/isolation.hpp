@@ -128,14 +128,16 @@ std::vector<std::string> kubeletHostTargets(const nlohmann::json& pod);
 // reaches every other pod's volumes on the node (attack 60 H1, attack 61).
 std::vector<std::string> hostAccessOf(const nlohmann::json& pod);
 // The namespaces of a NamespaceList whose Pod Security admits a pod whose probe or hook names a
-// host ("NAME (why)"), kube-system left out: baseline refuses one from v1.34, so a namespace
-// refuses only if it enforces baseline or restricted at a version from v1.34 (or latest) and
-// the server (its /version) is v1.34 or later.
+// host ("NAME (why)"), kube-system and trust.trustedNamespaces left out: baseline refuses one
+// from v1.34, so a namespace refuses only if it enforces baseline or restricted at a version
+// from v1.34 (or latest) and the server (its /version) is v1.34 or later.
 std::vector<std::string> namespacesAdmittingProbeHosts(const nlohmann::json& namespaces,
-                                                       const nlohmann::json& serverVersion);
+                                                       const nlohmann::json& serverVersion,
+                                                       const EgressInputs& trust = EgressInputs());
 // Those that enforce neither baseline nor restricted: they admit hostPath volumes and
 // privileged pods at any version.
-std::vector<std::string> namespacesAdmittingHostAccess(const nlohmann::json& namespaces);
+std::vector<std::string> namespacesAdmittingHostAccess(const nlohmann::json& namespaces,
+                                                       const EgressInputs& trust = EgressInputs());
 
 // One connect attempt the trusted probe makes to a port a host-network pod declares.
 struct ListenerProbe {
