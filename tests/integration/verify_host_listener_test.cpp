@@ -293,21 +293,33 @@ TEST_CASE("sandbox verify: another namespace's probe or host-path pod leaves egr
     }
     volume.remove();
     harness::admin().remove(rossoctl::kube::resources::pods(), relay.name(), "gated");
-    // The control: without it, the same three pass their static halves (the agent's listener
-    // leaves egress's live half unproven).
-    harness::admin().remove(rossoctl::kube::resources::pods(), relay.name(), "reader");
-    REQUIRE(harness::eventually(
-        [&] {
-            return !harness::admin().getIfExists(rossoctl::kube::resources::pods(), relay.name(),
-                                                 "reader");
-        },
-        60));
+    // The control: the reader's namespace vouched for by the cluster's admin (review 61 #4),
+    // the same three pass their static halves and say why (the agent's listener leaves egress's
+    // live half unproven).
+    struct Vouch {
+        ~Vouch() {
+            try {
+                harness::admin().remove(rossoctl::kube::resources::configMaps(), "kube-system",
+                                        "rossoctl-verify", {});
+            } catch (...) {
+            }
+        }
+    } vouch;
+    harness::admin().create(rossoctl::kube::resources::configMaps(), "kube-system",
+                            {{"apiVersion", "v1"},
+                             {"kind", "ConfigMap"},
+                             {"metadata", {{"name", "rossoctl-verify"}}},
+                             {"data", {{"trusted-namespaces", relay.name()}}}});
     const auto [clean, cleanReport] = harness::verifyTrusted(ns, "agent");
     for (const char* check : {"service-account-token", "egress", "nothing-survives"}) {
         const json& found = harness::checkNamed(cleanReport, check);
         INFO(check << ": " << found.dump());
         CHECK(found["static"]["result"] == "pass");
     }
+    CHECK_THAT(harness::evidenceOf(harness::checkNamed(cleanReport, "service-account-token")),
+               Catch::Contains("the host access of pods of namespace " + relay.name() +
+                               ", which the ConfigMap kube-system/rossoctl-verify vouches for, "
+                               "is not counted"));
 }
 
 TEST_CASE("sandbox verify: an allowed range that holds the pod network leaves egress unproven",
