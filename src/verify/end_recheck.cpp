@@ -226,6 +226,22 @@ void Verification::recheckJudgedPod(std::vector<CheckResult>& checks) {
         const json& labels = json_access::at(json_access::at(pod, "metadata"), "labels");
         return labels.is_object() ? labels : json::object();
     };
+    // What the pod reads of itself (labels and annotations through the downward API): a
+    // credential written there while verify ran was not judged (attack 64 T3).
+    const auto ownValues = [](const json& pod) {
+        std::vector<std::pair<std::string, std::string>> values;
+        for (auto& read : readableValues(pod, {}))
+            values.emplace_back(std::move(read.where), std::move(read.value));
+        return values;
+    };
+    if (ownValues(judged) != ownValues(*now))
+        absorb(checks[0].staticPart,
+               Finding{Verdict::Unproven,
+                       {fmt::format("what pod {} reads of itself through the downward API (its "
+                                    "labels, its annotations) changed while verify ran: it was "
+                                    "not judged (attack 64 T3; verify again)",
+                                    json_access::shortened(name, 253))},
+                       ""});
     if (labelsOf(judged) != labelsOf(*now))
         absorb(egress.staticPart,
                Finding{Verdict::Unproven,

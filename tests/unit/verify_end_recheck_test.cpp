@@ -129,3 +129,28 @@ TEST_CASE("attack 63 P1, E1: egress a policy gives a pod labelled otherwise is n
                Catch::Contains("a pod of the namespace labelled {} has egress beyond the project "
                                "(no policy isolates its egress)"));
 }
+
+TEST_CASE(
+    "attack 64 T3: an annotation the pod reads, written while verify ran, leaves the token "
+    "unproven",
+    "[verify][false-pass]") {
+    // The downward API shows the pod its annotations: a token put there a second before verify
+    // printed pass was read by the certified pod after it.
+    json before = verify_fixtures::hardenedPod("pod-uid-1");
+    before["spec"]["volumes"].push_back(
+        {{"name", "podinfo"},
+         {"downwardAPI",
+          {{"items",
+            {{{"path", "annotations"}, {"fieldRef", {{"fieldPath", "metadata.annotations"}}}}}}}}});
+    json after = before;
+    after["metadata"]["annotations"]["note"] = "written while verify ran";
+    const std::string path = verify_fixtures::kPods + "/orders";
+    CHECK(verifiedWithChange(path, before, before,
+                             before)["service-account-token"]["static"]["result"] == "pass");
+    const json token =
+        verifiedWithChange(path, before, after, before)["service-account-token"]["static"];
+    CHECK(token["result"] == "unproven");
+    CHECK_THAT(token["evidence"].dump(),
+               Catch::Contains("what pod orders reads of itself through the downward API (its "
+                               "labels, its annotations) changed while verify ran"));
+}
