@@ -28,6 +28,12 @@ TEST_CASE(
     json& spec = box["spec"]["podTemplate"]["spec"];
     spec["containers"][0]["command"] = {"sleep", "3600"};
     spec["volumes"].push_back({{"name", "cfg"}, {"secret", {{"secretName", "cfg"}}}});
+    // Attack 64 T3: the pod reads its own annotations.
+    spec["volumes"].push_back(
+        {{"name", "podinfo"},
+         {"downwardAPI",
+          {{"items",
+            {{{"path", "annotations"}, {"fieldRef", {{"fieldPath", "metadata.annotations"}}}}}}}}});
     spec["containers"][0]["volumeMounts"].push_back(
         {{"name", "cfg"}, {"mountPath", "/etc/cfg"}, {"readOnly", true}});
     harness::admin().create(harness::sandboxRef(), ns, box);
@@ -85,6 +91,9 @@ TEST_CASE(
     harness::admin().patch(rossoctl::kube::resources::secrets(), ns, "cfg",
                            rossoctl::kube::PatchType::Merge,
                            R"({"stringData": {"note": "written while verify ran"}})");
+    harness::admin().patch(
+        rossoctl::kube::resources::pods(), ns, "agent", rossoctl::kube::PatchType::Merge,
+        R"({"metadata": {"annotations": {"note": "written while verify ran"}}})");
     const auto [result, report] = running.get();
     INFO(result.out << result.err);
     CHECK(result.exitCode != 0);
@@ -102,7 +111,8 @@ TEST_CASE(
                    Catch::Contains("sandbox agent's spec changed while verify ran"));
     }
     CHECK_THAT(harness::evidenceOf(harness::checkNamed(report, "service-account-token")),
-               Catch::Contains("Secret cfg written while verify ran"));
+               Catch::Contains("Secret cfg written while verify ran") &&
+                   Catch::Contains("what pod agent reads of itself through the downward API"));
     const json& limits = harness::checkNamed(report, "limits");
     CHECK(limits["live"]["result"] == "unproven");
     CHECK_THAT(harness::evidenceOf(limits),
