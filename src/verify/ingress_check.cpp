@@ -124,19 +124,24 @@ bool selectsEveryPod(const json& policy) {
            at(selector, "matchExpressions").empty();
 }
 
+// Some policy with Egress in its types selects every pod: no label set leaves a pod out.
+bool egressIsolatesEveryPod(const json& networkPolicies) {
+    for (const auto& policy : networkPolicies) {
+        const auto types = model::policyTypes(at(policy, "spec"));
+        if (std::find(types.begin(), types.end(), "Egress") != types.end() &&
+            selectsEveryPod(policy))
+            return true;
+    }
+    return false;
+}
+
 // A pod of the namespace that `peer` lets in once someone makes it: its labels match the peer
 // and another policy's pod selector, whose egress may open it (attack 58 N3: pod labels change,
 // so a rule with no such pod today is a standing opening). "" when none could relay out.
 std::string possibleRelay(const json& peerSelector, const std::string& ns,
                           const json& networkPolicies, const EgressInputs& inputs) {
     // Egress isolation that does not cover every pod leaves some label set free (review 58 N3b).
-    bool everyPodIsolated = false;
-    for (const auto& policy : networkPolicies) {
-        const auto types = model::policyTypes(at(policy, "spec"));
-        const bool egress = std::find(types.begin(), types.end(), "Egress") != types.end();
-        everyPodIsolated = everyPodIsolated || (egress && selectsEveryPod(policy));
-    }
-    if (!everyPodIsolated)
+    if (!egressIsolatesEveryPod(networkPolicies))
         return "no policy isolates the egress of every pod of the namespace, so a pod labelled "
                "to match it could have open egress";
     std::vector<std::vector<json>> candidates{{peerSelector}};
@@ -262,6 +267,14 @@ IngressOpenings ingressOpenings(const json& pod, const json& networkPolicies,
 std::string labelledEgressOpening(const json& pod, const json& networkPolicies,
                                   const EgressInputs& inputs) {
     if (!networkPolicies.is_array()) return "";
+    // Selectors leave label sets out that no sample below builds (DoesNotExist, NotIn, a union
+    // of policies): only a policy that selects every pod isolates whatever a pod's labels
+    // become (attack 64 W1: a claimed spare was selected by none).
+    if (!egressIsolatesEveryPod(networkPolicies))
+        return "no policy with Egress in its types selects every pod of the namespace "
+               "(podSelector {}): a pod labelled otherwise may be selected by none and have all "
+               "egress, and labels change (a warm pool's claim takes labels off a spare: attack "
+               "64 W1); not proven";
     const json& metadata = at(pod, "metadata");
     const json& labels = at(metadata, "labels");
     // No labels (is every pod isolated?), and the labels that put a pod under each policy.

@@ -126,8 +126,26 @@ TEST_CASE("attack 63 P1, E1: egress a policy gives a pod labelled otherwise is n
     const Finding unlabelled = egressStatic(spare, narrow);
     CHECK(unlabelled.verdict == Verdict::Unproven);
     CHECK_THAT(fmt::format("{}", fmt::join(unlabelled.evidence, "\n")),
-               Catch::Contains("a pod of the namespace labelled {} has egress beyond the project "
-                               "(no policy isolates its egress)"));
+               Catch::Contains("no policy with Egress in its types selects every pod of the "
+                               "namespace (podSelector {}): a pod labelled otherwise may be "
+                               "selected by none"));
+    // Attack 64 W1: isolation split over selectors that together hold every pod a sample
+    // builds, but not a claimed spare (the template's label, the warm pool's gone).
+    json split = verify_fixtures::policies();
+    const json notTemplated = json::parse(R"({"matchExpressions": [
+        {"key": "agents.x-k8s.io/sandbox-template-ref-hash", "operator": "DoesNotExist"}]})");
+    split[0]["spec"]["podSelector"] = notTemplated;
+    split[1]["spec"]["podSelector"] = notTemplated;
+    json spareDeny = split[0];
+    spareDeny["metadata"]["name"] = "spare-deny";
+    spareDeny["spec"]["podSelector"] = json::parse(R"({"matchExpressions": [
+        {"key": "agents.x-k8s.io/warm-pool-sandbox", "operator": "Exists"}]})");
+    spareDeny["spec"]["egress"] = split[1]["spec"]["egress"];
+    split.push_back(spareDeny);
+    const Finding claimedSpare = egressStatic(spare, split);
+    CHECK(claimedSpare.verdict == Verdict::Unproven);
+    CHECK_THAT(fmt::format("{}", fmt::join(claimedSpare.evidence, "\n")),
+               Catch::Contains("a pod labelled otherwise may be selected by none"));
 }
 
 TEST_CASE(
