@@ -165,6 +165,13 @@ TEST_CASE(
     const std::string path = verify_fixtures::kPods + "/orders";
     CHECK(verifiedWithChange(path, before, before,
                              before)["service-account-token"]["static"]["result"] == "pass");
+    // A container added to the spec (verify's own probe) is no change of what the pod reads of
+    // itself (CI, 2026-12-07: every sandbox with a trusted probe was unproven).
+    json probed = before;
+    probed["spec"]["ephemeralContainers"] =
+        json::array({{{"name", "rossoctl-probe-1"}, {"env", {{{"name", "K"}, {"value", "v"}}}}}});
+    CHECK_THAT(verifiedWithChange(path, before, probed, before)["service-account-token"].dump(),
+               !Catch::Contains("reads of itself"));
     const json token =
         verifiedWithChange(path, before, after, before)["service-account-token"]["static"];
     CHECK(token["result"] == "unproven");
