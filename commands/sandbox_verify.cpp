@@ -8,6 +8,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include "conventions.hpp"
 #include "registry.hpp"
@@ -91,7 +92,8 @@ void writeReportFile(const std::string& path, const char* flag,
 
 std::vector<std::string> sandboxNames(app::Context& context, const kube::ResourceRef& ref,
                                       const std::string& ns, const VerifyCommandOptions& options,
-                                      std::vector<std::string>& suspended) {
+                                      std::vector<std::string>& suspended,
+                                      std::set<std::string>& listed) {
     if (!options.all) return options.names;
     // Every one, a warm pool's spares too: a spare is someone's sandbox once claimed, and an
     // owner reference to a pool is no reason to leave a sandbox out of the gate (attack 55 P1).
@@ -101,6 +103,7 @@ std::vector<std::string> sandboxNames(app::Context& context, const kube::Resourc
     std::vector<std::string> names;
     for (const auto& item : context.client().list(ref, ns).value("items", json::array())) {
         const std::string name = item.value("metadata", json::object()).value("name", "");
+        listed.insert(item.value("metadata", json::object()).value("uid", ""));
         (app::suspendedInSpec(item) ? suspended : names).push_back(name);
     }
     for (const auto& name : suspended)
@@ -165,7 +168,8 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
     const std::string ns = context.namespaceName();
     const kube::ResourceRef ref = context.discovery().sandboxes();
     std::vector<std::string> suspended;
-    const auto names = sandboxNames(context, ref, ns, options, suspended);
+    std::set<std::string> listed;  // the uids --all found
+    const auto names = sandboxNames(context, ref, ns, options, suspended, listed);
 
     // run: a few sandboxes at a time; each check makes its own connections.
     std::mutex mutex;  // guards the streams and newClient
@@ -244,7 +248,34 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
         context.err() << "error: " << interruptedLine(reports) << '\n';
         return kExitCancelled;
     }
-    return verify::exitCodeFor(reports, suspended.size());
+    // --all promises every sandbox: one made while verify ran was not verified (attack 64 A1).
+    std::size_t unverified = suspended.size();
+    json now;
+    if (options.all) try {
+            now = context.client().list(ref, ns);
+        } catch (const kube::ApiError& error) {
+            ++unverified;
+            context.err() << "note: the sandboxes could not be listed again ("
+                          << ui::escapeForTerminal(error.what())
+                          << "): one made while verify ran is not ruled out, and the run is "
+                             "unproven (exit 3)\n";
+        }
+    const auto text = [](const json& object, const char* key) {
+        const auto it = object.is_object() ? object.find(key) : object.end();
+        return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    if (now.is_object() && now.contains("items") && now["items"].is_array())
+        for (const auto& item : now["items"]) {
+            const json metadata = item.is_object() ? item.value("metadata", json()) : json();
+            if (listed.count(text(metadata, "uid"))) continue;
+            ++unverified;
+            const std::string name = ui::escapeForTerminal(text(metadata, "name"));
+            context.err() << fmt::format(
+                "note: sandbox/{} was made while verify ran: not verified, and the run is "
+                "unproven (exit 3) for it (verify it: \"rossoctl sandbox verify {} -n {}\")\n",
+                name, name, ns);
+        }
+    return verify::exitCodeFor(reports, unverified);
 }
 
 }  // namespace

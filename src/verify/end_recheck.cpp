@@ -187,19 +187,21 @@ void Verification::recheckJudgedPod(std::vector<CheckResult>& checks) {
     const auto doubt = [&](const std::string& line) {
         absorb(limits.livePart, Finding{Verdict::Unproven, {line}, ""});
     };
+    // Not read, gone or replaced (a project user's own pod, which the controller adopts:
+    // attack 64 R1), what runs now was not judged: by any check.
+    const auto unjudged = [&](const std::string& line) {
+        for (auto& check : checks) absorb(check.livePart, Finding{Verdict::Unproven, {line}, ""});
+    };
     std::optional<json> now;
     if (const std::string unread =
             readAgain([&] { now = client_.getIfExists(kube::resources::pods(), ns_, name); });
-        !unread.empty()) {
-        const std::string line = fmt::format(
-            "pod {} could not be read again at the end ({}): a container or a label "
-            "added while verify ran is not ruled out",
-            json_access::shortened(name, 253), unread);
-        absorb(egress.staticPart, Finding{Verdict::Unproven, {line}, ""});
-        return doubt(line);
-    }
+        !unread.empty())
+        return unjudged(fmt::format(
+            "pod {} could not be read again at the end ({}): a change while verify ran (a "
+            "container, a label, the pod replaced) is not ruled out",
+            json_access::shortened(name, 253), unread));
     if (!now || app::uidOf(*now) != app::uidOf(judged))
-        return doubt(
+        return unjudged(
             fmt::format("pod {} (uid {}) is gone at the end of verify: what runs now "
                         "was not judged",
                         json_access::shortened(name, 253), app::shortUid(app::uidOf(judged))));

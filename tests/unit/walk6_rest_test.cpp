@@ -45,6 +45,24 @@ TEST_CASE("sandbox verify --all skips a suspended sandbox with a note and exits 
               "-n team1\" has run)\n"));
     CHECK(!has(host.err.str(), "error:"));
 
+    // Attack 64 A1: a sandbox made while --all ran was never verified.
+    TestHost late;
+    json made = fixtures::sandbox();
+    made["metadata"]["name"] = "late";
+    made["metadata"]["uid"] = "late-uid";
+    late.server.onJson("GET", fixtures::kSandboxes, 200, fixtures::list({fixtures::sandbox()}));
+    late.server.onJson("GET", fixtures::kSandboxes, 200,
+                       fixtures::list({fixtures::sandbox(), made}));
+    fixtures::serveHardened(late, "curl");
+    late.server.onJson("GET", fixtures::kSandboxes, 200,
+                       fixtures::list({fixtures::sandbox(), made}));
+    CHECK(late.run({"sandbox", "verify", "--all", "--no-restart", "-o", "json"}) ==
+          kExitBoundaryNotProven);
+    CHECK(has(late.err.str(),
+              "note: sandbox/late was made while verify ran: not verified, and the run is "
+              "unproven (exit 3) for it (verify it: \"rossoctl sandbox verify late -n team1\")\n"));
+    CHECK(!has(late.err.str(), "note: sandbox/orders was made"));
+
     TestHost allSuspended;  // nothing left to verify: not a pass
     allSuspended.serveSandboxGroup();
     allSuspended.server.onJson("GET", fixtures::kSandboxes, 200, fixtures::list({keeper}));
