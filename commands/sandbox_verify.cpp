@@ -362,7 +362,7 @@ void registerSandboxVerify(CLI::App& sandbox, CommandHost& host) {
         "--all verifies every sandbox of the namespace, a warm pool's spares too (one is\n"
         "someone's sandbox once claimed); a suspended one has no pod and is skipped with a "
         "note,\nand the run is then unproven (exit 3): anyone who may resume it runs it as it "
-        "is.\n\n"
+        "is; so is\none made while verify ran, found when it lists them again at the end.\n\n"
         "Examples:\n"
         "  rossoctl sandbox verify orders -n team1\n"
         "  rossoctl sandbox verify --all -n team1 --no-restart -o json\n"
