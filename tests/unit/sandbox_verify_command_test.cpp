@@ -311,8 +311,7 @@ TEST_CASE("review 61 #7: an ephemeral container added while verify ran leaves li
     CHECK_THAT(limits["live"]["evidence"].dump(),
                Catch::Contains("pod orders (uid pod-uid-…) is gone at the end of verify"));
     // Attack 64 R1: a project user's own pod in its place, adopted, was judged by no check.
-    const json token =
-        verdicts(testing::printedJson(host.out.str()))["service-account-token"];
+    const json token = verdicts(testing::printedJson(host.out.str()))["service-account-token"];
     CHECK(token["result"] == "unproven");
     CHECK_THAT(token["live"]["evidence"].dump(), Catch::Contains("is gone at the end of verify"));
 }
