@@ -95,6 +95,19 @@ inline json policies() {
                    "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}]}}])");
 }
 
+// The static egress finding of a bare pod of team1 under policies(), with inputs, and its
+// evidence as one text.
+inline verify::Finding bareEgress(const verify::EgressInputs& inputs) {
+    const json pod = json::parse(R"({"metadata": {"name": "orders-x", "namespace": "team1"},
+                                     "spec": {}})");
+    return verify::egressStatic(pod, policies(), inputs);
+}
+inline std::string evidenceText(const verify::Finding& finding) {
+    std::string text;
+    for (const auto& line : finding.evidence) text += (text.empty() ? "" : "\n") + line;
+    return text;
+}
+
 inline bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }

@@ -75,12 +75,9 @@ TEST_CASE("review 61 #6: a hand-made PersistentVolume of the node's files is hos
     CHECK_THAT(survives.evidence.at(0),
                Catch::StartsWith("PersistentVolume root (hostPath /, Available") &&
                    Catch::EndsWith("so that nothing is kept from them is not proven"));
-    const json pod = json::parse(R"({"metadata": {"name": "orders-x", "namespace": "team1"},
-                                     "spec": {}})");
-    const Finding egress =
-        egressStatic(pod, rossoctl::testing::verify_fixtures::policies(), inputs);
+    const Finding egress = rossoctl::testing::verify_fixtures::bareEgress(inputs);
     CHECK(egress.verdict == Verdict::Unproven);
-    CHECK_THAT(fmt::format("{}", fmt::join(egress.evidence, "\n")),
+    CHECK_THAT(rossoctl::testing::verify_fixtures::evidenceText(egress),
                Catch::Contains("PersistentVolume disk (local /mnt/disk1, claim team2/data): a pod "
                                "that mounts one has a node's files"));
 }

@@ -320,12 +320,9 @@ TEST_CASE("a pod on the node with host access, from before its namespace's level
                           "team5/admin (seccomp or AppArmor Unconfined, container c adds "
                           "SYS_ADMIN and 2 more) reach a node's files") &&
             Catch::EndsWith("so that no credential is placed there is not proven"));
-    const json pod = json::parse(R"({"metadata": {"name": "orders-x", "namespace": "team1"},
-                                     "spec": {}})");
-    const Finding egress =
-        egressStatic(pod, rossoctl::testing::verify_fixtures::policies(), inputs);
+    const Finding egress = rossoctl::testing::verify_fixtures::bareEgress(inputs);
     CHECK(egress.verdict == Verdict::Unproven);
-    CHECK_THAT(fmt::format("{}", fmt::join(egress.evidence, "\n")),
+    CHECK_THAT(rossoctl::testing::verify_fixtures::evidenceText(egress),
                Catch::Contains("leave on that pod's own egress; not proven"));
     // Attack 61 H1c, K1g: a pod held by a scheduling gate is on no node yet; once ungated it
     // runs as it was admitted, and lands where the scheduler likes.
