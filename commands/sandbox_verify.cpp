@@ -90,6 +90,12 @@ void writeReportFile(const std::string& path, const char* flag,
         throw Error(fmt::format("{} {:?}: the report could not be written", flag, path));
 }
 
+// A server's string member, "" for anything else (a hostile list never throws here).
+std::string stringField(const json& object, const char* key) {
+    const auto it = object.is_object() ? object.find(key) : object.end();
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 std::vector<std::string> sandboxNames(app::Context& context, const kube::ResourceRef& ref,
                                       const std::string& ns, const VerifyCommandOptions& options,
                                       std::vector<std::string>& suspended,
@@ -102,8 +108,9 @@ std::vector<std::string> sandboxNames(app::Context& context, const kube::Resourc
     // resume it as it is (attack 63 S1).
     std::vector<std::string> names;
     for (const auto& item : context.client().list(ref, ns).value("items", json::array())) {
-        const std::string name = item.value("metadata", json::object()).value("name", "");
-        listed.insert(item.value("metadata", json::object()).value("uid", ""));
+        const json metadata = item.is_object() ? item.value("metadata", json()) : json();
+        const std::string name = stringField(metadata, "name");
+        listed.insert(stringField(metadata, "uid"));
         (app::suspendedInSpec(item) ? suspended : names).push_back(name);
     }
     for (const auto& name : suspended)
@@ -260,16 +267,12 @@ int runVerify(app::Context& context, VerifyCommandOptions& options) {
                           << "): one made while verify ran is not ruled out, and the run is "
                              "unproven (exit 3)\n";
         }
-    const auto text = [](const json& object, const char* key) {
-        const auto it = object.is_object() ? object.find(key) : object.end();
-        return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
-    };
     if (now.is_object() && now.contains("items") && now["items"].is_array())
         for (const auto& item : now["items"]) {
             const json metadata = item.is_object() ? item.value("metadata", json()) : json();
-            if (listed.count(text(metadata, "uid"))) continue;
+            if (listed.count(stringField(metadata, "uid"))) continue;
             ++unverified;
-            const std::string name = ui::escapeForTerminal(text(metadata, "name"));
+            const std::string name = ui::escapeForTerminal(stringField(metadata, "name"));
             context.err() << fmt::format(
                 "note: sandbox/{} was made while verify ran: not verified, and the run is "
                 "unproven (exit 3) for it (verify it: \"rossoctl sandbox verify {} -n {}\")\n",

@@ -12,6 +12,7 @@
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
 #include "rossoctl/kube/transport.hpp"
+#include "rossoctl/model/sandbox.hpp"
 #include "verification.hpp"
 
 namespace rossoctl::verify {
@@ -65,14 +66,38 @@ void Verification::recheckSandbox(std::vector<CheckResult>& checks) {
         why = fmt::format("sandbox {}'s spec changed while verify ran (resourceVersion {} → {})",
                           name_, json_access::shortened(resourceVersionOf(inputs_.sandbox), 40),
                           json_access::shortened(resourceVersionOf(*now), 40));
+    if (!why.empty()) {
+        // Its template makes every pod from now on: each boundary judged by it is not proven.
+        for (auto& check : checks)
+            absorb(check.staticPart,
+                   Finding{Verdict::Unproven,
+                           {why + ": the pods it makes now were not judged (attack 63 T1; "
+                                  "verify again)"},
+                           ""});
+        return;
+    }
+    // The pod it records and the pods it owns or selects, as at the start: a project user's
+    // pod it now names, or one beside it, was not judged (review 64 H1, H2).
+    const json& judged = replacementPod_.is_object() ? replacementPod_ : inputs_.pod;
+    const std::string judgedName = json_access::podName(judged);
+    std::vector<std::string> others;
+    if (const std::string recorded = model::sandboxPodName(*now); recorded != judgedName)
+        why = fmt::format("sandbox {} records pod {} at the end, not pod {} that verify judged",
+                          name_, json_access::shortened(recorded, 253),
+                          json_access::shortened(judgedName, 253));
+    else if (const std::string unlisted = readAgain(
+                 [&] { others = app::otherLivePods(*now, app::findSandboxPods(client_, *now)); });
+             !unlisted.empty())
+        why = fmt::format("sandbox {}'s pods could not be listed again at the end ({})", name_,
+                          unlisted);
+    else if (!others.empty())
+        why = fmt::format("pod{} {} also owned by or selected for sandbox {} at the end",
+                          others.size() == 1 ? "" : "s", json_access::fewOf(others), name_);
     if (why.empty()) return;
-    // Its template makes every pod from now on: each boundary judged by it is not proven.
     for (auto& check : checks)
-        absorb(check.staticPart,
-               Finding{Verdict::Unproven,
-                       {why + ": the pods it makes now were not judged (attack 63 T1; verify "
-                              "again)"},
-                       ""});
+        absorb(check.livePart,
+               Finding{
+                   Verdict::Unproven, {why + ": what runs now was not judged (verify again)"}, ""});
 }
 
 void Verification::recheckTokenSources(CheckResult& token) {
@@ -179,14 +204,10 @@ void Verification::recheckPolicies(CheckResult& egress) {
 
 void Verification::recheckJudgedPod(std::vector<CheckResult>& checks) {
     CheckResult& egress = checks[1];
-    CheckResult& limits = checks[2];
     const bool replaced = replacementPod_.is_object();
     const json& judged = replaced ? replacementPod_ : inputs_.pod;
     const std::string name = json_access::podName(judged);
     const std::string ours = (replaced ? replacementProbe_ : egressSite_).container;
-    const auto doubt = [&](const std::string& line) {
-        absorb(limits.livePart, Finding{Verdict::Unproven, {line}, ""});
-    };
     // Not read, gone or replaced (a project user's own pod, which the controller adopts:
     // attack 64 R1), what runs now was not judged: by any check.
     const auto unjudged = [&](const std::string& line) {
@@ -200,11 +221,14 @@ void Verification::recheckJudgedPod(std::vector<CheckResult>& checks) {
             "pod {} could not be read again at the end ({}): a change while verify ran (a "
             "container, a label, the pod replaced) is not ruled out",
             json_access::shortened(name, 253), unread));
-    if (!now || app::uidOf(*now) != app::uidOf(judged))
+    const auto uid = [](const json& pod) {
+        return json_access::stringAt(json_access::at(pod, "metadata"), "uid");
+    };
+    if (!now || uid(*now) != uid(judged))
         return unjudged(
             fmt::format("pod {} (uid {}) is gone at the end of verify: what runs now "
                         "was not judged",
-                        json_access::shortened(name, 253), app::shortUid(app::uidOf(judged))));
+                        json_access::shortened(name, 253), app::shortUid(uid(judged))));
     std::set<std::string> seen;
     for (const auto& container :
          json_access::arrayAt(json_access::podSpec(judged), "ephemeralContainers"))
@@ -217,11 +241,13 @@ void Verification::recheckJudgedPod(std::vector<CheckResult>& checks) {
             added.push_back(json_access::shortened(addedName, 63));
     }
     if (!added.empty())
-        doubt(
+        unjudged(
             fmt::format("ephemeral container{} {} added to pod {} while verify ran: the API "
-                        "gives {} no limits of its own (review 61 #7)",
+                        "gives {} no limits of its own, and {} what the namespace lets it "
+                        "(a Secret through env, the pod's volumes) (review 61 #7, review 64 H4)",
                         added.size() == 1 ? "" : "s", json_access::fewOf(added),
-                        json_access::shortened(name, 253), added.size() == 1 ? "it" : "them"));
+                        json_access::shortened(name, 253), added.size() == 1 ? "it" : "them",
+                        added.size() == 1 ? "it reads" : "they read"));
     // Labels choose the policies that hold the pod: one a project user added selects it under
     // a policy verify did not judge it by (attack 63 E1).
     const auto labelsOf = [](const json& pod) {

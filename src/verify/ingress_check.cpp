@@ -277,10 +277,30 @@ std::string labelledEgressOpening(const json& pod, const json& networkPolicies,
                "64 W1); not proven";
     const json& metadata = at(pod, "metadata");
     const json& labels = at(metadata, "labels");
-    // No labels (is every pod isolated?), and the labels that put a pod under each policy.
+    // No labels, and the labels that put a pod under each policy: NetworkPolicies' and
+    // Cilium's (review 64 H5), each value of an In apart (the first may be denied elsewhere).
     std::vector<json> selectors{json::object()};
-    for (const auto& policy : networkPolicies)
-        selectors.push_back(at(at(policy, "spec"), "podSelector"));
+    const auto addSelector = [&](const json& selector) {
+        selectors.push_back(selector);
+        const json& expressions = at(selector, "matchExpressions");
+        for (std::size_t i = 0; expressions.is_array() && i < expressions.size(); ++i)
+            if (stringAt(expressions[i], "operator") == "In")
+                for (const auto& value : arrayAt(expressions[i], "values")) {
+                    if (selectors.size() >= 256) return;
+                    json one = selector;
+                    one["matchExpressions"][i]["values"] = json::array({value});
+                    selectors.push_back(std::move(one));
+                }
+    };
+    for (const auto& policy : networkPolicies) addSelector(at(at(policy, "spec"), "podSelector"));
+    if (inputs.ciliumPolicies.is_array())
+        for (const auto& policy : inputs.ciliumPolicies) {
+            const json& spec = at(policy, "spec");
+            if (at(spec, "endpointSelector").is_object()) addSelector(at(spec, "endpointSelector"));
+            for (const auto& one : arrayAt(policy, "specs"))
+                if (at(one, "endpointSelector").is_object())
+                    addSelector(at(one, "endpointSelector"));
+        }
     for (const auto& selector : selectors) {
         const auto wanted = labelsMatchingAll({selector});
         if (!wanted || (labels.is_object() && *wanted == labels)) continue;

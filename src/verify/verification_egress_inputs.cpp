@@ -336,6 +336,8 @@ void Verification::readEgressInputs() {
     }
     readApiServerTargets(client_, egress);
     readTrustedNamespaces(client_, egress);
+    // Never the namespace verified: its own pods are what a tenant makes (review 64 M4).
+    std::erase(egress.trustedNamespaces, ns_);
     readHostListeners(client_, inputs_.pod, egress);
     readHostPathVolumes(client_, egress);
     readProbeHostNamespaces(client_, egress);

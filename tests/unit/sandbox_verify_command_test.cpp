@@ -300,6 +300,10 @@ TEST_CASE("review 61 #7: an ephemeral container added while verify ran leaves li
         CHECK((limits["live"]["evidence"].dump().find(
                    "ephemeral container dbg added to pod orders while verify ran") !=
                std::string::npos) == added);
+        // Review 64 H4: it reads a Secret through env, or the pod's volumes, as well.
+        const json token = verdicts(testing::printedJson(host.out.str()))["service-account-token"];
+        CHECK((token["live"]["evidence"].dump().find("ephemeral container dbg added") !=
+               std::string::npos) == added);
     }
     // Replaced under verify: the pod read at the end is not the one judged.
     TestHost host;

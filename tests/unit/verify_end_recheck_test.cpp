@@ -179,3 +179,47 @@ TEST_CASE(
                Catch::Contains("what pod orders reads of itself through the downward API (its "
                                "labels, its annotations) changed while verify ran"));
 }
+
+TEST_CASE(
+    "review 64 H1, H2: a pod the Sandbox records or owns at the end, not judged, is "
+    "unproven",
+    "[verify][false-pass]") {
+    // A project user's pod, owned by the Sandbox: the record pointed at it, or beside it.
+    json recording = verify_fixtures::sandbox();
+    recording["metadata"]["annotations"]["agents.x-k8s.io/pod-name"] = "evil";
+    const json recorded = verifiedWithChange(verify_fixtures::kSandboxes + "/orders",
+                                             verify_fixtures::sandbox(), recording);
+    for (const char* id : {"service-account-token", "egress", "limits"}) {
+        INFO(id);
+        CHECK(recorded[id]["result"] == "unproven");
+        CHECK_THAT(recorded[id]["live"]["evidence"].dump(),
+                   Catch::Contains("sandbox orders records pod evil at the end, not pod orders "
+                                   "that verify judged"));
+    }
+    json beside = verify_fixtures::hardenedPod("pod-uid-7");
+    beside["metadata"]["name"] = "orders-evil";
+    const json pod = verify_fixtures::hardenedPod("pod-uid-1");
+    const json owned = verifiedWithChange(verify_fixtures::kPods, verify_fixtures::list({pod}),
+                                          verify_fixtures::list({pod, beside}));
+    CHECK(owned["service-account-token"]["result"] == "unproven");
+    CHECK_THAT(owned["service-account-token"]["live"]["evidence"].dump(),
+               Catch::Contains("pod orders-evil also owned by or selected for sandbox orders at "
+                               "the end"));
+}
+
+TEST_CASE("review 64 H5: a Cilium policy's selector is a label set the pod may be given",
+          "[verify][false-pass]") {
+    using namespace rossoctl::verify;
+    const json pod = json::parse(
+        R"({"metadata": {"name": "orders", "namespace": "team1", "labels": {"app": "x"}},
+            "spec": {}})");
+    EgressInputs inputs;
+    CHECK(egressStatic(pod, verify_fixtures::policies(), inputs).verdict == Verdict::Pass);
+    inputs.ciliumPolicies = json::parse(R"([{"metadata": {"name": "builders"},
+        "spec": {"endpointSelector": {"matchLabels": {"role": "builder"}},
+                 "egress": [{"toEntities": ["world"]}]}}])");
+    const Finding builder = egressStatic(pod, verify_fixtures::policies(), inputs);
+    CHECK(builder.verdict == Verdict::Unproven);
+    CHECK_THAT(verify_fixtures::evidenceText(builder),
+               Catch::Contains(R"(a pod of the namespace labelled {"role":"builder"})"));
+}

@@ -157,4 +157,18 @@ TEST_CASE("review 61 #4: namespaces the cluster's admin vouches for are not coun
                    "kube-system/rossoctl-verify vouches for, is not counted") !=
                std::string::npos) == vouched);
     }
+    // Review 64 M4: never the namespace verified, whose pods a tenant makes.
+    TestHost own;
+    json reader = exporter;
+    reader["metadata"]["namespace"] = "team1";
+    own.server.onJson("GET", "/api/v1/pods?limit=500", 200,
+                      verify_fixtures::list({verify_fixtures::hardenedPod("pod-uid-1"), reader}));
+    own.server.onJson("GET", "/api/v1/namespaces/kube-system/configmaps/rossoctl-verify", 200,
+                      {{"data", {{"trusted-namespaces", "team1"}}}});
+    verify_fixtures::serveHardened(own, "curl");
+    verify_fixtures::runVerifyJson(own, {"--no-restart"});
+    const json token =
+        verify_fixtures::verdicts(printedJson(own.out.str()))["service-account-token"]["static"];
+    CHECK(token["result"] == "unproven");
+    CHECK_THAT(token["evidence"].dump(), !Catch::Contains("vouches for"));
 }
