@@ -2,6 +2,8 @@
 // there when it is printed, and a project user may change the policies, the Sandbox, the pod,
 // its ServiceAccount and the Secrets it reads while verify runs (attack 62 N2, attack 63 T1,
 // T2, E1, review 61 #7).
+#include "end_recheck.hpp"
+
 #include <fmt/format.h>
 
 #include <map>
@@ -19,25 +21,84 @@ namespace rossoctl::verify {
 
 using nlohmann::json;
 
+using end_recheck::readAgain;
+using end_recheck::resourceVersionOf;
+
 namespace {
 
-// Why an object could not be read again ("" when it was); an interrupted verify's error goes
-// on up (its report is partial already).
-template <typename Read>
-std::string readAgain(Read&& read) {
-    try {
-        read();
-    } catch (const kube::TransportError& error) {
-        if (error.kind() == kube::TransportError::Kind::Cancelled) throw;
-        return error.what();
-    } catch (const kube::ApiError& error) {
-        return error.what();
-    }
-    return "";
+// The Sandbox's spec as judged but for a shutdown time set or moved earlier: a claim sets a
+// spare's (src/app/run/warm_pool.cpp), which only shortens what limits judged (review 64 M2).
+bool sameButEarlierShutdown(const json& spec, const json& judged) {
+    const auto shutdownOf = [](const json& of) {
+        const std::string at = json_access::stringAt(of, "shutdownTime");
+        return at.empty() ? json_access::stringAt(json_access::at(of, "lifecycle"), "shutdownTime")
+                          : at;
+    };
+    const auto withoutShutdown = [](json of) {
+        if (!of.is_object()) return of;
+        of.erase("shutdownTime");
+        if (of.contains("lifecycle") && of["lifecycle"].is_object()) {
+            of["lifecycle"].erase("shutdownTime");
+            if (of["lifecycle"].empty()) of.erase("lifecycle");
+        }
+        return of;
+    };
+    if (withoutShutdown(spec) != withoutShutdown(judged)) return false;
+    const std::string before = shutdownOf(judged);
+    const std::string now = shutdownOf(spec);
+    // RFC 3339 in UTC ("Z"), as the API server writes it, orders as text.
+    const auto utc = [](const std::string& at) { return !at.empty() && at.back() == 'Z'; };
+    if (now == before) return true;
+    if (!utc(now)) return false;
+    return before.empty() || (utc(before) && now <= before);
 }
 
-std::string resourceVersionOf(const json& object) {
-    return json_access::stringAt(json_access::at(object, "metadata"), "resourceVersion");
+// What differs between the judged pod and a later version of it (the one read at the end, or
+// one the server recorded between).
+struct PodDrift {
+    std::set<std::string> addedContainers;  // ephemeral, not this run's probe
+    bool labels = false;                    // the policies that select it
+    bool ownValues = false;                 // what it reads of itself (downward API)
+    bool spec = false;                      // an image, resources (pods/resize)
+    bool gone = false;
+};
+
+json labelsOf(const json& pod) {
+    const json& labels = json_access::at(json_access::at(pod, "metadata"), "labels");
+    return labels.is_object() ? labels : json::object();
+}
+
+// Its spec without the ephemeral containers (compared on their own: this run's probe joins).
+json specBesidesEphemeral(const json& pod) {
+    json spec = json_access::podSpec(pod);
+    if (spec.is_object()) spec.erase("ephemeralContainers");
+    return spec;
+}
+
+std::vector<std::pair<std::string, std::string>> ownValuesOf(const json& pod) {
+    std::vector<std::pair<std::string, std::string>> values;
+    for (auto& read : readableValues(pod, {}))
+        values.emplace_back(std::move(read.where), std::move(read.value));
+    return values;
+}
+
+void addDrift(PodDrift& drift, const json& judged, const json& seen, const std::string& ours) {
+    std::set<std::string> known;
+    for (const auto& container :
+         json_access::arrayAt(json_access::podSpec(judged), "ephemeralContainers"))
+        known.insert(json_access::stringAt(container, "name"));
+    for (const auto& container :
+         json_access::arrayAt(json_access::podSpec(seen), "ephemeralContainers")) {
+        const std::string added = json_access::stringAt(container, "name");
+        if (!known.count(added) && (ours.empty() || added != ours))
+            drift.addedContainers.insert(json_access::shortened(added, 63));
+    }
+    drift.labels = drift.labels || labelsOf(judged) != labelsOf(seen);
+    // Its metadata alone: verify's own probe joins the spec, and the spec is compared below.
+    json reread = judged;
+    reread["metadata"] = json_access::at(seen, "metadata");
+    drift.ownValues = drift.ownValues || ownValuesOf(judged) != ownValuesOf(reread);
+    drift.spec = drift.spec || specBesidesEphemeral(judged) != specBesidesEphemeral(seen);
 }
 
 }  // namespace
@@ -48,6 +109,7 @@ void Verification::recheckAtEnd(std::vector<CheckResult>& checks) {
         recheckJudgedPod(checks);
         recheckSandbox(checks);
         recheckTokenSources(checks[0]);
+        recheckNamespaceAndPluginPolicies(checks);
     } catch (const kube::TransportError& error) {
         if (error.kind() != kube::TransportError::Kind::Cancelled) throw;
     }
@@ -62,10 +124,32 @@ void Verification::recheckSandbox(std::vector<CheckResult>& checks) {
         why = fmt::format("sandbox {} could not be read again at the end ({})", name_, unread);
     else if (!now)
         why = fmt::format("sandbox {} is gone at the end of verify", name_);
-    else if (json_access::at(*now, "spec") != json_access::at(inputs_.sandbox, "spec"))
-        why = fmt::format("sandbox {}'s spec changed while verify ran (resourceVersion {} → {})",
-                          name_, json_access::shortened(resourceVersionOf(inputs_.sandbox), 40),
-                          json_access::shortened(resourceVersionOf(*now), 40));
+    else {
+        // Every version the server recorded, not the last alone: a template changed and changed
+        // back made the pods of the time between (review 64 H3).
+        const json& judgedSpec = json_access::at(inputs_.sandbox, "spec");
+        bool changed = false;
+        const auto differs = [&](const json& version) {
+            const json& spec = json_access::at(version, "spec");
+            changed = changed || (spec != judgedSpec && !sameButEarlierShutdown(spec, judgedSpec));
+        };
+        differs(*now);
+        const std::string since = resourceVersionOf(inputs_.sandbox);
+        const std::string until = resourceVersionOf(*now);
+        const std::string unreplayed =
+            changed || since == until
+                ? ""
+                : replayChanges(sandboxes_, name_, since, until,
+                                [&](const kube::WatchEvent& event) { differs(event.object); });
+        if (changed)
+            why = fmt::format(
+                "sandbox {}'s spec changed while verify ran (resourceVersion {} → "
+                "{})",
+                name_, json_access::shortened(since, 40), json_access::shortened(until, 40));
+        else if (!unreplayed.empty())
+            why = fmt::format("the changes to sandbox {} while verify ran could not be read ({})",
+                              name_, unreplayed);
+    }
     if (!why.empty()) {
         // Its template makes every pod from now on: each boundary judged by it is not proven.
         for (auto& check : checks)
@@ -132,6 +216,29 @@ void Verification::recheckTokenSources(CheckResult& token) {
                  (now && resourceVersionOf(*now) != resourceVersionOf(*source.object)))
             changed.push_back(named);
     }
+    // One missing at the start and missing again may have been there between, long enough for
+    // the kubelet to hand it to the pod (review 64 H3): the server's record says.
+    for (const bool secret : {true, false}) {
+        std::set<std::string> missing;
+        for (const CredentialSource* source : read)
+            if (!source->object && (source->kind == "secret") == secret)
+                missing.insert(source->name);
+        if (missing.empty() || !unread.empty()) continue;
+        std::set<std::string> written;
+        const std::string unreplayed =
+            replayChanges(secret ? kube::resources::secrets() : kube::resources::configMaps(), "",
+                          inputs_.policiesVersion, "", [&](const kube::WatchEvent& event) {
+                              const std::string name = json_access::stringAt(
+                                  json_access::at(event.object, "metadata"), "name");
+                              if (missing.count(name)) written.insert(name);
+                          });
+        const char* kind = secret ? "Secret" : "ConfigMap";
+        if (!unreplayed.empty())
+            unread = fmt::format("the changes to the namespace's {}s ({})", kind, unreplayed);
+        for (const auto& name : written)
+            changed.push_back(
+                fmt::format("{} {} (made, then deleted)", kind, json_access::shortened(name, 253)));
+    }
     // Its automountServiceAccountToken decides the next pod's token where the pod's does not.
     std::optional<json> account;
     const std::string accountName =
@@ -156,50 +263,6 @@ void Verification::recheckTokenSources(CheckResult& token) {
                         "verify ran is not ruled out",
                         unread));
     if (!lines.empty()) absorb(token.staticPart, Finding{Verdict::Unproven, lines, ""});
-}
-
-void Verification::recheckPolicies(CheckResult& egress) {
-    const auto versions = [](const json& items) {
-        std::map<std::string, std::string> byName;
-        if (!items.is_array()) return byName;
-        for (const auto& policy : items) {
-            const json& metadata = json_access::at(policy, "metadata");
-            byName[json_access::shortened(json_access::stringAt(metadata, "name", "?"), 253)] =
-                json_access::stringAt(metadata, "resourceVersion");
-        }
-        return byName;
-    };
-    std::map<std::string, std::string> now;
-    const std::string unread = readAgain([&] {
-        now = versions(
-            client_.list(kube::resources::networkPolicies(), ns_).value("items", json::array()));
-    });
-    if (!unread.empty()) {
-        absorb(egress.staticPart,
-               Finding{Verdict::Unproven,
-                       {fmt::format("the namespace's NetworkPolicies could not be read again at "
-                                    "the end ({}): one changed while verify ran is not ruled out",
-                                    unread)},
-                       ""});
-        return;
-    }
-    const auto before = versions(inputs_.networkPolicies);
-    std::vector<std::string> changed;
-    for (const auto& [name, version] : now)
-        if (!before.count(name))
-            changed.push_back(name + " (added)");
-        else if (before.at(name) != version)
-            changed.push_back(name + " (changed)");
-    for (const auto& [name, version] : before)
-        if (!now.count(name)) changed.push_back(name + " (removed)");
-    if (changed.empty()) return;
-    absorb(egress.staticPart,
-           Finding{Verdict::Unproven,
-                   {fmt::format("NetworkPolicies of namespace {} changed while verify ran: {}; "
-                                "the pods were judged against the ones read at the start, so "
-                                "egress is not proven (verify again)",
-                                ns_, json_access::fewOf(changed))},
-                   ""});
 }
 
 void Verification::recheckJudgedPod(std::vector<CheckResult>& checks) {
@@ -229,17 +292,26 @@ void Verification::recheckJudgedPod(std::vector<CheckResult>& checks) {
             fmt::format("pod {} (uid {}) is gone at the end of verify: what runs now "
                         "was not judged",
                         json_access::shortened(name, 253), app::shortUid(uid(judged))));
-    std::set<std::string> seen;
-    for (const auto& container :
-         json_access::arrayAt(json_access::podSpec(judged), "ephemeralContainers"))
-        seen.insert(json_access::stringAt(container, "name"));
-    std::vector<std::string> added;
-    for (const auto& container :
-         json_access::arrayAt(json_access::podSpec(*now), "ephemeralContainers")) {
-        const std::string addedName = json_access::stringAt(container, "name");
-        if (!seen.count(addedName) && (ours.empty() || addedName != ours))
-            added.push_back(json_access::shortened(addedName, 63));
-    }
+    PodDrift drift;
+    addDrift(drift, judged, *now, ours);
+    // Every version between, too: a label, an image or an annotation changed and changed back
+    // had its effect meanwhile (review 64 H3).
+    const std::string since = resourceVersionOf(judged);
+    const std::string until = resourceVersionOf(*now);
+    const std::string unreplayed =
+        since == until ? ""
+                       : replayChanges(kube::resources::pods(), name, since, until,
+                                       [&](const kube::WatchEvent& event) {
+                                           if (event.type == "DELETED") drift.gone = true;
+                                           addDrift(drift, judged, event.object, ours);
+                                       });
+    if (!unreplayed.empty())
+        return unjudged(
+            fmt::format("the changes to pod {} while verify ran could not be read "
+                        "({}): one made and undone is not ruled out",
+                        json_access::shortened(name, 253), unreplayed));
+    const std::vector<std::string> added(drift.addedContainers.begin(),
+                                         drift.addedContainers.end());
     if (!added.empty())
         unjudged(
             fmt::format("ephemeral container{} {} added to pod {} while verify ran: the API "
@@ -248,24 +320,17 @@ void Verification::recheckJudgedPod(std::vector<CheckResult>& checks) {
                         added.size() == 1 ? "" : "s", json_access::fewOf(added),
                         json_access::shortened(name, 253), added.size() == 1 ? "it" : "them",
                         added.size() == 1 ? "it reads" : "they read"));
-    // Labels choose the policies that hold the pod: one a project user added selects it under
-    // a policy verify did not judge it by (attack 63 E1).
-    const auto labelsOf = [](const json& pod) {
-        const json& labels = json_access::at(json_access::at(pod, "metadata"), "labels");
-        return labels.is_object() ? labels : json::object();
-    };
+    // A container's image or resources changed: it restarted as something not judged, or its
+    // limits are others (pods/resize) (review 64 M1).
+    if (drift.spec || drift.gone)
+        unjudged(
+            fmt::format("pod {}'s spec changed while verify ran (an image, resources, a "
+                        "toleration): what runs now was not judged (review 64 M1; verify "
+                        "again)",
+                        json_access::shortened(name, 253)));
     // What the pod reads of itself (labels and annotations through the downward API): a
     // credential written there while verify ran was not judged (attack 64 T3).
-    const auto ownValues = [](const json& pod) {
-        std::vector<std::pair<std::string, std::string>> values;
-        for (auto& read : readableValues(pod, {}))
-            values.emplace_back(std::move(read.where), std::move(read.value));
-        return values;
-    };
-    // Its metadata alone: verify's own probe joins the spec, and the spec is judged as read.
-    json reread = judged;
-    reread["metadata"] = json_access::at(*now, "metadata");
-    if (ownValues(judged) != ownValues(reread))
+    if (drift.ownValues)
         absorb(checks[0].staticPart,
                Finding{Verdict::Unproven,
                        {fmt::format("what pod {} reads of itself through the downward API (its "
@@ -273,7 +338,9 @@ void Verification::recheckJudgedPod(std::vector<CheckResult>& checks) {
                                     "not judged (attack 64 T3; verify again)",
                                     json_access::shortened(name, 253))},
                        ""});
-    if (labelsOf(judged) != labelsOf(*now))
+    // Labels choose the policies that hold the pod: one a project user added selects it under
+    // a policy verify did not judge it by (attack 63 E1).
+    if (drift.labels)
         absorb(egress.staticPart,
                Finding{Verdict::Unproven,
                        {fmt::format("pod {}'s labels changed while verify ran: the policies "

@@ -22,6 +22,9 @@ using nlohmann::json;
 namespace {
 
 bool isRunning(const json& pod, const char* statusesKey, const std::string& name) {
+    // A container with no name (a hostile server's) is never probed: an exec without one runs
+    // in the pod's first container, whose limits are not its own (review 64 L1).
+    if (name.empty()) return false;
     for (const auto& entry : arrayAt(at(pod, "status"), statusesKey))
         if (stringAt(entry, "name") == name) return !at(at(entry, "state"), "running").is_null();
     return false;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,9 @@ struct VerificationInputs {
     KernelInputs templateKernel;  // kernel, with the template's own RuntimeClass
     // Pods besides the recorded one that the Sandbox owns or selects: not judged, so unproven.
     std::vector<std::string> otherPods;
+    // The NetworkPolicy list's resourceVersion: changes after it are replayed at the end.
+    std::string policiesVersion;
+    std::vector<std::string> unevaluatedPolicies;  // unevaluatedPolicyKinds, as at the start
 };
 
 class Verification {
@@ -179,6 +183,16 @@ class Verification {
     void recheckSandbox(std::vector<CheckResult>& checks);
     // The Secrets, ConfigMaps and ServiceAccount the token check read.
     void recheckTokenSources(CheckResult& token);
+    // The namespace object and the plugin policies read with the NetworkPolicies (review 64 L3).
+    void recheckNamespaceAndPluginPolicies(std::vector<CheckResult>& checks);
+    // Each change the server recorded to ref in this namespace after resourceVersion `since`
+    // (end_replay.cpp): to one object (by name) up to the version `until` read at the end, or to
+    // a collection over the server's one-second window. Why that was not read in full ("" when
+    // it was): a change undone before the end leaves two reads equal, not its effect (review 64
+    // H3).
+    std::string replayChanges(const kube::ResourceRef& ref, const std::string& name,
+                              const std::string& since, const std::string& until,
+                              const std::function<void(const kube::WatchEvent&)>& onChange);
     Finding replacementHeldConnections(const nlohmann::json& next, std::future<ProbeSite>& probe);
     void judgeReplacementIsolation(std::vector<CheckResult>& checks, const nlohmann::json& next,
                                    const std::string& prefix, const VolumeBindings& volumes);

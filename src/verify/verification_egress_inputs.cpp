@@ -208,23 +208,41 @@ void readHostPathVolumes(kube::Client& client, EgressInputs& egress) {
 
 namespace {
 
-// The ranges of one pool object, by its kind's shape; empty when none is understood.
+// The ranges of one pool object, by its kind's shape; empty when not all are understood.
 std::vector<std::string> poolRanges(const std::string& kind, const json& item) {
     std::vector<std::string> ranges;
+    bool unread = false;
     const json& spec = json_access::at(item, "spec");
     const auto add = [&](const json& value) {
-        if (value.is_string()) ranges.push_back(value.get<std::string>());
+        if (value.is_string())
+            ranges.push_back(value.get<std::string>());
+        else
+            unread = true;
     };
-    if (kind == "IPPool") {
-        add(json_access::at(spec, "cidr"));                               // Calico
-        for (const auto& range : json_access::arrayAt(spec, "ipRanges"))  // Antrea
+    if (kind == "IPPool" && spec.contains("ipRanges")) {  // Antrea
+        // A {start, end} range is not a CIDR: an address the pool gives from it is not known
+        // to be pod network, so the pool is not read (review 64 M3).
+        for (const auto& range : json_access::arrayAt(spec, "ipRanges"))
             add(json_access::at(range, "cidr"));
+    } else if (kind == "IPPool") {  // Calico
+        add(json_access::at(spec, "cidr"));
+    } else if (kind == "CiliumPodIPPool") {  // multi-pool: a pod annotated for it gets one
+        for (const char* family : {"ipv4", "ipv6"})
+            for (const auto& range : json_access::arrayAt(json_access::at(spec, family), "cidrs"))
+                add(range);
     } else {  // CiliumNode
         const json& ipam = json_access::at(spec, "ipam");
         for (const auto& range : json_access::arrayAt(ipam, "podCIDRs")) add(range);
         for (const auto& pool : json_access::arrayAt(json_access::at(ipam, "pools"), "allocated"))
             for (const auto& range : json_access::arrayAt(pool, "cidrs")) add(range);
+        // ENI and Azure modes: the node's pod addresses one by one, as the keys of its pool.
+        const json& addresses = json_access::at(ipam, "pool");
+        if (addresses.is_object())
+            for (const auto& [address, owner] : addresses.items())
+                ranges.push_back(address.find(':') == std::string::npos ? address + "/32"
+                                                                        : address + "/128");
     }
+    if (unread) ranges.clear();
     return ranges;
 }
 
@@ -237,6 +255,7 @@ bool addPluginPools(kube::Client& client, std::vector<std::pair<std::string, std
         {"projectcalico.org", "v3", "ippools", "IPPool", false},
         {"cilium.io", "v2", "ciliumnodes", "CiliumNode", false},
         {"crd.antrea.io", "v1beta1", "ippools", "IPPool", false},
+        {"cilium.io", "v2alpha1", "ciliumpodippools", "CiliumPodIPPool", false},
     };
     for (const auto& kind : kinds) {
         json items;
@@ -306,8 +325,8 @@ void Verification::readEgressInputs() {
     // Cilium policies add allowances: unreadable, they leave egress unproven.
     egress.ciliumPolicies =
         optionalList(client_, kube::resources::ciliumNetworkPolicies(), ns_, egress.unreadPolicies);
-    for (auto& line : unevaluatedPolicyKinds(client_, ns_))
-        egress.unreadPolicies.push_back(std::move(line));
+    inputs_.unevaluatedPolicies = unevaluatedPolicyKinds(client_, ns_);
+    for (const auto& line : inputs_.unevaluatedPolicies) egress.unreadPolicies.push_back(line);
     json firewall;
     try {
         firewall = client_.getIfExists(kube::resources::egressFirewalls(), ns_, "default")

@@ -104,8 +104,10 @@ void Verification::read() {
     inputs_.container = containers.front();
     const std::string account = inputs_.pod["spec"].value("serviceAccountName", "default");
     inputs_.serviceAccount = client_.getIfExists(kube::resources::serviceAccounts(), ns_, account);
-    inputs_.networkPolicies =
-        client_.list(kube::resources::networkPolicies(), ns_).value("items", json::array());
+    const json policies = client_.list(kube::resources::networkPolicies(), ns_);
+    inputs_.networkPolicies = policies.value("items", json::array());
+    inputs_.policiesVersion =
+        json_access::stringAt(json_access::at(policies, "metadata"), "resourceVersion");
     inputs_.resourceQuotas =
         client_.list(kube::resources::resourceQuotas(), ns_).value("items", json::array());
     readTokenSecrets();

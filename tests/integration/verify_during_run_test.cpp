@@ -119,3 +119,71 @@ TEST_CASE(
                Catch::Contains("ephemeral container late-debug added to pod agent while verify "
                                "ran: the API gives it no limits of its own"));
 }
+
+TEST_CASE(
+    "sandbox verify: a change made and undone while it runs is in the verdict (review 64 "
+    "H3, M1)",
+    "[verify]") {
+    harness::TestNamespace project("verify64-undone", false);
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    json box = harness::smallSandbox(ns, "agent", "busybox:1.36");
+    json& spec = box["spec"]["podTemplate"]["spec"];
+    spec["containers"][0]["command"] = {"sleep", "3600"};
+    // A Secret the agent would read, missing: one made and deleted again reaches the pod.
+    spec["volumes"].push_back(
+        {{"name", "late"}, {"secret", {{"secretName", "late-cfg"}, {"optional", true}}}});
+    spec["containers"][0]["volumeMounts"].push_back(
+        {{"name", "late"}, {"mountPath", "/etc/late"}, {"readOnly", true}});
+    harness::admin().create(harness::sandboxRef(), ns, box);
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "agent"); }, 180));
+    auto running =
+        std::async(std::launch::async, [&] { return harness::verifyTrusted(ns, "agent"); });
+    REQUIRE(harness::eventually(
+        [&] {
+            const auto pod =
+                harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns, "agent");
+            return pod && (*pod)["spec"].contains("ephemeralContainers");
+        },
+        120));
+    // Each written and undone: the reads at the end equal those at the start.
+    const json open = {{"apiVersion", "networking.k8s.io/v1"},
+                       {"kind", "NetworkPolicy"},
+                       {"metadata", {{"name", "brief-open"}}},
+                       {"spec",
+                        {{"podSelector", json::object()},
+                         {"policyTypes", {"Egress"}},
+                         {"egress", {json::object()}}}}};
+    harness::admin().create(rossoctl::kube::resources::networkPolicies(), ns, open);
+    harness::admin().create(rossoctl::kube::resources::secrets(), ns,
+                            {{"apiVersion", "v1"},
+                             {"kind", "Secret"},
+                             {"metadata", {{"name", "late-cfg"}}},
+                             {"stringData", {{"note", "here for a moment"}}}});
+    const auto pods = rossoctl::kube::resources::pods();
+    harness::admin().patch(pods, ns, "agent", rossoctl::kube::PatchType::Merge,
+                           R"({"metadata": {"labels": {"role": "open"}}})");
+    harness::admin().patch(pods, ns, "agent", rossoctl::kube::PatchType::Merge,
+                           R"({"metadata": {"labels": {"role": null}}})");
+    harness::admin().remove(rossoctl::kube::resources::secrets(), ns, "late-cfg");
+    harness::admin().remove(rossoctl::kube::resources::networkPolicies(), ns, "brief-open");
+    // An image a project user may set on a running pod: the container restarts as another.
+    harness::admin().patch(pods, ns, "agent", rossoctl::kube::PatchType::Json,
+                           R"([{"op": "replace", "path": "/spec/containers/0/image",
+                                "value": "curlimages/curl:8"}])");
+    const auto [result, report] = running.get();
+    INFO(result.out << result.err);
+    CHECK(result.exitCode == 3);
+    const json& egress = harness::checkNamed(report, "egress");
+    CHECK(egress["static"]["result"] == "unproven");
+    CHECK_THAT(harness::evidenceOf(egress),
+               Catch::Contains("brief-open (written, then undone)") &&
+                   Catch::Contains("pod agent's labels changed while verify ran"));
+    const json& token = harness::checkNamed(report, "service-account-token");
+    CHECK(token["static"]["result"] == "unproven");
+    CHECK_THAT(harness::evidenceOf(token), Catch::Contains("Secret late-cfg (made, then deleted)"));
+    const json& limits = harness::checkNamed(report, "limits");
+    CHECK(limits["live"]["result"] == "unproven");
+    CHECK_THAT(harness::evidenceOf(limits),
+               Catch::Contains("pod agent's spec changed while verify ran"));
+}

@@ -191,6 +191,13 @@ inline void serveHardened(TestHost& host, const std::string& egressTool,
     host.server.on("DELETE", kPods + "/orders", 200, "{}");
     host.server.onJson("GET", "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies", 200,
                        list({policies()[0], policies()[1]}));
+    // Nothing written while verify ran: the server's record of changes since its reads is
+    // empty (review 64 H3).
+    host.server.onStream(
+        "GET", "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies?watch=true", {});
+    for (const char* kind : {"secrets", "configmaps"})
+        host.server.onStream("GET", std::string("/api/v1/namespaces/team1/") + kind + "?watch=true",
+                             {});
     host.server.onJson("GET", "/api/v1/namespaces/team1/resourcequotas", 200,
                        list({json::parse(R"({"metadata": {"name": "sandbox-quota"},
                               "spec": {"hard": {"limits.cpu": "4", "limits.memory": "8Gi", "pods": "20"}}})")}));

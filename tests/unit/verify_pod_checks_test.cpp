@@ -164,6 +164,32 @@ TEST_CASE("review 61 #10: a server's wrong types read as absent, never an except
     CHECK(live.verdict == Verdict::Unproven);
 }
 
+TEST_CASE(
+    "review 64 L1: a container without a name is never probed, so never the first one's "
+    "limits",
+    "[verify][hostile-server]") {
+    // An exec without a container name runs in the pod's first container: its cgroup was taken
+    // for the unnamed one's, which the server had sent with no limits of its own.
+    json pod = verify_fixtures::hardenedPod("uid");
+    pod["spec"]["containers"].push_back(
+        {{"name", 7}, {"resources", {{"limits", {{"cpu", "100m"}, {"memory", "64Mi"}}}}}});
+    pod["status"]["containerStatuses"].push_back(
+        {{"name", ""}, {"state", {{"running", json::object()}}}});
+    std::vector<std::string> asked;
+    auto exec = [&](const std::vector<std::string>&, const std::string& container) {
+        asked.push_back(container);
+        ProbeOutput output;
+        output.stdoutText =
+            "rossoctl-file=/sys/fs/cgroup/memory.max\nrossoctl-value=536870912\n"
+            "rossoctl-cpu=/sys/fs/cgroup/cpu.max 50000 100000\n";
+        return output;
+    };
+    const Finding live = limitsLiveEveryContainer(pod, exec);
+    CHECK(live.verdict == Verdict::Unproven);
+    CHECK(asked == std::vector<std::string>{"agent"});
+    CHECK(mentions(live, "container  is not running"));
+}
+
 TEST_CASE("attack 60 L1, L2: an ephemeral container not verify's is unproven unless it ended",
           "[verify][false-pass]") {
     json pod = verify_fixtures::hardenedPod("uid");

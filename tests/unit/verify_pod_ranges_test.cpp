@@ -17,8 +17,10 @@ using namespace rossoctl::testing;
 namespace {
 
 // verify of the hardened sandbox in a project that allows `cidr`, on a node whose pod range is
-// 10.250.0.0/24; `pools` the Calico IPPools served (null: the kind is not served).
-json egressWith(const std::string& cidr, const json& pools) {
+// 10.250.0.0/24; `pools` the Calico IPPools served (null: the kind is not served), or those of
+// the kind at `poolsPath`.
+json egressWith(const std::string& cidr, const json& pools,
+                const std::string& poolsPath = "/apis/crd.projectcalico.org/v1/ippools") {
     namespace model = rossoctl::model;
     TestHost host;
     host.server.onJson("GET", "/api/v1/namespaces/team1", 200,
@@ -31,8 +33,7 @@ json egressWith(const std::string& cidr, const json& pools) {
     json node = verify_fixtures::node();
     node["spec"]["podCIDRs"] = {"10.250.0.0/24"};
     host.server.onJson("GET", "/api/v1/nodes", 200, verify_fixtures::list({node}));
-    if (!pools.is_null())
-        host.server.onJson("GET", "/apis/crd.projectcalico.org/v1/ippools", 200, pools);
+    if (!pools.is_null()) host.server.onJson("GET", poolsPath, 200, pools);
     verify_fixtures::serveHardened(host, "curl");
     verify_fixtures::runVerifyJson(host, {"--no-restart"});
     INFO(host.err.str());
@@ -62,6 +63,33 @@ TEST_CASE("attack 63: a network plugin's own pools count as the pod network",
         verify_fixtures::list({json::parse(R"({"metadata": {"name": "odd"}, "spec": {}})")}));
     CHECK(odd["result"] == "unproven");
     CHECK_THAT(odd["evidence"].dump(), Catch::Contains("odd names no range verify reads"));
+}
+
+TEST_CASE("review 64 M3: Antrea's start-end ranges, Cilium's pod pools and ENI addresses",
+          "[verify][false-pass]") {
+    // Antrea: a {start, end} range beside a CIDR was dropped, so its addresses were not pods'.
+    const json antrea =
+        egressWith("192.168.5.0/24", verify_fixtures::list({json::parse(R"({"metadata":
+        {"name": "tenant-pool"}, "spec": {"ipRanges": [{"cidr": "10.99.0.0/24"},
+        {"start": "192.168.5.10", "end": "192.168.5.20"}]}})")}),
+                   "/apis/crd.antrea.io/v1beta1/ippools");
+    CHECK(antrea["result"] == "unproven");
+    CHECK_THAT(antrea["evidence"].dump(),
+               Catch::Contains("tenant-pool names no range verify reads"));
+    // Cilium multi-pool: a pod annotated for a CiliumPodIPPool gets an address from it.
+    const json multi =
+        egressWith("192.168.5.0/24", verify_fixtures::list({json::parse(R"({"metadata":
+        {"name": "blue"}, "spec": {"ipv4": {"cidrs": ["192.168.0.0/16"], "maskSize": 27}}})")}),
+                   "/apis/cilium.io/v2alpha1/ciliumpodippools");
+    CHECK(multi["result"] == "unproven");
+    CHECK_THAT(multi["evidence"].dump(),
+               Catch::Contains("which overlaps") && Catch::Contains("blue (192.168.0.0/16)"));
+    // ENI mode: the node's pod addresses are the keys of its pool, with no podCIDRs.
+    const json eni = egressWith("192.168.5.0/24", verify_fixtures::list({json::parse(R"({"metadata":
+        {"name": "node-1"}, "spec": {"ipam": {"pool": {"192.168.5.7": {"resource": "eni-1"}}}}})")}),
+                                "/apis/cilium.io/v2/ciliumnodes");
+    CHECK(eni["result"] == "unproven");
+    CHECK_THAT(eni["evidence"].dump(), Catch::Contains("192.168.5.7/32"));
 }
 
 TEST_CASE("attack 63: pod ranges not known, an allowed global IPv6 range is unproven",

@@ -1,0 +1,175 @@
+// What changed between verify's start and its end, from the server's own record of changes
+// (a watch from the start's resourceVersion), and the objects beside the NetworkPolicies that
+// decide egress: a change undone before the end leaves two reads equal, not its effect (review
+// 64 H3, L3).
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "end_recheck.hpp"
+#include "rossoctl/kube/client.hpp"
+#include "sandbox_inputs.hpp"
+#include "verification.hpp"
+
+namespace rossoctl::verify {
+
+using end_recheck::readAgain;
+using end_recheck::resourceVersionOf;
+using nlohmann::json;
+
+namespace {
+
+// A minute of a busy namespace's writes, at most; more is a flood, not read in full.
+constexpr std::size_t kMostReplayedChanges = 2000;
+// The server ends a collection's watch after this; its record of changes arrives first.
+constexpr int kCollectionWindowSeconds = 1;
+// One object's changes up to the version read at the end arrive at once.
+constexpr int kObjectWindowSeconds = 10;
+
+std::map<std::string, std::string> versionsByName(const json& items) {
+    std::map<std::string, std::string> byName;
+    if (!items.is_array()) return byName;
+    for (const auto& item : items) {
+        const json& metadata = json_access::at(item, "metadata");
+        byName[json_access::shortened(json_access::stringAt(metadata, "name", "?"), 253)] =
+            json_access::stringAt(metadata, "resourceVersion");
+    }
+    return byName;
+}
+
+// "a (added)", "b (changed)", "c (removed)": what differs between two name → version maps.
+std::vector<std::string> differences(const std::map<std::string, std::string>& before,
+                                     const std::map<std::string, std::string>& now) {
+    std::vector<std::string> changed;
+    for (const auto& [name, version] : now)
+        if (!before.count(name))
+            changed.push_back(name + " (added)");
+        else if (before.at(name) != version)
+            changed.push_back(name + " (changed)");
+    for (const auto& [name, version] : before)
+        if (!now.count(name)) changed.push_back(name + " (removed)");
+    return changed;
+}
+
+}  // namespace
+
+std::string Verification::replayChanges(
+    const kube::ResourceRef& ref, const std::string& name, const std::string& since,
+    const std::string& until, const std::function<void(const kube::WatchEvent&)>& onChange) {
+    if (since.empty()) return "the server gave no resourceVersion to replay its changes from";
+    kube::ListOptions options;
+    if (!name.empty()) options.fieldSelector = "metadata.name=" + name;
+    options.resourceVersion = since;
+    options.timeoutSeconds = until.empty() ? kCollectionWindowSeconds : kObjectWindowSeconds;
+    bool reached = until.empty();
+    std::size_t changes = 0;
+    const std::string problem = readAgain([&] {
+        client_.watch(
+            ref, ns_, options,
+            [&](const kube::WatchEvent& event) {
+                if (event.type == "BOOKMARK") return true;
+                if (++changes > kMostReplayedChanges) return false;
+                onChange(event);
+                if (!until.empty() && resourceVersionOf(event.object) == until) {
+                    reached = true;
+                    return false;
+                }
+                return true;
+            },
+            std::chrono::seconds(options.timeoutSeconds + 5));
+    });
+    if (!problem.empty()) return problem;
+    if (changes > kMostReplayedChanges)
+        return fmt::format("over {} changes to {} while verify ran", kMostReplayedChanges,
+                           ref.resource);
+    if (!reached)
+        return fmt::format(
+            "the server's record of changes to {} ended before the version read "
+            "at the end",
+            ref.resource);
+    return "";
+}
+
+void Verification::recheckPolicies(CheckResult& egress) {
+    const auto unproven = [&](const std::string& line) {
+        absorb(egress.staticPart, Finding{Verdict::Unproven, {line}, ""});
+    };
+    std::map<std::string, std::string> now;
+    const std::string unread = readAgain([&] {
+        now = versionsByName(
+            client_.list(kube::resources::networkPolicies(), ns_).value("items", json::array()));
+    });
+    if (!unread.empty())
+        return unproven(
+            fmt::format("the namespace's NetworkPolicies could not be read again at the end ({}): "
+                        "one changed while verify ran is not ruled out",
+                        unread));
+    std::vector<std::string> changed = differences(versionsByName(inputs_.networkPolicies), now);
+    // One added and removed again, or changed and changed back, is in the server's record alone.
+    std::set<std::string> replayed;
+    const std::string unreplayed =
+        changed.empty()
+            ? replayChanges(kube::resources::networkPolicies(), "", inputs_.policiesVersion, "",
+                            [&](const kube::WatchEvent& event) {
+                                replayed.insert(json_access::shortened(
+                                    json_access::stringAt(json_access::at(event.object, "metadata"),
+                                                          "name", "?"),
+                                    253));
+                            })
+            : "";
+    for (const auto& policy : replayed) changed.push_back(policy + " (written, then undone)");
+    if (!unreplayed.empty())
+        return unproven(fmt::format(
+            "the changes to namespace {}'s NetworkPolicies while verify ran could not be read "
+            "({}): one made and undone is not ruled out",
+            ns_, unreplayed));
+    if (changed.empty()) return;
+    unproven(
+        fmt::format("NetworkPolicies of namespace {} changed while verify ran: {}; the pods "
+                    "were judged against the ones read at the start, so egress is not proven "
+                    "(verify again)",
+                    ns_, json_access::fewOf(changed)));
+}
+
+void Verification::recheckNamespaceAndPluginPolicies(std::vector<CheckResult>& checks) {
+    std::vector<std::string> lines;
+    // Its labels set Pod Security, its annotations the project's egress, gate and lifetime.
+    if (inputs_.namespaceObject) {
+        std::optional<json> now;
+        const std::string unread =
+            readAgain([&] { now = client_.getIfExists(kube::resources::namespaces(), "", ns_); });
+        if (!unread.empty())
+            lines.push_back(
+                fmt::format("namespace {} could not be read again at the end ({})", ns_, unread));
+        else if (!now || resourceVersionOf(*now) != resourceVersionOf(*inputs_.namespaceObject))
+            lines.push_back(fmt::format("namespace {} was written while verify ran", ns_));
+    }
+    if (inputs_.egress.ciliumPolicies.is_array()) {
+        std::vector<std::string> problems;
+        const json now =
+            optionalList(client_, kube::resources::ciliumNetworkPolicies(), ns_, problems);
+        const auto changed =
+            differences(versionsByName(inputs_.egress.ciliumPolicies), versionsByName(now));
+        if (!now.is_array())
+            lines.push_back(
+                "the namespace's CiliumNetworkPolicies could not be read again at "
+                "the end");
+        else if (!changed.empty())
+            lines.push_back(
+                fmt::format("CiliumNetworkPolicies of namespace {} changed while "
+                            "verify ran: {}",
+                            ns_, json_access::fewOf(changed)));
+    }
+    if (unevaluatedPolicyKinds(client_, ns_) != inputs_.unevaluatedPolicies)
+        lines.push_back(
+            "the cluster's other policy kinds (AdminNetworkPolicy, Calico, Antrea, "
+            "Cilium clusterwide) changed while verify ran");
+    if (lines.empty()) return;
+    lines.back() +=
+        ": what they decide was judged as read at the start (review 64 L3; verify "
+        "again)";
+    for (auto& check : checks) absorb(check.staticPart, Finding{Verdict::Unproven, lines, ""});
+}
+
+}  // namespace rossoctl::verify

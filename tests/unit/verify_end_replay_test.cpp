@@ -1,0 +1,190 @@
+// Review 64 H3, M1, M2: a change made and undone before verify's end left the two reads equal,
+// and verify certified what the pod had meanwhile. The server's record of changes since the
+// start is read at the end; a pod's spec that changed, and a shutdown time a claim set, too.
+#include <catch2/catch.hpp>
+#include <functional>
+#include <string>
+
+#include "verify_fixtures.hpp"
+
+using nlohmann::json;
+using namespace rossoctl::testing;
+
+namespace {
+
+const std::string kPolicies = "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies";
+
+std::string event(const char* type, const json& object) {
+    return json{{"type", type}, {"object", object}}.dump() + "\n";
+}
+
+json withVersion(json object, const std::string& version) {
+    object["metadata"]["resourceVersion"] = version;
+    return object;
+}
+
+// verify --no-restart of the hardened sandbox with `pod` as its pod and `routes` served first
+// (a route given twice answers in order); its verdicts.
+json verdictsWith(const std::function<void(TestHost&)>& routes,
+                  const json& pod = verify_fixtures::hardenedPod("pod-uid-1"),
+                  const json& box = verify_fixtures::sandbox()) {
+    TestHost host;
+    routes(host);
+    verify_fixtures::serveHardened(host, "curl", box, pod, pod);
+    verify_fixtures::runVerifyJson(host, {"--no-restart"});
+    INFO(host.err.str());
+    return verify_fixtures::verdicts(printedJson(host.out.str()));
+}
+
+// The same, where the last GET of `path` (verify's read at its end) answers `atEnd` and every
+// one before it `before`, and a watch of it by name from `since` replays `changes`.
+json verdictsWithEnd(const std::string& path, const json& before, const json& atEnd,
+                     const std::string& since, const std::vector<std::string>& changes,
+                     const json& pod, const json& box = verify_fixtures::sandbox()) {
+    TestHost counting;  // how many reads a run makes, the end's included
+    counting.server.onJson("GET", path, 200, before);
+    verify_fixtures::serveHardened(counting, "curl", box, pod, pod);
+    verify_fixtures::runVerifyJson(counting, {"--no-restart"});
+    const std::size_t reads = counting.server.requestsTo("GET", path).size();
+    REQUIRE(reads >= 1);
+    const std::string collection = path.substr(0, path.rfind('/'));
+    const std::string name = path.substr(path.rfind('/') + 1);
+    return verdictsWith(
+        [&](TestHost& host) {
+            for (std::size_t i = 0; i + 1 < reads; ++i)
+                host.server.onJson("GET", path, 200, before);
+            host.server.onJson("GET", path, 200, atEnd);
+            host.server.onStream("GET",
+                                 collection + "?watch=true&fieldSelector=metadata.name%3D" + name +
+                                     "&resourceVersion=" + since,
+                                 changes);
+        },
+        pod, box);
+}
+
+std::string evidenceOf(const json& part) {
+    return part["evidence"].dump();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "review 64 H3: a NetworkPolicy added and removed while verify ran leaves egress "
+    "unproven",
+    "[verify][false-pass]") {
+    const json open = json::parse(R"({"metadata": {"name": "allow-all", "resourceVersion": "11"},
+        "spec": {"podSelector": {}, "policyTypes": ["Egress"], "egress": [{}]}})");
+    const json quiet = verdictsWith([](TestHost&) {});
+    CHECK_THAT(evidenceOf(quiet["egress"]["static"]),
+               !Catch::Contains("while verify ran") && !Catch::Contains("could not be read"));
+    const json egress = verdictsWith([&](TestHost& host) {
+        host.server.onStream("GET", kPolicies + "?watch=true&resourceVersion=10",
+                             {event("ADDED", open), event("DELETED", withVersion(open, "12"))});
+    })["egress"]["static"];
+    CHECK(egress["result"] == "unproven");
+    CHECK_THAT(egress["evidence"].dump(), Catch::Contains("allow-all (written, then undone)"));
+    // The record gone (compacted): not read, so not ruled out.
+    const json gone = verdictsWith([&](TestHost& host) {
+        host.server.on("GET", kPolicies + "?watch=true&resourceVersion=10", 410,
+                       R"j({"kind": "Status", "code": 410, "reason": "Expired",
+                            "message": "too old resource version: 10 (40)"})j");
+    })["egress"]["static"];
+    CHECK(gone["result"] == "unproven");
+    CHECK_THAT(gone["evidence"].dump(),
+               Catch::Contains("could not be read") && Catch::Contains("too old resource version"));
+}
+
+TEST_CASE(
+    "review 64 H3: the pod's labels changed and changed back while verify ran leave "
+    "egress unproven",
+    "[verify][false-pass]") {
+    const std::string path = verify_fixtures::kPods + "/orders";
+    const json judged = withVersion(verify_fixtures::hardenedPod("pod-uid-1"), "100");
+    json open = withVersion(judged, "101");
+    open["metadata"]["labels"]["role"] = "open";
+    const json back = withVersion(judged, "102");
+    const json checks = verdictsWithEnd(path, judged, back, "100",
+                                        {event("MODIFIED", open), event("MODIFIED", back)}, judged);
+    CHECK(checks["egress"]["static"]["result"] == "unproven");
+    CHECK_THAT(evidenceOf(checks["egress"]["static"]),
+               Catch::Contains("pod orders's labels changed while verify ran"));
+    // Only a status written between: nothing the checks judged changed.
+    json running = withVersion(judged, "101");
+    running["status"]["podIP"] = "10.0.0.9";
+    const json status = verdictsWithEnd(
+        path, judged, back, "100", {event("MODIFIED", running), event("MODIFIED", back)}, judged);
+    CHECK_THAT(evidenceOf(status["egress"]["static"]), !Catch::Contains("while verify ran"));
+    CHECK(status["limits"]["live"]["result"] == "pass");
+    // The record ends before the version read at the end: not read in full.
+    const json cut =
+        verdictsWithEnd(path, judged, back, "100", {event("MODIFIED", running)}, judged);
+    CHECK(cut["limits"]["live"]["result"] == "unproven");
+    CHECK_THAT(evidenceOf(cut["limits"]["live"]),
+               Catch::Contains("ended before the version read at the end"));
+}
+
+TEST_CASE(
+    "review 64 M1: a container's image changed while verify ran leaves every check "
+    "unproven",
+    "[verify][false-pass]") {
+    const json judged = withVersion(verify_fixtures::hardenedPod("pod-uid-1"), "100");
+    json swapped = withVersion(judged, "101");
+    swapped["spec"]["containers"][0]["image"] = "tenant/anything:latest";
+    const json checks = verdictsWithEnd(verify_fixtures::kPods + "/orders", judged, swapped, "100",
+                                        {event("MODIFIED", swapped)}, judged);
+    for (const char* id : {"service-account-token", "egress", "limits"}) {
+        INFO(id);
+        CHECK(checks[id]["live"]["result"] == "unproven");
+        CHECK_THAT(evidenceOf(checks[id]["live"]),
+                   Catch::Contains("pod orders's spec changed while verify ran"));
+    }
+}
+
+TEST_CASE(
+    "review 64 H3, M2: the Sandbox's versions between; a shutdown time a claim sets is no "
+    "change",
+    "[verify][false-pass]") {
+    const std::string path = verify_fixtures::kSandboxes + "/orders";
+    const json pod = verify_fixtures::hardenedPod("pod-uid-1");
+    const json box = withVersion(verify_fixtures::sandbox(), "50");
+    // The template made to automount a token and made back before the end.
+    json token = withVersion(box, "51");
+    token["spec"]["podTemplate"]["spec"]["automountServiceAccountToken"] = true;
+    const json back = withVersion(box, "52");
+    const json undone = verdictsWithEnd(
+        path, box, back, "50", {event("MODIFIED", token), event("MODIFIED", back)}, pod, box);
+    CHECK(undone["service-account-token"]["static"]["result"] == "unproven");
+    CHECK_THAT(evidenceOf(undone["service-account-token"]["static"]),
+               Catch::Contains("sandbox orders's spec changed while verify ran"));
+    // A claim's shutdown time: the spare's run only got shorter; one moved later is a change.
+    json claimed = withVersion(box, "51");
+    claimed["spec"]["shutdownTime"] = "2030-01-01T00:00:00Z";
+    const json shorter =
+        verdictsWithEnd(path, box, claimed, "50", {event("MODIFIED", claimed)}, pod, box);
+    CHECK(shorter["service-account-token"]["static"]["result"] == "pass");
+    json bounded = box;
+    bounded["spec"]["shutdownTime"] = "2029-01-01T00:00:00Z";
+    const json later =
+        verdictsWithEnd(path, bounded, claimed, "50", {event("MODIFIED", claimed)}, pod, bounded);
+    CHECK(later["service-account-token"]["static"]["result"] == "unproven");
+}
+
+TEST_CASE(
+    "review 64 H3: a Secret the pod reads, missing at the start and at the end but made "
+    "between, leaves the token unproven",
+    "[verify][false-pass]") {
+    json pod = verify_fixtures::hardenedPod("pod-uid-1");
+    pod["spec"]["volumes"].push_back(
+        {{"name", "cfg"}, {"secret", {{"secretName", "cfg"}, {"optional", true}}}});
+    const json made = json::parse(R"({"metadata": {"name": "cfg", "resourceVersion": "20"},
+        "type": "kubernetes.io/service-account-token", "data": {}})");
+    const json token = verdictsWith(
+        [&](TestHost& host) {
+            host.server.onStream("GET",
+                                 "/api/v1/namespaces/team1/secrets?watch=true&resourceVersion=10",
+                                 {event("ADDED", made), event("DELETED", withVersion(made, "21"))});
+        },
+        pod)["service-account-token"]["static"];
+    CHECK(token["result"] == "unproven");
+    CHECK_THAT(token["evidence"].dump(), Catch::Contains("Secret cfg (made, then deleted)"));
+}
