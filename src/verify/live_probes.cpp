@@ -73,6 +73,11 @@ std::vector<std::string> cgroupProbeCommand() {
             "echo \"rossoctl-value=$v\"; break; fi\n"
             "done\n"
             "[ -n \"$v\" ] || echo rossoctl-file=none\n"
+            // cgroup v1 charges socket buffers to a counter of their own, unbounded unless set.
+            "if [ \"$f\" = /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then\n"
+            "  if read -r t < /sys/fs/cgroup/memory/memory.kmem.tcp.limit_in_bytes; then\n"
+            "    echo \"rossoctl-tcp=$t\"; else echo rossoctl-tcp=none; fi 2>/dev/null\n"
+            "fi\n"
             "if [ -r /sys/fs/cgroup/cpu.max ] && read -r q p < /sys/fs/cgroup/cpu.max; then\n"
             "  echo \"rossoctl-cpu=/sys/fs/cgroup/cpu.max $q $p\"\n"
             "elif read -r q < /sys/fs/cgroup/cpu/cpu.cfs_quota_us && "
@@ -156,6 +161,45 @@ std::optional<long long> memoryLimitBytes(const json& container) {
     return std::nullopt;
 }
 
+namespace {
+
+constexpr const char* kMemoryLimitV1 = "/sys/fs/cgroup/memory/memory.limit_in_bytes";
+// cgroup v1 reports "no limit" as a page-aligned LONG_MAX.
+constexpr long long kUnlimitedV1 = 0x7FFFFFFFFFFFF000LL;
+
+// On cgroup v1 a socket's buffers are charged to memory.kmem.tcp, never to the memory limit:
+// without a bound there a container limited to 64Mi pinned 2.2 GiB of the node's memory in
+// TCP buffers, the node's whole tcp_mem (attack 65 L1). v2 charges them to memory.max.
+Finding socketBuffersV1(const ProbeOutput& output, long long limitBytes) {
+    const std::string value = marker(output.stdoutText, "rossoctl-tcp").value_or("none");
+    long long bytes = -1;
+    try {
+        if (value != "none") bytes = std::stoll(value);
+    } catch (...) {
+    }
+    const char* file = "/sys/fs/cgroup/memory/memory.kmem.tcp.limit_in_bytes";
+    if (bytes < 0)
+        return probe_text::unproven(fmt::format(
+            "{} is not readable ('{}'): on cgroup v1 socket buffers are charged there, not to "
+            "the memory limit, so what the container may pin in them is not known",
+            file, cleanLine(value)));
+    if (bytes >= kUnlimitedV1 || bytes > limitBytes)
+        return probe_text::unproven(fmt::format(
+            "{} = {}: on cgroup v1 socket buffers are charged there, not to the memory limit, "
+            "so the container may pin {} of the node's memory in them (up to the node's "
+            "net.ipv4.tcp_mem, every pod's TCP stalls then); cgroup v2 charges them to "
+            "memory.max (attack 65 L1)",
+            file, bytes >= kUnlimitedV1 ? "unlimited" : formatBytes(bytes),
+            bytes >= kUnlimitedV1 ? "any amount" : "more than its limit"));
+    Finding bounded;
+    bounded.verdict = Verdict::Pass;
+    bounded.evidence.push_back(fmt::format("{} = {} ({}): cgroup v1 socket buffers are bounded too",
+                                           file, bytes, formatBytes(bytes)));
+    return bounded;
+}
+
+}  // namespace
+
 Finding limitsLive(const ProbeOutput& output, std::optional<long long> expectedBytes) {
     if (!output.started) return notStarted(output, "sh");
     const std::string file = marker(output.stdoutText, "rossoctl-file").value_or("none");
@@ -167,8 +211,6 @@ Finding limitsLive(const ProbeOutput& output, std::optional<long long> expectedB
     const std::string value = marker(output.stdoutText, "rossoctl-value").value_or("");
     Finding finding;
     finding.verdict = Verdict::Fail;
-    // cgroup v1 reports "no limit" as a page-aligned LONG_MAX.
-    constexpr long long kUnlimitedV1 = 0x7FFFFFFFFFFFF000LL;
     long long bytes = -1;
     try {
         if (value != "max") bytes = std::stoll(value);
@@ -187,6 +229,7 @@ Finding limitsLive(const ProbeOutput& output, std::optional<long long> expectedB
         finding.verdict = Verdict::Pass;
         finding.evidence.push_back(fmt::format("{} = {} ({}), the container's memory limit", file,
                                                bytes, formatBytes(bytes)));
+        if (file == kMemoryLimitV1) absorb(finding, socketBuffersV1(output, bytes));
     } else {
         finding.evidence.push_back(fmt::format("{} = {} but the container's memory limit is {}",
                                                file, formatBytes(bytes),

@@ -131,6 +131,13 @@ write_real_node_config() {
   mkdir -p "$NODE_DIR"/{containerd,cni,certs.d,kubelet,pod-logs,registry,cni-state}
   local h
   install -m 755 "$HERE/real-node/runsc" "$NODE_DIR/runsc"
+  install -m 755 "$HERE/real-node/tcp-buffer-limit" "$NODE_DIR/tcp-buffer-limit"
+  # runc's containers start from containerd's own default spec, plus the hook that bounds their
+  # TCP buffers (real-node/tcp-buffer-limit says why).
+  ctr oci spec | jq --arg hook "$NODE_DIR/tcp-buffer-limit" \
+    '.hooks.createRuntime = [{path: $hook, args: ["tcp-buffer-limit"], timeout: 10,
+      env: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"]}]' \
+    >"$NODE_DIR/runc-base-spec.json" || die "cannot write runc's base spec"
   cat >"$NODE_DIR/containerd.toml" <<EOF
 # containerd of the local cluster's real node (written by local-cluster up). It runs in the
 # node's private mount namespace, whose tmpfs /run holds the fixed host paths it also uses.
@@ -156,6 +163,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
+      base_runtime_spec = "$NODE_DIR/runc-base-spec.json"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         BinaryName = "/usr/sbin/runc"
         SystemdCgroup = false

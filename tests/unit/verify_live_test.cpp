@@ -63,6 +63,36 @@ TEST_CASE("token probe: absent, readable, cannot run") {
     CHECK(mentions(unproven, "could not run sh"));
 }
 
+TEST_CASE("attack 65 L1: on cgroup v1 the socket buffers' own bound is read",
+          "[verify][false-pass]") {
+    // A container limited to 64Mi pinned 2.2 GiB in TCP buffers: v1 charges them to
+    // memory.kmem.tcp, which the kubelet leaves unbounded, and limits passed.
+    const long long limit = 64LL * 1024 * 1024;
+    ProbeOutput v1;
+    const std::string memory =
+        "rossoctl-file=/sys/fs/cgroup/memory/memory.limit_in_bytes\nrossoctl-value=67108864\n";
+    v1.stdoutText = memory + "rossoctl-tcp=9223372036854771712\n";
+    const Finding unbounded = limitsLive(v1, limit);
+    CHECK(unbounded.verdict == Verdict::Unproven);
+    CHECK(mentions(unbounded,
+                   "memory.kmem.tcp.limit_in_bytes = unlimited: on cgroup v1 socket "
+                   "buffers are charged there, not to the memory limit"));
+    v1.stdoutText = memory + "rossoctl-tcp=134217728\n";
+    CHECK(limitsLive(v1, limit).verdict == Verdict::Unproven);
+    v1.stdoutText = memory + "rossoctl-tcp=none\n";
+    CHECK(limitsLive(v1, limit).verdict == Verdict::Unproven);
+    v1.stdoutText = memory;
+    CHECK(limitsLive(v1, limit).verdict == Verdict::Unproven);
+    v1.stdoutText = memory + "rossoctl-tcp=67108864\n";
+    const Finding bounded = limitsLive(v1, limit);
+    CHECK(bounded.verdict == Verdict::Pass);
+    CHECK(mentions(bounded, "(64Mi): cgroup v1 socket buffers are bounded too"));
+    // cgroup v2 charges them to memory.max: nothing more to read.
+    ProbeOutput v2;
+    v2.stdoutText = "rossoctl-file=/sys/fs/cgroup/memory.max\nrossoctl-value=67108864\n";
+    CHECK(limitsLive(v2, limit).verdict == Verdict::Pass);
+}
+
 TEST_CASE("cgroup probe: v1 and v2 files, unlimited, mismatch, unreadable") {
     const long long limit = 512LL * 1024 * 1024;
     ProbeOutput v2;
@@ -86,7 +116,7 @@ TEST_CASE("cgroup probe: v1 and v2 files, unlimited, mismatch, unreadable") {
     // 500M is not page-aligned: the kernel rounds down.
     v1.stdoutText =
         "rossoctl-file=/sys/fs/cgroup/memory/memory.limit_in_bytes\n"
-        "rossoctl-value=499998720\n";
+        "rossoctl-value=499998720\nrossoctl-tcp=499998720\n";
     CHECK(limitsLive(v1, 500000000).verdict == Verdict::Pass);
     ProbeOutput none;
     none.stdoutText = "rossoctl-file=none\n";
