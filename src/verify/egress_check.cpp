@@ -140,6 +140,17 @@ std::string hostPathVolumesDoubt(const EgressInputs& inputs) {
     return "";
 }
 
+// Pods that can hold NET_RAW or NET_ADMIN on the pods' network (attack 65 N2); "" for none.
+std::string rawNetworkDoubt(const EgressInputs& inputs) {
+    const auto& pods = inputs.rawNetworkPods;
+    if (pods.empty()) return "";
+    return fmt::format(
+        "{} can hold NET_RAW or NET_ADMIN: on the pods' shared network {} answers ARP for an "
+        "address this pod may reach (the cluster DNS) and takes what it sends there (attack 65 "
+        "N2; drop NET_RAW, or enforce Pod Security restricted)",
+        fewOf(pods), pods.size() == 1 ? "it" : "one");
+}
+
 }  // namespace
 
 Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what) {
@@ -179,6 +190,8 @@ Finding hostAccessNeighbours(const EgressInputs& inputs, const std::string& what
                         inputs.hostListenersUnread, what));
     if (const std::string volumes = hostPathVolumesDoubt(inputs); !volumes.empty())
         doubt(fmt::format("{}, so {} is not proven", volumes, what));
+    if (const std::string raw = rawNetworkDoubt(inputs); !raw.empty())
+        doubt(fmt::format("{}, so {} is not proven", raw, what));
     return finding;
 }
 
@@ -269,6 +282,10 @@ Finding egressStatic(const json& pod, const json& networkPolicies, const EgressI
     if (const std::string volumes = hostPathVolumesDoubt(inputs); !volumes.empty()) {
         finding.evidence.push_back(volumes +
                                    ", and carries them out on its own egress; not proven");
+        finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
+    }
+    if (const std::string raw = rawNetworkDoubt(inputs); !raw.empty()) {
+        finding.evidence.push_back(raw + ", out on its own egress; not proven");
         finding.verdict = worstOf(finding.verdict, Verdict::Unproven);
     }
     if (inputs.clusterDns) {

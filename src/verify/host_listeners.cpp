@@ -182,6 +182,16 @@ void addClusterPods(const json& pods, const std::string& nodeName, EgressInputs&
             if (const auto access = hostAccessOf(pod); !access.empty())
                 egress.hostAccessPods.push_back(
                     fmt::format("{} ({})", owner, json_access::fewOf(access, 2)));
+            // ARP is answered on one node's pod network: the neighbours are this node's.
+            std::vector<std::string> raw;
+            if (here) raw = {"its spec is not one verify reads"};
+            try {
+                if (here) raw = rawNetworkHolders(pod);
+            } catch (const json::exception&) {  // a hostile server's wrong types: counted
+            }
+            if (!raw.empty())
+                egress.rawNetworkPods.push_back(
+                    fmt::format("{} ({})", owner, json_access::fewOf(raw, 2)));
         }
         if (!json_access::at(spec, "hostNetwork").is_boolean() ||
             !json_access::at(spec, "hostNetwork").get<bool>())

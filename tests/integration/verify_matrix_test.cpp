@@ -637,8 +637,10 @@ TEST_CASE("sandbox verify: the pod's tools and its PID space decide nothing",
     }
 }
 
+// [outage]: its neighbour can hold NET_RAW, which leaves every sandbox on the node verified
+// meanwhile unproven (attack 65 N2).
 TEST_CASE("sandbox verify: a NET_RAW neighbour leaves the trusted probe's denial unproven",
-          "[verify-matrix]") {
+          "[verify-matrix][outage]") {
     harness::TestNamespace baseline("verify35-baseline", false);
     auto created = harness::rossoctl(
         {"project", "create", baseline.name(), "--no-check", "--pod-security", "baseline"});
@@ -663,6 +665,26 @@ TEST_CASE("sandbox verify: a NET_RAW neighbour leaves the trusted probe's denial
     CHECK(egress["live"]["result"] == "unproven");
     CHECK_THAT(evidenceOf(egress),
                Catch::Contains("container neighbour keeps the default NET_RAW"));
+    // Attack 65 N2: the same pod is a neighbour of every sandbox on its node: it answers ARP for
+    // the cluster DNS's address, takes what they send there and relays it on its own egress.
+    harness::TestNamespace restricted("verify65-beside", false);
+    harness::createProject(restricted.name());
+    json hardened = harness::smallSandbox(restricted.name(), "agent", "busybox:1.36");
+    podSpec(hardened)["containers"][0]["command"] = {"sleep", "3600"};
+    harness::admin().create(sandboxes(), restricted.name(), hardened);
+    REQUIRE(harness::eventually([&] { return sandboxIsReady(restricted.name(), "agent"); }, 180));
+    const auto [result, report] = harness::verifyTrusted(restricted.name(), "agent");
+    INFO(result.out << result.err);
+    CHECK(result.exitCode == 3);
+    for (const char* id : {"egress", "service-account-token"}) {
+        INFO(id);
+        const json& check = harness::checkNamed(report, id);
+        CHECK(check["static"]["result"] == "unproven");
+        CHECK_THAT(evidenceOf(check),
+                   Catch::Contains("pod " + baseline.name() + "/raw-neighbour") &&
+                       Catch::Contains("can hold NET_RAW or NET_ADMIN: on the pods' shared "
+                                       "network it answers ARP"));
+    }
 }
 
 // Issue 35 point 8: the node's runtime applies seccomp as the spec says.

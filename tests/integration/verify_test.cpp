@@ -172,6 +172,12 @@ TEST_CASE("sandbox verify: hardened passes; each broken boundary fails alone", "
         CHECK_THAT(evidenceOf(checkNamed(report, "egress")), Catch::Contains("could not connect"));
         CHECK_THAT(evidenceOf(checkNamed(report, "nothing-survives")),
                    Catch::Contains("canaries are gone"));
+        // cgroup v1 (this node): the socket buffers' own bound, read live (attack 65 L1).
+        if (evidenceOf(checkNamed(report, "limits")).find("memory/memory.limit_in_bytes") !=
+            std::string::npos)
+            CHECK_THAT(evidenceOf(checkNamed(report, "limits")),
+                       Catch::Contains("memory.kmem.tcp.limit_in_bytes = ") &&
+                           Catch::Contains("cgroup v1 socket buffers are bounded too"));
 
         auto table = harness::rossoctl({"sandbox", "verify", "good", "-n", ns, "--egress-target",
                                         outside, "--trusted-probe", kProbeImage, "--no-restart"});

@@ -19,7 +19,14 @@ json claimMounter(const std::string& name, const std::string& claim,
     return {
         {"metadata", {{"name", name}, {"namespace", "team1"}, {"uid", "uid-" + name}}},
         {"spec",
-         {{"containers", {{{"name", "relay"}, {"image", "curlimages/curl:8"}}}},
+         {{"containers",
+           {{{"name", "relay"},
+             {"image", "curlimages/curl:8"},
+             // Without NET_RAW: what it shares is its claim alone (attack 65 N2 aside).
+             {"securityContext",
+              {{"runAsNonRoot", true},
+               {"allowPrivilegeEscalation", false},
+               {"capabilities", {{"drop", {"ALL"}}}}}}}}},
           {"volumes", {{{"name", "stolen"}, {"persistentVolumeClaim", {{"claimName", claim}}}}}}}},
         {"status", {{"phase", phase}}}};
 }

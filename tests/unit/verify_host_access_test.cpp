@@ -172,3 +172,47 @@ TEST_CASE("review 61 #4: namespaces the cluster's admin vouches for are not coun
     CHECK(token["result"] == "unproven");
     CHECK_THAT(token["evidence"].dump(), !Catch::Contains("vouches for"));
 }
+
+TEST_CASE(
+    "attack 65 N2: a neighbour that can hold NET_RAW leaves egress, the token and "
+    "nothing-survives unproven",
+    "[verify][false-pass]") {
+    // A root pod of a baseline namespace on the sandbox's node answered ARP for the kube-dns
+    // pod's address: the sandbox's allowed DNS went to it, and it relayed the data out (HTTP 200)
+    // and kept the agent's state across verify's restart; verify passed all three.
+    const json pods = json::parse(R"({"items": [
+      {"metadata": {"name": "spoof", "namespace": "team2"}, "spec": {"nodeName": "node-1",
+       "containers": [{"name": "c"}]}},
+      {"metadata": {"name": "far", "namespace": "team2"}, "spec": {"nodeName": "node-2",
+       "containers": [{"name": "c"}]}},
+      {"metadata": {"name": "done", "namespace": "team2"}, "spec": {"nodeName": "node-1",
+       "containers": [{"name": "c"}]}, "status": {"phase": "Succeeded"}},
+      {"metadata": {"name": "system", "namespace": "kube-system"}, "spec": {"nodeName": "node-1",
+       "containers": [{"name": "c"}]}},
+      {"metadata": {"name": "odd", "namespace": "team3"}, "spec": {"nodeName": "node-1",
+       "containers": ["not a container"]}},
+      {"metadata": {"name": "hardened", "namespace": "team1"}, "spec": {"nodeName": "node-1",
+       "containers": [{"name": "c", "securityContext": {"runAsNonRoot": true,
+         "allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}}]}}]})");
+    EgressInputs inputs;
+    addClusterPods(pods, "node-1", inputs);
+    CHECK(inputs.rawNetworkPods ==
+          std::vector<std::string>{
+              "pod team2/spoof (container c keeps the default NET_RAW (it may run as root))",
+              "pod team3/odd (its spec is not one verify reads)"});
+    const Finding token = hostAccessNeighbours(inputs, "that no credential is placed there");
+    CHECK(token.verdict == Verdict::Unproven);
+    CHECK_THAT(fmt::format("{}", fmt::join(token.evidence, "\n")),
+               Catch::Contains("can hold NET_RAW or NET_ADMIN: on the pods' shared network one "
+                               "answers ARP") &&
+                   Catch::Contains("so that no credential is placed there is not proven"));
+    const json pod = rossoctl::testing::verify_fixtures::hardenedPod("uid");
+    CHECK(
+        egressStatic(pod, rossoctl::testing::verify_fixtures::policies(), EgressInputs{}).verdict ==
+        Verdict::Pass);
+    const Finding egress =
+        egressStatic(pod, rossoctl::testing::verify_fixtures::policies(), inputs);
+    CHECK(egress.verdict == Verdict::Unproven);
+    CHECK_THAT(fmt::format("{}", fmt::join(egress.evidence, "\n")),
+               Catch::Contains("pod team2/spoof") && Catch::Contains("attack 65 N2"));
+}
