@@ -88,6 +88,7 @@ void Client::watch(const ResourceRef& ref, const std::string& ns, const ListOpti
     add("fieldSelector", options.fieldSelector);
     add("resourceVersion", options.resourceVersion);
     if (options.timeoutSeconds > 0) add("timeoutSeconds", std::to_string(options.timeoutSeconds));
+    if (options.allowWatchBookmarks) add("allowWatchBookmarks", "true");
 
     HttpRequest request = prepare("GET", collectionPath(ref, ns) + query, {}, {});
     // A stream has no deadline of its own: only the caller's, or --request-timeout's.

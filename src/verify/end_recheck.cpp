@@ -13,6 +13,7 @@
 #include "json_access.hpp"
 #include "rossoctl/app/sandbox_pod.hpp"
 #include "rossoctl/app/sandbox_restart.hpp"
+#include "rossoctl/kube/timestamp.hpp"
 #include "rossoctl/kube/transport.hpp"
 #include "rossoctl/model/sandbox.hpp"
 #include "verification.hpp"
@@ -28,6 +29,8 @@ namespace {
 
 // The Sandbox's spec as judged but for a shutdown time set or moved earlier: a claim sets a
 // spare's (src/app/run/warm_pool.cpp), which only shortens what limits judged (review 64 M2).
+// Read as a time, never compared as text (review 66 M1: "15:00:0005Z" sorts first as text, and
+// no controller parses it).
 bool sameButEarlierShutdown(const json& spec, const json& judged) {
     const auto shutdownOf = [](const json& of) {
         const std::string at = json_access::stringAt(of, "shutdownTime");
@@ -46,11 +49,12 @@ bool sameButEarlierShutdown(const json& spec, const json& judged) {
     if (withoutShutdown(spec) != withoutShutdown(judged)) return false;
     const std::string before = shutdownOf(judged);
     const std::string now = shutdownOf(spec);
-    // RFC 3339 in UTC ("Z"), as the API server writes it, orders as text.
-    const auto utc = [](const std::string& at) { return !at.empty() && at.back() == 'Z'; };
     if (now == before) return true;
-    if (!utc(now)) return false;
-    return before.empty() || (utc(before) && now <= before);
+    const auto nowAt = kube::parseTimestamp(now);
+    if (!nowAt) return false;
+    if (before.empty()) return true;
+    const auto beforeAt = kube::parseTimestamp(before);
+    return beforeAt && *nowAt < *beforeAt;
 }
 
 // What differs between the judged pod and a later version of it (the one read at the end, or
@@ -227,7 +231,7 @@ void Verification::recheckTokenSources(CheckResult& token) {
         std::set<std::string> written;
         const std::string unreplayed =
             replayChanges(secret ? kube::resources::secrets() : kube::resources::configMaps(), "",
-                          inputs_.policiesVersion, "", [&](const kube::WatchEvent& event) {
+                          inputs_.policiesVersion, endVersion_, [&](const kube::WatchEvent& event) {
                               const std::string name = json_access::stringAt(
                                   json_access::at(event.object, "metadata"), "name");
                               if (missing.count(name)) written.insert(name);

@@ -182,11 +182,11 @@ void addClusterPods(const json& pods, const std::string& nodeName, EgressInputs&
             if (const auto access = hostAccessOf(pod); !access.empty())
                 egress.hostAccessPods.push_back(
                     fmt::format("{} ({})", owner, json_access::fewOf(access, 2)));
-            // ARP is answered on one node's pod network: the neighbours are this node's.
-            std::vector<std::string> raw;
-            if (here) raw = {"its spec is not one verify reads"};
+            // ARP is answered on one node's pod network, but a pod of another node is made
+            // again on this one by a drain, and some networks span nodes (review 66 M3).
+            std::vector<std::string> raw{"its spec is not one verify reads"};
             try {
-                if (here) raw = rawNetworkHolders(pod);
+                raw = rawNetworkHolders(pod);
             } catch (const json::exception&) {  // a hostile server's wrong types: counted
             }
             if (!raw.empty())

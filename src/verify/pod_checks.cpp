@@ -110,6 +110,26 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec, b
         }
         absorb(live, limitsLive(output, memoryLimitBytes(container)), prefix);
         absorb(live, cpuLimitLive(output, cpuLimitMillis(container)), prefix);
+        // A volume over /sys shows the container files of the pod's own making in place of its
+        // cgroup's, a socket-buffer bound among them (review 66 H3).
+        for (const auto& mount : arrayAt(container, "volumeMounts")) {
+            // As the runtime takes it: "//sys/./fs" is /sys/fs.
+            std::string path;
+            for (const char c : stringAt(mount, "mountPath"))
+                if (!(c == '/' && !path.empty() && path.back() == '/')) path += c;
+            for (std::size_t at; (at = path.find("/./")) != std::string::npos;) path.erase(at, 2);
+            while (path.size() > 1 && (path.back() == '/' ||
+                                       (path.size() >= 2 && path.substr(path.size() - 2) == "/.")))
+                path.erase(path.size() - (path.back() == '/' ? 1 : 2));
+            if (path.empty()) path = "/";
+            if (path == "/" || path == "/sys" || path.rfind("/sys/", 0) == 0)
+                absorb(live,
+                       probe_text::unproven(fmt::format(
+                           "a volume is mounted at {}: the cgroup files read there may be the "
+                           "pod's own",
+                           json_access::shortened(path, 253))),
+                       prefix);
+        }
     }
     if (containers.running.empty() && live.verdict == Verdict::Pass)
         live.verdict = Verdict::Unproven;

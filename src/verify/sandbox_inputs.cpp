@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "json_access.hpp"
 #include "rossoctl/kube/api_error.hpp"
 
 namespace rossoctl::verify {
@@ -143,12 +144,14 @@ std::vector<std::string> unevaluatedPolicyKinds(kube::Client& client, const std:
     std::vector<std::string> lines;
     for (const auto& kind : kinds) {
         try {
-            const json items =
-                client.list(kind, kind.namespaced ? ns : "").value("items", json::array());
+            // A hostile server's wrong types read as absent, never an exception (review 66 L5).
+            const json listed = client.list(kind, kind.namespaced ? ns : "");
+            const json& items = json_access::arrayAt(listed, "items");
             if (items.empty()) continue;
             std::string names;
             for (const auto& item : items)
-                names += (names.empty() ? "" : ", ") + item["metadata"].value("name", "?");
+                names += (names.empty() ? "" : ", ") +
+                         json_access::stringAt(json_access::at(item, "metadata"), "name", "?");
             lines.push_back(fmt::format("{} {} ({}) decide egress too and are not evaluated",
                                         items.size(), kind.qualifiedName(), names));
         } catch (const kube::ApiError& error) {

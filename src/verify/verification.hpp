@@ -86,6 +86,8 @@ class Verification {
           options_(options) {}
 
     SandboxReport run();
+    // The end's replay found the server's record of changes gone (410 Gone).
+    bool recordExpired() const { return recordExpired_; }
 
   private:
     [[noreturn]] void fail(const std::string& what) const {
@@ -213,6 +215,8 @@ class Verification {
     ProbeSite egressSite_;
     ProbeSite replacementProbe_;      // the trusted probe in the replacement pod, once it started
     nlohmann::json replacementPod_;   // the pod verify's restart made (null: none)
+    bool recordExpired_ = false;      // recordExpired()
+    std::string endVersion_;          // the NetworkPolicy list's resourceVersion at the end
     std::vector<std::string> notes_;  // SandboxReport::notes (written by the last check alone)
     std::once_flag probeSiteOnce_;    // the trusted probe starts once, for every check using it
     std::once_flag isolationFactsOnce_;

@@ -261,7 +261,6 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
         elsewhere.hostNetworkPods.clear();
         elsewhere.nodeProbeHosts.clear();
         elsewhere.hostAccessPods.clear();
-        elsewhere.rawNetworkPods.clear();
         elsewhere.hostListenersUnread.clear();
         readHostListeners(client_, next, elsewhere);
     }

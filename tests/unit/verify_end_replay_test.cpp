@@ -83,6 +83,14 @@ TEST_CASE(
     })["egress"]["static"];
     CHECK(egress["result"] == "unproven");
     CHECK_THAT(egress["evidence"].dump(), Catch::Contains("allow-all (written, then undone)"));
+    // A watch that ends before the server's progress passed the end's revision, cleanly or not
+    // (review 66 H1, H2): its record was not read in full.
+    const json cut = verdictsWith([&](TestHost& host) {
+        host.server.onStream("GET", kPolicies + "?watch=true&resourceVersion=10",
+                             {verify_fixtures::progress("9")});
+    })["egress"]["static"];
+    CHECK(cut["result"] == "unproven");
+    CHECK_THAT(evidenceOf(cut), Catch::Contains("ended before the version read at the end"));
     // The record gone (compacted): not read, so not ruled out.
     const json gone = verdictsWith([&](TestHost& host) {
         host.server.on("GET", kPolicies + "?watch=true&resourceVersion=10", 410,
@@ -92,6 +100,19 @@ TEST_CASE(
     CHECK(gone["result"] == "unproven");
     CHECK_THAT(gone["evidence"].dump(),
                Catch::Contains("could not be read") && Catch::Contains("too old resource version"));
+    // Gone once (an API server restarted while verify ran starts its cache anew): the whole run
+    // is made again, and the second one's record is read in full.
+    TestHost host;
+    host.server.on("GET", kPolicies + "?watch=true&resourceVersion=10", 410,
+                   R"j({"kind": "Status", "code": 410, "reason": "Expired",
+                        "message": "too old resource version: 10 (40)"})j");
+    host.server.onStream("GET", kPolicies + "?watch=true&resourceVersion=10",
+                         {verify_fixtures::progress()});
+    verify_fixtures::serveHardened(host, "curl");
+    verify_fixtures::runVerifyJson(host, {"--no-restart"});
+    const json again = verify_fixtures::verdicts(printedJson(host.out.str()))["egress"]["static"];
+    CHECK_THAT(evidenceOf(again), !Catch::Contains("could not be read"));
+    CHECK(host.server.requestsTo("GET", kPolicies).size() == 6);  // list, end list, watch: twice
 }
 
 TEST_CASE(
@@ -162,6 +183,11 @@ TEST_CASE(
     const json shorter =
         verdictsWithEnd(path, box, claimed, "50", {event("MODIFIED", claimed)}, pod, box);
     CHECK(shorter["service-account-token"]["static"]["result"] == "pass");
+    // A time no controller reads sorts first as text (review 66 M1): a change.
+    json unreadable = withVersion(box, "51");
+    unreadable["spec"]["shutdownTime"] = "2029-01-01T00:00:0005Z";
+    CHECK(verdictsWithEnd(path, box, unreadable, "50", {event("MODIFIED", unreadable)}, pod,
+                          box)["service-account-token"]["static"]["result"] == "unproven");
     json bounded = box;
     bounded["spec"]["shutdownTime"] = "2029-01-01T00:00:00Z";
     const json later =

@@ -85,6 +85,14 @@ inline json list(const std::vector<json>& items) {
     return {{"kind", "List"}, {"metadata", {{"resourceVersion", "10"}}}, {"items", items}};
 }
 
+// A watch's BOOKMARK at the revision the lists stand at ("10"): the server's record of changes
+// has been sent up to there.
+inline std::string progress(const std::string& version = "10") {
+    return json{{"type", "BOOKMARK"}, {"object", {{"metadata", {{"resourceVersion", version}}}}}}
+               .dump() +
+           "\n";
+}
+
 inline json policies() {
     return json::parse(R"([
       {"metadata": {"name": "default-deny"},
@@ -193,11 +201,12 @@ inline void serveHardened(TestHost& host, const std::string& egressTool,
                        list({policies()[0], policies()[1]}));
     // Nothing written while verify ran: the server's record of changes since its reads is
     // empty (review 64 H3).
-    host.server.onStream(
-        "GET", "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies?watch=true", {});
+    host.server.onStream("GET",
+                         "/apis/networking.k8s.io/v1/namespaces/team1/networkpolicies?watch=true",
+                         {progress()});
     for (const char* kind : {"secrets", "configmaps"})
         host.server.onStream("GET", std::string("/api/v1/namespaces/team1/") + kind + "?watch=true",
-                             {});
+                             {progress()});
     host.server.onJson("GET", "/api/v1/namespaces/team1/resourcequotas", 200,
                        list({json::parse(R"({"metadata": {"name": "sandbox-quota"},
                               "spec": {"hard": {"limits.cpu": "4", "limits.memory": "8Gi", "pods": "20"}}})")}));

@@ -199,6 +199,9 @@ TEST_CASE(
     CHECK(inputs.rawNetworkPods ==
           std::vector<std::string>{
               "pod team2/spoof (container c keeps the default NET_RAW (it may run as root))",
+              // A drain makes it again on the sandbox's node (review 66 M3).
+              "pod team2/far, on node node-2 (container c keeps the default NET_RAW (it may "
+              "run as root))",
               "pod team3/odd (its spec is not one verify reads)"});
     const Finding token = hostAccessNeighbours(inputs, "that no credential is placed there");
     CHECK(token.verdict == Verdict::Unproven);

@@ -164,6 +164,29 @@ TEST_CASE("review 61 #10: a server's wrong types read as absent, never an except
     CHECK(live.verdict == Verdict::Unproven);
 }
 
+TEST_CASE("review 66 H3: a volume over /sys makes the cgroup reading the pod's own",
+          "[verify][false-pass]") {
+    // An emptyDir at /sys/fs/cgroup/memory holding a bounded memory.kmem.tcp.limit_in_bytes
+    // passed a node that bounds nothing.
+    json pod = verify_fixtures::hardenedPod("uid");
+    auto exec = [](const std::vector<std::string>&, const std::string&) {
+        ProbeOutput output;
+        output.stdoutText =
+            "rossoctl-file=/sys/fs/cgroup/memory/memory.limit_in_bytes\n"
+            "rossoctl-value=536870912\nrossoctl-tcp=536870912\n"
+            "rossoctl-cpu=/sys/fs/cgroup/cpu/cpu.cfs_quota_us 50000 100000\n";
+        return output;
+    };
+    CHECK(limitsLiveEveryContainer(pod, exec).verdict == Verdict::Pass);
+    for (const char* path : {"/sys/fs/cgroup/memory", "//sys/./fs/cgroup/", "/sys"}) {
+        INFO(path);
+        pod["spec"]["containers"][0]["volumeMounts"] = {{{"name", "fake"}, {"mountPath", path}}};
+        const Finding live = limitsLiveEveryContainer(pod, exec);
+        CHECK(live.verdict == Verdict::Unproven);
+        CHECK(mentions(live, "the cgroup files read there may be the pod's own"));
+    }
+}
+
 TEST_CASE(
     "review 64 L1: a container without a name is never probed, so never the first one's "
     "limits",

@@ -30,7 +30,8 @@ struct ListOptions {
     int limit = 0;  // page size; 0 = server default (all)
     std::string continueToken;
     std::string resourceVersion;
-    int timeoutSeconds = 0;  // watch only
+    int timeoutSeconds = 0;            // watch only
+    bool allowWatchBookmarks = false;  // watch only: the server's progress, as BOOKMARK events
 };
 
 struct DeleteOptions {

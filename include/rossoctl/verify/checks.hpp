@@ -108,10 +108,10 @@ struct EgressInputs {
     // ("pod NS/NAME (hostPath /var)"): one reads and writes this pod's volumes on the node,
     // whatever its namespace enforces now (a level set later leaves running the pods it refuses).
     std::vector<std::string> hostAccessPods;
-    // Pods outside kube-system, not ended, that can hold NET_RAW or NET_ADMIN ("pod NS/NAME
-    // (container C keeps the default NET_RAW ...)"): on the pods' shared network one answers ARP
-    // for an address this pod may reach (kube-dns) and relays or keeps what it sends (attack 65
-    // N2). Baseline admits them: root keeps the runtime's default NET_RAW.
+    // Pods outside kube-system, not ended, on any node, that can hold NET_RAW or NET_ADMIN ("pod
+    // NS/NAME (container C keeps the default NET_RAW ...)"): on the pods' shared network one
+    // answers ARP for an address this pod may reach (kube-dns) and relays or keeps what it sends
+    // (attack 65 N2). Baseline admits them: root keeps the runtime's default NET_RAW.
     std::vector<std::string> rawNetworkPods;
     // Namespaces besides kube-system that the cluster's admin vouches for in the ConfigMap
     // kube-system/rossoctl-verify (key trusted-namespaces: a node exporter's, a CSI plugin's):
