@@ -36,8 +36,16 @@ harness::RunResult execIn(const std::string& ns, const std::string& pod,
     return kubectl({"exec", "-n", ns, pod, "--", "sh", "-c", script});
 }
 
-std::string pod(const std::string& name, const std::string& image,
-                const std::string& containerExtra = {}, const std::string& specExtra = {}) {
+// Its container without NET_RAW: one that keeps it leaves every sandbox verified meanwhile
+// unproven (attack 65 N2).
+std::string pod(const std::string& name, const std::string& image, std::string containerExtra = {},
+                const std::string& specExtra = {}) {
+    const std::string context = "securityContext: {";
+    const std::string noRaw = "capabilities: {drop: [NET_RAW]}";
+    if (const auto at = containerExtra.find(context); at != std::string::npos)
+        containerExtra.insert(at + context.size(), noRaw + ", ");
+    else
+        containerExtra += ", " + context + noRaw + "}";
     return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n" + specExtra +
            "  containers: [{name: main, image: '" + image + "'" + containerExtra + "}]\n";
 }

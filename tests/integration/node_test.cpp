@@ -36,10 +36,12 @@ harness::RunResult execIn(const std::string& ns, const std::string& pod,
 }
 
 // A pod that sleeps; its YAML with optional extra spec lines (already indented by two). The
-// image has curl and getent, which the network tests run.
+// image has curl and getent, which the network tests run. Without NET_RAW, as every pod of these
+// cases: one that keeps it leaves every sandbox verified meanwhile unproven (attack 65 N2).
 std::string sleeperPod(const std::string& name, const std::string& extraSpec = {}) {
     return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name + "}\nspec:\n" + extraSpec +
-           "  containers: [{name: main, image: 'curlimages/curl:8', command: [sleep, '3600']}]\n";
+           "  containers: [{name: main, image: 'curlimages/curl:8', command: [sleep, '3600'],\n"
+           "    securityContext: {capabilities: {drop: [NET_RAW]}}}]\n";
 }
 
 const char* kTokenPath = "/var/run/secrets/kubernetes.io/serviceaccount/token";
@@ -66,7 +68,7 @@ spec:
       - name: agent
         image: busybox
         command: [sh, -c, 'echo started as $(id -u); exec sleep 3600']
-        securityContext: {runAsUser: 65532}
+        securityContext: {runAsUser: 65532, capabilities: {drop: [NET_RAW]}}
 )");
     waitReady(ns.name(), "sandbox/sb");
     waitReady(ns.name(), "pod/sb");
@@ -181,6 +183,7 @@ spec:
   - name: main
     image: busybox
     command: [sleep, '3600']
+    securityContext: {capabilities: {drop: [NET_RAW]}}
     volumeMounts: [{name: data, mountPath: /data}, {name: scratch, mountPath: /scratch}]
   volumes: [{name: data, persistentVolumeClaim: {claimName: data}}, {name: scratch, emptyDir: {}}]
 )";
@@ -210,6 +213,7 @@ spec:
       terminationGracePeriodSeconds: 1  # sleep as PID 1 ignores SIGTERM
       containers:
       - {name: agent, image: busybox, command: [sleep, '3600'],
+         securityContext: {capabilities: {drop: [NET_RAW]}},
          volumeMounts: [{name: work, mountPath: /work}]}
       volumes: [{name: work, emptyDir: {}}]
 )");

@@ -340,6 +340,9 @@ TEST_CASE("sandbox verify: an allowed range that holds the pod network leaves eg
             json::array({{{"name", "c"},
                           {"image", "busybox:1.36"},
                           {"command", {"httpd", "-f", "-p", "8080", "-h", "/"}},
+                          // A relay without NET_RAW: one that keeps it leaves every sandbox
+                          // verified meanwhile unproven (attack 65 N2).
+                          {"securityContext", {{"capabilities", {{"drop", {"NET_RAW"}}}}}},
                           {"readinessProbe",
                            {{"tcpSocket", {{"port", 8080}}}, {"periodSeconds", 1}}}}})}}}});
     std::string relayAddress;
