@@ -10,6 +10,25 @@
 
 using nlohmann::json;
 
+namespace {
+
+// `verify agent` with the trusted probe, once it has read the pod and its policies: its probe
+// has joined the pod then.
+std::future<harness::VerifyRun> verifyUnderWay(const std::string& ns) {
+    auto running =
+        std::async(std::launch::async, [ns] { return harness::verifyTrusted(ns, "agent"); });
+    REQUIRE(harness::eventually(
+        [&] {
+            const auto pod =
+                harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns, "agent");
+            return pod && (*pod)["spec"].contains("ephemeralContainers");
+        },
+        120));
+    return running;
+}
+
+}  // namespace
+
 TEST_CASE(
     "sandbox verify: a policy, a template, a Secret or a debug container changed while it "
     "runs is in the verdict",
@@ -48,16 +67,7 @@ TEST_CASE(
                               {{"podSelector", {{"matchLabels", {{"role", "open"}}}}},
                                {"policyTypes", {"Egress"}},
                                {"egress", {json::object()}}}}});
-    auto running =
-        std::async(std::launch::async, [&] { return harness::verifyTrusted(ns, "agent"); });
-    // verify's trusted probe joins the pod once verify has read the pod and its policies.
-    REQUIRE(harness::eventually(
-        [&] {
-            const auto pod =
-                harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns, "agent");
-            return pod && (*pod)["spec"].contains("ephemeralContainers");
-        },
-        120));
+    auto running = verifyUnderWay(ns);
     // A tenant's allow policy (attack 62 N2: it let the agent reach a relay) and a debug
     // container, which runs with no limits of its own.
     harness::admin().create(
@@ -137,15 +147,7 @@ TEST_CASE(
         {{"name", "late"}, {"mountPath", "/etc/late"}, {"readOnly", true}});
     harness::admin().create(harness::sandboxRef(), ns, box);
     REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "agent"); }, 180));
-    auto running =
-        std::async(std::launch::async, [&] { return harness::verifyTrusted(ns, "agent"); });
-    REQUIRE(harness::eventually(
-        [&] {
-            const auto pod =
-                harness::admin().getIfExists(rossoctl::kube::resources::pods(), ns, "agent");
-            return pod && (*pod)["spec"].contains("ephemeralContainers");
-        },
-        120));
+    auto running = verifyUnderWay(ns);
     // Each written and undone: the reads at the end equal those at the start.
     const json open = {{"apiVersion", "networking.k8s.io/v1"},
                        {"kind", "NetworkPolicy"},
