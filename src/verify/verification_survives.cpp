@@ -331,7 +331,9 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
         egressGateLive(next, model::gateImageOf(inputs_.namespaceObject), replacementProbe_);
     if (gate.verdict == Verdict::Pass)
         absorb(gate, egressGateTargetClaims(inputs_.externalNames, inputs_.egress));
-    egress.livePart = alongside(egress.livePart, gate, prefix);
+    // Always its own line: the first pod's gate may have said the same words (as many tries),
+    // and the replacement's word is needed beside it.
+    absorb(egress.livePart, gate, prefix);
 }
 
 // The replacement's sockets, read from a trusted probe of its own (the first one went with
