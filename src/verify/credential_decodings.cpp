@@ -187,6 +187,12 @@ std::vector<Decoded> decodings(std::string_view value, const std::string& outer,
             all.push_back({std::move(bytes), named("hex-encoded")});
         for (auto& bytes : base32Decodings(value))
             all.push_back({std::move(bytes), named("base32-encoded")});
+        size_t unread = 0;
+        for (auto& bytes : decimalDecodings(value, unread))
+            all.push_back({std::move(bytes), named("written as one decimal number")});
+        if (unread > 0)
+            all.push_back({"", named("written as one decimal number too long to convert"),
+                           /*partial=*/true});
         // Reversed (attack 54, T3): only text a reversed token's header ("eyJ" backwards) or a
         // reversed kubeconfig's key is in, so the cost stays with such values.
         if (value.find("Jye") != std::string_view::npos ||
@@ -198,7 +204,9 @@ std::vector<Decoded> decodings(std::string_view value, const std::string& outer,
         // Past the layers read, text that still decodes to text is unread, so never a pass.
         auto more = base64Decodings(value);
         for (auto& bytes : hexDecodings(value)) more.push_back(std::move(bytes));
-        if (std::any_of(more.begin(), more.end(), readsOn))
+        size_t unread = 0;
+        for (auto& bytes : decimalDecodings(value, unread)) more.push_back(std::move(bytes));
+        if (unread > 0 || std::any_of(more.begin(), more.end(), readsOn))
             all.push_back({"", named("encoded again"), /*partial=*/true, /*inflated=*/false});
     }
     addDecompressed(value, outer, inflate, inflateBudget, all);

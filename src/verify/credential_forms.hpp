@@ -19,6 +19,12 @@ std::vector<std::string> hexDecodings(std::string_view value);
 // What base32 runs (RFC 4648, 40 symbols or more, upper or lower case) decode to.
 std::vector<std::string> base32Decodings(std::string_view value);
 
+// What runs of decimal digits (40 or more) decode to, each read as one number written out as its
+// bytes (attack 65 T2: a token as Python's int.from_bytes, 1,623 digits). A run longer than
+// kLongestDecimalRun is not converted (the work grows as its square) and counts in `unread`.
+inline constexpr size_t kLongestDecimalRun = 64 * 1024;
+std::vector<std::string> decimalDecodings(std::string_view value, size_t& unread);
+
 // A form of a value: the bytes, and the encodings taken off to reach them ("" for the value).
 struct Decoded {
     std::string bytes;

@@ -132,6 +132,31 @@ std::string longestRun(const std::string& piece) {
     return piece.substr(best, bestLength);
 }
 
+// The pieces with the ordinal tag they all open with taken off ("x00<payload>", "c7<payload>": a
+// few letters alike, then as many digits as the shortest such run), joined; "" when they do not
+// all open so (attack 65 T1: a token in 18 pods' hostnames `xNN<60 characters of base32>`).
+std::string untaggedJoin(const std::vector<std::string>& pieces) {
+    constexpr size_t kLongestTagLetters = 4;
+    const std::string& first = pieces.front();
+    size_t letters = 0;
+    while (letters < first.size() && std::isalpha(static_cast<unsigned char>(first[letters])))
+        ++letters;
+    if (letters > kLongestTagLetters) return "";
+    size_t digits = std::string::npos;
+    for (const auto& piece : pieces) {
+        if (piece.compare(0, letters, first, 0, letters) != 0) return "";
+        size_t run = 0;
+        while (letters + run < piece.size() &&
+               std::isdigit(static_cast<unsigned char>(piece[letters + run])))
+            ++run;
+        digits = std::min(digits, run);
+    }
+    if (digits == 0 || digits == std::string::npos) return "";
+    std::string joined;
+    for (const auto& piece : pieces) joined += piece.substr(letters + digits);
+    return joined;
+}
+
 std::vector<std::string> joinsOf(const std::vector<std::string>& pieces) {
     constexpr size_t kLongestPiece = 64 * 1024, kShortTag = 8;
     if (pieces.size() < 2) return {};
@@ -144,8 +169,9 @@ std::vector<std::string> joinsOf(const std::vector<std::string>& pieces) {
         if (piece.size() >= kShortTag) longOnes += piece;
     }
     std::vector<std::string> joins = {bare, dotted};
-    for (auto& other : {runs, longOnes})
-        if (std::find(joins.begin(), joins.end(), other) == joins.end()) joins.push_back(other);
+    for (auto& other : {runs, longOnes, untaggedJoin(pieces)})
+        if (!other.empty() && std::find(joins.begin(), joins.end(), other) == joins.end())
+            joins.push_back(other);
     return joins;
 }
 

@@ -265,6 +265,45 @@ std::vector<std::string> hexDecodings(std::string_view value) {
     return decodings;
 }
 
+std::vector<std::string> decimalDecodings(std::string_view value, size_t& unread) {
+    static constexpr size_t kShortest = 40;
+    std::vector<std::string> decodings;
+    for (size_t at = 0; at < value.size();) {
+        size_t end = at;
+        while (end < value.size() && value[end] >= '0' && value[end] <= '9') ++end;
+        const size_t length = end - at;
+        if (length > kLongestDecimalRun) {
+            ++unread;
+        } else if (length >= kShortest) {
+            // The number in base 2^32, least significant word first, nine digits at a time.
+            std::vector<uint32_t> words;
+            for (size_t chunk = at; chunk < end; chunk += 9) {
+                const size_t digits = std::min<size_t>(9, end - chunk);
+                uint64_t scale = 1, carry = 0;
+                for (size_t i = 0; i < digits; ++i) {
+                    scale *= 10;
+                    carry = carry * 10 + static_cast<uint64_t>(value[chunk + i] - '0');
+                }
+                for (auto& word : words) {
+                    const uint64_t next = static_cast<uint64_t>(word) * scale + carry;
+                    word = static_cast<uint32_t>(next);
+                    carry = next >> 32;
+                }
+                if (carry != 0) words.push_back(static_cast<uint32_t>(carry));
+            }
+            std::string bytes;
+            for (auto word = words.rbegin(); word != words.rend(); ++word)
+                for (int shift = 24; shift >= 0; shift -= 8)
+                    if (const auto byte = static_cast<char>((*word >> shift) & 0xff);
+                        !bytes.empty() || byte != 0)
+                        bytes += byte;
+            decodings.push_back(std::move(bytes));
+        }
+        at = end == at ? at + 1 : end;
+    }
+    return decodings;
+}
+
 std::vector<std::string> base32Decodings(std::string_view value) {
     static constexpr size_t kShortest = 40;
     // RFC 4648's alphabet, upper or lower case (a run is one or the other), '=' padding after.

@@ -193,6 +193,12 @@ void addClusterPods(const json& pods, const std::string& nodeName, EgressInputs&
                 egress.rawNetworkPods.push_back(
                     fmt::format("{} ({})", owner, json_access::fewOf(raw, 2)));
         }
+        if (const std::string hostname = json_access::stringAt(spec, "hostname"),
+            subdomain = json_access::stringAt(spec, "subdomain");
+            !hostname.empty() && !subdomain.empty())
+            egress.podHostnames.push_back(
+                {podNamespace, json_access::stringAt(metadata, "name", ""), hostname, subdomain,
+                 json_access::stringAt(json_access::at(pod, "status"), "podIP")});
         if (!json_access::at(spec, "hostNetwork").is_boolean() ||
             !json_access::at(spec, "hostNetwork").get<bool>())
             for (const auto& ip : json_access::arrayAt(json_access::at(pod, "status"), "podIPs"))

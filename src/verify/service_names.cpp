@@ -49,13 +49,64 @@ bool hasAddress(const ServiceName& service) {
     return !service.clusterIP.empty() && service.clusterIP != "None";
 }
 
+// The Services read and the pods' hostnames their headless ones publish, by namespace and name.
+std::vector<ServiceName> withPublishedHostnames(const ExternalNames& read,
+                                                const EgressInputs& egress) {
+    std::vector<ServiceName> names = read.names;
+    std::set<std::pair<std::string, std::string>> headless;
+    for (const auto& service : read.names)
+        if (service.pod.empty() && service.clusterIP == "None")
+            headless.emplace(service.ns, service.name);
+    for (const auto& published : egress.podHostnames)
+        if (headless.contains({published.ns, published.subdomain})) {
+            names.push_back({published.ns, published.hostname, published.address, {}});
+            names.back().pod = published.pod;
+            names.back().publishedBy = published.subdomain;
+        }
+    std::stable_sort(names.begin(), names.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
+    });
+    return names;
+}
+
+// "3 Services", "3 Services and 18 pod hostnames" of a group.
+template <typename Names>
+std::string countedNames(const Names& group) {
+    size_t hostnames = 0;
+    for (const auto& name : group) hostnames += name->pod.empty() ? 0 : 1;
+    const size_t services = group.size() - hostnames;
+    std::string counted = fmt::format("{} Service{}", services, services == 1 ? "" : "s");
+    if (hostnames > 0)
+        counted += fmt::format(" and {} pod hostname{}", hostnames, hostnames == 1 ? "" : "s");
+    return counted;
+}
+
 }  // namespace
 
 Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
                            const std::string& clusterIssuer) {
+    return serviceNamesStatic(pod, names, EgressInputs(), clusterIssuer);
+}
+
+Finding serviceNamesStatic(const json& pod, const ExternalNames& read, const EgressInputs& egress,
+                           const std::string& clusterIssuer) {
     Finding finding;
     finding.verdict = Verdict::Pass;
-    if (!names.read) return finding;
+    if (!read.read) return finding;
+    ExternalNames names;
+    names.ns = read.ns;
+    names.othersProblem = read.othersProblem;
+    names.names = withPublishedHostnames(read, egress);
+    const size_t headless = static_cast<size_t>(
+        std::count_if(read.names.begin(), read.names.end(),
+                      [](const ServiceName& service) { return service.clusterIP == "None"; }));
+    if (headless > 0 && !egress.hostListenersUnread.empty()) {
+        finding.verdict = Verdict::Unproven;
+        finding.evidence.push_back(fmt::format(
+            "the pod hostnames that {} headless Service{} publish through the cluster DNS were "
+            "not read ({})",
+            headless, headless == 1 ? "" : "s", egress.hostListenersUnread));
+    }
     const json& links = at(at(pod, "spec"), "enableServiceLinks");
     const bool serviceLinks = !(links.is_boolean() && !links.get<bool>());  // unset: true
     auto readThrough = [&](const std::string& ns) {
@@ -84,8 +135,12 @@ Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
             shape = worstOfJoins(joinedPieces(nonEmptyPieces(service.name, '-')));
         if (shape.verdict == Verdict::Pass) continue;
         judged.insert(service.ns);
-        note(fmt::format("the name of Service {}/{} (read {})", service.ns, service.name,
-                         readThrough(service.ns)),
+        note(service.pod.empty()
+                 ? fmt::format("the name of Service {}/{} (read {})", service.ns, service.name,
+                               readThrough(service.ns))
+                 : fmt::format("the hostname of pod {}/{} (published by headless Service {}, "
+                               "read as PTR answers of the cluster DNS)",
+                               service.ns, service.pod, service.publishedBy),
              "holds", shape);
     }
     // With service links, a Service's port names are env names too (`S_SERVICE_PORT_<NAME>`),
@@ -175,18 +230,29 @@ Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
     for (const auto& [ns, group] : byNamespace)
         if (!judged.contains(ns))
             judgeJoined(group, serviceLinks && ns == names.ns,
-                        fmt::format("the names of namespace {}'s {} Services (read {}) joined in "
+                        fmt::format("the names of namespace {}'s {} (read {}) joined in "
                                     "{} order",
-                                    ns, group.size(), readThrough(ns),
+                                    ns, countedNames(group), readThrough(ns),
                                     serviceLinks && ns == names.ns ? "name, cluster IP or env"
                                                                    : "name or cluster IP"));
+    // The hostnames one headless Service publishes, apart from the names around them.
+    std::map<std::pair<std::string, std::string>, Group> byPublisher;
+    for (const auto& name : names.names)
+        if (!name.pod.empty()) byPublisher[{name.ns, name.publishedBy}].push_back(&name);
+    for (const auto& [publisher, group] : byPublisher)
+        if (!judged.contains(publisher.first))
+            judgeJoined(group, false,
+                        fmt::format("the hostnames of {} pods that headless Service {}/{} "
+                                    "publishes (read as PTR answers of the cluster DNS) joined in "
+                                    "name or address order",
+                                    group.size(), publisher.first, publisher.second));
     if (byNamespace.size() > 1 && judged.empty()) {
         Group all;
         for (const auto& service : names.names) all.push_back(&service);
         judgeJoined(all, false,
-                    fmt::format("the names of all {} Services read (as PTR answers of the "
+                    fmt::format("the names of all {} read (as PTR answers of the "
                                 "cluster DNS) joined in cluster IP or namespace and name order",
-                                all.size()));
+                                countedNames(all)));
     }
     // Port numbers as bytes (attack 58 T7: 341 ports, 2 bytes each, read back through SRV
     // answers): each namespace's, in port-name order and as listed, two bytes or one per port.
@@ -261,13 +327,15 @@ Finding serviceNamesStatic(const json& pod, const ExternalNames& names,
                            : fmt::format(" with the pod's own numbers{}", specListed),
             kMostNumberBytes));
     }
+    std::vector<const ServiceName*> everyName;
+    for (const auto& name : names.names) everyName.push_back(&name);
     if (finding.verdict == Verdict::Pass && !names.names.empty())
         finding.evidence.push_back(fmt::format(
             "no credential by shape (alone, its '-' pieces joined, or a namespace's Service "
             "names joined in name, cluster IP or env order; their port numbers as bytes) in the "
-            "names of {} Service{} of {}, "
+            "names of {} of {}, "
             "which the pod reads as PTR answers of the cluster DNS{}",
-            names.names.size(), names.names.size() == 1 ? "" : "s",
+            countedNames(everyName),
             names.othersProblem.empty() ? std::string("every namespace")
                                         : fmt::format("namespace {}", names.ns),
             serviceLinks ? fmt::format(" and, namespace {}'s with their port names, in its env "

@@ -23,7 +23,8 @@ Finding Verification::tokenStaticOf(const json& pod, const std::optional<json>& 
     absorb(finding, credentialsStatic(pod, inputs_.credentialSources, inputs_.clusterIssuer,
                                       inputs_.clientAuthorities, volumes));
     absorb(finding, externalNamesStatic(inputs_.externalNames, inputs_.clusterIssuer));
-    absorb(finding, serviceNamesStatic(pod, inputs_.externalNames, inputs_.clusterIssuer));
+    absorb(finding,
+           serviceNamesStatic(pod, inputs_.externalNames, inputs_.egress, inputs_.clusterIssuer));
     absorb(finding, claimSharers(CheckKind::ServiceAccountToken, pod, inputs_.egress.namespacePods,
                                  podName_));
     return finding;

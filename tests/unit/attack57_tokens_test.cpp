@@ -518,3 +518,63 @@ TEST_CASE("attack 59 T3: a signature in user and group ids counts against the nu
     CHECK(finding.verdict == Verdict::Unproven);
     CHECK(mentions(finding, "distinct user and group ids (id)"));
 }
+
+namespace attack57_tokens {
+
+// RFC 4648 base32 in lower case, no padding (Python's base64.b32encode(...).lower()).
+std::string base32Lower(const std::string& bytes) {
+    static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
+    std::string out;
+    unsigned buffer = 0;
+    int bits = 0;
+    for (unsigned char c : bytes) {
+        buffer = (buffer << 8) | c;
+        bits += 8;
+        while (bits >= 5) out += kAlphabet[(buffer >> (bits -= 5)) & 31];
+    }
+    if (bits > 0) out += kAlphabet[(buffer << (5 - bits)) & 31];
+    return out;
+}
+
+}  // namespace attack57_tokens
+
+TEST_CASE("attack 65 T1: a token in pods' hostnames that a headless Service publishes",
+          "[verify][attack57]") {
+    const std::string token = token57();
+    const std::string encoded = base32Lower(token);
+    ExternalNames names =
+        listed({{"atk65-t", "h", "None", {}}, {"atk65-t", "web", "10.96.0.7", {}}});
+    EgressInputs egress;
+    for (size_t at = 0, i = 0; at < encoded.size(); at += 60, ++i)
+        egress.podHostnames.push_back({"atk65-t", fmt::format("c{:02}", i),
+                                       fmt::format("x{:02}{}", i, encoded.substr(at, 60)), "h",
+                                       fmt::format("10.250.0.{}", 40 - i)});
+    REQUIRE(egress.podHostnames.size() > 10);
+    const Finding finding = serviceNamesStatic(podWithLinks(false), names, egress, kIssuer);
+    INFO(json(finding.evidence).dump());
+    CHECK(finding.verdict == Verdict::Fail);
+    CHECK(mentions(finding, "the hostnames of 21 pods that headless Service atk65-t/h publishes"));
+    CHECK(printsNone(finding, encoded));
+
+    // Published only under a headless Service of that name: a subdomain with no such Service,
+    // or one with a cluster IP, gives no PTR answer.
+    for (auto& published : egress.podHostnames) published.subdomain = "web";
+    CHECK(serviceNamesStatic(podWithLinks(false), names, egress, kIssuer).verdict == Verdict::Pass);
+
+    // Pods not listed while a headless Service is there: what it publishes is not known.
+    EgressInputs unlisted;
+    unlisted.hostListenersUnread = "pods not listed (forbidden)";
+    const Finding unread = serviceNamesStatic(podWithLinks(false), names, unlisted, kIssuer);
+    CHECK(unread.verdict == Verdict::Unproven);
+    CHECK(mentions(unread, "the pod hostnames that 1 headless Service publish"));
+
+    // A StatefulSet's pods (hostname = pod name) are searched and pass.
+    EgressInputs stateful;
+    for (int i = 0; i < 3; ++i)
+        stateful.podHostnames.push_back({"atk65-t", fmt::format("web-{}", i),
+                                         fmt::format("web-{}", i), "h",
+                                         fmt::format("10.250.0.{}", 9 + i)});
+    const Finding ordinary = serviceNamesStatic(podWithLinks(false), names, stateful, kIssuer);
+    CHECK(ordinary.verdict == Verdict::Pass);
+    CHECK(mentions(ordinary, "2 Services and 3 pod hostnames"));
+}

@@ -261,3 +261,52 @@ TEST_CASE("credentials: the count of values read is worded as a count", "[verify
         CHECK(said[2] == (said[1] == "1" ? "Secret" : "Secrets"));
     }
 }
+
+namespace {
+
+// `bytes` as one big-endian number in base 10, as Python's int.from_bytes(bytes, 'big') prints.
+std::string asDecimal(const std::string& bytes) {
+    std::vector<unsigned> number(bytes.begin(), bytes.end());
+    for (auto& byte : number) byte &= 0xff;
+    std::string digits;
+    while (std::any_of(number.begin(), number.end(), [](unsigned b) { return b != 0; })) {
+        unsigned remainder = 0;
+        for (auto& byte : number) {
+            const unsigned value = remainder * 256 + byte;
+            byte = value / 10;
+            remainder = value % 10;
+        }
+        digits += static_cast<char>('0' + remainder);
+    }
+    return {digits.rbegin(), digits.rend()};
+}
+
+}  // namespace
+
+TEST_CASE("credentials: a token written as one decimal number (attack 65 T2)", "[verify]") {
+    json env = pod();
+    env["spec"]["containers"][0]["env"] =
+        json::array({{{"name", "BUILD_SEED"}, {"value", asDecimal(serviceAccountToken())}}});
+    const Finding decimal = judged(env);
+    CHECK(decimal.verdict == Verdict::Fail);
+    CHECK(mentions(decimal, "env BUILD_SEED holds"));
+    CHECK(mentions(decimal, "written as one decimal number"));
+
+    // Behind a tag and inside a ConfigMap file, base64-encoded before it was written as digits.
+    json mounting = pod();
+    mounting["spec"]["volumes"].push_back({{"name", "c"}, {"configMap", {{"name", "seed"}}}});
+    const std::vector<CredentialSource> file = {
+        {"configmap", "seed",
+         json{{"data",
+               {{"seed.txt", "seed=" + asDecimal(base64Encode(serviceAccountToken())) + ";\n"}}}},
+         ""}};
+    CHECK(judged(mounting, file).verdict == Verdict::Fail);
+
+    // A run too long to convert is not read: unproven, never a pass.
+    env["spec"]["containers"][0]["env"][0]["value"] = std::string(64 * 1024 + 1, '7');
+    CHECK(judged(env).verdict == Verdict::Unproven);
+
+    // Numbers of no note (a build id, a long counter) stay a pass.
+    env["spec"]["containers"][0]["env"][0]["value"] = std::string(60, '1') + " " + "20261207";
+    CHECK(judged(env).verdict == Verdict::Pass);
+}

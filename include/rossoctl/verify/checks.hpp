@@ -113,6 +113,13 @@ struct EgressInputs {
     // answers ARP for an address this pod may reach (kube-dns) and relays or keeps what it sends
     // (attack 65 N2). Baseline admits them: root keeps the runtime's default NET_RAW.
     std::vector<std::string> rawNetworkPods;
+    // Every pod's own hostname under a subdomain (spec.hostname, spec.subdomain): a headless
+    // Service named like the subdomain publishes it, and the cluster DNS answers the pod's
+    // address with it to every namespace (attack 65 T1: a token spelled out by 18 such pods).
+    struct PublishedHostname {
+        std::string ns, pod, hostname, subdomain, address;
+    };
+    std::vector<PublishedHostname> podHostnames;
     // Namespaces besides kube-system that the cluster's admin vouches for in the ConfigMap
     // kube-system/rossoctl-verify (key trusted-namespaces: a node exporter's, a CSI plugin's):
     // their pods' host access and probes are not counted, and the evidence says so (review 61

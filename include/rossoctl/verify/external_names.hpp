@@ -32,6 +32,10 @@ struct ServiceName {
     std::vector<std::string> claimedAddresses = {};
     // Its cluster IPs (clusterIPs, else clusterIP; "None" is none): one a family.
     size_t clusterIPCount = 0;
+    // Not a Service but a pod's hostname that headless Service `publishedBy` publishes ("" for a
+    // Service): its address (clusterIP) answers PTR with it.
+    std::string pod = {};
+    std::string publishedBy = {};
 };
 
 struct ExternalNames {
@@ -56,8 +60,12 @@ Finding externalNamesStatic(const ExternalNames& names, const std::string& clust
 // count), cluster IP order and, for the pod's own namespace when `pod` leaves service links on,
 // the order of its env: fail or unproven as a value the pod reads. Unread lists are said by
 // externalNamesStatic.
+// `egress` gives the pods' hostnames that headless Services publish (attack 65 T1), searched as
+// Service names are; a headless Service read while the pods were not listed is unproven.
 Finding serviceNamesStatic(const nlohmann::json& pod, const ExternalNames& names,
                            const std::string& clusterIssuer);
+Finding serviceNamesStatic(const nlohmann::json& pod, const ExternalNames& names,
+                           const EgressInputs& egress, const std::string& clusterIssuer);
 
 // The names and externalNames evidence may print, for redactedWithin.
 std::vector<std::string> externalNameStrings(const ExternalNames& names);
