@@ -8,6 +8,7 @@
 #include "json_access.hpp"
 #include "rossoctl/verify/checks.hpp"
 #include "rossoctl/verify/isolation.hpp"
+#include "rossoctl/verify/pod_checks.hpp"
 
 namespace rossoctl::verify {
 
@@ -156,6 +157,35 @@ std::vector<std::string> trustedNamespacesOf(const json& configMap) {
     return names;
 }
 
+namespace {
+
+// A pod's containers that set no seccomp profile, nor does the pod (or its legacy annotations):
+// the kubelet's default, Unconfined unless it runs with seccompDefault (attack 65 N3).
+std::vector<std::string> unsetSeccomp(const json& pod, const EgressInputs& egress) {
+    const json& annotations = json_access::at(json_access::at(pod, "metadata"), "annotations");
+    if (annotations.is_object() && annotations.contains("seccomp.security.alpha.kubernetes.io/pod"))
+        return {};
+    std::vector<std::string> unset;
+    for (const auto& container : json_access::allContainers(pod)) {
+        if (!seccompProfileType(pod, container).empty()) continue;
+        const std::string name =
+            json_access::shortened(json_access::stringAt(container, "name"), 63);
+        if (annotations.is_object() &&
+            annotations.contains("container.seccomp.security.alpha.kubernetes.io/" + name))
+            continue;
+        unset.push_back(fmt::format(
+            "container {} sets no seccomp profile, so runs Unconfined {}", name,
+            egress.seccompDefault == false
+                ? std::string("(the node's kubelet has no seccompDefault)")
+                : fmt::format("unless the node's kubelet has seccompDefault ({})",
+                              egress.seccompDefaultUnread.empty() ? std::string("not read")
+                                                                  : egress.seccompDefaultUnread)));
+    }
+    return unset;
+}
+
+}  // namespace
+
 void addClusterPods(const json& pods, const std::string& nodeName, EgressInputs& egress) {
     for (const auto& pod : json_access::arrayAt(pods, "items")) {
         const json& spec = json_access::podSpec(pod);
@@ -179,7 +209,10 @@ void addClusterPods(const json& pods, const std::string& nodeName, EgressInputs&
         if (!trustedNamespace(egress, podNamespace) && phase != "Succeeded" && phase != "Failed") {
             for (const auto& target : kubeletHostTargets(pod))
                 egress.nodeProbeHosts.push_back(fmt::format("{} ({})", owner, target));
-            if (const auto access = hostAccessOf(pod); !access.empty())
+            auto access = hostAccessOf(pod);
+            if (here && egress.seccompDefault != true)
+                for (auto& unset : unsetSeccomp(pod, egress)) access.push_back(std::move(unset));
+            if (!access.empty())
                 egress.hostAccessPods.push_back(
                     fmt::format("{} ({})", owner, json_access::fewOf(access, 2)));
             // ARP is answered on one node's pod network, but a pod of another node is made

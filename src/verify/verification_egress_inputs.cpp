@@ -8,6 +8,7 @@
 
 #include "json_access.hpp"
 #include "rossoctl/app/project_dns.hpp"
+#include "rossoctl/kube/resource.hpp"
 #include "rossoctl/kube/transport.hpp"
 #include "rossoctl/model/egress.hpp"
 #include "rossoctl/model/project.hpp"
@@ -141,12 +142,39 @@ void readProbeHostNamespaces(kube::Client& client, EgressInputs& egress) {
 
 }  // namespace
 
+namespace {
+
+// The node's kubelet `seccompDefault`, from its configz through the API server (nodes/proxy).
+void readSeccompDefault(kube::Client& client, const std::string& nodeName, EgressInputs& egress) {
+    constexpr size_t kMostConfigBytes = 256 * 1024;
+    try {
+        const json config = client.getPath(
+            "/api/v1/nodes/" + kube::urlEncode(nodeName) + "/proxy/configz", kMostConfigBytes);
+        const json& value =
+            json_access::at(json_access::at(config, "kubeletconfig"), "seccompDefault");
+        if (value.is_boolean())
+            egress.seccompDefault = value.get<bool>();
+        else if (json_access::at(config, "kubeletconfig").is_object() && value.is_null())
+            egress.seccompDefault = false;  // omitted: the kubelet's own default, off
+        else
+            egress.seccompDefaultUnread = "its configz gives no seccompDefault";
+    } catch (const kube::TransportError& error) {
+        if (error.kind() == kube::TransportError::Kind::Cancelled) throw;
+        egress.seccompDefaultUnread = fmt::format("its configz was not read: {}", error.what());
+    } catch (const Error& error) {
+        egress.seccompDefaultUnread = fmt::format("its configz was not read: {}", error.what());
+    }
+}
+
+}  // namespace
+
 void readHostListeners(kube::Client& client, const json& pod, EgressInputs& egress) {
     const std::string nodeName = json_access::stringAt(json_access::podSpec(pod), "nodeName");
     if (nodeName.empty()) {
         egress.hostListenersUnread = "the pod names no node";
         return;
     }
+    readSeccompDefault(client, nodeName, egress);
     try {
         // Every pod, a page at a time: one with host access on any node reaches this pod's
         // files once it is moved there (review 61 #2).

@@ -263,6 +263,9 @@ resolvConf: $NODE_DIR/resolv.conf
 podLogsDir: $NODE_DIR/pod-logs
 failSwapOn: false
 protectKernelDefaults: true
+# A container whose spec names no seccomp profile gets the runtime's default, not Unconfined:
+# verify reads this (configz) and counts such a neighbour as host access otherwise (attack 65 N3).
+seccompDefault: true
 # kube-router here filters IPv4 only: pods get no IPv6 (the CNI's tuning step), and a test pod
 # may turn it back on to show verify that IPv6 is left unproven (attack 54 E1).
 allowedUnsafeSysctls: ["net.ipv6.conf.all.disable_ipv6"]

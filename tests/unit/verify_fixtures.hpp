@@ -212,6 +212,9 @@ inline void serveHardened(TestHost& host, const std::string& egressTool,
                               "spec": {"hard": {"limits.cpu": "4", "limits.memory": "8Gi", "pods": "20"}}})")}));
     host.server.onJson("GET", "/api/v1/namespaces/team1/secrets", 200, list({}));
     host.server.onJson("GET", "/api/v1/nodes/node-1", 200, node());
+    // The node's kubelet gives a container with no seccomp profile the runtime's default.
+    host.server.onJson("GET", "/api/v1/nodes/node-1/proxy/configz", 200,
+                       {{"kubeletconfig", {{"seccompDefault", true}}}});
     // The cluster's pods: its own and the namespace's, none with a way in from the node.
     host.server.onJson("GET", "/api/v1/pods", 200, list(pods));
     // No hand-made PersistentVolume of the node's files (review 61 #6).

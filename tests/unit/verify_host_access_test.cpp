@@ -35,6 +35,7 @@ TEST_CASE("review 61 #6: SELinux, a Windows host process and the old annotations
          "level": "s0:c1,c2"}}, "containers": [{"name": "c", "securityContext":
          {"seLinuxOptions": {"type": "container_init_t"}}}]}}]})");
     EgressInputs inputs;
+    inputs.seccompDefault = true;  // a pod with no seccomp profile gets the runtime's
     addClusterPods(pods, "node-1", inputs);
     CHECK(inputs.hostAccessPods ==
           std::vector<std::string>{
@@ -62,6 +63,7 @@ TEST_CASE("review 61 #6: a hand-made PersistentVolume of the node's files is hos
       {"metadata": {"name": "nfs"}, "spec": {"nfs": {"server": "n", "path": "/"}}},
       "junk"]})");
     EgressInputs inputs;
+    inputs.seccompDefault = true;  // a pod with no seccomp profile gets the runtime's
     inputs.hostAccessNamespaces = std::vector<std::string>{};
     REQUIRE(hostAccessNeighbours(inputs, "that nothing is kept from them").verdict ==
             Verdict::Pass);
@@ -195,6 +197,7 @@ TEST_CASE(
        "containers": [{"name": "c", "securityContext": {"runAsNonRoot": true,
          "allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}}]}}]})");
     EgressInputs inputs;
+    inputs.seccompDefault = true;  // a pod with no seccomp profile gets the runtime's
     addClusterPods(pods, "node-1", inputs);
     CHECK(inputs.rawNetworkPods ==
           std::vector<std::string>{
@@ -218,4 +221,48 @@ TEST_CASE(
     CHECK(egress.verdict == Verdict::Unproven);
     CHECK_THAT(fmt::format("{}", fmt::join(egress.evidence, "\n")),
                Catch::Contains("pod team2/spoof") && Catch::Contains("attack 65 N2"));
+}
+
+TEST_CASE(
+    "verify: a neighbour with no seccomp profile runs Unconfined without the kubelet's "
+    "seccompDefault (attack 65 N3)",
+    "[verify][host-access]") {
+    const json pods = json::parse(R"({"items": [
+      {"metadata": {"name": "plain", "namespace": "team2"},
+       "spec": {"nodeName": "node-1", "containers": [{"name": "app"}]}},
+      {"metadata": {"name": "elsewhere", "namespace": "team2"},
+       "spec": {"nodeName": "node-2", "containers": [{"name": "app"}]}},
+      {"metadata": {"name": "filtered", "namespace": "team2"},
+       "spec": {"nodeName": "node-1", "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                "containers": [{"name": "app"}]}},
+      {"metadata": {"name": "legacy", "namespace": "team2",
+                    "annotations": {"seccomp.security.alpha.kubernetes.io/pod": "runtime/default"}},
+       "spec": {"nodeName": "node-1", "containers": [{"name": "app"}]}},
+      {"metadata": {"name": "system", "namespace": "kube-system"},
+       "spec": {"nodeName": "node-1", "containers": [{"name": "dns"}]}}]})");
+    SECTION("the kubelet has none") {
+        EgressInputs inputs;
+        inputs.seccompDefault = false;
+        addClusterPods(pods, "node-1", inputs);
+        CHECK(inputs.hostAccessPods ==
+              std::vector<std::string>{"pod team2/plain (container app sets no seccomp profile, "
+                                       "so runs Unconfined (the node's kubelet has no "
+                                       "seccompDefault))"});
+        CHECK(hostAccessNeighbours(inputs, "that nothing survives").verdict == Verdict::Unproven);
+    }
+    SECTION("the kubelet's configz was not read") {
+        EgressInputs inputs;
+        inputs.seccompDefaultUnread = "its configz was not read: forbidden";
+        addClusterPods(pods, "node-1", inputs);
+        REQUIRE(inputs.hostAccessPods.size() == 1);
+        CHECK_THAT(inputs.hostAccessPods[0],
+                   Catch::Contains("unless the node's kubelet has seccompDefault (its configz "
+                                   "was not read: forbidden)"));
+    }
+    SECTION("the kubelet gives the runtime's default") {
+        EgressInputs inputs;
+        inputs.seccompDefault = true;
+        addClusterPods(pods, "node-1", inputs);
+        CHECK(inputs.hostAccessPods.empty());
+    }
 }

@@ -16,6 +16,7 @@ namespace {
 
 EgressInputs node(std::vector<EgressInputs::HostListener> listeners) {
     EgressInputs inputs;
+    inputs.seccompDefault = true;  // a pod with no seccomp profile gets the runtime's
     inputs.nodeAddresses = {"10.247.71.170"};
     inputs.hostListeners = std::move(listeners);
     return inputs;
@@ -151,6 +152,7 @@ TEST_CASE("attack 56 N2: a tenant's host-network pod on the node leaves egress u
                                      "spec": {}})");
     const json policies = rossoctl::testing::verify_fixtures::policies();
     EgressInputs inputs;
+    inputs.seccompDefault = true;  // a pod with no seccomp profile gets the runtime's
     CHECK(egressStatic(pod, policies, inputs).verdict == Verdict::Pass);
     inputs.hostNetworkPods = {"pod atk56-relay/hostlook"};
     const Finding finding = egressStatic(pod, policies, inputs);
@@ -182,6 +184,7 @@ TEST_CASE("attack 59 K1: a pod on the node whose probe names a host leaves egres
             .empty());
 
     EgressInputs inputs;
+    inputs.seccompDefault = true;  // a pod with no seccomp profile gets the runtime's
     inputs.probeHostNamespaces = std::vector<std::string>{};
     REQUIRE(kubeletRelays(inputs).verdict == Verdict::Pass);
     for (const auto& where : kubeletHostTargets(prober))
@@ -258,6 +261,7 @@ TEST_CASE("attack 59 K1: a namespace that admits a probe naming a host leaves eg
           std::vector<std::string>{"team (the server's version is not known)"});
 
     EgressInputs inputs;
+    inputs.seccompDefault = true;  // a pod with no seccomp profile gets the runtime's
     // Not read: not known.
     inputs.probeHostNamespacesUnread = "namespaces not listed (forbidden)";
     Finding unread = kubeletRelays(inputs);
@@ -301,6 +305,7 @@ TEST_CASE("a pod on the node with host access, from before its namespace's level
                   {"capabilities": {"add": ["CHOWN", "SYS_ADMIN"]}, "procMount": "Unmasked"}}]}},
       7]})");
     EgressInputs inputs;
+    inputs.seccompDefault = true;  // a pod with no seccomp profile gets the runtime's
     inputs.hostAccessNamespaces = std::vector<std::string>{};  // every namespace baseline now
     inputs.probeHostNamespaces = std::vector<std::string>{};
     REQUIRE(hostAccessNeighbours(inputs, "that no credential is placed there").verdict ==
@@ -400,6 +405,7 @@ TEST_CASE("attack 61 C1: an allowed range that holds the cluster's pod addresses
                                "status": {"podIPs": [{"ip": "10.250.0.36"}]}, "spec": {}})");
     const json policies = rossoctl::testing::verify_fixtures::policies();
     EgressInputs inputs;
+    inputs.seccompDefault = true;  // a pod with no seccomp profile gets the runtime's
     inputs.allowance = allowing("10.250.0.0/16");
     // Attack 62 C1b: with the pod network's ranges not known, a private range may hold a pod
     // later; one that overlaps a node's pod range may too.

@@ -120,6 +120,12 @@ struct EgressInputs {
         std::string ns, pod, hostname, subdomain, address;
     };
     std::vector<PublishedHostname> podHostnames;
+    // The pod's node's kubelet `seccompDefault` (its configz through the API server): a container
+    // whose spec sets no seccomp profile runs Unconfined without it, so a neighbour such as that
+    // counts as an explicit Unconfined one does (attack 65 N3). nullopt: not read, and
+    // seccompDefaultUnread says why.
+    std::optional<bool> seccompDefault;
+    std::string seccompDefaultUnread;
     // Namespaces besides kube-system that the cluster's admin vouches for in the ConfigMap
     // kube-system/rossoctl-verify (key trusted-namespaces: a node exporter's, a CSI plugin's):
     // their pods' host access and probes are not counted, and the evidence says so (review 61
