@@ -174,7 +174,10 @@ Finding socketBuffersV1(const ProbeOutput& output, long long limitBytes) {
     const std::string value = marker(output.stdoutText, "rossoctl-tcp").value_or("none");
     long long bytes = -1;
     try {
-        if (value != "none") bytes = std::stoll(value);
+        // All digits, or it is not the kernel's: stoll takes "0 garbage" as 0.
+        if (!value.empty() && value.size() <= 19 &&
+            std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }))
+            bytes = std::stoll(value);
     } catch (...) {
     }
     const char* file = "/sys/fs/cgroup/memory/memory.kmem.tcp.limit_in_bytes";
@@ -193,8 +196,11 @@ Finding socketBuffersV1(const ProbeOutput& output, long long limitBytes) {
             bytes >= kUnlimitedV1 ? "any amount" : "more than its limit"));
     Finding bounded;
     bounded.verdict = Verdict::Pass;
-    bounded.evidence.push_back(fmt::format("{} = {} ({}): cgroup v1 socket buffers are bounded too",
-                                           file, bytes, formatBytes(bytes)));
+    // Review 66 L2: said, as the bound is apart from the limit and a quota counts neither.
+    bounded.evidence.push_back(fmt::format(
+        "{} = {} ({}): cgroup v1 socket buffers are bounded too, apart from the memory limit: "
+        "the container may hold up to its limit in them besides",
+        file, bytes, formatBytes(bytes)));
     return bounded;
 }
 

@@ -110,6 +110,16 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec, b
         }
         absorb(live, limitsLive(output, memoryLimitBytes(container)), prefix);
         absorb(live, cpuLimitLive(output, cpuLimitMillis(container)), prefix);
+        // The kubelet enforces the limits the spec declares whatever the reading says, but a
+        // socket-buffer bound (cgroup v1), or v2 that needs none, rests on the reading alone: a
+        // /bin/sh the pod rewrote says either (review 66 H3).
+        if (const std::string place = writableToolPlace("/bin/sh", container); !place.empty())
+            absorb(live,
+                   probe_text::unproven(fmt::format(
+                       "its cgroup files were read by /bin/sh, and {}: which cgroup version "
+                       "holds it and whether its socket buffers are bounded are the pod's word",
+                       place)),
+                   prefix);
         // A volume over /sys shows the container files of the pod's own making in place of its
         // cgroup's, a socket-buffer bound among them (review 66 H3).
         for (const auto& mount : arrayAt(container, "volumeMounts")) {

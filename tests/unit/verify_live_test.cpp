@@ -83,10 +83,15 @@ TEST_CASE("attack 65 L1: on cgroup v1 the socket buffers' own bound is read",
     CHECK(limitsLive(v1, limit).verdict == Verdict::Unproven);
     v1.stdoutText = memory;
     CHECK(limitsLive(v1, limit).verdict == Verdict::Unproven);
+    // Review 66 H3: only the kernel's digits are a reading ("0 garbage" read as 0 passed).
+    v1.stdoutText = memory + "rossoctl-tcp=0 garbage\n";
+    CHECK(limitsLive(v1, limit).verdict == Verdict::Unproven);
     v1.stdoutText = memory + "rossoctl-tcp=67108864\n";
     const Finding bounded = limitsLive(v1, limit);
     CHECK(bounded.verdict == Verdict::Pass);
-    CHECK(mentions(bounded, "(64Mi): cgroup v1 socket buffers are bounded too"));
+    CHECK(mentions(bounded,
+                   "(64Mi): cgroup v1 socket buffers are bounded too, apart from the "
+                   "memory limit: the container may hold up to its limit in them besides"));
     // cgroup v2 charges them to memory.max: nothing more to read.
     ProbeOutput v2;
     v2.stdoutText = "rossoctl-file=/sys/fs/cgroup/memory.max\nrossoctl-value=67108864\n";

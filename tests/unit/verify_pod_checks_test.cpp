@@ -87,12 +87,17 @@ TEST_CASE("credentials static: env values and every key of the sources the pod r
 TEST_CASE("limits live: every running container's cgroup, sidecars included", "[verify]") {
     // Issue 35 point 3: only containers[0] was read; a sidecar had no limit at all.
     json pod = verify_fixtures::hardenedPod("uid");
+    // Each on a read-only root: the /bin/sh that reads its cgroup is the image's.
+    const json readOnly = {{"readOnlyRootFilesystem", true}};
     pod["spec"]["containers"].push_back(
-        {{"name", "sidecar"}, {"resources", {{"limits", {{"cpu", "100m"}, {"memory", "64Mi"}}}}}});
+        {{"name", "sidecar"},
+         {"securityContext", readOnly},
+         {"resources", {{"limits", {{"cpu", "100m"}, {"memory", "64Mi"}}}}}});
     pod["spec"]["initContainers"] =
         json::array({{{"name", "setup"}},
                      {{"name", "proxy"},
                       {"restartPolicy", "Always"},
+                      {"securityContext", readOnly},
                       {"resources", {{"limits", {{"cpu", "100m"}, {"memory", "64Mi"}}}}}}});
     pod["status"]["containerStatuses"].push_back(
         {{"name", "sidecar"}, {"state", {{"running", json::object()}}}});
@@ -119,6 +124,14 @@ TEST_CASE("limits live: every running container's cgroup, sidecars included", "[
     auto all = limitsLiveEveryContainer(pod, exec);
     CHECK(all.verdict == Verdict::Pass);
     CHECK(asked == std::vector<std::string>{"proxy", "agent", "sidecar"});
+    // Review 66 H3: a /bin/sh the pod may rewrite says which cgroup version holds it.
+    json writable = pod;
+    writable["spec"]["containers"][1]["securityContext"]["readOnlyRootFilesystem"] = false;
+    const Finding rewritten = limitsLiveEveryContainer(writable, exec);
+    CHECK(rewritten.verdict == Verdict::Unproven);
+    CHECK(mentions(rewritten,
+                   "container sidecar: its cgroup files were read by /bin/sh, and the "
+                   "container's root filesystem is writable"));
     CHECK(mentions(all, "init container setup has finished"));
     CHECK(mentions(all, "container sidecar: /sys/fs/cgroup/memory.max = 67108864 (64Mi)"));
     cgroups["sidecar"] =

@@ -303,6 +303,9 @@ inline constexpr const char* kImageToolPath =
 // container, or a writable root filesystem) is unproven; else the evidence names the path.
 Finding withoutWritableTool(Finding live, const ProbeOutput& output,
                             const nlohmann::json& container);
+// Why the agent can write a tool at `path` (under a writable mount, or a writable root
+// filesystem); "" when it is on the image's read-only root filesystem.
+std::string writableToolPlace(const std::string& path, const nlohmann::json& container);
 
 // The tools the egress probe tries, in order; the first the image has is used.
 std::vector<std::string> egressProbeOrder();
