@@ -49,6 +49,9 @@ struct VerificationInputs {
     // The pod the Sandbox's template makes next (null: none), and its ServiceAccount.
     nlohmann::json templatePod;
     std::optional<nlohmann::json> templateServiceAccount;
+    // Every ServiceAccount a pod was judged by (the pod's, the template's, the replacement's),
+    // as read then: read again at the end (attack 66 T4: the template's changed while verify ran).
+    std::vector<std::pair<std::string, std::optional<nlohmann::json>>> judgedAccounts;
     std::vector<CredentialSource> credentialSources;
     ExternalNames externalNames;  // what the pod reads from the cluster DNS (attack 54, T2)
     std::string clusterIssuer;    // empty: not discoverable with these credentials

@@ -132,6 +132,8 @@ void Verification::read() {
         templateAccount == account
             ? inputs_.serviceAccount
             : client_.getIfExists(kube::resources::serviceAccounts(), ns_, templateAccount);
+    inputs_.judgedAccounts = {{account, inputs_.serviceAccount},
+                              {templateAccount, inputs_.templateServiceAccount}};
     readCredentialSources(client_, ns_, inputs_.pod, inputs_.credentialSources);
     if (inputs_.templatePod.is_object())
         readCredentialSources(client_, ns_, inputs_.templatePod, inputs_.credentialSources);

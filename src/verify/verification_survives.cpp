@@ -246,6 +246,7 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
         account == inputs_.pod["spec"].value("serviceAccountName", "default")
             ? inputs_.serviceAccount
             : client_.getIfExists(kube::resources::serviceAccounts(), ns_, account);
+    inputs_.judgedAccounts.emplace_back(account, serviceAccount);
     CheckResult& token = checks[0];
     CheckResult& egress = checks[1];
     CheckResult& limits = checks[2];

@@ -19,9 +19,10 @@ namespace {
 // verify --no-restart of the hardened sandbox, `pod` its pod, where the last GET of `path`
 // (verify's read at its end) answers `atEnd` and every one before it `before`.
 json verifiedWithChange(const std::string& path, const json& before, const json& atEnd,
-                        const json& pod = verify_fixtures::hardenedPod("pod-uid-1")) {
+                        const json& pod = verify_fixtures::hardenedPod("pod-uid-1"),
+                        const json& sandbox = verify_fixtures::sandbox()) {
     const auto serve = [&](TestHost& host) {
-        verify_fixtures::serveHardened(host, "curl", verify_fixtures::sandbox(), pod, pod);
+        verify_fixtures::serveHardened(host, "curl", sandbox, pod, pod);
     };
     TestHost counting;  // how many reads a run makes, the end's included
     counting.server.onJson("GET", path, 200, before);
@@ -222,4 +223,30 @@ TEST_CASE("review 64 H5: a Cilium policy's selector is a label set the pod may b
     CHECK(builder.verdict == Verdict::Unproven);
     CHECK_THAT(verify_fixtures::evidenceText(builder),
                Catch::Contains(R"(a pod of the namespace labelled {"role":"builder"})"));
+}
+
+TEST_CASE(
+    "attack 66 T4: the template's ServiceAccount written while verify ran leaves the token "
+    "unproven",
+    "[verify][false-pass]") {
+    // The template leaves automount to its own account, which said false when verify read it.
+    json sandbox = verify_fixtures::sandbox();
+    json& templateSpec = sandbox["spec"]["podTemplate"]["spec"];
+    templateSpec.erase("automountServiceAccountToken");
+    templateSpec["serviceAccountName"] = "third";
+    const std::string path = "/api/v1/namespaces/team1/serviceaccounts/third";
+    const json before = json::parse(R"({"metadata": {"name": "third", "resourceVersion": "5"},
+        "automountServiceAccountToken": false})");
+    json after = before;
+    after["metadata"]["resourceVersion"] = "6";
+    after["automountServiceAccountToken"] = true;
+    const auto pod = verify_fixtures::hardenedPod("pod-uid-1");
+    const json same = verifiedWithChange(path, before, before, pod, sandbox);
+    INFO(same["service-account-token"].dump(2));
+    CHECK(same["service-account-token"]["static"]["result"] == "pass");
+    const json token =
+        verifiedWithChange(path, before, after, pod, sandbox)["service-account-token"]["static"];
+    CHECK(token["result"] == "unproven");
+    CHECK_THAT(token["evidence"].dump(),
+               Catch::Contains("ServiceAccount third written while verify ran"));
 }
