@@ -115,6 +115,8 @@ void Verification::recheckAtEnd(std::vector<CheckResult>& checks) {
         recheckSandbox(checks);
         recheckTokenSources(checks[0]);
         recheckNamespaceAndPluginPolicies(checks);
+        recheckClusterPods(checks);
+        recheckServices(checks[0]);
     } catch (const kube::TransportError& error) {
         if (error.kind() != kube::TransportError::Kind::Cancelled) throw;
     }

@@ -68,6 +68,13 @@ std::vector<std::string> differences(const std::map<std::string, std::string>& b
 std::string Verification::replayChanges(
     const kube::ResourceRef& ref, const std::string& name, const std::string& since,
     const std::string& until, const std::function<void(const kube::WatchEvent&)>& onChange) {
+    return replayChangesIn(ref, ns_, name, since, until, onChange, kMostReplayedChanges);
+}
+
+std::string Verification::replayChangesIn(
+    const kube::ResourceRef& ref, const std::string& in, const std::string& name,
+    const std::string& since, const std::string& until,
+    const std::function<void(const kube::WatchEvent&)>& onChange, std::size_t mostChanges) {
     if (since.empty() || until.empty())
         return "the server gave no resourceVersion to replay its changes between";
     kube::ListOptions options;
@@ -86,14 +93,14 @@ std::string Verification::replayChanges(
     const std::string problem = readAgain([&] {
         try {
             client_.watch(
-                ref, ns_, options,
+                ref, in, options,
                 [&](const kube::WatchEvent& event) {
                     const std::string version = resourceVersionOf(event.object);
                     const auto number = revisionOf(version);
                     const bool past =
                         name.empty() ? number && *number >= *untilNumber : version == until;
                     if (event.type != "BOOKMARK") {
-                        if (++changes > kMostReplayedChanges) return false;
+                        if (++changes > mostChanges) return false;
                         onChange(event);
                     }
                     reached = reached || past;
@@ -106,9 +113,8 @@ std::string Verification::replayChanges(
         }
     });
     if (!problem.empty()) return problem;
-    if (changes > kMostReplayedChanges)
-        return fmt::format("over {} changes to {} while verify ran", kMostReplayedChanges,
-                           ref.resource);
+    if (changes > mostChanges)
+        return fmt::format("over {} changes to {} while verify ran", mostChanges, ref.resource);
     if (!reached)
         return fmt::format(
             "the server's record of changes to {} ended before the version read "

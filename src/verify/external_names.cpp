@@ -44,6 +44,51 @@ bool numberedBefore(const std::string& a, const std::string& b) {
     return a.size() - i < b.size() - j;
 }
 
+void addService(const json& service, ExternalNames& names) {
+    const std::string& ns = names.ns;
+    const json& meta = at(service, "metadata");
+    names.names.push_back({stringAt(meta, "namespace", ns),
+                           stringAt(meta, "name"),
+                           stringAt(at(service, "spec"), "clusterIP"),
+                           {}});
+    for (const auto& port : arrayAt(at(service, "spec"), "ports")) {
+        const std::string name = stringAt(port, "name");
+        if (!name.empty()) names.names.back().ports.push_back(name);
+        if (const json& number = at(port, "port"); number.is_number_integer())
+            names.names.back().portNumbers.emplace_back(name, number.get<int>());
+    }
+    auto& count = names.names.back().clusterIPCount;
+    for (const auto& ip : arrayAt(at(service, "spec"), "clusterIPs"))
+        if (ip.is_string() && !ip.get<std::string>().empty() && ip != "None") ++count;
+    if (count == 0 && !names.names.back().clusterIP.empty() &&
+        names.names.back().clusterIP != "None")
+        count = 1;
+    auto& claimed = names.names.back().claimedAddresses;
+    for (const auto& address : arrayAt(at(service, "spec"), "externalIPs"))
+        if (address.is_string()) claimed.push_back(address.get<std::string>());
+    if (const std::string address = stringAt(at(service, "spec"), "loadBalancerIP");
+        !address.empty())
+        claimed.push_back(address);
+    for (const auto& ingress : arrayAt(at(at(service, "status"), "loadBalancer"), "ingress"))
+        if (const std::string address = stringAt(ingress, "ip"); !address.empty())
+            claimed.push_back(address);
+    // Any Service with one, whatever its type says: reading more is never a false pass.
+    const json& externalName = at(at(service, "spec"), "externalName");
+    if (!externalName.is_string() || externalName.get<std::string>().empty()) return;
+    const json& metadata = at(service, "metadata");
+    names.services.push_back({stringAt(metadata, "namespace", ns), stringAt(metadata, "name"),
+                              externalName.get<std::string>()});
+}
+
+void sortNames(ExternalNames& names) {
+    std::sort(names.services.begin(), names.services.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
+    });
+    std::sort(names.names.begin(), names.names.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
+    });
+}
+
 ExternalNames readExternalNames(kube::Client& client, const std::string& ns) {
     ExternalNames names;
     names.read = true;
@@ -51,11 +96,15 @@ ExternalNames readExternalNames(kube::Client& client, const std::string& ns) {
     const auto services = kube::resources::services();
     json items = json::array();
     try {
-        items = client.list(services, "").value("items", json::array());
+        const json listed = client.list(services, "");
+        items = listed.value("items", json::array());
+        names.version = stringAt(at(listed, "metadata"), "resourceVersion");
     } catch (const kube::ApiError& everyNamespace) {
         names.othersProblem = everyNamespace.what();
         try {
-            items = client.list(services, ns).value("items", json::array());
+            const json listed = client.list(services, ns);
+            items = listed.value("items", json::array());
+            names.version = stringAt(at(listed, "metadata"), "resourceVersion");
         } catch (const kube::ApiError& own) {
             // Not served (a server without Services) is none; any refusal leaves them unread.
             if (!own.isNotFound()) names.problem = own.what();
@@ -66,46 +115,8 @@ ExternalNames readExternalNames(kube::Client& client, const std::string& ns) {
         if (names.problem.empty()) names.problem = "the API server's Service list has no items";
         return names;
     }
-    for (const auto& service : items) {
-        const json& meta = at(service, "metadata");
-        names.names.push_back({stringAt(meta, "namespace", ns),
-                               stringAt(meta, "name"),
-                               stringAt(at(service, "spec"), "clusterIP"),
-                               {}});
-        for (const auto& port : arrayAt(at(service, "spec"), "ports")) {
-            const std::string name = stringAt(port, "name");
-            if (!name.empty()) names.names.back().ports.push_back(name);
-            if (const json& number = at(port, "port"); number.is_number_integer())
-                names.names.back().portNumbers.emplace_back(name, number.get<int>());
-        }
-        auto& count = names.names.back().clusterIPCount;
-        for (const auto& ip : arrayAt(at(service, "spec"), "clusterIPs"))
-            if (ip.is_string() && !ip.get<std::string>().empty() && ip != "None") ++count;
-        if (count == 0 && !names.names.back().clusterIP.empty() &&
-            names.names.back().clusterIP != "None")
-            count = 1;
-        auto& claimed = names.names.back().claimedAddresses;
-        for (const auto& address : arrayAt(at(service, "spec"), "externalIPs"))
-            if (address.is_string()) claimed.push_back(address.get<std::string>());
-        if (const std::string address = stringAt(at(service, "spec"), "loadBalancerIP");
-            !address.empty())
-            claimed.push_back(address);
-        for (const auto& ingress : arrayAt(at(at(service, "status"), "loadBalancer"), "ingress"))
-            if (const std::string address = stringAt(ingress, "ip"); !address.empty())
-                claimed.push_back(address);
-        // Any Service with one, whatever its type says: reading more is never a false pass.
-        const json& externalName = at(at(service, "spec"), "externalName");
-        if (!externalName.is_string() || externalName.get<std::string>().empty()) continue;
-        const json& metadata = at(service, "metadata");
-        names.services.push_back({stringAt(metadata, "namespace", ns), stringAt(metadata, "name"),
-                                  externalName.get<std::string>()});
-    }
-    std::sort(names.services.begin(), names.services.end(), [](const auto& a, const auto& b) {
-        return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
-    });
-    std::sort(names.names.begin(), names.names.end(), [](const auto& a, const auto& b) {
-        return std::tie(a.ns, a.name) < std::tie(b.ns, b.name);
-    });
+    for (const auto& service : items) addService(service, names);
+    sortNames(names);
     return names;
 }
 

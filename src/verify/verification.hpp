@@ -198,6 +198,17 @@ class Verification {
     std::string replayChanges(const kube::ResourceRef& ref, const std::string& name,
                               const std::string& since, const std::string& until,
                               const std::function<void(const kube::WatchEvent&)>& onChange);
+    // The same in namespace `in` ("" for every one), up to `mostChanges` of them.
+    std::string replayChangesIn(const kube::ResourceRef& ref, const std::string& in,
+                                const std::string& name, const std::string& since,
+                                const std::string& until,
+                                const std::function<void(const kube::WatchEvent&)>& onChange,
+                                std::size_t mostChanges);
+    // The cluster's pods and Services written while verify ran (end_cluster_replay.cpp): a pod
+    // with host access or NET_RAW, one sharing a claim, a Service whose name spells a token,
+    // made after the start's lists and gone or left by the end (attack 66 N1, S1, T3).
+    void recheckClusterPods(std::vector<CheckResult>& checks);
+    void recheckServices(CheckResult& token);
     Finding replacementHeldConnections(const nlohmann::json& next, std::future<ProbeSite>& probe);
     void judgeReplacementIsolation(std::vector<CheckResult>& checks, const nlohmann::json& next,
                                    const std::string& prefix, const VolumeBindings& volumes);

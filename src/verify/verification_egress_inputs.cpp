@@ -183,6 +183,10 @@ void readHostListeners(kube::Client& client, const json& pod, EgressInputs& egre
         const std::string uid = json_access::stringAt(json_access::at(pod, "metadata"), "uid");
         bool holdsPod = false;
         client.listPages(kube::resources::pods(), "", options, [&](const json& page) {
+            // Every page is of the first one's snapshot: its version is the list's.
+            if (egress.podsVersion.empty())
+                egress.podsVersion =
+                    json_access::stringAt(json_access::at(page, "metadata"), "resourceVersion");
             addClusterPods(page, nodeName, egress);
             for (const auto& item : json_access::arrayAt(page, "items"))
                 holdsPod = holdsPod ||

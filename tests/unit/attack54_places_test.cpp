@@ -381,7 +381,7 @@ TEST_CASE("attack54 T2: sandbox verify reads ExternalName Services, one list per
         INFO(check.dump());
         CHECK(check["result"] == "fail");
         CHECK_THAT(check["evidence"].dump(), Catch::Contains("Service elsewhere/atk-t"));
-        CHECK(host.server.requestsTo("GET", "/api/v1/services").size() == 1);
+        CHECK(verify_fixtures::listsOf(host, "/api/v1/services") == 1);
         CHECK(host.server.requestsTo("GET", "/api/v1/namespaces/team1/services").empty());
         for (size_t at = 0; at + 16 <= token.size(); at += 8)
             CHECK(host.out.str().find(token.substr(at, 16)) == std::string::npos);
@@ -401,8 +401,8 @@ TEST_CASE("attack54 T2: sandbox verify reads ExternalName Services, one list per
         CHECK_THAT(check["evidence"].dump(),
                    Catch::Contains("Service team1/atk-t") &&
                        Catch::Contains("namespaces other than team1 were not read"));
-        CHECK(host.server.requestsTo("GET", "/api/v1/services").size() == 1);
-        CHECK(host.server.requestsTo("GET", "/api/v1/namespaces/team1/services").size() == 1);
+        CHECK(verify_fixtures::listsOf(host, "/api/v1/services") == 1);
+        CHECK(verify_fixtures::listsOf(host, "/api/v1/namespaces/team1/services") == 1);
     }
     SECTION("neither: unproven") {
         TestHost host;

@@ -1,6 +1,8 @@
 // Review 64 H3, M1, M2: a change made and undone before verify's end left the two reads equal,
 // and verify certified what the pod had meanwhile. The server's record of changes since the
 // start is read at the end; a pod's spec that changed, and a shutdown time a claim set, too.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <functional>
 #include <string>
@@ -213,4 +215,68 @@ TEST_CASE(
         pod)["service-account-token"]["static"];
     CHECK(token["result"] == "unproven");
     CHECK_THAT(token["evidence"].dump(), Catch::Contains("Secret cfg (made, then deleted)"));
+}
+
+TEST_CASE("attack 66 N1: a NET_RAW neighbour made and gone while verify ran leaves it unproven",
+          "[verify][false-pass]") {
+    // Root with the runtime's default capabilities in a baseline namespace: it answers ARP for
+    // the cluster DNS's address; made once verify had listed the cluster's pods.
+    const json store = json::parse(R"({"metadata": {"name": "store", "namespace": "team2",
+        "uid": "store-uid", "resourceVersion": "11"},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "py", "image": "python"}]},
+        "status": {"phase": "Running"}})");
+    const json quiet = verdictsWith([](TestHost&) {});
+    for (const char* id : {"service-account-token", "egress", "nothing-survives"})
+        CHECK_THAT(evidenceOf(quiet[id]["static"]), !Catch::Contains("while verify ran"));
+    const json checks = verdictsWith([&](TestHost& host) {
+        host.server.onStream("GET", "/api/v1/pods?watch=true&resourceVersion=10",
+                             {event("ADDED", store), event("DELETED", withVersion(store, "12")),
+                              verify_fixtures::progress("12")});
+    });
+    for (const char* id : {"service-account-token", "egress", "nothing-survives"}) {
+        INFO(id);
+        CHECK(checks[id]["static"]["result"] == "unproven");
+        CHECK_THAT(evidenceOf(checks[id]["static"]),
+                   Catch::Contains("pods made or changed while verify ran reach a node's files or "
+                                   "its pod network") &&
+                       Catch::Contains("pod team2/store (container py keeps"));
+    }
+    // Its record not read in full: not ruled out.
+    const json cut = verdictsWith([&](TestHost& host) {
+        host.server.onStream("GET", "/api/v1/pods?watch=true&resourceVersion=10",
+                             {verify_fixtures::progress("9")});
+    });
+    CHECK(cut["egress"]["static"]["result"] == "unproven");
+    CHECK_THAT(evidenceOf(cut["egress"]["static"]),
+               Catch::Contains("the changes to the cluster's pods while verify ran could not be "
+                               "read"));
+}
+
+TEST_CASE("attack 66 T3: Services whose names spell a token, made while verify ran",
+          "[verify][false-pass]") {
+    const std::string token =
+        verify_fixtures::jwt({{"iss", "https://kubernetes.default.svc.cluster.local"},
+                              {"sub", "system:serviceaccount:team1:default"},
+                              {"kubernetes.io", {{"namespace", "team1"}}}});
+    std::string hex;
+    for (unsigned char c : token) hex += fmt::format("{:02x}", c);
+    std::vector<std::string> changes;
+    for (size_t at = 0, i = 0; at < hex.size(); at += 58, ++i)
+        changes.push_back(
+            event("ADDED", {{"metadata",
+                             {{"name", fmt::format("t{:02}-{}", i, hex.substr(at, 58))},
+                              {"namespace", "team2"},
+                              // Below the end's revision ("10" here, as every list): before it.
+                              {"resourceVersion", "9"}}},
+                            {"spec", {{"clusterIP", fmt::format("10.96.77.{}", i + 1)}}}}));
+    changes.push_back(verify_fixtures::progress("99"));
+    const json token3 = verdictsWith([&](TestHost& host) {
+        host.server.onJson("GET", "/api/v1/services", 200, verify_fixtures::list({}));
+        host.server.onStream("GET", "/api/v1/services?watch=true&resourceVersion=10", changes);
+    })["service-account-token"]["static"];
+    INFO(token3.dump(2));
+    CHECK(token3["result"] != "pass");
+    CHECK_THAT(evidenceOf(token3),
+               Catch::Contains("Services written while verify ran (attack 66 T3)"));
+    CHECK(evidenceOf(token3).find(hex.substr(0, 40)) == std::string::npos);
 }

@@ -207,6 +207,9 @@ inline void serveHardened(TestHost& host, const std::string& egressTool,
     for (const char* kind : {"secrets", "configmaps"})
         host.server.onStream("GET", std::string("/api/v1/namespaces/team1/") + kind + "?watch=true",
                              {progress()});
+    // Nor any pod or Service of the cluster (attack 66 N1, T3).
+    for (const char* kind : {"pods", "services"})
+        host.server.onStream("GET", std::string("/api/v1/") + kind + "?watch=true", {progress()});
     host.server.onJson("GET", "/api/v1/namespaces/team1/resourcequotas", 200,
                        list({json::parse(R"({"metadata": {"name": "sandbox-quota"},
                               "spec": {"hard": {"limits.cpu": "4", "limits.memory": "8Gi", "pods": "20"}}})")}));
@@ -227,6 +230,14 @@ inline void serveHardened(TestHost& host, const std::string& egressTool,
                 {{"name", "team1"},
                  {"labels", {{"pod-security.kubernetes.io/enforce", "restricted"}}}}}}}));
     host.server.onExec("team1", "orders", answers ? answers : hardenedPodAnswers(egressTool));
+}
+
+// The lists of `path` sent, not the end's watch of what was written since.
+inline size_t listsOf(const TestHost& host, const std::string& path) {
+    const auto sent = host.server.requestsTo("GET", path);
+    return static_cast<size_t>(std::count_if(sent.begin(), sent.end(), [](const auto& request) {
+        return request.url.find("watch=true") == std::string::npos;
+    }));
 }
 
 inline json verdicts(const json& report) {

@@ -387,7 +387,7 @@ TEST_CASE("review 60 #2: a replacement on another node is judged by the pods of 
         CHECK_THAT(checks[id]["static"]["evidence"].dump(),
                    Catch::Contains("pod team3/reader, on node node-3 (hostPath "
                                    "/var/lib/kubelet/pods) reaches a node's files"));
-    CHECK(host.server.requestsTo("GET", "/api/v1/pods").size() == 2);  // once for each node
+    CHECK(verify_fixtures::listsOf(host, "/api/v1/pods") == 2);  // once for each node
 }
 
 TEST_CASE("attack 61 C1: an allowed range that holds the cluster's pod addresses is unproven",

@@ -126,6 +126,9 @@ struct EgressInputs {
     // seccompDefaultUnread says why.
     std::optional<bool> seccompDefault;
     std::string seccompDefaultUnread;
+    // The resourceVersion of the cluster's pod list: the end replays every pod written since
+    // (attack 66 N1: a NET_RAW pod made while verify ran). "": not listed.
+    std::string podsVersion;
     // Namespaces besides kube-system that the cluster's admin vouches for in the ConfigMap
     // kube-system/rossoctl-verify (key trusted-namespaces: a node exporter's, a CSI plugin's):
     // their pods' host access and probes are not counted, and the evidence says so (review 61

@@ -45,7 +45,13 @@ struct ExternalNames {
     std::string othersProblem;  // why other namespaces' were not listed ("": every one read)
     std::vector<ExternalNameService> services;  // by namespace, then name
     std::vector<ServiceName> names;             // every Service read, by namespace, then name
+    std::string version;  // the list's resourceVersion: the end replays what was written since
 };
+
+// One Service of a list into `names` (its name, ports, addresses; its externalName if any);
+// sortNames puts them back in namespace and name order.
+void addService(const nlohmann::json& service, ExternalNames& names);
+void sortNames(ExternalNames& names);
 
 // One list of every namespace's Services; when that is refused, one of the pod's namespace.
 ExternalNames readExternalNames(kube::Client& client, const std::string& ns);
