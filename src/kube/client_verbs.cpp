@@ -38,6 +38,7 @@ Query listQuery(const ListOptions& options) {
     if (options.limit > 0) query.add("limit", std::to_string(options.limit));
     query.add("continue", options.continueToken);
     query.add("resourceVersion", options.resourceVersion);
+    query.add("resourceVersionMatch", options.resourceVersionMatch);
     return query;
 }
 

@@ -30,6 +30,7 @@ struct ListOptions {
     int limit = 0;  // page size; 0 = server default (all)
     std::string continueToken;
     std::string resourceVersion;
+    std::string resourceVersionMatch;  // list only: "NotOlderThan" or "Exact"
     int timeoutSeconds = 0;            // watch only
     bool allowWatchBookmarks = false;  // watch only: the server's progress, as BOOKMARK events
 };
