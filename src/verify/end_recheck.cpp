@@ -135,20 +135,34 @@ void Verification::recheckSandbox(std::vector<CheckResult>& checks) {
         // Every version the server recorded, not the last alone: a template changed and changed
         // back made the pods of the time between (review 64 H3).
         const json& judgedSpec = json_access::at(inputs_.sandbox, "spec");
-        bool changed = false;
+        const std::string judgedUid =
+            json_access::stringAt(json_access::at(inputs_.sandbox, "metadata"), "uid");
+        bool changed = false, remade = false;
+        // Deleted and made again (an orphaning delete keeps its pods) is another Sandbox, even
+        // with the same spec (review 66 L4).
         const auto differs = [&](const json& version) {
             const json& spec = json_access::at(version, "spec");
             changed = changed || (spec != judgedSpec && !sameButEarlierShutdown(spec, judgedSpec));
+            remade = remade || json_access::stringAt(json_access::at(version, "metadata"), "uid") !=
+                                   judgedUid;
         };
         differs(*now);
         const std::string since = resourceVersionOf(inputs_.sandbox);
         const std::string until = resourceVersionOf(*now);
         const std::string unreplayed =
-            changed || since == until
+            changed || remade || since == until
                 ? ""
                 : replayChanges(sandboxes_, name_, since, until,
-                                [&](const kube::WatchEvent& event) { differs(event.object); });
-        if (changed)
+                                [&](const kube::WatchEvent& event) {
+                                    differs(event.object);
+                                    remade = remade || event.type == "DELETED";
+                                });
+        if (remade)
+            why = fmt::format(
+                "sandbox {} was deleted while verify ran (the one there now is not "
+                "the one judged)",
+                name_);
+        else if (changed)
             why = fmt::format(
                 "sandbox {}'s spec changed while verify ran (resourceVersion {} → "
                 "{})",

@@ -235,7 +235,9 @@ std::pair<json, std::string> Verification::nodeNamed(const std::string& name) {
 void Verification::readIsolationInputs() {
     auto& kernel = inputs_.kernel;
     try {
-        inputs_.namespaceObject = client_.getIfExists(kube::resources::namespaces(), "", ns_);
+        // Read with the egress inputs already: the same object for every check (review 66 L3).
+        if (!inputs_.namespaceObject)
+            inputs_.namespaceObject = client_.getIfExists(kube::resources::namespaces(), "", ns_);
     } catch (const kube::ApiError&) {
     }
     if (!options_.requireRuntimeClass.empty()) {

@@ -16,27 +16,10 @@ using namespace rossoctl::testing;
 
 namespace {
 
-// verify --no-restart of the hardened sandbox, `pod` its pod, where the last GET of `path`
-// (verify's read at its end) answers `atEnd` and every one before it `before`.
 json verifiedWithChange(const std::string& path, const json& before, const json& atEnd,
                         const json& pod = verify_fixtures::hardenedPod("pod-uid-1"),
                         const json& sandbox = verify_fixtures::sandbox()) {
-    const auto serve = [&](TestHost& host) {
-        verify_fixtures::serveHardened(host, "curl", sandbox, pod, pod);
-    };
-    TestHost counting;  // how many reads a run makes, the end's included
-    counting.server.onJson("GET", path, 200, before);
-    serve(counting);
-    verify_fixtures::runVerifyJson(counting, {"--no-restart"});
-    const std::size_t reads = counting.server.requestsTo("GET", path).size();
-    REQUIRE(reads >= 1);
-    TestHost host;
-    for (std::size_t i = 0; i + 1 < reads; ++i) host.server.onJson("GET", path, 200, before);
-    host.server.onJson("GET", path, 200, atEnd);
-    serve(host);
-    verify_fixtures::runVerifyJson(host, {"--no-restart"});
-    INFO(host.err.str());
-    return verify_fixtures::verdicts(printedJson(host.out.str()));
+    return verify_fixtures::verdictsChangedAtEnd(path, before, atEnd, pod, sandbox);
 }
 
 }  // namespace
@@ -249,4 +232,19 @@ TEST_CASE(
     CHECK(token["result"] == "unproven");
     CHECK_THAT(token["evidence"].dump(),
                Catch::Contains("ServiceAccount third written while verify ran"));
+}
+
+TEST_CASE("review 66 L4: a Sandbox deleted and made again while verify ran leaves it unproven",
+          "[verify][false-pass]") {
+    const json before = verify_fixtures::sandbox();
+    json remade = before;  // the same spec, another object
+    remade["metadata"]["resourceVersion"] = "78";
+    remade["metadata"]["uid"] = "uid-orders-2";
+    const json checks = verifiedWithChange(verify_fixtures::kSandboxes + "/orders", before, remade);
+    for (const char* id : {"service-account-token", "egress", "limits"}) {
+        INFO(id);
+        CHECK(checks[id]["static"]["result"] == "unproven");
+        CHECK_THAT(checks[id]["static"]["evidence"].dump(),
+                   Catch::Contains("sandbox orders was deleted while verify ran"));
+    }
 }
