@@ -133,28 +133,42 @@ std::string longestRun(const std::string& piece) {
 }
 
 // The pieces with the ordinal tag they all open with taken off ("x00<payload>", "c7<payload>": a
-// few letters alike, then as many digits as the shortest such run), joined; "" when they do not
-// all open so (attack 65 T1: a token in 18 pods' hostnames `xNN<60 characters of base32>`).
-std::string untaggedJoin(const std::vector<std::string>& pieces) {
-    constexpr size_t kLongestTagLetters = 4;
+// few letters alike, then an ordinal of 1 to 4 digits that counts up by one from piece to piece),
+// joined, one join for each width that reads so (attack 65 T1: a token in 18 pods' hostnames
+// `xNN<60 characters of base32>`; review 67 H5: a decimal payload runs on from the ordinal).
+std::vector<std::string> untaggedJoins(const std::vector<std::string>& pieces) {
+    constexpr size_t kLongestTagLetters = 4, kWidestOrdinal = 4;
     const std::string& first = pieces.front();
     size_t letters = 0;
     while (letters < first.size() && std::isalpha(static_cast<unsigned char>(first[letters])))
         ++letters;
-    if (letters > kLongestTagLetters) return "";
-    size_t digits = std::string::npos;
-    for (const auto& piece : pieces) {
-        if (piece.compare(0, letters, first, 0, letters) != 0) return "";
-        size_t run = 0;
-        while (letters + run < piece.size() &&
-               std::isdigit(static_cast<unsigned char>(piece[letters + run])))
-            ++run;
-        digits = std::min(digits, run);
+    if (letters > kLongestTagLetters) return {};
+    std::vector<std::string> joins;
+    for (size_t width = 1; width <= kWidestOrdinal; ++width) {
+        bool counts = true;
+        long previous = -1;
+        for (const auto& piece : pieces) {
+            if (piece.size() <= letters + width || piece.compare(0, letters, first, 0, letters)) {
+                counts = false;
+                break;
+            }
+            long ordinal = 0;
+            for (size_t i = letters; i < letters + width && counts; ++i) {
+                counts = std::isdigit(static_cast<unsigned char>(piece[i])) != 0;
+                ordinal = ordinal * 10 + (piece[i] - '0');
+            }
+            if (!counts || (previous >= 0 && ordinal != previous + 1)) {
+                counts = false;
+                break;
+            }
+            previous = ordinal;
+        }
+        if (!counts) continue;
+        std::string joined;
+        for (const auto& piece : pieces) joined += piece.substr(letters + width);
+        joins.push_back(std::move(joined));
     }
-    if (digits == 0 || digits == std::string::npos) return "";
-    std::string joined;
-    for (const auto& piece : pieces) joined += piece.substr(letters + digits);
-    return joined;
+    return joins;
 }
 
 std::vector<std::string> joinsOf(const std::vector<std::string>& pieces) {
@@ -169,9 +183,11 @@ std::vector<std::string> joinsOf(const std::vector<std::string>& pieces) {
         if (piece.size() >= kShortTag) longOnes += piece;
     }
     std::vector<std::string> joins = {bare, dotted};
-    for (auto& other : {runs, longOnes, untaggedJoin(pieces)})
+    std::vector<std::string> others = {runs, longOnes};
+    for (auto& untagged : untaggedJoins(pieces)) others.push_back(std::move(untagged));
+    for (auto& other : others)
         if (!other.empty() && std::find(joins.begin(), joins.end(), other) == joins.end())
-            joins.push_back(other);
+            joins.push_back(std::move(other));
     return joins;
 }
 

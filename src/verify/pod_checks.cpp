@@ -65,6 +65,26 @@ RunningContainers runningContainers(const json& pod) {
     return out;
 }
 
+namespace {
+
+// Why the /bin/sh exec'd in `container` may run the pod's code, or "": the shell or what it
+// loads (libc, the loader, /etc/ld.so.preload) in a place the pod writes, or a loader variable
+// in its env, which an exec inherits (review 67 H4).
+std::string shellNotTheImages(const json& container) {
+    for (const char* path : {"/bin/sh", "/usr/bin/sh", "/lib/ld.so", "/lib64/ld.so",
+                             "/usr/lib/libc.so", "/etc/ld.so.preload"})
+        if (std::string place = writableToolPlace(path, container); !place.empty()) return place;
+    for (const auto& env : arrayAt(container, "env"))
+        if (const std::string name = stringAt(env, "name"); name.rfind("LD_", 0) == 0)
+            return fmt::format("its env sets {}, which the dynamic loader of that shell obeys",
+                               json_access::shortened(name, 63));
+    if (!arrayAt(container, "envFrom").empty())
+        return "its env takes keys from envFrom, which may set LD_PRELOAD for that shell";
+    return "";
+}
+
+}  // namespace
+
 Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec, bool ownKernel) {
     Finding live;
     live.verdict = Verdict::Pass;
@@ -113,7 +133,7 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec, b
         // The kubelet enforces the limits the spec declares whatever the reading says, but a
         // socket-buffer bound (cgroup v1), or v2 that needs none, rests on the reading alone: a
         // /bin/sh the pod rewrote says either (review 66 H3).
-        if (const std::string place = writableToolPlace("/bin/sh", container); !place.empty())
+        if (const std::string place = shellNotTheImages(container); !place.empty())
             absorb(live,
                    probe_text::unproven(fmt::format(
                        "its cgroup files were read by /bin/sh, and {}: which cgroup version "
@@ -148,6 +168,12 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec, b
         live.evidence.push_back(
             "the cpu limit is not visible in that kernel (its cgroup files are its own): the "
             "static limits stand for it");
+    else if (!containers.running.empty())
+        // Said, not judged: no cgroup file bounds it, so no reading could (attack 66 L1).
+        live.evidence.push_back(
+            "on the node's own kernel, memory the kernel charges to no cgroup (netlink socket "
+            "queues) is not bounded by these limits: a stated limit; a kernel of the pod's own "
+            "(gVisor) bounds it");
     return live;
 }
 

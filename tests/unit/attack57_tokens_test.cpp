@@ -578,3 +578,30 @@ TEST_CASE("attack 65 T1: a token in pods' hostnames that a headless Service publ
     CHECK(ordinary.verdict == Verdict::Pass);
     CHECK(mentions(ordinary, "2 Services and 3 pod hostnames"));
 }
+
+TEST_CASE("review 67 H5: a decimal token over tagged hostnames", "[verify][attack57]") {
+    // int.from_bytes(token) in base 10, 60 digits a label behind a two-digit ordinal tag.
+    const std::string token = token57();
+    std::vector<unsigned> number(token.begin(), token.end());
+    std::string digits;
+    while (std::any_of(number.begin(), number.end(), [](unsigned b) { return b != 0; })) {
+        unsigned remainder = 0;
+        for (auto& byte : number) {
+            const unsigned value = remainder * 256 + (byte & 0xff);
+            byte = value / 10;
+            remainder = value % 10;
+        }
+        digits += static_cast<char>('0' + remainder);
+    }
+    digits = std::string(digits.rbegin(), digits.rend());
+    ExternalNames names = listed({{"atk67", "h", "None", {}}});
+    EgressInputs egress;
+    for (size_t at = 0, i = 0; at < digits.size(); at += 60, ++i)
+        egress.podHostnames.push_back({"atk67", fmt::format("c{:02}", i),
+                                       fmt::format("x{:02}{}", i, digits.substr(at, 60)), "h",
+                                       fmt::format("10.250.1.{}", i + 1)});
+    const Finding finding = serviceNamesStatic(podWithLinks(false), names, egress, kIssuer);
+    INFO(json(finding.evidence).dump());
+    CHECK(finding.verdict == Verdict::Fail);
+    CHECK(mentions(finding, "written as one decimal number"));
+}

@@ -132,6 +132,17 @@ TEST_CASE("limits live: every running container's cgroup, sidecars included", "[
     CHECK(mentions(rewritten,
                    "container sidecar: its cgroup files were read by /bin/sh, and the "
                    "container's root filesystem is writable"));
+    // Review 67 H4: or what it loads: a loader variable an exec inherits, a mount over /usr.
+    json preloaded = pod;
+    preloaded["spec"]["containers"][1]["env"] =
+        json::array({{{"name", "LD_PRELOAD"}, {"value", "/workspace/.x.so"}}});
+    CHECK(mentions(limitsLiveEveryContainer(preloaded, exec),
+                   "container sidecar: its cgroup files were read by /bin/sh, and its env sets "
+                   "LD_PRELOAD"));
+    json mounted = pod;
+    mounted["spec"]["containers"][1]["volumeMounts"] =
+        json::array({{{"name", "usr"}, {"mountPath", "/usr"}}});
+    CHECK(limitsLiveEveryContainer(mounted, exec).verdict == Verdict::Unproven);
     CHECK(mentions(all, "init container setup has finished"));
     CHECK(mentions(all, "container sidecar: /sys/fs/cgroup/memory.max = 67108864 (64Mi)"));
     cgroups["sidecar"] =
