@@ -4,6 +4,7 @@
 // memory to the new one (S1), Services whose names spell a token made after verify listed them
 // (T3). Each is judged by the rule it would have met at the start.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -42,21 +43,54 @@ std::vector<std::string> addedTo(const std::vector<std::string>& before,
 
 void Verification::recheckClusterPods(std::vector<CheckResult>& checks) {
     const EgressInputs& start = inputs_.egress;
-    if (start.podsVersion.empty() || !start.hostListenersUnread.empty()) return;  // unproven
-    const std::string nodeName =
-        json_access::stringAt(json_access::podSpec(inputs_.pod), "nodeName");
-    EgressInputs during;
-    during.trustedNamespaces = start.trustedNamespaces;
-    during.seccompDefault = start.seccompDefault;
-    during.seccompDefaultUnread = start.seccompDefaultUnread;
-    std::map<std::string, json> namespacePods;  // by uid: the latest of each
+    if (!start.hostListenersUnread.empty()) return;  // unproven already: the pods were not read
+    // The judged pod's node and the replacement's, each judged as its own pods were.
+    std::vector<std::pair<std::string, EgressInputs>> nodes;
+    for (const json* pod : {&inputs_.pod, &replacementPod_}) {
+        if (!pod->is_object()) continue;
+        const std::string node = json_access::stringAt(json_access::podSpec(*pod), "nodeName");
+        if (std::any_of(nodes.begin(), nodes.end(), [&](const auto& n) { return n.first == node; }))
+            continue;
+        EgressInputs during;
+        during.trustedNamespaces = start.trustedNamespaces;
+        if (nodes.empty()) {  // the replacement's node's kubelet was read apart, if at all
+            during.seccompDefault = start.seccompDefault;
+            during.seccompDefaultUnread = start.seccompDefaultUnread;
+        }
+        nodes.emplace_back(node, std::move(during));
+    }
+    // Per pod of the namespace, what the claim check reads: its name, claims, and whether it
+    // ran at any moment (its ended state is not kept over that).
+    std::map<std::string, json> namespacePods;
     const std::string unreplayed = replayChangesIn(
         kube::resources::pods(), "", "", start.podsVersion, endVersion_,
         [&](const kube::WatchEvent& event) {
-            addClusterPods(json{{"items", json::array({event.object})}}, nodeName, during);
+            const json one = {{"items", json::array({event.object})}};
+            for (auto& [node, during] : nodes) addClusterPods(one, node, during);
             const json& metadata = json_access::at(event.object, "metadata");
-            if (json_access::stringAt(metadata, "namespace") == ns_)
-                namespacePods[json_access::stringAt(metadata, "uid")] = event.object;
+            if (json_access::stringAt(metadata, "namespace") != ns_) return;
+            const auto endedIn = [](const json& pod) {
+                const std::string phase =
+                    json_access::stringAt(json_access::at(pod, "status"), "phase");
+                return phase == "Succeeded" || phase == "Failed";
+            };
+            const bool ended = endedIn(event.object);
+            json& kept = namespacePods[json_access::stringAt(metadata, "uid")];
+            // The first running version stands; an ended one only until the pod runs.
+            if (!kept.is_null() && (!endedIn(kept) || ended)) return;
+            json volumes = json::array();
+            for (const auto& volume :
+                 json_access::arrayAt(json_access::podSpec(event.object), "volumes"))
+                if (const json& claim = json_access::at(volume, "persistentVolumeClaim");
+                    claim.is_object())
+                    volumes.push_back(
+                        {{"persistentVolumeClaim",
+                          {{"claimName", json_access::stringAt(claim, "claimName")}}}});
+            kept = {{"metadata",
+                     {{"name", json_access::stringAt(metadata, "name")},
+                      {"namespace", json_access::stringAt(metadata, "namespace")}}},
+                    {"spec", {{"volumes", std::move(volumes)}}},
+                    {"status", {{"phase", ended ? "Succeeded" : "Running"}}}};
         },
         kMostClusterChanges);
     const auto unproven = [](CheckResult& check, std::string line) {
@@ -73,14 +107,28 @@ void Verification::recheckClusterPods(std::vector<CheckResult>& checks) {
                                      unreplayed));
         return;
     }
-    std::vector<std::string> reaching = addedTo(start.hostAccessPods, during.hostAccessPods);
-    for (auto& raw : addedTo(start.rawNetworkPods, during.rawNetworkPods))
-        reaching.push_back(std::move(raw));
-    std::vector<std::string> network = addedTo(start.hostNetworkPods, during.hostNetworkPods);
-    for (auto& probe : addedTo(start.nodeProbeHosts, during.nodeProbeHosts))
-        network.push_back(std::move(probe));
+    std::vector<std::string> reaching, network;
+    for (const auto& [node, during] : nodes) {
+        for (auto& line : addedTo(start.hostAccessPods, during.hostAccessPods))
+            reaching.push_back(std::move(line));
+        for (auto& line : addedTo(start.rawNetworkPods, during.rawNetworkPods))
+            reaching.push_back(std::move(line));
+        for (auto& line : addedTo(start.hostNetworkPods, during.hostNetworkPods))
+            network.push_back(std::move(line));
+        for (auto& line : addedTo(start.nodeProbeHosts, during.nodeProbeHosts))
+            network.push_back(std::move(line));
+    }
+    if (!nodes.empty())
+        for (const auto& published : nodes.front().second.podHostnames) {
+            replayedHostnames_.push_back(published);
+            replayedNames_.push_back(published.hostname);
+            replayedNames_.push_back(published.pod);
+        }
+    reaching = addedTo({}, reaching);
+    network = addedTo({}, network);
     json items = json::array();
     for (auto& [uid, pod] : namespacePods) items.push_back(std::move(pod));
+    const json listed = {{"items", std::move(items)}};
     for (auto& check : checks) {
         const bool token = check.kind == CheckKind::ServiceAccountToken;
         const bool survives = check.kind == CheckKind::NothingSurvives;
@@ -99,7 +147,7 @@ void Verification::recheckClusterPods(std::vector<CheckResult>& checks) {
         // One made and gone mounting the pod's claim carried what it held (S1).
         for (const json* pod : {&inputs_.pod, &replacementPod_}) {
             if (!pod->is_object()) continue;
-            Finding shared = claimSharers(check.kind, *pod, items, podName_);
+            Finding shared = claimSharers(check.kind, *pod, listed, podName_);
             if (shared.verdict == Verdict::Pass) continue;
             for (auto& line : shared.evidence) line = "while verify ran, " + line;
             absorb(check.staticPart, shared);
@@ -109,17 +157,23 @@ void Verification::recheckClusterPods(std::vector<CheckResult>& checks) {
 
 void Verification::recheckServices(CheckResult& token) {
     const ExternalNames& start = inputs_.externalNames;
-    if (!start.read || start.version.empty()) return;
-    ExternalNames seen = start;
-    std::set<std::pair<std::string, std::string>> written;
+    // Not read is unproven already; not served has nothing to replay.
+    if (!start.read || !start.problem.empty() || !start.served) return;
+    // The latest version of each Service written, by namespace and name: one entry each, so a
+    // name written twice (or deleted and made again) is not doubled in a join (review 67 H2).
+    std::map<std::pair<std::string, std::string>, json> written;
     const std::string unreplayed = replayChangesIn(
         kube::resources::services(), start.othersProblem.empty() ? "" : ns_, "", start.version,
         endVersion_,
         [&](const kube::WatchEvent& event) {
             const json& metadata = json_access::at(event.object, "metadata");
-            written.emplace(json_access::stringAt(metadata, "namespace"),
-                            json_access::stringAt(metadata, "name"));
-            addService(event.object, seen);
+            const json& spec = json_access::at(event.object, "spec");
+            // What is judged: its name, ports, addresses and externalName.
+            written[{json_access::stringAt(metadata, "namespace"),
+                     json_access::stringAt(metadata, "name")}] = {
+                {"metadata", metadata},
+                {"spec", spec},
+                {"status", json_access::at(event.object, "status")}};
         },
         kMostClusterChanges);
     if (!unreplayed.empty()) {
@@ -132,26 +186,42 @@ void Verification::recheckServices(CheckResult& token) {
                        ""});
         return;
     }
-    if (written.empty()) return;
-    // Each as it was at any moment: a name written twice is one Service's two names.
-    std::set<std::tuple<std::string, std::string, std::string>> distinct;
+    if (written.empty() && replayedHostnames_.empty()) return;
+    ExternalNames seen = start;
     std::erase_if(seen.names, [&](const ServiceName& name) {
-        return !distinct.emplace(name.ns, name.name, name.clusterIP).second;
+        return name.pod.empty() && written.contains({name.ns, name.name});
     });
+    std::erase_if(seen.services, [&](const ExternalNameService& service) {
+        return written.contains({service.ns, service.name});
+    });
+    for (const auto& [key, service] : written) {
+        addService(service, seen);
+        replayedNames_.push_back(key.second);
+    }
     sortNames(seen);
-    const auto judged = [&](const ExternalNames& names) {
+    for (const auto& service : seen.services) replayedNames_.push_back(service.externalName);
+    EgressInputs hostnames;
+    hostnames.podHostnames = inputs_.egress.podHostnames;
+    for (const auto& published : replayedHostnames_) hostnames.podHostnames.push_back(published);
+    const auto judged = [&](const ExternalNames& names, const EgressInputs& published) {
         Finding finding = externalNamesStatic(names, inputs_.clusterIssuer);
-        absorb(finding,
-               serviceNamesStatic(inputs_.pod, names, inputs_.egress, inputs_.clusterIssuer));
+        absorb(finding, serviceNamesStatic(inputs_.pod, names, published, inputs_.clusterIssuer));
         return finding;
     };
-    const Finding before = judged(start);
-    Finding during = judged(seen);
+    const Finding before = judged(start, inputs_.egress);
+    Finding during = judged(seen, hostnames);
     if (worstOf(before.verdict, during.verdict) == before.verdict) return;
     // Counted, never named: the names themselves may be what spells the token.
+    std::vector<std::string> counted;
+    if (!written.empty())
+        counted.push_back(
+            fmt::format("{} Service{}", written.size(), written.size() == 1 ? "" : "s"));
+    if (!replayedHostnames_.empty())
+        counted.push_back(fmt::format("{} pod hostname{}", replayedHostnames_.size(),
+                                      replayedHostnames_.size() == 1 ? "" : "s"));
     for (auto& line : during.evidence)
-        line = fmt::format("with the {} Service{} written while verify ran (attack 66 T3): {}",
-                           written.size(), written.size() == 1 ? "" : "s", line);
+        line = fmt::format("with the {} written while verify ran (attack 66 T3): {}",
+                           fmt::join(counted, " and "), line);
     std::erase_if(during.evidence, [](const std::string& line) {
         return line.find("no credential by shape") != std::string::npos;
     });

@@ -108,6 +108,7 @@ ExternalNames readExternalNames(kube::Client& client, const std::string& ns) {
         } catch (const kube::ApiError& own) {
             // Not served (a server without Services) is none; any refusal leaves them unread.
             if (!own.isNotFound()) names.problem = own.what();
+            names.served = !own.isNotFound();
         }
     }
     if (!items.is_array()) {

@@ -114,6 +114,12 @@ std::vector<std::string> Verification::printedStrings() const {
         }
     for (auto& text : externalNameStrings(inputs_.externalNames))
         strings.push_back(std::move(text));
+    // The names the end's replay read (Services, pods' hostnames): what a line may quote.
+    for (const auto& text : replayedNames_) strings.push_back(text);
+    for (const auto& published : inputs_.egress.podHostnames) {
+        strings.push_back(published.hostname);
+        strings.push_back(published.pod);
+    }
     std::sort(strings.begin(), strings.end());
     strings.erase(std::unique(strings.begin(), strings.end()), strings.end());
     return strings;

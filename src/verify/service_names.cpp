@@ -138,9 +138,10 @@ Finding serviceNamesStatic(const json& pod, const ExternalNames& read, const Egr
         note(service.pod.empty()
                  ? fmt::format("the name of Service {}/{} (read {})", service.ns, service.name,
                                readThrough(service.ns))
-                 : fmt::format("the hostname of pod {}/{} (published by headless Service {}, "
-                               "read as PTR answers of the cluster DNS)",
-                               service.ns, service.pod, service.publishedBy),
+                 // Not the pod's name: a StatefulSet's is its hostname (review 67 M3).
+                 : fmt::format("the hostname of a pod of namespace {} (published by headless "
+                               "Service {}, read as PTR answers of the cluster DNS)",
+                               service.ns, service.publishedBy),
              "holds", shape);
     }
     // With service links, a Service's port names are env names too (`S_SERVICE_PORT_<NAME>`),

@@ -227,10 +227,14 @@ class Verification {
     std::mutex mutex_;  // guards runProblems_ (checks run on threads)
     std::vector<std::string> runProblems_;
     ProbeSite egressSite_;
-    ProbeSite replacementProbe_;      // the trusted probe in the replacement pod, once it started
-    nlohmann::json replacementPod_;   // the pod verify's restart made (null: none)
-    bool recordExpired_ = false;      // recordExpired()
-    std::string endVersion_;          // the NetworkPolicy list's resourceVersion at the end
+    ProbeSite replacementProbe_;     // the trusted probe in the replacement pod, once it started
+    nlohmann::json replacementPod_;  // the pod verify's restart made (null: none)
+    bool recordExpired_ = false;     // recordExpired()
+    std::string endVersion_;         // the NetworkPolicy list's resourceVersion at the end
+    // What the end's replay read that evidence may quote (printedStrings), and the hostnames of
+    // the pods it saw (recheckServices judges them with the Services).
+    std::vector<std::string> replayedNames_;
+    std::vector<EgressInputs::PublishedHostname> replayedHostnames_;
     std::vector<std::string> notes_;  // SandboxReport::notes (written by the last check alone)
     std::once_flag probeSiteOnce_;    // the trusted probe starts once, for every check using it
     std::once_flag isolationFactsOnce_;

@@ -147,6 +147,9 @@ namespace {
 // The node's kubelet `seccompDefault`, from its configz through the API server (nodes/proxy).
 void readSeccompDefault(kube::Client& client, const std::string& nodeName, EgressInputs& egress) {
     constexpr size_t kMostConfigBytes = 256 * 1024;
+    // Another node's reading (the replacement's node) must not stand for this one's.
+    egress.seccompDefault.reset();
+    egress.seccompDefaultUnread.clear();
     try {
         const json config = client.getPath(
             "/api/v1/nodes/" + kube::urlEncode(nodeName) + "/proxy/configz", kMostConfigBytes);
@@ -373,6 +376,8 @@ void Verification::readEgressInputs() {
                 namespaceObject->value("metadata", json::object()).value("labels", json());
         egress.allowance = model::projectAllowance(namespaceObject.value_or(json()), firewall);
         inputs_.deadline = deadlineBound(namespaceObject.value_or(json()));
+        // The one read every check and the end's re-check use (review 66 L3).
+        inputs_.namespaceObject = namespaceObject;
     } catch (const kube::ApiError& error) {
         egress.readProblems.push_back(fmt::format(
             "could not read namespace {} ({}): judged against DNS only", ns_, error.what()));

@@ -189,3 +189,50 @@ TEST_CASE(
     CHECK_THAT(harness::evidenceOf(limits),
                Catch::Contains("pod agent's spec changed while verify ran"));
 }
+
+// [outage]: the neighbour can hold NET_RAW, which leaves every sandbox verified meanwhile
+// unproven. Attack 66 N1: made once verify had listed the cluster's pods (the tenant waited
+// for its restart) and deleted before its end, it kept the agent's memory and relayed it out.
+TEST_CASE("sandbox verify: a NET_RAW pod made and gone while it runs is in the verdict",
+          "[verify][outage]") {
+    harness::TestNamespace baseline("verify66-raw", false);
+    auto created = harness::rossoctl(
+        {"project", "create", baseline.name(), "--no-check", "--pod-security", "baseline"});
+    INFO(created.out << created.err);
+    REQUIRE(created.exitCode == 0);
+    harness::TestNamespace project("verify66-during", false);
+    const std::string ns = project.name();
+    harness::createProject(ns);
+    json box = harness::smallSandbox(ns, "agent", "busybox:1.36");
+    box["spec"]["podTemplate"]["spec"]["containers"][0]["command"] = {"sleep", "3600"};
+    harness::admin().create(harness::sandboxRef(), ns, box);
+    REQUIRE(harness::eventually([&] { return harness::sandboxReadyNow(ns, "agent"); }, 180));
+    auto running = verifyUnderWay(ns);
+    // Root with the runtime's default capabilities, as baseline admits.
+    const json store = {
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", "store"}}},
+        {"spec",
+         {{"terminationGracePeriodSeconds", 0},
+          {"containers",
+           {{{"name", "store"},
+             {"image", "busybox:1.36"},
+             {"command", {"sleep", "600"}},
+             {"resources", {{"limits", {{"cpu", "50m"}, {"memory", "32Mi"}}}}}}}}}}};
+    const auto pods = rossoctl::kube::resources::pods();
+    harness::admin().create(pods, baseline.name(), store);
+    harness::admin().remove(pods, baseline.name(), "store");
+    const auto [result, report] = running.get();
+    INFO(result.out << result.err);
+    CHECK(result.exitCode == 3);
+    for (const char* id : {"egress", "service-account-token", "nothing-survives"}) {
+        INFO(id);
+        const json& check = harness::checkNamed(report, id);
+        CHECK(check["static"]["result"] == "unproven");
+        CHECK_THAT(harness::evidenceOf(check),
+                   Catch::Contains("pods made or changed while verify ran reach a node's files or "
+                                   "its pod network") &&
+                       Catch::Contains("pod " + baseline.name() + "/store"));
+    }
+}

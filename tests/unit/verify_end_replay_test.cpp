@@ -43,25 +43,15 @@ json verdictsWith(const std::function<void(TestHost&)>& routes,
 json verdictsWithEnd(const std::string& path, const json& before, const json& atEnd,
                      const std::string& since, const std::vector<std::string>& changes,
                      const json& pod, const json& box = verify_fixtures::sandbox()) {
-    TestHost counting;  // how many reads a run makes, the end's included
-    counting.server.onJson("GET", path, 200, before);
-    verify_fixtures::serveHardened(counting, "curl", box, pod, pod);
-    verify_fixtures::runVerifyJson(counting, {"--no-restart"});
-    const std::size_t reads = counting.server.requestsTo("GET", path).size();
-    REQUIRE(reads >= 1);
     const std::string collection = path.substr(0, path.rfind('/'));
     const std::string name = path.substr(path.rfind('/') + 1);
-    return verdictsWith(
-        [&](TestHost& host) {
-            for (std::size_t i = 0; i + 1 < reads; ++i)
-                host.server.onJson("GET", path, 200, before);
-            host.server.onJson("GET", path, 200, atEnd);
+    return verify_fixtures::verdictsChangedAtEnd(
+        path, before, atEnd, pod, box, [&](TestHost& host) {
             host.server.onStream("GET",
                                  collection + "?watch=true&fieldSelector=metadata.name%3D" + name +
                                      "&resourceVersion=" + since,
                                  changes);
-        },
-        pod, box);
+        });
 }
 
 std::string evidenceOf(const json& part) {
@@ -114,7 +104,8 @@ TEST_CASE(
     verify_fixtures::runVerifyJson(host, {"--no-restart"});
     const json again = verify_fixtures::verdicts(printedJson(host.out.str()))["egress"]["static"];
     CHECK_THAT(evidenceOf(again), !Catch::Contains("could not be read"));
-    CHECK(host.server.requestsTo("GET", kPolicies).size() == 6);  // list, end list, watch: twice
+    // List, end list, watch (and the list that freshens the server's cache first): twice.
+    CHECK(host.server.requestsTo("GET", kPolicies).size() == 8);
 }
 
 TEST_CASE(
@@ -277,6 +268,74 @@ TEST_CASE("attack 66 T3: Services whose names spell a token, made while verify r
     INFO(token3.dump(2));
     CHECK(token3["result"] != "pass");
     CHECK_THAT(evidenceOf(token3),
-               Catch::Contains("Services written while verify ran (attack 66 T3)"));
+               Catch::Contains("with the 8 Services written while verify ran (attack 66 T3)"));
+    CHECK(evidenceOf(token3).find(hex.substr(0, 40)) == std::string::npos);
+}
+
+TEST_CASE("attack 66 S1: a pod mounting the pod's claim, made and ended while verify ran",
+          "[verify][false-pass]") {
+    json pod = verify_fixtures::hardenedPod("pod-uid-1");
+    pod["spec"]["volumes"].push_back(
+        {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "orders-data"}}}});
+    // It ran (its first state) and had ended by its last: it carried what the claim held.
+    const json carrier = json::parse(R"({"metadata": {"name": "carrier", "namespace": "team1",
+        "uid": "carrier-uid", "resourceVersion": "9"},
+        "spec": {"nodeName": "node-1", "containers": [{"name": "c"}],
+                 "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "orders-data"}}]},
+        "status": {"phase": "Running"}})");
+    json done = carrier;
+    done["status"]["phase"] = "Succeeded";
+    const json checks = verdictsWith(
+        [&](TestHost& host) {
+            host.server.onStream("GET", "/api/v1/pods?watch=true&resourceVersion=10",
+                                 {event("ADDED", carrier), event("MODIFIED", done),
+                                  event("DELETED", done), verify_fixtures::progress("12")});
+        },
+        pod);
+    for (const char* id : {"service-account-token", "egress", "nothing-survives"}) {
+        INFO(id);
+        CHECK(checks[id]["static"]["result"] != "pass");
+        CHECK_THAT(evidenceOf(checks[id]["static"]),
+                   Catch::Contains("while verify ran, pod team1/carrier mounts claim orders-data"));
+    }
+}
+
+TEST_CASE("review 67 H3: pod hostnames a headless Service publishes, made while verify ran",
+          "[verify][false-pass]") {
+    const std::string token =
+        verify_fixtures::jwt({{"iss", "https://kubernetes.default.svc.cluster.local"},
+                              {"sub", "system:serviceaccount:team1:default"},
+                              {"kubernetes.io", {{"namespace", "team1"}}}});
+    std::string hex;
+    for (unsigned char c : token) hex += fmt::format("{:02x}", c);
+    const json container = {{"name", "c"},
+                            {"securityContext",
+                             {{"runAsNonRoot", true},
+                              {"capabilities", {{"drop", {"ALL"}}}},
+                              {"seccompProfile", {{"type", "RuntimeDefault"}}}}}};
+    std::vector<std::string> changes;
+    for (size_t at = 0, i = 0; at < hex.size(); at += 58, ++i)
+        changes.push_back(
+            event("ADDED", {{"metadata",
+                             {{"name", fmt::format("c{:02}", i)},
+                              {"namespace", "team2"},
+                              {"uid", fmt::format("c-{}", i)},
+                              {"resourceVersion", "9"}}},
+                            {"spec",
+                             {{"hostname", fmt::format("h{:02}-{}", i, hex.substr(at, 58))},
+                              {"subdomain", "h"},
+                              {"containers", json::array({container})}}},
+                            {"status", {{"phase", "Running"}}}}));
+    changes.push_back(verify_fixtures::progress("99"));
+    const json headless = {{"metadata", {{"name", "h"}, {"namespace", "team2"}}},
+                           {"spec", {{"clusterIP", "None"}}}};
+    const json token3 = verdictsWith([&](TestHost& host) {
+        host.server.onJson("GET", "/api/v1/services", 200, verify_fixtures::list({headless}));
+        host.server.onStream("GET", "/api/v1/pods?watch=true&resourceVersion=10", changes);
+    })["service-account-token"]["static"];
+    INFO(token3.dump(2));
+    CHECK(token3["result"] == "fail");
+    CHECK_THAT(evidenceOf(token3),
+               Catch::Contains("pod hostnames written while verify ran (attack 66 T3)"));
     CHECK(evidenceOf(token3).find(hex.substr(0, 40)) == std::string::npos);
 }

@@ -3,6 +3,7 @@
 // the pod, policies, quota), a pod that answers each probe from its command line, and the
 // replacement pod the restart brings.
 #include <catch2/catch.hpp>
+#include <functional>
 
 #include "probe_fixtures.hpp"
 #include "rossoctl/kube/base64.hpp"
@@ -232,11 +233,13 @@ inline void serveHardened(TestHost& host, const std::string& egressTool,
     host.server.onExec("team1", "orders", answers ? answers : hardenedPodAnswers(egressTool));
 }
 
-// The lists of `path` sent, not the end's watch of what was written since.
+// The lists of `path` sent, not the end's replay of what was written since (its watch, and the
+// one-item list that brings the server's cache up to the end's revision first).
 inline size_t listsOf(const TestHost& host, const std::string& path) {
     const auto sent = host.server.requestsTo("GET", path);
     return static_cast<size_t>(std::count_if(sent.begin(), sent.end(), [](const auto& request) {
-        return request.url.find("watch=true") == std::string::npos;
+        return request.url.find("watch=true") == std::string::npos &&
+               request.url.find("resourceVersionMatch=") == std::string::npos;
     }));
 }
 
@@ -260,6 +263,28 @@ inline int runVerifyJson(TestHost& host, const std::vector<std::string>& extra =
                                   "json"};
     args.insert(args.end(), extra.begin(), extra.end());
     return host.run(args);
+}
+
+// verify --no-restart of `box` with `pod` as its pod, where the last GET of `path` (verify's
+// read at its end) answers `atEnd` and every one before it `before`; `more` adds routes (a
+// watch's record) first. Its verdicts.
+inline json verdictsChangedAtEnd(const std::string& path, const json& before, const json& atEnd,
+                                 const json& pod, const json& box,
+                                 const std::function<void(TestHost&)>& more = {}) {
+    TestHost counting;  // how many reads a run makes, the end's included
+    counting.server.onJson("GET", path, 200, before);
+    serveHardened(counting, "curl", box, pod, pod);
+    runVerifyJson(counting, {"--no-restart"});
+    const std::size_t reads = counting.server.requestsTo("GET", path).size();
+    REQUIRE(reads >= 1);
+    TestHost host;
+    for (std::size_t i = 0; i + 1 < reads; ++i) host.server.onJson("GET", path, 200, before);
+    host.server.onJson("GET", path, 200, atEnd);
+    if (more) more(host);
+    serveHardened(host, "curl", box, pod, pod);
+    runVerifyJson(host, {"--no-restart"});
+    INFO(host.err.str());
+    return verdicts(testing::printedJson(host.out.str()));
 }
 
 // A JWT (header.claims.signature) as the API server issues them; the signature is not checked.

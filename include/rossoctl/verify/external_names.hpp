@@ -46,6 +46,7 @@ struct ExternalNames {
     std::vector<ExternalNameService> services;  // by namespace, then name
     std::vector<ServiceName> names;             // every Service read, by namespace, then name
     std::string version;  // the list's resourceVersion: the end replays what was written since
+    bool served = true;   // false: the server has no Services (their list is not found)
 };
 
 // One Service of a list into `names` (its name, ports, addresses; its externalName if any);
