@@ -519,29 +519,10 @@ TEST_CASE("attack 59 T3: a signature in user and group ids counts against the nu
     CHECK(mentions(finding, "distinct user and group ids (id)"));
 }
 
-namespace attack57_tokens {
-
-// RFC 4648 base32 in lower case, no padding (Python's base64.b32encode(...).lower()).
-std::string base32Lower(const std::string& bytes) {
-    static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
-    std::string out;
-    unsigned buffer = 0;
-    int bits = 0;
-    for (unsigned char c : bytes) {
-        buffer = (buffer << 8) | c;
-        bits += 8;
-        while (bits >= 5) out += kAlphabet[(buffer >> (bits -= 5)) & 31];
-    }
-    if (bits > 0) out += kAlphabet[(buffer << (5 - bits)) & 31];
-    return out;
-}
-
-}  // namespace attack57_tokens
-
 TEST_CASE("attack 65 T1: a token in pods' hostnames that a headless Service publishes",
           "[verify][attack57]") {
     const std::string token = token57();
-    const std::string encoded = base32Lower(token);
+    const std::string encoded = verify_fixtures::base32(token, true);
     ExternalNames names =
         listed({{"atk65-t", "h", "None", {}}, {"atk65-t", "web", "10.96.0.7", {}}});
     EgressInputs egress;
@@ -581,19 +562,7 @@ TEST_CASE("attack 65 T1: a token in pods' hostnames that a headless Service publ
 
 TEST_CASE("review 67 H5: a decimal token over tagged hostnames", "[verify][attack57]") {
     // int.from_bytes(token) in base 10, 60 digits a label behind a two-digit ordinal tag.
-    const std::string token = token57();
-    std::vector<unsigned> number(token.begin(), token.end());
-    std::string digits;
-    while (std::any_of(number.begin(), number.end(), [](unsigned b) { return b != 0; })) {
-        unsigned remainder = 0;
-        for (auto& byte : number) {
-            const unsigned value = remainder * 256 + (byte & 0xff);
-            byte = value / 10;
-            remainder = value % 10;
-        }
-        digits += static_cast<char>('0' + remainder);
-    }
-    digits = std::string(digits.rbegin(), digits.rend());
+    const std::string digits = verify_fixtures::asDecimal(token57());
     ExternalNames names = listed({{"atk67", "h", "None", {}}});
     EgressInputs egress;
     for (size_t at = 0, i = 0; at < digits.size(); at += 60, ++i)

@@ -262,26 +262,7 @@ TEST_CASE("credentials: the count of values read is worded as a count", "[verify
     }
 }
 
-namespace {
-
-// `bytes` as one big-endian number in base 10, as Python's int.from_bytes(bytes, 'big') prints.
-std::string asDecimal(const std::string& bytes) {
-    std::vector<unsigned> number(bytes.begin(), bytes.end());
-    for (auto& byte : number) byte &= 0xff;
-    std::string digits;
-    while (std::any_of(number.begin(), number.end(), [](unsigned b) { return b != 0; })) {
-        unsigned remainder = 0;
-        for (auto& byte : number) {
-            const unsigned value = remainder * 256 + byte;
-            byte = value / 10;
-            remainder = value % 10;
-        }
-        digits += static_cast<char>('0' + remainder);
-    }
-    return {digits.rbegin(), digits.rend()};
-}
-
-}  // namespace
+using rossoctl::testing::verify_fixtures::asDecimal;
 
 TEST_CASE("credentials: a token written as one decimal number (attack 65 T2)", "[verify]") {
     json env = pod();

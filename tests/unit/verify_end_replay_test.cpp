@@ -54,6 +54,17 @@ json verdictsWithEnd(const std::string& path, const json& before, const json& at
         });
 }
 
+// A service-account token of this cluster's issuer, hex-encoded (DNS labels carry it so).
+std::string tokenHex() {
+    const std::string token =
+        verify_fixtures::jwt({{"iss", "https://kubernetes.default.svc.cluster.local"},
+                              {"sub", "system:serviceaccount:team1:default"},
+                              {"kubernetes.io", {{"namespace", "team1"}}}});
+    std::string hex;
+    for (unsigned char c : token) hex += fmt::format("{:02x}", c);
+    return hex;
+}
+
 std::string evidenceOf(const json& part) {
     return part["evidence"].dump();
 }
@@ -245,12 +256,7 @@ TEST_CASE("attack 66 N1: a NET_RAW neighbour made and gone while verify ran leav
 
 TEST_CASE("attack 66 T3: Services whose names spell a token, made while verify ran",
           "[verify][false-pass]") {
-    const std::string token =
-        verify_fixtures::jwt({{"iss", "https://kubernetes.default.svc.cluster.local"},
-                              {"sub", "system:serviceaccount:team1:default"},
-                              {"kubernetes.io", {{"namespace", "team1"}}}});
-    std::string hex;
-    for (unsigned char c : token) hex += fmt::format("{:02x}", c);
+    const std::string hex = tokenHex();
     std::vector<std::string> changes;
     for (size_t at = 0, i = 0; at < hex.size(); at += 58, ++i)
         changes.push_back(
@@ -302,12 +308,7 @@ TEST_CASE("attack 66 S1: a pod mounting the pod's claim, made and ended while ve
 
 TEST_CASE("review 67 H3: pod hostnames a headless Service publishes, made while verify ran",
           "[verify][false-pass]") {
-    const std::string token =
-        verify_fixtures::jwt({{"iss", "https://kubernetes.default.svc.cluster.local"},
-                              {"sub", "system:serviceaccount:team1:default"},
-                              {"kubernetes.io", {{"namespace", "team1"}}}});
-    std::string hex;
-    for (unsigned char c : token) hex += fmt::format("{:02x}", c);
+    const std::string hex = tokenHex();
     const json container = {{"name", "c"},
                             {"securityContext",
                              {{"runAsNonRoot", true},

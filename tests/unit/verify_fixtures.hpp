@@ -243,6 +243,40 @@ inline size_t listsOf(const TestHost& host, const std::string& path) {
     }));
 }
 
+// `bytes` in RFC 4648 base32 as Python writes it: b32encode (upper case, '=' padding), or
+// b32encode(...).lower() without padding (a DNS label's form).
+inline std::string base32(const std::string& bytes, bool lowerUnpadded = false) {
+    const char* alphabet =
+        lowerUnpadded ? "abcdefghijklmnopqrstuvwxyz234567" : "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    std::string out;
+    unsigned buffer = 0;
+    int bits = 0;
+    for (unsigned char c : bytes) {
+        buffer = (buffer << 8) | c;
+        for (bits += 8; bits >= 5; bits -= 5) out += alphabet[(buffer >> (bits - 5)) & 31];
+    }
+    if (bits > 0) out += alphabet[(buffer << (5 - bits)) & 31];
+    while (!lowerUnpadded && out.size() % 8 != 0) out += '=';
+    return out;
+}
+
+// `bytes` as one big-endian number in base 10, as Python's int.from_bytes(bytes, 'big') prints.
+inline std::string asDecimal(const std::string& bytes) {
+    std::vector<unsigned> number(bytes.begin(), bytes.end());
+    for (auto& byte : number) byte &= 0xff;
+    std::string digits;
+    while (std::any_of(number.begin(), number.end(), [](unsigned b) { return b != 0; })) {
+        unsigned remainder = 0;
+        for (auto& byte : number) {
+            const unsigned value = remainder * 256 + byte;
+            byte = value / 10;
+            remainder = value % 10;
+        }
+        digits += static_cast<char>('0' + remainder);
+    }
+    return {digits.rbegin(), digits.rend()};
+}
+
 inline json verdicts(const json& report) {
     json byCheck = json::object();
     for (const auto& check : report["checks"]) byCheck[check["id"].get<std::string>()] = check;
