@@ -159,20 +159,16 @@ std::vector<std::string> trustedNamespacesOf(const json& configMap) {
 
 namespace {
 
-// A pod's containers that set no seccomp profile, nor does the pod (or its legacy annotations):
-// the kubelet's default, Unconfined unless it runs with seccompDefault (attack 65 N3).
+// A pod's containers that set no seccomp profile, nor does the pod: the kubelet's default,
+// Unconfined unless it runs with seccompDefault (attack 65 N3). The legacy annotations decide
+// nothing: the API server copies them into the fields when it makes the pod, and the kubelet
+// reads only the fields.
 std::vector<std::string> unsetSeccomp(const json& pod, const EgressInputs& egress) {
-    const json& annotations = json_access::at(json_access::at(pod, "metadata"), "annotations");
-    if (annotations.is_object() && annotations.contains("seccomp.security.alpha.kubernetes.io/pod"))
-        return {};
     std::vector<std::string> unset;
     for (const auto& container : json_access::allContainers(pod)) {
         if (!seccompProfileType(pod, container).empty()) continue;
         const std::string name =
             json_access::shortened(json_access::stringAt(container, "name"), 63);
-        if (annotations.is_object() &&
-            annotations.contains("container.seccomp.security.alpha.kubernetes.io/" + name))
-            continue;
         unset.push_back(fmt::format(
             "container {} sets no seccomp profile, so runs Unconfined {}", name,
             egress.seccompDefault == false
