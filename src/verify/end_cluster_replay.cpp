@@ -14,6 +14,7 @@
 #include "end_recheck.hpp"
 #include "rossoctl/kube/client.hpp"
 #include "rossoctl/kube/resource.hpp"
+#include "rossoctl/verify/egress_gate.hpp"
 #include "rossoctl/verify/external_names.hpp"
 #include "rossoctl/verify/volume_claims.hpp"
 #include "verification.hpp"
@@ -155,19 +156,29 @@ void Verification::recheckClusterPods(std::vector<CheckResult>& checks) {
     }
 }
 
-void Verification::recheckServices(CheckResult& token) {
+void Verification::recheckServices(CheckResult& token, CheckResult& egress) {
     const ExternalNames& start = inputs_.externalNames;
     // Not read is unproven already; not served has nothing to replay.
     if (!start.read || !start.problem.empty() || !start.served) return;
     // The latest version of each Service written, by namespace and name: one entry each, so a
     // name written twice (or deleted and made again) is not doubled in a join (review 67 H2).
     std::map<std::pair<std::string, std::string>, json> written;
+    // Every version that claimed an address, however briefly: the gate's connect in the
+    // restart's first milliseconds met whichever held then (review 67 L2).
+    ExternalNames claims;
+    claims.read = true;
+    claims.ns = start.ns;
     const std::string unreplayed = replayChangesIn(
         kube::resources::services(), start.othersProblem.empty() ? "" : ns_, "", start.version,
         endVersion_,
         [&](const kube::WatchEvent& event) {
             const json& metadata = json_access::at(event.object, "metadata");
             const json& spec = json_access::at(event.object, "spec");
+            ExternalNames version;
+            version.ns = start.ns;
+            addService(event.object, version);
+            for (auto& name : version.names)
+                if (!name.claimedAddresses.empty()) claims.names.push_back(std::move(name));
             // What is judged: its name, ports, addresses and externalName.
             written[{json_access::stringAt(metadata, "namespace"),
                      json_access::stringAt(metadata, "name")}] = {
@@ -185,6 +196,12 @@ void Verification::recheckServices(CheckResult& token) {
                                     unreplayed)},
                        ""});
         return;
+    }
+    if (const Finding gate = egressGateTargetClaims(claims, inputs_.egress);
+        gate.verdict != Verdict::Pass) {
+        Finding during = gate;
+        for (auto& line : during.evidence) line += " (a version written while verify ran)";
+        absorb(egress.livePart, during);
     }
     if (written.empty() && replayedHostnames_.empty()) return;
     ExternalNames seen = start;
@@ -205,7 +222,14 @@ void Verification::recheckServices(CheckResult& token) {
     for (const auto& published : replayedHostnames_) hostnames.podHostnames.push_back(published);
     const auto judged = [&](const ExternalNames& names, const EgressInputs& published) {
         Finding finding = externalNamesStatic(names, inputs_.clusterIssuer);
-        absorb(finding, serviceNamesStatic(inputs_.pod, names, published, inputs_.clusterIssuer));
+        // Each pod's own service links: the replacement's or the template's may be on where the
+        // first pod's are off (review 67 L3).
+        for (const json* pod : {&inputs_.pod, &inputs_.templatePod, &replacementPod_})
+            if (pod->is_object())
+                absorb(finding, serviceNamesStatic(*pod, names, published, inputs_.clusterIssuer));
+        std::set<std::string> said;  // the pods share most lines
+        std::erase_if(finding.evidence,
+                      [&](const std::string& line) { return !said.insert(line).second; });
         return finding;
     };
     const Finding before = judged(start, inputs_.egress);

@@ -116,7 +116,7 @@ void Verification::recheckAtEnd(std::vector<CheckResult>& checks) {
         recheckTokenSources(checks[0]);
         recheckNamespaceAndPluginPolicies(checks);
         recheckClusterPods(checks);
-        recheckServices(checks[0]);
+        recheckServices(checks[0], checks[1]);
     } catch (const kube::TransportError& error) {
         if (error.kind() != kube::TransportError::Kind::Cancelled) throw;
     }

@@ -208,7 +208,7 @@ class Verification {
     // with host access or NET_RAW, one sharing a claim, a Service whose name spells a token,
     // made after the start's lists and gone or left by the end (attack 66 N1, S1, T3).
     void recheckClusterPods(std::vector<CheckResult>& checks);
-    void recheckServices(CheckResult& token);
+    void recheckServices(CheckResult& token, CheckResult& egress);
     Finding replacementHeldConnections(const nlohmann::json& next, std::future<ProbeSite>& probe);
     void judgeReplacementIsolation(std::vector<CheckResult>& checks, const nlohmann::json& next,
                                    const std::string& prefix, const VolumeBindings& volumes);

@@ -340,3 +340,65 @@ TEST_CASE("review 67 H3: pod hostnames a headless Service publishes, made while 
                Catch::Contains("pod hostnames written while verify ran (attack 66 T3)"));
     CHECK(evidenceOf(token3).find(hex.substr(0, 40)) == std::string::npos);
 }
+
+TEST_CASE(
+    "review 67 L2: a Service that claimed the API server's address while verify ran, then let "
+    "it go",
+    "[verify][false-pass][gate]") {
+    const json kubernetes = json::parse(R"({"metadata": {"name": "kubernetes", "namespace":
+        "default"}, "spec": {"clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"],
+        "ports": [{"port": 443}]}})");
+    json decoy = json::parse(R"({"metadata": {"name": "decoy", "namespace": "team1",
+        "resourceVersion": "9"}, "spec": {"clusterIP": "10.96.0.21", "externalIPs":
+        ["10.96.0.1"], "ports": [{"port": 443}]}})");
+    json released = decoy;
+    released["spec"].erase("externalIPs");
+    for (const bool claimed : {false, true}) {
+        const json egress = verdictsWith([&](TestHost& host) {
+            host.server.onJson("GET", "/api/v1/namespaces/default/services/kubernetes", 200,
+                               kubernetes);
+            host.server.onJson("GET", "/api/v1/services", 200, verify_fixtures::list({}));
+            host.server.onStream(
+                "GET", "/api/v1/services?watch=true&resourceVersion=10",
+                {event("ADDED", claimed ? decoy : released), event("MODIFIED", released),
+                 event("DELETED", released), verify_fixtures::progress("99")});
+        })["egress"]["live"];
+        INFO(egress.dump(2));
+        // Its pod's own probe leaves the live half unproven anyway: the gate's line decides.
+        CHECK((evidenceOf(egress).find(
+                   "Service team1/decoy claims 10.96.0.1, the API server's address the "
+                   "gate connects to, as an external IP: its pods may refuse the gate's "
+                   "connect before the pod's policies hold (a version written while "
+                   "verify ran)") != std::string::npos) == claimed);
+    }
+}
+
+TEST_CASE(
+    "review 67 L3: port names written while verify ran reach the template's pod through its "
+    "service links, though the first pod has none",
+    "[verify][false-pass]") {
+    const std::string hex = tokenHex();
+    json ports = json::array();
+    for (size_t at = 0, i = 0; at < hex.size(); at += 11, ++i)
+        ports.push_back({{"name", fmt::format("p{:02}-{}", i, hex.substr(at, 11))},
+                         {"port", 1000 + static_cast<int>(i)}});
+    const json service = {
+        {"metadata", {{"name", "svc"}, {"namespace", "team1"}, {"resourceVersion", "9"}}},
+        {"spec", {{"clusterIP", "10.96.77.1"}, {"ports", ports}}}};
+    for (const bool links : {false, true}) {
+        json box = verify_fixtures::sandbox();
+        box["spec"]["podTemplate"]["spec"]["enableServiceLinks"] = links;
+        const json token3 = verdictsWith(
+            [&](TestHost& host) {
+                host.server.onJson("GET", "/api/v1/services", 200, verify_fixtures::list({}));
+                host.server.onStream("GET", "/api/v1/services?watch=true&resourceVersion=10",
+                                     {event("ADDED", service), verify_fixtures::progress("99")});
+            },
+            verify_fixtures::hardenedPod("pod-uid-1"), box)["service-account-token"]["static"];
+        INFO(token3.dump(2));
+        // Their numbers can carry it either way (attack 58 T7); their names only through links.
+        CHECK((evidenceOf(token3).find("the port names of Service team1/svc (in the pod's env "
+                                       "through service links) joined") != std::string::npos) ==
+              links);
+    }
+}
