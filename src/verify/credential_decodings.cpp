@@ -188,7 +188,7 @@ std::vector<Decoded> decodings(std::string_view value, const std::string& outer,
         for (auto& bytes : base32Decodings(value))
             all.push_back({std::move(bytes), named("base32-encoded")});
         size_t unread = 0;
-        for (auto& bytes : decimalDecodings(value, unread))
+        for (auto& bytes : decimalDecodings(value, unread, inflateBudget))
             all.push_back({std::move(bytes), named("written as one decimal number")});
         if (unread > 0)
             all.push_back({"", named("written as one decimal number too long to convert"),
@@ -205,7 +205,8 @@ std::vector<Decoded> decodings(std::string_view value, const std::string& outer,
         auto more = base64Decodings(value);
         for (auto& bytes : hexDecodings(value)) more.push_back(std::move(bytes));
         size_t unread = 0;
-        for (auto& bytes : decimalDecodings(value, unread)) more.push_back(std::move(bytes));
+        for (auto& bytes : decimalDecodings(value, unread, inflateBudget))
+            more.push_back(std::move(bytes));
         if (unread > 0 || std::any_of(more.begin(), more.end(), readsOn))
             all.push_back({"", named("encoded again"), /*partial=*/true, /*inflated=*/false});
     }

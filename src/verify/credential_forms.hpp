@@ -21,9 +21,11 @@ std::vector<std::string> base32Decodings(std::string_view value);
 
 // What runs of decimal digits (40 or more) decode to, each read as one number written out as its
 // bytes (attack 65 T2: a token as Python's int.from_bytes, 1,623 digits). A run longer than
-// kLongestDecimalRun is not converted (the work grows as its square) and counts in `unread`.
+// kLongestDecimalRun is not converted (the work grows as its square) and counts in `unread`;
+// so does one whose work (its length squared over 512, as bytes) `budget` has no room left for,
+// the pod's inflation budget: MiBs of digits cost a pod no more than its inflation (review 67 L1).
 inline constexpr size_t kLongestDecimalRun = 64 * 1024;
-std::vector<std::string> decimalDecodings(std::string_view value, size_t& unread);
+std::vector<std::string> decimalDecodings(std::string_view value, size_t& unread, size_t& budget);
 
 // A form of a value: the bytes, and the encodings taken off to reach them ("" for the value).
 struct Decoded {

@@ -265,16 +265,18 @@ std::vector<std::string> hexDecodings(std::string_view value) {
     return decodings;
 }
 
-std::vector<std::string> decimalDecodings(std::string_view value, size_t& unread) {
+std::vector<std::string> decimalDecodings(std::string_view value, size_t& unread, size_t& budget) {
     static constexpr size_t kShortest = 40;
     std::vector<std::string> decodings;
     for (size_t at = 0; at < value.size();) {
         size_t end = at;
         while (end < value.size() && value[end] >= '0' && value[end] <= '9') ++end;
         const size_t length = end - at;
-        if (length > kLongestDecimalRun) {
+        const size_t work = std::max(length, length * length / 512);
+        if (length > kLongestDecimalRun || (length >= kShortest && work > budget)) {
             ++unread;
         } else if (length >= kShortest) {
+            budget -= work;
             // The number in base 2^32, least significant word first, nine digits at a time.
             std::vector<uint32_t> words;
             for (size_t chunk = at; chunk < end; chunk += 9) {

@@ -1,6 +1,8 @@
 // Credentials the pod can read beyond mounted tokens and env values (issue 35, review H2):
 // annotations the downward API shows, command lines, probe commands and headers, PEM client keys
 // that the cluster's CA signed, and kubeconfigs or tokens kept base64-encoded.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <regex>
 
@@ -286,6 +288,18 @@ TEST_CASE("credentials: a token written as one decimal number (attack 65 T2)", "
     // A run too long to convert is not read: unproven, never a pass.
     env["spec"]["containers"][0]["env"][0]["value"] = std::string(64 * 1024 + 1, '7');
     CHECK(judged(env).verdict == Verdict::Unproven);
+
+    // Runs each short enough, but more than the pod's budget converts (review 67 L1): the
+    // work grows as a run's square, and MiBs of digits cost seconds.
+    json many = pod();
+    std::string digits(60000, '7');
+    digits.push_back('x');  // each value its own run, in a join of adjacent values too
+    for (int i = 0; i < 6; ++i)
+        many["spec"]["containers"][0]["env"].push_back(
+            {{"name", fmt::format("SEED_{}", i)}, {"value", digits}});
+    const Finding costly = judged(many);
+    CHECK(costly.verdict == Verdict::Unproven);
+    CHECK(mentions(costly, "not read"));
 
     // Numbers of no note (a build id, a long counter) stay a pass.
     env["spec"]["containers"][0]["env"][0]["value"] = std::string(60, '1') + " " + "20261207";
