@@ -402,3 +402,35 @@ TEST_CASE(
               links);
     }
 }
+
+TEST_CASE("review 67 H2: ports that spelled a token while verify ran, then were written back",
+          "[verify][false-pass]") {
+    const std::string hex = tokenHex();
+    json ports = json::array();
+    for (size_t at = 0, i = 0; at < hex.size(); at += 11, ++i)
+        ports.push_back({{"name", fmt::format("p{:02}-{}", i, hex.substr(at, 11))},
+                         {"port", 1000 + static_cast<int>(i)}});
+    const json plain = {
+        {"metadata", {{"name", "svc"}, {"namespace", "team1"}, {"resourceVersion", "9"}}},
+        {"spec", {{"clusterIP", "10.96.77.1"}, {"ports", {{{"name", "http"}, {"port", 80}}}}}}};
+    json spelling = plain;
+    spelling["spec"]["ports"] = ports;
+    json pod = verify_fixtures::hardenedPod("pod-uid-1");
+    pod["spec"]["enableServiceLinks"] = true;
+    for (const bool rewritten : {false, true}) {
+        const json token3 = verdictsWith(
+            [&](TestHost& host) {
+                host.server.onJson("GET", "/api/v1/services", 200, verify_fixtures::list({}));
+                host.server.onStream(
+                    "GET", "/api/v1/services?watch=true&resourceVersion=10",
+                    {event("ADDED", plain), event("MODIFIED", rewritten ? spelling : plain),
+                     event("MODIFIED", plain), verify_fixtures::progress("99")});
+            },
+            pod)["service-account-token"]["static"];
+        INFO(token3.dump(2));
+        CHECK((token3["result"] == "pass") == !rewritten);
+        CHECK((evidenceOf(token3).find("the port names of Service team1/svc (in the pod's env "
+                                       "through service links) joined") != std::string::npos) ==
+              rewritten);
+    }
+}
