@@ -317,6 +317,43 @@ bool addPluginPools(kube::Client& client, std::vector<std::pair<std::string, std
     return true;
 }
 
+// A pod address the ranges read do not hold, as "why not known"; "" when each is held. An IPAM
+// verify does not read (Kube-OVN subnets, Whereabouts, a newer pool kind) gives pods addresses
+// outside the nodes' ranges, and more of them later (review 66 L1).
+std::string podOutsideRanges(const std::vector<std::pair<std::string, std::string>>& ranges,
+                             const EgressInputs& egress) {
+    if (!egress.hostListenersUnread.empty())
+        return fmt::format(
+            "the cluster's pods, whose addresses would show an IPAM verify does "
+            "not read, were not listed ({})",
+            egress.hostListenersUnread);
+    std::vector<model::AddressSet> held;
+    for (const auto& [range, whose] : ranges) {
+        try {
+            held.push_back(model::AddressSet::parse(range));
+        } catch (const Error&) {
+            return fmt::format("{} is not a range verify reads", json_access::shortened(range, 50));
+        }
+    }
+    for (const auto& [address, whose] : egress.podAddresses) {
+        model::AddressSet one;
+        try {
+            one = model::AddressSet::parse(address);
+        } catch (const Error&) {
+            return fmt::format("{} has address {}, which verify cannot read", whose,
+                               json_access::shortened(address, 50));
+        }
+        if (std::none_of(held.begin(), held.end(), [&](const model::AddressSet& range) {
+                return !range.intersect(one).empty();
+            }))
+            return fmt::format(
+                "{} has address {}, outside every pod range read: an IPAM verify "
+                "does not read gives pods addresses elsewhere",
+                whose, json_access::shortened(address, 50));
+    }
+    return "";
+}
+
 }  // namespace
 
 // Every node's pod ranges (spec.podCIDRs) and the network plugin's pools; not all known, why
@@ -346,7 +383,8 @@ void readPodRanges(kube::Client& client, EgressInputs& egress) {
         // A network plugin with address pools of its own gives pods addresses outside the
         // nodes' ranges (attack 63, read: Calico, Cilium's cluster pool, Antrea).
         if (!addPluginPools(client, ranges, egress.podRangesUnknown)) return;
-        egress.podRanges = std::move(ranges);
+        egress.podRangesUnknown = podOutsideRanges(ranges, egress);
+        if (egress.podRangesUnknown.empty()) egress.podRanges = std::move(ranges);
     } catch (const kube::ApiError& error) {
         egress.podRangesUnknown = fmt::format("nodes not listed ({})", error.what());
     }

@@ -20,9 +20,14 @@ namespace {
 // 10.250.0.0/24; `pools` the Calico IPPools served (null: the kind is not served), or those of
 // the kind at `poolsPath`.
 json egressWith(const std::string& cidr, const json& pools,
-                const std::string& poolsPath = "/apis/crd.projectcalico.org/v1/ippools") {
+                const std::string& poolsPath = "/apis/crd.projectcalico.org/v1/ippools",
+                const json& otherPod = nullptr) {
     namespace model = rossoctl::model;
     TestHost host;
+    if (!otherPod.is_null())  // the cluster's pod list, read before the fixture's
+        host.server.onJson(
+            "GET", "/api/v1/pods", 200,
+            verify_fixtures::list({verify_fixtures::hardenedPod("pod-uid-1"), otherPod}));
     host.server.onJson("GET", "/api/v1/namespaces/team1", 200,
                        {{"metadata",
                          {{"name", "team1"},
@@ -110,4 +115,27 @@ TEST_CASE("attack 63: pod ranges not known, an allowed global IPv6 range is unpr
     CHECK_THAT(fmt::format("{}", fmt::join(unknown.evidence, "\n")),
                Catch::Contains("the project allows 2600:1f18::/32, addresses where a pod may be "
                                "given one later"));
+}
+
+TEST_CASE("review 66 L1: a pod's address outside every range read leaves the pod network unknown",
+          "[verify][false-pass]") {
+    // An IPAM verify does not read (Kube-OVN's subnets, Whereabouts) gave this pod its address.
+    const json elsewhere = json::parse(R"({"metadata": {"name": "ovn", "namespace": "team2",
+        "uid": "ovn-uid"}, "spec": {"nodeName": "node-1", "containers": [{"name": "c",
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}}}]},
+        "status": {"phase": "Running", "podIPs": [{"ip": "172.20.3.4"}]}})");
+    const json unknown =
+        egressWith("192.168.5.0/24", nullptr, "/apis/crd.projectcalico.org/v1/ippools", elsewhere);
+    INFO(unknown.dump(2));
+    CHECK(unknown["result"] == "unproven");
+    CHECK_THAT(unknown["evidence"].dump(),
+               Catch::Contains("where a pod may be given one later") &&
+                   Catch::Contains("has address 172.20.3.4, outside every pod range read"));
+    // Inside the node's range: the ranges stand.
+    json inside = elsewhere;
+    inside["status"]["podIPs"] = {{{"ip", "10.250.0.9"}}};
+    const json known =
+        egressWith("192.168.5.0/24", nullptr, "/apis/crd.projectcalico.org/v1/ippools", inside);
+    CHECK_THAT(known["evidence"].dump(),
+               !Catch::Contains("which overlaps") && !Catch::Contains("where a pod may be given"));
 }
