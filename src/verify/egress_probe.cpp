@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 
+#include "json_access.hpp"
 #include "probe_text.hpp"
 #include "rossoctl/verify/checks.hpp"
 
@@ -47,12 +48,27 @@ milliseconds probeConnectTimeout(const ControlResult& control) {
 // filesystem is writable. "" when it is on the image's read-only root filesystem.
 std::string writableToolPlace(const std::string& path, const nlohmann::json& container) {
     if (path.empty() || path.front() != '/') return "its path is not known";
+    const auto under = [](const std::string& inner, const std::string& outer) {
+        return inner == outer || inner.rfind(outer == "/" ? outer : outer + "/", 0) == 0;
+    };
     for (const auto& mount : container.value("volumeMounts", nlohmann::json::array())) {
+        if (!mount.is_object()) continue;
         std::string at = mount.value("mountPath", "");
         while (at.size() > 1 && at.back() == '/') at.pop_back();
-        if (mount.value("readOnly", false) || at.empty()) continue;
-        if (path == at || path.rfind(at == "/" ? at : at + "/", 0) == 0)
+        if (at.empty()) continue;
+        if (!mount.value("readOnly", false) && under(path, at))
             return fmt::format("it is under the writable volume mount {}", at);
+        // What a tool runs and loads (its link's target, the loader, libc, ld.so.cache) lies
+        // in these, by names verify does not follow; a read-only mount's volume may be written
+        // where it is mounted again (attack 67 H1: a file mounted over /bin/dash).
+        for (const char* system : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
+                                   "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64",
+                                   "/usr/libx32", "/usr/libexec", "/usr/local"})
+            if (under(at, system) || under(system, at))
+                return fmt::format(
+                    "a volume is mounted at {}, over what the image's tools run "
+                    "and load",
+                    json_access::shortened(at, 120));
     }
     const auto context = container.value("securityContext", nlohmann::json::object());
     if (!context.value("readOnlyRootFilesystem", false))

@@ -74,9 +74,12 @@ std::string shellNotTheImages(const json& container) {
     for (const char* path : {"/bin/sh", "/usr/bin/sh", "/lib/ld.so", "/lib64/ld.so",
                              "/usr/lib/libc.so", "/etc/ld.so.preload"})
         if (std::string place = writableToolPlace(path, container); !place.empty()) return place;
+    // The loader's variables, and what a shell that is bash sources or imports at its start.
     for (const auto& env : arrayAt(container, "env"))
-        if (const std::string name = stringAt(env, "name"); name.rfind("LD_", 0) == 0)
-            return fmt::format("its env sets {}, which the dynamic loader of that shell obeys",
+        if (const std::string name = stringAt(env, "name"); name.rfind("LD_", 0) == 0 ||
+                                                            name == "BASH_ENV" || name == "ENV" ||
+                                                            name.rfind("BASH_FUNC_", 0) == 0)
+            return fmt::format("its env sets {}, which that shell or its loader obeys",
                                json_access::shortened(name, 63));
     if (!arrayAt(container, "envFrom").empty())
         return "its env takes keys from envFrom, which may set LD_PRELOAD for that shell";

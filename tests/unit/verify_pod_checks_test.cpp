@@ -143,6 +143,33 @@ TEST_CASE("limits live: every running container's cgroup, sidecars included", "[
     mounted["spec"]["containers"][1]["volumeMounts"] =
         json::array({{{"name", "usr"}, {"mountPath", "/usr"}}});
     CHECK(limitsLiveEveryContainer(mounted, exec).verdict == Verdict::Unproven);
+    // Attack 67 H1: a file mounted over /bin/dash, what /bin/sh links to; read-only too, as its
+    // volume may be written where it is mounted again.
+    for (const bool readOnlyMount : {false, true}) {
+        json dash = pod;
+        dash["spec"]["containers"][1]["volumeMounts"] =
+            json::array({{{"name", "tools"},
+                          {"mountPath", "/bin/dash"},
+                          {"subPath", "dash"},
+                          {"readOnly", readOnlyMount}}});
+        CHECK(mentions(limitsLiveEveryContainer(dash, exec),
+                       "container sidecar: its cgroup files were read by /bin/sh, and a volume "
+                       "is mounted at /bin/dash, over what the image's tools run and load"));
+    }
+    // Or a bash that sources BASH_ENV, or imports a function, at its start.
+    for (const char* name : {"BASH_ENV", "BASH_FUNC_read%%", "ENV"}) {
+        json sourced = pod;
+        sourced["spec"]["containers"][1]["env"] =
+            json::array({{{"name", name}, {"value", "/workspace/.rc"}}});
+        CHECK(limitsLiveEveryContainer(sourced, exec).verdict == Verdict::Unproven);
+    }
+    // A data volume elsewhere is no such place, under /usr's sources neither.
+    for (const char* path : {"/data", "/usr/src/app"}) {
+        json data = pod;
+        data["spec"]["containers"][1]["volumeMounts"] =
+            json::array({{{"name", "data"}, {"mountPath", path}}});
+        CHECK(limitsLiveEveryContainer(data, exec).verdict == Verdict::Pass);
+    }
     CHECK(mentions(all, "init container setup has finished"));
     CHECK(mentions(all, "container sidecar: /sys/fs/cgroup/memory.max = 67108864 (64Mi)"));
     cgroups["sidecar"] =
