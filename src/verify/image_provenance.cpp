@@ -8,6 +8,8 @@
 #include <cctype>
 
 #include "rossoctl/model/project.hpp"
+#include "rossoctl/verify/pod_checks.hpp"
+#include "rossoctl/verify/probe_site.hpp"
 
 namespace rossoctl::verify {
 
@@ -45,6 +47,14 @@ struct Container {
     std::string image;
 };
 
+// A probe an earlier verify left, ended: it never runs again, and no pod can remove it, so its
+// tag would fail every later run until the pod is made anew (attack 67 F1). Anything else
+// shaped otherwise, or still able to run, is judged.
+bool endedEarlierProbe(const json& pod, const json& container) {
+    return ephemeralContainerEnded(pod, text(container, "name")) &&
+           isTrustedProbeContainer(container, text(container, "image"));
+}
+
 std::vector<Container> containersOf(const json& pod) {
     std::vector<Container> out;
     const json spec = pod.is_object() ? pod.value("spec", json::object()) : json::object();
@@ -52,8 +62,10 @@ std::vector<Container> containersOf(const json& pod) {
          {std::pair{"initContainers", "init container"}, std::pair{"containers", "container"},
           std::pair{"ephemeralContainers", "ephemeral container"}})
         for (const auto& container : items(spec, key))
-            out.push_back({std::string(label) + " " + text(container, "name"),
-                           text(container, "name"), text(container, "image")});
+            if (std::string_view(key) != "ephemeralContainers" ||
+                !endedEarlierProbe(pod, container))
+                out.push_back({std::string(label) + " " + text(container, "name"),
+                               text(container, "name"), text(container, "image")});
     return out;
 }
 
@@ -86,8 +98,12 @@ ImageReference parseImageReference(const std::string& image) {
     }
     const auto slash = rest.find('/');
     const std::string first = slash == std::string::npos ? "" : rest.substr(0, slash);
+    // A capital letter marks a host too, as newer runtimes' parsers read it (no repository
+    // has one): "EVIL/library/python" is not Docker Hub's (attack 67, read).
     if (!first.empty() && (first.find('.') != std::string::npos ||
-                           first.find(':') != std::string::npos || first == "localhost")) {
+                           first.find(':') != std::string::npos || first == "localhost" ||
+                           std::any_of(first.begin(), first.end(),
+                                       [](unsigned char c) { return std::isupper(c) != 0; }))) {
         // Docker Hub's other names, as the kubelet may report an image it ran.
         out.registry =
             first == "index.docker.io" || first == "registry-1.docker.io" ? "docker.io" : first;
@@ -154,6 +170,13 @@ Finding imageProvenanceStatic(const json& pod,
     Finding finding{Verdict::Pass, {}, ""};
     auto judged = containersOf(pod);
     for (auto& volume : imageVolumesOf(pod)) judged.push_back(std::move(volume));
+    const json spec = pod.is_object() ? pod.value("spec", json::object()) : json::object();
+    for (const auto& container : items(spec, "ephemeralContainers"))
+        if (endedEarlierProbe(pod, container))
+            finding.evidence.push_back(fmt::format(
+                "ephemeral container {}: an earlier verify's trusted probe, ended (it never "
+                "runs again): not judged",
+                text(container, "name")));
     for (const auto& container : judged) {
         const ImageReference image = parseImageReference(container.image);
         const std::string pinned = digestIn(image.digest);

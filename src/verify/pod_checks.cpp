@@ -30,9 +30,9 @@ bool isRunning(const json& pod, const char* statusesKey, const std::string& name
     return false;
 }
 
-// An ephemeral container that ended: it never restarts (any status but "terminated" may
-// still start, or run).
-bool hasEnded(const json& pod, const std::string& name) {
+}  // namespace
+
+bool ephemeralContainerEnded(const json& pod, const std::string& name) {
     for (const auto& entry : arrayAt(at(pod, "status"), "ephemeralContainerStatuses"))
         if (stringAt(entry, "name") == name) {
             const json& state = at(entry, "state");
@@ -41,8 +41,6 @@ bool hasEnded(const json& pod, const std::string& name) {
         }
     return false;
 }
-
-}  // namespace
 
 RunningContainers runningContainers(const json& pod) {
     RunningContainers out;
@@ -95,7 +93,7 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec, b
     auto containers = runningContainers(pod);
     for (const auto& container : arrayAt(json_access::podSpec(pod), "ephemeralContainers")) {
         const std::string name = stringAt(container, "name");
-        if (hasEnded(pod, name)) {
+        if (ephemeralContainerEnded(pod, name)) {
             live.evidence.push_back(fmt::format(
                 "ephemeral container {} has ended (it never restarts): nothing to limit", name));
             continue;

@@ -4,6 +4,7 @@
 
 #include "rossoctl/model/project.hpp"
 #include "rossoctl/verify/image_provenance.hpp"
+#include "rossoctl/verify/probe_site.hpp"
 #include "test_host.hpp"
 
 using namespace rossoctl;
@@ -47,6 +48,8 @@ TEST_CASE("image references are read as container runtimes read them", "[verify]
     // Docker Hub's other names and its library, as the kubelet may report an image it ran.
     CHECK(ref("docker.io/busybox:1.36") == "docker.io|library/busybox|1.36|");
     CHECK(ref("index.docker.io/library/busybox:1.36") == "docker.io|library/busybox|1.36|");
+    // A capital letter in the first part names a host (attack 67, read).
+    CHECK(ref("EVIL/library/python@" + kDigest) == "EVIL|library/python||" + kDigest);
 }
 
 TEST_CASE("--allow-registry entries read Docker Hub's names as images are read",
@@ -153,4 +156,29 @@ TEST_CASE("image provenance: an image volume is judged as a container's image (a
     CHECK(says(pinned, "image volume tools: image ghcr.io/team/tools@" + kDigest + " pinned"));
     // No reference at all: no digest either.
     CHECK(imageProvenanceStatic(withVolume(""), std::nullopt).verdict == Verdict::Fail);
+}
+
+TEST_CASE(
+    "attack 67 F1: an earlier verify's trusted probe, ended, does not fail a later verify's "
+    "provenance",
+    "[verify][provenance]") {
+    json pod = podWith("python@" + kDigest, "docker.io/library/python@" + kDigest);
+    TrustedProbeOptions options;
+    options.image = "curlimages/curl:8";
+    pod["spec"]["ephemeralContainers"] =
+        json::array({trustedProbeContainer("rossoctl-probe-99e9b8", options)});
+    const std::vector<std::string> allowed = {"docker.io"};
+    for (const char* state : {"running", "terminated"}) {
+        pod["status"]["ephemeralContainerStatuses"] =
+            json::array({{{"name", "rossoctl-probe-99e9b8"},
+                          {"imageID", "docker.io/curlimages/curl@" + kDigest},
+                          {"state", {{state, json::object()}}}}});
+        const bool ended = std::string(state) == "terminated";
+        const Finding judged = imageProvenanceStatic(pod, allowed);
+        CHECK((judged.verdict == Verdict::Pass) == ended);
+        CHECK(says(judged, "an earlier verify's trusted probe, ended") == ended);
+    }
+    // Ended, but not shaped as verify writes its probe: judged.
+    pod["spec"]["ephemeralContainers"][0]["command"] = json::array({"sh", "-c", "true"});
+    CHECK(imageProvenanceStatic(pod, allowed).verdict == Verdict::Fail);
 }

@@ -28,6 +28,9 @@ struct RunningContainers {
     std::vector<std::string> finished;
 };
 RunningContainers runningContainers(const nlohmann::json& pod);
+// An ephemeral container of pod that ended: it never restarts (any status but "terminated" may
+// still start, or run).
+bool ephemeralContainerEnded(const nlohmann::json& pod, const std::string& name);
 
 // The cgroup (memory and cpu) of every container that runs: the containers, restartable init
 // containers and ephemeral containers. An init container that has finished is left out; one
