@@ -260,4 +260,26 @@ Finding limitsStatic(const json& pod, const json& sandbox, const json& resourceQ
     return finding;
 }
 
+Finding memoryVolumesStatic(const json& pod, const std::optional<bool>& podCgroups,
+                            const std::string& why) {
+    std::vector<std::string> volumes;
+    for (const auto& volume : arrayAt(at(pod, "spec"), "volumes"))
+        if (stringAt(at(volume, "emptyDir"), "medium") == "Memory")
+            volumes.push_back(json_access::shortened(stringAt(volume, "name", "?"), 63));
+    if (volumes.empty() || podCgroups == true) return Finding{Verdict::Pass, {}, ""};
+    return Finding{
+        Verdict::Unproven,
+        {fmt::format("memory-backed emptyDir {} keeps what a container wrote after it ends (an "
+                     "init container) or restarts, and {}, so no pod cgroup bounds it: each "
+                     "may hold up to the pod's memory limit outside every container's (attack "
+                     "67 C2)",
+                     json_access::fewOf(volumes),
+                     podCgroups == false ? std::string("the node's kubelet runs with cgroupsPerQOS "
+                                                       "false")
+                                         : "whether the node's kubelet makes pod cgroups is not "
+                                           "known (" +
+                                               why + ")")},
+        ""};
+}
+
 }  // namespace rossoctl::verify

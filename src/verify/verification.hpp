@@ -75,6 +75,9 @@ struct VerificationInputs {
     std::vector<std::string> unevaluatedPolicies;  // unevaluatedPolicyKinds, as at the start
 };
 
+// memoryVolumesStatic with what the pod's node's configz said (EgressInputs holds it).
+Finding memoryVolumesOn(const nlohmann::json& pod, const EgressInputs& node);
+
 class Verification {
   public:
     Verification(kube::Client& client, const ClientFactory& newClient, const Clock& clock,

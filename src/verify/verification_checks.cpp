@@ -206,8 +206,10 @@ CheckResult Verification::limitsCheck() {
     CheckResult result;
     result.kind = CheckKind::Limits;
     result.staticPart = withTemplate([&](const json& pod) {
-        return limitsStatic(pod, inputs_.sandbox, inputs_.resourceQuotas, inputs_.deadline,
-                            inputs_.node, inputs_.nodeUnread);
+        Finding finding = limitsStatic(pod, inputs_.sandbox, inputs_.resourceQuotas,
+                                       inputs_.deadline, inputs_.node, inputs_.nodeUnread);
+        absorb(finding, memoryVolumesOn(pod, inputs_.egress));
+        return finding;
     });
     // gVisor's cgroupfs shows no limit; its view of each container is sized to the limit.
     const bool ownKernel = ownKernelProven();
@@ -294,4 +296,10 @@ CheckResult Verification::imageProvenanceCheck() {
     result.livePart = imageProvenanceLive(inputs_.pod, allowed);
     return result;
 }
+Finding memoryVolumesOn(const json& pod, const EgressInputs& node) {
+    return memoryVolumesStatic(
+        pod, node.podCgroups,
+        node.seccompDefaultUnread.empty() ? "its configz was not read" : node.seccompDefaultUnread);
+}
+
 }  // namespace rossoctl::verify

@@ -150,9 +150,16 @@ void readSeccompDefault(kube::Client& client, const std::string& nodeName, Egres
     // Another node's reading (the replacement's node) must not stand for this one's.
     egress.seccompDefault.reset();
     egress.seccompDefaultUnread.clear();
+    egress.podCgroups.reset();
     try {
         const json config = client.getPath(
             "/api/v1/nodes/" + kube::urlEncode(nodeName) + "/proxy/configz", kMostConfigBytes);
+        // Omitted, the kubelet's own default: on.
+        if (const json& qos =
+                json_access::at(json_access::at(config, "kubeletconfig"), "cgroupsPerQOS");
+            qos.is_boolean() ||
+            (qos.is_null() && json_access::at(config, "kubeletconfig").is_object()))
+            egress.podCgroups = qos.is_boolean() ? qos.get<bool>() : true;
         const json& value =
             json_access::at(json_access::at(config, "kubeletconfig"), "seccompDefault");
         if (value.is_boolean())

@@ -289,10 +289,10 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     egress.livePart = withoutSpoofableDenial(egress.livePart, holders);
     const auto [node, nodeUnread] =
         sameNode ? std::pair{inputs_.node, inputs_.nodeUnread} : nodeNamed(nextNode);
-    limits.staticPart = alongside(limits.staticPart,
-                                  limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas,
-                                               inputs_.deadline, node, nodeUnread),
-                                  prefix);
+    Finding nextLimits = limitsStatic(next, inputs_.sandbox, inputs_.resourceQuotas,
+                                      inputs_.deadline, node, nodeUnread);
+    absorb(nextLimits, memoryVolumesOn(next, nextInputs));
+    limits.staticPart = alongside(limits.staticPart, nextLimits, prefix);
     Finding nextSurvives =
         nothingSurvivesStatic(next, inputs_.sandbox, inputs_.storageClasses, &nextVolumes);
     absorb(nextSurvives,

@@ -126,6 +126,9 @@ struct EgressInputs {
     // seccompDefaultUnread says why.
     std::optional<bool> seccompDefault;
     std::string seccompDefaultUnread;
+    // The same kubelet's `cgroupsPerQOS`: without it no pod cgroup holds what a finished or
+    // restarted container left in a memory-backed volume (attack 67 C2). nullopt: not read.
+    std::optional<bool> podCgroups;
     // The resourceVersion of the cluster's pod list: the end replays every pod written since
     // (attack 66 N1: a NET_RAW pod made while verify ran). "": not listed.
     std::string podsVersion;
@@ -225,6 +228,12 @@ struct DeadlineBound {
     std::chrono::seconds longest{std::chrono::hours(24)};
     std::string origin = "the default lifetime";  // for evidence
 };
+
+// A memory-backed emptyDir's pages stay when the container that wrote them ends (an init
+// container) or restarts, charged to the pod's cgroup; a node whose kubelet makes none
+// (cgroupsPerQOS false, or not read: `why`) bounds them by nothing (attack 67 C2).
+Finding memoryVolumesStatic(const nlohmann::json& pod, const std::optional<bool>& podCgroups,
+                            const std::string& why);
 
 // Every container has cpu and memory limits above zero and no more than the pod's node has,
 // alone or together; activeDeadlineSeconds or the Sandbox's shutdownTime ends within bound; a

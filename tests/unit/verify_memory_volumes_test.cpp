@@ -1,0 +1,45 @@
+// Attack 67 C2: init containers filled four memory-backed emptyDirs and ended; their pages
+// stayed, charged to no pod's cgroup on a node whose kubelet makes none (cgroupsPerQOS false),
+// and limits passed for a pod holding 400 MiB beyond every container's limit.
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "verify_fixtures.hpp"
+
+using nlohmann::json;
+using namespace rossoctl::testing;
+
+namespace {
+
+// verify's limits verdict for the hardened sandbox with a memory-backed emptyDir, on a node
+// whose configz answers `kubeletconfig`.
+json limitsWith(const json& kubeletconfig, bool memoryVolume = true) {
+    TestHost host;
+    json pod = verify_fixtures::hardenedPod("pod-uid-1");
+    if (memoryVolume)
+        pod["spec"]["volumes"].push_back({{"name", "m0"}, {"emptyDir", {{"medium", "Memory"}}}});
+    host.server.onJson("GET", "/api/v1/nodes/node-1/proxy/configz", 200,
+                       {{"kubeletconfig", kubeletconfig}});
+    verify_fixtures::serveHardened(host, "curl", verify_fixtures::sandbox(), pod, pod);
+    verify_fixtures::runVerifyJson(host, {"--no-restart"});
+    INFO(host.err.str());
+    return verify_fixtures::verdicts(printedJson(host.out.str()))["limits"]["static"];
+}
+
+}  // namespace
+
+TEST_CASE("attack 67 C2: a memory-backed emptyDir on a node with no pod cgroups",
+          "[verify][false-pass]") {
+    const json noPodCgroups = limitsWith({{"seccompDefault", true}, {"cgroupsPerQOS", false}});
+    INFO(noPodCgroups.dump(2));
+    CHECK(noPodCgroups["result"] == "unproven");
+    CHECK_THAT(noPodCgroups["evidence"].dump(),
+               Catch::Contains("memory-backed emptyDir m0 keeps what a container wrote after it "
+                               "ends") &&
+                   Catch::Contains("the node's kubelet runs with cgroupsPerQOS false"));
+    // Pod cgroups (the kubelet's default, omitted): the pod's limit bounds them.
+    CHECK(limitsWith({{"seccompDefault", true}})["result"] == "pass");
+    // No such volume: nothing is held there.
+    CHECK(limitsWith({{"seccompDefault", true}, {"cgroupsPerQOS", false}}, false)["result"] ==
+          "pass");
+}
