@@ -137,6 +137,29 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                           "fail",
                           "container sidecar has memory limit 0 is no limit",
                           {}});
+        // Attack 67 C2: a memory-backed emptyDir keeps what an ended or restarted container
+        // wrote, and the local node's kubelet makes no pod cgroup to bound it.
+        json memory = harness::smallSandbox(ns, "memory-volume");
+        podSpec(memory)["volumes"].push_back(
+            {{"name", "m0"}, {"emptyDir", {{"medium", "Memory"}}}});
+        agent(memory)["volumeMounts"].push_back({{"name", "m0"}, {"mountPath", "/m0"}});
+        add(memory, {"memory-volume",
+                     "limits",
+                     "unproven",
+                     "memory-backed emptyDir m0 keeps what a container wrote after it ends",
+                     {}});
+        // Attack 67 H1: a volume over the image's tools (a file over /bin/dash, there) makes
+        // the cgroup reading by its /bin/sh the pod's word.
+        json tools = harness::smallSandbox(ns, "tools-mount");
+        podSpec(tools)["volumes"].push_back({{"name", "tools"}, {"emptyDir", json::object()}});
+        agent(tools)["volumeMounts"].push_back(
+            {{"name", "tools"}, {"mountPath", "/usr/local/bin"}, {"readOnly", true}});
+        add(tools, {"tools-mount",
+                    "limits",
+                    "unproven",
+                    "a volume is mounted at /usr/local/bin, over what the image's tools run and "
+                    "load",
+                    {}});
         // Point 4: the template is patched once the pod runs (below); the pod is judged, then
         // the template, then the pod verify's own restart makes from it.
         add(harness::smallSandbox(ns, "template-token"),
