@@ -8,6 +8,7 @@
 
 #include "json_access.hpp"
 #include "probe_text.hpp"
+#include "rossoctl/model/egress_gate.hpp"
 #include "rossoctl/verify/probe_site.hpp"
 
 namespace rossoctl::verify {
@@ -212,6 +213,55 @@ Finding alongside(Finding first, const Finding& second, const std::string& prefi
     extra.forgeable = second.forgeable;
     absorb(first, extra, prefix);
     return first;
+}
+
+Finding podCgroupsLive(const json& pod, const std::optional<bool>& podCgroups,
+                       const std::string& why, const std::string& gateImage,
+                       const std::string& probeImage) {
+    if (podCgroups == true) return Finding{Verdict::Pass, {}, ""};
+    const std::string node =
+        podCgroups == false
+            ? std::string("the node's kubelet makes no pod cgroups (cgroupsPerQOS false)")
+            : fmt::format("whether the node's kubelet makes pod cgroups is not known ({})", why);
+    std::vector<std::string> moved;
+    const json& status = at(pod, "status");
+    for (const char* key : {"initContainerStatuses", "containerStatuses"})
+        for (const auto& entry : arrayAt(status, key))
+            if (const json& count = at(entry, "restartCount");
+                count.is_number_integer() && count.get<long long>() > 0)
+                moved.push_back(fmt::format("container {} has restarted {}",
+                                            json_access::shortened(stringAt(entry, "name"), 63),
+                                            count.get<long long>() == 1
+                                                ? std::string("once")
+                                                : fmt::format("{} times", count.get<long long>())));
+            else if (!count.is_null() && !count.is_number_integer())
+                moved.push_back(fmt::format("container {} gives no restart count",
+                                            json_access::shortened(stringAt(entry, "name"), 63)));
+    const json& spec = json_access::podSpec(pod);
+    const bool gateFirst = model::egressGateMismatch(spec, gateImage).empty();
+    const auto& inits = arrayAt(spec, "initContainers");
+    for (size_t i = 0; i < inits.size(); ++i)
+        if (stringAt(inits[i], "restartPolicy") != "Always" && !(i == 0 && gateFirst))
+            moved.push_back(fmt::format("init container {} runs and ends",
+                                        json_access::shortened(stringAt(inits[i], "name"), 63)));
+    for (const auto& container : arrayAt(spec, "ephemeralContainers"))
+        if (const std::string name = stringAt(container, "name");
+            ephemeralContainerEnded(pod, name) && !isTrustedProbeContainer(container, probeImage))
+            moved.push_back(
+                fmt::format("ephemeral container {} has ended", json_access::shortened(name, 63)));
+    if (!moved.empty())
+        return Finding{Verdict::Unproven,
+                       {fmt::format("{}, and {}: what it left in the pod's shared memory (SysV "
+                                    "segments, /dev/shm) or memory-backed volumes is charged to "
+                                    "no limit since (attack 67 C3)",
+                                    json_access::fewOf(moved), node)},
+                       ""};
+    return Finding{Verdict::Pass,
+                   {fmt::format("no container has restarted or ended; {}, so what a container "
+                                "leaves in the pod's shared memory when it restarts later is "
+                                "charged to no limit (a stated limit)",
+                                node)},
+                   ""};
 }
 
 }  // namespace rossoctl::verify

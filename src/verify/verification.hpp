@@ -163,6 +163,8 @@ class Verification {
     CheckResult egressCheck();
     std::vector<std::string> rawNetworkHoldersWithTemplate() const;
     CheckResult limitsCheck();
+    // podCgroupsLive for pod on the node `node` was read for (attack 67 C3).
+    Finding podCgroupsOn(const nlohmann::json& pod, const EgressInputs& node) const;
     void readIsolationFacts();
     // The trusted probe's connect attempts to the API server, once for egress and host checks.
     void probeApiServer();

@@ -219,6 +219,7 @@ CheckResult Verification::limitsCheck() {
             return execInCurrentPod(command, kProbeTimeout, name);
         },
         ownKernel);
+    absorb(result.livePart, podCgroupsOn(inputs_.pod, inputs_.egress));
     if (ownKernel)
         result.livePart.evidence.insert(result.livePart.evidence.begin(), ownKernelNote());
     noteProbeSite(result.livePart, podProbeSite(inputs_.container.value("name", "")));
@@ -296,10 +297,22 @@ CheckResult Verification::imageProvenanceCheck() {
     result.livePart = imageProvenanceLive(inputs_.pod, allowed);
     return result;
 }
+namespace {
+
+std::string configzUnread(const EgressInputs& node) {
+    return node.seccompDefaultUnread.empty() ? "its configz was not read"
+                                             : node.seccompDefaultUnread;
+}
+
+}  // namespace
+
 Finding memoryVolumesOn(const json& pod, const EgressInputs& node) {
-    return memoryVolumesStatic(
-        pod, node.podCgroups,
-        node.seccompDefaultUnread.empty() ? "its configz was not read" : node.seccompDefaultUnread);
+    return memoryVolumesStatic(pod, node.podCgroups, configzUnread(node));
+}
+
+Finding Verification::podCgroupsOn(const json& pod, const EgressInputs& node) const {
+    return podCgroupsLive(pod, node.podCgroups, configzUnread(node),
+                          model::gateImageOf(inputs_.namespaceObject), options_.trustedProbeImage);
 }
 
 }  // namespace rossoctl::verify

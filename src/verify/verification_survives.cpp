@@ -313,8 +313,9 @@ void Verification::judgeReplacement(std::vector<CheckResult>& checks) {
     };
     const bool ownKernel = !runtimeClassOf(next).empty() &&
                            runtimeClassOf(next) == runtimeClassOf(inputs_.pod) && ownKernelProven();
-    limits.livePart =
-        alongside(limits.livePart, limitsLiveEveryContainer(next, execIn(name), ownKernel), prefix);
+    Finding nextLimitsLive = limitsLiveEveryContainer(next, execIn(name), ownKernel);
+    absorb(nextLimitsLive, podCgroupsOn(next, nextInputs));
+    limits.livePart = alongside(limits.livePart, nextLimitsLive, prefix);
     survives.livePart =
         alongside(survives.livePart,
                   ownKernel ? Finding{Verdict::Pass,

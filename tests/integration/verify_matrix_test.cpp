@@ -148,6 +148,19 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
                      "unproven",
                      "memory-backed emptyDir m0 keeps what a container wrote after it ends",
                      {}});
+        // Attack 67 C3: the agent exits once at its start, and the kubelet starts it again; what
+        // a container leaves in the pod's shared memory then is charged to no limit on a node
+        // with no pod cgroups, as the local node is.
+        json restarted = harness::smallSandbox(ns, "restarted");
+        agent(restarted)["command"] = {
+            "/bin/sh", "-c",
+            "if [ ! -f /tmp/started ]; then : >/tmp/started; exit 1; fi; exec sleep infinity"};
+        add(restarted, {"restarted",
+                        "limits",
+                        "unproven",
+                        "container agent has restarted once, and the node's kubelet makes no "
+                        "pod cgroups",
+                        {}});
         // Attack 67 H1: a volume over the image's tools (a file over /bin/dash, there) makes
         // the cgroup reading by its /bin/sh the pod's word.
         json tools = harness::smallSandbox(ns, "tools-mount");

@@ -13,6 +13,16 @@ namespace {
 
 // verify's limits verdict for the hardened sandbox with a memory-backed emptyDir, on a node
 // whose configz answers `kubeletconfig`.
+json limitsOf(const json& kubeletconfig, const json& pod) {
+    TestHost host;
+    host.server.onJson("GET", "/api/v1/nodes/node-1/proxy/configz", 200,
+                       {{"kubeletconfig", kubeletconfig}});
+    verify_fixtures::serveHardened(host, "curl", verify_fixtures::sandbox(), pod, pod);
+    verify_fixtures::runVerifyJson(host, {"--no-restart"});
+    INFO(host.err.str());
+    return verify_fixtures::verdicts(printedJson(host.out.str()))["limits"];
+}
+
 json limitsWith(const json& kubeletconfig, bool memoryVolume = true) {
     TestHost host;
     json pod = verify_fixtures::hardenedPod("pod-uid-1");
@@ -42,4 +52,35 @@ TEST_CASE("attack 67 C2: a memory-backed emptyDir on a node with no pod cgroups"
     // No such volume: nothing is held there.
     CHECK(limitsWith({{"seccompDefault", true}, {"cgroupsPerQOS", false}}, false)["result"] ==
           "pass");
+}
+
+TEST_CASE(
+    "attack 67 C3: a container that restarted left shared memory outside every limit on a node "
+    "with no pod cgroups",
+    "[verify][false-pass]") {
+    const json noPodCgroups = {{"seccompDefault", true}, {"cgroupsPerQOS", false}};
+    json pod = verify_fixtures::hardenedPod("pod-uid-1");
+    // Never restarted, only the gate ran: a pass that states what a later restart does.
+    const json quiet = limitsOf(noPodCgroups, pod)["live"];
+    INFO(quiet.dump(2));
+    CHECK(quiet["result"] == "pass");
+    CHECK_THAT(quiet["evidence"].dump(),
+               Catch::Contains("no container has restarted or ended; the node's kubelet makes "
+                               "no pod cgroups"));
+    json restarted = pod;
+    for (auto& status : restarted["status"]["containerStatuses"]) status["restartCount"] = 3;
+    const json moved = limitsOf(noPodCgroups, restarted)["live"];
+    INFO(moved.dump(2));
+    CHECK(moved["result"] == "unproven");
+    CHECK_THAT(moved["evidence"].dump(),
+               Catch::Contains("has restarted 3 times") &&
+                   Catch::Contains("charged to no limit since (attack 67 C3)"));
+    // A tenant's init container runs and ends too (C2's, with shared memory).
+    json init = pod;
+    init["spec"]["initContainers"].push_back({{"name", "fill"}, {"image", "busybox"}});
+    CHECK(limitsOf(noPodCgroups, init)["live"]["result"] == "unproven");
+    // With pod cgroups, the pod's limit holds what is left: nothing to say.
+    const json bounded = limitsOf({{"seccompDefault", true}}, restarted)["live"];
+    CHECK(bounded["result"] == "pass");
+    CHECK_THAT(bounded["evidence"].dump(), !Catch::Contains("pod cgroups"));
 }

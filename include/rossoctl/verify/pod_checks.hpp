@@ -32,6 +32,17 @@ RunningContainers runningContainers(const nlohmann::json& pod);
 // still start, or run).
 bool ephemeralContainerEnded(const nlohmann::json& pod, const std::string& name);
 
+// On a node whose kubelet makes no pod cgroups (podCgroups not true; `why` when not read), what
+// a container leaves in the pod's shared memory (SysV segments, /dev/shm) or memory-backed
+// volumes when it ends or restarts is charged to no limit (attack 67 C3: an agent that made a
+// 100 MiB segment and exited, three times, held 300 MiB beyond its 128Mi). Unproven when a
+// container of pod has restarted, an init container other than rossoctl's egress gate (of
+// gateImage) runs, or an ephemeral container other than a trusted probe of probeImage has
+// ended; else a pass that says a later restart is not bounded.
+Finding podCgroupsLive(const nlohmann::json& pod, const std::optional<bool>& podCgroups,
+                       const std::string& why, const std::string& gateImage,
+                       const std::string& probeImage);
+
 // The cgroup (memory and cpu) of every container that runs: the containers, restartable init
 // containers and ephemeral containers. An init container that has finished is left out; one
 // that should run and does not is unproven. An ephemeral container (the API allows it no
