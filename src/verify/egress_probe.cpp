@@ -51,23 +51,22 @@ std::string writableToolPlace(const std::string& path, const nlohmann::json& con
     const auto under = [](const std::string& inner, const std::string& outer) {
         return inner == outer || inner.rfind(outer == "/" ? outer : outer + "/", 0) == 0;
     };
-    for (const auto& mount : container.value("volumeMounts", nlohmann::json::array())) {
-        if (!mount.is_object()) continue;
-        std::string at = mount.value("mountPath", "");
-        while (at.size() > 1 && at.back() == '/') at.pop_back();
-        if (at.empty()) continue;
-        if (!mount.value("readOnly", false) && under(path, at))
-            return fmt::format("it is under the writable volume mount {}", at);
-        // What a tool runs and loads (its link's target, the loader, libc, ld.so.cache) lies
+    const std::string tool = json_access::cleanedPath(path);
+    for (const auto& [at, writable] : json_access::mountedPaths(container)) {
+        if (writable && under(tool, at))
+            return fmt::format("it is under the writable mount {}",
+                               json_access::shortened(at, 120));
+        // What a tool runs and loads (its link's target, the loader, libc, ld.so's files) lies
         // in these, by names verify does not follow; a read-only mount's volume may be written
-        // where it is mounted again (attack 67 H1: a file mounted over /bin/dash).
-        for (const char* system : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc",
-                                   "/usr/bin", "/usr/sbin", "/usr/lib", "/usr/lib32", "/usr/lib64",
-                                   "/usr/libx32", "/usr/libexec", "/usr/local"})
+        // where it is mounted again (attack 67 H1: a file mounted over /bin/dash). Of /etc,
+        // only what the loader reads (a CA bundle there is no tool's code: review 68 L4).
+        for (const char* system :
+             {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/usr/bin", "/usr/sbin",
+              "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libx32", "/usr/libexec", "/usr/local",
+              "/etc/ld.so.preload", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d"})
             if (under(at, system) || under(system, at))
                 return fmt::format(
-                    "a volume is mounted at {}, over what the image's tools run "
-                    "and load",
+                    "a volume is mounted at {}, over what the image's tools run and load",
                     json_access::shortened(at, 120));
     }
     const auto context = container.value("securityContext", nlohmann::json::object());

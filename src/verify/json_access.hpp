@@ -1,5 +1,6 @@
 #pragma once
 // Reading the pod objects the static checks judge: a member or null, never an exception.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -65,6 +66,44 @@ inline std::string fewOf(const std::vector<std::string>& all, std::size_t most =
     std::string out;
     for (std::size_t i = 0; i < all.size() && i < most; ++i) out += (i ? ", " : "") + all[i];
     if (all.size() > most) out += " and " + std::to_string(all.size() - most) + " more";
+    return out;
+}
+
+// A container path as the kubelet and the runtime take it: made absolute, "//", "." and ".."
+// taken out lexically (clamped at "/"), no trailing "/" (review 68 H2: "/tmp/../bin/dash").
+inline std::string cleanedPath(const std::string& raw) {
+    std::vector<std::string> parts;
+    std::size_t from = 0;
+    while (from <= raw.size()) {
+        const std::size_t to = std::min(raw.find('/', from), raw.size());
+        const std::string part = raw.substr(from, to - from);
+        if (part == "..") {
+            if (!parts.empty()) parts.pop_back();
+        } else if (!part.empty() && part != ".") {
+            parts.push_back(part);
+        }
+        from = to + 1;
+    }
+    std::string path;
+    for (const auto& part : parts) path += "/" + part;
+    return path.empty() ? "/" : path;
+}
+
+// Every place the kubelet mounts into a container, cleaned, and whether the container may write
+// there: its volume mounts, its block devices, and its termination message file, which the
+// kubelet mounts writable wherever the spec puts it (review 68 H1).
+struct MountedPath {
+    std::string path;
+    bool writable;
+};
+inline std::vector<MountedPath> mountedPaths(const json& container) {
+    std::vector<MountedPath> out;
+    for (const auto& mount : arrayAt(container, "volumeMounts"))
+        out.push_back({cleanedPath(stringAt(mount, "mountPath")), at(mount, "readOnly") != true});
+    for (const auto& device : arrayAt(container, "volumeDevices"))
+        out.push_back({cleanedPath(stringAt(device, "devicePath")), true});
+    if (const std::string message = stringAt(container, "terminationMessagePath"); !message.empty())
+        out.push_back({cleanedPath(message), true});
     return out;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "json_access.hpp"
 #include "probe_text.hpp"
@@ -73,11 +74,17 @@ std::string shellNotTheImages(const json& container) {
     for (const char* path : {"/bin/sh", "/usr/bin/sh", "/lib/ld.so", "/lib64/ld.so",
                              "/usr/lib/libc.so", "/etc/ld.so.preload"})
         if (std::string place = writableToolPlace(path, container); !place.empty()) return place;
-    // The loader's variables, and what a shell that is bash sources or imports at its start.
+    // The loader's variables, and what a shell (bash as sh too) sources, imports, traces or
+    // splits by at its start (review 68 H6: SHELLOPTS=xtrace, BASH_XTRACEFD=1 and PS4 print
+    // what verify reads).
+    constexpr std::string_view shellReads =
+        " ENV SHELLOPTS PS1 PS2 PS3 PS4 IFS CDPATH GLOBIGNORE POSIXLY_CORRECT PROMPT_COMMAND "
+        "EXECIGNORE FUNCNEST HISTFILE TMOUT INPUTRC GLIBC_TUNABLES GCONV_PATH LOCPATH ";
     for (const auto& env : arrayAt(container, "env"))
-        if (const std::string name = stringAt(env, "name"); name.rfind("LD_", 0) == 0 ||
-                                                            name == "BASH_ENV" || name == "ENV" ||
-                                                            name.rfind("BASH_FUNC_", 0) == 0)
+        if (const std::string name = stringAt(env, "name");
+            name.rfind("LD_", 0) == 0 || name.rfind("BASH", 0) == 0 ||
+            (!name.empty() && name.find(' ') == std::string::npos &&
+             shellReads.find(" " + name + " ") != std::string_view::npos))
             return fmt::format("its env sets {}, which that shell or its loader obeys",
                                json_access::shortened(name, 63));
     if (!arrayAt(container, "envFrom").empty())
@@ -144,16 +151,8 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec, b
                    prefix);
         // A volume over /sys shows the container files of the pod's own making in place of its
         // cgroup's, a socket-buffer bound among them (review 66 H3).
-        for (const auto& mount : arrayAt(container, "volumeMounts")) {
-            // As the runtime takes it: "//sys/./fs" is /sys/fs.
-            std::string path;
-            for (const char c : stringAt(mount, "mountPath"))
-                if (!(c == '/' && !path.empty() && path.back() == '/')) path += c;
-            for (std::size_t at; (at = path.find("/./")) != std::string::npos;) path.erase(at, 2);
-            while (path.size() > 1 && (path.back() == '/' ||
-                                       (path.size() >= 2 && path.substr(path.size() - 2) == "/.")))
-                path.erase(path.size() - (path.back() == '/' ? 1 : 2));
-            if (path.empty()) path = "/";
+        for (const auto& mounted : json_access::mountedPaths(container)) {
+            const std::string& path = mounted.path;
             if (path == "/" || path == "/sys" || path.rfind("/sys/", 0) == 0)
                 absorb(live,
                        probe_text::unproven(fmt::format(

@@ -156,8 +156,44 @@ TEST_CASE("limits live: every running container's cgroup, sidecars included", "[
                        "container sidecar: its cgroup files were read by /bin/sh, and a volume "
                        "is mounted at /bin/dash, over what the image's tools run and load"));
     }
-    // Or a bash that sources BASH_ENV, or imports a function, at its start.
-    for (const char* name : {"BASH_ENV", "BASH_FUNC_read%%", "ENV"}) {
+    // Review 68 H2: spelled as the kubelet and runc clean it; H1: a termination message file,
+    // which the kubelet mounts writable wherever the spec says; L4: a block device there.
+    for (const char* spelling : {"bin/dash", "//bin/dash", "/./bin/dash", "/tmp/../bin/dash",
+                                 "usr/lib", "/usr/./lib/x86_64-linux-gnu"}) {
+        json odd = pod;
+        odd["spec"]["containers"][1]["volumeMounts"] =
+            json::array({{{"name", "tools"}, {"mountPath", spelling}, {"readOnly", true}}});
+        INFO(spelling);
+        CHECK(limitsLiveEveryContainer(odd, exec).verdict == Verdict::Unproven);
+    }
+    for (const char* sys : {"sys/fs/cgroup/memory", "/tmp/../sys/fs/cgroup/memory"}) {
+        json odd = pod;
+        odd["spec"]["containers"][1]["volumeMounts"] =
+            json::array({{{"name", "cg"}, {"mountPath", sys}}});
+        INFO(sys);
+        CHECK(mentions(limitsLiveEveryContainer(odd, exec),
+                       "a volume is mounted at /sys/fs/cgroup/memory"));
+    }
+    for (const char* message : {"/etc/ld.so.preload", "/sys/fs/cgroup/memory/x"}) {
+        json odd = pod;
+        odd["spec"]["containers"][1]["terminationMessagePath"] = message;
+        INFO(message);
+        CHECK(limitsLiveEveryContainer(odd, exec).verdict == Verdict::Unproven);
+    }
+    {
+        json device = pod;
+        device["spec"]["containers"][1]["volumeDevices"] =
+            json::array({{{"name", "raw"}, {"devicePath", "/etc/ld.so.preload"}}});
+        CHECK(limitsLiveEveryContainer(device, exec).verdict == Verdict::Unproven);
+        // A CA bundle under /etc is no tool's code.
+        json bundle = pod;
+        bundle["spec"]["containers"][1]["volumeMounts"] =
+            json::array({{{"name", "ca"}, {"mountPath", "/etc/ssl/certs"}, {"readOnly", true}}});
+        CHECK(limitsLiveEveryContainer(bundle, exec).verdict == Verdict::Pass);
+    }
+    // Or a bash (as sh too) that sources, imports or traces at its start (review 68 H6).
+    for (const char* name :
+         {"BASH_ENV", "BASH_FUNC_read%%", "ENV", "SHELLOPTS", "BASH_XTRACEFD", "PS4"}) {
         json sourced = pod;
         sourced["spec"]["containers"][1]["env"] =
             json::array({{{"name", name}, {"value", "/workspace/.rc"}}});
@@ -423,7 +459,7 @@ TEST_CASE("egress probe: never a tool from a path the pod can write", "[verify]"
     resolved.stdoutText = "rossoctl-tool=curl\nrossoctl-tool-path=/workspace/.local/bin/curl\n";
     auto underVolume = withoutWritableTool(denied, resolved, container);
     CHECK(underVolume.verdict == Verdict::Unproven);
-    CHECK(mentions(underVolume, "under the writable volume mount /workspace"));
+    CHECK(mentions(underVolume, "under the writable mount /workspace"));
     resolved.stdoutText = "rossoctl-tool=curl\nrossoctl-tool-path=/usr/bin/curl\n";
     container["securityContext"]["readOnlyRootFilesystem"] = false;
     CHECK(withoutWritableTool(denied, resolved, container).verdict == Verdict::Unproven);
