@@ -124,13 +124,17 @@ void addDecompressed(std::string_view value, const std::string& outer, bool infl
                                  : fmt::format("{}-compressed", kube::compressionName(format));
     // A layer past those read, or past the budget: unread, so never a pass. Bytes that may be
     // raw deflate are no known stream: left as they are.
+    // Past the pod's budget, bytes that may be raw deflate are not told from a token either
+    // (review 68 H4: values that drained it hid a raw-deflated token after them).
+    const size_t bound = marked ? kLongestInflated : kLongestRawInflated;
     if (!inflate || budget == 0) {
-        if (marked)
+        if (marked || inflate)
             all.push_back(
                 {"", layerName(outer, name.c_str()), /*partial=*/true, /*inflated=*/true});
         return;
     }
-    const size_t most = std::min(marked ? kLongestInflated : kLongestRawInflated, budget);
+    const bool budgetShort = budget < bound;
+    const size_t most = std::min(bound, budget);
     std::optional<kube::Inflated> out;
     try {
         out = gzip     ? kube::gunzip(value, most)
@@ -146,8 +150,14 @@ void addDecompressed(std::string_view value, const std::string& outer, bool infl
     budget -= out->bytes.size();  // charged whether or not it reads as anything: the work done
     // Binary bytes inflate as raw deflate into garbage, long and printable at times (0xAA...):
     // what they give is read, but a raw stream cut short or past the bound is not told from it.
-    if (!marked && out->truncated && !readsOn(out->bytes)) return;
-    all.push_back({std::move(out->bytes), layerName(outer, name.c_str()), marked && out->truncated,
+    if (!marked && out->truncated && !readsOn(out->bytes)) {
+        if (budgetShort)
+            all.push_back(
+                {"", layerName(outer, name.c_str()), /*partial=*/true, /*inflated=*/true});
+        return;
+    }
+    all.push_back({std::move(out->bytes), layerName(outer, name.c_str()),
+                   (marked || budgetShort) && out->truncated,
                    /*inflated=*/true});
 }
 

@@ -28,7 +28,7 @@ namespace {
 // A busy cluster's pods write their status often; past this many changes in one run the record
 // is not read in full (each is judged as it arrives, none is kept).
 constexpr std::size_t kMostClusterChanges = 20000;
-constexpr std::size_t kMostSupersededServices = 500;
+constexpr std::size_t kMostSupersededServices = 200;
 
 // What `after` names that `before` does not.
 std::vector<std::string> addedTo(const std::vector<std::string>& before,
@@ -169,37 +169,62 @@ void Verification::recheckServices(CheckResult& token, CheckResult& egress) {
     ExternalNames claims;
     claims.read = true;
     claims.ns = start.ns;
+    size_t claimsUnkept = 0;
     // Versions rewritten before the end, each judged alone: ports that spelled a token for a
-    // second and were written back are not in the last version (review 67 H2).
+    // second and were written back are not in the last version (review 67 H2). Also the set
+    // with each Service at its first, and at its last, earlier version: a token split over
+    // several Services all written back (review 68 H5). Only what is judged is kept (L1).
     std::vector<json> superseded;
+    std::map<std::pair<std::string, std::string>, json> firstEarlier, lastEarlier;
     size_t supersededUnkept = 0;
     const auto judgedPart = [](const json& service) {
         const json& spec = json_access::at(service, "spec");
         return json{json_access::at(spec, "ports"), json_access::at(spec, "externalName")};
+    };
+    const auto kept = [](const json& service) {
+        const json& metadata = json_access::at(service, "metadata");
+        const json& spec = json_access::at(service, "spec");
+        json out = {{"metadata",
+                     {{"namespace", json_access::at(metadata, "namespace")},
+                      {"name", json_access::at(metadata, "name")}}},
+                    {"spec", json::object()}};
+        for (const char* key : {"clusterIP", "clusterIPs", "ports", "externalName"})
+            if (spec.is_object() && spec.contains(key)) out["spec"][key] = spec[key];
+        return out;
     };
     const std::string unreplayed = replayChangesIn(
         kube::resources::services(), start.othersProblem.empty() ? "" : ns_, "", start.version,
         endVersion_,
         [&](const kube::WatchEvent& event) {
             const json& metadata = json_access::at(event.object, "metadata");
-            const json& spec = json_access::at(event.object, "spec");
             ExternalNames version;
             version.ns = start.ns;
             addService(event.object, version);
-            for (auto& name : version.names)
-                if (!name.claimedAddresses.empty()) claims.names.push_back(std::move(name));
+            for (auto& name : version.names) {
+                if (name.claimedAddresses.empty()) continue;
+                if (claims.names.size() >= kMostSupersededServices) {
+                    ++claimsUnkept;
+                    continue;
+                }
+                name.ports.clear();
+                name.portNumbers.clear();
+                claims.names.push_back(std::move(name));
+            }
             // What is judged: its name, ports, addresses and externalName.
-            json& latest = written[{json_access::stringAt(metadata, "namespace"),
-                                    json_access::stringAt(metadata, "name")}];
+            const std::pair<std::string, std::string> key{
+                json_access::stringAt(metadata, "namespace"),
+                json_access::stringAt(metadata, "name")};
+            json& latest = written[key];
             if (latest.is_object() && judgedPart(latest) != judgedPart(event.object)) {
+                if (!firstEarlier.contains(key)) firstEarlier[key] = latest;
+                lastEarlier[key] = latest;
                 if (superseded.size() < kMostSupersededServices)
                     superseded.push_back(std::move(latest));
                 else
                     ++supersededUnkept;
             }
-            latest = {{"metadata", metadata},
-                      {"spec", spec},
-                      {"status", json_access::at(event.object, "status")}};
+            latest = kept(event.object);
+            latest["status"] = json_access::at(event.object, "status");
         },
         kMostClusterChanges);
     if (!unreplayed.empty()) {
@@ -210,8 +235,23 @@ void Verification::recheckServices(CheckResult& token, CheckResult& egress) {
                                     "through the cluster DNS",
                                     unreplayed)},
                        ""});
+        // Nor whether one claimed the address the gate connects to (review 68 M3).
+        absorb(egress.livePart,
+               Finding{Verdict::Unproven,
+                       {fmt::format("the changes to the cluster's Services while verify ran "
+                                    "could not be read ({}): one may have claimed the API "
+                                    "server's address the gate connects to as an external IP",
+                                    unreplayed)},
+                       ""});
         return;
     }
+    if (claimsUnkept > 0)
+        absorb(egress.livePart,
+               Finding{Verdict::Unproven,
+                       {fmt::format("{} more versions of Services claimed external IPs while "
+                                    "verify ran than the {} it compares with the gate's target",
+                                    claimsUnkept, kMostSupersededServices)},
+                       ""});
     if (const Finding gate = egressGateTargetClaims(claims, inputs_.egress);
         gate.verdict != Verdict::Pass) {
         Finding during = gate;
@@ -219,19 +259,25 @@ void Verification::recheckServices(CheckResult& token, CheckResult& egress) {
         absorb(egress.livePart, during);
     }
     if (written.empty() && replayedHostnames_.empty()) return;
-    ExternalNames seen = start;
-    std::erase_if(seen.names, [&](const ServiceName& name) {
-        return name.pod.empty() && written.contains({name.ns, name.name});
-    });
-    std::erase_if(seen.services, [&](const ExternalNameService& service) {
-        return written.contains({service.ns, service.name});
-    });
-    for (const auto& [key, service] : written) {
-        addService(service, seen);
-        replayedNames_.push_back(key.second);
-    }
-    sortNames(seen);
-    for (const auto& service : seen.services) replayedNames_.push_back(service.externalName);
+    // The start's set with each written Service at the version `earlier` names, else its last.
+    const auto setWith = [&](const std::map<std::pair<std::string, std::string>, json>& earlier) {
+        ExternalNames names = start;
+        std::erase_if(names.names, [&](const ServiceName& name) {
+            return name.pod.empty() && written.contains({name.ns, name.name});
+        });
+        std::erase_if(names.services, [&](const ExternalNameService& service) {
+            return written.contains({service.ns, service.name});
+        });
+        for (const auto& [key, service] : written) {
+            const auto old = earlier.find(key);
+            addService(old == earlier.end() ? service : old->second, names);
+        }
+        sortNames(names);
+        for (const auto& service : names.services) replayedNames_.push_back(service.externalName);
+        return names;
+    };
+    for (const auto& [key, service] : written) replayedNames_.push_back(key.second);
+    const ExternalNames seen = setWith({});
     EgressInputs hostnames;
     hostnames.podHostnames = inputs_.egress.podHostnames;
     for (const auto& published : replayedHostnames_) hostnames.podHostnames.push_back(published);
@@ -249,6 +295,10 @@ void Verification::recheckServices(CheckResult& token, CheckResult& egress) {
     };
     const Finding before = judged(start, inputs_.egress);
     Finding during = judged(seen, hostnames);
+    if (!firstEarlier.empty()) {
+        absorb(during, judged(setWith(firstEarlier), hostnames));
+        absorb(during, judged(setWith(lastEarlier), hostnames));
+    }
     for (const auto& version : superseded) {
         ExternalNames alone;
         alone.read = true;

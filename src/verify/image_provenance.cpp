@@ -50,12 +50,12 @@ struct Container {
 // A probe an earlier verify left, ended: it never runs again, and no pod can remove it, so its
 // tag would fail every later run until the pod is made anew (attack 67 F1). Anything else
 // shaped otherwise, or still able to run, is judged.
-bool endedEarlierProbe(const json& pod, const json& container) {
+bool endedEarlierProbe(const json& pod, const json& container, const std::string& probeImage) {
     return ephemeralContainerEnded(pod, text(container, "name")) &&
-           isTrustedProbeContainer(container, text(container, "image"));
+           isTrustedProbeContainer(container, probeImage);
 }
 
-std::vector<Container> containersOf(const json& pod) {
+std::vector<Container> containersOf(const json& pod, const std::string& probeImage) {
     std::vector<Container> out;
     const json spec = pod.is_object() ? pod.value("spec", json::object()) : json::object();
     for (const auto& [key, label] :
@@ -63,7 +63,7 @@ std::vector<Container> containersOf(const json& pod) {
           std::pair{"ephemeralContainers", "ephemeral container"}})
         for (const auto& container : items(spec, key))
             if (std::string_view(key) != "ephemeralContainers" ||
-                !endedEarlierProbe(pod, container))
+                !endedEarlierProbe(pod, container, probeImage))
                 out.push_back({std::string(label) + " " + text(container, "name"),
                                text(container, "name"), text(container, "image")});
     return out;
@@ -166,13 +166,14 @@ bool registryAllowed(const ImageReference& image, const std::vector<std::string>
 }
 
 Finding imageProvenanceStatic(const json& pod,
-                              const std::optional<std::vector<std::string>>& allowed) {
+                              const std::optional<std::vector<std::string>>& allowed,
+                              const std::string& probeImage) {
     Finding finding{Verdict::Pass, {}, ""};
-    auto judged = containersOf(pod);
+    auto judged = containersOf(pod, probeImage);
     for (auto& volume : imageVolumesOf(pod)) judged.push_back(std::move(volume));
     const json spec = pod.is_object() ? pod.value("spec", json::object()) : json::object();
     for (const auto& container : items(spec, "ephemeralContainers"))
-        if (endedEarlierProbe(pod, container))
+        if (endedEarlierProbe(pod, container, probeImage))
             finding.evidence.push_back(fmt::format(
                 "ephemeral container {}: an earlier verify's trusted probe, ended (it never "
                 "runs again): not judged",
@@ -204,8 +205,8 @@ Finding imageProvenanceStatic(const json& pod,
     return finding;
 }
 
-Finding imageProvenanceLive(const json& pod,
-                            const std::optional<std::vector<std::string>>& allowed) {
+Finding imageProvenanceLive(const json& pod, const std::optional<std::vector<std::string>>& allowed,
+                            const std::string& probeImage) {
     Finding finding{Verdict::Pass, {}, "kubelet"};
     auto doubt = [&](std::string line) {
         if (finding.verdict == Verdict::Pass) finding.verdict = Verdict::Unproven;
@@ -216,7 +217,7 @@ Finding imageProvenanceLive(const json& pod,
     for (const char* key :
          {"initContainerStatuses", "containerStatuses", "ephemeralContainerStatuses"})
         for (const auto& entry : items(status, key)) statuses.push_back(entry);
-    for (const auto& container : containersOf(pod)) {
+    for (const auto& container : containersOf(pod, probeImage)) {
         const auto found = std::find_if(statuses.begin(), statuses.end(), [&](const json& entry) {
             return text(entry, "name") == container.name;
         });

@@ -264,7 +264,9 @@ Finding memoryVolumesStatic(const json& pod, const std::optional<bool>& podCgrou
                             const std::string& why) {
     std::vector<std::string> volumes;
     for (const auto& volume : arrayAt(at(pod, "spec"), "volumes"))
-        if (stringAt(at(volume, "emptyDir"), "medium") == "Memory")
+        // Huge pages too: charged to the pod's hugetlb cgroup, none on such a node (review 68).
+        if (const std::string medium = stringAt(at(volume, "emptyDir"), "medium");
+            medium == "Memory" || medium.rfind("HugePages", 0) == 0)
             volumes.push_back(json_access::shortened(stringAt(volume, "name", "?"), 63));
     if (volumes.empty() || podCgroups == true) return Finding{Verdict::Pass, {}, ""};
     return Finding{

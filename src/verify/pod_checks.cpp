@@ -215,8 +215,7 @@ Finding alongside(Finding first, const Finding& second, const std::string& prefi
 }
 
 Finding podCgroupsLive(const json& pod, const std::optional<bool>& podCgroups,
-                       const std::string& why, const std::string& gateImage,
-                       const std::string& probeImage) {
+                       const std::string& why, const std::string& gateImage) {
     if (podCgroups == true) return Finding{Verdict::Pass, {}, ""};
     const std::string node =
         podCgroups == false
@@ -245,7 +244,8 @@ Finding podCgroupsLive(const json& pod, const std::optional<bool>& podCgroups,
                                         json_access::shortened(stringAt(inits[i], "name"), 63)));
     for (const auto& container : arrayAt(spec, "ephemeralContainers"))
         if (const std::string name = stringAt(container, "name");
-            ephemeralContainerEnded(pod, name) && !isTrustedProbeContainer(container, probeImage))
+            ephemeralContainerEnded(pod, name) &&
+            !isTrustedProbeContainer(container, stringAt(container, "image")))
             moved.push_back(
                 fmt::format("ephemeral container {} has ended", json_access::shortened(name, 63)));
     if (!moved.empty())

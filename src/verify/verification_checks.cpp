@@ -292,9 +292,10 @@ CheckResult Verification::imageProvenanceCheck() {
     result.kind = CheckKind::ImageProvenance;
     const auto allowed = allowedRegistries(inputs_.namespaceObject.value_or(json()));
     result.required = allowed.has_value();
-    result.staticPart =
-        withTemplate([&](const json& pod) { return imageProvenanceStatic(pod, allowed); });
-    result.livePart = imageProvenanceLive(inputs_.pod, allowed);
+    result.staticPart = withTemplate([&](const json& pod) {
+        return imageProvenanceStatic(pod, allowed, options_.trustedProbeImage);
+    });
+    result.livePart = imageProvenanceLive(inputs_.pod, allowed, options_.trustedProbeImage);
     return result;
 }
 namespace {
@@ -312,7 +313,7 @@ Finding memoryVolumesOn(const json& pod, const EgressInputs& node) {
 
 Finding Verification::podCgroupsOn(const json& pod, const EgressInputs& node) const {
     return podCgroupsLive(pod, node.podCgroups, configzUnread(node),
-                          model::gateImageOf(inputs_.namespaceObject), options_.trustedProbeImage);
+                          model::gateImageOf(inputs_.namespaceObject));
 }
 
 }  // namespace rossoctl::verify

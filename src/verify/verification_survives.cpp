@@ -397,7 +397,9 @@ void Verification::judgeReplacementIsolation(std::vector<CheckResult>& checks, c
     kernel.required = kernel.required || kernelIsolationRequired(next, nextKernel);
     const auto allowed = allowedRegistries(inputs_.namespaceObject.value_or(json()));
     image.required = image.required || allowed.has_value();
-    image.staticPart = alongside(image.staticPart, imageProvenanceStatic(next, allowed), prefix);
-    image.livePart = alongside(image.livePart, imageProvenanceLive(next, allowed), prefix);
+    image.staticPart = alongside(
+        image.staticPart, imageProvenanceStatic(next, allowed, options_.trustedProbeImage), prefix);
+    image.livePart = alongside(
+        image.livePart, imageProvenanceLive(next, allowed, options_.trustedProbeImage), prefix);
 }
 }  // namespace rossoctl::verify

@@ -166,12 +166,12 @@ TEST_CASE("sandbox verify: the adversarial matrix", "[verify-matrix]") {
         json tools = harness::smallSandbox(ns, "tools-mount");
         podSpec(tools)["volumes"].push_back({{"name", "tools"}, {"emptyDir", json::object()}});
         agent(tools)["volumeMounts"].push_back(
-            {{"name", "tools"}, {"mountPath", "/usr/local/bin"}, {"readOnly", true}});
+            {{"name", "tools"}, {"mountPath", "/usr/libexec/tools"}, {"readOnly", true}});
         add(tools, {"tools-mount",
                     "limits",
                     "unproven",
-                    "a volume is mounted at /usr/local/bin, over what the image's tools run and "
-                    "load",
+                    "a volume is mounted at /usr/libexec/tools, over what the image's tools run "
+                    "and load",
                     {}});
         // Point 4: the template is patched once the pod runs (below); the pod is judged, then
         // the template, then the pod verify's own restart makes from it.

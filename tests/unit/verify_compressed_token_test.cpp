@@ -99,6 +99,22 @@ TEST_CASE("attack 56 T3: a compressed value not read whole is unproven", "[verif
     }
 }
 
+TEST_CASE("review 68 H4: a raw-deflated token past the pod's spent budget is unproven",
+          "[verify][false-pass]") {
+    const std::string value = rossoctl::kube::base64Encode(
+        compressed("zlib.compress(data, wbits=-15)", "TOKEN=" + serviceAccountToken() + "\n"));
+    size_t fresh = 32 * 1024 * 1024;
+    CHECK(credentialShape(value, "", fresh).verdict == Verdict::Fail);
+    // Values before it (digits, gzip of zeros) spent the budget, all or nearly.
+    for (const size_t left : {size_t{0}, size_t{64}}) {
+        size_t spent = left;
+        const CredentialShape shape = credentialShape(value, "", spent);
+        INFO(left);
+        CHECK(shape.verdict == Verdict::Unproven);
+        CHECK_THAT(shape.what, Catch::Contains("not read"));
+    }
+}
+
 TEST_CASE("attack 56 T3: a token with its letters rotated fails", "[verify][false-pass]") {
     const std::string token = serviceAccountToken();
     SECTION("rot13, as tr 'A-Za-z' 'N-ZA-Mn-za-m' writes it") {

@@ -434,3 +434,55 @@ TEST_CASE("review 67 H2: ports that spelled a token while verify ran, then were 
               rewritten);
     }
 }
+
+TEST_CASE(
+    "review 68 H5: a token split over three Services' port names, each written and written back "
+    "while verify ran",
+    "[verify][false-pass]") {
+    const std::string hex = tokenHex();
+    const size_t pieces = (hex.size() + 10) / 11;
+    std::vector<json> spelling(3), plain(3);
+    for (size_t s = 0; s < 3; ++s) {
+        const std::string name = fmt::format("svc-{}", static_cast<char>('a' + s));
+        plain[s] = {
+            {"metadata", {{"name", name}, {"namespace", "team1"}, {"resourceVersion", "9"}}},
+            {"spec",
+             {{"clusterIP", fmt::format("10.96.77.{}", s + 1)},
+              {"ports", {{{"name", "http"}, {"port", 80}}}}}}};
+        spelling[s] = plain[s];
+        spelling[s]["spec"]["ports"] = json::array();
+    }
+    for (size_t i = 0; i < pieces; ++i)
+        spelling[i * 3 / pieces]["spec"]["ports"].push_back(
+            {{"name", fmt::format("p{:02}-{}", i, hex.substr(i * 11, 11))}, {"port", 80}});
+    std::vector<std::string> changes;
+    for (size_t s = 0; s < 3; ++s) changes.push_back(event("ADDED", plain[s]));
+    for (size_t s = 0; s < 3; ++s) changes.push_back(event("MODIFIED", spelling[s]));
+    for (size_t s = 0; s < 3; ++s) changes.push_back(event("MODIFIED", plain[s]));
+    changes.push_back(verify_fixtures::progress("99"));
+    json pod = verify_fixtures::hardenedPod("pod-uid-1");
+    pod["spec"]["enableServiceLinks"] = true;
+    const json token3 = verdictsWith(
+        [&](TestHost& host) {
+            host.server.onJson("GET", "/api/v1/services", 200, verify_fixtures::list({}));
+            host.server.onStream("GET", "/api/v1/services?watch=true&resourceVersion=10", changes);
+        },
+        pod)["service-account-token"]["static"];
+    INFO(token3.dump(2));
+    CHECK(token3["result"] != "pass");
+    CHECK_THAT(evidenceOf(token3), Catch::Contains("Services (in the pod's env through service "
+                                                   "links) joined in env order"));
+}
+
+TEST_CASE("review 68 M3: a Services replay not read leaves the gate's target unproven too",
+          "[verify][false-pass][gate]") {
+    const json checks = verdictsWith([](TestHost& host) {
+        host.server.onJson("GET", "/api/v1/services", 200, verify_fixtures::list({}));
+        // The record is cut short: no bookmark at the end's revision.
+        host.server.onStream("GET", "/api/v1/services?watch=true&resourceVersion=10", {});
+    });
+    INFO(checks.dump(2));
+    CHECK_THAT(evidenceOf(checks["egress"]["live"]),
+               Catch::Contains("one may have claimed the API server's address the gate connects "
+                               "to as an external IP"));
+}

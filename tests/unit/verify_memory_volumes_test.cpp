@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
+#include "rossoctl/verify/probe_site.hpp"
 #include "verify_fixtures.hpp"
 
 using nlohmann::json;
@@ -49,6 +50,14 @@ TEST_CASE("attack 67 C2: a memory-backed emptyDir on a node with no pod cgroups"
                    Catch::Contains("the node's kubelet runs with cgroupsPerQOS false"));
     // Pod cgroups (the kubelet's default, omitted): the pod's limit bounds them.
     CHECK(limitsWith({{"seccompDefault", true}})["result"] == "pass");
+    // Huge pages too (review 68).
+    {
+        json pod = verify_fixtures::hardenedPod("pod-uid-1");
+        pod["spec"]["volumes"].push_back(
+            {{"name", "h"}, {"emptyDir", {{"medium", "HugePages-2Mi"}}}});
+        CHECK(limitsOf({{"seccompDefault", true}, {"cgroupsPerQOS", false}},
+                       pod)["static"]["result"] == "unproven");
+    }
     // No such volume: nothing is held there.
     CHECK(limitsWith({{"seccompDefault", true}, {"cgroupsPerQOS", false}}, false)["result"] ==
           "pass");
@@ -79,6 +88,18 @@ TEST_CASE(
     json init = pod;
     init["spec"]["initContainers"].push_back({{"name", "fill"}, {"image", "busybox"}});
     CHECK(limitsOf(noPodCgroups, init)["live"]["result"] == "unproven");
+    // An earlier verify's probe that ended ran only verify's script, whatever its image; any
+    // other ephemeral container that ended ran what its image holds.
+    rossoctl::verify::TrustedProbeOptions options;
+    options.image = "busybox:1.36";
+    json probed = pod;
+    probed["spec"]["ephemeralContainers"] =
+        json::array({rossoctl::verify::trustedProbeContainer("rossoctl-probe-1a2b3c", options)});
+    probed["status"]["ephemeralContainerStatuses"] = json::array(
+        {{{"name", "rossoctl-probe-1a2b3c"}, {"state", {{"terminated", json::object()}}}}});
+    CHECK(limitsOf(noPodCgroups, probed)["live"]["result"] == "pass");
+    probed["spec"]["ephemeralContainers"][0]["command"] = json::array({"sh", "-c", "true"});
+    CHECK(limitsOf(noPodCgroups, probed)["live"]["result"] == "unproven");
     // With pod cgroups, the pod's limit holds what is left: nothing to say.
     const json bounded = limitsOf({{"seccompDefault", true}}, restarted)["live"];
     CHECK(bounded["result"] == "pass");

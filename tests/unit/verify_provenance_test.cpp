@@ -174,11 +174,14 @@ TEST_CASE(
                           {"imageID", "docker.io/curlimages/curl@" + kDigest},
                           {"state", {{state, json::object()}}}}});
         const bool ended = std::string(state) == "terminated";
-        const Finding judged = imageProvenanceStatic(pod, allowed);
+        const Finding judged = imageProvenanceStatic(pod, allowed, "curlimages/curl:8");
         CHECK((judged.verdict == Verdict::Pass) == ended);
         CHECK(says(judged, "an earlier verify's trusted probe, ended") == ended);
     }
+    // Of another image than this run's probe: judged (review 68 M2).
+    CHECK(imageProvenanceStatic(pod, allowed, "busybox:1.36").verdict == Verdict::Fail);
+    CHECK(imageProvenanceStatic(pod, allowed).verdict == Verdict::Fail);
     // Ended, but not shaped as verify writes its probe: judged.
     pod["spec"]["ephemeralContainers"][0]["command"] = json::array({"sh", "-c", "true"});
-    CHECK(imageProvenanceStatic(pod, allowed).verdict == Verdict::Fail);
+    CHECK(imageProvenanceStatic(pod, allowed, "curlimages/curl:8").verdict == Verdict::Fail);
 }

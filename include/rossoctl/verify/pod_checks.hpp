@@ -37,11 +37,12 @@ bool ephemeralContainerEnded(const nlohmann::json& pod, const std::string& name)
 // volumes when it ends or restarts is charged to no limit (attack 67 C3: an agent that made a
 // 100 MiB segment and exited, three times, held 300 MiB beyond its 128Mi). Unproven when a
 // container of pod has restarted, an init container other than rossoctl's egress gate (of
-// gateImage) runs, or an ephemeral container other than a trusted probe of probeImage has
-// ended; else a pass that says a later restart is not bounded.
+// gateImage) runs, or an ephemeral container other than a trusted probe has ended (one shaped
+// as verify writes it runs verify's script as nobody, whatever its image: it takes the rights
+// to add ephemeral containers to mimic one, and with those anything runs in the pod anyway);
+// else a pass that says a later restart is not bounded.
 Finding podCgroupsLive(const nlohmann::json& pod, const std::optional<bool>& podCgroups,
-                       const std::string& why, const std::string& gateImage,
-                       const std::string& probeImage);
+                       const std::string& why, const std::string& gateImage);
 
 // The cgroup (memory and cpu) of every container that runs: the containers, restartable init
 // containers and ephemeral containers. An init container that has finished is left out; one
