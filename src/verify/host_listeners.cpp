@@ -228,8 +228,11 @@ void addClusterPods(const json& pods, const std::string& nodeName, EgressInputs&
             egress.podHostnames.push_back(
                 {podNamespace, json_access::stringAt(metadata, "name", ""), hostname, subdomain,
                  json_access::stringAt(json_access::at(pod, "status"), "podIP")});
-        if (!json_access::at(spec, "hostNetwork").is_boolean() ||
-            !json_access::at(spec, "hostNetwork").get<bool>())
+        // An ended pod's address is no relay, and may be from before a range changed (review
+        // 68 L2).
+        if ((!json_access::at(spec, "hostNetwork").is_boolean() ||
+             !json_access::at(spec, "hostNetwork").get<bool>()) &&
+            phase != "Succeeded" && phase != "Failed")
             for (const auto& ip : json_access::arrayAt(json_access::at(pod, "status"), "podIPs"))
                 if (json_access::at(ip, "ip").is_string())
                     egress.podAddresses.emplace_back(json_access::stringAt(ip, "ip"), owner);

@@ -131,6 +131,13 @@ TEST_CASE("review 66 L1: a pod's address outside every range read leaves the pod
     CHECK_THAT(unknown["evidence"].dump(),
                Catch::Contains("where a pod may be given one later") &&
                    Catch::Contains("has address 172.20.3.4, outside every pod range read"));
+    // An ended pod's stale address says nothing (review 68 L2).
+    json ended = elsewhere;
+    ended["status"]["phase"] = "Succeeded";
+    CHECK_THAT(egressWith("192.168.5.0/24", nullptr, "/apis/crd.projectcalico.org/v1/ippools",
+                          ended)["evidence"]
+                   .dump(),
+               !Catch::Contains("where a pod may be given"));
     // Inside the node's range: the ranges stand.
     json inside = elsewhere;
     inside["status"]["podIPs"] = {{{"ip", "10.250.0.9"}}};
