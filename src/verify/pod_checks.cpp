@@ -150,14 +150,15 @@ Finding limitsLiveEveryContainer(const json& pod, const ExecInContainer& exec, b
                        place)),
                    prefix);
         // A volume over /sys shows the container files of the pod's own making in place of its
-        // cgroup's, a socket-buffer bound among them (review 66 H3).
+        // cgroup's, a socket-buffer bound among them (review 66 H3); one over /proc/meminfo
+        // (runc allows it, for lxcfs) the MemTotal an own kernel's reading takes (review 68 L6).
         for (const auto& mounted : json_access::mountedPaths(container)) {
             const std::string& path = mounted.path;
-            if (path == "/" || path == "/sys" || path.rfind("/sys/", 0) == 0)
+            if (path == "/" || path == "/sys" || path.rfind("/sys/", 0) == 0 || path == "/proc" ||
+                path.rfind("/proc/", 0) == 0)
                 absorb(live,
                        probe_text::unproven(fmt::format(
-                           "a volume is mounted at {}: the cgroup files read there may be the "
-                           "pod's own",
+                           "a volume is mounted at {}: the files read there may be the pod's own",
                            json_access::shortened(path, 253))),
                        prefix);
         }
