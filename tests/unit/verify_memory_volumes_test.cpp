@@ -12,8 +12,8 @@ using namespace rossoctl::testing;
 
 namespace {
 
-// verify's limits verdict for the hardened sandbox with a memory-backed emptyDir, on a node
-// whose configz answers `kubeletconfig`.
+// verify's limits verdict for `pod` as the hardened sandbox's, on a node whose configz answers
+// `kubeletconfig`.
 json limitsOf(const json& kubeletconfig, const json& pod) {
     TestHost host;
     host.server.onJson("GET", "/api/v1/nodes/node-1/proxy/configz", 200,
@@ -24,17 +24,12 @@ json limitsOf(const json& kubeletconfig, const json& pod) {
     return verify_fixtures::verdicts(printedJson(host.out.str()))["limits"];
 }
 
+// Its static half for the hardened pod, with a memory-backed emptyDir or without.
 json limitsWith(const json& kubeletconfig, bool memoryVolume = true) {
-    TestHost host;
     json pod = verify_fixtures::hardenedPod("pod-uid-1");
     if (memoryVolume)
         pod["spec"]["volumes"].push_back({{"name", "m0"}, {"emptyDir", {{"medium", "Memory"}}}});
-    host.server.onJson("GET", "/api/v1/nodes/node-1/proxy/configz", 200,
-                       {{"kubeletconfig", kubeletconfig}});
-    verify_fixtures::serveHardened(host, "curl", verify_fixtures::sandbox(), pod, pod);
-    verify_fixtures::runVerifyJson(host, {"--no-restart"});
-    INFO(host.err.str());
-    return verify_fixtures::verdicts(printedJson(host.out.str()))["limits"]["static"];
+    return limitsOf(kubeletconfig, pod)["static"];
 }
 
 }  // namespace
